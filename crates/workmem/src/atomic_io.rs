@@ -1,0 +1,305 @@
+//! Durable file primitives: atomic replace, durable append with torn-tail
+//! repair, directory fsync, and symlink-refusing reads.
+//!
+//! Every whole-file write of the library goes through [`replace`]; every
+//! JSONL record goes through [`append`]. Nothing here knows the record
+//! formats: callers pass a validator for torn-tail repair.
+//!
+//! Concurrency of appends: appenders hold a *shared* `flock` on the log file
+//! while they write, so many processes append at once. Repairing a torn tail
+//! needs the *exclusive* lock, which is granted only when no append is in
+//! flight: a fragment seen under it is a crashed writer's, never a live one's.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
+use std::path::Path;
+
+use crate::error::{Error, IoContext, Location, Result};
+use crate::failpoint;
+
+/// Creates `dir` and its missing parents with mode 0700, refusing a symlink
+/// at `dir` itself.
+///
+/// Errors: [`Error::Io`], or [`Error::Corrupt`] for a symlink.
+pub fn create_private_dir(dir: &Path) -> Result<()> {
+    refuse_symlink(dir)?;
+    fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).at(dir)
+}
+
+/// Fails when `path` exists and is a symbolic link: a cloned repository may
+/// carry a hostile memory directory, and workmem never writes through links.
+///
+/// Errors: [`Error::Corrupt`] naming the path.
+pub fn refuse_symlink(path: &Path) -> Result<()> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => Err(Error::corrupt(
+            Location::file(path),
+            "is a symbolic link; workmem refuses to follow links inside a memory directory",
+        )),
+        Ok(_) => Ok(()),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(err) => Err(err).at(path),
+    }
+}
+
+/// Reads a whole file without following a symlink; `None` when it does not
+/// exist.
+///
+/// Errors: [`Error::Io`], or [`Error::Corrupt`] for a symlink.
+pub fn read_optional(path: &Path) -> Result<Option<Vec<u8>>> {
+    let mut file = match OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(err) if err.raw_os_error() == Some(libc::ELOOP) => {
+            refuse_symlink(path)?;
+            return Err(err).at(path);
+        }
+        Err(err) => return Err(err).at(path),
+    };
+    let mut data = Vec::new();
+    file.read_to_end(&mut data).at(path)?;
+    Ok(Some(data))
+}
+
+/// Flushes the directory entry list of `dir` to stable storage.
+///
+/// Errors: [`Error::Io`].
+pub fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir).and_then(|d| d.sync_all()).at(dir)
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Test seam: when set, [`replace`] fails after the temporary file is
+    /// durable and before the rename.
+    pub(crate) static FAIL_BEFORE_RENAME: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Atomically replaces `path` with `data`: a temporary file in the same
+/// directory (`.<name>.*.tmp`, mode 0600) is written and fsynced, renamed
+/// over the target, and the directory is fsynced. On any error the temporary
+/// file is removed and the previous target is untouched.
+///
+/// Errors: [`Error::Io`], or [`Error::Corrupt`] when the target is a symlink.
+pub fn replace(path: &Path, data: &[u8]) -> Result<()> {
+    refuse_symlink(path)?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut temp = tempfile::Builder::new().prefix(&format!(".{name}.")).suffix(".tmp").tempfile_in(dir).at(dir)?;
+    temp.write_all(data).at(temp.path())?;
+    temp.as_file().sync_all().at(temp.path())?;
+    #[cfg(test)]
+    if FAIL_BEFORE_RENAME.with(|flag| flag.get()) {
+        return Err(io::Error::other("injected failure before rename")).at(path);
+    }
+    // Dropping `temp` on the error path removes the temporary file.
+    temp.persist(path).map_err(|err| err.error).at(path)?;
+    sync_dir(dir)
+}
+
+/// Appends `record` (one or more whole lines, each ending in `\n`) to the
+/// JSONL file at `path` with a single `write` on an `O_APPEND` descriptor,
+/// then fsyncs. A torn final fragment left by a crash is repaired first:
+/// kept and terminated when `is_complete_record` accepts it, else truncated.
+/// A newly created file is made durable by an fsync of its directory.
+///
+/// Errors: [`Error::Io`] (including short writes), or [`Error::Corrupt`] for
+/// a symlink.
+pub fn append(path: &Path, record: &[u8], is_complete_record: &dyn Fn(&[u8]) -> bool) -> Result<()> {
+    let existed = match fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => return refuse_symlink(path),
+        Ok(_) => true,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => false,
+        Err(err) => return Err(err).at(path),
+    };
+    let file = OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+        .at(path)?;
+    file.lock_shared().at(path)?;
+    if has_torn_tail(&file).at(path)? {
+        // Upgrade: wait until no append is in flight, then look again.
+        file.unlock().at(path)?;
+        file.lock().at(path)?;
+        repair_tail(&file, is_complete_record).at(path)?;
+    }
+    let written = (&file).write(record).at(path)?;
+    if written != record.len() {
+        return Err(io::Error::new(
+            io::ErrorKind::WriteZero,
+            format!("short write: {written} of {} bytes", record.len()),
+        ))
+        .at(path);
+    }
+    failpoint::hit("append_after_write");
+    file.sync_data().at(path)?;
+    drop(file);
+    if !existed {
+        sync_dir(path.parent().unwrap_or(Path::new(".")))?;
+    }
+    Ok(())
+}
+
+/// Repairs a torn tail of an existing JSONL file without appending, under
+/// the exclusive lock. Used before reading a stream whose decisions depend
+/// on every complete record (the journal and the audit stream).
+///
+/// Errors: [`Error::Io`].
+pub fn repair(path: &Path, is_complete_record: &dyn Fn(&[u8]) -> bool) -> Result<()> {
+    refuse_symlink(path)?;
+    let file = match OpenOptions::new().read(true).append(true).custom_flags(libc::O_NOFOLLOW).open(path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(err) => return Err(err).at(path),
+    };
+    if !has_torn_tail(&file).at(path)? {
+        return Ok(());
+    }
+    file.lock().at(path)?;
+    repair_tail(&file, is_complete_record).at(path)
+}
+
+fn has_torn_tail(file: &File) -> io::Result<bool> {
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(false);
+    }
+    let mut last = [0u8; 1];
+    file.read_exact_at(&mut last, len - 1)?;
+    Ok(last[0] != b'\n')
+}
+
+fn repair_tail(file: &File, is_complete_record: &dyn Fn(&[u8]) -> bool) -> io::Result<()> {
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(());
+    }
+    let start = last_line_start(file, len)?;
+    let mut fragment = vec![0u8; (len - start) as usize];
+    file.read_exact_at(&mut fragment, start)?;
+    if fragment.last() == Some(&b'\n') {
+        return Ok(());
+    }
+    if is_complete_record(&fragment) {
+        (&*file).write_all(b"\n")?;
+    } else {
+        file.set_len(start)?;
+    }
+    file.sync_data()
+}
+
+/// Returns the offset just after the last `\n` before `len` (0 if none).
+fn last_line_start(file: &File, len: u64) -> io::Result<u64> {
+    const CHUNK: u64 = 64 * 1024;
+    let mut end = len;
+    let mut buf = vec![0u8; CHUNK as usize];
+    while end > 0 {
+        let begin = end.saturating_sub(CHUNK);
+        let chunk = &mut buf[..(end - begin) as usize];
+        let mut reader = file;
+        reader.seek(SeekFrom::Start(begin))?;
+        reader.read_exact(chunk)?;
+        if let Some(pos) = chunk.iter().rposition(|&b| b == b'\n') {
+            return Ok(begin + pos as u64 + 1);
+        }
+        end = begin;
+    }
+    Ok(0)
+}
+
+/// Splits JSONL `data` into `(line number, line bytes, terminated)` for each
+/// non-empty line, in order.
+pub fn lines(data: &[u8]) -> impl Iterator<Item = (usize, &[u8], bool)> {
+    let mut offset = 0;
+    let mut number = 0;
+    std::iter::from_fn(move || {
+        loop {
+            if offset >= data.len() {
+                return None;
+            }
+            number += 1;
+            let rest = &data[offset..];
+            let (line, terminated) = match rest.iter().position(|&b| b == b'\n') {
+                Some(pos) => {
+                    offset += pos + 1;
+                    (&rest[..pos], true)
+                }
+                None => {
+                    offset = data.len();
+                    (rest, false)
+                }
+            };
+            if !line.iter().all(u8::is_ascii_whitespace) {
+                return Some((number, line, terminated));
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests build fixtures directly
+mod tests {
+    use super::*;
+
+    fn entries(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> =
+            fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn replace_failure_before_rename_keeps_target_and_leaves_no_temp() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("curated.json");
+        replace(&target, b"old\n").unwrap();
+        FAIL_BEFORE_RENAME.with(|flag| flag.set(true));
+        let result = replace(&target, b"new\n");
+        FAIL_BEFORE_RENAME.with(|flag| flag.set(false));
+        assert!(result.is_err());
+        assert_eq!(fs::read(&target).unwrap(), b"old\n");
+        assert_eq!(entries(dir.path()), vec!["curated.json"]);
+        replace(&target, b"new\n").unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"new\n");
+        assert_eq!(entries(dir.path()), vec!["curated.json"]);
+    }
+
+    #[test]
+    fn replace_refuses_symlink_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("outside");
+        fs::write(&outside, b"keep").unwrap();
+        let link = dir.path().join("curated.json");
+        std::os::unix::fs::symlink(&outside, &link).unwrap();
+        assert!(matches!(replace(&link, b"x"), Err(Error::Corrupt { .. })));
+        assert_eq!(fs::read(&outside).unwrap(), b"keep");
+    }
+
+    #[test]
+    fn append_repairs_torn_tails() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("a.jsonl");
+        let valid = |line: &[u8]| line.starts_with(b"{") && line.ends_with(b"}");
+        append(&log, b"{1}\n", &valid).unwrap();
+        // A torn, invalid fragment is truncated away.
+        fs::OpenOptions::new().append(true).open(&log).unwrap().write_all(b"{2").unwrap();
+        append(&log, b"{3}\n", &valid).unwrap();
+        assert_eq!(fs::read(&log).unwrap(), b"{1}\n{3}\n");
+        // A complete record missing only its newline is kept.
+        fs::OpenOptions::new().append(true).open(&log).unwrap().write_all(b"{4}").unwrap();
+        append(&log, b"{5}\n", &valid).unwrap();
+        assert_eq!(fs::read(&log).unwrap(), b"{1}\n{3}\n{4}\n{5}\n");
+    }
+
+    #[test]
+    fn lines_reports_numbers_and_termination() {
+        let data = b"a\n\n  \nb\nc";
+        let got: Vec<_> = lines(data).collect();
+        assert_eq!(got, vec![(1, &b"a"[..], true), (4, &b"b"[..], true), (5, &b"c"[..], false)]);
+    }
+}

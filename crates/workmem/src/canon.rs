@@ -1,0 +1,344 @@
+//! Normal forms, identifiers and the JSON encodings of SPEC section 2.
+//!
+//! Everything here is pure and must stay byte-compatible with the Python
+//! teaching implementation: whitespace is Python's `str.isspace` set, case
+//! folding is Unicode full folding (`str.casefold`), hashes are SHA-256 of
+//! UTF-8, and JSON is written with sorted keys and raw non-ASCII in three
+//! layouts (canonical, JSONL line, pretty).
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, Result};
+
+/// Longest accepted memory_key, in characters.
+pub const MAX_MEMORY_KEY_CHARS: usize = 120;
+/// Longest accepted id (fact, event, conflict, candidate), in characters.
+pub const MAX_ID_CHARS: usize = 200;
+
+/// Returns whether `c` is whitespace in Python's `str.isspace` sense.
+pub fn is_space(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}
+
+/// Returns `text` with every whitespace run collapsed to one space and the
+/// ends trimmed (no case change).
+pub fn collapse_whitespace(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut pending_space = false;
+    for c in text.chars() {
+        if is_space(c) {
+            pending_space = !out.is_empty();
+        } else {
+            if pending_space {
+                out.push(' ');
+                pending_space = false;
+            }
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Returns the normal form of `text`: whitespace collapsed and trimmed, then
+/// Unicode full case folding (`"Straße"` becomes `"strasse"`).
+pub fn normal_form(text: &str) -> String {
+    let collapsed = collapse_whitespace(text);
+    if collapsed.is_ascii() {
+        return collapsed.to_ascii_lowercase();
+    }
+    caseless::default_case_fold_str(&collapsed)
+}
+
+/// Returns the cleaned memory_key: trimmed, case-folded and checked against
+/// `^[a-z][a-z0-9]*(?:[._-][a-z0-9]+)*$` and the 120-character limit.
+///
+/// Errors: [`Error::InvalidInput`] naming `memory_key`.
+pub fn clean_memory_key(raw: &str) -> Result<String> {
+    let trimmed = raw.trim_matches(is_space);
+    let key = if trimmed.is_ascii() { trimmed.to_ascii_lowercase() } else { caseless::default_case_fold_str(trimmed) };
+    if key.is_empty() {
+        return Err(Error::invalid("memory_key", "must not be empty"));
+    }
+    if key.chars().count() > MAX_MEMORY_KEY_CHARS {
+        return Err(Error::invalid("memory_key", format!("longer than {MAX_MEMORY_KEY_CHARS} characters")));
+    }
+    if !memory_key_shape(&key) {
+        return Err(Error::invalid(
+            "memory_key",
+            format!(
+                "{key:?} must be lowercase words of a-z and 0-9 joined by '.', '_' or '-', \
+                 starting with a letter (e.g. runtime.python-version)"
+            ),
+        ));
+    }
+    Ok(key)
+}
+
+fn memory_key_shape(key: &str) -> bool {
+    let bytes = key.as_bytes();
+    if !bytes.first().is_some_and(u8::is_ascii_lowercase) {
+        return false;
+    }
+    let mut after_separator = false;
+    for &b in bytes {
+        match b {
+            b'a'..=b'z' | b'0'..=b'9' => after_separator = false,
+            b'.' | b'_' | b'-' if !after_separator => after_separator = true,
+            _ => return false,
+        }
+    }
+    !after_separator
+}
+
+/// Checks an id (fact, event, conflict or candidate id) against
+/// `^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$`.
+///
+/// Errors: [`Error::InvalidInput`] naming `field`.
+pub fn check_id(field: &str, id: &str) -> Result<()> {
+    let bytes = id.as_bytes();
+    let ok = !bytes.is_empty()
+        && bytes.len() <= MAX_ID_CHARS
+        && bytes[0].is_ascii_alphanumeric()
+        && bytes.iter().all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'/' | b'-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            field,
+            format!(
+                "{id:?} must be 1-{MAX_ID_CHARS} characters of A-Z a-z 0-9 . _ : / -, \
+                 starting with a letter or digit"
+            ),
+        ))
+    }
+}
+
+/// Returns `text` whitespace-collapsed and checks it is non-empty and at most
+/// `max_chars` characters (used for actor and rationale).
+///
+/// Errors: [`Error::InvalidInput`] naming `field`.
+pub fn clean_text(field: &str, text: &str, max_chars: usize) -> Result<String> {
+    let cleaned = collapse_whitespace(text);
+    if cleaned.is_empty() {
+        return Err(Error::invalid(field, "must not be empty"));
+    }
+    let chars = cleaned.chars().count();
+    if chars > max_chars {
+        return Err(Error::invalid(field, format!("is {chars} characters; at most {max_chars} are allowed")));
+    }
+    Ok(cleaned)
+}
+
+/// Returns the lowercase hex SHA-256 of `data`.
+pub fn sha256_hex(data: &[u8]) -> String {
+    hex::encode(Sha256::digest(data))
+}
+
+fn short_hash(material: &str, chars: usize) -> String {
+    let mut full = sha256_hex(material.as_bytes());
+    full.truncate(chars);
+    full
+}
+
+/// Returns the workspace id of a canonical project path.
+pub fn workspace_id(canonical_project: &str) -> String {
+    short_hash(canonical_project, 16)
+}
+
+/// Returns the entry key of an unkeyed curated entry.
+pub fn unkeyed_entry_key(kind: &str, content: &str) -> String {
+    short_hash(&format!("{kind}\0{}", normal_form(content)), 16)
+}
+
+/// Returns the entry key of revision `revision` of a keyed curated entry.
+pub fn keyed_entry_key(memory_key: &str, revision: u32, kind: &str, content: &str) -> String {
+    short_hash(&format!("{memory_key}\0revision:{revision}\0{kind}\0{}", normal_form(content)), 16)
+}
+
+/// Returns the candidate id of a proposal in a conflict domain.
+pub fn candidate_id(memory_key: &str, kind: &str, content: &str) -> String {
+    format!("candidate-{}", short_hash(&format!("{memory_key}\0{kind}\0{}", normal_form(content)), 16))
+}
+
+/// Returns the conflict id of a case with `fingerprint`.
+pub fn conflict_id(workspace_id: &str, memory_key: &str, fingerprint: &str) -> String {
+    format!("conflict-{}", short_hash(&format!("{workspace_id}\0{memory_key}\0{fingerprint}"), 16))
+}
+
+/// Returns the transaction id of the resolution with `event_id`.
+pub fn transaction_id(workspace_id: &str, event_id: &str) -> String {
+    format!("resolution-{}", short_hash(&format!("{workspace_id}\0{event_id}"), 24))
+}
+
+/// JSON layouts used on disk and for hashing. Keys are always sorted by code
+/// point and non-ASCII is written raw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JsonStyle {
+    /// `,` and `:` separators, no whitespace: the input of every hash.
+    Canonical,
+    /// Python's `json.dumps` defaults (`, ` and `: `): one JSONL record.
+    Line,
+    /// Two-space indentation (Python `indent=2`): the canonical state files.
+    Pretty,
+}
+
+/// Returns `value` encoded in `style` (no trailing newline).
+pub fn to_json(value: &Value, style: JsonStyle) -> String {
+    let mut out = String::new();
+    write_value(&mut out, value, style, 0);
+    out
+}
+
+/// Returns the canonical JSON of `value` (SPEC section 2).
+pub fn canonical_json(value: &Value) -> String {
+    to_json(value, JsonStyle::Canonical)
+}
+
+fn write_value(out: &mut String, value: &Value, style: JsonStyle, depth: usize) {
+    match value {
+        Value::Array(items) => {
+            if items.is_empty() {
+                out.push_str("[]");
+                return;
+            }
+            out.push('[');
+            for (index, item) in items.iter().enumerate() {
+                separator(out, style, index, depth + 1);
+                write_value(out, item, style, depth + 1);
+            }
+            close(out, style, depth, ']');
+        }
+        Value::Object(map) => {
+            if map.is_empty() {
+                out.push_str("{}");
+                return;
+            }
+            // Sorting here (not relying on the map's order) keeps hashes
+            // stable even if a dependency turns on serde_json's
+            // `preserve_order` through feature unification.
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort_unstable();
+            out.push('{');
+            for (index, key) in keys.into_iter().enumerate() {
+                separator(out, style, index, depth + 1);
+                write_string(out, key);
+                out.push_str(if style == JsonStyle::Canonical { ":" } else { ": " });
+                write_value(out, &map[key], style, depth + 1);
+            }
+            close(out, style, depth, '}');
+        }
+        Value::String(text) => write_string(out, text),
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+fn separator(out: &mut String, style: JsonStyle, index: usize, depth: usize) {
+    match style {
+        JsonStyle::Canonical => {
+            if index > 0 {
+                out.push(',');
+            }
+        }
+        JsonStyle::Line => {
+            if index > 0 {
+                out.push_str(", ");
+            }
+        }
+        JsonStyle::Pretty => {
+            if index > 0 {
+                out.push(',');
+            }
+            out.push('\n');
+            for _ in 0..depth {
+                out.push_str("  ");
+            }
+        }
+    }
+}
+
+fn close(out: &mut String, style: JsonStyle, depth: usize, bracket: char) {
+    if style == JsonStyle::Pretty {
+        out.push('\n');
+        for _ in 0..depth {
+            out.push_str("  ");
+        }
+    }
+    out.push(bracket);
+}
+
+/// Writes a JSON string the way Python's `json.dumps(ensure_ascii=False)`
+/// does: `"` `\` and control characters escaped, everything else raw.
+fn write_string(out: &mut String, text: &str) {
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{08}' => out.push_str("\\b"),
+            '\u{0c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn whitespace_collapse_uses_python_isspace_set() {
+        assert_eq!(collapse_whitespace("  a \t\n b\u{1c}c\u{3000}d  "), "a b c d");
+        assert_eq!(collapse_whitespace("\u{85}x\u{a0}"), "x");
+        assert_eq!(collapse_whitespace(""), "");
+    }
+
+    #[test]
+    fn normal_form_folds_fully() {
+        assert_eq!(normal_form(" Straße  IST "), "strasse ist");
+        assert_eq!(normal_form("ΣΑΣ"), "σασ");
+    }
+
+    #[test]
+    fn memory_key_rules() {
+        assert_eq!(clean_memory_key("  Runtime.Python-Version ").unwrap(), "runtime.python-version");
+        for bad in ["", "1abc", "a..b", "a.", "a b", "_a", "a-_b", "Ä"] {
+            assert!(clean_memory_key(bad).is_err(), "{bad:?} accepted");
+        }
+        assert!(clean_memory_key(&"a".repeat(120)).is_ok());
+        assert!(clean_memory_key(&"a".repeat(121)).is_err());
+    }
+
+    #[test]
+    fn id_rules() {
+        assert!(check_id("fact_id", "a").is_ok());
+        assert!(check_id("fact_id", "review:x/y-1.2_3").is_ok());
+        assert!(check_id("fact_id", &"a".repeat(200)).is_ok());
+        for bad in ["", "-a", "a b", "ä", &"a".repeat(201)] {
+            assert!(check_id("fact_id", bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn json_layouts() {
+        let value = json!({"b": [1, "x"], "a": {"é": "\u{1}\n"}, "c": [], "d": {}, "e": null});
+        assert_eq!(
+            to_json(&value, JsonStyle::Canonical),
+            "{\"a\":{\"é\":\"\\u0001\\n\"},\"b\":[1,\"x\"],\"c\":[],\"d\":{},\"e\":null}"
+        );
+        assert_eq!(
+            to_json(&value, JsonStyle::Line),
+            "{\"a\": {\"é\": \"\\u0001\\n\"}, \"b\": [1, \"x\"], \"c\": [], \"d\": {}, \"e\": null}"
+        );
+        assert_eq!(
+            to_json(&value, JsonStyle::Pretty),
+            "{\n  \"a\": {\n    \"é\": \"\\u0001\\n\"\n  },\n  \"b\": [\n    1,\n    \"x\"\n  ],\n  \"c\": [],\n  \"d\": {},\n  \"e\": null\n}"
+        );
+    }
+}

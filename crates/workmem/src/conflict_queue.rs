@@ -1,0 +1,335 @@
+//! The review queue: `conflicts.json`, every conflict case distill could not
+//! settle, open or closed.
+//!
+//! Invariants (SPEC section 4), checked on load and before every save: ids
+//! are unique; (memory_key, revision) is unique; at most one open case per
+//! memory_key; fingerprints, conflict ids and candidate ids recompute from
+//! the content; candidates are sorted and unique with at most one
+//! incumbent, present iff `active_entry_key` is set; candidate evidence is a
+//! subset of `observed_fact_ids`; closure fields match the status. This
+//! module only encodes and decodes; the caller writes through
+//! `atomic_io::replace`.
+
+use std::collections::{BTreeSet, HashSet};
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::canon::{self, JsonStyle};
+use crate::error::{Error, Location, Result};
+use crate::fact::Kind;
+use crate::stamp::Stamp;
+
+/// Schema version written to `conflicts.json`.
+pub const CONFLICTS_SCHEMA_VERSION: u32 = 1;
+
+/// One value competing in a conflict case. Format-stable.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Candidate {
+    /// `candidate-` + 16 hex of (memory_key, kind, normal content).
+    pub candidate_id: String,
+    /// Kind of the proposal.
+    pub kind: Kind,
+    /// Its wording.
+    pub content: String,
+    /// Facts behind it, sorted.
+    pub evidence_ids: Vec<String>,
+    /// Number of evidence ids.
+    pub occurrences: u64,
+    /// Highest importance among its facts.
+    pub maximum_importance: u8,
+    /// Earliest evidence timestamp.
+    pub first_seen: Stamp,
+    /// Latest evidence timestamp.
+    pub last_seen: Stamp,
+    /// Whether this is the active value at detection time.
+    pub incumbent: bool,
+}
+
+/// Lifecycle of a conflict case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CaseStatus {
+    /// Awaiting a human decision.
+    Open,
+    /// Decided by an adjudication.
+    Resolved,
+    /// Replaced by a newer case or by a distill that settled the domain.
+    Superseded,
+}
+
+impl CaseStatus {
+    /// Returns the on-disk name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CaseStatus::Open => "open",
+            CaseStatus::Resolved => "resolved",
+            CaseStatus::Superseded => "superseded",
+        }
+    }
+}
+
+/// One conflict case. Format-stable.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Case {
+    /// `conflict-` + 16 hex of (workspace, memory_key, fingerprint).
+    pub conflict_id: String,
+    /// Owning workspace.
+    pub workspace_id: String,
+    /// The conflict domain.
+    pub memory_key: String,
+    /// 1 + the domain's previous highest case revision.
+    pub revision: u32,
+    /// SHA-256 of the canonical observation.
+    pub fingerprint: String,
+    /// Lifecycle status.
+    pub status: CaseStatus,
+    /// The competing values, sorted by candidate_id.
+    pub candidates: Vec<Candidate>,
+    /// Every fact id of the domain seen at detection, sorted.
+    pub observed_fact_ids: Vec<String>,
+    /// Active entry of the domain at detection, if any.
+    pub active_entry_key: Option<String>,
+    /// When distill detected the tie.
+    pub detected_at: Stamp,
+    /// When a human resolved it.
+    pub resolved_at: Option<Stamp>,
+    /// The chosen candidate.
+    pub selected_candidate_id: Option<String>,
+    /// The adjudication event id.
+    pub resolution_event_id: Option<String>,
+    /// Who decided.
+    pub resolution_actor: Option<String>,
+    /// Why.
+    pub resolution_rationale: Option<String>,
+    /// Active entry key after the decision.
+    pub resulting_active_entry_key: Option<String>,
+    /// When a newer case or distill superseded it.
+    pub superseded_at: Option<Stamp>,
+}
+
+/// Returns the fingerprint of an observation (SPEC section 2).
+pub fn fingerprint(
+    memory_key: &str,
+    active_entry_key: Option<&str>,
+    candidates: &[Candidate],
+    observed_fact_ids: &[String],
+) -> String {
+    let value = serde_json::json!({
+        "memory_key": memory_key,
+        "active_entry_key": active_entry_key,
+        "candidates": candidates,
+        "observed_fact_ids": observed_fact_ids,
+    });
+    canon::sha256_hex(canon::canonical_json(&value).as_bytes())
+}
+
+impl Case {
+    /// Returns the fingerprint recomputed from this case's content.
+    pub fn computed_fingerprint(&self) -> String {
+        fingerprint(&self.memory_key, self.active_entry_key.as_deref(), &self.candidates, &self.observed_fact_ids)
+    }
+
+    /// Returns whether the case awaits a decision.
+    pub fn is_open(&self) -> bool {
+        self.status == CaseStatus::Open
+    }
+
+    /// Returns the candidate with `candidate_id`.
+    pub fn candidate(&self, candidate_id: &str) -> Option<&Candidate> {
+        self.candidates.iter().find(|c| c.candidate_id == candidate_id)
+    }
+
+    fn check(&self, workspace_id: &str) -> std::result::Result<(), String> {
+        let id = &self.conflict_id;
+        if self.workspace_id != workspace_id {
+            return Err(format!("case {id} belongs to workspace {}", self.workspace_id));
+        }
+        match canon::clean_memory_key(&self.memory_key) {
+            Ok(clean) if clean == self.memory_key => {}
+            _ => return Err(format!("case {id} has an invalid memory_key {:?}", self.memory_key)),
+        }
+        if self.revision < 1 {
+            return Err(format!("case {id} has revision 0"));
+        }
+        if self.fingerprint != self.computed_fingerprint() {
+            return Err(format!("case {id} has a fingerprint that does not match its content"));
+        }
+        if *id != canon::conflict_id(workspace_id, &self.memory_key, &self.fingerprint) {
+            return Err(format!("case {id} has a conflict_id that does not match its fingerprint"));
+        }
+        if self.candidates.len() < 2 {
+            return Err(format!("case {id} has fewer than two candidates"));
+        }
+        if self.candidates.windows(2).any(|w| w[0].candidate_id >= w[1].candidate_id) {
+            return Err(format!("case {id} has candidates not sorted by candidate_id or repeated"));
+        }
+        if self.observed_fact_ids.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(format!("case {id} has observed_fact_ids not sorted and unique"));
+        }
+        let observed: HashSet<&str> = self.observed_fact_ids.iter().map(String::as_str).collect();
+        let mut incumbents = 0;
+        for candidate in &self.candidates {
+            let cid = &candidate.candidate_id;
+            if *cid != canon::candidate_id(&self.memory_key, candidate.kind.as_str(), &candidate.content) {
+                return Err(format!("case {id}: candidate {cid} does not match its kind and content"));
+            }
+            if candidate.incumbent {
+                incumbents += 1;
+            }
+            if candidate.occurrences != candidate.evidence_ids.len() as u64 {
+                return Err(format!("case {id}: candidate {cid} has occurrences that differ from its evidence"));
+            }
+            if candidate.evidence_ids.windows(2).any(|w| w[0] >= w[1]) {
+                return Err(format!("case {id}: candidate {cid} has evidence_ids not sorted and unique"));
+            }
+            if !(1..=5).contains(&candidate.maximum_importance) {
+                return Err(format!("case {id}: candidate {cid} has maximum_importance outside 1-5"));
+            }
+            if let Some(missing) = candidate.evidence_ids.iter().find(|e| !observed.contains(e.as_str())) {
+                return Err(format!("case {id}: candidate {cid} evidence {missing} is not in observed_fact_ids"));
+            }
+        }
+        if incumbents > 1 {
+            return Err(format!("case {id} has more than one incumbent"));
+        }
+        if (incumbents == 1) != self.active_entry_key.is_some() {
+            return Err(format!("case {id} must have an incumbent exactly when active_entry_key is set"));
+        }
+        let resolution = [
+            self.resolved_at.is_some(),
+            self.selected_candidate_id.is_some(),
+            self.resolution_event_id.is_some(),
+            self.resolution_actor.is_some(),
+            self.resolution_rationale.is_some(),
+            self.resulting_active_entry_key.is_some(),
+        ];
+        match self.status {
+            CaseStatus::Open => {
+                if resolution.iter().any(|set| *set) || self.superseded_at.is_some() {
+                    return Err(format!("open case {id} has closure fields"));
+                }
+            }
+            CaseStatus::Resolved => {
+                if !resolution.iter().all(|set| *set) || self.superseded_at.is_some() {
+                    return Err(format!("resolved case {id} must have every resolution field and no superseded_at"));
+                }
+                let selected = self.selected_candidate_id.as_deref().unwrap_or_default();
+                if self.candidate(selected).is_none() {
+                    return Err(format!("resolved case {id} selected unknown candidate {selected}"));
+                }
+            }
+            CaseStatus::Superseded => {
+                if resolution.iter().any(|set| *set) || self.superseded_at.is_none() {
+                    return Err(format!("superseded case {id} must have only superseded_at"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The decoded contents of `conflicts.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ConflictQueue {
+    /// Cases sorted by (memory_key, revision).
+    pub cases: Vec<Case>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawQueue {
+    schema_version: i64,
+    workspace_id: String,
+    cases: Vec<serde_json::Value>,
+}
+
+impl ConflictQueue {
+    /// Decodes and validates `data`, read from `path`.
+    ///
+    /// Errors: [`Error::Corrupt`] naming the file and case, [`Error::Scope`].
+    pub fn decode(data: &[u8], path: &Path, workspace_id: &str) -> Result<ConflictQueue> {
+        let here = || Location::file(path);
+        let raw: RawQueue = serde_json::from_slice(data)
+            .map_err(|err| Error::corrupt(here(), crate::fact::describe_json_error(&err)))?;
+        if raw.workspace_id != workspace_id {
+            return Err(Error::Scope { location: here(), found: raw.workspace_id, expected: workspace_id.to_owned() });
+        }
+        if raw.schema_version != i64::from(CONFLICTS_SCHEMA_VERSION) {
+            return Err(Error::corrupt(
+                here(),
+                format!(
+                    "unsupported conflicts schema_version {} (supported: {CONFLICTS_SCHEMA_VERSION})",
+                    raw.schema_version
+                ),
+            ));
+        }
+        let mut cases = Vec::with_capacity(raw.cases.len());
+        for (index, value) in raw.cases.into_iter().enumerate() {
+            let case: Case = serde_json::from_value(value)
+                .map_err(|err| Error::corrupt(here(), format!("case {}: invalid case: {err}", index + 1)))?;
+            if case.workspace_id != workspace_id {
+                return Err(Error::Scope {
+                    location: here(),
+                    found: case.workspace_id,
+                    expected: workspace_id.to_owned(),
+                });
+            }
+            cases.push(case);
+        }
+        let mut queue = ConflictQueue { cases };
+        queue.sort();
+        queue.validate(workspace_id).map_err(|msg| Error::corrupt(here(), msg))?;
+        Ok(queue)
+    }
+
+    /// Returns the canonical encoding after checking every invariant.
+    ///
+    /// Errors: [`Error::Corrupt`] if an invariant does not hold (a bug).
+    pub fn encode(&self, path: &Path, workspace_id: &str) -> Result<Vec<u8>> {
+        self.validate(workspace_id)
+            .map_err(|msg| Error::corrupt(Location::file(path), format!("refusing to save: {msg}")))?;
+        let mut cases = self.cases.clone();
+        cases.sort_by(|a, b| (&a.memory_key, a.revision).cmp(&(&b.memory_key, b.revision)));
+        let value = serde_json::json!({
+            "schema_version": CONFLICTS_SCHEMA_VERSION,
+            "workspace_id": workspace_id,
+            "cases": cases,
+        });
+        let mut text = canon::to_json(&value, JsonStyle::Pretty);
+        text.push('\n');
+        Ok(text.into_bytes())
+    }
+
+    /// Sorts cases into canonical order.
+    pub fn sort(&mut self) {
+        self.cases.sort_by(|a, b| (&a.memory_key, a.revision).cmp(&(&b.memory_key, b.revision)));
+    }
+
+    /// Returns the case with `conflict_id`.
+    pub fn get(&self, conflict_id: &str) -> Option<&Case> {
+        self.cases.iter().find(|c| c.conflict_id == conflict_id)
+    }
+
+    /// Checks every invariant; the message names the case.
+    pub fn validate(&self, workspace_id: &str) -> std::result::Result<(), String> {
+        let mut ids = HashSet::new();
+        let mut revisions = HashSet::new();
+        let mut open: BTreeSet<&str> = BTreeSet::new();
+        for case in &self.cases {
+            if !ids.insert(case.conflict_id.as_str()) {
+                return Err(format!("conflict id {} appears twice", case.conflict_id));
+            }
+            if !revisions.insert((case.memory_key.as_str(), case.revision)) {
+                return Err(format!("memory_key {} has two cases at revision {}", case.memory_key, case.revision));
+            }
+            if case.is_open() && !open.insert(case.memory_key.as_str()) {
+                return Err(format!("memory_key {} has more than one open case", case.memory_key));
+            }
+            case.check(workspace_id)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,310 @@
+//! The curated state: `curated.json`, the canonical record of what the
+//! policy promoted, with every revision of every keyed decision.
+//!
+//! Invariants (SPEC section 4), checked on load and before every save: keys
+//! are unique; occurrences equal the number of unique evidence ids; unkeyed
+//! entries are revision 1, active and unlinked; each keyed domain has
+//! exactly one active revision; active entries have no `superseded_by`,
+//! superseded ones have one; revision 1 has no `supersedes`, later ones do;
+//! links are mutual, stay inside one memory_key, and revisions are
+//! contiguous. Schema-1 files (no lifecycle fields) load with defaults and
+//! are written back as schema 2. This module only encodes and decodes; the
+//! caller writes through `atomic_io::replace`.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::canon::{self, JsonStyle};
+use crate::error::{Error, Location, Result};
+use crate::fact::Kind;
+use crate::stamp::Stamp;
+
+/// Schema version written to `curated.json`.
+pub const CURATED_SCHEMA_VERSION: u32 = 2;
+
+/// Lifecycle status of a curated revision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// The current value of its key or domain.
+    Active,
+    /// Replaced by a later revision; kept for history.
+    Superseded,
+}
+
+/// One curated revision. Format-stable.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    /// 16-hex entry key (SPEC section 2).
+    pub key: String,
+    /// Kind of the promoted facts.
+    pub kind: Kind,
+    /// The wording shown in MEMORY.md.
+    pub content: String,
+    /// Earliest evidence timestamp.
+    pub first_seen: Stamp,
+    /// Latest evidence timestamp.
+    pub last_seen: Stamp,
+    /// Ids of the facts behind this revision, sorted and unique.
+    pub evidence_ids: Vec<String>,
+    /// Number of evidence ids.
+    pub occurrences: u64,
+    /// Conflict domain, for keyed entries.
+    #[serde(default)]
+    pub memory_key: Option<String>,
+    /// 1 for the first revision of a domain.
+    #[serde(default = "one")]
+    pub revision: u32,
+    /// Lifecycle status.
+    #[serde(default = "active")]
+    pub status: Status,
+    /// Key of the revision this one replaced.
+    #[serde(default)]
+    pub supersedes: Option<String>,
+    /// Key of the revision that replaced this one.
+    #[serde(default)]
+    pub superseded_by: Option<String>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn active() -> Status {
+    Status::Active
+}
+
+impl Entry {
+    /// Returns whether this revision is active.
+    pub fn is_active(&self) -> bool {
+        self.status == Status::Active
+    }
+
+    /// Adds evidence ids and widens first/last_seen.
+    pub fn merge_evidence<'a>(&mut self, ids: impl IntoIterator<Item = &'a str>, first: &Stamp, last: &Stamp) {
+        let mut set: BTreeSet<String> = std::mem::take(&mut self.evidence_ids).into_iter().collect();
+        set.extend(ids.into_iter().map(str::to_owned));
+        self.evidence_ids = set.into_iter().collect();
+        self.occurrences = self.evidence_ids.len() as u64;
+        if first.instant() < self.first_seen.instant() {
+            self.first_seen = first.clone();
+        }
+        if last.instant() > self.last_seen.instant() {
+            self.last_seen = last.clone();
+        }
+    }
+}
+
+/// The decoded contents of `curated.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CuratedState {
+    /// Schema version read from disk (2 for new states).
+    pub schema_version: u32,
+    /// Entries in canonical order (kind, memory_key or "", revision, key).
+    pub entries: Vec<Entry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCurated {
+    schema_version: i64,
+    workspace_id: String,
+    entries: Vec<Value>,
+}
+
+impl CuratedState {
+    /// Returns an empty schema-2 state.
+    pub fn new() -> CuratedState {
+        CuratedState { schema_version: CURATED_SCHEMA_VERSION, entries: Vec::new() }
+    }
+
+    /// Decodes and validates `data`, read from `path`.
+    ///
+    /// Errors: [`Error::Corrupt`] naming the file (and entry),
+    /// [`Error::Scope`] for another workspace.
+    pub fn decode(data: &[u8], path: &Path, workspace_id: &str) -> Result<CuratedState> {
+        let here = || Location::file(path);
+        let raw: RawCurated = serde_json::from_slice(data)
+            .map_err(|err| Error::corrupt(here(), crate::fact::describe_json_error(&err)))?;
+        if raw.workspace_id != workspace_id {
+            return Err(Error::Scope { location: here(), found: raw.workspace_id, expected: workspace_id.to_owned() });
+        }
+        let schema_version = match raw.schema_version {
+            1 => 1,
+            2 => 2,
+            other => {
+                return Err(Error::corrupt(
+                    here(),
+                    format!("unsupported curated schema_version {other} (supported: 1, {CURATED_SCHEMA_VERSION})"),
+                ));
+            }
+        };
+        let mut entries = Vec::with_capacity(raw.entries.len());
+        for (index, value) in raw.entries.into_iter().enumerate() {
+            let entry: Entry = serde_json::from_value(value)
+                .map_err(|err| Error::corrupt(here(), format!("entry {}: invalid entry: {err}", index + 1)))?;
+            check_entry_fields(&entry).map_err(|msg| Error::corrupt(here(), format!("entry {}: {msg}", entry.key)))?;
+            entries.push(entry);
+        }
+        let mut state = CuratedState { schema_version, entries };
+        state.sort();
+        state.validate().map_err(|msg| Error::corrupt(here(), msg))?;
+        Ok(state)
+    }
+
+    /// Returns the canonical encoding (schema 2, pretty, sorted keys,
+    /// trailing newline) after checking every invariant.
+    ///
+    /// Errors: [`Error::Corrupt`] if an invariant does not hold (a bug).
+    pub fn encode(&self, path: &Path, workspace_id: &str) -> Result<Vec<u8>> {
+        self.validate().map_err(|msg| Error::corrupt(Location::file(path), format!("refusing to save: {msg}")))?;
+        let mut entries = self.entries.clone();
+        entries.sort_by(entry_order);
+        let value = serde_json::json!({
+            "schema_version": CURATED_SCHEMA_VERSION,
+            "workspace_id": workspace_id,
+            "entries": entries,
+        });
+        let mut text = canon::to_json(&value, JsonStyle::Pretty);
+        text.push('\n');
+        Ok(text.into_bytes())
+    }
+
+    /// Sorts entries into canonical order.
+    pub fn sort(&mut self) {
+        self.entries.sort_by(entry_order);
+    }
+
+    /// Returns the active entry of `memory_key`, if any.
+    pub fn active_for(&self, memory_key: &str) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.is_active() && e.memory_key.as_deref() == Some(memory_key))
+    }
+
+    /// Returns every active entry.
+    pub fn active_entries(&self) -> impl Iterator<Item = &Entry> {
+        self.entries.iter().filter(|e| e.is_active())
+    }
+
+    /// Checks every invariant of SPEC section 4; the message names the entry.
+    pub fn validate(&self) -> std::result::Result<(), String> {
+        let mut by_key: HashMap<&str, &Entry> = HashMap::with_capacity(self.entries.len());
+        for entry in &self.entries {
+            if by_key.insert(entry.key.as_str(), entry).is_some() {
+                return Err(format!("entry key {} appears twice", entry.key));
+            }
+        }
+        let mut active_by_domain: BTreeMap<&str, &Entry> = BTreeMap::new();
+        let mut domains: BTreeSet<&str> = BTreeSet::new();
+        for entry in &self.entries {
+            let unique: BTreeSet<&String> = entry.evidence_ids.iter().collect();
+            if entry.occurrences != unique.len() as u64 {
+                return Err(format!(
+                    "entry {} has occurrences {} but {} unique evidence ids",
+                    entry.key,
+                    entry.occurrences,
+                    unique.len()
+                ));
+            }
+            let Some(domain) = entry.memory_key.as_deref() else {
+                if entry.revision != 1
+                    || !entry.is_active()
+                    || entry.supersedes.is_some()
+                    || entry.superseded_by.is_some()
+                {
+                    return Err(format!("unkeyed entry {} must be revision 1, active and unlinked", entry.key));
+                }
+                continue;
+            };
+            domains.insert(domain);
+            if entry.is_active() {
+                if let Some(other) = active_by_domain.insert(domain, entry) {
+                    return Err(format!(
+                        "memory_key {domain} has two active revisions: {} and {}",
+                        other.key, entry.key
+                    ));
+                }
+                if entry.superseded_by.is_some() {
+                    return Err(format!("active entry {} must not have superseded_by", entry.key));
+                }
+            } else if entry.superseded_by.is_none() {
+                return Err(format!("superseded entry {} has no superseded_by", entry.key));
+            }
+            if entry.revision == 1 && entry.supersedes.is_some() {
+                return Err(format!("entry {} is revision 1 but has supersedes", entry.key));
+            }
+            if entry.revision > 1 && entry.supersedes.is_none() {
+                return Err(format!("entry {} is revision {} but has no supersedes", entry.key, entry.revision));
+            }
+        }
+        if let Some(domain) = domains.iter().find(|d| !active_by_domain.contains_key(*d)) {
+            return Err(format!("memory_key {domain} has no active revision"));
+        }
+        for entry in &self.entries {
+            if let Some(next) = entry.superseded_by.as_deref() {
+                match by_key.get(next) {
+                    Some(successor) if successor.supersedes.as_deref() == Some(entry.key.as_str()) => {}
+                    _ => return Err(format!("entry {} has a broken superseded_by link to {next}", entry.key)),
+                }
+            }
+            if let Some(prev) = entry.supersedes.as_deref() {
+                let Some(previous) = by_key.get(prev) else {
+                    return Err(format!("entry {} has a broken supersedes link to {prev}", entry.key));
+                };
+                if previous.superseded_by.as_deref() != Some(entry.key.as_str()) {
+                    return Err(format!("entry {} has a broken supersedes link to {prev}", entry.key));
+                }
+                if previous.memory_key != entry.memory_key {
+                    return Err(format!("entry {} supersedes {prev} of another memory_key", entry.key));
+                }
+                if entry.revision != previous.revision + 1 {
+                    return Err(format!(
+                        "entry {} is revision {} but supersedes revision {}",
+                        entry.key, entry.revision, previous.revision
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn check_entry_fields(entry: &Entry) -> std::result::Result<(), String> {
+    if entry.key.len() != 16 || !entry.key.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        return Err("key must be 16 lowercase hex characters".to_owned());
+    }
+    if entry.revision < 1 {
+        return Err("revision must be >= 1".to_owned());
+    }
+    if entry.content.is_empty() {
+        return Err("content is empty".to_owned());
+    }
+    if let Some(key) = entry.memory_key.as_deref() {
+        match canon::clean_memory_key(key) {
+            Ok(clean) if clean == key => {}
+            _ => return Err(format!("invalid memory_key {key:?}")),
+        }
+    }
+    for id in &entry.evidence_ids {
+        canon::check_id("evidence id", id).map_err(|e| e.to_string())?;
+    }
+    if entry.evidence_ids.windows(2).any(|w| w[0] >= w[1]) {
+        return Err("evidence_ids must be sorted and unique".to_owned());
+    }
+    if entry.first_seen.instant() > entry.last_seen.instant() {
+        return Err("first_seen is after last_seen".to_owned());
+    }
+    Ok(())
+}
+
+fn entry_order(a: &Entry, b: &Entry) -> std::cmp::Ordering {
+    (a.kind.as_str(), a.memory_key.as_deref().unwrap_or(""), a.revision, &a.key).cmp(&(
+        b.kind.as_str(),
+        b.memory_key.as_deref().unwrap_or(""),
+        b.revision,
+        &b.key,
+    ))
+}

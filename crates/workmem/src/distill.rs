@@ -1,0 +1,563 @@
+//! The distill policy (SPEC section 5): a pure function from the fact log,
+//! the curated state and the conflict queue to their next versions and a
+//! report.
+//!
+//! It never touches the filesystem and never reads the clock: `as_of` is an
+//! input. Equal inputs give equal outputs, and running it again on its own
+//! output with the same `as_of` changes nothing (the fixpoint of 5.3f).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::path::Path;
+
+use jiff::SignedDuration;
+use serde::{Deserialize, Serialize};
+
+use crate::canon;
+use crate::conflict_queue::{self, Candidate, Case, CaseStatus, ConflictQueue};
+use crate::curated_state::{CuratedState, Entry, Status};
+use crate::error::{Error, Location, Result};
+use crate::fact::{Fact, Kind};
+use crate::stamp::Stamp;
+
+/// The promotion gate. Defaults are SPEC section 5.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Policy {
+    /// Facts younger than this many days are not considered (>= 0).
+    pub minimum_age_days: u32,
+    /// A group with a fact this important qualifies (1-5).
+    pub minimum_importance: u8,
+    /// A group with this many distinct facts qualifies (>= 1).
+    pub repeat_threshold: u32,
+    /// Distinct facts a challenger needs to replace an active value (>= 2).
+    pub supersession_repeat_threshold: u32,
+    /// Kinds that may be promoted.
+    pub stable_kinds: BTreeSet<Kind>,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            minimum_age_days: 30,
+            minimum_importance: 4,
+            repeat_threshold: 2,
+            supersession_repeat_threshold: 2,
+            stable_kinds: [Kind::Decision, Kind::Convention, Kind::Pitfall].into_iter().collect(),
+        }
+    }
+}
+
+impl Policy {
+    /// Checks every value is in range.
+    ///
+    /// Errors: [`Error::InvalidInput`] naming the setting.
+    pub fn validate(&self) -> Result<()> {
+        if !(1..=5).contains(&self.minimum_importance) {
+            return Err(Error::invalid("minimum_importance", format!("{} is outside 1-5", self.minimum_importance)));
+        }
+        if self.repeat_threshold < 1 {
+            return Err(Error::invalid("repeat_threshold", "must be >= 1"));
+        }
+        if self.supersession_repeat_threshold < 2 {
+            return Err(Error::invalid("supersession_repeat_threshold", "must be >= 2"));
+        }
+        if self.minimum_age_days > 365_000 {
+            return Err(Error::invalid("minimum_age_days", "must be at most 365000"));
+        }
+        Ok(())
+    }
+}
+
+/// What one distill run did. Field names are the SPEC's and the CLI's.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Report {
+    /// Aged facts (older than the cutoff).
+    pub scanned: usize,
+    /// Candidate facts that became evidence of an entry.
+    pub eligible: usize,
+    /// Entries or revisions created.
+    pub created: usize,
+    /// Entries that gained evidence.
+    pub updated: usize,
+    /// Aged facts not promoted.
+    pub skipped: usize,
+    /// Revisions replaced by a newer one.
+    pub superseded: usize,
+    /// Domains that ended in a tie.
+    pub conflicts: usize,
+    /// Skipped facts stopped by the recency test.
+    pub stale: usize,
+    /// Conflict cases opened by this run.
+    pub queued_conflicts: usize,
+    /// Ids of the tie cases of this run (new or reused).
+    pub conflict_case_ids: Vec<String>,
+}
+
+/// The result of [`distill`].
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// Next curated state.
+    pub curated: CuratedState,
+    /// Next conflict queue.
+    pub queue: ConflictQueue,
+    /// Whether `curated` differs from the input.
+    pub curated_changed: bool,
+    /// Whether `queue` differs from the input.
+    pub queue_changed: bool,
+    /// Counters.
+    pub report: Report,
+}
+
+/// Returns the `observed_fact_ids` of a domain: every fact id in the log
+/// with `memory_key`, plus every candidate's evidence, sorted and unique.
+pub fn observed_fact_ids<'a>(
+    domain_fact_ids: impl IntoIterator<Item = &'a str>,
+    candidates: &[Candidate],
+) -> Vec<String> {
+    let mut ids: BTreeSet<&str> = domain_fact_ids.into_iter().collect();
+    for candidate in candidates {
+        ids.extend(candidate.evidence_ids.iter().map(String::as_str));
+    }
+    ids.into_iter().map(str::to_owned).collect()
+}
+
+struct Proposal<'a> {
+    kind: Kind,
+    facts: Vec<&'a Fact>,
+    ids: Vec<String>,
+    max_importance: u8,
+    first: &'a Stamp,
+    last: &'a Stamp,
+    /// Wording: highest importance, newest, largest id.
+    wording: &'a Fact,
+}
+
+impl<'a> Proposal<'a> {
+    fn new(kind: Kind, facts: Vec<&'a Fact>) -> Proposal<'a> {
+        let first = facts.iter().map(|f| &f.recorded_at).min_by_key(|s| s.instant()).expect("non-empty group");
+        let last = facts.iter().map(|f| &f.recorded_at).max_by_key(|s| s.instant()).expect("non-empty group");
+        let wording = *facts
+            .iter()
+            .max_by(|a, b| {
+                (a.importance, a.recorded_at.instant(), &a.fact_id).cmp(&(
+                    b.importance,
+                    b.recorded_at.instant(),
+                    &b.fact_id,
+                ))
+            })
+            .expect("non-empty group");
+        let max_importance = facts.iter().map(|f| f.importance).max().unwrap_or(1);
+        let mut ids: Vec<String> = facts.iter().map(|f| f.fact_id.clone()).collect();
+        ids.sort_unstable();
+        Proposal { kind, facts, ids, max_importance, first, last, wording }
+    }
+
+    fn score(&self) -> (u8, usize, jiff::Timestamp) {
+        (self.max_importance, self.facts.len(), self.last.instant())
+    }
+
+    fn qualifies(&self, policy: &Policy) -> bool {
+        self.max_importance >= policy.minimum_importance
+            || self.facts.len() as u64 >= u64::from(policy.repeat_threshold)
+    }
+
+    fn candidate(&self, memory_key: &str) -> Candidate {
+        Candidate {
+            candidate_id: canon::candidate_id(memory_key, self.kind.as_str(), &self.wording.content),
+            kind: self.kind,
+            content: self.wording.content.clone(),
+            evidence_ids: self.ids.clone(),
+            occurrences: self.ids.len() as u64,
+            maximum_importance: self.max_importance,
+            first_seen: self.first.clone(),
+            last_seen: self.last.clone(),
+            incumbent: false,
+        }
+    }
+}
+
+/// Runs the policy over `facts` (all facts of the workspace, any order) at
+/// `as_of`.
+///
+/// Errors: [`Error::Corrupt`] when a new revision's key collides with an
+/// existing entry; [`Error::InvalidInput`] for an invalid policy.
+pub fn distill(
+    facts: &[Fact],
+    curated: &CuratedState,
+    queue: &ConflictQueue,
+    policy: &Policy,
+    as_of: &Stamp,
+    workspace_id: &str,
+) -> Result<Outcome> {
+    policy.validate()?;
+    let mut run = Run {
+        entries: curated.entries.clone(),
+        index: HashMap::new(),
+        cases: queue.cases.clone(),
+        report: Report::default(),
+        curated_changed: false,
+        queue_changed: false,
+        policy,
+        as_of,
+        workspace_id,
+    };
+    run.reindex();
+
+    let cutoff = as_of.instant() - SignedDuration::from_hours(24 * i64::from(policy.minimum_age_days));
+    let processed: HashSet<&str> =
+        curated.entries.iter().flat_map(|e| e.evidence_ids.iter().map(String::as_str)).collect();
+    let mut aged = 0usize;
+    let mut unkeyed: BTreeMap<String, Vec<&Fact>> = BTreeMap::new();
+    let mut keyed: BTreeMap<&str, BTreeMap<(Kind, String), Vec<&Fact>>> = BTreeMap::new();
+    let mut domain_ids: HashMap<&str, Vec<&str>> = HashMap::new();
+    let mut seen: HashSet<&str> = HashSet::with_capacity(facts.len());
+    for fact in facts {
+        if !seen.insert(fact.fact_id.as_str()) {
+            continue;
+        }
+        if let Some(key) = fact.memory_key.as_deref() {
+            domain_ids.entry(key).or_default().push(&fact.fact_id);
+        }
+        if fact.recorded_at.instant() >= cutoff {
+            continue;
+        }
+        aged += 1;
+        if !policy.stable_kinds.contains(&fact.kind) || processed.contains(fact.fact_id.as_str()) {
+            run.report.skipped += 1;
+            continue;
+        }
+        match fact.memory_key.as_deref() {
+            None => unkeyed.entry(canon::unkeyed_entry_key(fact.kind.as_str(), &fact.content)).or_default().push(fact),
+            Some(key) => {
+                keyed.entry(key).or_default().entry((fact.kind, fact.normal_content())).or_default().push(fact)
+            }
+        }
+    }
+    run.report.scanned = aged;
+
+    for (key, group) in unkeyed {
+        run.unkeyed_group(key, group);
+    }
+    let importance: HashMap<&str, u8> = if keyed.is_empty() {
+        HashMap::new()
+    } else {
+        facts.iter().map(|f| (f.fact_id.as_str(), f.importance)).collect()
+    };
+    for (memory_key, proposals) in keyed {
+        let ids = domain_ids.get(memory_key).map(Vec::as_slice).unwrap_or_default();
+        run.keyed_domain(memory_key, proposals, ids, &importance)?;
+    }
+
+    let mut curated_out = CuratedState { schema_version: curated.schema_version, entries: run.entries };
+    curated_out.sort();
+    if run.curated_changed {
+        curated_out.schema_version = crate::curated_state::CURATED_SCHEMA_VERSION;
+    }
+    let mut queue_out = ConflictQueue { cases: run.cases };
+    queue_out.sort();
+    Ok(Outcome {
+        curated: curated_out,
+        queue: queue_out,
+        curated_changed: run.curated_changed,
+        queue_changed: run.queue_changed,
+        report: run.report,
+    })
+}
+
+struct Run<'p> {
+    entries: Vec<Entry>,
+    index: HashMap<String, usize>,
+    cases: Vec<Case>,
+    report: Report,
+    curated_changed: bool,
+    queue_changed: bool,
+    policy: &'p Policy,
+    as_of: &'p Stamp,
+    workspace_id: &'p str,
+}
+
+/// Why a proposal was not promoted in a round.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    Qualified,
+    Skipped,
+    Stale,
+}
+
+impl Run<'_> {
+    fn reindex(&mut self) {
+        self.index = self.entries.iter().enumerate().map(|(i, e)| (e.key.clone(), i)).collect();
+    }
+
+    fn unkeyed_group(&mut self, key: String, group: Vec<&Fact>) {
+        let proposal = Proposal::new(group[0].kind, group);
+        let count = proposal.facts.len();
+        if let Some(&i) = self.index.get(&key) {
+            self.entries[i].merge_evidence(proposal.ids.iter().map(String::as_str), proposal.first, proposal.last);
+            self.report.updated += 1;
+        } else if proposal.qualifies(self.policy) {
+            // Unkeyed wording: highest importance, then earliest, then smallest id.
+            let wording = proposal
+                .facts
+                .iter()
+                .min_by(|a, b| {
+                    (std::cmp::Reverse(a.importance), a.recorded_at.instant(), &a.fact_id).cmp(&(
+                        std::cmp::Reverse(b.importance),
+                        b.recorded_at.instant(),
+                        &b.fact_id,
+                    ))
+                })
+                .expect("non-empty group");
+            self.index.insert(key.clone(), self.entries.len());
+            self.entries.push(Entry {
+                key,
+                kind: proposal.kind,
+                content: wording.content.clone(),
+                first_seen: proposal.first.clone(),
+                last_seen: proposal.last.clone(),
+                evidence_ids: proposal.ids.clone(),
+                occurrences: count as u64,
+                memory_key: None,
+                revision: 1,
+                status: Status::Active,
+                supersedes: None,
+                superseded_by: None,
+            });
+            self.report.created += 1;
+        } else {
+            self.report.skipped += count;
+            return;
+        }
+        self.report.eligible += count;
+        self.curated_changed = true;
+    }
+
+    fn active_index(&self, memory_key: &str) -> Option<usize> {
+        self.entries.iter().position(|e| e.is_active() && e.memory_key.as_deref() == Some(memory_key))
+    }
+
+    fn keyed_domain(
+        &mut self,
+        memory_key: &str,
+        groups: BTreeMap<(Kind, String), Vec<&Fact>>,
+        domain_fact_ids: &[&str],
+        importance: &HashMap<&str, u8>,
+    ) -> Result<()> {
+        let mut active = self.active_index(memory_key);
+        let mut proposals: Vec<Proposal<'_>> = Vec::with_capacity(groups.len());
+        for ((kind, normal), facts) in groups {
+            let reinforces = active.is_some_and(|i| {
+                let entry = &self.entries[i];
+                entry.kind == kind && canon::normal_form(&entry.content) == normal
+            });
+            let proposal = Proposal::new(kind, facts);
+            if let (true, Some(i)) = (reinforces, active) {
+                // 5.3a: more evidence for the active value, never a revision.
+                self.entries[i].merge_evidence(proposal.ids.iter().map(String::as_str), proposal.first, proposal.last);
+                self.report.updated += 1;
+                self.report.eligible += proposal.facts.len();
+                self.curated_changed = true;
+            } else {
+                proposals.push(proposal);
+            }
+        }
+
+        let mut tie: Option<Vec<usize>> = None;
+        let mut verdicts: Vec<Verdict>;
+        loop {
+            let rejected = active.and_then(|i| self.rejected_by_adjudication(memory_key, &self.entries[i].key));
+            verdicts = proposals
+                .iter()
+                .map(|p| self.judge(memory_key, p, active.map(|i| &self.entries[i]), rejected.as_ref()))
+                .collect();
+            let qualified: Vec<usize> = (0..proposals.len()).filter(|&i| verdicts[i] == Verdict::Qualified).collect();
+            let Some(best) = qualified.iter().map(|&i| proposals[i].score()).max() else { break };
+            let winners: Vec<usize> = qualified.iter().copied().filter(|&i| proposals[i].score() == best).collect();
+            if winners.len() > 1 {
+                tie = Some(winners);
+                break;
+            }
+            // 5.3d: a unique best becomes the next revision; 5.3f: the rest
+            // are judged again against it.
+            let winner = proposals.remove(winners[0]);
+            active = Some(self.promote(memory_key, active, &winner)?);
+        }
+
+        for (proposal, verdict) in proposals.iter().zip(&verdicts) {
+            self.report.skipped += proposal.facts.len();
+            if *verdict == Verdict::Stale {
+                self.report.stale += proposal.facts.len();
+            }
+        }
+
+        match tie {
+            Some(tied) => {
+                let tied: Vec<&Proposal<'_>> = tied.iter().map(|&i| &proposals[i]).collect();
+                self.queue_tie(memory_key, active, &tied, domain_fact_ids, importance);
+            }
+            None => {
+                // 5.4: the domain was settled this run; open cases are moot.
+                for case in self.cases.iter_mut().filter(|c| c.memory_key == memory_key && c.is_open()) {
+                    case.status = CaseStatus::Superseded;
+                    case.superseded_at = Some(self.as_of.clone());
+                    self.queue_changed = true;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// 5.3b: the latest resolved case of the domain, when it produced the
+    /// current active entry. Returns (losing candidate id -> evidence ids).
+    fn rejected_by_adjudication(&self, memory_key: &str, active_key: &str) -> Option<HashMap<String, Vec<String>>> {
+        let latest = self
+            .cases
+            .iter()
+            .filter(|c| c.memory_key == memory_key && c.status == CaseStatus::Resolved)
+            .max_by_key(|c| c.revision)?;
+        if latest.resulting_active_entry_key.as_deref() != Some(active_key) {
+            return None;
+        }
+        Some(
+            latest
+                .candidates
+                .iter()
+                .filter(|c| Some(c.candidate_id.as_str()) != latest.selected_candidate_id.as_deref())
+                .map(|c| (c.candidate_id.clone(), c.evidence_ids.clone()))
+                .collect(),
+        )
+    }
+
+    fn judge(
+        &self,
+        memory_key: &str,
+        proposal: &Proposal<'_>,
+        active: Option<&Entry>,
+        rejected: Option<&HashMap<String, Vec<String>>>,
+    ) -> Verdict {
+        if let Some(rejected) = rejected {
+            let id = canon::candidate_id(memory_key, proposal.kind.as_str(), &proposal.wording.content);
+            if rejected.get(&id) == Some(&proposal.ids) {
+                return Verdict::Skipped;
+            }
+        }
+        if !proposal.qualifies(self.policy) {
+            return Verdict::Skipped;
+        }
+        if let Some(active) = active {
+            if proposal.last.instant() <= active.last_seen.instant() {
+                return Verdict::Stale;
+            }
+            if (proposal.facts.len() as u64) < u64::from(self.policy.supersession_repeat_threshold) {
+                return Verdict::Skipped;
+            }
+        }
+        Verdict::Qualified
+    }
+
+    fn promote(&mut self, memory_key: &str, active: Option<usize>, winner: &Proposal<'_>) -> Result<usize> {
+        let revision = active.map_or(1, |i| self.entries[i].revision + 1);
+        let content = winner.wording.content.clone();
+        let key = canon::keyed_entry_key(memory_key, revision, winner.kind.as_str(), &content);
+        if self.index.contains_key(&key) {
+            return Err(Error::corrupt(
+                Location::file(Path::new("curated.json")),
+                format!("new revision {revision} of {memory_key} collides with existing entry {key}"),
+            ));
+        }
+        let supersedes = active.map(|i| {
+            let old = &mut self.entries[i];
+            old.status = Status::Superseded;
+            old.superseded_by = Some(key.clone());
+            old.key.clone()
+        });
+        if supersedes.is_some() {
+            self.report.superseded += 1;
+        }
+        let position = self.entries.len();
+        self.index.insert(key.clone(), position);
+        self.entries.push(Entry {
+            key,
+            kind: winner.kind,
+            content,
+            first_seen: winner.first.clone(),
+            last_seen: winner.last.clone(),
+            evidence_ids: winner.ids.clone(),
+            occurrences: winner.ids.len() as u64,
+            memory_key: Some(memory_key.to_owned()),
+            revision,
+            status: Status::Active,
+            supersedes,
+            superseded_by: None,
+        });
+        self.report.created += 1;
+        self.report.eligible += winner.facts.len();
+        self.curated_changed = true;
+        Ok(position)
+    }
+
+    fn queue_tie(
+        &mut self,
+        memory_key: &str,
+        active: Option<usize>,
+        tied: &[&Proposal<'_>],
+        domain_fact_ids: &[&str],
+        importance: &HashMap<&str, u8>,
+    ) {
+        let mut candidates: Vec<Candidate> = tied.iter().map(|p| p.candidate(memory_key)).collect();
+        let active_entry_key = active.map(|i| {
+            let entry = &self.entries[i];
+            let maximum_importance =
+                entry.evidence_ids.iter().filter_map(|id| importance.get(id.as_str()).copied()).max().unwrap_or(1);
+            candidates.push(Candidate {
+                candidate_id: canon::candidate_id(memory_key, entry.kind.as_str(), &entry.content),
+                kind: entry.kind,
+                content: entry.content.clone(),
+                evidence_ids: entry.evidence_ids.clone(),
+                occurrences: entry.occurrences,
+                maximum_importance,
+                first_seen: entry.first_seen.clone(),
+                last_seen: entry.last_seen.clone(),
+                incumbent: true,
+            });
+            entry.key.clone()
+        });
+        candidates.sort_by(|a, b| a.candidate_id.cmp(&b.candidate_id));
+        let observed = observed_fact_ids(domain_fact_ids.iter().copied(), &candidates);
+        let fingerprint = conflict_queue::fingerprint(memory_key, active_entry_key.as_deref(), &candidates, &observed);
+        let conflict_id = canon::conflict_id(self.workspace_id, memory_key, &fingerprint);
+        self.report.conflicts += 1;
+        self.report.conflict_case_ids.push(conflict_id.clone());
+        if self.cases.iter().any(|c| c.conflict_id == conflict_id) {
+            return;
+        }
+        let mut revision = 0;
+        for case in self.cases.iter_mut().filter(|c| c.memory_key == memory_key) {
+            revision = revision.max(case.revision);
+            if case.is_open() {
+                case.status = CaseStatus::Superseded;
+                case.superseded_at = Some(self.as_of.clone());
+            }
+        }
+        self.cases.push(Case {
+            conflict_id,
+            workspace_id: self.workspace_id.to_owned(),
+            memory_key: memory_key.to_owned(),
+            revision: revision + 1,
+            fingerprint,
+            status: CaseStatus::Open,
+            candidates,
+            observed_fact_ids: observed,
+            active_entry_key,
+            detected_at: self.as_of.clone(),
+            resolved_at: None,
+            selected_candidate_id: None,
+            resolution_event_id: None,
+            resolution_actor: None,
+            resolution_rationale: None,
+            resulting_active_entry_key: None,
+            superseded_at: None,
+        });
+        self.report.queued_conflicts += 1;
+        self.queue_changed = true;
+    }
+}

@@ -1,0 +1,408 @@
+//! The fact: one line of a daily log (SPEC section 3), its validation, and
+//! its format-stable JSONL encoding.
+//!
+//! Facts are validated twice with the same rules: when a caller appends one,
+//! and when a line is read back from disk, because a cloned repository may
+//! carry a hostile memory directory.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::canon::{self, JsonStyle};
+use crate::error::{Error, Result};
+use crate::stamp::Stamp;
+
+/// Current schema version of a fact line.
+pub const FACT_SCHEMA_VERSION: u32 = 2;
+/// Longest accepted content, in characters (after whitespace cleaning).
+pub const MAX_CONTENT_CHARS: usize = 2_000;
+/// Most evidence entries one fact may carry.
+pub const MAX_EVIDENCE_ENTRIES: usize = 32;
+/// Longest evidence key, in characters.
+pub const MAX_EVIDENCE_KEY_CHARS: usize = 100;
+/// Longest evidence value, in characters.
+pub const MAX_EVIDENCE_VALUE_CHARS: usize = 4_000;
+/// Longest source name, in characters.
+pub const MAX_SOURCE_CHARS: usize = 64;
+
+/// What a fact records. Decisions, conventions and pitfalls are *stable*
+/// kinds that may be promoted; outcomes stay in the recent log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// A choice the project made.
+    Decision,
+    /// A rule the project follows.
+    Convention,
+    /// A trap to avoid.
+    Pitfall,
+    /// Something that happened; never promoted by the default policy.
+    Outcome,
+}
+
+impl Kind {
+    /// Every kind, in the order MEMORY.md lists sections.
+    pub const ALL: [Kind; 4] = [Kind::Decision, Kind::Convention, Kind::Pitfall, Kind::Outcome];
+
+    /// Returns the on-disk name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Decision => "decision",
+            Kind::Convention => "convention",
+            Kind::Pitfall => "pitfall",
+            Kind::Outcome => "outcome",
+        }
+    }
+
+    /// Parses an on-disk name.
+    ///
+    /// Errors: [`Error::InvalidInput`] naming `kind`.
+    pub fn parse(name: &str) -> Result<Kind> {
+        Kind::ALL.into_iter().find(|kind| kind.as_str() == name).ok_or_else(|| {
+            Error::invalid("kind", format!("unknown kind {name:?}; expected decision, convention, pitfall or outcome"))
+        })
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One immutable fact as stored in a daily log. Format-stable: the field set
+/// and the JSONL layout are pinned by golden tests.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Fact {
+    /// Whitespace-cleaned statement, 1 to 2,000 characters.
+    pub content: String,
+    /// Pointers to where the fact came from (file, commit, URL, ...).
+    pub evidence: BTreeMap<String, String>,
+    /// Unique id (random 32-hex UUID by default).
+    pub fact_id: String,
+    /// 1 (trivia) to 5 (critical).
+    pub importance: u8,
+    /// What the fact records.
+    pub kind: Kind,
+    /// The question the fact answers, for replaceable decisions.
+    pub memory_key: Option<String>,
+    /// When it was recorded (UTC).
+    pub recorded_at: Stamp,
+    /// 1 (legacy, unkeyed) or 2.
+    pub schema_version: u32,
+    /// Who recorded it (`agent`, `user`, `model_tool`, ...).
+    pub source: String,
+    /// The workspace it belongs to.
+    pub workspace_id: String,
+}
+
+/// A fact to append, before validation. `None` fields take their defaults.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewFact {
+    /// The statement.
+    pub content: String,
+    /// Kind name; default `outcome`.
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// 1-5; default 3.
+    #[serde(default)]
+    pub importance: Option<i64>,
+    /// Optional conflict domain.
+    #[serde(default)]
+    pub memory_key: Option<String>,
+    /// Who records it; default `agent`.
+    #[serde(default)]
+    pub source: Option<String>,
+    /// Evidence pointers.
+    #[serde(default)]
+    pub evidence: BTreeMap<String, String>,
+    /// RFC 3339 instant (any offset); default now.
+    #[serde(default)]
+    pub recorded_at: Option<String>,
+    /// Explicit id; default a random UUID.
+    #[serde(default)]
+    pub fact_id: Option<String>,
+}
+
+impl NewFact {
+    /// Returns a new fact with `content` and every other field defaulted.
+    pub fn new(content: impl Into<String>) -> NewFact {
+        NewFact { content: content.into(), ..NewFact::default() }
+    }
+}
+
+impl Fact {
+    /// Returns the validated fact for `new`, stamped with `now` and
+    /// `fresh_id` where the input leaves them open.
+    ///
+    /// Errors: [`Error::InvalidInput`] naming the first bad field.
+    pub fn from_new(new: NewFact, workspace_id: &str, now: Stamp, fresh_id: impl FnOnce() -> String) -> Result<Fact> {
+        let content = check_content(&new.content)?;
+        let kind = Kind::parse(new.kind.as_deref().unwrap_or("outcome"))?;
+        let importance = check_importance(new.importance.unwrap_or(3))?;
+        let memory_key = match new.memory_key.as_deref() {
+            None => None,
+            Some(raw) => Some(canon::clean_memory_key(raw)?),
+        };
+        let source = new.source.unwrap_or_else(|| "agent".to_owned());
+        check_source(&source)?;
+        check_evidence(&new.evidence)?;
+        let recorded_at = match new.recorded_at.as_deref() {
+            None => now,
+            Some(text) => Stamp::parse_normalized(text).map_err(|msg| Error::invalid("recorded_at", msg))?,
+        };
+        let fact_id = match new.fact_id {
+            Some(id) => {
+                canon::check_id("fact_id", &id)?;
+                id
+            }
+            None => fresh_id(),
+        };
+        Ok(Fact {
+            content,
+            evidence: new.evidence,
+            fact_id,
+            importance,
+            kind,
+            memory_key,
+            recorded_at,
+            schema_version: FACT_SCHEMA_VERSION,
+            source,
+            workspace_id: workspace_id.to_owned(),
+        })
+    }
+
+    /// Returns the JSONL record of this fact, newline included, laid out like
+    /// Python's `json.dumps(sort_keys=True, ensure_ascii=False)`.
+    pub fn to_line(&self) -> String {
+        let value = serde_json::to_value(self).unwrap_or_default();
+        let mut line = canon::to_json(&value, JsonStyle::Line);
+        line.push('\n');
+        line
+    }
+
+    /// Parses and validates one log line (without its newline).
+    ///
+    /// Returns a message fragment naming the bad field; the caller adds the
+    /// file and line. Scope is checked by the caller.
+    pub fn parse_line(line: &[u8]) -> std::result::Result<Fact, String> {
+        let raw: RawFact = serde_json::from_slice(line).map_err(|err| describe_json_error(&err))?;
+        raw.validate()
+    }
+
+    /// Returns the normal form of the content.
+    pub fn normal_content(&self) -> String {
+        canon::normal_form(&self.content)
+    }
+}
+
+pub(crate) fn describe_json_error(err: &serde_json::Error) -> String {
+    use serde_json::error::Category;
+    match err.classify() {
+        Category::Syntax | Category::Eof => format!("not valid JSON ({err})"),
+        Category::Data => format!("invalid record: {err}"),
+        Category::Io => format!("unreadable record: {err}"),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFact {
+    content: String,
+    #[serde(default)]
+    evidence: Option<BTreeMap<String, String>>,
+    fact_id: String,
+    #[serde(default)]
+    importance: Option<i64>,
+    kind: String,
+    #[serde(default)]
+    memory_key: Option<String>,
+    recorded_at: String,
+    #[serde(default)]
+    schema_version: Option<i64>,
+    #[serde(default)]
+    source: Option<String>,
+    workspace_id: String,
+}
+
+impl RawFact {
+    fn validate(self) -> std::result::Result<Fact, String> {
+        let schema_version = match self.schema_version.unwrap_or(1) {
+            1 => 1,
+            2 => 2,
+            other => {
+                return Err(format!("unsupported fact schema_version {other} (supported: 1, {FACT_SCHEMA_VERSION})"));
+            }
+        };
+        let field = |result: Result<()>| result.map_err(|err| err.to_string());
+        canon::check_id("fact_id", &self.fact_id).map_err(|e| e.to_string())?;
+        let content = check_content(&self.content).map_err(|e| e.to_string())?;
+        if content != self.content {
+            return Err("invalid content: not whitespace-clean".to_owned());
+        }
+        let kind = Kind::parse(&self.kind).map_err(|e| e.to_string())?;
+        let importance = check_importance(self.importance.unwrap_or(3)).map_err(|e| e.to_string())?;
+        let memory_key = match self.memory_key.as_deref() {
+            None | Some("") => None,
+            Some(raw) => {
+                let key = canon::clean_memory_key(raw).map_err(|e| e.to_string())?;
+                if key != raw {
+                    return Err(format!("invalid memory_key: {raw:?} is not in normal form"));
+                }
+                Some(key)
+            }
+        };
+        let source = self.source.unwrap_or_else(|| "agent".to_owned());
+        field(check_source(&source))?;
+        let evidence = self.evidence.unwrap_or_default();
+        field(check_evidence(&evidence))?;
+        let recorded_at = Stamp::parse(&self.recorded_at).map_err(|msg| format!("invalid recorded_at: {msg}"))?;
+        if self.workspace_id.len() != 16 || !self.workspace_id.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(format!("invalid workspace_id {:?}", self.workspace_id));
+        }
+        Ok(Fact {
+            content,
+            evidence,
+            fact_id: self.fact_id,
+            importance,
+            kind,
+            memory_key,
+            recorded_at,
+            schema_version,
+            source,
+            workspace_id: self.workspace_id,
+        })
+    }
+}
+
+fn check_content(raw: &str) -> Result<String> {
+    let content = canon::collapse_whitespace(raw);
+    if content.is_empty() {
+        return Err(Error::invalid("content", "must not be empty"));
+    }
+    let chars = content.chars().count();
+    if chars > MAX_CONTENT_CHARS {
+        return Err(Error::invalid(
+            "content",
+            format!("is {chars} characters; at most {MAX_CONTENT_CHARS} are allowed"),
+        ));
+    }
+    Ok(content)
+}
+
+fn check_importance(value: i64) -> Result<u8> {
+    match u8::try_from(value) {
+        Ok(v @ 1..=5) => Ok(v),
+        _ => Err(Error::invalid("importance", format!("{value} is outside 1-5"))),
+    }
+}
+
+fn check_source(source: &str) -> Result<()> {
+    let chars = source.chars().count();
+    if chars == 0 || chars > MAX_SOURCE_CHARS || source.chars().any(|c| canon::is_space(c) || c.is_control()) {
+        return Err(Error::invalid(
+            "source",
+            format!("{source:?} must be 1-{MAX_SOURCE_CHARS} characters without whitespace"),
+        ));
+    }
+    Ok(())
+}
+
+fn check_evidence(evidence: &BTreeMap<String, String>) -> Result<()> {
+    if evidence.len() > MAX_EVIDENCE_ENTRIES {
+        return Err(Error::invalid(
+            "evidence",
+            format!("has {} entries; at most {MAX_EVIDENCE_ENTRIES} are allowed", evidence.len()),
+        ));
+    }
+    for (key, value) in evidence {
+        let key_chars = key.chars().count();
+        if key_chars == 0 || key_chars > MAX_EVIDENCE_KEY_CHARS || key.chars().any(char::is_control) {
+            return Err(Error::invalid(
+                "evidence",
+                format!("key {key:?} must be 1-{MAX_EVIDENCE_KEY_CHARS} characters without control characters"),
+            ));
+        }
+        let value_chars = value.chars().count();
+        if value_chars > MAX_EVIDENCE_VALUE_CHARS {
+            return Err(Error::invalid(
+                "evidence",
+                format!("value of {key:?} is {value_chars} characters; at most {MAX_EVIDENCE_VALUE_CHARS} are allowed"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn now() -> Stamp {
+        Stamp::parse("2026-01-02T03:04:05Z").unwrap()
+    }
+
+    #[test]
+    fn line_layout_matches_python_json_dumps() {
+        let mut new = NewFact::new("  Use   WAL\tmode ");
+        new.kind = Some("decision".into());
+        new.importance = Some(5);
+        new.memory_key = Some("Storage.Journal".into());
+        new.evidence.insert("file".into(), "db.py".into());
+        let fact = Fact::from_new(new, "0123456789abcdef", now(), || "f1".into()).unwrap();
+        assert_eq!(
+            fact.to_line(),
+            "{\"content\": \"Use WAL mode\", \"evidence\": {\"file\": \"db.py\"}, \"fact_id\": \"f1\", \
+             \"importance\": 5, \"kind\": \"decision\", \"memory_key\": \"storage.journal\", \
+             \"recorded_at\": \"2026-01-02T03:04:05Z\", \"schema_version\": 2, \"source\": \"agent\", \
+             \"workspace_id\": \"0123456789abcdef\"}\n"
+        );
+        let back = Fact::parse_line(fact.to_line().trim_end().as_bytes()).unwrap();
+        assert_eq!(back, fact);
+    }
+
+    #[test]
+    fn schema_one_line_reads_as_unkeyed() {
+        let line = br#"{"content": "x", "fact_id": "a", "kind": "pitfall", "recorded_at": "2026-01-01T00:00:00Z", "workspace_id": "0123456789abcdef"}"#;
+        let fact = Fact::parse_line(line).unwrap();
+        assert_eq!(fact.schema_version, 1);
+        assert_eq!(fact.memory_key, None);
+        assert_eq!(fact.importance, 3);
+        assert_eq!(fact.source, "agent");
+    }
+
+    #[test]
+    fn rejects_each_bad_field() {
+        let ws = "0123456789abcdef";
+        let cases: Vec<(NewFact, &str)> = vec![
+            (NewFact::new("   "), "content"),
+            (NewFact::new("x".repeat(2001)), "content"),
+            (NewFact { importance: Some(0), ..NewFact::new("x") }, "importance"),
+            (NewFact { importance: Some(6), ..NewFact::new("x") }, "importance"),
+            (NewFact { kind: Some("idea".into()), ..NewFact::new("x") }, "kind"),
+            (NewFact { memory_key: Some("Bad Key".into()), ..NewFact::new("x") }, "memory_key"),
+            (NewFact { fact_id: Some("-x".into()), ..NewFact::new("x") }, "fact_id"),
+            (NewFact { recorded_at: Some("2026-01-01".into()), ..NewFact::new("x") }, "recorded_at"),
+            (NewFact { source: Some("two words".into()), ..NewFact::new("x") }, "source"),
+        ];
+        for (new, field) in cases {
+            match Fact::from_new(new.clone(), ws, now(), || "id".into()) {
+                Err(Error::InvalidInput { field: got, .. }) => assert_eq!(got, field, "{new:?}"),
+                other => panic!("{new:?} gave {other:?}"),
+            }
+        }
+        assert!(Fact::from_new(NewFact::new("x".repeat(2000)), ws, now(), || "id".into()).is_ok());
+    }
+
+    #[test]
+    fn rejects_floats_and_unknown_fields_on_read() {
+        let base = r#""content": "x", "fact_id": "a", "kind": "pitfall", "recorded_at": "2026-01-01T00:00:00Z", "workspace_id": "0123456789abcdef""#;
+        assert!(Fact::parse_line(format!("{{{base}, \"importance\": 3.0}}").as_bytes()).is_err());
+        assert!(Fact::parse_line(format!("{{{base}, \"extra\": 1}}").as_bytes()).is_err());
+        assert!(Fact::parse_line(format!("{{{base}, \"schema_version\": 3}}").as_bytes()).is_err());
+        assert!(Fact::parse_line(b"[1]").is_err());
+    }
+}

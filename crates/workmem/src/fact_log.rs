@@ -1,0 +1,198 @@
+//! The append-only fact log: `daily/YYYY-MM-DD.jsonl`, one fact per line,
+//! each file named by the UTC day of its facts' `recorded_at`.
+//!
+//! Appends are one `write` of whole lines on an `O_APPEND` descriptor, then
+//! fsync (see [`atomic_io::append`]). Reads apply the partial-tail rule: an
+//! unterminated final line is used when it is a complete valid fact (the
+//! next append keeps it too) and ignored otherwise; anything invalid before
+//! it is a corruption error naming the file and line. Files whose names are
+//! not `YYYY-MM-DD.jsonl` are ignored. This module never rewrites a line.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::atomic_io;
+use crate::error::{Error, IoContext, Location, Result};
+use crate::fact::Fact;
+
+/// The daily fact log of one workspace.
+#[derive(Debug, Clone)]
+pub struct FactLog {
+    dir: PathBuf,
+    workspace_id: String,
+}
+
+/// One daily log file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DayFile {
+    /// `YYYY-MM-DD`.
+    pub day: String,
+    /// Its path.
+    pub path: PathBuf,
+}
+
+impl FactLog {
+    /// Returns the log stored in `daily_dir` for `workspace_id`.
+    pub fn new(daily_dir: PathBuf, workspace_id: String) -> FactLog {
+        FactLog { dir: daily_dir, workspace_id }
+    }
+
+    /// Returns the `daily/` directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Returns the path of the log of `day` (`YYYY-MM-DD`).
+    pub fn path_for_day(&self, day: &str) -> PathBuf {
+        self.dir.join(format!("{day}.jsonl"))
+    }
+
+    /// Returns the daily files, oldest first.
+    ///
+    /// Errors: [`Error::Io`]; [`Error::Corrupt`] when `daily/` is a symlink.
+    pub fn days(&self) -> Result<Vec<DayFile>> {
+        atomic_io::refuse_symlink(&self.dir)?;
+        let entries = match fs::read_dir(&self.dir) {
+            Ok(entries) => entries,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(err) => return Err(err).at(&self.dir),
+        };
+        let mut days = Vec::new();
+        for entry in entries {
+            let entry = entry.at(&self.dir)?;
+            let name = entry.file_name();
+            let Some(day) = name.to_str().and_then(|n| n.strip_suffix(".jsonl")) else { continue };
+            if is_day_name(day) {
+                days.push(DayFile { day: day.to_owned(), path: entry.path() });
+            }
+        }
+        days.sort_by(|a, b| a.day.cmp(&b.day));
+        Ok(days)
+    }
+
+    /// Reads the facts of one daily file in file order (empty if missing).
+    ///
+    /// Errors: [`Error::Corrupt`] naming file and line, [`Error::Scope`] for
+    /// a fact of another workspace, [`Error::Io`].
+    pub fn read_file(&self, path: &Path) -> Result<Vec<Fact>> {
+        let Some(data) = atomic_io::read_optional(path)? else { return Ok(Vec::new()) };
+        let mut facts = Vec::with_capacity(data.len() / 256);
+        for (number, line, terminated) in atomic_io::lines(&data) {
+            match Fact::parse_line(line) {
+                Ok(fact) => {
+                    if fact.workspace_id != self.workspace_id {
+                        return Err(Error::Scope {
+                            location: Location::line(path, number),
+                            found: fact.workspace_id,
+                            expected: self.workspace_id.clone(),
+                        });
+                    }
+                    facts.push(fact);
+                }
+                // A torn final line is an unacknowledged append: ignore it.
+                Err(_) if !terminated => {}
+                Err(message) => return Err(Error::corrupt(Location::line(path, number), message)),
+            }
+        }
+        Ok(facts)
+    }
+
+    /// Reads every fact, ordered by (recorded_at instant, fact_id). A fact id
+    /// repeated with identical content is read once; repeated with other
+    /// content it is a corruption error.
+    ///
+    /// Errors: as [`FactLog::read_file`].
+    pub fn read_all(&self) -> Result<Vec<Fact>> {
+        let mut all = Vec::new();
+        let mut seen: HashMap<String, (PathBuf, usize)> = HashMap::new();
+        for day in self.days()? {
+            for fact in self.read_file(&day.path)? {
+                if let Some((first_path, index)) = seen.get(&fact.fact_id) {
+                    let first: &Fact = &all[*index];
+                    if *first == fact {
+                        continue;
+                    }
+                    return Err(Error::corrupt(
+                        Location::file(&day.path),
+                        format!(
+                            "fact id {} is used twice with different content (first in {})",
+                            fact.fact_id,
+                            first_path.display()
+                        ),
+                    ));
+                }
+                seen.insert(fact.fact_id.clone(), (day.path.clone(), all.len()));
+                all.push(fact);
+            }
+        }
+        all.sort_by(|a, b| (a.recorded_at.instant(), &a.fact_id).cmp(&(b.recorded_at.instant(), &b.fact_id)));
+        Ok(all)
+    }
+
+    /// Returns up to `limit` most recent facts accepted by `keep`, oldest of
+    /// them first, reading the newest daily files first and stopping as soon
+    /// as older files cannot change the answer.
+    ///
+    /// Errors: as [`FactLog::read_file`], for the files it opens.
+    pub fn recent(&self, limit: usize, keep: impl Fn(&Fact) -> bool) -> Result<Vec<Fact>> {
+        let mut found: Vec<Fact> = Vec::new();
+        if limit == 0 {
+            return Ok(found);
+        }
+        for day in self.days()?.into_iter().rev() {
+            let mut facts: Vec<Fact> = self.read_file(&day.path)?.into_iter().filter(&keep).collect();
+            facts.sort_by(|a, b| (a.recorded_at.instant(), &a.fact_id).cmp(&(b.recorded_at.instant(), &b.fact_id)));
+            // Every fact of a newer file is newer than those of older files.
+            let take = facts.len().min(limit - found.len());
+            let mut newest: Vec<Fact> = facts.split_off(facts.len() - take);
+            newest.append(&mut found);
+            found = newest;
+            if found.len() == limit {
+                break;
+            }
+        }
+        Ok(found)
+    }
+
+    /// Appends facts durably: for each daily file they belong to, one write
+    /// of all its lines and one fsync. The memory and `daily/` directories
+    /// must exist.
+    ///
+    /// Errors: [`Error::Io`], [`Error::Corrupt`] for a symlinked file.
+    pub fn append(&self, facts: &[Fact]) -> Result<()> {
+        atomic_io::refuse_symlink(&self.dir)?;
+        let mut by_day: BTreeMap<String, String> = BTreeMap::new();
+        for fact in facts {
+            by_day.entry(fact.recorded_at.utc_day()).or_default().push_str(&fact.to_line());
+        }
+        for (day, lines) in by_day {
+            atomic_io::append(&self.path_for_day(&day), lines.as_bytes(), &|fragment| {
+                Fact::parse_line(fragment).is_ok()
+            })?;
+        }
+        Ok(())
+    }
+}
+
+fn is_day_name(day: &str) -> bool {
+    let b = day.as_bytes();
+    b.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b.iter().enumerate().all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn day_names() {
+        assert!(is_day_name("2026-01-31"));
+        for bad in ["2026-1-31", "notes", "2026-01-31x", "2026_01_31"] {
+            assert!(!is_day_name(bad));
+        }
+    }
+}

@@ -1,0 +1,160 @@
+//! Timestamps as SPEC section 2 writes them.
+//!
+//! A [`Stamp`] keeps the string read from disk verbatim (ids and hashes
+//! depend on it) next to the parsed instant, which every ordering decision
+//! uses. New stamps are written like Python's `datetime.isoformat()` in UTC
+//! with a `Z` suffix: no fraction when the microseconds are zero, else six
+//! digits.
+
+use std::cmp::Ordering;
+use std::fmt;
+use std::str::FromStr;
+
+use jiff::Timestamp;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// An RFC 3339 instant with its original text.
+#[derive(Clone, Debug)]
+pub struct Stamp {
+    text: String,
+    at: Timestamp,
+}
+
+impl Stamp {
+    /// Returns the stamp for `at`, truncated to microseconds and written in
+    /// the Python-compatible UTC form.
+    pub fn from_timestamp(at: Timestamp) -> Stamp {
+        let micros = at.as_microsecond();
+        // Microsecond precision is what the Python implementation can store.
+        let at = Timestamp::from_microsecond(micros).unwrap_or(at);
+        let frac = at.subsec_microsecond();
+        let base = at.strftime("%Y-%m-%dT%H:%M:%S").to_string();
+        let text = if frac == 0 { format!("{base}Z") } else { format!("{base}.{frac:06}Z") };
+        Stamp { text, at }
+    }
+
+    /// Parses an RFC 3339 instant with an explicit offset, keeping `text`
+    /// verbatim.
+    ///
+    /// Returns a message fragment on failure.
+    pub fn parse(text: &str) -> Result<Stamp, String> {
+        let at = parse_instant(text)?;
+        Ok(Stamp { text: text.to_owned(), at })
+    }
+
+    /// Parses any RFC 3339 instant (any offset) and returns it normalised to
+    /// the UTC form new records use.
+    pub fn parse_normalized(text: &str) -> Result<Stamp, String> {
+        Ok(Stamp::from_timestamp(parse_instant(text)?))
+    }
+
+    /// Returns the text as stored.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Returns the instant.
+    pub fn instant(&self) -> Timestamp {
+        self.at
+    }
+
+    /// Returns the UTC calendar date as `YYYY-MM-DD`.
+    pub fn utc_day(&self) -> String {
+        self.at.strftime("%Y-%m-%d").to_string()
+    }
+}
+
+fn parse_instant(text: &str) -> Result<Timestamp, String> {
+    // RFC 3339 needs a date, a 'T' and an explicit offset; jiff's parser is
+    // more lenient, so the shape is checked first.
+    let bytes = text.as_bytes();
+    let shaped = bytes.len() >= 20
+        && bytes[4] == b'-'
+        && bytes[7] == b'-'
+        && matches!(bytes[10], b'T' | b't')
+        && (bytes.ends_with(b"Z")
+            || bytes.ends_with(b"z")
+            || bytes[bytes.len() - 6..].starts_with(b"+")
+            || bytes[bytes.len() - 6..].starts_with(b"-"));
+    if !shaped {
+        return Err(format!("{text:?} is not an RFC 3339 instant with an offset (e.g. 2026-01-01T12:00:00Z)"));
+    }
+    let at = Timestamp::from_str(text).map_err(|err| format!("{text:?} is not a valid RFC 3339 instant: {err}"))?;
+    let year = at.strftime("%Y").to_string().parse::<i32>().unwrap_or(0);
+    if !(1..=9999).contains(&year) {
+        return Err(format!("{text:?} is outside the years 0001-9999"));
+    }
+    Ok(at)
+}
+
+impl PartialEq for Stamp {
+    fn eq(&self, other: &Self) -> bool {
+        self.at == other.at && self.text == other.text
+    }
+}
+
+impl Eq for Stamp {}
+
+impl PartialOrd for Stamp {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Stamp {
+    /// Orders by instant; equal instants written differently are ordered by
+    /// text so the order stays total and deterministic.
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.at.cmp(&other.at).then_with(|| self.text.cmp(&other.text))
+    }
+}
+
+impl fmt::Display for Stamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl Serialize for Stamp {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.text)
+    }
+}
+
+impl<'de> Deserialize<'de> for Stamp {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Stamp::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_isoformat_layout() {
+        let whole = Stamp::parse_normalized("2026-01-01T13:00:00+01:00").unwrap();
+        assert_eq!(whole.as_str(), "2026-01-01T12:00:00Z");
+        let frac = Stamp::parse_normalized("2026-01-01T12:00:00.5Z").unwrap();
+        assert_eq!(frac.as_str(), "2026-01-01T12:00:00.500000Z");
+        let nanos = Stamp::parse_normalized("2026-01-01T12:00:00.123456789Z").unwrap();
+        assert_eq!(nanos.as_str(), "2026-01-01T12:00:00.123456Z");
+        assert_eq!(whole.utc_day(), "2026-01-01");
+    }
+
+    #[test]
+    fn rejects_offset_free_and_garbage() {
+        for bad in ["2026-01-01T12:00:00", "2026-01-01", "yesterday", "2026-13-01T00:00:00Z", ""] {
+            assert!(Stamp::parse(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn keeps_text_verbatim_and_orders_by_instant() {
+        let a = Stamp::parse("2026-01-01T12:00:00+00:00").unwrap();
+        let b = Stamp::parse("2026-01-01T11:30:00Z").unwrap();
+        assert_eq!(a.as_str(), "2026-01-01T12:00:00+00:00");
+        assert!(b < a);
+    }
+}

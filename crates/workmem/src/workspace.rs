@@ -1,0 +1,386 @@
+//! Opening a workspace and the operations of the library surface: append,
+//! read, distill, memory, context.
+//!
+//! A workspace is one project directory; its identity is the SHA-256 of the
+//! canonical path, so relative paths and symlinks to one project open the
+//! same workspace. Everything durable lives in the memory directory
+//! (default `<project>/.workmem/memory`). Canonical files are only replaced
+//! through `atomic_io::replace`, logs only appended through
+//! `atomic_io::append`, and every read-modify-write holds the workspace lock.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::atomic_io;
+use crate::canon;
+use crate::clock::{Clock, SystemClock};
+use crate::config::Config;
+use crate::conflict_queue::ConflictQueue;
+use crate::curated_state::CuratedState;
+use crate::distill::{self, Policy, Report};
+use crate::error::{Error, IoContext, Result};
+use crate::fact::{Fact, NewFact};
+use crate::fact_log::FactLog;
+use crate::failpoint;
+use crate::lock::WorkspaceLock;
+use crate::projection;
+use crate::stamp::Stamp;
+
+/// Default memory directory, relative to the project.
+pub const DEFAULT_MEMORY_DIR: &str = ".workmem/memory";
+/// Facts appended per batch by [`Workspace::import`] (one fsync per batch
+/// and daily file).
+pub const IMPORT_BATCH: usize = 10_000;
+
+/// An open workspace.
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    project: PathBuf,
+    memory_dir: PathBuf,
+    workspace_id: String,
+    log: FactLog,
+    clock: Arc<dyn Clock>,
+    config: Config,
+}
+
+/// Facts per daily log, as listed by [`Workspace::log_days`].
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct DaySummary {
+    /// `YYYY-MM-DD`.
+    pub day: String,
+    /// Number of facts in the file.
+    pub facts: usize,
+}
+
+impl Workspace {
+    /// Opens the workspace of `project` (which must exist). `memory_dir`
+    /// overrides the default `<project>/.workmem/memory`; a relative one is
+    /// taken relative to the project. Nothing is created.
+    ///
+    /// Errors: [`Error::Io`] when the project cannot be resolved,
+    /// [`Error::InvalidInput`] for a non-UTF-8 path.
+    pub fn open(project: &Path, memory_dir: Option<&Path>) -> Result<Workspace> {
+        let project = std::fs::canonicalize(project).at(project)?;
+        if !project.is_dir() {
+            return Err(Error::invalid("project", format!("{} is not a directory", project.display())));
+        }
+        let text = project
+            .to_str()
+            .ok_or_else(|| Error::invalid("project", format!("{} is not valid UTF-8", project.display())))?;
+        let workspace_id = canon::workspace_id(text);
+        let memory_dir = match memory_dir {
+            Some(dir) if dir.is_absolute() => dir.to_path_buf(),
+            Some(dir) => project.join(dir),
+            None => project.join(DEFAULT_MEMORY_DIR),
+        };
+        let log = FactLog::new(memory_dir.join("daily"), workspace_id.clone());
+        Ok(Workspace {
+            project,
+            memory_dir,
+            workspace_id,
+            log,
+            clock: Arc::new(SystemClock),
+            config: Config::default(),
+        })
+    }
+
+    /// Returns this workspace reading time and fresh ids from `clock`.
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Workspace {
+        self.clock = clock;
+        self
+    }
+
+    /// Returns this workspace with `config`.
+    ///
+    /// Errors: [`Error::InvalidInput`] for an out-of-range value.
+    pub fn with_config(mut self, config: Config) -> Result<Workspace> {
+        config.validate()?;
+        self.config = config;
+        Ok(self)
+    }
+
+    /// Returns the canonical project directory.
+    pub fn project(&self) -> &Path {
+        &self.project
+    }
+
+    /// Returns the memory directory.
+    pub fn memory_dir(&self) -> &Path {
+        &self.memory_dir
+    }
+
+    /// Returns the workspace id.
+    pub fn workspace_id(&self) -> &str {
+        &self.workspace_id
+    }
+
+    /// Returns the configuration in use.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Returns the fact log.
+    pub fn log(&self) -> &FactLog {
+        &self.log
+    }
+
+    /// Returns the current time of the workspace's clock.
+    pub fn now(&self) -> Stamp {
+        self.clock.now()
+    }
+
+    /// Returns the path of a file in the memory directory.
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.memory_dir.join(name)
+    }
+
+    /// Creates the memory directory and `daily/` (mode 0700) if missing.
+    ///
+    /// Errors: [`Error::Io`], [`Error::Corrupt`] for a symlinked directory.
+    pub fn init(&self) -> Result<()> {
+        atomic_io::create_private_dir(&self.memory_dir)?;
+        atomic_io::create_private_dir(self.log.dir())
+    }
+
+    /// Validates `new` and returns the fact it would append, without writing.
+    ///
+    /// Errors: [`Error::InvalidInput`] naming the field.
+    pub fn prepare(&self, new: NewFact) -> Result<Fact> {
+        Fact::from_new(new, &self.workspace_id, self.clock.now(), || self.clock.fresh_id())
+    }
+
+    /// Appends one fact durably and returns it as stored. A fact whose
+    /// explicit id is already in the log with identical fields is not
+    /// written again (a safe retry).
+    ///
+    /// Errors: [`Error::InvalidInput`] (nothing written), [`Error::Io`].
+    pub fn remember(&self, new: NewFact) -> Result<Fact> {
+        let explicit_id = new.fact_id.is_some();
+        let fact = self.prepare(new)?;
+        if explicit_id && !self.reject_known_ids(std::slice::from_ref(&fact))?.is_empty() {
+            return Ok(fact);
+        }
+        self.init()?;
+        self.log.append(std::slice::from_ref(&fact))?;
+        Ok(fact)
+    }
+
+    /// Validates every fact first, then appends them in batches of
+    /// [`IMPORT_BATCH`], one write and one fsync per batch and daily file.
+    /// `progress` is called with the number appended so far. Facts with
+    /// explicit ids already stored identically are skipped.
+    ///
+    /// Errors: [`Error::InvalidInput`] naming the 1-based item (nothing
+    /// written), [`Error::Io`].
+    pub fn import(&self, items: Vec<NewFact>, progress: &mut dyn FnMut(usize)) -> Result<Vec<Fact>> {
+        let mut facts = Vec::with_capacity(items.len());
+        let mut ids = std::collections::HashSet::new();
+        for (index, new) in items.into_iter().enumerate() {
+            let fact = self.prepare(new).map_err(|err| match err {
+                Error::InvalidInput { field, message } => {
+                    Error::invalid(format!("{field} of item {}", index + 1), message)
+                }
+                other => other,
+            })?;
+            if !ids.insert(fact.fact_id.clone()) {
+                return Err(Error::invalid(
+                    format!("fact_id of item {}", index + 1),
+                    format!("{} appears twice in the input", fact.fact_id),
+                ));
+            }
+            facts.push(fact);
+        }
+        let known = self.reject_known_ids(&facts)?;
+        facts.retain(|f| !known.contains(&f.fact_id));
+        self.init()?;
+        let mut done = 0;
+        for batch in facts.chunks(IMPORT_BATCH) {
+            self.log.append(batch)?;
+            done += batch.len();
+            progress(done);
+        }
+        Ok(facts)
+    }
+
+    /// Returns the ids among `facts` already stored with identical fields;
+    /// fails when one is stored with different fields.
+    fn reject_known_ids(&self, facts: &[Fact]) -> Result<std::collections::HashSet<String>> {
+        let wanted: std::collections::HashMap<&str, &Fact> = facts.iter().map(|f| (f.fact_id.as_str(), f)).collect();
+        let mut known = std::collections::HashSet::new();
+        for stored in self.log.read_all()? {
+            if let Some(new) = wanted.get(stored.fact_id.as_str()) {
+                if **new != stored {
+                    return Err(Error::invalid(
+                        "fact_id",
+                        format!("{} is already used by another fact", stored.fact_id),
+                    ));
+                }
+                known.insert(stored.fact_id);
+            }
+        }
+        Ok(known)
+    }
+
+    /// Returns every fact, ordered by (recorded_at, fact_id).
+    ///
+    /// Errors: [`Error::Corrupt`] naming file and line, [`Error::Scope`],
+    /// [`Error::Io`].
+    pub fn facts(&self) -> Result<Vec<Fact>> {
+        self.log.read_all()
+    }
+
+    /// Returns the facts recorded on `day` (`YYYY-MM-DD`, UTC), in file
+    /// order.
+    ///
+    /// Errors: as [`Workspace::facts`].
+    pub fn facts_on(&self, day: &str) -> Result<Vec<Fact>> {
+        self.log.read_file(&self.log.path_for_day(day))
+    }
+
+    /// Returns the `limit` most recent facts (any kind, keyed or not), oldest
+    /// first, reading only the newest daily files.
+    ///
+    /// Errors: as [`Workspace::facts`].
+    pub fn recent_facts(&self, limit: usize) -> Result<Vec<Fact>> {
+        self.log.recent(limit, |_| true)
+    }
+
+    /// Returns one summary per daily log, oldest first.
+    ///
+    /// Errors: as [`Workspace::facts`].
+    pub fn log_days(&self) -> Result<Vec<DaySummary>> {
+        self.log
+            .days()?
+            .into_iter()
+            .map(|day| Ok(DaySummary { facts: self.log.read_file(&day.path)?.len(), day: day.day }))
+            .collect()
+    }
+
+    /// Returns the curated state (empty when `curated.json` does not exist).
+    ///
+    /// Errors: [`Error::Corrupt`] naming the entry, [`Error::Scope`],
+    /// [`Error::Io`].
+    pub fn curated(&self) -> Result<CuratedState> {
+        Ok(self.curated_with_bytes()?.0)
+    }
+
+    fn curated_with_bytes(&self) -> Result<(CuratedState, Option<Vec<u8>>)> {
+        let path = self.file("curated.json");
+        match atomic_io::read_optional(&path)? {
+            None => Ok((CuratedState::new(), None)),
+            Some(data) => Ok((CuratedState::decode(&data, &path, &self.workspace_id)?, Some(data))),
+        }
+    }
+
+    /// Returns the conflict queue (empty when `conflicts.json` does not
+    /// exist).
+    ///
+    /// Errors: [`Error::Corrupt`] naming the case, [`Error::Scope`],
+    /// [`Error::Io`].
+    pub fn conflicts(&self) -> Result<ConflictQueue> {
+        let path = self.file("conflicts.json");
+        match atomic_io::read_optional(&path)? {
+            None => Ok(ConflictQueue::default()),
+            Some(data) => ConflictQueue::decode(&data, &path, &self.workspace_id),
+        }
+    }
+
+    /// Takes the workspace lock (creating the memory directory if needed).
+    ///
+    /// Errors: [`Error::Io`].
+    pub fn lock(&self) -> Result<WorkspaceLock> {
+        self.init()?;
+        WorkspaceLock::acquire(&self.memory_dir)
+    }
+
+    /// Runs the distill policy at `as_of` (default now) and saves what
+    /// changed: curated.json then MEMORY.md, then conflicts.json. With
+    /// `dry_run` nothing is written and no lock is taken.
+    ///
+    /// Errors: [`Error::InvalidInput`] for a bad policy; read errors as
+    /// [`Workspace::facts`]; [`Error::Io`].
+    pub fn distill(&self, policy: &Policy, as_of: Option<Stamp>, dry_run: bool) -> Result<Report> {
+        policy.validate()?;
+        let as_of = as_of.unwrap_or_else(|| self.clock.now());
+        let _lock = if dry_run { None } else { Some(self.lock()?) };
+        let facts = self.log.read_all()?;
+        let (curated, curated_bytes) = self.curated_with_bytes()?;
+        let queue = self.conflicts()?;
+        let outcome = distill::distill(&facts, &curated, &queue, policy, &as_of, &self.workspace_id)?;
+        if dry_run {
+            return Ok(outcome.report);
+        }
+        if outcome.curated_changed {
+            self.save_curated(&outcome.curated)?;
+        } else if curated_bytes.is_some() {
+            self.repair_projection(&curated)?;
+        }
+        failpoint::hit("distill_after_curated");
+        if outcome.queue_changed {
+            self.save_conflicts(&outcome.queue)?;
+        }
+        Ok(outcome.report)
+    }
+
+    /// Replaces curated.json, then MEMORY.md.
+    ///
+    /// Errors: [`Error::Io`]; [`Error::Corrupt`] if `state` breaks an
+    /// invariant.
+    pub fn save_curated(&self, state: &CuratedState) -> Result<()> {
+        let path = self.file("curated.json");
+        let bytes = state.encode(&path, &self.workspace_id)?;
+        atomic_io::replace(&path, &bytes)?;
+        failpoint::hit("between_curated_and_projection");
+        atomic_io::replace(&self.file("MEMORY.md"), projection::render_memory(&state.entries).as_bytes())
+    }
+
+    /// Replaces conflicts.json.
+    ///
+    /// Errors: [`Error::Io`]; [`Error::Corrupt`] if `queue` breaks an
+    /// invariant.
+    pub fn save_conflicts(&self, queue: &ConflictQueue) -> Result<()> {
+        let path = self.file("conflicts.json");
+        let bytes = queue.encode(&path, &self.workspace_id)?;
+        atomic_io::replace(&path, &bytes)
+    }
+
+    /// Rewrites MEMORY.md when it differs from the rendering of `state`;
+    /// returns the rendering.
+    fn repair_projection(&self, state: &CuratedState) -> Result<String> {
+        let rendered = projection::render_memory(&state.entries);
+        let path = self.file("MEMORY.md");
+        if atomic_io::read_optional(&path)?.as_deref() != Some(rendered.as_bytes()) {
+            atomic_io::replace(&path, rendered.as_bytes())?;
+        }
+        Ok(rendered)
+    }
+
+    /// Returns the MEMORY.md text, rebuilding the file from curated.json
+    /// when it differs. Without curated.json an existing MEMORY.md is
+    /// returned as is (empty string if there is none).
+    ///
+    /// Errors: [`Error::Corrupt`], [`Error::Scope`], [`Error::Io`].
+    pub fn memory(&self) -> Result<String> {
+        Ok(self.memory_and_state()?.0)
+    }
+
+    fn memory_and_state(&self) -> Result<(String, CuratedState)> {
+        let (state, bytes) = self.curated_with_bytes()?;
+        if bytes.is_none() {
+            let existing = atomic_io::read_optional(&self.file("MEMORY.md"))?;
+            return Ok((existing.map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default(), state));
+        }
+        Ok((self.repair_projection(&state)?, state))
+    }
+
+    /// Returns the bounded agent context (SPEC section 8) with `recent`
+    /// recent unkeyed facts (default from the config) within the configured
+    /// budget. Recent facts come from the newest daily files only.
+    ///
+    /// Errors: as [`Workspace::memory`] and [`Workspace::facts`].
+    pub fn context(&self, recent: Option<usize>) -> Result<String> {
+        let (memory, state) = self.memory_and_state()?;
+        let recent = self.log.recent(recent.unwrap_or(self.config.recent_facts), |f| f.memory_key.is_none())?;
+        Ok(projection::render_context(&memory, &state.entries, &recent, self.config.context_budget))
+    }
+}
