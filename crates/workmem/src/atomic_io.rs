@@ -11,7 +11,7 @@
 //! flight: a fragment seen under it is a crashed writer's, never a live one's.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, Read, Write};
 use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
 use std::path::Path;
 
@@ -201,15 +201,40 @@ fn last_line_start(file: &File, len: u64) -> io::Result<u64> {
     while end > 0 {
         let begin = end.saturating_sub(CHUNK);
         let chunk = &mut buf[..(end - begin) as usize];
-        let mut reader = file;
-        reader.seek(SeekFrom::Start(begin))?;
-        reader.read_exact(chunk)?;
+        file.read_exact_at(chunk, begin)?;
         if let Some(pos) = chunk.iter().rposition(|&b| b == b'\n') {
             return Ok(begin + pos as u64 + 1);
         }
         end = begin;
     }
     Ok(0)
+}
+
+/// Returns the last newline-terminated line of the file at `path` (without
+/// its newline), reading only the end of the file; `None` when the file is
+/// absent or holds no complete line. A torn final fragment is skipped.
+///
+/// Errors: [`Error::Io`], [`Error::Corrupt`] for a symlink.
+pub fn last_complete_line(path: &Path) -> Result<Option<Vec<u8>>> {
+    refuse_symlink(path)?;
+    let file = match OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(err).at(path),
+    };
+    let len = file.metadata().at(path)?.len();
+    // `end` is just after a newline; the line before it ends at `end - 1`.
+    let mut end = last_line_start(&file, len).at(path)?;
+    while end > 0 {
+        let start = last_line_start(&file, end - 1).at(path)?;
+        let mut line = vec![0u8; (end - 1 - start) as usize];
+        file.read_exact_at(&mut line, start).at(path)?;
+        if !line.iter().all(u8::is_ascii_whitespace) {
+            return Ok(Some(line));
+        }
+        end = start;
+    }
+    Ok(None)
 }
 
 /// Splits JSONL `data` into `(line number, line bytes, terminated)` for each

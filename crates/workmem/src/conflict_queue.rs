@@ -315,21 +315,32 @@ impl ConflictQueue {
 
     /// Checks every invariant; the message names the case.
     pub fn validate(&self, workspace_id: &str) -> std::result::Result<(), String> {
+        match self.problems(workspace_id).into_iter().next() {
+            Some(problem) => Err(problem),
+            None => Ok(()),
+        }
+    }
+
+    /// Returns every violated invariant, each message naming the case.
+    pub fn problems(&self, workspace_id: &str) -> Vec<String> {
+        let mut problems = Vec::new();
         let mut ids = HashSet::new();
         let mut revisions = HashSet::new();
         let mut open: BTreeSet<&str> = BTreeSet::new();
         for case in &self.cases {
             if !ids.insert(case.conflict_id.as_str()) {
-                return Err(format!("conflict id {} appears twice", case.conflict_id));
+                problems.push(format!("conflict id {} appears twice", case.conflict_id));
             }
             if !revisions.insert((case.memory_key.as_str(), case.revision)) {
-                return Err(format!("memory_key {} has two cases at revision {}", case.memory_key, case.revision));
+                problems.push(format!("memory_key {} has two cases at revision {}", case.memory_key, case.revision));
             }
             if case.is_open() && !open.insert(case.memory_key.as_str()) {
-                return Err(format!("memory_key {} has more than one open case", case.memory_key));
+                problems.push(format!("memory_key {} has more than one open case", case.memory_key));
             }
-            case.check(workspace_id)?;
+            if let Err(problem) = case.check(workspace_id) {
+                problems.push(problem);
+            }
         }
-        Ok(())
+        problems
     }
 }

@@ -191,10 +191,23 @@ impl CuratedState {
 
     /// Checks every invariant of SPEC section 4; the message names the entry.
     pub fn validate(&self) -> std::result::Result<(), String> {
+        match self.problems().into_iter().next() {
+            Some(problem) => Err(problem),
+            None => Ok(()),
+        }
+    }
+
+    /// Returns every violated invariant of SPEC section 4, each message
+    /// naming the entry.
+    pub fn problems(&self) -> Vec<String> {
+        let mut problems = Vec::new();
         let mut by_key: HashMap<&str, &Entry> = HashMap::with_capacity(self.entries.len());
         for entry in &self.entries {
+            if let Err(msg) = check_entry_fields(entry) {
+                problems.push(format!("entry {}: {msg}", entry.key));
+            }
             if by_key.insert(entry.key.as_str(), entry).is_some() {
-                return Err(format!("entry key {} appears twice", entry.key));
+                problems.push(format!("entry key {} appears twice", entry.key));
             }
         }
         let mut active_by_domain: BTreeMap<&str, &Entry> = BTreeMap::new();
@@ -202,7 +215,7 @@ impl CuratedState {
         for entry in &self.entries {
             let unique: BTreeSet<&String> = entry.evidence_ids.iter().collect();
             if entry.occurrences != unique.len() as u64 {
-                return Err(format!(
+                problems.push(format!(
                     "entry {} has occurrences {} but {} unique evidence ids",
                     entry.key,
                     entry.occurrences,
@@ -215,60 +228,59 @@ impl CuratedState {
                     || entry.supersedes.is_some()
                     || entry.superseded_by.is_some()
                 {
-                    return Err(format!("unkeyed entry {} must be revision 1, active and unlinked", entry.key));
+                    problems.push(format!("unkeyed entry {} must be revision 1, active and unlinked", entry.key));
                 }
                 continue;
             };
             domains.insert(domain);
             if entry.is_active() {
                 if let Some(other) = active_by_domain.insert(domain, entry) {
-                    return Err(format!(
-                        "memory_key {domain} has two active revisions: {} and {}",
-                        other.key, entry.key
-                    ));
+                    problems
+                        .push(format!("memory_key {domain} has two active revisions: {} and {}", other.key, entry.key));
                 }
                 if entry.superseded_by.is_some() {
-                    return Err(format!("active entry {} must not have superseded_by", entry.key));
+                    problems.push(format!("active entry {} must not have superseded_by", entry.key));
                 }
             } else if entry.superseded_by.is_none() {
-                return Err(format!("superseded entry {} has no superseded_by", entry.key));
+                problems.push(format!("superseded entry {} has no superseded_by", entry.key));
             }
             if entry.revision == 1 && entry.supersedes.is_some() {
-                return Err(format!("entry {} is revision 1 but has supersedes", entry.key));
+                problems.push(format!("entry {} is revision 1 but has supersedes", entry.key));
             }
             if entry.revision > 1 && entry.supersedes.is_none() {
-                return Err(format!("entry {} is revision {} but has no supersedes", entry.key, entry.revision));
+                problems.push(format!("entry {} is revision {} but has no supersedes", entry.key, entry.revision));
             }
         }
-        if let Some(domain) = domains.iter().find(|d| !active_by_domain.contains_key(*d)) {
-            return Err(format!("memory_key {domain} has no active revision"));
+        for domain in domains.iter().filter(|d| !active_by_domain.contains_key(*d)) {
+            problems.push(format!("memory_key {domain} has no active revision"));
         }
         for entry in &self.entries {
             if let Some(next) = entry.superseded_by.as_deref() {
                 match by_key.get(next) {
                     Some(successor) if successor.supersedes.as_deref() == Some(entry.key.as_str()) => {}
-                    _ => return Err(format!("entry {} has a broken superseded_by link to {next}", entry.key)),
+                    _ => problems.push(format!("entry {} has a broken superseded_by link to {next}", entry.key)),
                 }
             }
             if let Some(prev) = entry.supersedes.as_deref() {
                 let Some(previous) = by_key.get(prev) else {
-                    return Err(format!("entry {} has a broken supersedes link to {prev}", entry.key));
+                    problems.push(format!("entry {} has a broken supersedes link to {prev}", entry.key));
+                    continue;
                 };
                 if previous.superseded_by.as_deref() != Some(entry.key.as_str()) {
-                    return Err(format!("entry {} has a broken supersedes link to {prev}", entry.key));
+                    problems.push(format!("entry {} has a broken supersedes link to {prev}", entry.key));
                 }
                 if previous.memory_key != entry.memory_key {
-                    return Err(format!("entry {} supersedes {prev} of another memory_key", entry.key));
+                    problems.push(format!("entry {} supersedes {prev} of another memory_key", entry.key));
                 }
                 if entry.revision != previous.revision + 1 {
-                    return Err(format!(
+                    problems.push(format!(
                         "entry {} is revision {} but supersedes revision {}",
                         entry.key, entry.revision, previous.revision
                     ));
                 }
             }
         }
-        Ok(())
+        problems
     }
 }
 

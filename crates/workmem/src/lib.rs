@@ -14,6 +14,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod adjudication;
 pub mod atomic_io;
 pub mod canon;
 pub mod clock;
@@ -25,11 +26,16 @@ pub mod error;
 pub mod fact;
 pub mod fact_log;
 pub mod failpoint;
+pub mod history;
+pub mod journal;
 pub mod lock;
 pub mod projection;
+mod resolve;
 pub mod stamp;
+pub mod verify;
 pub mod workspace;
 
+pub use adjudication::Resolution;
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use config::Config;
 pub use conflict_queue::{Candidate, Case, CaseStatus, ConflictQueue};
@@ -37,5 +43,8 @@ pub use curated_state::{CuratedState, Entry, Status};
 pub use distill::{Policy, Report};
 pub use error::{Error, Location, Result};
 pub use fact::{Fact, Kind, NewFact};
+pub use history::History;
+pub use journal::Adjudication;
 pub use stamp::Stamp;
+pub use verify::Problem;
 pub use workspace::Workspace;

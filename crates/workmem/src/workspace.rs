@@ -55,7 +55,8 @@ pub struct DaySummary {
 impl Workspace {
     /// Opens the workspace of `project` (which must exist). `memory_dir`
     /// overrides the default `<project>/.workmem/memory`; a relative one is
-    /// taken relative to the project. Nothing is created.
+    /// taken relative to the project. Nothing is created, except when an
+    /// unfinished resolution must be recovered (see [`Workspace::recover`]).
     ///
     /// Errors: [`Error::Io`] when the project cannot be resolved,
     /// [`Error::InvalidInput`] for a non-UTF-8 path.
@@ -346,7 +347,7 @@ impl Workspace {
 
     /// Rewrites MEMORY.md when it differs from the rendering of `state`;
     /// returns the rendering.
-    fn repair_projection(&self, state: &CuratedState) -> Result<String> {
+    pub(crate) fn repair_projection(&self, state: &CuratedState) -> Result<String> {
         let rendered = projection::render_memory(&state.entries);
         let path = self.file("MEMORY.md");
         if atomic_io::read_optional(&path)?.as_deref() != Some(rendered.as_bytes()) {

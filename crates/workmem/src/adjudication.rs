@@ -1,0 +1,182 @@
+//! Human adjudication (SPEC section 6): validating a decision against the
+//! current state and planning its effect. Pure: the workspace runs the plan
+//! through the journal.
+//!
+//! Only a trusted human entry point may resolve a conflict; no model tool
+//! reaches this module.
+
+use crate::canon;
+use crate::conflict_queue::{Case, CaseStatus, ConflictQueue};
+use crate::curated_state::{CuratedState, Entry, Status};
+use crate::distill::observed_fact_ids;
+use crate::error::{Error, Result};
+use crate::journal::{Adjudication, JOURNAL_SCHEMA_VERSION};
+use crate::stamp::Stamp;
+
+/// Longest actor or rationale, in characters.
+pub const MAX_ACTOR_CHARS: usize = 1_000;
+
+/// A reviewer's decision on one conflict case.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolution {
+    /// The case.
+    pub conflict_id: String,
+    /// The chosen candidate.
+    pub candidate_id: String,
+    /// The case revision the reviewer saw (>= 1).
+    pub expected_revision: i64,
+    /// Who decides.
+    pub actor: String,
+    /// Why.
+    pub rationale: String,
+    /// Idempotency key of the decision.
+    pub event_id: String,
+    /// When; default now.
+    pub resolved_at: Option<Stamp>,
+}
+
+impl Resolution {
+    /// Returns the resolution with ids checked and actor and rationale
+    /// cleaned.
+    ///
+    /// Errors: [`Error::InvalidInput`] naming the field.
+    pub fn validated(mut self) -> Result<Resolution> {
+        canon::check_id("conflict_id", &self.conflict_id)?;
+        canon::check_id("candidate_id", &self.candidate_id)?;
+        canon::check_id("event_id", &self.event_id)?;
+        if self.expected_revision < 1 || self.expected_revision > i64::from(u32::MAX) {
+            return Err(Error::invalid("revision", format!("{} must be an integer >= 1", self.expected_revision)));
+        }
+        self.actor = canon::clean_text("actor", &self.actor, MAX_ACTOR_CHARS)?;
+        self.rationale = canon::clean_text("rationale", &self.rationale, MAX_ACTOR_CHARS)?;
+        Ok(self)
+    }
+
+    /// Returns whether a stored adjudication records this same decision.
+    pub fn matches(&self, stored: &Adjudication) -> bool {
+        stored.conflict_id == self.conflict_id
+            && i64::from(stored.case_revision) == self.expected_revision
+            && stored.selected_candidate_id == self.candidate_id
+            && stored.actor == self.actor
+            && stored.rationale == self.rationale
+    }
+}
+
+/// The effect of a decision: the after states and the audit record.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Curated state after the decision.
+    pub curated_after: CuratedState,
+    /// Conflict queue after the decision.
+    pub queue_after: ConflictQueue,
+    /// The audit record.
+    pub adjudication: Adjudication,
+}
+
+/// Checks `resolution` (already validated) against the current state and
+/// returns its plan. `domain_fact_ids` are the ids of every fact in the log
+/// with the case's memory_key.
+///
+/// Errors: [`Error::ResolutionRejected`] for an unknown conflict or
+/// candidate; [`Error::StaleResolution`] when the revision differs, the case
+/// is closed, the active entry changed, or the evidence changed.
+pub fn plan<'a>(
+    resolution: &Resolution,
+    curated: &CuratedState,
+    queue: &ConflictQueue,
+    domain_fact_ids: impl Fn(&str) -> Vec<&'a str>,
+    resolved_at: Stamp,
+    workspace_id: &str,
+) -> Result<Plan> {
+    let id = &resolution.conflict_id;
+    let case = queue.get(id).ok_or_else(|| Error::ResolutionRejected(format!("unknown conflict {id}")))?;
+    if i64::from(case.revision) != resolution.expected_revision {
+        return Err(Error::StaleResolution(format!(
+            "conflict {id} is at revision {}, not {}; review it again",
+            case.revision, resolution.expected_revision
+        )));
+    }
+    if case.status != CaseStatus::Open {
+        return Err(Error::StaleResolution(format!("conflict {id} is {}, not open", case.status.as_str())));
+    }
+    let candidate = case.candidate(&resolution.candidate_id).ok_or_else(|| {
+        Error::ResolutionRejected(format!("candidate {} is not part of conflict {id}", resolution.candidate_id))
+    })?;
+    let active = curated.active_for(&case.memory_key);
+    if active.map(|e| e.key.as_str()) != case.active_entry_key.as_deref() {
+        return Err(Error::StaleResolution(format!(
+            "the active value of {} changed since conflict {id} was detected",
+            case.memory_key
+        )));
+    }
+    let observed = observed_fact_ids(domain_fact_ids(&case.memory_key), &case.candidates);
+    if observed != case.observed_fact_ids {
+        return Err(Error::StaleResolution(format!(
+            "evidence changed: facts with memory_key {} were added since conflict {id} was detected; run distill and review again",
+            case.memory_key
+        )));
+    }
+
+    let mut curated_after = curated.clone();
+    let resulting_key = if candidate.incumbent {
+        // Keeping the incumbent records the decision only.
+        case.active_entry_key.clone().unwrap_or_default()
+    } else {
+        promote_candidate(&mut curated_after, case, candidate)
+    };
+    let mut queue_after = queue.clone();
+    let closed = queue_after.cases.iter_mut().find(|c| c.conflict_id == *id).expect("case found above");
+    closed.status = CaseStatus::Resolved;
+    closed.resolved_at = Some(resolved_at.clone());
+    closed.selected_candidate_id = Some(candidate.candidate_id.clone());
+    closed.resolution_event_id = Some(resolution.event_id.clone());
+    closed.resolution_actor = Some(resolution.actor.clone());
+    closed.resolution_rationale = Some(resolution.rationale.clone());
+    closed.resulting_active_entry_key = Some(resulting_key.clone());
+    let adjudication = Adjudication {
+        event_id: resolution.event_id.clone(),
+        workspace_id: workspace_id.to_owned(),
+        conflict_id: id.clone(),
+        case_revision: case.revision,
+        selected_candidate_id: candidate.candidate_id.clone(),
+        actor: resolution.actor.clone(),
+        rationale: resolution.rationale.clone(),
+        resolved_at,
+        prior_active_entry_key: case.active_entry_key.clone(),
+        resulting_active_entry_key: resulting_key,
+        evidence_ids: candidate.evidence_ids.clone(),
+        schema_version: JOURNAL_SCHEMA_VERSION,
+    };
+    Ok(Plan { curated_after, queue_after, adjudication })
+}
+
+/// Adds the next revision of the case's domain from `candidate`, superseding
+/// the active one; returns its key.
+fn promote_candidate(state: &mut CuratedState, case: &Case, candidate: &crate::conflict_queue::Candidate) -> String {
+    let memory_key = &case.memory_key;
+    let previous = state.entries.iter_mut().find(|e| e.is_active() && e.memory_key.as_deref() == Some(memory_key));
+    let revision = previous.as_ref().map_or(1, |e| e.revision + 1);
+    let key = canon::keyed_entry_key(memory_key, revision, candidate.kind.as_str(), &candidate.content);
+    let supersedes = previous.map(|old| {
+        old.status = Status::Superseded;
+        old.superseded_by = Some(key.clone());
+        old.key.clone()
+    });
+    state.entries.push(Entry {
+        key: key.clone(),
+        kind: candidate.kind,
+        content: candidate.content.clone(),
+        first_seen: candidate.first_seen.clone(),
+        last_seen: candidate.last_seen.clone(),
+        evidence_ids: candidate.evidence_ids.clone(),
+        occurrences: candidate.evidence_ids.len() as u64,
+        memory_key: Some(memory_key.clone()),
+        revision,
+        status: Status::Active,
+        supersedes,
+        superseded_by: None,
+    });
+    state.sort();
+    state.schema_version = crate::curated_state::CURATED_SCHEMA_VERSION;
+    key
+}

@@ -1,0 +1,417 @@
+//! The adjudication journal: the audit stream of human decisions
+//! (`conflict-adjudications.jsonl`) and the transaction journal
+//! (`conflict-resolution-transactions.jsonl`) that makes one decision's
+//! three-file change recoverable (SPEC sections 6 and 7).
+//!
+//! A resolution appends a `prepared` line holding the whole intent (before
+//! and after snapshots of the curated entries and conflict cases, and the
+//! adjudication), then applies each target and appends its phase line only
+//! once the target is durable: `curated_applied`, `conflict_closed`,
+//! `audit_appended`, `committed`. Recovery rolls an unfinished transaction
+//! forward idempotently and stops, changing nothing, when a target matches
+//! neither snapshot or the intent does not hash to its recorded digest.
+//!
+//! Every change of the canonical files holds the workspace lock and first
+//! finishes any pending transaction, so only the last transaction of the
+//! journal can be unfinished: opening a workspace reads the journal's last
+//! line only, whatever its length. `verify` checks the whole journal.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::atomic_io;
+use crate::canon::{self, JsonStyle};
+use crate::conflict_queue::Case;
+use crate::curated_state::Entry;
+use crate::error::{Error, Location, Result};
+use crate::stamp::Stamp;
+
+/// File name of the audit stream.
+pub const AUDIT_FILE: &str = "conflict-adjudications.jsonl";
+/// File name of the transaction journal.
+pub const JOURNAL_FILE: &str = "conflict-resolution-transactions.jsonl";
+/// Schema version of adjudications, intents and journal lines.
+pub const JOURNAL_SCHEMA_VERSION: u32 = 1;
+
+/// One human decision, as appended to the audit stream. Format-stable.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Adjudication {
+    /// Caller-chosen idempotency key of the decision.
+    pub event_id: String,
+    /// Owning workspace.
+    pub workspace_id: String,
+    /// The case decided.
+    pub conflict_id: String,
+    /// The case revision the reviewer saw.
+    pub case_revision: u32,
+    /// The chosen candidate.
+    pub selected_candidate_id: String,
+    /// Who decided.
+    pub actor: String,
+    /// Why.
+    pub rationale: String,
+    /// When.
+    pub resolved_at: Stamp,
+    /// The domain's active entry before the decision.
+    pub prior_active_entry_key: Option<String>,
+    /// The domain's active entry after the decision.
+    pub resulting_active_entry_key: String,
+    /// Evidence of the chosen candidate.
+    pub evidence_ids: Vec<String>,
+    /// Always 1.
+    pub schema_version: u32,
+}
+
+impl Adjudication {
+    /// Returns the JSONL record, newline included.
+    pub fn to_line(&self) -> String {
+        line_of(self)
+    }
+}
+
+/// The full description of one resolution transaction. Format-stable: its
+/// canonical JSON is hashed into every journal line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Intent {
+    /// `resolution-` + 24 hex of (workspace, event id).
+    pub transaction_id: String,
+    /// Owning workspace.
+    pub workspace_id: String,
+    /// The case decided.
+    pub conflict_id: String,
+    /// The adjudication's event id.
+    pub event_id: String,
+    /// When the transaction was prepared.
+    pub prepared_at: Stamp,
+    /// Curated entries before, in canonical order.
+    pub curated_before: Vec<Entry>,
+    /// Curated entries after, in canonical order.
+    pub curated_after: Vec<Entry>,
+    /// Conflict cases before, in canonical order.
+    pub conflicts_before: Vec<Case>,
+    /// Conflict cases after, in canonical order.
+    pub conflicts_after: Vec<Case>,
+    /// The audit record to append.
+    pub adjudication: Adjudication,
+    /// Always 1.
+    pub schema_version: u32,
+}
+
+/// Phases of a transaction, in the only order they may appear.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// The intent is durable; nothing applied yet.
+    Prepared,
+    /// curated.json (and MEMORY.md) hold the after snapshot.
+    CuratedApplied,
+    /// conflicts.json holds the after snapshot.
+    ConflictClosed,
+    /// The adjudication is in the audit stream.
+    AuditAppended,
+    /// Done.
+    Committed,
+}
+
+impl Phase {
+    /// Every phase in order.
+    pub const ALL: [Phase; 5] =
+        [Phase::Prepared, Phase::CuratedApplied, Phase::ConflictClosed, Phase::AuditAppended, Phase::Committed];
+}
+
+impl fmt::Display for Phase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = match self {
+            Phase::Prepared => "prepared",
+            Phase::CuratedApplied => "curated_applied",
+            Phase::ConflictClosed => "conflict_closed",
+            Phase::AuditAppended => "audit_appended",
+            Phase::Committed => "committed",
+        };
+        f.write_str(name)
+    }
+}
+
+/// One line of the transaction journal. Format-stable.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JournalLine {
+    /// Always 1.
+    pub schema_version: u32,
+    /// Owning workspace.
+    pub workspace_id: String,
+    /// The transaction.
+    pub transaction_id: String,
+    /// Which phase this line records.
+    pub phase: Phase,
+    /// When the line was written.
+    pub recorded_at: Stamp,
+    /// SHA-256 of the intent's canonical JSON.
+    pub intent_sha256: String,
+    /// The intent, on the `prepared` line only (kept as read, so the digest
+    /// is checked over exactly the stored bytes' value).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intent: Option<Value>,
+}
+
+impl JournalLine {
+    /// Returns the JSONL record, newline included.
+    pub fn to_line(&self) -> String {
+        line_of(self)
+    }
+}
+
+/// Returns the digest of an intent value.
+pub fn intent_digest(intent: &Value) -> String {
+    canon::sha256_hex(canon::canonical_json(intent).as_bytes())
+}
+
+fn line_of<T: Serialize>(record: &T) -> String {
+    let value = serde_json::to_value(record).unwrap_or_default();
+    let mut line = canon::to_json(&value, JsonStyle::Line);
+    line.push('\n');
+    line
+}
+
+/// A record read from a JSONL stream with its 1-based line number.
+#[derive(Debug, Clone)]
+pub struct Numbered<T> {
+    /// 1-based line in the file.
+    pub line: usize,
+    /// The record.
+    pub record: T,
+}
+
+/// Reads every complete record of a JSONL stream (unterminated final line
+/// ignored), checking schema version and workspace.
+///
+/// Errors: [`Error::Corrupt`] naming file and line; [`Error::Scope`].
+pub fn read_stream<T>(path: &Path, workspace_id: &str) -> Result<Vec<Numbered<T>>>
+where
+    T: for<'de> Deserialize<'de> + StreamRecord,
+{
+    let Some(data) = atomic_io::read_optional(path)? else { return Ok(Vec::new()) };
+    let mut out = Vec::new();
+    for (line, bytes, terminated) in atomic_io::lines(&data) {
+        if !terminated {
+            break;
+        }
+        let record = parse_record::<T>(bytes).map_err(|msg| Error::corrupt(Location::line(path, line), msg))?;
+        if record.workspace() != workspace_id {
+            return Err(Error::Scope {
+                location: Location::line(path, line),
+                found: record.workspace().to_owned(),
+                expected: workspace_id.to_owned(),
+            });
+        }
+        out.push(Numbered { line, record });
+    }
+    Ok(out)
+}
+
+/// Parses one stream record and checks its schema version.
+pub fn parse_record<T>(bytes: &[u8]) -> std::result::Result<T, String>
+where
+    T: for<'de> Deserialize<'de> + StreamRecord,
+{
+    let value: Value = serde_json::from_slice(bytes).map_err(|err| crate::fact::describe_json_error(&err))?;
+    let version = value.get("schema_version").and_then(Value::as_i64);
+    if version != Some(i64::from(JOURNAL_SCHEMA_VERSION)) {
+        return Err(format!(
+            "unsupported schema_version {} (supported: {JOURNAL_SCHEMA_VERSION})",
+            value.get("schema_version").map_or("missing".to_owned(), Value::to_string)
+        ));
+    }
+    serde_json::from_value(value).map_err(|err| format!("invalid record: {err}"))
+}
+
+/// Records of the two streams.
+pub trait StreamRecord {
+    /// Returns the record's workspace id.
+    fn workspace(&self) -> &str;
+}
+
+impl StreamRecord for Adjudication {
+    fn workspace(&self) -> &str {
+        &self.workspace_id
+    }
+}
+
+impl StreamRecord for JournalLine {
+    fn workspace(&self) -> &str {
+        &self.workspace_id
+    }
+}
+
+/// Appends `line` to a stream, repairing a torn tail first (a complete
+/// record of type `T` is kept, anything else truncated).
+///
+/// Errors: [`Error::Io`].
+pub fn append_record<T>(path: &Path, line: &str) -> Result<()>
+where
+    T: for<'de> Deserialize<'de> + StreamRecord,
+{
+    atomic_io::append(path, line.as_bytes(), &|fragment| parse_record::<T>(fragment).is_ok())
+}
+
+/// Repairs a torn tail of a stream without appending.
+///
+/// Errors: [`Error::Io`].
+pub fn repair_stream<T>(path: &Path) -> Result<()>
+where
+    T: for<'de> Deserialize<'de> + StreamRecord,
+{
+    atomic_io::repair(path, &|fragment| parse_record::<T>(fragment).is_ok())
+}
+
+/// One transaction's lines, checked: phases form a prefix of the protocol,
+/// every line carries the digest of the intent, and ids and workspace
+/// agree.
+#[derive(Debug, Clone)]
+pub struct Transaction {
+    /// The transaction id.
+    pub transaction_id: String,
+    /// Line of the `prepared` record.
+    pub first_line: usize,
+    /// The decoded intent.
+    pub intent: Intent,
+    /// Its digest.
+    pub digest: String,
+    /// Phases recorded, in order.
+    pub done: Vec<Phase>,
+}
+
+impl Transaction {
+    /// Returns whether the transaction committed.
+    pub fn committed(&self) -> bool {
+        self.done.last() == Some(&Phase::Committed)
+    }
+}
+
+/// Groups journal lines into checked transactions, in journal order.
+///
+/// Errors: [`Error::Corrupt`] naming the journal line: a phase out of
+/// order, a modified intent, mismatched ids.
+pub fn transactions(path: &Path, workspace_id: &str, lines: &[Numbered<JournalLine>]) -> Result<Vec<Transaction>> {
+    let mut out: Vec<Transaction> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for Numbered { line, record } in lines {
+        let here = || Location::line(path, *line);
+        let position = match index.get(&record.transaction_id) {
+            None => {
+                if record.phase != Phase::Prepared {
+                    return Err(Error::corrupt(
+                        here(),
+                        format!(
+                            "transaction {} starts with {} instead of prepared",
+                            record.transaction_id, record.phase
+                        ),
+                    ));
+                }
+                let Some(raw) = record.intent.as_ref() else {
+                    return Err(Error::corrupt(here(), "prepared line has no intent"));
+                };
+                let digest = intent_digest(raw);
+                if digest != record.intent_sha256 {
+                    return Err(Error::corrupt(
+                        here(),
+                        format!(
+                            "intent was modified: transaction {} does not hash to its intent_sha256",
+                            record.transaction_id
+                        ),
+                    ));
+                }
+                let intent: Intent = serde_json::from_value(raw.clone())
+                    .map_err(|err| Error::corrupt(here(), format!("intent was modified: {err}")))?;
+                check_intent(&intent, record, workspace_id).map_err(|msg| Error::corrupt(here(), msg))?;
+                index.insert(record.transaction_id.clone(), out.len());
+                out.push(Transaction {
+                    transaction_id: record.transaction_id.clone(),
+                    first_line: *line,
+                    intent,
+                    digest,
+                    done: vec![Phase::Prepared],
+                });
+                continue;
+            }
+            Some(&position) => position,
+        };
+        let transaction = &mut out[position];
+        if record.intent_sha256 != transaction.digest {
+            return Err(Error::corrupt(
+                here(),
+                format!(
+                    "intent was modified: {} line of {} carries another intent_sha256",
+                    record.phase, record.transaction_id
+                ),
+            ));
+        }
+        if record.intent.is_some() {
+            return Err(Error::corrupt(
+                here(),
+                format!("{} line of {} must not carry an intent", record.phase, record.transaction_id),
+            ));
+        }
+        let expected = Phase::ALL.get(transaction.done.len()).copied();
+        if Some(record.phase) != expected {
+            return Err(Error::corrupt(
+                here(),
+                format!(
+                    "transaction {} records {} after {}",
+                    record.transaction_id,
+                    record.phase,
+                    transaction.done.last().map_or("nothing".to_owned(), Phase::to_string)
+                ),
+            ));
+        }
+        transaction.done.push(record.phase);
+    }
+    Ok(out)
+}
+
+fn check_intent(intent: &Intent, line: &JournalLine, workspace_id: &str) -> std::result::Result<(), String> {
+    if intent.schema_version != JOURNAL_SCHEMA_VERSION || intent.adjudication.schema_version != JOURNAL_SCHEMA_VERSION {
+        return Err(format!("transaction {} has an unsupported schema_version", line.transaction_id));
+    }
+    if intent.workspace_id != workspace_id || intent.adjudication.workspace_id != workspace_id {
+        return Err(format!("transaction {} belongs to another workspace", line.transaction_id));
+    }
+    if intent.transaction_id != line.transaction_id
+        || intent.transaction_id != canon::transaction_id(workspace_id, &intent.event_id)
+    {
+        return Err(format!("intent was modified: transaction id {} does not match its event id", line.transaction_id));
+    }
+    if intent.adjudication.event_id != intent.event_id || intent.adjudication.conflict_id != intent.conflict_id {
+        return Err(format!(
+            "intent was modified: adjudication of {} names another event or case",
+            line.transaction_id
+        ));
+    }
+    Ok(())
+}
+
+/// Returns whether the journal's last transaction is finished, reading
+/// only the end of the file: true when the journal is absent, empty, or its
+/// last complete line is a `committed` record.
+///
+/// Errors: [`Error::Corrupt`] / [`Error::Scope`] for a bad last record;
+/// [`Error::Io`].
+pub fn last_is_committed(path: &Path, workspace_id: &str) -> Result<bool> {
+    let Some(last) = atomic_io::last_complete_line(path)? else { return Ok(true) };
+    let record: JournalLine = parse_record(&last)
+        .map_err(|msg| Error::corrupt(Location::file(path), format!("last complete line: {msg}")))?;
+    if record.workspace_id != workspace_id {
+        return Err(Error::Scope {
+            location: Location::file(path),
+            found: record.workspace_id,
+            expected: workspace_id.to_owned(),
+        });
+    }
+    Ok(record.phase == Phase::Committed)
+}

@@ -1,0 +1,226 @@
+//! Running human decisions through the transaction journal, and finishing
+//! unfinished ones (SPEC sections 6 and 7).
+//!
+//! Every path here holds the workspace lock. A decision is planned by
+//! `adjudication::plan`, its intent made durable as a `prepared` line, and
+//! then rolled forward by the same code recovery uses, so a crash at any
+//! boundary leaves exactly what recovery finishes.
+
+use std::collections::HashMap;
+
+use crate::adjudication::{self, Resolution};
+use crate::canon;
+use crate::conflict_queue::ConflictQueue;
+use crate::curated_state::{CURATED_SCHEMA_VERSION, CuratedState};
+use crate::error::{Error, Location, Result};
+use crate::failpoint;
+use crate::journal::{
+    self, AUDIT_FILE, Adjudication, Intent, JOURNAL_FILE, JOURNAL_SCHEMA_VERSION, JournalLine, Phase,
+};
+use crate::lock::WorkspaceLock;
+use crate::workspace::Workspace;
+
+impl Workspace {
+    /// Records a human decision on an open conflict case: choosing a
+    /// challenger makes it the next revision of the domain, choosing the
+    /// incumbent records the decision only. Retrying with the same event id
+    /// and the same decision returns the stored adjudication without
+    /// writing anything.
+    ///
+    /// Errors: [`Error::InvalidInput`] for a malformed id, actor, rationale
+    /// or revision; [`Error::ResolutionRejected`] for an unknown conflict or
+    /// candidate or an event id used for another decision;
+    /// [`Error::StaleResolution`] when the case changed since it was shown;
+    /// [`Error::Corrupt`], [`Error::Io`].
+    pub fn resolve(&self, resolution: Resolution) -> Result<Adjudication> {
+        let resolution = resolution.validated()?;
+        let _lock = self.lock()?;
+        self.finish_pending_locked()?;
+        let audit_path = self.file(AUDIT_FILE);
+        journal::repair_stream::<Adjudication>(&audit_path)?;
+        if let Some(stored) = self.find_adjudication(&resolution.event_id)? {
+            if resolution.matches(&stored) {
+                return Ok(stored);
+            }
+            return Err(Error::ResolutionRejected(format!(
+                "event id {} was already used for a different decision",
+                resolution.event_id
+            )));
+        }
+        let facts = self.log().read_all()?;
+        let mut by_domain: HashMap<&str, Vec<&str>> = HashMap::new();
+        for fact in &facts {
+            if let Some(key) = fact.memory_key.as_deref() {
+                by_domain.entry(key).or_default().push(&fact.fact_id);
+            }
+        }
+        let curated = self.curated()?;
+        let queue = self.conflicts()?;
+        let resolved_at = resolution.resolved_at.clone().unwrap_or_else(|| self.now());
+        let plan = adjudication::plan(
+            &resolution,
+            &curated,
+            &queue,
+            |key| by_domain.get(key).cloned().unwrap_or_default(),
+            resolved_at,
+            self.workspace_id(),
+        )?;
+        let intent = Intent {
+            transaction_id: canon::transaction_id(self.workspace_id(), &resolution.event_id),
+            workspace_id: self.workspace_id().to_owned(),
+            conflict_id: resolution.conflict_id.clone(),
+            event_id: resolution.event_id.clone(),
+            prepared_at: self.now(),
+            curated_before: curated.entries,
+            curated_after: plan.curated_after.entries,
+            conflicts_before: queue.cases,
+            conflicts_after: plan.queue_after.cases,
+            adjudication: plan.adjudication,
+            schema_version: JOURNAL_SCHEMA_VERSION,
+        };
+        let value = serde_json::to_value(&intent)
+            .map_err(|err| Error::corrupt(Location::file(&self.file(JOURNAL_FILE)), err.to_string()))?;
+        let digest = journal::intent_digest(&value);
+        self.append_phase(&intent, &digest, Phase::Prepared, Some(value))?;
+        failpoint::hit("after_prepared");
+        self.roll_forward(&intent, &digest, &[Phase::Prepared])?;
+        Ok(intent.adjudication)
+    }
+
+    /// Returns every adjudication of the audit stream, oldest first.
+    ///
+    /// Errors: [`Error::Corrupt`] naming file and line, [`Error::Scope`],
+    /// [`Error::Io`].
+    pub fn adjudications(&self) -> Result<Vec<Adjudication>> {
+        Ok(journal::read_stream::<Adjudication>(&self.file(AUDIT_FILE), self.workspace_id())?
+            .into_iter()
+            .map(|n| n.record)
+            .collect())
+    }
+
+    fn find_adjudication(&self, event_id: &str) -> Result<Option<Adjudication>> {
+        Ok(self.adjudications()?.into_iter().find(|a| a.event_id == event_id))
+    }
+
+    /// Finishes an unfinished resolution left by a crash, if the journal's
+    /// last transaction did not commit. Reads only the end of the journal
+    /// when there is nothing to do; takes the workspace lock otherwise.
+    ///
+    /// Errors: [`Error::Corrupt`] when the intent was modified or a target
+    /// matches neither snapshot (nothing is changed then); [`Error::Io`].
+    pub fn recover(&self) -> Result<()> {
+        if journal::last_is_committed(&self.file(JOURNAL_FILE), self.workspace_id())? {
+            return Ok(());
+        }
+        let _lock: WorkspaceLock = self.lock()?;
+        self.finish_pending_locked()
+    }
+
+    /// Rolls every unfinished transaction forward; the lock must be held.
+    pub(crate) fn finish_pending_locked(&self) -> Result<()> {
+        let path = self.file(JOURNAL_FILE);
+        if journal::last_is_committed(&path, self.workspace_id())? {
+            return Ok(());
+        }
+        journal::repair_stream::<JournalLine>(&path)?;
+        let lines = journal::read_stream::<JournalLine>(&path, self.workspace_id())?;
+        for transaction in journal::transactions(&path, self.workspace_id(), &lines)? {
+            if !transaction.committed() {
+                self.roll_forward(&transaction.intent, &transaction.digest, &transaction.done)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Brings every target of `intent` to its after state and records the
+    /// missing phases. Idempotent; checks both canonical files against the
+    /// snapshots before changing anything.
+    fn roll_forward(&self, intent: &Intent, digest: &str, done: &[Phase]) -> Result<()> {
+        let tid = &intent.transaction_id;
+        let mut curated_after =
+            CuratedState { schema_version: CURATED_SCHEMA_VERSION, entries: intent.curated_after.clone() };
+        curated_after.sort();
+        let mut curated_before =
+            CuratedState { schema_version: CURATED_SCHEMA_VERSION, entries: intent.curated_before.clone() };
+        curated_before.sort();
+        let mut queue_after = ConflictQueue { cases: intent.conflicts_after.clone() };
+        queue_after.sort();
+        let mut queue_before = ConflictQueue { cases: intent.conflicts_before.clone() };
+        queue_before.sort();
+
+        let curated_now = self.curated()?;
+        let curated_done = curated_now.entries == curated_after.entries;
+        if !curated_done && curated_now.entries != curated_before.entries {
+            return Err(Error::corrupt(
+                Location::file(&self.file("curated.json")),
+                format!("matches neither the before nor the after snapshot of transaction {tid}; recovery stopped"),
+            ));
+        }
+        let queue_now = self.conflicts()?;
+        let queue_done = queue_now.cases == queue_after.cases;
+        if !queue_done && queue_now.cases != queue_before.cases {
+            return Err(Error::corrupt(
+                Location::file(&self.file("conflicts.json")),
+                format!("matches neither the before nor the after snapshot of transaction {tid}; recovery stopped"),
+            ));
+        }
+        let audit_path = self.file(AUDIT_FILE);
+        journal::repair_stream::<Adjudication>(&audit_path)?;
+        let stored = self.find_adjudication(&intent.event_id)?;
+        if stored.as_ref().is_some_and(|a| *a != intent.adjudication) {
+            return Err(Error::corrupt(
+                Location::file(&audit_path),
+                format!("holds another adjudication with event id {} of transaction {tid}", intent.event_id),
+            ));
+        }
+
+        if curated_done {
+            self.repair_projection(&curated_after)?;
+        } else {
+            self.save_curated(&curated_after)?;
+        }
+        failpoint::hit("after_curated_write");
+        if !done.contains(&Phase::CuratedApplied) {
+            self.append_phase(intent, digest, Phase::CuratedApplied, None)?;
+        }
+        failpoint::hit("after_curated_applied");
+        if !queue_done {
+            self.save_conflicts(&queue_after)?;
+        }
+        failpoint::hit("after_conflict_write");
+        if !done.contains(&Phase::ConflictClosed) {
+            self.append_phase(intent, digest, Phase::ConflictClosed, None)?;
+        }
+        failpoint::hit("after_conflict_closed");
+        if stored.is_none() {
+            journal::append_record::<Adjudication>(&audit_path, &intent.adjudication.to_line())?;
+        }
+        failpoint::hit("after_audit_write");
+        if !done.contains(&Phase::AuditAppended) {
+            self.append_phase(intent, digest, Phase::AuditAppended, None)?;
+        }
+        failpoint::hit("after_audit_appended");
+        self.append_phase(intent, digest, Phase::Committed, None)?;
+        failpoint::hit("after_committed");
+        Ok(())
+    }
+
+    fn append_phase(
+        &self,
+        intent: &Intent,
+        digest: &str,
+        phase: Phase,
+        value: Option<serde_json::Value>,
+    ) -> Result<()> {
+        let line = JournalLine {
+            schema_version: JOURNAL_SCHEMA_VERSION,
+            workspace_id: self.workspace_id().to_owned(),
+            transaction_id: intent.transaction_id.clone(),
+            phase,
+            recorded_at: self.now(),
+            intent_sha256: digest.to_owned(),
+            intent: value,
+        };
+        journal::append_record::<JournalLine>(&self.file(JOURNAL_FILE), &line.to_line())
+    }
+}
