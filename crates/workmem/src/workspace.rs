@@ -75,14 +75,17 @@ impl Workspace {
             None => project.join(DEFAULT_MEMORY_DIR),
         };
         let log = FactLog::new(memory_dir.join("daily"), workspace_id.clone());
-        Ok(Workspace {
+        let workspace = Workspace {
             project,
             memory_dir,
             workspace_id,
             log,
             clock: Arc::new(SystemClock),
             config: Config::default(),
-        })
+        };
+        // Every open finishes a resolution a crash left unfinished (SPEC 7).
+        workspace.recover()?;
+        Ok(workspace)
     }
 
     /// Returns this workspace reading time and fresh ids from `clock`.

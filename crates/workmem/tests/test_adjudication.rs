@@ -1,0 +1,446 @@
+//! Human adjudication (SPEC section 6), recovery (section 7), verify and
+//! history, through the library API on real files.
+#![allow(clippy::disallowed_methods)]
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use workmem::journal::{AUDIT_FILE, JOURNAL_FILE};
+use workmem::{CaseStatus, Error, FixedClock, Kind, NewFact, Policy, Resolution, Stamp, Status, Workspace};
+
+const AS_OF: &str = "2026-06-01T00:00:00Z";
+
+struct Project {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl Project {
+    fn new() -> Project {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path().join("project");
+        fs::create_dir(&root).expect("project dir");
+        Project { _dir: dir, root }
+    }
+
+    fn open(&self) -> Workspace {
+        Workspace::open(&self.root, None)
+            .expect("open")
+            .with_clock(Arc::new(FixedClock::new(Stamp::parse(AS_OF).expect("stamp"))))
+    }
+}
+
+fn fact(ws: &Workspace, id: &str, content: &str, importance: i64, key: &str, at: &str) {
+    ws.remember(NewFact {
+        content: content.into(),
+        kind: Some("decision".into()),
+        importance: Some(importance),
+        memory_key: Some(key.into()),
+        recorded_at: Some(at.into()),
+        fact_id: Some(id.into()),
+        ..NewFact::default()
+    })
+    .expect("remember");
+}
+
+fn distill(ws: &Workspace) -> workmem::Report {
+    ws.distill(&Policy::default(), Some(Stamp::parse(AS_OF).expect("stamp")), false).expect("distill")
+}
+
+/// An active "Use SQLite." (revision 1) challenged by two equally strong
+/// newer values: one open case with an incumbent and two challengers.
+fn tied_workspace(project: &Project) -> Workspace {
+    let ws = project.open();
+    fact(&ws, "s1", "Use SQLite.", 4, "db.engine", "2026-01-01T00:00:00Z");
+    assert_eq!(distill(&ws).created, 1);
+    fact(&ws, "p1", "Use Postgres.", 4, "db.engine", "2026-02-01T00:00:00Z");
+    fact(&ws, "p2", "Use Postgres.", 4, "db.engine", "2026-02-10T00:00:00Z");
+    fact(&ws, "m1", "Use MySQL.", 4, "db.engine", "2026-02-02T00:00:00Z");
+    fact(&ws, "m2", "Use MySQL.", 4, "db.engine", "2026-02-10T00:00:00Z");
+    let report = distill(&ws);
+    assert_eq!((report.conflicts, report.queued_conflicts, report.created), (1, 1, 0));
+    ws
+}
+
+fn open_case(ws: &Workspace) -> workmem::Case {
+    let queue = ws.conflicts().expect("conflicts");
+    let open: Vec<_> = queue.cases.into_iter().filter(|c| c.status == CaseStatus::Open).collect();
+    assert_eq!(open.len(), 1);
+    open.into_iter().next().expect("one open case")
+}
+
+fn candidate_id(case: &workmem::Case, content: &str) -> String {
+    case.candidates.iter().find(|c| c.content == content).expect("candidate").candidate_id.clone()
+}
+
+fn request(case: &workmem::Case, candidate: &str, event: &str) -> Resolution {
+    Resolution {
+        conflict_id: case.conflict_id.clone(),
+        candidate_id: candidate.to_owned(),
+        expected_revision: i64::from(case.revision),
+        actor: "reviewer@example.com".into(),
+        rationale: "Production needs extensions.".into(),
+        event_id: event.into(),
+        resolved_at: Some(Stamp::parse("2026-06-02T00:00:00Z").expect("stamp")),
+    }
+}
+
+/// Every file under `dir` with its bytes and modification time.
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (Vec<u8>, std::time::SystemTime)> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(next) = stack.pop() {
+        for entry in fs::read_dir(&next).expect("read dir") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let meta = fs::metadata(&path).expect("metadata");
+                out.insert(path.clone(), (fs::read(&path).expect("read"), meta.modified().expect("mtime")));
+            }
+        }
+    }
+    out
+}
+
+fn lines(path: &Path) -> usize {
+    fs::read_to_string(path).map(|t| t.lines().count()).unwrap_or(0)
+}
+
+#[test]
+fn choosing_a_challenger_creates_the_next_revision_and_closes_the_case() {
+    let project = Project::new();
+    let ws = tied_workspace(&project);
+    let case = open_case(&ws);
+    let incumbent = case.candidates.iter().find(|c| c.incumbent).expect("incumbent").clone();
+    let postgres = case.candidates.iter().find(|c| c.content == "Use Postgres.").expect("postgres").clone();
+    let event = ws.resolve(request(&case, &postgres.candidate_id, "review:1")).expect("resolve");
+    assert_eq!(event.prior_active_entry_key.as_deref(), case.active_entry_key.as_deref());
+    assert_eq!(event.evidence_ids, vec!["p1", "p2"]);
+
+    let curated = ws.curated().expect("curated");
+    let revisions: Vec<_> = curated.entries.iter().filter(|e| e.memory_key.as_deref() == Some("db.engine")).collect();
+    assert_eq!(revisions.len(), 2);
+    let old = revisions.iter().find(|e| e.revision == 1).expect("rev 1");
+    let new = revisions.iter().find(|e| e.revision == 2).expect("rev 2");
+    assert_eq!(old.key, incumbent_key(&case, &incumbent));
+    assert_eq!(old.status, Status::Superseded);
+    assert_eq!(old.superseded_by.as_deref(), Some(new.key.as_str()));
+    assert_eq!(new.supersedes.as_deref(), Some(old.key.as_str()));
+    assert_eq!(new.status, Status::Active);
+    assert_eq!((new.content.as_str(), new.kind), ("Use Postgres.", Kind::Decision));
+    assert_eq!(new.evidence_ids, postgres.evidence_ids);
+    assert_eq!((&new.first_seen, &new.last_seen), (&postgres.first_seen, &postgres.last_seen));
+    assert_eq!(event.resulting_active_entry_key, new.key);
+
+    let closed = ws.conflicts().expect("conflicts").get(&case.conflict_id).cloned().expect("case");
+    assert_eq!(closed.status, CaseStatus::Resolved);
+    assert_eq!(closed.selected_candidate_id.as_deref(), Some(postgres.candidate_id.as_str()));
+    assert_eq!(closed.resolution_event_id.as_deref(), Some("review:1"));
+    assert_eq!(closed.resolution_actor.as_deref(), Some("reviewer@example.com"));
+    assert_eq!(closed.resolution_rationale.as_deref(), Some("Production needs extensions."));
+    assert_eq!(closed.resulting_active_entry_key.as_deref(), Some(new.key.as_str()));
+    assert_eq!(closed.resolved_at.as_ref().map(Stamp::as_str), Some("2026-06-02T00:00:00Z"));
+    assert_eq!(lines(&ws.file(AUDIT_FILE)), 1);
+    assert_eq!(ws.adjudications().expect("audit"), vec![event]);
+    assert!(ws.memory().expect("memory").contains("- Use Postgres. (seen 2x; evidence: 2)"));
+
+    // The rejected MySQL value cannot come back from the same evidence.
+    let before = snapshot(ws.memory_dir());
+    let report = distill(&ws);
+    assert_eq!((report.created, report.conflicts, report.queued_conflicts), (0, 0, 0));
+    assert_eq!(snapshot(ws.memory_dir()), before);
+    assert_eq!(ws.curated().expect("curated").active_for("db.engine").expect("active").content, "Use Postgres.");
+    assert!(ws.verify().expect("verify").is_empty());
+}
+
+fn incumbent_key(case: &workmem::Case, _incumbent: &workmem::Candidate) -> String {
+    case.active_entry_key.clone().expect("active key")
+}
+
+#[test]
+fn choosing_the_incumbent_records_the_decision_only() {
+    let project = Project::new();
+    let ws = tied_workspace(&project);
+    let case = open_case(&ws);
+    let curated_before = fs::read(ws.file("curated.json")).expect("curated");
+    let incumbent = case.candidates.iter().find(|c| c.incumbent).expect("incumbent").candidate_id.clone();
+    let event = ws.resolve(request(&case, &incumbent, "review:keep")).expect("resolve");
+    assert_eq!(event.resulting_active_entry_key, case.active_entry_key.clone().expect("active"));
+    assert_eq!(fs::read(ws.file("curated.json")).expect("curated"), curated_before);
+    assert_eq!(lines(&ws.file(AUDIT_FILE)), 1);
+    for _ in 0..2 {
+        let report = distill(&ws);
+        assert_eq!((report.created, report.superseded, report.conflicts), (0, 0, 0));
+    }
+    assert_eq!(ws.curated().expect("curated").active_for("db.engine").expect("active").content, "Use SQLite.");
+    assert!(ws.verify().expect("verify").is_empty());
+}
+
+#[test]
+fn a_retried_event_returns_the_stored_decision_and_writes_nothing() {
+    let project = Project::new();
+    let ws = tied_workspace(&project);
+    let case = open_case(&ws);
+    let postgres = candidate_id(&case, "Use Postgres.");
+    let first = ws.resolve(request(&case, &postgres, "review:retry")).expect("resolve");
+    let before = snapshot(ws.memory_dir());
+    let again = ws.resolve(request(&case, &postgres, "review:retry")).expect("retry");
+    assert_eq!(again, first);
+    assert_eq!(snapshot(ws.memory_dir()), before);
+    let mysql = candidate_id(&case, "Use MySQL.");
+    let err = ws.resolve(request(&case, &mysql, "review:retry")).expect_err("reuse");
+    assert!(matches!(err, Error::ResolutionRejected(_)), "{err}");
+    assert_eq!(err.exit_code(), 6);
+    assert!(err.to_string().contains("already used"), "{err}");
+    assert_eq!(snapshot(ws.memory_dir()), before);
+}
+
+#[test]
+fn stale_reviews_change_nothing() {
+    // Revision differs.
+    let project = Project::new();
+    let ws = tied_workspace(&project);
+    let case = open_case(&ws);
+    let postgres = candidate_id(&case, "Use Postgres.");
+    let before = snapshot(ws.memory_dir());
+    let mut wrong = request(&case, &postgres, "review:a");
+    wrong.expected_revision += 1;
+    assert_stale(ws.resolve(wrong), "revision");
+    assert_eq!(snapshot(ws.memory_dir()), before);
+
+    // A new fact with that memory_key appended since detection.
+    fact(&ws, "late", "Use CockroachDB.", 2, "db.engine", "2026-05-30T00:00:00Z");
+    let before = snapshot(ws.memory_dir());
+    assert_stale(ws.resolve(request(&case, &postgres, "review:b")), "evidence changed");
+    assert_eq!(snapshot(ws.memory_dir()), before);
+
+    // Case already resolved.
+    let project = Project::new();
+    let ws = tied_workspace(&project);
+    let case = open_case(&ws);
+    let postgres = candidate_id(&case, "Use Postgres.");
+    ws.resolve(request(&case, &postgres, "review:c")).expect("resolve");
+    let before = snapshot(ws.memory_dir());
+    assert_stale(ws.resolve(request(&case, &postgres, "review:d")), "not open");
+    assert_eq!(snapshot(ws.memory_dir()), before);
+
+    // Case superseded by new tied evidence.
+    let project = Project::new();
+    let ws = tied_workspace(&project);
+    let case = open_case(&ws);
+    fact(&ws, "p3", "Use Postgres.", 4, "db.engine", "2026-02-20T00:00:00Z");
+    fact(&ws, "m3", "Use MySQL.", 4, "db.engine", "2026-02-20T00:00:00Z");
+    assert_eq!(distill(&ws).queued_conflicts, 1);
+    let before = snapshot(ws.memory_dir());
+    assert_stale(ws.resolve(request(&case, &candidate_id(&case, "Use MySQL."), "review:e")), "superseded");
+    assert_eq!(snapshot(ws.memory_dir()), before);
+
+    // Active entry changed since detection (a hand-made curated state where
+    // the domain's active revision is another one).
+    let project = Project::new();
+    let ws = tied_workspace(&project);
+    let case = open_case(&ws);
+    let mut curated = ws.curated().expect("curated");
+    let active = curated.entries.iter_mut().find(|e| e.memory_key.as_deref() == Some("db.engine")).expect("entry");
+    active.key = "00000000000000aa".into();
+    ws.save_curated(&curated).expect("save");
+    let before = snapshot(ws.memory_dir());
+    assert_stale(ws.resolve(request(&case, &candidate_id(&case, "Use MySQL."), "review:f")), "active value");
+    assert_eq!(snapshot(ws.memory_dir()), before);
+}
+
+fn assert_stale(result: workmem::Result<workmem::Adjudication>, needle: &str) {
+    match result {
+        Err(err @ Error::StaleResolution(_)) => {
+            assert_eq!(err.exit_code(), 3);
+            assert!(err.to_string().contains(needle), "{err} lacks {needle:?}");
+        }
+        other => panic!("expected a stale resolution, got {other:?}"),
+    }
+}
+
+#[test]
+fn unknown_ids_are_rejected_and_malformed_input_is_invalid() {
+    let project = Project::new();
+    let ws = tied_workspace(&project);
+    let case = open_case(&ws);
+    let postgres = candidate_id(&case, "Use Postgres.");
+    let before = snapshot(ws.memory_dir());
+
+    let mut unknown = request(&case, &postgres, "review:x");
+    unknown.conflict_id = "conflict-0000000000000000".into();
+    assert_eq!(ws.resolve(unknown).expect_err("unknown conflict").exit_code(), 6);
+    let unknown = request(&case, "candidate-0000000000000000", "review:x");
+    assert_eq!(ws.resolve(unknown).expect_err("unknown candidate").exit_code(), 6);
+
+    let cases: Vec<(Resolution, &str)> = vec![
+        (Resolution { event_id: " bad id".into(), ..request(&case, &postgres, "x") }, "event_id"),
+        (Resolution { actor: "  ".into(), ..request(&case, &postgres, "x") }, "actor"),
+        (Resolution { rationale: "".into(), ..request(&case, &postgres, "x") }, "rationale"),
+        (Resolution { rationale: "r".repeat(1001), ..request(&case, &postgres, "x") }, "rationale"),
+        (Resolution { expected_revision: 0, ..request(&case, &postgres, "x") }, "revision"),
+    ];
+    for (bad, field) in cases {
+        match ws.resolve(bad) {
+            Err(Error::InvalidInput { field: got, .. }) => assert_eq!(got, field),
+            other => panic!("{field}: {other:?}"),
+        }
+    }
+    assert_eq!(snapshot(ws.memory_dir()), before);
+}
+
+#[test]
+fn a_tampered_intent_stops_recovery_and_changes_nothing() {
+    let project = Project::new();
+    let ws = tied_workspace(&project);
+    let case = open_case(&ws);
+    ws.resolve(request(&case, &candidate_id(&case, "Use Postgres."), "review:t")).expect("resolve");
+    // Keep only the prepared line, as a crash right after it would, then
+    // restore the before state of the canonical files.
+    let journal = ws.file(JOURNAL_FILE);
+    let text = fs::read_to_string(&journal).expect("journal");
+    let prepared = text.lines().next().expect("prepared line");
+    let value: serde_json::Value = serde_json::from_str(prepared).expect("json");
+    let intent = value["intent"].clone();
+    let restore = |ws: &Workspace| {
+        let before = workmem::CuratedState {
+            schema_version: 2,
+            entries: serde_json::from_value(intent["curated_before"].clone()).expect("entries"),
+        };
+        ws.save_curated(&before).expect("save curated");
+        let queue = workmem::ConflictQueue {
+            cases: serde_json::from_value(intent["conflicts_before"].clone()).expect("cases"),
+        };
+        ws.save_conflicts(&queue).expect("save conflicts");
+        fs::remove_file(ws.file(AUDIT_FILE)).expect("remove audit");
+    };
+    restore(&ws);
+
+    for field in ["conflict_id", "event_id", "prepared_at", "curated_after", "adjudication"] {
+        let mut edited = value.clone();
+        edited["intent"][field] = match field {
+            "curated_after" => serde_json::json!([]),
+            "adjudication" => {
+                let mut a = intent["adjudication"].clone();
+                a["rationale"] = "edited".into();
+                a
+            }
+            _ => serde_json::json!("edited-value"),
+        };
+        fs::write(&journal, format!("{edited}\n")).expect("write journal");
+        let before = snapshot(ws.memory_dir());
+        let err = Workspace::open(&project.root, None).expect_err("tampered intent");
+        assert_eq!(err.exit_code(), 4, "{field}: {err}");
+        assert!(err.to_string().contains("intent was modified"), "{field}: {err}");
+        assert_eq!(snapshot(ws.memory_dir()), before, "{field}");
+    }
+
+    // An untampered prepared line recovers to the committed decision.
+    fs::write(&journal, format!("{prepared}\n")).expect("write journal");
+    let reopened = Workspace::open(&project.root, None).expect("recovered");
+    assert_eq!(lines(&reopened.file(AUDIT_FILE)), 1);
+    assert_eq!(lines(&journal), 5);
+    assert!(reopened.verify().expect("verify").is_empty());
+    let settled = snapshot(reopened.memory_dir());
+    Workspace::open(&project.root, None).expect("reopen");
+    assert_eq!(snapshot(reopened.memory_dir()), settled);
+}
+
+#[test]
+fn a_curated_state_matching_neither_snapshot_stops_recovery() {
+    let project = Project::new();
+    let ws = tied_workspace(&project);
+    let case = open_case(&ws);
+    ws.resolve(request(&case, &candidate_id(&case, "Use Postgres."), "review:n")).expect("resolve");
+    let journal = ws.file(JOURNAL_FILE);
+    let text = fs::read_to_string(&journal).expect("journal");
+    let prepared = text.lines().next().expect("prepared").to_owned();
+    fs::write(&journal, format!("{prepared}\n")).expect("truncate journal");
+    // A third state: the curated entries of neither snapshot.
+    let mut other = ws.curated().expect("curated");
+    for entry in &mut other.entries {
+        entry.content.push_str(" (edited)");
+    }
+    ws.save_curated(&other).expect("save");
+    let before = snapshot(ws.memory_dir());
+    let err = Workspace::open(&project.root, None).expect_err("neither snapshot");
+    assert_eq!(err.exit_code(), 4);
+    assert!(err.to_string().contains("neither the before nor the after"), "{err}");
+    assert_eq!(snapshot(ws.memory_dir()), before);
+}
+
+#[test]
+fn torn_tails_of_the_journal_and_audit_are_ignored_then_repaired() {
+    let project = Project::new();
+    let ws = tied_workspace(&project);
+    let case = open_case(&ws);
+    ws.resolve(request(&case, &candidate_id(&case, "Use Postgres."), "review:torn")).expect("resolve");
+    for name in [JOURNAL_FILE, AUDIT_FILE] {
+        let mut file = fs::OpenOptions::new().append(true).open(ws.file(name)).expect("open");
+        std::io::Write::write_all(&mut file, b"{\"schema_version\": 1, \"torn").expect("tear");
+    }
+    let ws = project.open();
+    assert_eq!(ws.adjudications().expect("audit").len(), 1);
+    assert!(ws.verify().expect("verify").is_empty());
+    // The next resolution repairs both tails before appending.
+    fact(&ws, "c1", "Use CockroachDB.", 4, "db.engine", "2026-03-01T00:00:00Z");
+    fact(&ws, "c2", "Use CockroachDB.", 4, "db.engine", "2026-03-10T00:00:00Z");
+    fact(&ws, "d1", "Use DuckDB.", 4, "db.engine", "2026-03-02T00:00:00Z");
+    fact(&ws, "d2", "Use DuckDB.", 4, "db.engine", "2026-03-10T00:00:00Z");
+    assert_eq!(distill(&ws).queued_conflicts, 1);
+    let case = open_case(&ws);
+    ws.resolve(request(&case, &candidate_id(&case, "Use DuckDB."), "review:torn-2")).expect("resolve");
+    for name in [JOURNAL_FILE, AUDIT_FILE] {
+        let text = fs::read_to_string(ws.file(name)).expect("read");
+        assert!(text.ends_with('\n'), "{name} not repaired");
+        for line in text.lines() {
+            serde_json::from_str::<serde_json::Value>(line).expect("every line is JSON");
+        }
+    }
+    assert_eq!(ws.adjudications().expect("audit").len(), 2);
+    assert_eq!(lines(&ws.file(JOURNAL_FILE)), 10);
+    assert!(ws.verify().expect("verify").is_empty());
+}
+
+#[test]
+fn verify_reports_every_problem_with_file_and_line() {
+    let project = Project::new();
+    let ws = tied_workspace(&project);
+    assert!(ws.verify().expect("verify").is_empty());
+    let day = ws.log().path_for_day("2026-02-10");
+    let mut text = fs::read_to_string(&day).expect("log");
+    text.insert_str(0, "garbage\n");
+    fs::write(&day, text).expect("write");
+    let mut curated = fs::read_to_string(ws.file("curated.json")).expect("curated");
+    curated = curated.replacen("\"occurrences\": 1", "\"occurrences\": 7", 1);
+    fs::write(ws.file("curated.json"), curated).expect("write");
+    let problems = ws.verify().expect("verify");
+    assert!(problems.iter().any(|p| p.file.ends_with("2026-02-10.jsonl") && p.line == Some(1)), "{problems:?}");
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.file.ends_with("curated.json") && p.message.contains("occurrences 7") && p.line.is_some()),
+        "{problems:?}"
+    );
+}
+
+#[test]
+fn history_shows_every_revision_with_evidence_and_cases() {
+    let project = Project::new();
+    let ws = tied_workspace(&project);
+    let case = open_case(&ws);
+    ws.resolve(request(&case, &candidate_id(&case, "Use Postgres."), "review:h")).expect("resolve");
+    let history = ws.history(" DB.Engine ").expect("history");
+    assert_eq!(history.memory_key, "db.engine");
+    let revisions: Vec<(u32, &str, Vec<&str>)> = history
+        .revisions
+        .iter()
+        .map(|r| (r.entry.revision, r.entry.content.as_str(), r.facts.iter().map(|f| f.fact_id.as_str()).collect()))
+        .collect();
+    assert_eq!(revisions, vec![(1, "Use SQLite.", vec!["s1"]), (2, "Use Postgres.", vec!["p1", "p2"])]);
+    assert_eq!(history.cases.len(), 1);
+    assert_eq!(history.cases[0].status, CaseStatus::Resolved);
+}
