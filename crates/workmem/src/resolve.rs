@@ -18,7 +18,7 @@ use crate::journal::{
     self, AUDIT_FILE, Adjudication, Intent, JOURNAL_FILE, JOURNAL_SCHEMA_VERSION, JournalLine, Phase,
 };
 use crate::lock::WorkspaceLock;
-use crate::workspace::Workspace;
+use crate::workspace::{CONFLICTS_FILE, CURATED_FILE, Workspace};
 
 impl Workspace {
     /// Records a human decision on an open conflict case: choosing a
@@ -102,22 +102,25 @@ impl Workspace {
         Ok(self.adjudications()?.into_iter().find(|a| a.event_id == event_id))
     }
 
-    /// Finishes an unfinished resolution left by a crash, if the journal's
-    /// last transaction did not commit. Reads only the end of the journal
-    /// when there is nothing to do; takes the workspace lock otherwise.
+    /// Finishes what a crash left unfinished: a resolution whose transaction
+    /// did not commit, or a distill interrupted between its writes. Reads
+    /// only the end of the journal and one directory entry when there is
+    /// nothing to do; takes the workspace lock otherwise.
     ///
     /// Errors: [`Error::Corrupt`] when the intent was modified or a target
     /// matches neither snapshot (nothing is changed then); [`Error::Io`].
     pub fn recover(&self) -> Result<()> {
-        if journal::last_is_committed(&self.file(JOURNAL_FILE), self.workspace_id())? {
+        if !self.distill_pending() && journal::last_is_committed(&self.file(JOURNAL_FILE), self.workspace_id())? {
             return Ok(());
         }
         let _lock: WorkspaceLock = self.lock()?;
         self.finish_pending_locked()
     }
 
-    /// Rolls every unfinished transaction forward; the lock must be held.
+    /// Finishes an interrupted distill and rolls every unfinished
+    /// transaction forward; the lock must be held.
     pub(crate) fn finish_pending_locked(&self) -> Result<()> {
+        self.finish_distill_locked()?;
         let path = self.file(JOURNAL_FILE);
         if journal::last_is_committed(&path, self.workspace_id())? {
             return Ok(());
@@ -152,7 +155,7 @@ impl Workspace {
         let curated_done = curated_now.entries == curated_after.entries;
         if !curated_done && curated_now.entries != curated_before.entries {
             return Err(Error::corrupt(
-                Location::file(&self.file("curated.json")),
+                Location::file(&self.file(CURATED_FILE)),
                 format!("matches neither the before nor the after snapshot of transaction {tid}; recovery stopped"),
             ));
         }
@@ -160,7 +163,7 @@ impl Workspace {
         let queue_done = queue_now.cases == queue_after.cases;
         if !queue_done && queue_now.cases != queue_before.cases {
             return Err(Error::corrupt(
-                Location::file(&self.file("conflicts.json")),
+                Location::file(&self.file(CONFLICTS_FILE)),
                 format!("matches neither the before nor the after snapshot of transaction {tid}; recovery stopped"),
             ));
         }

@@ -14,7 +14,7 @@ use crate::curated_state::CuratedState;
 use crate::error::{Error, Result};
 use crate::fact::Fact;
 use crate::journal::{self, AUDIT_FILE, Adjudication, JOURNAL_FILE, JournalLine};
-use crate::workspace::Workspace;
+use crate::workspace::{CONFLICTS_FILE, CURATED_FILE, Workspace};
 
 /// One violated invariant.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -64,7 +64,7 @@ impl Workspace {
         let facts = self.verify_logs(&mut problems)?;
         let fact_ids: HashSet<&str> = facts.iter().map(|f| f.fact_id.as_str()).collect();
 
-        let curated_path = self.file("curated.json");
+        let curated_path = self.file(CURATED_FILE);
         if let Some(data) = atomic_io::read_optional(&curated_path)? {
             match CuratedState::decode(&data, &curated_path, self.workspace_id()) {
                 Err(err) => problems.push(from_error(err, &curated_path)),
@@ -99,7 +99,7 @@ impl Workspace {
             }
         }
 
-        let conflicts_path = self.file("conflicts.json");
+        let conflicts_path = self.file(CONFLICTS_FILE);
         let mut queue = ConflictQueue::default();
         if let Some(data) = atomic_io::read_optional(&conflicts_path)? {
             match ConflictQueue::decode(&data, &conflicts_path, self.workspace_id()) {

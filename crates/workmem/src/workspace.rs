@@ -31,6 +31,15 @@ pub const DEFAULT_MEMORY_DIR: &str = ".workmem/memory";
 /// Facts appended per batch by [`Workspace::import`] (one fsync per batch
 /// and daily file).
 pub const IMPORT_BATCH: usize = 10_000;
+/// The canonical curated state.
+pub const CURATED_FILE: &str = "curated.json";
+/// The canonical review queue.
+pub const CONFLICTS_FILE: &str = "conflicts.json";
+/// The derived prompt view.
+pub const MEMORY_FILE: &str = "MEMORY.md";
+/// Intent of a distill that changes curated.json, present only between its
+/// first and last write.
+pub const DISTILL_INTENT_FILE: &str = ".distill-pending.json";
 
 /// An open workspace.
 #[derive(Debug, Clone)]
@@ -269,7 +278,7 @@ impl Workspace {
     }
 
     fn curated_with_bytes(&self) -> Result<(CuratedState, Option<Vec<u8>>)> {
-        let path = self.file("curated.json");
+        let path = self.file(CURATED_FILE);
         match atomic_io::read_optional(&path)? {
             None => Ok((CuratedState::new(), None)),
             Some(data) => Ok((CuratedState::decode(&data, &path, &self.workspace_id)?, Some(data))),
@@ -282,7 +291,7 @@ impl Workspace {
     /// Errors: [`Error::Corrupt`] naming the case, [`Error::Scope`],
     /// [`Error::Io`].
     pub fn conflicts(&self) -> Result<ConflictQueue> {
-        let path = self.file("conflicts.json");
+        let path = self.file(CONFLICTS_FILE);
         match atomic_io::read_optional(&path)? {
             None => Ok(ConflictQueue::default()),
             Some(data) => ConflictQueue::decode(&data, &path, &self.workspace_id),
@@ -301,12 +310,19 @@ impl Workspace {
     /// changed: curated.json then MEMORY.md, then conflicts.json. With
     /// `dry_run` nothing is written and no lock is taken.
     ///
+    /// A distill that changes curated.json first makes its intent durable
+    /// (`.distill-pending.json`), so a crash between its writes is finished
+    /// by the next open, like a resolution.
+    ///
     /// Errors: [`Error::InvalidInput`] for a bad policy; read errors as
     /// [`Workspace::facts`]; [`Error::Io`].
     pub fn distill(&self, policy: &Policy, as_of: Option<Stamp>, dry_run: bool) -> Result<Report> {
         policy.validate()?;
         let as_of = as_of.unwrap_or_else(|| self.clock.now());
         let _lock = if dry_run { None } else { Some(self.lock()?) };
+        if !dry_run {
+            self.finish_pending_locked()?;
+        }
         let facts = self.log.read_all()?;
         let (curated, curated_bytes) = self.curated_with_bytes()?;
         let queue = self.conflicts()?;
@@ -314,16 +330,86 @@ impl Workspace {
         if dry_run {
             return Ok(outcome.report);
         }
+        let conflicts_bytes = match outcome.queue_changed {
+            true => Some(outcome.queue.encode(&self.file(CONFLICTS_FILE), &self.workspace_id)?),
+            false => None,
+        };
         if outcome.curated_changed {
-            self.save_curated(&outcome.curated)?;
+            let curated_bytes = outcome.curated.encode(&self.file(CURATED_FILE), &self.workspace_id)?;
+            self.write_distill_intent(&curated_bytes, conflicts_bytes.as_deref())?;
+            atomic_io::replace(&self.file(CURATED_FILE), &curated_bytes)?;
+            failpoint::hit("between_curated_and_projection");
+            atomic_io::replace(
+                &self.file(MEMORY_FILE),
+                projection::render_memory(&outcome.curated.entries).as_bytes(),
+            )?;
         } else if curated_bytes.is_some() {
             self.repair_projection(&curated)?;
         }
         failpoint::hit("distill_after_curated");
-        if outcome.queue_changed {
-            self.save_conflicts(&outcome.queue)?;
+        if let Some(conflicts) = conflicts_bytes {
+            atomic_io::replace(&self.file(CONFLICTS_FILE), &conflicts)?;
         }
+        self.clear_distill_intent()?;
         Ok(outcome.report)
+    }
+
+    fn write_distill_intent(&self, curated: &[u8], conflicts: Option<&[u8]>) -> Result<()> {
+        let intent = serde_json::json!({
+            "schema_version": 1,
+            "workspace_id": self.workspace_id,
+            "curated_sha256": canon::sha256_hex(curated),
+            "conflicts": conflicts.map(String::from_utf8_lossy),
+        });
+        let mut text = canon::to_json(&intent, canon::JsonStyle::Pretty);
+        text.push('\n');
+        atomic_io::replace(&self.file(DISTILL_INTENT_FILE), text.as_bytes())
+    }
+
+    fn clear_distill_intent(&self) -> Result<()> {
+        let path = self.file(DISTILL_INTENT_FILE);
+        match std::fs::remove_file(&path) {
+            Ok(()) => atomic_io::sync_dir(&self.memory_dir),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(err) => Err(err).at(&path),
+        }
+    }
+
+    /// Returns whether a distill left its intent behind (a crash between
+    /// its writes).
+    pub(crate) fn distill_pending(&self) -> bool {
+        std::fs::symlink_metadata(self.file(DISTILL_INTENT_FILE)).is_ok()
+    }
+
+    /// Finishes a distill interrupted between its writes; the lock must be
+    /// held. When curated.json holds the new state, MEMORY.md and
+    /// conflicts.json are brought up to date; otherwise nothing was applied
+    /// and the intent is dropped.
+    pub(crate) fn finish_distill_locked(&self) -> Result<()> {
+        let path = self.file(DISTILL_INTENT_FILE);
+        let Some(data) = atomic_io::read_optional(&path)? else { return Ok(()) };
+        let corrupt = |message: &str| Error::corrupt(crate::error::Location::file(&path), message.to_owned());
+        let intent: serde_json::Value =
+            serde_json::from_slice(&data).map_err(|_| corrupt("not valid JSON; remove it and run distill again"))?;
+        if intent.get("workspace_id").and_then(|v| v.as_str()) != Some(self.workspace_id.as_str()) {
+            return Err(corrupt("belongs to another workspace"));
+        }
+        let Some(curated_sha) = intent.get("curated_sha256").and_then(|v| v.as_str()) else {
+            return Err(corrupt("lacks curated_sha256"));
+        };
+        let conflicts = intent.get("conflicts").and_then(|v| v.as_str());
+        let (state, bytes) = self.curated_with_bytes()?;
+        if bytes.as_deref().map(canon::sha256_hex).as_deref() == Some(curated_sha) {
+            self.repair_projection(&state)?;
+            if let Some(conflicts) = conflicts {
+                // Validate before writing: the intent is untrusted input too.
+                ConflictQueue::decode(conflicts.as_bytes(), &path, &self.workspace_id)?;
+                if atomic_io::read_optional(&self.file(CONFLICTS_FILE))?.as_deref() != Some(conflicts.as_bytes()) {
+                    atomic_io::replace(&self.file(CONFLICTS_FILE), conflicts.as_bytes())?;
+                }
+            }
+        }
+        self.clear_distill_intent()
     }
 
     /// Replaces curated.json, then MEMORY.md.
@@ -331,11 +417,11 @@ impl Workspace {
     /// Errors: [`Error::Io`]; [`Error::Corrupt`] if `state` breaks an
     /// invariant.
     pub fn save_curated(&self, state: &CuratedState) -> Result<()> {
-        let path = self.file("curated.json");
+        let path = self.file(CURATED_FILE);
         let bytes = state.encode(&path, &self.workspace_id)?;
         atomic_io::replace(&path, &bytes)?;
         failpoint::hit("between_curated_and_projection");
-        atomic_io::replace(&self.file("MEMORY.md"), projection::render_memory(&state.entries).as_bytes())
+        atomic_io::replace(&self.file(MEMORY_FILE), projection::render_memory(&state.entries).as_bytes())
     }
 
     /// Replaces conflicts.json.
@@ -343,7 +429,7 @@ impl Workspace {
     /// Errors: [`Error::Io`]; [`Error::Corrupt`] if `queue` breaks an
     /// invariant.
     pub fn save_conflicts(&self, queue: &ConflictQueue) -> Result<()> {
-        let path = self.file("conflicts.json");
+        let path = self.file(CONFLICTS_FILE);
         let bytes = queue.encode(&path, &self.workspace_id)?;
         atomic_io::replace(&path, &bytes)
     }
@@ -352,7 +438,7 @@ impl Workspace {
     /// returns the rendering.
     pub(crate) fn repair_projection(&self, state: &CuratedState) -> Result<String> {
         let rendered = projection::render_memory(&state.entries);
-        let path = self.file("MEMORY.md");
+        let path = self.file(MEMORY_FILE);
         if atomic_io::read_optional(&path)?.as_deref() != Some(rendered.as_bytes()) {
             atomic_io::replace(&path, rendered.as_bytes())?;
         }
@@ -371,7 +457,7 @@ impl Workspace {
     fn memory_and_state(&self) -> Result<(String, CuratedState)> {
         let (state, bytes) = self.curated_with_bytes()?;
         if bytes.is_none() {
-            let existing = atomic_io::read_optional(&self.file("MEMORY.md"))?;
+            let existing = atomic_io::read_optional(&self.file(MEMORY_FILE))?;
             return Ok((existing.map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default(), state));
         }
         Ok((self.repair_projection(&state)?, state))
