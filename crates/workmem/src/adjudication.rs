@@ -49,6 +49,8 @@ impl Resolution {
         }
         self.actor = canon::clean_text("actor", &self.actor, MAX_ACTOR_CHARS)?;
         self.rationale = canon::clean_text("rationale", &self.rationale, MAX_ACTOR_CHARS)?;
+        crate::secret::check("actor", &self.actor)?;
+        crate::secret::check("rationale", &self.rationale)?;
         Ok(self)
     }
 

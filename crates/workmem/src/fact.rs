@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::canon::{self, JsonStyle};
 use crate::error::{Error, Result};
+use crate::secret;
 use crate::stamp::Stamp;
 
 /// Current schema version of a fact line.
@@ -150,6 +151,11 @@ impl Fact {
         let source = new.source.unwrap_or_else(|| "agent".to_owned());
         check_source(&source)?;
         check_evidence(&new.evidence)?;
+        secret::check("content", &content)?;
+        for (key, value) in &new.evidence {
+            secret::check("evidence", key)?;
+            secret::check("evidence", value)?;
+        }
         let recorded_at = match new.recorded_at.as_deref() {
             None => now,
             Some(text) => Stamp::parse_normalized(text).map_err(|msg| Error::invalid("recorded_at", msg))?,

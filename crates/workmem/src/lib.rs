@@ -31,6 +31,7 @@ pub mod journal;
 pub mod lock;
 pub mod projection;
 mod resolve;
+pub mod secret;
 pub mod stamp;
 pub mod verify;
 pub mod workspace;
