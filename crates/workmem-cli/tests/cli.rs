@@ -1,1 +1,724 @@
-//! CLI tests
+//! End-to-end tests of the `workmem` binary: each test runs the real binary
+//! in its own temporary project with a cleared environment, and checks exit
+//! codes, `--json` shapes, stderr messages and what is (not) written.
+
+#![allow(clippy::disallowed_methods)] // tests write fixtures directly
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+use tempfile::TempDir;
+
+/// A temporary root holding `home/` and `project/` (a git-like project).
+struct Env {
+    root: TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        let root = tempfile::Builder::new().prefix("workmem-cli-").tempdir().unwrap();
+        std::fs::create_dir(root.path().join("home")).unwrap();
+        std::fs::create_dir_all(root.path().join("project/.git")).unwrap();
+        Env { root }
+    }
+
+    fn root(&self) -> &Path {
+        self.root.path()
+    }
+
+    fn project(&self) -> PathBuf {
+        self.root().join("project")
+    }
+
+    fn memory(&self) -> PathBuf {
+        self.project().join(".workmem/memory")
+    }
+
+    fn daily(&self, day: &str) -> PathBuf {
+        self.memory().join(format!("daily/{day}.jsonl"))
+    }
+
+    /// Returns the binary with a cleared environment, run in `dir`.
+    fn cmd_in(&self, dir: &Path) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_workmem"));
+        cmd.env_clear().env("HOME", self.root().join("home")).current_dir(dir);
+        if let Some(path) = std::env::var_os("PATH") {
+            cmd.env("PATH", path);
+        }
+        cmd
+    }
+
+    /// Returns the binary run in the project directory.
+    fn cmd(&self) -> Command {
+        self.cmd_in(&self.project())
+    }
+
+    /// Runs a command that must succeed and returns its stdout as JSON.
+    fn json(&self, args: &[&str]) -> Value {
+        let out = self.cmd().args(args).arg("--json").assert().success().get_output().stdout.clone();
+        serde_json::from_slice(&out).unwrap_or_else(|err| panic!("{args:?}: {err}: {}", String::from_utf8_lossy(&out)))
+    }
+
+    /// Runs a command that must succeed and returns its stdout.
+    fn text(&self, args: &[&str]) -> String {
+        let out = self.cmd().args(args).assert().success().get_output().stdout.clone();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// Appends a fact at `at` with `kind`, `importance` and an optional key.
+    fn remember(&self, content: &str, kind: &str, importance: u8, key: Option<&str>, at: &str) {
+        let mut cmd = self.cmd();
+        cmd.args(["remember", content, "-k", kind, "-i", &importance.to_string(), "--at", at]);
+        if let Some(key) = key {
+            cmd.args(["--key", key]);
+        }
+        cmd.assert().success();
+    }
+}
+
+/// Returns every file and directory below `dir` with the bytes of files.
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(next) = stack.pop() {
+        for entry in std::fs::read_dir(&next).unwrap() {
+            let path = entry.unwrap().path();
+            let relative = path.strip_prefix(dir).unwrap().to_path_buf();
+            if path.is_dir() {
+                out.insert(relative, None);
+                stack.push(path);
+            } else {
+                out.insert(relative, Some(std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    out
+}
+
+fn keys(value: &Value) -> Vec<&str> {
+    let mut keys: Vec<&str> = value.as_object().unwrap().keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    keys
+}
+
+const FACT_KEYS: [&str; 10] = [
+    "content",
+    "evidence",
+    "fact_id",
+    "importance",
+    "kind",
+    "memory_key",
+    "recorded_at",
+    "schema_version",
+    "source",
+    "workspace_id",
+];
+
+const REPORT_KEYS: [&str; 10] = [
+    "conflict_case_ids",
+    "conflicts",
+    "created",
+    "eligible",
+    "queued_conflicts",
+    "scanned",
+    "skipped",
+    "stale",
+    "superseded",
+    "updated",
+];
+
+/// Records a promotable fact, a keyed tie and an outcome, all aged at
+/// 2026-06-01.
+fn seed_story(env: &Env) {
+    env.remember("Use WAL mode", "decision", 5, None, "2026-01-01T10:00:00Z");
+    env.remember("Released 0.1", "outcome", 5, None, "2026-01-02T10:00:00Z");
+    env.remember("Use nextest", "convention", 4, Some("test.runner"), "2026-01-03T10:00:00Z");
+    env.remember("Use cargo test", "convention", 4, Some("test.runner"), "2026-01-03T10:00:00Z");
+}
+
+const AS_OF: &str = "2026-06-01T00:00:00Z";
+
+#[test]
+fn init_prints_paths_and_workspace_id() {
+    let env = Env::new();
+    let out = env.json(&["init"]);
+    assert_eq!(keys(&out), ["memory_dir", "project", "workspace_id"]);
+    let id = out["workspace_id"].as_str().unwrap();
+    assert_eq!(id.len(), 16);
+    assert!(id.bytes().all(|b| b.is_ascii_hexdigit()));
+    let project = std::fs::canonicalize(env.project()).unwrap();
+    assert_eq!(out["project"], project.to_str().unwrap());
+    assert_eq!(out["memory_dir"], project.join(".workmem/memory").to_str().unwrap());
+    assert!(env.memory().join("daily").is_dir());
+
+    let human = env.text(&["init"]);
+    assert!(human.contains(id), "{human}");
+    assert!(human.contains(".workmem/memory"), "{human}");
+    let quiet = env.text(&["init", "-q"]);
+    assert_eq!(quiet.trim_end(), project.join(".workmem/memory").to_str().unwrap());
+}
+
+#[test]
+fn remember_prints_the_stored_fact() {
+    let env = Env::new();
+    let fact = env.json(&[
+        "remember",
+        "  Use   Python 3.12 ",
+        "-k",
+        "decision",
+        "-i",
+        "4",
+        "--key",
+        " Runtime.Python-Version ",
+        "-e",
+        "file=pyproject.toml",
+        "-e",
+        "commit=abc=def",
+        "--at",
+        "2026-01-05T10:30:00+01:00",
+        "--id",
+        "py-1",
+    ]);
+    assert_eq!(keys(&fact), FACT_KEYS);
+    assert_eq!(fact["content"], "Use Python 3.12");
+    assert_eq!(fact["kind"], "decision");
+    assert_eq!(fact["importance"], 4);
+    assert_eq!(fact["memory_key"], "runtime.python-version");
+    assert_eq!(fact["source"], "user");
+    assert_eq!(fact["evidence"], serde_json::json!({"file": "pyproject.toml", "commit": "abc=def"}));
+    assert_eq!(fact["recorded_at"], "2026-01-05T09:30:00Z");
+    assert_eq!(fact["fact_id"], "py-1");
+    assert_eq!(fact["schema_version"], 2);
+    assert!(env.daily("2026-01-05").is_file());
+
+    let defaults = env.json(&["remember", "tests pass"]);
+    assert_eq!(defaults["kind"], "outcome");
+    assert_eq!(defaults["importance"], 3);
+    assert_eq!(defaults["source"], "user");
+    assert_eq!(defaults["memory_key"], Value::Null);
+    assert_eq!(defaults["fact_id"].as_str().unwrap().len(), 32);
+
+    let human = env.text(&["remember", "built ok", "--id", "b-1", "--at", "2026-01-05T00:00:00Z"]);
+    assert!(human.starts_with("remembered b-1 (outcome, importance 3"), "{human}");
+    let quiet = env.text(&["remember", "built again", "--id", "b-2", "-q"]);
+    assert_eq!(quiet, "b-2\n");
+}
+
+#[test]
+fn facts_and_logs_list_what_was_recorded() {
+    let env = Env::new();
+    env.remember("first", "outcome", 3, None, "2026-01-01T08:00:00Z");
+    env.remember("second", "decision", 4, Some("a.b"), "2026-01-01T09:00:00Z");
+    env.remember("third", "pitfall", 2, None, "2026-01-03T09:00:00Z");
+    let today = env.json(&["remember", "today's fact"]);
+
+    let on_day = env.json(&["facts", "--day", "2026-01-01"]);
+    let contents: Vec<&str> = on_day.as_array().unwrap().iter().map(|f| f["content"].as_str().unwrap()).collect();
+    assert_eq!(contents, ["first", "second"]);
+    assert_eq!(keys(&on_day[0]), FACT_KEYS);
+
+    let all = env.json(&["facts", "--all"]);
+    assert_eq!(all.as_array().unwrap().len(), 4);
+    let recent = env.json(&["facts", "--recent", "2"]);
+    let contents: Vec<&str> = recent.as_array().unwrap().iter().map(|f| f["content"].as_str().unwrap()).collect();
+    assert_eq!(contents, ["third", "today's fact"]);
+    let keyed = env.json(&["facts", "--all", "--key", "A.B"]);
+    assert_eq!(keyed.as_array().unwrap().len(), 1);
+    assert_eq!(keyed[0]["content"], "second");
+
+    // Default: today's UTC day.
+    let default = env.json(&["facts"]);
+    assert_eq!(default.as_array().unwrap().len(), 1);
+    assert_eq!(default[0]["fact_id"], today["fact_id"]);
+
+    let human = env.text(&["facts", "--day", "2026-01-01"]);
+    assert_eq!(human.lines().count(), 2);
+    assert!(human.contains("2026-01-01T09:00:00Z  decision   4 a.b: second"), "{human}");
+    assert_eq!(env.text(&["facts", "--day", "2025-12-31"]), "");
+
+    env.cmd().args(["facts", "--day", "../../etc/passwd"]).assert().code(2).stderr(predicate::str::contains("--day"));
+    env.cmd().args(["facts", "--day", "2026-02-30"]).assert().code(2);
+    env.cmd().args(["facts", "--all", "--recent", "3"]).assert().code(2);
+
+    let logs = env.json(&["logs"]);
+    let logs = logs.as_array().unwrap();
+    assert_eq!(logs.len(), 3);
+    assert_eq!(logs[0], serde_json::json!({"day": "2026-01-01", "facts": 2}));
+    assert_eq!(logs[1], serde_json::json!({"day": "2026-01-03", "facts": 1}));
+    let human = env.text(&["logs"]);
+    assert!(human.starts_with("2026-01-01  2 facts\n2026-01-03  1 fact\n"), "{human}");
+}
+
+#[test]
+fn distill_memory_context_and_conflicts() {
+    let env = Env::new();
+    seed_story(&env);
+
+    let report = env.json(&["distill", "--as-of", AS_OF]);
+    assert_eq!(keys(&report), REPORT_KEYS);
+    assert_eq!(report["created"], 1);
+    assert_eq!(report["conflicts"], 1);
+    assert_eq!(report["queued_conflicts"], 1);
+    let case_id = report["conflict_case_ids"][0].as_str().unwrap().to_owned();
+    assert!(case_id.starts_with("conflict-"));
+
+    let memory = env.json(&["memory"]);
+    assert_eq!(keys(&memory), ["memory"]);
+    let text = memory["memory"].as_str().unwrap();
+    assert!(text.starts_with("# Workspace Memory\n"), "{text}");
+    assert!(text.contains("- Use WAL mode (seen 1x; evidence: 1)"), "{text}");
+    assert_eq!(env.text(&["memory"]), text);
+
+    let context = env.json(&["context"]);
+    assert_eq!(keys(&context), ["context"]);
+    let text = context["context"].as_str().unwrap();
+    assert!(text.contains("# Recent Workspace Facts"), "{text}");
+    assert!(text.contains("- [outcome] Released 0.1 (2026-01-02)"), "{text}");
+    assert!(!text.contains("nextest"), "keyed raw facts must stay out of the context: {text}");
+    let without_recent = env.json(&["context", "--recent", "0"]);
+    assert!(!without_recent["context"].as_str().unwrap().contains("Recent Workspace Facts"));
+    assert!(env.text(&["context"]).contains("- Use WAL mode"));
+
+    let open = env.json(&["conflicts"]);
+    let open = open.as_array().unwrap();
+    assert_eq!(open.len(), 1);
+    assert_eq!(open[0]["conflict_id"], case_id.as_str());
+    assert_eq!(open[0]["status"], "open");
+    assert_eq!(open[0]["memory_key"], "test.runner");
+    assert_eq!(open[0]["candidates"].as_array().unwrap().len(), 2);
+    for field in ["fingerprint", "observed_fact_ids", "revision", "detected_at", "workspace_id"] {
+        assert!(open[0].get(field).is_some(), "case lacks {field}");
+    }
+    assert_eq!(env.json(&["conflicts", "--status", "all"]).as_array().unwrap().len(), 1);
+    assert_eq!(env.json(&["conflicts", "--status", "resolved"]).as_array().unwrap().len(), 0);
+    assert_eq!(env.json(&["conflicts", "--status", "superseded"]).as_array().unwrap().len(), 0);
+    env.cmd().args(["conflicts", "--status", "closed"]).assert().code(2);
+    let human = env.text(&["conflicts"]);
+    assert!(human.contains(&case_id) && human.contains("Use nextest") && human.contains("Use cargo test"), "{human}");
+
+    let human = env.text(&["distill", "--as-of", AS_OF]);
+    assert!(human.contains("scanned") && human.contains(&case_id), "{human}");
+    assert!(human.contains("nothing changed"), "{human}");
+}
+
+#[test]
+fn distill_policy_flags_are_applied_and_validated() {
+    let env = Env::new();
+    env.remember("Young and minor", "pitfall", 2, None, "2026-05-31T00:00:00Z");
+    let strict = env.json(&["distill", "--as-of", AS_OF, "--dry-run"]);
+    assert_eq!(strict["scanned"], 0);
+    let loose = env.json(&["distill", "--as-of", AS_OF, "--dry-run", "--min-age-days", "0", "--min-importance", "2"]);
+    assert_eq!(loose["scanned"], 1);
+    assert_eq!(loose["created"], 1);
+    let repeat = env.json(&["distill", "--as-of", AS_OF, "--dry-run", "--min-age-days", "0", "--repeat", "1"]);
+    assert_eq!(repeat["created"], 1);
+
+    for (flag, value, field) in [
+        ("--min-importance", "9", "minimum_importance"),
+        ("--repeat", "0", "repeat_threshold"),
+        ("--supersede-repeat", "1", "supersession_repeat_threshold"),
+        ("--as-of", "yesterday", "--as-of"),
+    ] {
+        env.cmd().args(["distill", flag, value]).assert().code(2).stderr(predicate::str::contains(field));
+    }
+}
+
+#[test]
+fn project_is_discovered_from_a_subdirectory_holding_workmem() {
+    let env = Env::new();
+    let outer = env.root().join("outer");
+    // An inner .git must not win over an outer .workmem.
+    let deep = outer.join("inner/src/deep");
+    std::fs::create_dir_all(&deep).unwrap();
+    std::fs::create_dir_all(outer.join("inner/.git")).unwrap();
+    let init = env.cmd_in(&outer).args(["init", "--json"]).assert().success().get_output().stdout.clone();
+    let init: Value = serde_json::from_slice(&init).unwrap();
+
+    let from_deep = env.cmd_in(&deep).args(["init", "--json"]).assert().success().get_output().stdout.clone();
+    let from_deep: Value = serde_json::from_slice(&from_deep).unwrap();
+    assert_eq!(from_deep, init);
+    env.cmd_in(&deep).args(["remember", "found it", "--at", "2026-01-01T00:00:00Z"]).assert().success();
+    assert!(outer.join(".workmem/memory/daily/2026-01-01.jsonl").is_file());
+    assert!(!deep.join(".workmem").exists());
+    assert!(!outer.join("inner/.workmem").exists());
+}
+
+#[test]
+fn project_falls_back_to_the_nearest_git_directory() {
+    let env = Env::new();
+    let sub = env.project().join("src/module");
+    std::fs::create_dir_all(&sub).unwrap();
+    let out = env.cmd_in(&sub).args(["init", "--json"]).assert().success().get_output().stdout.clone();
+    let out: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(out["project"], std::fs::canonicalize(env.project()).unwrap().to_str().unwrap());
+    assert!(env.memory().is_dir());
+
+    // -C wins over discovery, and must name a directory.
+    let other = env.root().join("other");
+    std::fs::create_dir(&other).unwrap();
+    env.cmd_in(&sub).args(["-C", "../../../other", "init"]).assert().success();
+    assert!(other.join(".workmem/memory").is_dir());
+    env.cmd().args(["-C", "missing", "init"]).assert().code(2).stderr(predicate::str::contains("missing"));
+}
+
+#[test]
+fn memory_dir_flag_and_environment_redirect_the_store() {
+    let env = Env::new();
+    env.cmd()
+        .args(["--memory-dir", "../store", "remember", "via flag", "--at", "2026-01-01T00:00:00Z"])
+        .assert()
+        .success();
+    assert!(env.root().join("store/daily/2026-01-01.jsonl").is_file());
+    assert!(!env.project().join(".workmem").exists());
+
+    let env_dir = env.root().join("env-store");
+    env.cmd()
+        .env("WORKMEM_MEMORY_DIR", &env_dir)
+        .args(["remember", "via env", "--at", "2026-01-02T00:00:00Z"])
+        .assert()
+        .success();
+    assert!(env_dir.join("daily/2026-01-02.jsonl").is_file());
+    assert!(!env.project().join(".workmem").exists());
+
+    let listed = env.cmd().env("WORKMEM_MEMORY_DIR", &env_dir).args(["facts", "--all", "--json"]).assert().success();
+    let listed: Value = serde_json::from_slice(&listed.get_output().stdout).unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), 1);
+    assert_eq!(listed[0]["content"], "via env");
+
+    // The flag overrides the environment.
+    let init = env
+        .cmd()
+        .env("WORKMEM_MEMORY_DIR", &env_dir)
+        .args(["--memory-dir", "../store", "init", "--json"])
+        .assert()
+        .success();
+    let init: Value = serde_json::from_slice(&init.get_output().stdout).unwrap();
+    let store = std::fs::canonicalize(env.root().join("store")).unwrap();
+    assert_eq!(init["memory_dir"], store.to_str().unwrap());
+}
+
+#[test]
+fn invalid_remember_input_exits_2_names_the_field_and_writes_nothing() {
+    let env = Env::new();
+    let too_long = "x".repeat(2001);
+    // Built at run time so the source holds no token-shaped string.
+    let secret = format!("push with ghp_{}", "a1".repeat(18));
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec![""], "content"),
+        (vec![" \t "], "content"),
+        (vec![&too_long], "content"),
+        (vec![&secret], "secret"),
+        (vec!["x", "-i", "0"], "importance"),
+        (vec!["x", "-i", "6"], "importance"),
+        (vec!["x", "-k", "idea"], "kind"),
+        (vec!["x", "--key", "Bad Key"], "memory_key"),
+        (vec!["x", "--key", "9lives"], "memory_key"),
+        (vec!["x", "--id=-leading-dash"], "fact_id"),
+        (vec!["x", "--id", ".dot"], "fact_id"),
+        (vec!["x", "--id", "has space"], "fact_id"),
+        (vec!["x", "--at", "2026-01-01"], "recorded_at"),
+        (vec!["x", "--at", "2026-01-01T00:00:00"], "recorded_at"),
+        (vec!["x", "--at", "2026-13-01T00:00:00Z"], "recorded_at"),
+    ];
+    // Once on a fresh project (nothing may be created), once on a
+    // workspace holding a fact (nothing may change).
+    for populated in [false, true] {
+        if populated {
+            env.remember("existing", "outcome", 3, None, "2026-01-01T00:00:00Z");
+        }
+        let before = snapshot(env.root());
+        for (args, field) in &cases {
+            env.cmd().arg("remember").args(args).assert().code(2).stderr(predicate::str::contains(*field));
+            let json = env.cmd().arg("remember").args(args).arg("--json").assert().code(2);
+            let error: Value = serde_json::from_slice(&json.get_output().stderr).unwrap();
+            assert_eq!(error["error"]["kind"], "invalid_input", "{args:?}");
+            assert!(error["error"]["message"].as_str().unwrap().contains(field), "{args:?}");
+            assert!(json.get_output().stdout.is_empty());
+            assert_eq!(snapshot(env.root()), before, "{args:?} changed the tree");
+        }
+    }
+}
+
+#[test]
+fn content_of_exactly_2000_characters_is_accepted() {
+    let env = Env::new();
+    // Multi-byte characters: the limit counts characters, not bytes.
+    let content = "\u{e9}".repeat(2000);
+    let fact = env.json(&["remember", &content]);
+    assert_eq!(fact["content"].as_str().unwrap().chars().count(), 2000);
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let env = Env::new();
+    env.cmd().assert().code(2);
+    env.cmd().args(["frobnicate"]).assert().code(2);
+    env.cmd().args(["remember"]).assert().code(2);
+    env.cmd().args(["remember", "x", "-i", "many"]).assert().code(2).stderr(predicate::str::contains("--importance"));
+    env.cmd().args(["remember", "x", "-e", "novalue"]).assert().code(2).stderr(predicate::str::contains("KEY=VALUE"));
+    env.cmd()
+        .args(["remember", "x", "-e", "a=1", "-e", "a=2"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("evidence"));
+    let json = env.cmd().args(["remember", "x", "--bogus", "--json"]).assert().code(2);
+    let error: Value = serde_json::from_slice(&json.get_output().stderr).unwrap();
+    assert_eq!(error["error"]["kind"], "usage");
+    assert!(error["error"]["message"].as_str().unwrap().contains("--bogus"));
+    assert!(!env.project().join(".workmem").exists());
+}
+
+#[test]
+fn help_documents_exit_codes_environment_and_examples() {
+    let env = Env::new();
+    let help = env.text(&["--help"]);
+    for needle in ["Exit codes:", "WORKMEM_MEMORY_DIR", "4  corruption", "5  scope error", "6  resolution rejected"] {
+        assert!(help.contains(needle), "top-level help lacks {needle:?}");
+    }
+    for command in ["init", "remember", "import", "facts", "logs", "distill", "memory", "context", "conflicts", "demo"]
+    {
+        let help = env.text(&[command, "--help"]);
+        assert!(help.contains("Examples:"), "{command} --help lacks examples");
+        assert!(help.contains(&format!("workmem {command}")), "{command} --help has no example of itself");
+        let summary = help.lines().next().unwrap();
+        assert!(!summary.ends_with('.'), "{command}: {summary:?}");
+    }
+}
+
+#[test]
+fn import_with_one_bad_line_exits_2_names_the_line_and_writes_nothing() {
+    let env = Env::new();
+    env.cmd().arg("init").assert().success();
+    let good = r#"{"content": "good", "kind": "decision", "importance": 4, "recorded_at": "2026-01-01T00:00:00Z"}"#;
+    let cases = [
+        (r#"{"content": "bad", "importance": 9}"#, "importance on line 3"),
+        (r#"{"content": "bad", "colour": "red"}"#, "line 3"),
+        (r#"{"content": "#, "line 3"),
+        (r#"{"content": "bad", "memory_key": "No Way"}"#, "memory_key on line 3"),
+        (r#"{"content": "bad", "fact_id": "dup"}"#, "fact_id on line 5"),
+    ];
+    let before = snapshot(env.root());
+    for (bad, expected) in cases {
+        // Line 2 is blank; with the last case, "dup" appears twice.
+        let input = format!("{good}\n\n{bad}\n{good}\n{}\n", r#"{"content": "also", "fact_id": "dup"}"#);
+        let file = env.root().join("home/facts.jsonl");
+        std::fs::write(&file, &input).unwrap();
+        let before_with_file = snapshot(env.root());
+        env.cmd()
+            .args(["import", file.to_str().unwrap()])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(expected).and(predicate::str::contains("facts.jsonl")));
+        env.cmd()
+            .args(["import", "-", "--json"])
+            .write_stdin(input)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(expected));
+        assert_eq!(snapshot(env.root()), before_with_file, "{bad}");
+        std::fs::remove_file(&file).unwrap();
+    }
+    assert_eq!(snapshot(env.root()), before);
+}
+
+#[test]
+fn import_appends_every_fact_of_a_good_file() {
+    let env = Env::new();
+    let mut input = String::new();
+    for day in 1..=3 {
+        input.push_str(&format!(
+            "{{\"content\": \"fact {day}\", \"kind\": \"pitfall\", \"importance\": 2, \"memory_key\": null, \
+             \"source\": \"ci\", \"evidence\": {{\"run\": \"{day}\"}}, \"recorded_at\": \"2026-01-0{day}T00:00:00Z\", \
+             \"fact_id\": \"imp-{day}\"}}\n"
+        ));
+    }
+    let file = env.root().join("home/good.jsonl");
+    std::fs::write(&file, &input).unwrap();
+    let out = env.json(&["import", file.to_str().unwrap()]);
+    assert_eq!(out, serde_json::json!({"imported": 3}));
+    let all = env.json(&["facts", "--all"]);
+    let ids: Vec<&str> = all.as_array().unwrap().iter().map(|f| f["fact_id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["imp-1", "imp-2", "imp-3"]);
+    assert_eq!(all[0]["source"], "ci");
+    assert_eq!(all[0]["evidence"]["run"], "1");
+
+    // Re-importing identical facts with explicit ids stores nothing twice.
+    let again = env.cmd().args(["import", "--json"]).write_stdin(input).assert().success();
+    let again: Value = serde_json::from_slice(&again.get_output().stdout).unwrap();
+    assert_eq!(again, serde_json::json!({"imported": 0}));
+    assert_eq!(env.json(&["facts", "--all"]).as_array().unwrap().len(), 3);
+
+    let human = env.cmd().args(["import", "-"]).write_stdin("{\"content\": \"from stdin\"}\n").assert().success();
+    assert_eq!(String::from_utf8_lossy(&human.get_output().stdout), "imported 1 fact\n");
+}
+
+#[test]
+fn a_fact_of_another_workspace_is_a_scope_error() {
+    let env = Env::new();
+    env.remember("mine", "outcome", 3, None, "2026-01-01T00:00:00Z");
+    let foreign = r#"{"content": "theirs", "evidence": {}, "fact_id": "f-1", "importance": 3, "kind": "outcome", "memory_key": null, "recorded_at": "2026-01-02T00:00:00Z", "schema_version": 2, "source": "agent", "workspace_id": "0000000000000000"}"#;
+    std::fs::write(env.daily("2026-01-02"), format!("{foreign}\n")).unwrap();
+    env.cmd()
+        .args(["facts", "--all"])
+        .assert()
+        .code(5)
+        .stderr(predicate::str::contains("2026-01-02.jsonl:1").and(predicate::str::contains("0000000000000000")));
+    let json = env.cmd().args(["facts", "--all", "--json"]).assert().code(5);
+    let error: Value = serde_json::from_slice(&json.get_output().stderr).unwrap();
+    assert_eq!(error["error"]["kind"], "scope");
+}
+
+#[test]
+fn garbage_inside_a_daily_log_is_corruption_naming_file_and_line() {
+    let env = Env::new();
+    env.remember("one", "outcome", 3, None, "2026-01-01T00:00:00Z");
+    let path = env.daily("2026-01-01");
+    let good = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, format!("{good}this is not json\n{good}")).unwrap();
+    for args in [&["facts", "--all"][..], &["facts", "--day", "2026-01-01"], &["logs"], &["distill", "--dry-run"]] {
+        env.cmd()
+            .args(args)
+            .assert()
+            .code(4)
+            .stderr(predicate::str::contains("2026-01-01.jsonl:2").and(predicate::str::contains("error:")));
+    }
+}
+
+#[test]
+fn a_torn_final_line_is_ignored() {
+    let env = Env::new();
+    env.remember("complete", "outcome", 3, None, "2026-01-01T00:00:00Z");
+    let path = env.daily("2026-01-01");
+    let good = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, format!("{good}{{\"content\": \"torn")).unwrap();
+    let all = env.json(&["facts", "--all"]);
+    assert_eq!(all.as_array().unwrap().len(), 1);
+    // The next append repairs the tail instead of fusing with it.
+    env.remember("after the crash", "outcome", 3, None, "2026-01-01T01:00:00Z");
+    let all = env.json(&["facts", "--all"]);
+    let contents: Vec<&str> = all.as_array().unwrap().iter().map(|f| f["content"].as_str().unwrap()).collect();
+    assert_eq!(contents, ["complete", "after the crash"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_relative_path_and_a_symlink_give_the_same_workspace_id() {
+    let env = Env::new();
+    let link = env.root().join("link");
+    std::os::unix::fs::symlink(env.project(), &link).unwrap();
+    let id = |dir: &Path, project: &str| {
+        let out = env.cmd_in(dir).args(["-C", project, "init", "--json"]).assert().success();
+        let out: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        out["workspace_id"].as_str().unwrap().to_owned()
+    };
+    let absolute = id(env.root(), env.project().to_str().unwrap());
+    assert_eq!(id(env.root(), "project"), absolute);
+    assert_eq!(id(&env.project().join(".git"), ".."), absolute);
+    assert_eq!(id(env.root(), "link"), absolute);
+    assert_eq!(id(env.root(), "./link/."), absolute);
+    assert_ne!(id(env.root(), "home"), absolute);
+}
+
+#[test]
+fn demo_tells_the_story_and_exits_0() {
+    let env = Env::new();
+    let started = std::time::Instant::now();
+    let out = env.text(&["demo"]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    for needle in [
+        "too young",
+        "outcome facts are never promoted",
+        "below thresholds",
+        "one newer fact is not enough",
+        "revision 2 active",
+        "superseded by",
+        "conflict-",
+        "candidate-",
+        "awaits a human",
+        "adjudication demo-decision-1",
+        "The case is now resolved",
+        "# Recent Workspace Facts",
+        "nothing was rewritten",
+    ] {
+        assert!(out.contains(needle), "demo output lacks {needle:?}:\n{out}");
+    }
+    assert!(!env.project().join(".workmem").exists(), "the demo must not touch the project");
+
+    let dir = env.root().join("kept");
+    env.cmd().args(["demo", "--dir", dir.to_str().unwrap()]).assert().success();
+    assert!(dir.join(".workmem/memory/curated.json").is_file());
+    assert!(dir.join(".workmem/memory/conflicts.json").is_file());
+    env.cmd().args(["demo", "--dir", dir.to_str().unwrap()]).assert().code(2);
+}
+
+#[test]
+fn dry_run_writes_nothing() {
+    let env = Env::new();
+    seed_story(&env);
+    let before = snapshot(env.root());
+    let report = env.json(&["distill", "--as-of", AS_OF, "--dry-run"]);
+    assert_eq!(report["created"], 1);
+    assert_eq!(report["queued_conflicts"], 1);
+    let human = env.cmd().args(["distill", "--as-of", AS_OF, "--dry-run"]).assert().success();
+    assert!(String::from_utf8_lossy(&human.get_output().stderr).contains("dry run"));
+    assert_eq!(snapshot(env.root()), before);
+    assert!(!env.memory().join("curated.json").exists());
+}
+
+#[test]
+fn a_second_identical_distill_rewrites_nothing() {
+    let env = Env::new();
+    seed_story(&env);
+    env.json(&["distill", "--as-of", AS_OF]);
+    let files = ["curated.json", "MEMORY.md", "conflicts.json"];
+    let stat = |name: &str| {
+        let path = env.memory().join(name);
+        let meta = std::fs::metadata(&path).unwrap();
+        #[cfg(unix)]
+        let inode = std::os::unix::fs::MetadataExt::ino(&meta);
+        #[cfg(not(unix))]
+        let inode = 0;
+        (std::fs::read(&path).unwrap(), meta.modified().unwrap(), inode)
+    };
+    let before: Vec<_> = files.iter().map(|name| stat(name)).collect();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let report = env.json(&["distill", "--as-of", AS_OF]);
+    assert_eq!(report["created"], 0);
+    assert_eq!(report["queued_conflicts"], 0);
+    let after: Vec<_> = files.iter().map(|name| stat(name)).collect();
+    assert!(before == after, "a no-op distill rewrote a state file");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_is_a_silent_success() {
+    use std::io::Read;
+    use std::process::Stdio;
+
+    let env = Env::new();
+    let mut input = String::new();
+    for i in 0..3000 {
+        input.push_str(&format!("{{\"content\": \"fact number {i} with some padding to fill the pipe\", \"recorded_at\": \"2026-01-01T00:00:00Z\"}}\n"));
+    }
+    env.cmd().args(["import", "-"]).write_stdin(input).assert().success();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_workmem"))
+        .args(["facts", "--all"])
+        .env_clear()
+        .current_dir(env.project())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 16];
+    stdout.read_exact(&mut first).unwrap();
+    drop(stdout);
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "stderr: {stderr}");
+    assert_eq!(stderr, "");
+}

@@ -1,0 +1,183 @@
+//! The error every command returns, and how it reaches the user.
+//!
+//! A [`CommandError`] carries the stable kind name of `--json` error output,
+//! the process exit code of the contract in `CLI.md`, a message, the causes
+//! behind it and hints. Library errors convert with one `From` that keeps
+//! their kind and exit code and adds hints where they help. This module
+//! prints only to stderr and never exits the process.
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+/// Exit code of a usage error or invalid input.
+pub const EXIT_USAGE: i32 = 2;
+/// Exit code of an I/O or unexpected failure.
+pub const EXIT_IO: i32 = 1;
+
+/// A failed command: what went wrong, how the process exits, and hints.
+#[derive(Debug)]
+pub struct CommandError {
+    kind: &'static str,
+    exit_code: i32,
+    message: String,
+    causes: Vec<String>,
+    hints: Vec<String>,
+    broken_pipe: bool,
+}
+
+impl CommandError {
+    /// Returns a usage error (exit 2), for arguments the CLI itself rejects.
+    pub fn usage(message: impl Into<String>) -> CommandError {
+        CommandError::new("usage", EXIT_USAGE, message)
+    }
+
+    /// Returns an invalid-input error (exit 2) for `field`, worded like the
+    /// library's.
+    pub fn invalid(field: &str, message: impl std::fmt::Display) -> CommandError {
+        CommandError::new("invalid_input", EXIT_USAGE, format!("invalid {field}: {message}"))
+    }
+
+    /// Returns an I/O error (exit 1) about `what`.
+    pub fn io(what: impl std::fmt::Display, err: &io::Error) -> CommandError {
+        let broken_pipe = err.kind() == io::ErrorKind::BrokenPipe;
+        let mut error = CommandError::new("io", EXIT_IO, format!("{what}: {err}"));
+        error.broken_pipe = broken_pipe;
+        error
+    }
+
+    /// Returns an error writing results to stdout; a broken pipe is marked so
+    /// that the process exits 0 without a message.
+    pub fn stdout(err: &io::Error) -> CommandError {
+        CommandError::io("cannot write to stdout", err)
+    }
+
+    fn new(kind: &'static str, exit_code: i32, message: impl Into<String>) -> CommandError {
+        CommandError {
+            kind,
+            exit_code,
+            message: message.into(),
+            causes: Vec::new(),
+            hints: Vec::new(),
+            broken_pipe: false,
+        }
+    }
+
+    /// Returns this error with one more hint line.
+    pub fn hinted(mut self, hint: impl Into<String>) -> CommandError {
+        self.hints.push(hint.into());
+        self
+    }
+
+    /// Returns the process exit code.
+    pub fn exit_code(&self) -> i32 {
+        self.exit_code
+    }
+
+    /// Returns whether the error is a closed stdout (a silent success).
+    pub fn is_broken_pipe(&self) -> bool {
+        self.broken_pipe
+    }
+
+    /// Writes the error to stderr: `error:`, `caused by:` and `hint:` lines,
+    /// or one `{"error": {"kind", "message"}}` document with `json`.
+    pub fn report(&self, json: bool) {
+        let mut stderr = io::stderr().lock();
+        // Nothing sensible is left to do when stderr itself is gone.
+        let _ = if json { self.write_json(&mut stderr) } else { self.write_human(&mut stderr) };
+    }
+
+    fn write_human(&self, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out, "error: {}", self.message)?;
+        for cause in &self.causes {
+            writeln!(out, "caused by: {cause}")?;
+        }
+        for hint in &self.hints {
+            writeln!(out, "hint: {hint}")?;
+        }
+        Ok(())
+    }
+
+    fn write_json(&self, out: &mut dyn Write) -> io::Result<()> {
+        #[derive(Serialize)]
+        struct Body<'a> {
+            kind: &'a str,
+            message: &'a str,
+            #[serde(skip_serializing_if = "<[String]>::is_empty")]
+            hints: &'a [String],
+        }
+        #[derive(Serialize)]
+        struct Document<'a> {
+            error: Body<'a>,
+        }
+        let doc = Document { error: Body { kind: self.kind, message: &self.message, hints: &self.hints } };
+        serde_json::to_writer(&mut *out, &doc).map_err(io::Error::other)?;
+        writeln!(out)
+    }
+}
+
+impl From<workmem::Error> for CommandError {
+    fn from(err: workmem::Error) -> CommandError {
+        let mut error = CommandError::new(err.kind(), err.exit_code(), err.to_string());
+        // The library's messages already include their immediate source;
+        // list only deeper causes, and none twice.
+        let mut source = std::error::Error::source(&err);
+        while let Some(cause) = source {
+            let text = cause.to_string();
+            if !error.message.contains(&text) {
+                error.causes.push(text);
+            }
+            source = cause.source();
+        }
+        match &err {
+            workmem::Error::InvalidInput { field, message } => {
+                if let Some(hint) = field_hint(field, message) {
+                    error.hints.push(hint.to_owned());
+                }
+            }
+            workmem::Error::Scope { .. } => {
+                error.hints.push(
+                    "the memory directory holds state written for another project; check -C/--project and \
+                     --memory-dir (WORKMEM_MEMORY_DIR)"
+                        .to_owned(),
+                );
+            }
+            workmem::Error::Corrupt { .. } => {
+                error.hints.push("nothing was changed; inspect the named file and line".to_owned());
+            }
+            _ => {}
+        }
+        error
+    }
+}
+
+/// Returns a hint for an invalid field, keyed by the field name the library
+/// reports (possibly suffixed, e.g. `content of item 3`).
+fn field_hint(field: &str, message: &str) -> Option<&'static str> {
+    if message.contains("secret") {
+        // The library's message already says what to do.
+        return None;
+    }
+    let base = field.split(' ').next().unwrap_or(field);
+    Some(match base {
+        "fact_id" if message.contains("twice") || message.contains("already used") => {
+            "fact ids are unique: a retry must repeat every field exactly"
+        }
+        "content" => "content must be 1 to 2000 characters after whitespace is collapsed",
+        "importance" => "importance is 1 (trivia) to 5 (critical)",
+        "kind" => "kinds are decision, convention, pitfall and outcome",
+        "memory_key" => {
+            "a memory key names the question, not the answer: lowercase letters and digits joined by . _ or - \
+             (e.g. runtime.python-version), at most 120 characters"
+        }
+        "fact_id" => "ids start with a letter or digit, then up to 199 of A-Z a-z 0-9 . _ : / -",
+        "recorded_at" => "--at takes an RFC 3339 instant with an offset, e.g. 2026-01-01T12:00:00Z",
+        "source" => "--source is one word of 1 to 64 characters, e.g. user or agent",
+        "evidence" => "-e takes KEY=VALUE; keys are 1 to 100 characters, at most 32 entries",
+        "minimum_importance" => "--min-importance takes 1 to 5",
+        "repeat_threshold" => "--repeat takes 1 or more",
+        "supersession_repeat_threshold" => "--supersede-repeat takes 2 or more",
+        "minimum_age_days" => "--min-age-days takes 0 to 365000",
+        _ => return None,
+    })
+}

@@ -1,0 +1,406 @@
+//! `workmem demo`: an offline walk-through on a fresh workspace (a temporary
+//! directory unless `--dir`), told in human text: facts recorded days apart,
+//! a distill that promotes some and skips others (and says why), a keyed
+//! supersession, a tie that becomes a conflict case, its resolution by a
+//! human, and the final agent context.
+//!
+//! Every timestamp is explicit and relative to fixed instants, so the story
+//! and its ids are the same on every run. The demo never touches the
+//! user's workspace: it ignores `-C` and `--memory-dir`, and refuses a
+//! `--dir` that already holds a `.workmem/` directory.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use clap::Args;
+use jiff::SignedDuration;
+use workmem::{
+    Case, CaseStatus, CuratedState, Fact, FixedClock, NewFact, Policy, Report, Resolution, Stamp, Workspace,
+};
+
+use crate::command_error::CommandError;
+use crate::commands::Ctx;
+use crate::commands::conflicts::describe_case;
+
+/// Arguments of `workmem demo`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  workmem demo
+  workmem demo --dir /tmp/workmem-demo   # keep the files to look at afterwards")]
+pub struct DemoArgs {
+    /// Build the demo workspace here and keep it [default: a temporary directory, removed afterwards]
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+/// The first distill runs at this instant; facts are placed relative to it.
+const DAY_ZERO: &str = "2026-03-01T12:00:00Z";
+/// The later distills run this many days after [`DAY_ZERO`].
+const LATER_DAYS: i64 = 40;
+const PYTHON_KEY: &str = "runtime.python-version";
+const RUNNER_KEY: &str = "test.runner";
+
+/// Runs `workmem demo`.
+///
+/// Errors: usage error for a `--dir` that already holds a workspace; any
+/// library error (none is expected on a fresh directory).
+pub fn run(ctx: &Ctx, args: &DemoArgs) -> Result<(), CommandError> {
+    let temp;
+    let dir: &Path = match &args.dir {
+        Some(dir) => {
+            if dir.join(".workmem").exists() {
+                return Err(CommandError::usage(format!("{} already holds a .workmem directory", dir.display()))
+                    .hinted("the demo needs a fresh directory; pick another --dir or omit it"));
+            }
+            std::fs::create_dir_all(dir).map_err(|err| CommandError::io(dir.display(), &err))?;
+            dir
+        }
+        None => {
+            temp = tempfile::Builder::new()
+                .prefix("workmem-demo-")
+                .tempdir()
+                .map_err(|err| CommandError::io("cannot create a temporary directory", &err))?;
+            temp.path()
+        }
+    };
+    let mut demo = Demo::new(dir)?;
+    demo.tell(args.dir.is_some())?;
+    ctx.ui.text(&demo.out)
+}
+
+struct Demo {
+    ws: Workspace,
+    policy: Policy,
+    day_zero: Stamp,
+    later: Stamp,
+    /// Facts recorded so far, in story order.
+    facts: Vec<Fact>,
+    /// What the previous distill said about each fact, by fact id.
+    verdicts: std::collections::BTreeMap<String, String>,
+    out: String,
+}
+
+impl Demo {
+    fn new(dir: &Path) -> Result<Demo, CommandError> {
+        let day_zero = stamp(DAY_ZERO, 0)?;
+        let later = stamp(DAY_ZERO, LATER_DAYS)?;
+        // The clock only stamps defaults; every fact and distill below names
+        // its own instant.
+        let ws = Workspace::open(dir, None)?.with_clock(Arc::new(FixedClock::new(later.clone())));
+        ws.init()?;
+        Ok(Demo {
+            ws,
+            policy: Policy::default(),
+            day_zero,
+            later,
+            facts: Vec::new(),
+            verdicts: Default::default(),
+            out: String::new(),
+        })
+    }
+
+    fn tell(&mut self, keep: bool) -> Result<(), CommandError> {
+        let p = self.policy.clone();
+        let intro = format!("workmem demo: a fresh workspace in {}", self.ws.project().display());
+        self.say(intro);
+        self.say(format_args!(
+            "Policy: facts must be older than {} days; a group qualifies with importance >= {} or >= {} \
+             facts;\nreplacing an active keyed value takes >= {} newer facts.",
+            p.minimum_age_days, p.minimum_importance, p.repeat_threshold, p.supersession_repeat_threshold
+        ));
+
+        self.chapter("1. Facts recorded over two months");
+        self.record("wal-1", "decision", 4, None, -60, "Use SQLite in WAL mode for the local cache")?;
+        self.record("fmt-1", "convention", 3, None, -50, "Run cargo fmt before every commit")?;
+        self.record("fmt-2", "convention", 3, None, -45, "run cargo fmt   before every commit")?;
+        self.record("ci-1", "pitfall", 2, None, -40, "The CI runner has only 2 cores")?;
+        self.record("rel-1", "outcome", 5, None, -40, "Released version 0.3")?;
+        self.record("jiff-1", "decision", 5, None, -3, "Use jiff for all timestamps")?;
+        self.record("py-1", "decision", 4, Some(PYTHON_KEY), -90, "Use Python 3.11")?;
+
+        let day_zero = self.day_zero.clone();
+        self.chapter(&format!("2. Distill as of {}", day_zero.as_str()));
+        self.distill(&day_zero)?;
+        self.memory()?;
+
+        let later = self.later.clone();
+        self.chapter(&format!("3. A keyed value changes ({PYTHON_KEY}); distill as of {}", later.as_str()));
+        self.say("One newer fact proposes Python 3.12:");
+        self.record("py-2", "decision", 4, Some(PYTHON_KEY), 2, "Use Python 3.12")?;
+        self.distill(&later)?;
+        self.say(format_args!("-> one newer fact is not enough: {PYTHON_KEY} keeps revision 1 (Python 3.11)."));
+        self.say("\nA second newer fact agrees:");
+        self.record("py-3", "decision", 3, Some(PYTHON_KEY), 5, "Use Python 3.12")?;
+        self.distill(&later)?;
+        self.revisions(PYTHON_KEY)?;
+
+        self.chapter(&format!("4. A tie ({RUNNER_KEY}) becomes a conflict case"));
+        self.say("Two equally strong, equally recent proposals for the same question:");
+        self.record("run-1", "convention", 4, Some(RUNNER_KEY), 6, "Run the tests with cargo nextest")?;
+        self.record("run-2", "convention", 4, Some(RUNNER_KEY), 6, "Run the tests with plain cargo test")?;
+        let report = self.distill(&later)?;
+        let queue = self.ws.conflicts()?;
+        let cases: Vec<&Case> =
+            queue.cases.iter().filter(|case| report.conflict_case_ids.contains(&case.conflict_id)).collect();
+        self.say("-> distill does not guess. The conflict case, with its candidates:");
+        for case in &cases {
+            for line in describe_case(case) {
+                self.say(format_args!("   {line}"));
+            }
+        }
+        self.say("Neither value reaches the memory until a human decides.");
+
+        self.chapter("5. A human resolves the tie");
+        let Some(case) = cases.first().map(|case| (*case).clone()) else {
+            return Err(CommandError::invalid("demo", "the tie did not produce a conflict case"));
+        };
+        let Some(chosen) = case.candidates.iter().find(|c| c.content.contains("nextest")).cloned() else {
+            return Err(CommandError::invalid("demo", "the conflict case lacks the nextest candidate"));
+        };
+        self.say(format_args!(
+            "$ workmem resolve {} {} --revision {} --event-id demo-decision-1 --actor demo-reviewer \\\n    \
+             --rationale 'nextest isolates flaky tests'",
+            case.conflict_id, chosen.candidate_id, case.revision
+        ));
+        let adjudication = self.ws.resolve(Resolution {
+            conflict_id: case.conflict_id.clone(),
+            candidate_id: chosen.candidate_id.clone(),
+            expected_revision: i64::from(case.revision),
+            actor: "demo-reviewer".to_owned(),
+            rationale: "nextest isolates flaky tests".to_owned(),
+            event_id: "demo-decision-1".to_owned(),
+            resolved_at: Some(later.clone()),
+        })?;
+        self.say(format_args!(
+            "-> adjudication {} is in the audit stream: {:?} chosen by {}; the new active entry is {}.",
+            adjudication.event_id, chosen.content, adjudication.actor, adjudication.resulting_active_entry_key
+        ));
+        let status = self.ws.conflicts()?.get(&case.conflict_id).map(|c| c.status.as_str()).unwrap_or("missing");
+        self.say(format_args!("   The case is now {status}."));
+        self.revisions(RUNNER_KEY)?;
+
+        self.chapter("6. Distill again with the same inputs");
+        let before = self.state_files()?;
+        let report = self.distill_quiet(&later)?;
+        let unchanged = before == self.state_files()?;
+        let open = self.ws.conflicts()?.cases.iter().filter(|case| case.status == CaseStatus::Open).count();
+        self.say(format_args!(
+            "created {}, updated {}, superseded {}, new conflict cases {}; {open} case(s) open. The rejected \
+             candidate cannot come back without new evidence.",
+            report.created, report.updated, report.superseded, report.queued_conflicts
+        ));
+        self.say(if unchanged {
+            "curated.json, MEMORY.md and conflicts.json are byte for byte what they were: nothing was rewritten."
+        } else {
+            "unexpected: the state files changed although the inputs did not."
+        });
+
+        self.chapter("7. The context an agent receives");
+        self.say("Active curated values plus the most recent unkeyed facts; keyed raw facts, superseded");
+        self.say("revisions and conflict candidates never appear.\n");
+        self.say("$ workmem context");
+        let context = self.ws.context(None)?;
+        self.say(context.trim_end());
+        self.say("");
+        if keep {
+            let kept = format!("The files are kept in {}.", self.ws.memory_dir().display());
+            self.say(kept);
+        } else {
+            self.say("The temporary workspace is removed now (use --dir DIR to keep it).");
+        }
+        Ok(())
+    }
+
+    /// Returns the bytes of the canonical state files (None when missing).
+    fn state_files(&self) -> Result<Vec<Option<Vec<u8>>>, CommandError> {
+        ["curated.json", "MEMORY.md", "conflicts.json"]
+            .into_iter()
+            .map(|name| {
+                let path = self.ws.file(name);
+                match std::fs::read(&path) {
+                    Ok(data) => Ok(Some(data)),
+                    Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                    Err(err) => Err(CommandError::io(path.display(), &err)),
+                }
+            })
+            .collect()
+    }
+
+    fn say(&mut self, text: impl std::fmt::Display) {
+        // Writing to a String cannot fail.
+        let _ = writeln!(self.out, "{text}");
+    }
+
+    fn chapter(&mut self, title: &str) {
+        self.say(format_args!("\n== {title} =="));
+    }
+
+    /// Appends one fact recorded `days` after [`DAY_ZERO`].
+    fn record(
+        &mut self,
+        id: &str,
+        kind: &str,
+        importance: i64,
+        key: Option<&str>,
+        days: i64,
+        content: &str,
+    ) -> Result<(), CommandError> {
+        let new = NewFact {
+            content: content.to_owned(),
+            kind: Some(kind.to_owned()),
+            importance: Some(importance),
+            memory_key: key.map(str::to_owned),
+            source: Some("demo".to_owned()),
+            evidence: Default::default(),
+            recorded_at: Some(stamp(DAY_ZERO, days)?.as_str().to_owned()),
+            fact_id: Some(id.to_owned()),
+        };
+        let fact = self.ws.remember(new)?;
+        let key = fact.memory_key.as_deref().map(|k| format!(" {k}:")).unwrap_or_default();
+        self.say(format_args!(
+            "  {:<7} {}  {:<10} importance {}{key} {:?}",
+            fact.fact_id,
+            fact.recorded_at.utc_day(),
+            fact.kind.as_str(),
+            fact.importance,
+            fact.content
+        ));
+        self.facts.push(fact);
+        Ok(())
+    }
+
+    fn distill_quiet(&mut self, as_of: &Stamp) -> Result<Report, CommandError> {
+        Ok(self.ws.distill(&self.policy, Some(as_of.clone()), false)?)
+    }
+
+    /// Runs distill, prints its report and what happened to each fact.
+    fn distill(&mut self, as_of: &Stamp) -> Result<Report, CommandError> {
+        let report = self.distill_quiet(as_of)?;
+        self.say(format_args!("\n$ workmem distill --as-of {}", as_of.as_str()));
+        for line in crate::commands::distill::describe(&report) {
+            self.say(format_args!("  {line}"));
+        }
+        let curated = self.ws.curated()?;
+        let open: Vec<Case> =
+            self.ws.conflicts()?.cases.into_iter().filter(|case| case.status == CaseStatus::Open).collect();
+        let first = self.verdicts.is_empty();
+        let changed: Vec<(String, String)> = self
+            .facts
+            .iter()
+            .map(|fact| (fact.fact_id.clone(), self.verdict(fact, &curated, &open, as_of)))
+            .filter(|(id, verdict)| self.verdicts.get(id) != Some(verdict))
+            .collect();
+        self.say(if first { "What happened to each fact:" } else { "What changed since the previous distill:" });
+        if changed.is_empty() {
+            self.say("  nothing");
+        }
+        for (id, verdict) in changed {
+            self.say(format_args!("  {id:<7} {verdict}"));
+            self.verdicts.insert(id, verdict);
+        }
+        Ok(report)
+    }
+
+    /// Returns why `fact` is or is not part of the memory after a distill at
+    /// `as_of`. Promotion is read from the curated state itself; the reasons
+    /// for skipping restate the policy for this story's facts.
+    fn verdict(&self, fact: &Fact, curated: &CuratedState, open: &[Case], as_of: &Stamp) -> String {
+        if let Some(entry) = curated.entries.iter().find(|e| e.evidence_ids.contains(&fact.fact_id)) {
+            let status = if entry.is_active() { "active" } else { "superseded" };
+            return match &entry.memory_key {
+                Some(key) => format!("evidence of {key} revision {} ({status}): {:?}", entry.revision, entry.content),
+                None => format!("promoted: {:?} (seen {}x)", entry.content, entry.occurrences),
+            };
+        }
+        let age = as_of.instant().duration_since(fact.recorded_at.instant());
+        let min_age = SignedDuration::from_hours(24 * i64::from(self.policy.minimum_age_days));
+        if as_of.instant() - min_age <= fact.recorded_at.instant() {
+            return format!(
+                "too young: {} days old, the policy wants more than {}",
+                age.as_hours() / 24,
+                self.policy.minimum_age_days
+            );
+        }
+        if !self.policy.stable_kinds.contains(&fact.kind) {
+            return format!("kept in the log only: {} facts are never promoted", fact.kind);
+        }
+        if let Some(case) =
+            open.iter().find(|case| case.candidates.iter().any(|c| c.evidence_ids.contains(&fact.fact_id)))
+        {
+            return format!("held back: tie on {}, conflict case {} awaits a human", case.memory_key, case.conflict_id);
+        }
+        let same: Vec<&Fact> = self
+            .facts
+            .iter()
+            .filter(|other| {
+                other.memory_key == fact.memory_key
+                    && other.kind == fact.kind
+                    && other.normal_content() == fact.normal_content()
+                    && other.recorded_at.instant() < as_of.instant() - min_age
+            })
+            .collect();
+        match &fact.memory_key {
+            Some(key) if curated.entries.iter().any(|e| e.is_active() && e.memory_key.as_deref() == Some(key)) => {
+                format!(
+                    "skipped: {} newer fact(s) for this value; replacing the active {key} needs {}",
+                    same.len(),
+                    self.policy.supersession_repeat_threshold
+                )
+            }
+            _ => format!(
+                "below thresholds: importance {} < {} and {} fact(s) < {}",
+                fact.importance,
+                self.policy.minimum_importance,
+                same.len(),
+                self.policy.repeat_threshold
+            ),
+        }
+    }
+
+    fn memory(&mut self) -> Result<(), CommandError> {
+        let memory = self.ws.memory()?;
+        self.say("\n$ workmem memory");
+        for line in memory.lines() {
+            let line = format!("  | {line}");
+            self.say(line.trim_end());
+        }
+        Ok(())
+    }
+
+    fn revisions(&mut self, key: &str) -> Result<(), CommandError> {
+        let curated = self.ws.curated()?;
+        self.say(format_args!("-> {key} now has these revisions:"));
+        let lines: Vec<String> = curated
+            .entries
+            .iter()
+            .filter(|e| e.memory_key.as_deref() == Some(key))
+            .map(|e| {
+                let status = if e.is_active() { "active" } else { "superseded" };
+                let link = match (&e.supersedes, &e.superseded_by) {
+                    (_, Some(by)) => format!(", superseded by {by}"),
+                    (Some(old), None) => format!(", supersedes {old}"),
+                    (None, None) => String::new(),
+                };
+                format!(
+                    "   revision {} {:<10} {:?} key {}{link}, evidence {}",
+                    e.revision,
+                    status,
+                    e.content,
+                    e.key,
+                    e.evidence_ids.join(", ")
+                )
+            })
+            .collect();
+        for line in lines {
+            self.say(line);
+        }
+        Ok(())
+    }
+}
+
+/// Returns the stamp `days` days after `base`.
+fn stamp(base: &str, days: i64) -> Result<Stamp, CommandError> {
+    let base = Stamp::parse(base).map_err(|msg| CommandError::invalid("demo timestamp", msg))?;
+    Ok(Stamp::from_timestamp(base.instant() + SignedDuration::from_hours(24 * days)))
+}

@@ -1,0 +1,113 @@
+//! `workmem distill`: runs the promotion policy (SPEC section 5) at a given
+//! instant and prints the report; `--dry-run` computes the report without
+//! writing anything or taking the lock.
+
+use clap::Args;
+use workmem::{Policy, Report, Stamp};
+
+use crate::command_error::CommandError;
+use crate::commands::Ctx;
+
+/// Arguments of `workmem distill`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  workmem distill --dry-run
+  workmem distill --as-of 2026-03-01T00:00:00Z
+  workmem distill --min-age-days 0 --min-importance 3 --json")]
+pub struct DistillArgs {
+    /// Run the policy as of this RFC 3339 instant [default: now]
+    #[arg(long, value_name = "T")]
+    pub as_of: Option<String>,
+    /// Only facts older than this many days are considered [default: 30]
+    #[arg(long, value_name = "N")]
+    pub min_age_days: Option<u32>,
+    /// A group with a fact this important qualifies, 1-5 [default: 4]
+    #[arg(long, value_name = "N")]
+    pub min_importance: Option<u8>,
+    /// A group with this many distinct facts qualifies, >= 1 [default: 2]
+    #[arg(long = "repeat", value_name = "N")]
+    pub repeat: Option<u32>,
+    /// Distinct newer facts a challenger needs to replace an active value, >= 2 [default: 2]
+    #[arg(long = "supersede-repeat", value_name = "N")]
+    pub supersede_repeat: Option<u32>,
+    /// Report what would change without writing anything
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+impl DistillArgs {
+    /// Returns `base` with the flags given on the command line applied.
+    pub fn policy(&self, base: &Policy) -> Policy {
+        let mut policy = base.clone();
+        if let Some(days) = self.min_age_days {
+            policy.minimum_age_days = days;
+        }
+        if let Some(importance) = self.min_importance {
+            policy.minimum_importance = importance;
+        }
+        if let Some(repeat) = self.repeat {
+            policy.repeat_threshold = repeat;
+        }
+        if let Some(repeat) = self.supersede_repeat {
+            policy.supersession_repeat_threshold = repeat;
+        }
+        policy
+    }
+}
+
+/// Runs `workmem distill`.
+///
+/// Errors: invalid `--as-of` or policy value (exit 2); corruption, scope
+/// and I/O errors.
+pub fn run(ctx: &Ctx, args: &DistillArgs) -> Result<(), CommandError> {
+    let as_of = args
+        .as_of
+        .as_deref()
+        .map(|text| {
+            Stamp::parse_normalized(text).map_err(|msg| {
+                CommandError::invalid("--as-of", msg).hinted("use an RFC 3339 instant, e.g. 2026-01-01T12:00:00Z")
+            })
+        })
+        .transpose()?;
+    let ws = ctx.workspace()?;
+    let policy = args.policy(&ws.config().policy);
+    let as_of = as_of.unwrap_or_else(|| ws.now());
+    let report = ws.distill(&policy, Some(as_of.clone()), args.dry_run)?;
+    if ctx.ui.is_json() {
+        return ctx.ui.json(&report);
+    }
+    let header = if args.dry_run { "dry run, nothing written" } else { "distilled" };
+    ctx.ui.status(format_args!("{header} as of {}", as_of.as_str()));
+    for line in describe(&report) {
+        ctx.ui.line(line)?;
+    }
+    Ok(())
+}
+
+/// Returns the human lines of a report: the counters that matter (scanned
+/// always, the others when non-zero) and the conflict case ids.
+pub fn describe(report: &Report) -> Vec<String> {
+    let counters = [
+        ("scanned", report.scanned, "aged facts considered"),
+        ("eligible", report.eligible, "facts became evidence of an entry"),
+        ("created", report.created, "entries or revisions created"),
+        ("updated", report.updated, "entries gained evidence"),
+        ("superseded", report.superseded, "revisions replaced by a newer one"),
+        ("skipped", report.skipped, "aged facts not promoted"),
+        ("stale", report.stale, "skipped: not newer than the active value"),
+        ("conflicts", report.conflicts, "keys ended in a tie"),
+        ("queued", report.queued_conflicts, "new conflict cases"),
+    ];
+    let mut lines: Vec<String> = counters
+        .iter()
+        .filter(|(name, value, _)| *name == "scanned" || *value > 0)
+        .map(|(name, value, meaning)| format!("{name:<11}{value:>6}  {meaning}"))
+        .collect();
+    if report.created == 0 && report.updated == 0 && report.superseded == 0 && report.queued_conflicts == 0 {
+        lines.push("nothing changed".to_owned());
+    }
+    for id in &report.conflict_case_ids {
+        lines.push(format!("conflict   {id}  (see `workmem conflicts`)"));
+    }
+    lines
+}

@@ -1,0 +1,118 @@
+//! One module per subcommand, each exposing `<Verb>Args` and
+//! `run(ctx, &args)`, plus the [`Ctx`] they share: the resolved project,
+//! the memory directory and the [`Ui`].
+//!
+//! Adding a command is one file here and one variant in `cli.rs`.
+
+use std::path::{Path, PathBuf};
+
+use workmem::Workspace;
+
+use crate::cli::{Command, GlobalArgs};
+use crate::command_error::CommandError;
+use crate::output::Ui;
+
+pub mod conflicts;
+pub mod context;
+pub mod demo;
+pub mod distill;
+pub mod facts;
+pub mod import;
+pub mod init;
+pub mod logs;
+pub mod memory;
+pub mod remember;
+
+/// What every command needs: where the workspace is and how to print.
+#[derive(Debug)]
+pub struct Ctx {
+    /// The project directory (not yet canonical).
+    pub project: PathBuf,
+    /// The memory directory override, absolute.
+    pub memory_dir: Option<PathBuf>,
+    /// Output channels.
+    pub ui: Ui,
+}
+
+impl Ctx {
+    /// Returns the context for the global flags, resolving the project from
+    /// `cwd` by the discovery rule of `CLI.md` when `-C` is not given.
+    ///
+    /// Errors: usage error when `-C` names no directory.
+    pub fn new(global: &GlobalArgs, cwd: &Path) -> Result<Ctx, CommandError> {
+        let project = match &global.project {
+            Some(dir) => {
+                let dir = cwd.join(dir);
+                if !dir.is_dir() {
+                    return Err(CommandError::usage(format!("project directory {} does not exist", dir.display()))
+                        .hinted("-C/--project takes an existing directory"));
+                }
+                dir
+            }
+            None => discover_project(cwd),
+        };
+        // A relative --memory-dir means what it says on the command line:
+        // relative to where the user stands, not to the discovered project.
+        let memory_dir =
+            global.memory_dir.as_ref().filter(|d| !d.as_os_str().is_empty()).map(|d| resolve(&cwd.join(d)));
+        Ok(Ctx { project, memory_dir, ui: Ui::new(global.json, global.quiet) })
+    }
+
+    /// Opens the workspace of the project.
+    ///
+    /// Errors: library errors of [`Workspace::open`].
+    pub fn workspace(&self) -> Result<Workspace, CommandError> {
+        Ok(Workspace::open(&self.project, self.memory_dir.as_deref())?)
+    }
+}
+
+/// Returns the nearest ancestor of `cwd` (itself included) holding a
+/// `.workmem` directory, else the nearest holding `.git` (a directory, or a
+/// file in a worktree), else `cwd`.
+pub fn discover_project(cwd: &Path) -> PathBuf {
+    if let Some(dir) = cwd.ancestors().find(|dir| dir.join(".workmem").is_dir()) {
+        return dir.to_path_buf();
+    }
+    if let Some(dir) = cwd.ancestors().find(|dir| dir.join(".git").exists()) {
+        return dir.to_path_buf();
+    }
+    cwd.to_path_buf()
+}
+
+/// Returns `path` with its longest existing prefix canonicalized, so that
+/// `..` and symlinks are resolved like the project path is; the missing
+/// rest is appended as given.
+fn resolve(path: &Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut prefix = path;
+    loop {
+        if let Ok(real) = std::fs::canonicalize(prefix) {
+            return rest.iter().rev().fold(real, |acc: PathBuf, part| acc.join(part));
+        }
+        match (prefix.parent(), prefix.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_owned());
+                prefix = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
+/// Runs one subcommand.
+///
+/// Errors: whatever the command returns.
+pub fn run(ctx: &Ctx, command: &Command) -> Result<(), CommandError> {
+    match command {
+        Command::Init(args) => init::run(ctx, args),
+        Command::Remember(args) => remember::run(ctx, args),
+        Command::Import(args) => import::run(ctx, args),
+        Command::Facts(args) => facts::run(ctx, args),
+        Command::Logs(args) => logs::run(ctx, args),
+        Command::Distill(args) => distill::run(ctx, args),
+        Command::Memory(args) => memory::run(ctx, args),
+        Command::Context(args) => context::run(ctx, args),
+        Command::Conflicts(args) => conflicts::run(ctx, args),
+        Command::Demo(args) => demo::run(ctx, args),
+    }
+}

@@ -1,0 +1,126 @@
+//! What commands print: the `--json` output types and the [`Ui`] that writes
+//! results to stdout and status to stderr.
+//!
+//! Results go to stdout, status and progress to stderr. With `--json`, stdout
+//! receives exactly one JSON document (compact, newline-terminated) whose
+//! shape is the contract of `CLI.md`; fields may be added, never renamed or
+//! removed. Library records (facts, reports, conflict cases, day summaries)
+//! are serialized with their own format-stable serde types.
+
+use std::io::{self, IsTerminal, Write};
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::command_error::CommandError;
+
+/// `init --json`.
+///
+/// ```json
+/// {"project": "/home/me/app", "memory_dir": "/home/me/app/.workmem/memory", "workspace_id": "0123456789abcdef"}
+/// ```
+#[derive(Debug, Serialize)]
+pub struct InitOutput<'a> {
+    /// The canonical project directory.
+    pub project: &'a Path,
+    /// The memory directory.
+    pub memory_dir: &'a Path,
+    /// 16 hex characters identifying the project.
+    pub workspace_id: &'a str,
+}
+
+/// `import --json`.
+///
+/// ```json
+/// {"imported": 3}
+/// ```
+#[derive(Debug, Serialize)]
+pub struct ImportOutput {
+    /// Facts appended (facts already stored identically are not counted).
+    pub imported: usize,
+}
+
+/// `memory --json`.
+///
+/// ```json
+/// {"memory": "# Workspace Memory\n..."}
+/// ```
+#[derive(Debug, Serialize)]
+pub struct MemoryOutput<'a> {
+    /// The MEMORY.md text.
+    pub memory: &'a str,
+}
+
+/// `context --json`.
+///
+/// ```json
+/// {"context": "# Workspace Memory\n...\n\n# Recent Workspace Facts\n..."}
+/// ```
+#[derive(Debug, Serialize)]
+pub struct ContextOutput<'a> {
+    /// The bounded agent context.
+    pub context: &'a str,
+}
+
+/// Where a command writes: results to stdout, status to stderr.
+#[derive(Debug, Clone, Copy)]
+pub struct Ui {
+    json: bool,
+    quiet: bool,
+}
+
+impl Ui {
+    /// Returns a UI for the global `--json` and `--quiet` flags.
+    pub fn new(json: bool, quiet: bool) -> Ui {
+        Ui { json, quiet }
+    }
+
+    /// Returns whether `--json` was given.
+    pub fn is_json(&self) -> bool {
+        self.json
+    }
+
+    /// Returns whether `--quiet` was given.
+    pub fn is_quiet(&self) -> bool {
+        self.quiet
+    }
+
+    /// Returns whether live progress may be drawn on stderr.
+    pub fn shows_progress(&self) -> bool {
+        !self.quiet && io::stderr().is_terminal()
+    }
+
+    /// Writes `value` as the one JSON document of this run.
+    ///
+    /// Errors: a [`CommandError`] when stdout fails (a broken pipe is marked
+    /// as such).
+    pub fn json<T: Serialize + ?Sized>(&self, value: &T) -> Result<(), CommandError> {
+        let mut out = io::stdout().lock();
+        serde_json::to_writer(&mut out, value).map_err(|err| CommandError::stdout(&io::Error::from(err)))?;
+        writeln!(out).and_then(|()| out.flush()).map_err(|err| CommandError::stdout(&err))
+    }
+
+    /// Writes `text` to stdout as is.
+    ///
+    /// Errors: as [`Ui::json`].
+    pub fn text(&self, text: &str) -> Result<(), CommandError> {
+        let mut out = io::stdout().lock();
+        out.write_all(text.as_bytes()).and_then(|()| out.flush()).map_err(|err| CommandError::stdout(&err))
+    }
+
+    /// Writes one line of results to stdout.
+    ///
+    /// Errors: as [`Ui::json`].
+    pub fn line(&self, line: impl std::fmt::Display) -> Result<(), CommandError> {
+        let mut out = io::stdout().lock();
+        writeln!(out, "{line}").map_err(|err| CommandError::stdout(&err))
+    }
+
+    /// Writes one status line to stderr unless `--quiet`.
+    pub fn status(&self, line: impl std::fmt::Display) {
+        if !self.quiet {
+            // A closed stderr must not fail a command whose work is done.
+            let _ = writeln!(io::stderr().lock(), "{line}");
+        }
+    }
+}
