@@ -40,6 +40,25 @@ pub fn collapse_whitespace(text: &str) -> String {
     out
 }
 
+/// Returns whether `text` is already whitespace-collapsed (what
+/// [`collapse_whitespace`] would return unchanged), without allocating.
+pub fn is_collapsed(text: &str) -> bool {
+    let mut previous_space = true; // no leading space
+    for c in text.chars() {
+        if c == ' ' {
+            if previous_space {
+                return false;
+            }
+            previous_space = true;
+        } else if is_space(c) {
+            return false;
+        } else {
+            previous_space = false;
+        }
+    }
+    !previous_space || text.is_empty()
+}
+
 /// Returns the normal form of `text`: whitespace collapsed and trimmed, then
 /// Unicode full case folding (`"Straße"` becomes `"strasse"`).
 pub fn normal_form(text: &str) -> String {
@@ -297,6 +316,13 @@ mod tests {
         assert_eq!(collapse_whitespace("  a \t\n b\u{1c}c\u{3000}d  "), "a b c d");
         assert_eq!(collapse_whitespace("\u{85}x\u{a0}"), "x");
         assert_eq!(collapse_whitespace(""), "");
+    }
+
+    #[test]
+    fn collapsed_check_agrees_with_collapse() {
+        for text in ["", " ", "a", "a b", " a", "a ", "a  b", "a\tb", "a\u{3000}b", "\u{1c}", "ab c d"] {
+            assert_eq!(is_collapsed(text), collapse_whitespace(text) == text, "{text:?}");
+        }
     }
 
     #[test]

@@ -245,10 +245,14 @@ impl RawFact {
         };
         let field = |result: Result<()>| result.map_err(|err| err.to_string());
         canon::check_id("fact_id", &self.fact_id).map_err(|e| e.to_string())?;
-        let content = check_content(&self.content).map_err(|e| e.to_string())?;
-        if content != self.content {
-            return Err("invalid content: not whitespace-clean".to_owned());
+        if !canon::is_collapsed(&self.content) || self.content.is_empty() {
+            return Err("invalid content: empty or not whitespace-collapsed".to_owned());
         }
+        let chars = self.content.chars().count();
+        if chars > MAX_CONTENT_CHARS {
+            return Err(format!("invalid content: {chars} characters; at most {MAX_CONTENT_CHARS} are allowed"));
+        }
+        let content = self.content;
         let kind = Kind::parse(&self.kind).map_err(|e| e.to_string())?;
         let importance = check_importance(self.importance.unwrap_or(3)).map_err(|e| e.to_string())?;
         let memory_key = match self.memory_key.as_deref() {

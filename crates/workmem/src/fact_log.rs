@@ -99,35 +99,61 @@ impl FactLog {
         Ok(facts)
     }
 
-    /// Reads every fact, ordered by (recorded_at instant, fact_id). A fact id
-    /// repeated with identical content is read once; repeated with other
-    /// content it is a corruption error.
+    /// Reads every fact, ordered by (recorded_at instant, fact_id). Files
+    /// are parsed in parallel. A fact id repeated with identical content is
+    /// read once; repeated with other content it is a corruption error.
     ///
     /// Errors: as [`FactLog::read_file`].
     pub fn read_all(&self) -> Result<Vec<Fact>> {
-        let mut all = Vec::new();
-        let mut seen: HashMap<String, (PathBuf, usize)> = HashMap::new();
-        for day in self.days()? {
-            for fact in self.read_file(&day.path)? {
-                if let Some((first_path, index)) = seen.get(&fact.fact_id) {
-                    let first: &Fact = &all[*index];
-                    if *first == fact {
-                        continue;
-                    }
+        let days = self.days()?;
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(days.len().max(1));
+        let per_thread = days.len().div_ceil(threads).max(1);
+        let parts: Vec<Result<Vec<Vec<Fact>>>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = days
+                .chunks(per_thread)
+                .map(|chunk| scope.spawn(move || chunk.iter().map(|day| self.read_file(&day.path)).collect()))
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
+        });
+        let mut per_file: Vec<Vec<Fact>> = Vec::with_capacity(days.len());
+        for part in parts {
+            per_file.extend(part?);
+        }
+        let mut all: Vec<Fact> = Vec::with_capacity(per_file.iter().map(Vec::len).sum());
+        let mut origin: Vec<usize> = Vec::with_capacity(all.capacity());
+        for (file, facts) in per_file.into_iter().enumerate() {
+            origin.extend(std::iter::repeat_n(file, facts.len()));
+            all.extend(facts);
+        }
+        let mut duplicates: Vec<usize> = Vec::new();
+        {
+            let mut first_seen: HashMap<&str, usize> = HashMap::with_capacity(all.len());
+            for (index, fact) in all.iter().enumerate() {
+                let Some(&first) = first_seen.get(fact.fact_id.as_str()) else {
+                    first_seen.insert(&fact.fact_id, index);
+                    continue;
+                };
+                if all[first] != *fact {
                     return Err(Error::corrupt(
-                        Location::file(&day.path),
+                        Location::file(&days[origin[index]].path),
                         format!(
-                            "fact id {} is used twice with different content (first in {})",
+                            "fact id {} is used twice with different content (also in {})",
                             fact.fact_id,
-                            first_path.display()
+                            days[origin[first]].path.display()
                         ),
                     ));
                 }
-                seen.insert(fact.fact_id.clone(), (day.path.clone(), all.len()));
-                all.push(fact);
+                duplicates.push(index);
             }
         }
-        all.sort_by(|a, b| (a.recorded_at.instant(), &a.fact_id).cmp(&(b.recorded_at.instant(), &b.fact_id)));
+        if !duplicates.is_empty() {
+            let mut index = 0;
+            all.retain(|_| {
+                index += 1;
+                duplicates.binary_search(&(index - 1)).is_err()
+            });
+        }
+        all.sort_unstable_by(|a, b| (a.recorded_at.instant(), &a.fact_id).cmp(&(b.recorded_at.instant(), &b.fact_id)));
         Ok(all)
     }
 

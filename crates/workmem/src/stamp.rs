@@ -80,8 +80,8 @@ fn parse_instant(text: &str) -> Result<Timestamp, String> {
         return Err(format!("{text:?} is not an RFC 3339 instant with an offset (e.g. 2026-01-01T12:00:00Z)"));
     }
     let at = Timestamp::from_str(text).map_err(|err| format!("{text:?} is not a valid RFC 3339 instant: {err}"))?;
-    let year = at.strftime("%Y").to_string().parse::<i32>().unwrap_or(0);
-    if !(1..=9999).contains(&year) {
+    // 0001-01-01T00:00:00Z ..= 9999-12-31T23:59:59Z, the range Python stores.
+    if !(-62_135_596_800..253_402_300_800).contains(&at.as_second()) {
         return Err(format!("{text:?} is outside the years 0001-9999"));
     }
     Ok(at)
