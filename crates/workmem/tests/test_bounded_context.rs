@@ -1,0 +1,191 @@
+//! Acceptance 13: the agent context is bounded by a character budget
+//! (SPEC 8), keeps the highest-priority entries with an exact overflow
+//! line, and is the unbounded text whenever that fits.
+#![allow(clippy::disallowed_methods)]
+
+use serde_json::{Value, json};
+use workmem::{Config, Entry, Workspace, canon, projection};
+
+use crate::common::{Project, fact, write_raw};
+
+const WORDS: [&str; 7] = ["Always", "Avoid", "Prefer", "never", "Keep", "Use", "Document"];
+
+/// Writes a valid curated.json with `n` active unkeyed entries whose
+/// evidence counts and last_seen values tie often, so every priority key
+/// (evidence, last_seen, content) matters.
+fn write_many(p: &Project, n: usize) {
+    let kinds = ["decision", "convention", "pitfall"];
+    let entries: Vec<Value> = (0..n)
+        .map(|i| {
+            let kind = kinds[i % 3];
+            let content = format!("{} rule {} for module {:04} of the system.", WORDS[(i * 31) % 7], (i * 17) % 13, i);
+            let evidence: Vec<String> = (0..1 + (i * 7) % 5).map(|j| format!("e{i:04}-{j}")).collect();
+            let last_seen = format!("2026-01-{:02}T00:00:00Z", 1 + (i * 11) % 9);
+            json!({
+                "key": canon::unkeyed_entry_key(kind, &content), "kind": kind, "content": content,
+                "first_seen": "2025-12-01T00:00:00Z", "last_seen": last_seen,
+                "occurrences": evidence.len(), "evidence_ids": evidence,
+                "memory_key": null, "revision": 1, "status": "active", "supersedes": null, "superseded_by": null,
+            })
+        })
+        .collect();
+    let payload = json!({"schema_version": 2, "workspace_id": p.ws.workspace_id(), "entries": entries});
+    p.ws.init().unwrap();
+    write_raw(&p.file("curated.json"), serde_json::to_string_pretty(&payload).unwrap().as_bytes());
+}
+
+fn with_budget(ws: &Workspace, budget: usize) -> Workspace {
+    ws.clone().with_config(Config { context_budget: budget, ..Config::default() }).unwrap()
+}
+
+fn chars(text: &str) -> usize {
+    text.chars().count()
+}
+
+/// Entries in context priority: more evidence, then latest last_seen, then
+/// content.
+fn by_priority(entries: &[Entry]) -> Vec<&Entry> {
+    let mut sorted: Vec<&Entry> = entries.iter().filter(|e| e.is_active()).collect();
+    sorted.sort_by(|a, b| {
+        b.evidence_ids
+            .len()
+            .cmp(&a.evidence_ids.len())
+            .then(b.last_seen.instant().cmp(&a.last_seen.instant()))
+            .then(a.content.cmp(&b.content))
+    });
+    sorted
+}
+
+fn overflow(hidden: usize) -> String {
+    format!("- ({hidden} more entries not shown: run `workmem memory`)")
+}
+
+#[test]
+fn two_thousand_entries_stay_within_the_budget() {
+    let p = Project::new();
+    write_many(&p, 2_000);
+    // Recent unkeyed facts compete for the same budget.
+    for i in 0..3 {
+        p.add(&format!("r{i}"), "outcome", 3, None, &format!("Recent fact {i}."), &format!("2026-02-2{i}T00:00:00Z"));
+    }
+    let state = p.ws.curated().unwrap();
+    assert_eq!(state.entries.len(), 2_000);
+    // MEMORY.md itself is never truncated.
+    let memory = p.ws.memory().unwrap();
+    assert_eq!(memory.lines().filter(|l| l.starts_with("- ")).count(), 2_000);
+    assert!(chars(&memory) > 24_000);
+
+    let budget = Config::default().context_budget;
+    assert_eq!(budget, 24_000);
+    let context = p.ws.context(None).unwrap();
+    assert!(chars(&context) <= budget, "context has {} chars", chars(&context));
+
+    let curated_part = context.split("\n\n# Recent Workspace Facts").next().unwrap();
+    let shown: Vec<&str> = curated_part.lines().filter(|l| l.starts_with("- ") && !l.starts_with("- (")).collect();
+    let k = shown.len();
+    assert!(k > 100 && k < 2_000, "{k} entries shown");
+
+    // Exactly the k highest-priority entries, laid out like MEMORY.md with
+    // the overflow line closing the last section.
+    let priority = by_priority(&state.entries);
+    let expected_curated =
+        format!("{}\n{}", projection::render_memory(priority[..k].iter().copied()).trim(), overflow(2_000 - k));
+    assert_eq!(curated_part, expected_curated);
+    assert!(curated_part.ends_with(&overflow(2_000 - k)));
+    // The next entry would not have fitted (even with a shorter overflow
+    // line): the budget is used, not wasted.
+    let next_line = format!(
+        "- {} (seen {}x; evidence: {})",
+        priority[k].content,
+        priority[k].occurrences,
+        priority[k].evidence_ids.len()
+    );
+    assert!(chars(curated_part) + 1 + chars(&next_line) - 1 > budget);
+
+    // Recent facts fill what is left, each whole or not at all, newest kept.
+    if let Some(recent) = context.split("\n\n# Recent Workspace Facts\n\n").nth(1) {
+        let lines: Vec<&str> = recent.lines().collect();
+        let all = [
+            "- [outcome] Recent fact 0. (2026-02-20)",
+            "- [outcome] Recent fact 1. (2026-02-21)",
+            "- [outcome] Recent fact 2. (2026-02-22)",
+        ];
+        assert_eq!(lines, all[3 - lines.len()..]);
+    }
+}
+
+#[test]
+fn priority_puts_more_evidence_first_then_recency_then_content() {
+    let p = Project::new();
+    write_many(&p, 2_000);
+    let ws = with_budget(&p.ws, 600);
+    let context = ws.context(Some(0)).unwrap();
+    assert!(chars(&context) <= 600, "{context}");
+    let state = p.ws.curated().unwrap();
+    let priority = by_priority(&state.entries);
+    // The top entries have 5 evidence ids and the latest last_seen (01-09).
+    assert_eq!(priority[0].evidence_ids.len(), 5);
+    assert_eq!(priority[0].last_seen.as_str(), "2026-01-09T00:00:00Z");
+    let shown: Vec<&str> = context.lines().filter(|l| l.starts_with("- ") && !l.starts_with("- (")).collect();
+    assert!(!shown.is_empty());
+    let k = shown.len();
+    let expected =
+        format!("{}\n{}", projection::render_memory(priority[..k].iter().copied()).trim(), overflow(2_000 - k));
+    assert_eq!(context, expected);
+}
+
+#[test]
+fn under_the_budget_the_context_is_the_unbounded_text() {
+    let p = Project::new();
+    write_many(&p, 12);
+    for i in 0..8 {
+        p.add(&format!("r{i}"), "outcome", 3, None, &format!("Recent fact {i}."), &format!("2026-02-1{i}T00:00:00Z"));
+    }
+    let unbounded = with_budget(&p.ws, 0).context(None).unwrap();
+    let memory = p.ws.memory().unwrap();
+    assert!(unbounded.starts_with(memory.trim()));
+    assert!(!unbounded.contains("more entries not shown"));
+    assert_eq!(p.ws.context(None).unwrap(), unbounded);
+    let exact = chars(&unbounded);
+    assert_eq!(with_budget(&p.ws, exact).context(None).unwrap(), unbounded);
+
+    // One character less: the curated part still fits whole, so the oldest
+    // recent fact is dropped instead.
+    let tight = with_budget(&p.ws, exact - 1).context(None).unwrap();
+    assert!(chars(&tight) < exact);
+    assert!(!tight.contains("more entries not shown"), "{tight}");
+    assert!(tight.starts_with(memory.trim()));
+    assert!(!tight.contains("Recent fact 2."), "{tight}");
+    assert!(tight.ends_with("- [outcome] Recent fact 3. (2026-02-13)\n- [outcome] Recent fact 4. (2026-02-14)\n- [outcome] Recent fact 5. (2026-02-15)\n- [outcome] Recent fact 6. (2026-02-16)\n- [outcome] Recent fact 7. (2026-02-17)"), "{tight}");
+}
+
+#[test]
+fn recent_facts_are_whole_or_absent_at_every_budget() {
+    let p = Project::new();
+    write_many(&p, 30);
+    for i in 0..6 {
+        p.ws.remember(fact(
+            &format!("r{i}"),
+            "outcome",
+            3,
+            None,
+            &format!("Recent fact number {i}."),
+            &format!("2026-02-1{i}T00:00:00Z"),
+        ))
+        .unwrap();
+    }
+    let full = with_budget(&p.ws, 0).context(None).unwrap();
+    for budget in (200..=chars(&full) + 10).step_by(37) {
+        let context = with_budget(&p.ws, budget).context(None).unwrap();
+        assert!(chars(&context) <= budget, "budget {budget}: {} chars", chars(&context));
+        for line in context.lines().filter(|l| l.starts_with("- [")) {
+            assert!(full.lines().any(|f| f == line), "budget {budget}: partial line {line:?}");
+        }
+        for line in context.lines().filter(|l| l.starts_with("- ") && !l.starts_with("- (") && !l.starts_with("- [")) {
+            assert!(full.lines().any(|f| f == line), "budget {budget}: partial entry {line:?}");
+        }
+        if budget >= chars(&full) {
+            assert_eq!(context, full);
+        }
+    }
+}
