@@ -202,7 +202,8 @@ impl FactLog {
     }
 }
 
-fn is_day_name(day: &str) -> bool {
+/// Returns whether `day` has the `YYYY-MM-DD` shape of a daily file name.
+pub fn is_day_name(day: &str) -> bool {
     let b = day.as_bytes();
     b.len() == 10
         && b[4] == b'-'

@@ -247,6 +247,9 @@ impl Workspace {
     ///
     /// Errors: as [`Workspace::facts`].
     pub fn facts_on(&self, day: &str) -> Result<Vec<Fact>> {
+        if !crate::fact_log::is_day_name(day) {
+            return Err(Error::invalid("day", format!("{day:?} is not a YYYY-MM-DD date")));
+        }
         self.log.read_file(&self.log.path_for_day(day))
     }
 
