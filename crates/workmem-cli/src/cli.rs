@@ -94,4 +94,6 @@ pub enum Command {
     Conflicts(commands::conflicts::ConflictsArgs),
     /// Walk through facts, distill, supersession and a tie offline
     Demo(commands::demo::DemoArgs),
+    /// Serve this workspace to MCP clients over stdio
+    Mcp(commands::mcp::McpArgs),
 }

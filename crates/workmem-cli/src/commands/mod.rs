@@ -20,6 +20,7 @@ pub mod facts;
 pub mod import;
 pub mod init;
 pub mod logs;
+pub mod mcp;
 pub mod memory;
 pub mod remember;
 
@@ -114,5 +115,6 @@ pub fn run(ctx: &Ctx, command: &Command) -> Result<(), CommandError> {
         Command::Context(args) => context::run(ctx, args),
         Command::Conflicts(args) => conflicts::run(ctx, args),
         Command::Demo(args) => demo::run(ctx, args),
+        Command::Mcp(args) => mcp::run(ctx, args),
     }
 }

@@ -1,0 +1,146 @@
+//! The MCP handler: tools and resources over one open workspace.
+//!
+//! Every request is one library call. Failures of a tool (invalid input,
+//! a detected secret, unreadable state) are tool results with `isError`
+//! set, so the model reads the message; only an unknown tool or resource
+//! is a protocol error.
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::json;
+use workmem::{Case, Workspace};
+
+use crate::tools;
+use crate::{CONTEXT_URI, MEMORY_URI};
+
+const INSTRUCTIONS: &str = "\
+workmem is this project's durable memory. Call get_context at the start of a task. Record decisions, \
+conventions and pitfalls worth keeping with write_memory (never credentials). Facts are promoted into \
+memory by a deterministic policy, not by you; ties between competing values wait for a human, so when \
+list_conflicts shows open cases, tell the user a decision awaits their review (`workmem conflicts`, \
+`workmem resolve`).";
+
+/// The MCP server of one workspace.
+#[derive(Debug, Clone)]
+pub struct WorkmemServer {
+    workspace: Workspace,
+}
+
+impl WorkmemServer {
+    /// Returns a server answering from `workspace`.
+    pub fn new(workspace: Workspace) -> WorkmemServer {
+        WorkmemServer { workspace }
+    }
+
+    /// Returns the result of the tool `name` with `args`.
+    ///
+    /// Errors: an MCP "invalid params" error for an unknown tool; every
+    /// other failure is an `isError` result.
+    pub fn call(&self, name: &str, args: &JsonObject) -> Result<CallToolResult, ErrorData> {
+        let outcome = match name {
+            tools::WRITE_MEMORY => self.write_memory(args),
+            tools::GET_CONTEXT => self.get_context(args),
+            tools::LIST_RECENT_FACTS => self.list_recent_facts(args),
+            tools::LIST_CONFLICTS => self.list_conflicts(args),
+            _ => return Err(ErrorData::invalid_params(format!("unknown tool {name:?}"), None)),
+        };
+        Ok(outcome.unwrap_or_else(|err| CallToolResult::error(vec![ContentBlock::text(err.to_string())])))
+    }
+
+    fn write_memory(&self, args: &JsonObject) -> Result<CallToolResult, workmem::Error> {
+        let fact = self.workspace.remember(tools::write_memory_args(args)?)?;
+        Ok(CallToolResult::structured(json!({ "fact_id": fact.fact_id })))
+    }
+
+    fn get_context(&self, args: &JsonObject) -> Result<CallToolResult, workmem::Error> {
+        let context = self.workspace.context(tools::get_context_args(args)?)?;
+        Ok(CallToolResult::success(vec![ContentBlock::text(context)]))
+    }
+
+    fn list_recent_facts(&self, args: &JsonObject) -> Result<CallToolResult, workmem::Error> {
+        let facts = self.workspace.recent_facts(tools::list_recent_facts_args(args)?)?;
+        Ok(CallToolResult::structured(json!({ "facts": facts })))
+    }
+
+    fn list_conflicts(&self, args: &JsonObject) -> Result<CallToolResult, workmem::Error> {
+        tools::list_conflicts_args(args)?;
+        let queue = self.workspace.conflicts()?;
+        let open: Vec<&Case> = queue.cases.iter().filter(|case| case.is_open()).collect();
+        Ok(CallToolResult::structured(json!({ "conflicts": open })))
+    }
+
+    /// Returns the text of the resource at `uri`.
+    ///
+    /// Errors: an MCP "resource not found" error for an unknown URI, an
+    /// internal error when the workspace cannot be read.
+    pub fn read(&self, uri: &str) -> Result<ResourceContents, ErrorData> {
+        let text = match uri {
+            MEMORY_URI => self.workspace.memory(),
+            CONTEXT_URI => self.workspace.context(None),
+            _ => return Err(ErrorData::resource_not_found(format!("no resource {uri:?}"), None)),
+        }
+        .map_err(|err| ErrorData::internal_error(err.to_string(), None))?;
+        Ok(ResourceContents::text(text, uri).with_mime_type("text/markdown"))
+    }
+}
+
+/// Returns the two resources this server offers.
+pub fn resources() -> Vec<Resource> {
+    vec![
+        Resource::new(MEMORY_URI, "MEMORY.md")
+            .with_title("Workspace memory")
+            .with_description("The curated project memory (MEMORY.md), rebuilt from curated.json when stale")
+            .with_mime_type("text/markdown"),
+        Resource::new(CONTEXT_URI, "context")
+            .with_title("Agent context")
+            .with_description("The bounded agent context: curated memory plus the most recent unkeyed facts")
+            .with_mime_type("text/markdown"),
+    ]
+}
+
+impl ServerHandler for WorkmemServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
+            .with_server_info(Implementation::new("workmem", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools::definitions()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = request.arguments.unwrap_or_default();
+        self.call(&request.name, &args).map(CallToolResponse::from)
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(resources()))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let contents = self.read(&request.uri)?;
+        Ok(ReadResourceResponse::from(ReadResourceResult::new(vec![contents])))
+    }
+}

@@ -1,0 +1,322 @@
+//! The four tools: their input schemas (SPEC section 2) and the checked
+//! reading of their arguments.
+//!
+//! Arguments are read field by field rather than through one `Deserialize`
+//! so that every rejection names the field it is about; value rules that
+//! the library owns (kind names, importance range, memory_key form, secret
+//! guard) are left to the library, which names the field too.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use workmem::{Error, NewFact};
+
+use crate::MODEL_TOOL_SOURCE;
+
+/// Name of the tool that appends a fact.
+pub const WRITE_MEMORY: &str = "write_memory";
+/// Name of the tool that returns the bounded agent context.
+pub const GET_CONTEXT: &str = "get_context";
+/// Name of the tool that lists the newest facts.
+pub const LIST_RECENT_FACTS: &str = "list_recent_facts";
+/// Name of the tool that lists open conflict cases.
+pub const LIST_CONFLICTS: &str = "list_conflicts";
+
+/// Most recent facts `get_context` may be asked for (as `workmem context`).
+pub const MAX_RECENT: u64 = 1_000;
+/// Facts `list_recent_facts` returns when no limit is given.
+pub const DEFAULT_LIMIT: u64 = 20;
+/// Most facts `list_recent_facts` may return.
+pub const MAX_LIMIT: u64 = 1_000;
+
+// What a fact records: the `kind` enum of SPEC section 3 (schema only).
+#[derive(JsonSchema)]
+#[schemars(rename_all = "lowercase", inline)]
+#[allow(dead_code)] // only its schema is used
+enum KindArg {
+    Decision,
+    Convention,
+    Pitfall,
+    Outcome,
+}
+
+/// Input of `write_memory`.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[allow(dead_code)] // only its schema is used
+struct WriteMemoryInput {
+    /// The fact: one short, self-contained statement. Never include credentials: they are refused.
+    #[schemars(length(min = 1, max = 2000))]
+    content: String,
+    /// decision, convention or pitfall (may be promoted into memory), or outcome (stays in the log).
+    kind: KindArg,
+    /// 1 (trivia) to 5 (critical).
+    #[schemars(range(min = 1, max = 5))]
+    importance: u8,
+    /// The question the fact answers (e.g. `runtime.python-version`), for values that may change.
+    #[schemars(regex(pattern = r"^[a-z][a-z0-9]*(?:[._-][a-z0-9]+)*$"), length(max = 120))]
+    memory_key: Option<String>,
+    /// Where the fact came from, as string pairs (file, commit, url, ...).
+    evidence: Option<BTreeMap<String, String>>,
+}
+
+/// Input of `get_context`.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[allow(dead_code)] // only its schema is used
+struct GetContextInput {
+    /// How many recent unkeyed facts to include (default 6).
+    #[schemars(range(min = 0, max = 1000))]
+    recent: Option<u16>,
+}
+
+/// Input of `list_recent_facts`.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[allow(dead_code)] // only its schema is used
+struct ListRecentFactsInput {
+    /// How many facts to return, newest last (default 20).
+    #[schemars(range(min = 1, max = 1000))]
+    limit: Option<u16>,
+}
+
+/// Input of `list_conflicts`: none.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[allow(dead_code)] // only its schema is used
+struct ListConflictsInput {}
+
+/// Returns the definitions of every tool, in a fixed order.
+pub fn definitions() -> Vec<Tool> {
+    vec![
+        Tool::new(
+            WRITE_MEMORY,
+            "Append one fact to this project's durable memory log (source model_tool) and return its \
+             fact_id. Use kind decision/convention/pitfall for things worth remembering, outcome for what \
+             just happened. Give a memory_key when the fact answers a question whose answer may change. \
+             Facts only reach the curated memory through the project's deterministic distill policy; ties \
+             between competing values wait for a human.",
+            schema::<WriteMemoryInput>(),
+        )
+        .with_annotations(ToolAnnotations::new().read_only(false).destructive(false).idempotent(false)),
+        Tool::new(
+            GET_CONTEXT,
+            "Return the bounded agent context: the curated project memory plus the most recent unkeyed facts.",
+            schema::<GetContextInput>(),
+        )
+        .with_annotations(ToolAnnotations::new().read_only(true)),
+        Tool::new(
+            LIST_RECENT_FACTS,
+            "List the most recent raw facts of the log (any kind, keyed or not), oldest first, as JSON.",
+            schema::<ListRecentFactsInput>(),
+        )
+        .with_annotations(ToolAnnotations::new().read_only(true)),
+        Tool::new(
+            LIST_CONFLICTS,
+            "List the open conflict cases (ties the policy refused to guess) as JSON. Read-only: only a \
+             human can resolve a case, with `workmem resolve`; tell the user when a decision awaits review.",
+            schema::<ListConflictsInput>(),
+        )
+        .with_annotations(ToolAnnotations::new().read_only(true)),
+    ]
+}
+
+fn schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
+    // The input types above are object structs, which is all this can fail on.
+    rmcp::handler::server::common::schema_for_input::<T>().unwrap_or_else(|_| {
+        let mut object = JsonObject::new();
+        object.insert("type".into(), Value::from("object"));
+        Arc::new(object)
+    })
+}
+
+/// Returns the fact `write_memory` asked for, before library validation.
+///
+/// Errors: [`Error::InvalidInput`] naming an unknown, missing or mistyped
+/// field.
+pub fn write_memory_args(args: &JsonObject) -> Result<NewFact, Error> {
+    reject_unknown(args, &["content", "kind", "importance", "memory_key", "evidence"])?;
+    let content: String = required(args, "content", "a string")?;
+    let kind: String = required(args, "kind", "one of decision, convention, pitfall, outcome")?;
+    let importance: i64 = required(args, "importance", "an integer from 1 to 5")?;
+    let memory_key: Option<String> = optional(args, "memory_key", "a string")?;
+    let evidence: Option<BTreeMap<String, String>> = optional(args, "evidence", "an object whose values are strings")?;
+    Ok(NewFact {
+        content,
+        kind: Some(kind),
+        importance: Some(importance),
+        memory_key,
+        source: Some(MODEL_TOOL_SOURCE.to_owned()),
+        evidence: evidence.unwrap_or_default(),
+        recorded_at: None,
+        fact_id: None,
+    })
+}
+
+/// Returns the `recent` count of `get_context` (`None`: the default).
+///
+/// Errors: [`Error::InvalidInput`] naming the field.
+pub fn get_context_args(args: &JsonObject) -> Result<Option<usize>, Error> {
+    reject_unknown(args, &["recent"])?;
+    let recent = bounded(args, "recent", 0, MAX_RECENT)?;
+    Ok(recent.map(to_usize))
+}
+
+/// Returns the `limit` of `list_recent_facts`.
+///
+/// Errors: [`Error::InvalidInput`] naming the field.
+pub fn list_recent_facts_args(args: &JsonObject) -> Result<usize, Error> {
+    reject_unknown(args, &["limit"])?;
+    Ok(to_usize(bounded(args, "limit", 1, MAX_LIMIT)?.unwrap_or(DEFAULT_LIMIT)))
+}
+
+/// Checks `list_conflicts` got no arguments.
+///
+/// Errors: [`Error::InvalidInput`] naming an unknown field.
+pub fn list_conflicts_args(args: &JsonObject) -> Result<(), Error> {
+    reject_unknown(args, &[])
+}
+
+fn to_usize(n: u64) -> usize {
+    // Bounded by MAX_RECENT / MAX_LIMIT, far below usize::MAX.
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
+fn reject_unknown(args: &JsonObject, known: &[&str]) -> Result<(), Error> {
+    match args.keys().find(|key| !known.contains(&key.as_str())) {
+        None => Ok(()),
+        Some(key) if known.is_empty() => {
+            Err(Error::invalid(key.as_str(), "unknown field; this tool takes no arguments"))
+        }
+        Some(key) => Err(Error::invalid(key.as_str(), format!("unknown field; expected one of {}", known.join(", ")))),
+    }
+}
+
+fn required<T: DeserializeOwned>(args: &JsonObject, field: &str, expected: &str) -> Result<T, Error> {
+    optional(args, field, expected)?.ok_or_else(|| Error::invalid(field, format!("missing; expected {expected}")))
+}
+
+/// Returns the field's value; absent and `null` are both `None`.
+fn optional<T: DeserializeOwned>(args: &JsonObject, field: &str, expected: &str) -> Result<Option<T>, Error> {
+    match args.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => serde_json::from_value(value.clone())
+            .map(Some)
+            .map_err(|_| Error::invalid(field, format!("expected {expected}, got {}", describe(value)))),
+    }
+}
+
+fn bounded(args: &JsonObject, field: &str, min: u64, max: u64) -> Result<Option<u64>, Error> {
+    let expected = format!("an integer from {min} to {max}");
+    match optional::<u64>(args, field, &expected)? {
+        Some(n) if !(min..=max).contains(&n) => {
+            Err(Error::invalid(field, format!("{n} is out of range; expected {expected}")))
+        }
+        other => Ok(other),
+    }
+}
+
+/// Returns a short description of a JSON value for an error message,
+/// without echoing long or sensitive text.
+fn describe(value: &Value) -> String {
+    match value {
+        Value::Null => "null".to_owned(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(_) => "a string".to_owned(),
+        Value::Array(_) => "an array".to_owned(),
+        Value::Object(_) => "an object".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn object(value: Value) -> JsonObject {
+        match value {
+            Value::Object(map) => map,
+            _ => panic!("test input must be an object"),
+        }
+    }
+
+    fn field_of(err: Error) -> String {
+        match err {
+            Error::InvalidInput { field, .. } => field,
+            other => panic!("expected invalid input, got {other}"),
+        }
+    }
+
+    #[test]
+    fn write_memory_reads_every_field_and_sets_the_source() {
+        let args = object(json!({
+            "content": "Use WAL", "kind": "decision", "importance": 4,
+            "memory_key": "db.mode", "evidence": {"file": "db.rs"}
+        }));
+        let new = write_memory_args(&args).unwrap();
+        assert_eq!(new.content, "Use WAL");
+        assert_eq!(new.kind.as_deref(), Some("decision"));
+        assert_eq!(new.importance, Some(4));
+        assert_eq!(new.memory_key.as_deref(), Some("db.mode"));
+        assert_eq!(new.source.as_deref(), Some("model_tool"));
+        assert_eq!(new.evidence.get("file").map(String::as_str), Some("db.rs"));
+        assert_eq!(new.fact_id, None);
+        assert_eq!(new.recorded_at, None);
+    }
+
+    #[test]
+    fn write_memory_names_the_bad_field() {
+        let base = json!({"content": "x", "kind": "decision", "importance": 3});
+        let cases = [
+            (json!({"kind": "decision", "importance": 3}), "content"),
+            (json!({"content": 7, "kind": "decision", "importance": 3}), "content"),
+            (json!({"content": "x", "importance": 3}), "kind"),
+            (json!({"content": "x", "kind": "decision", "importance": 2.5}), "importance"),
+            (json!({"content": "x", "kind": "decision", "importance": "3"}), "importance"),
+            (json!({"content": "x", "kind": "decision", "importance": 3, "evidence": {"a": 1}}), "evidence"),
+            (json!({"content": "x", "kind": "decision", "importance": 3, "evidence": ["a"]}), "evidence"),
+            (json!({"content": "x", "kind": "decision", "importance": 3, "memory_key": 5}), "memory_key"),
+            (json!({"content": "x", "kind": "decision", "importance": 3, "source": "user"}), "source"),
+        ];
+        assert!(write_memory_args(&object(base)).is_ok());
+        for (args, field) in cases {
+            assert_eq!(field_of(write_memory_args(&object(args.clone())).unwrap_err()), field, "{args}");
+        }
+    }
+
+    #[test]
+    fn counts_are_bounded() {
+        assert_eq!(get_context_args(&object(json!({}))).unwrap(), None);
+        assert_eq!(get_context_args(&object(json!({"recent": 0}))).unwrap(), Some(0));
+        assert_eq!(field_of(get_context_args(&object(json!({"recent": 1001}))).unwrap_err()), "recent");
+        assert_eq!(field_of(get_context_args(&object(json!({"recent": -1}))).unwrap_err()), "recent");
+        assert_eq!(list_recent_facts_args(&object(json!({}))).unwrap(), 20);
+        assert_eq!(list_recent_facts_args(&object(json!({"limit": 3}))).unwrap(), 3);
+        assert_eq!(field_of(list_recent_facts_args(&object(json!({"limit": 0}))).unwrap_err()), "limit");
+        assert_eq!(field_of(list_conflicts_args(&object(json!({"status": "all"}))).unwrap_err()), "status");
+    }
+
+    #[test]
+    fn schemas_mirror_the_spec() {
+        let tools = definitions();
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        assert_eq!(names, [WRITE_MEMORY, GET_CONTEXT, LIST_RECENT_FACTS, LIST_CONFLICTS]);
+        let schema = Value::Object(tools[0].input_schema.as_ref().clone());
+        let text = schema.to_string();
+        assert!(text.contains(r#""pattern":"^[a-z][a-z0-9]*(?:[._-][a-z0-9]+)*$""#), "{text}");
+        assert!(text.contains(r#""maxLength":120"#), "{text}");
+        assert!(text.contains(r#""minimum":1"#) && text.contains(r#""maximum":5"#), "{text}");
+        for kind in ["decision", "convention", "pitfall", "outcome"] {
+            assert!(text.contains(&format!("\"{kind}\"")), "{text}");
+        }
+        let required = schema["required"].as_array().unwrap();
+        assert_eq!(required.len(), 3, "{text}");
+        assert_eq!(schema["additionalProperties"], json!(false), "{text}");
+    }
+}
