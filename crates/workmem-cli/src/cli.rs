@@ -92,6 +92,14 @@ pub enum Command {
     Context(commands::context::ContextArgs),
     /// List conflict cases and their candidates
     Conflicts(commands::conflicts::ConflictsArgs),
+    /// Decide a conflict case (the human review step)
+    Resolve(commands::resolve::ResolveArgs),
+    /// List the audit stream of human decisions
+    Adjudications(commands::adjudications::AdjudicationsArgs),
+    /// Show every revision of a memory key, its evidence and its cases
+    History(commands::history::HistoryArgs),
+    /// Check every invariant of the durable state; exit 0 only when clean
+    Verify(commands::verify::VerifyArgs),
     /// Walk through facts, distill, supersession and a tie offline
     Demo(commands::demo::DemoArgs),
     /// Serve this workspace to MCP clients over stdio

@@ -38,6 +38,11 @@ impl CommandError {
         CommandError::new("invalid_input", EXIT_USAGE, format!("invalid {field}: {message}"))
     }
 
+    /// Returns a corruption error (exit 4), for problems `verify` found.
+    pub fn corrupt(message: impl Into<String>) -> CommandError {
+        CommandError::new("corruption", 4, message)
+    }
+
     /// Returns an I/O error (exit 1) about `what`.
     pub fn io(what: impl std::fmt::Display, err: &io::Error) -> CommandError {
         let broken_pipe = err.kind() == io::ErrorKind::BrokenPipe;

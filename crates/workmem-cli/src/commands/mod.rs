@@ -12,17 +12,21 @@ use crate::cli::{Command, GlobalArgs};
 use crate::command_error::CommandError;
 use crate::output::Ui;
 
+pub mod adjudications;
 pub mod conflicts;
 pub mod context;
 pub mod demo;
 pub mod distill;
 pub mod facts;
+pub mod history;
 pub mod import;
 pub mod init;
 pub mod logs;
 pub mod mcp;
 pub mod memory;
 pub mod remember;
+pub mod resolve;
+pub mod verify;
 
 /// What every command needs: where the workspace is and how to print.
 #[derive(Debug)]
@@ -114,6 +118,10 @@ pub fn run(ctx: &Ctx, command: &Command) -> Result<(), CommandError> {
         Command::Memory(args) => memory::run(ctx, args),
         Command::Context(args) => context::run(ctx, args),
         Command::Conflicts(args) => conflicts::run(ctx, args),
+        Command::Resolve(args) => resolve::run(ctx, args),
+        Command::Adjudications(args) => adjudications::run(ctx, args),
+        Command::History(args) => history::run(ctx, args),
+        Command::Verify(args) => verify::run(ctx, args),
         Command::Demo(args) => demo::run(ctx, args),
         Command::Mcp(args) => mcp::run(ctx, args),
     }

@@ -1,0 +1,55 @@
+//! `workmem history`: every revision of one memory key with the facts
+//! behind it, and the key's conflict cases.
+
+use clap::Args;
+
+use crate::command_error::CommandError;
+use crate::commands::Ctx;
+use crate::commands::conflicts::describe_case;
+
+/// Arguments of `workmem history`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  workmem history runtime.python-version
+  workmem history db.engine --json")]
+pub struct HistoryArgs {
+    /// The memory key (the question the values answer)
+    pub memory_key: String,
+}
+
+/// Runs `workmem history`.
+///
+/// Errors: exit 2 for a malformed key; read errors of the workspace.
+pub fn run(ctx: &Ctx, args: &HistoryArgs) -> Result<(), CommandError> {
+    let history = ctx.workspace()?.history(&args.memory_key)?;
+    if ctx.ui.is_json() {
+        return ctx.ui.json(&history);
+    }
+    if history.revisions.is_empty() && history.cases.is_empty() {
+        ctx.ui.status(format!("nothing curated for {} yet", history.memory_key));
+    }
+    for revision in &history.revisions {
+        let entry = &revision.entry;
+        let status = if entry.is_active() { "active" } else { "superseded" };
+        ctx.ui.line(format!(
+            "revision {} ({status}) [{}] {}  key {}  seen {}x, {} .. {}",
+            entry.revision, entry.kind, entry.content, entry.key, entry.occurrences, entry.first_seen, entry.last_seen
+        ))?;
+        for fact in &revision.facts {
+            ctx.ui.line(format!(
+                "  {}  {}  importance {}  {}  {:?}",
+                fact.fact_id, fact.recorded_at, fact.importance, fact.source, fact.content
+            ))?;
+        }
+        let missing = entry.evidence_ids.len() - revision.facts.len();
+        if missing > 0 {
+            ctx.ui.line(format!("  ({missing} evidence facts are no longer in the log)"))?;
+        }
+    }
+    for case in &history.cases {
+        for line in describe_case(case) {
+            ctx.ui.line(line)?;
+        }
+    }
+    Ok(())
+}

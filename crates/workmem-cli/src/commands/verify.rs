@@ -1,0 +1,55 @@
+//! `workmem verify`: a read-only check of every invariant of the durable
+//! state and the journal. Exits 0 only when the workspace is clean.
+
+use clap::Args;
+use serde::Serialize;
+use workmem::Problem;
+
+use crate::command_error::CommandError;
+use crate::commands::Ctx;
+
+/// Arguments of `workmem verify`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  workmem verify
+  workmem verify --json | jq '.problems[]'
+
+Exit code 4 means at least one problem was found; each is listed with its
+file and line.")]
+pub struct VerifyArgs {}
+
+/// `verify --json`.
+///
+/// ```json
+/// {"ok": false, "problems": [{"file": ".../curated.json", "line": 12, "message": "..."}]}
+/// ```
+#[derive(Debug, Serialize)]
+pub struct VerifyOutput<'a> {
+    /// Whether no problem was found.
+    pub ok: bool,
+    /// Every problem found.
+    pub problems: &'a [Problem],
+}
+
+/// Runs `workmem verify`.
+///
+/// Errors: exit 4 when any problem is found; I/O errors.
+pub fn run(ctx: &Ctx, _args: &VerifyArgs) -> Result<(), CommandError> {
+    let ws = ctx.workspace()?;
+    let problems = ws.verify()?;
+    if ctx.ui.is_json() {
+        ctx.ui.json(&VerifyOutput { ok: problems.is_empty(), problems: &problems })?;
+    } else {
+        for problem in &problems {
+            match problem.line {
+                Some(line) => ctx.ui.line(format!("{}:{line}: {}", problem.file, problem.message))?,
+                None => ctx.ui.line(format!("{}: {}", problem.file, problem.message))?,
+            }
+        }
+    }
+    if problems.is_empty() {
+        ctx.ui.status(format!("ok: {} is consistent", ws.memory_dir().display()));
+        return Ok(());
+    }
+    Err(CommandError::corrupt(format!("{} problem(s) found", problems.len())))
+}

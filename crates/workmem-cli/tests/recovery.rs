@@ -1,0 +1,492 @@
+//! Crash recovery and cross-process safety, black-box: the real binary
+//! (built with `--features failpoints`) aborts at every durable boundary of
+//! CLI.md, and the next command of any kind must finish the work exactly
+//! once. Also races processes against the workspace lock.
+//!
+//! Without the `failpoints` feature these tests fail on purpose: the README's
+//! test command enables it.
+
+#![allow(clippy::disallowed_methods)] // tests write fixtures directly
+
+use std::collections::BTreeMap;
+use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+const AS_OF: &str = "2026-06-01T00:00:00Z";
+
+struct Project {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl Project {
+    fn new() -> Project {
+        let dir = tempfile::Builder::new().prefix("workmem-recovery-").tempdir().expect("temp dir");
+        let root = dir.path().join("project");
+        std::fs::create_dir_all(root.join(".git")).expect("project");
+        Project { _dir: dir, root }
+    }
+
+    fn memory(&self) -> PathBuf {
+        self.root.join(".workmem/memory")
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_workmem"));
+        cmd.env_clear().env("HOME", &self.root).env("USER", "reviewer").current_dir(&self.root).args(args);
+        cmd.stdin(Stdio::null());
+        cmd
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().expect("spawn workmem")
+    }
+
+    fn ok(&self, args: &[&str]) -> Output {
+        let out = self.run(args);
+        assert!(out.status.success(), "{args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        out
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let mut all: Vec<&str> = args.to_vec();
+        all.push("--json");
+        serde_json::from_slice(&self.ok(&all).stdout).expect("json output")
+    }
+
+    /// Runs `args` with `failpoint` armed and checks the process aborted.
+    fn crash(&self, args: &[&str], failpoint: &str) {
+        let out = self.cmd(args).env("WORKMEM_FAILPOINT", failpoint).output().expect("spawn");
+        assert_eq!(
+            out.status.signal(),
+            Some(libc_sigabrt()),
+            "{args:?} did not abort at {failpoint} (built without --features failpoints?): {:?} {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    fn remember(&self, id: &str, content: &str, importance: u8, key: Option<&str>, at: &str) {
+        let imp = importance.to_string();
+        let mut args = vec!["remember", content, "-k", "decision", "-i", &imp, "--at", at, "--id", id];
+        if let Some(key) = key {
+            args.extend(["--key", key]);
+        }
+        self.ok(&args);
+    }
+
+    /// Every file of the memory directory with its bytes.
+    fn files(&self) -> BTreeMap<String, Vec<u8>> {
+        let mut out = BTreeMap::new();
+        let mut stack = vec![self.memory()];
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+            for entry in entries {
+                let path = entry.expect("entry").path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else {
+                    let name = path.strip_prefix(self.memory()).expect("prefix").display().to_string();
+                    out.insert(name, std::fs::read(&path).expect("read"));
+                }
+            }
+        }
+        out
+    }
+
+    fn read(&self, name: &str) -> String {
+        std::fs::read_to_string(self.memory().join(name)).unwrap_or_default()
+    }
+}
+
+fn libc_sigabrt() -> i32 {
+    6
+}
+
+/// An active "Use SQLite." challenged by two equally strong newer values.
+fn tied(project: &Project) -> (String, String, i64) {
+    project.remember("s1", "Use SQLite.", 4, Some("db.engine"), "2026-01-01T00:00:00Z");
+    project.ok(&["distill", "--as-of", AS_OF]);
+    project.remember("p1", "Use Postgres.", 4, Some("db.engine"), "2026-02-01T00:00:00Z");
+    project.remember("p2", "Use Postgres.", 4, Some("db.engine"), "2026-02-10T00:00:00Z");
+    project.remember("m1", "Use MySQL.", 4, Some("db.engine"), "2026-02-02T00:00:00Z");
+    project.remember("m2", "Use MySQL.", 4, Some("db.engine"), "2026-02-10T00:00:00Z");
+    let report = project.json(&["distill", "--as-of", AS_OF]);
+    assert_eq!(report["queued_conflicts"], 1);
+    let cases = project.json(&["conflicts"]);
+    let case = &cases[0];
+    let postgres = case["candidates"]
+        .as_array()
+        .expect("candidates")
+        .iter()
+        .find(|c| c["content"] == "Use Postgres.")
+        .expect("postgres candidate");
+    (
+        case["conflict_id"].as_str().expect("id").to_owned(),
+        postgres["candidate_id"].as_str().expect("id").to_owned(),
+        case["revision"].as_i64().expect("revision"),
+    )
+}
+
+fn resolve_args<'a>(conflict: &'a str, candidate: &'a str, revision: &'a str) -> Vec<&'a str> {
+    vec![
+        "resolve",
+        conflict,
+        candidate,
+        "--revision",
+        revision,
+        "--event-id",
+        "review:db:1",
+        "--rationale",
+        "Production needs extensions",
+        "--at",
+        "2026-06-02T00:00:00Z",
+    ]
+}
+
+/// Checks the one committed decision: one audit line, revision 2 active,
+/// the case resolved, MEMORY.md current, five journal phases in order.
+fn assert_one_committed_decision(project: &Project, conflict: &str) {
+    let audit = project.read("conflict-adjudications.jsonl");
+    assert_eq!(audit.lines().count(), 1, "audit: {audit}");
+    let curated: Value = serde_json::from_str(&project.read("curated.json")).expect("curated");
+    let revisions: Vec<(i64, String, String)> = curated["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .filter(|e| e["memory_key"] == "db.engine")
+        .map(|e| {
+            (
+                e["revision"].as_i64().expect("revision"),
+                e["status"].as_str().expect("status").to_owned(),
+                e["content"].as_str().expect("content").to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        revisions,
+        vec![
+            (1, "superseded".to_owned(), "Use SQLite.".to_owned()),
+            (2, "active".to_owned(), "Use Postgres.".to_owned())
+        ]
+    );
+    let conflicts: Value = serde_json::from_str(&project.read("conflicts.json")).expect("conflicts");
+    let case =
+        conflicts["cases"].as_array().expect("cases").iter().find(|c| c["conflict_id"] == conflict).expect("case");
+    assert_eq!(case["status"], "resolved");
+    let memory = project.read("MEMORY.md");
+    assert!(memory.contains("- Use Postgres. (seen 2x; evidence: 2)") && !memory.contains("SQLite"), "{memory}");
+    let phases: Vec<(String, String)> = project
+        .read("conflict-resolution-transactions.jsonl")
+        .lines()
+        .map(|line| {
+            let v: Value = serde_json::from_str(line).expect("journal line");
+            (v["transaction_id"].as_str().expect("tid").to_owned(), v["phase"].as_str().expect("phase").to_owned())
+        })
+        .collect();
+    let names: Vec<&str> = phases.iter().map(|(_, p)| p.as_str()).collect();
+    assert_eq!(names, ["prepared", "curated_applied", "conflict_closed", "audit_appended", "committed"]);
+    assert!(phases.iter().all(|(t, _)| *t == phases[0].0));
+    assert!(!project.memory().join(".distill-pending.json").exists());
+}
+
+const RESOLVE_FAILPOINTS: [&str; 10] = [
+    "append_after_write",
+    "after_prepared",
+    "between_curated_and_projection",
+    "after_curated_write",
+    "after_curated_applied",
+    "after_conflict_write",
+    "after_conflict_closed",
+    "after_audit_write",
+    "after_audit_appended",
+    "after_committed",
+];
+
+/// The next command "of any kind": each failpoint is followed by another.
+const NEXT_COMMANDS: [&[&str]; 5] =
+    [&["facts", "--all"], &["context"], &["conflicts"], &["remember", "unrelated outcome", "--at", AS_OF], &["logs"]];
+
+#[test]
+fn every_resolve_failpoint_recovers_to_exactly_one_committed_decision() {
+    for (index, failpoint) in RESOLVE_FAILPOINTS.iter().enumerate() {
+        let project = Project::new();
+        let (conflict, candidate, revision) = tied(&project);
+        let revision = revision.to_string();
+        project.crash(&resolve_args(&conflict, &candidate, &revision), failpoint);
+        let next = NEXT_COMMANDS[index % NEXT_COMMANDS.len()];
+        project.ok(next);
+        assert_one_committed_decision(&project, &conflict);
+        // Settled: any command again, and even a retry, changes no byte.
+        let settled = project.files();
+        project.ok(&["verify"]);
+        project.ok(&["facts", "--all"]);
+        project.ok(&resolve_args(&conflict, &candidate, &revision));
+        assert_eq!(project.files(), settled, "{failpoint}: bytes changed after recovery");
+    }
+}
+
+#[test]
+fn every_distill_failpoint_is_finished_by_the_next_command() {
+    for (index, failpoint) in ["between_curated_and_projection", "distill_after_curated"].iter().enumerate() {
+        // Reference: the same scenario without a crash, in the same path.
+        let reference = {
+            let project = Project::new();
+            distill_scenario(&project);
+            project.ok(&["distill", "--as-of", AS_OF]);
+            canonical(&project)
+        };
+        let project = Project::new();
+        distill_scenario(&project);
+        project.crash(&["distill", "--as-of", AS_OF], failpoint);
+        project.ok(NEXT_COMMANDS[index]);
+        let recovered = canonical(&project);
+        assert_eq!(shape(&recovered), shape(&reference), "{failpoint}");
+        assert!(!project.memory().join(".distill-pending.json").exists());
+        let settled = project.files();
+        project.ok(&["distill", "--as-of", AS_OF]);
+        project.ok(&["verify"]);
+        assert_eq!(project.files(), settled, "{failpoint}: a later distill changed bytes");
+    }
+}
+
+/// Facts whose distill both promotes a value (curated.json) and opens a
+/// case (conflicts.json).
+fn distill_scenario(project: &Project) {
+    project.remember("w1", "Use WAL mode.", 5, None, "2026-01-01T00:00:00Z");
+    project.remember("a1", "Use tabs.", 4, Some("style.indent"), "2026-01-02T00:00:00Z");
+    project.remember("b1", "Use spaces.", 4, Some("style.indent"), "2026-01-02T00:00:00Z");
+}
+
+/// curated.json, conflicts.json and MEMORY.md of a project.
+fn canonical(project: &Project) -> [String; 3] {
+    [project.read("curated.json"), project.read("conflicts.json"), project.read("MEMORY.md")]
+}
+
+/// The canonical files with workspace-specific ids blanked (each project
+/// has its own path, hence its own workspace id and conflict ids).
+fn shape(files: &[String; 3]) -> Vec<Value> {
+    files
+        .iter()
+        .map(|text| {
+            let mut value: Value = serde_json::from_str(text).unwrap_or(Value::String(text.clone()));
+            blank(&mut value);
+            value
+        })
+        .collect()
+}
+
+fn blank(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (key, inner) in map.iter_mut() {
+                if matches!(key.as_str(), "workspace_id" | "conflict_id" | "fingerprint") {
+                    *inner = Value::Null;
+                } else {
+                    blank(inner);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(blank),
+        _ => {}
+    }
+}
+
+#[test]
+fn racing_resolutions_and_distills_are_serialised_by_the_lock() {
+    let project = Project::new();
+    let (conflict, candidate, revision) = tied(&project);
+    let revision = revision.to_string();
+    let mut children = Vec::new();
+    for n in 0..8 {
+        let event = format!("review:race:{n}");
+        let args: Vec<String> = if n % 2 == 0 {
+            vec!["distill".into(), "--as-of".into(), AS_OF.into()]
+        } else {
+            [
+                "resolve",
+                &conflict,
+                &candidate,
+                "--revision",
+                &revision,
+                "--event-id",
+                &event,
+                "--rationale",
+                "race",
+                "--at",
+                "2026-06-02T00:00:00Z",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+        };
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        children.push(project.cmd(&refs).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("spawn"));
+    }
+    let codes: Vec<i32> =
+        children.into_iter().map(|c| c.wait_with_output().expect("wait").status.code().unwrap_or(-1)).collect();
+    // Exactly one resolution wins; the others see a closed case (stale).
+    let resolves: Vec<i32> = codes.iter().skip(1).step_by(2).copied().collect();
+    assert_eq!(resolves.iter().filter(|c| **c == 0).count(), 1, "{codes:?}");
+    assert!(resolves.iter().all(|c| *c == 0 || *c == 3), "{codes:?}");
+    assert!(codes.iter().step_by(2).all(|c| *c == 0), "{codes:?}");
+    assert_eq!(project.read("conflict-adjudications.jsonl").lines().count(), 1);
+    assert_eq!(project.read("conflict-resolution-transactions.jsonl").lines().count(), 5);
+    project.ok(&["verify"]);
+}
+
+#[test]
+fn appends_and_reads_do_not_wait_for_the_lock_but_distill_does() {
+    let project = Project::new();
+    project.remember("x1", "Use WAL mode.", 5, None, "2026-01-01T00:00:00Z");
+    let lock_path = project.memory().join(".lock");
+    let lock = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path).expect("lock");
+    lock.lock().expect("hold the workspace lock");
+    // Appends and reads finish while the lock is held.
+    project.ok(&["remember", "appended while locked"]);
+    project.ok(&["context"]);
+    project.ok(&["facts", "--all"]);
+    // A distill waits for it.
+    let mut distill = project.cmd(&["distill", "--as-of", AS_OF]).stdout(Stdio::null()).spawn().expect("spawn");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(distill.try_wait().expect("poll").is_none(), "distill ran while the lock was held");
+    lock.unlock().expect("unlock");
+    assert!(distill.wait().expect("wait").success());
+    assert!(project.read("curated.json").contains("Use WAL mode."));
+}
+
+#[test]
+fn readers_never_see_a_half_written_canonical_file() {
+    let project = Project::new();
+    for n in 0..40 {
+        project.remember(&format!("f{n}"), &format!("Convention number {n}."), 4, None, "2026-01-01T00:00:00Z");
+    }
+    let root = project.root.clone();
+    let writer = std::thread::spawn(move || {
+        for day in 0..15 {
+            let as_of = format!("2026-02-{:02}T00:00:00Z", day + 1);
+            let status = Command::new(env!("CARGO_BIN_EXE_workmem"))
+                .current_dir(&root)
+                .args(["distill", "--as-of", &as_of, "--min-age-days", "0"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .expect("distill");
+            assert!(status.success());
+        }
+    });
+    let path = project.memory().join("curated.json");
+    let mut reads = 0;
+    while !writer.is_finished() || reads == 0 {
+        if let Ok(bytes) = std::fs::read(&path) {
+            serde_json::from_slice::<Value>(&bytes).expect("a reader saw a partial curated.json");
+            reads += 1;
+        }
+    }
+    writer.join().expect("writer");
+    assert!(reads > 0);
+}
+
+#[test]
+fn resolve_exit_codes_follow_the_contract() {
+    let project = Project::new();
+    let (conflict, candidate, revision) = tied(&project);
+    let rev = revision.to_string();
+    let code = |args: &[&str]| project.run(args).status.code();
+    let before = project.files();
+    // Malformed input: exit 2.
+    assert_eq!(
+        code(&["resolve", &conflict, &candidate, "--revision", "0", "--event-id", "e1", "--rationale", "r"]),
+        Some(2)
+    );
+    assert_eq!(
+        code(&["resolve", &conflict, &candidate, "--revision", &rev, "--event-id", "bad id", "--rationale", "r"]),
+        Some(2)
+    );
+    assert_eq!(code(&["resolve", &conflict, &candidate, "--revision", &rev, "--event-id", "e1"]), Some(2));
+    assert_eq!(
+        code(&["resolve", &conflict, &candidate, "--revision", &rev, "--event-id", "e1", "--rationale", " "]),
+        Some(2)
+    );
+    // Unknown conflict or candidate: exit 6.
+    assert_eq!(
+        code(&[
+            "resolve",
+            "conflict-0000000000000000",
+            &candidate,
+            "--revision",
+            &rev,
+            "--event-id",
+            "e1",
+            "--rationale",
+            "r"
+        ]),
+        Some(6)
+    );
+    assert_eq!(
+        code(&[
+            "resolve",
+            &conflict,
+            "candidate-0000000000000000",
+            "--revision",
+            &rev,
+            "--event-id",
+            "e1",
+            "--rationale",
+            "r"
+        ]),
+        Some(6)
+    );
+    // Stale revision: exit 3.
+    let stale = (revision + 1).to_string();
+    assert_eq!(
+        code(&["resolve", &conflict, &candidate, "--revision", &stale, "--event-id", "e1", "--rationale", "r"]),
+        Some(3)
+    );
+    assert_eq!(project.files(), before, "a refused resolution wrote something");
+    // Success, then the same event id for another choice: exit 6.
+    let event =
+        project.json(&["resolve", &conflict, &candidate, "--revision", &rev, "--event-id", "e1", "--rationale", "r"]);
+    assert_eq!(event["selected_candidate_id"], candidate.as_str());
+    assert_eq!(event["actor"], "reviewer");
+    let cases = project.json(&["conflicts", "--status", "all"]);
+    let other = cases[0]["candidates"]
+        .as_array()
+        .expect("candidates")
+        .iter()
+        .find(|c| c["candidate_id"] != candidate.as_str())
+        .expect("other")["candidate_id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    assert_eq!(
+        code(&["resolve", &conflict, &other, "--revision", &rev, "--event-id", "e1", "--rationale", "r"]),
+        Some(6)
+    );
+    // The audit stream, history and verify reflect the decision.
+    assert_eq!(project.json(&["adjudications"]).as_array().expect("list").len(), 1);
+    let history = project.json(&["history", "db.engine"]);
+    assert_eq!(history["revisions"].as_array().expect("revisions").len(), 2);
+    assert_eq!(history["revisions"][1]["facts"].as_array().expect("facts").len(), 2);
+    assert_eq!(history["cases"].as_array().expect("cases").len(), 1);
+    let verify = project.json(&["verify"]);
+    assert_eq!(verify["ok"], true);
+    // verify exits 4 and lists a problem with file and line.
+    let day = project.memory().join("daily/2026-02-10.jsonl");
+    let text = std::fs::read_to_string(&day).expect("log");
+    std::fs::write(&day, format!("not json\n{text}")).expect("write");
+    let out = project.run(&["verify", "--json"]);
+    assert_eq!(out.status.code(), Some(4));
+    let report: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(report["ok"], false);
+    assert!(
+        report["problems"]
+            .as_array()
+            .expect("problems")
+            .iter()
+            .any(|p| p["line"] == 1 && p["file"].as_str().is_some_and(|f| f.ends_with("2026-02-10.jsonl")))
+    );
+}
