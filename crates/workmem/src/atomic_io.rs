@@ -13,7 +13,7 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::error::{Error, IoContext, Location, Result};
 use crate::failpoint;
@@ -33,14 +33,18 @@ pub fn create_private_dir(dir: &Path) -> Result<()> {
 /// Errors: [`Error::Corrupt`] naming the path.
 pub fn refuse_symlink(path: &Path) -> Result<()> {
     match fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_symlink() => Err(Error::corrupt(
-            Location::file(path),
-            "is a symbolic link; workmem refuses to follow links inside a memory directory",
-        )),
+        Ok(meta) if meta.file_type().is_symlink() => Err(symlink_error(path)),
         Ok(_) => Ok(()),
         Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
         Err(err) => Err(err).at(path),
     }
+}
+
+fn symlink_error(path: &Path) -> Error {
+    Error::corrupt(
+        Location::file(path),
+        "is a symbolic link; workmem refuses to follow links inside a memory directory",
+    )
 }
 
 /// Reads a whole file without following a symlink; `None` when it does not
@@ -107,8 +111,49 @@ pub fn replace(path: &Path, data: &[u8]) -> Result<()> {
 /// Errors: [`Error::Io`] (including short writes), or [`Error::Corrupt`] for
 /// a symlink.
 pub fn append(path: &Path, record: &[u8], is_complete_record: &dyn Fn(&[u8]) -> bool) -> Result<()> {
+    let pending = append_unsynced(path, record, is_complete_record)?;
+    let created = pending.created;
+    pending.sync()?;
+    if created {
+        sync_dir(path.parent().unwrap_or(Path::new(".")))?;
+    }
+    Ok(())
+}
+
+/// An append whose bytes are written but not yet durable. The shared lock
+/// on the file is held until [`PendingAppend::sync`].
+#[derive(Debug)]
+pub struct PendingAppend {
+    file: File,
+    path: PathBuf,
+    /// Whether the file was created by this append: its directory entry
+    /// needs a directory fsync.
+    pub created: bool,
+}
+
+impl PendingAppend {
+    /// Makes the appended bytes durable (`fdatasync`) and releases the file.
+    ///
+    /// Errors: [`Error::Io`].
+    pub fn sync(self) -> Result<()> {
+        self.file.sync_data().at(&self.path)
+    }
+}
+
+/// Writes `record` like [`append`] (torn-tail repair, one `write`) but leaves
+/// the fsync to the caller, so a batch touching many files can sync them
+/// together. The caller must call [`PendingAppend::sync`] on every pending
+/// append, and fsync the directory of any created file, before reporting
+/// success.
+///
+/// Errors: as [`append`].
+pub fn append_unsynced(
+    path: &Path,
+    record: &[u8],
+    is_complete_record: &dyn Fn(&[u8]) -> bool,
+) -> Result<PendingAppend> {
     let existed = match fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_symlink() => return refuse_symlink(path),
+        Ok(meta) if meta.file_type().is_symlink() => return Err(symlink_error(path)),
         Ok(_) => true,
         Err(err) if err.kind() == io::ErrorKind::NotFound => false,
         Err(err) => return Err(err).at(path),
@@ -137,12 +182,32 @@ pub fn append(path: &Path, record: &[u8], is_complete_record: &dyn Fn(&[u8]) -> 
         .at(path);
     }
     failpoint::hit("append_after_write");
-    file.sync_data().at(path)?;
-    drop(file);
-    if !existed {
-        sync_dir(path.parent().unwrap_or(Path::new(".")))?;
+    Ok(PendingAppend { file, path: path.to_path_buf(), created: !existed })
+}
+
+/// Syncs every pending append, several at once: concurrent fsyncs of
+/// different files share journal commits on common file systems, so a batch
+/// over many daily files costs far less than syncing them one by one.
+///
+/// Errors: the first [`Error::Io`].
+pub fn sync_all(pending: Vec<PendingAppend>) -> Result<()> {
+    const THREADS: usize = 16;
+    if pending.len() <= 1 {
+        return pending.into_iter().try_for_each(PendingAppend::sync);
     }
-    Ok(())
+    let per_thread = pending.len().div_ceil(THREADS);
+    let mut chunks: Vec<Vec<PendingAppend>> = Vec::new();
+    let mut rest = pending.into_iter().peekable();
+    while rest.peek().is_some() {
+        chunks.push(rest.by_ref().take(per_thread).collect());
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = chunks
+            .into_iter()
+            .map(|chunk| scope.spawn(move || chunk.into_iter().try_for_each(PendingAppend::sync)))
+            .collect();
+        handles.into_iter().try_for_each(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+    })
 }
 
 /// Repairs a torn tail of an existing JSONL file without appending, under

@@ -288,7 +288,7 @@ fn close(out: &mut String, style: JsonStyle, depth: usize, bracket: char) {
 
 /// Writes a JSON string the way Python's `json.dumps(ensure_ascii=False)`
 /// does: `"` `\` and control characters escaped, everything else raw.
-fn write_string(out: &mut String, text: &str) {
+pub(crate) fn write_string(out: &mut String, text: &str) {
     out.push('"');
     for c in text.chars() {
         match c {

@@ -10,7 +10,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::canon::{self, JsonStyle};
+use crate::canon;
 use crate::error::{Error, Result};
 use crate::secret;
 use crate::stamp::Stamp;
@@ -184,10 +184,42 @@ impl Fact {
     /// Returns the JSONL record of this fact, newline included, laid out like
     /// Python's `json.dumps(sort_keys=True, ensure_ascii=False)`.
     pub fn to_line(&self) -> String {
-        let value = serde_json::to_value(self).unwrap_or_default();
-        let mut line = canon::to_json(&value, JsonStyle::Line);
-        line.push('\n');
-        line
+        // Written field by field (keys in sorted order) rather than through a
+        // `serde_json::Value`: this is the append hot path. Pinned against
+        // the generic encoder by a unit test.
+        let mut out = String::with_capacity(256 + self.content.len());
+        out.push_str("{\"content\": ");
+        canon::write_string(&mut out, &self.content);
+        out.push_str(", \"evidence\": {");
+        for (index, (key, value)) in self.evidence.iter().enumerate() {
+            if index > 0 {
+                out.push_str(", ");
+            }
+            canon::write_string(&mut out, key);
+            out.push_str(": ");
+            canon::write_string(&mut out, value);
+        }
+        out.push_str("}, \"fact_id\": ");
+        canon::write_string(&mut out, &self.fact_id);
+        out.push_str(", \"importance\": ");
+        out.push(char::from(b'0' + self.importance));
+        out.push_str(", \"kind\": \"");
+        out.push_str(self.kind.as_str());
+        out.push_str("\", \"memory_key\": ");
+        match &self.memory_key {
+            Some(key) => canon::write_string(&mut out, key),
+            None => out.push_str("null"),
+        }
+        out.push_str(", \"recorded_at\": ");
+        canon::write_string(&mut out, self.recorded_at.as_str());
+        out.push_str(", \"schema_version\": ");
+        out.push_str(&self.schema_version.to_string());
+        out.push_str(", \"source\": ");
+        canon::write_string(&mut out, &self.source);
+        out.push_str(", \"workspace_id\": ");
+        canon::write_string(&mut out, &self.workspace_id);
+        out.push_str("}\n");
+        out
     }
 
     /// Parses and validates one log line (without its newline).
@@ -350,6 +382,7 @@ fn check_evidence(evidence: &BTreeMap<String, String>) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::canon::JsonStyle;
 
     fn now() -> Stamp {
         Stamp::parse("2026-01-02T03:04:05Z").unwrap()
@@ -372,6 +405,14 @@ mod tests {
         );
         let back = Fact::parse_line(fact.to_line().trim_end().as_bytes()).unwrap();
         assert_eq!(back, fact);
+        let generic = canon::to_json(&serde_json::to_value(&fact).unwrap(), JsonStyle::Line) + "\n";
+        assert_eq!(fact.to_line(), generic);
+        let mut odd = fact.clone();
+        odd.content = "quote \" backslash \\ tab\t \u{1} \u{e9}\u{4e2d}\u{1f600}".into();
+        odd.evidence.insert("z\u{e9}".into(), "\n".into());
+        odd.memory_key = None;
+        let generic = canon::to_json(&serde_json::to_value(&odd).unwrap(), JsonStyle::Line) + "\n";
+        assert_eq!(odd.to_line(), generic);
     }
 
     #[test]

@@ -183,8 +183,9 @@ impl FactLog {
     }
 
     /// Appends facts durably: for each daily file they belong to, one write
-    /// of all its lines and one fsync. The memory and `daily/` directories
-    /// must exist.
+    /// of all its lines and one fsync (the fsyncs of a batch run together),
+    /// then one fsync of `daily/` if a file was created. The memory and
+    /// `daily/` directories must exist.
     ///
     /// Errors: [`Error::Io`], [`Error::Corrupt`] for a symlinked file.
     pub fn append(&self, facts: &[Fact]) -> Result<()> {
@@ -193,10 +194,16 @@ impl FactLog {
         for fact in facts {
             by_day.entry(fact.recorded_at.utc_day()).or_default().push_str(&fact.to_line());
         }
+        let mut pending = Vec::with_capacity(by_day.len());
         for (day, lines) in by_day {
-            atomic_io::append(&self.path_for_day(&day), lines.as_bytes(), &|fragment| {
+            pending.push(atomic_io::append_unsynced(&self.path_for_day(&day), lines.as_bytes(), &|fragment| {
                 Fact::parse_line(fragment).is_ok()
-            })?;
+            })?);
+        }
+        let created = pending.iter().any(|p| p.created);
+        atomic_io::sync_all(pending)?;
+        if created {
+            atomic_io::sync_dir(&self.dir)?;
         }
         Ok(())
     }

@@ -60,6 +60,10 @@ impl Stamp {
 
     /// Returns the UTC calendar date as `YYYY-MM-DD`.
     pub fn utc_day(&self) -> String {
+        // Texts in the UTC `Z` form start with their UTC date.
+        if self.text.ends_with('Z') && self.text.len() >= 10 && self.text.is_char_boundary(10) {
+            return self.text[..10].to_owned();
+        }
         self.at.strftime("%Y-%m-%d").to_string()
     }
 }
