@@ -64,7 +64,7 @@ pub enum ServeError {
 /// handshake, [`ServeError::Stopped`] when the server task panicked.
 pub fn serve_stdio(workspace: Workspace) -> Result<(), ServeError> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(ServeError::Runtime)?;
-    runtime.block_on(async move {
+    let outcome = runtime.block_on(async move {
         let service = match WorkmemServer::new(workspace).serve(rmcp::transport::stdio()).await {
             Ok(service) => service,
             // The client went away before finishing the handshake: nothing
@@ -77,5 +77,10 @@ pub fn serve_stdio(workspace: Workspace) -> Result<(), ServeError> {
             Ok(_) => Ok(()),
             Err(err) => Err(ServeError::Stopped(err.to_string())),
         }
-    })
+    });
+    // Tokio reads stdin on a blocking thread that cannot be interrupted; when
+    // the server stops on its own (a broken handshake) that read may still
+    // wait for input, and an ordinary drop of the runtime would wait with it.
+    runtime.shutdown_background();
+    outcome
 }
