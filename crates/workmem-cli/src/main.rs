@@ -12,6 +12,7 @@
 mod cli;
 mod command_error;
 mod commands;
+mod config_load;
 mod output;
 
 use std::process::ExitCode;

@@ -32,6 +32,21 @@ pub struct Policy {
     pub supersession_repeat_threshold: u32,
     /// Kinds that may be promoted.
     pub stable_kinds: BTreeSet<Kind>,
+    /// Per-source overrides of the age and importance thresholds, applied
+    /// fact by fact (e.g. `user` facts promote sooner than `model_tool`).
+    #[serde(default)]
+    pub sources: BTreeMap<String, SourcePolicy>,
+}
+
+/// Thresholds of one source that differ from the policy's.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourcePolicy {
+    /// Age a fact of this source needs, in days.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub minimum_age_days: Option<u32>,
+    /// Importance at which a fact of this source qualifies its group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub minimum_importance: Option<u8>,
 }
 
 impl Default for Policy {
@@ -42,6 +57,7 @@ impl Default for Policy {
             repeat_threshold: 2,
             supersession_repeat_threshold: 2,
             stable_kinds: [Kind::Decision, Kind::Convention, Kind::Pitfall].into_iter().collect(),
+            sources: BTreeMap::new(),
         }
     }
 }
@@ -60,11 +76,144 @@ impl Policy {
         if self.supersession_repeat_threshold < 2 {
             return Err(Error::invalid("supersession_repeat_threshold", "must be >= 2"));
         }
-        if self.minimum_age_days > 365_000 {
-            return Err(Error::invalid("minimum_age_days", "must be at most 365000"));
+        if self.minimum_age_days > MAX_AGE_DAYS {
+            return Err(Error::invalid("minimum_age_days", format!("must be at most {MAX_AGE_DAYS}")));
+        }
+        for (source, overrides) in &self.sources {
+            if let Some(importance) = overrides.minimum_importance
+                && !(1..=5).contains(&importance)
+            {
+                return Err(Error::invalid(
+                    format!("source.{source}.minimum_importance"),
+                    format!("{importance} is outside 1-5"),
+                ));
+            }
+            if overrides.minimum_age_days.is_some_and(|days| days > MAX_AGE_DAYS) {
+                return Err(Error::invalid(
+                    format!("source.{source}.minimum_age_days"),
+                    format!("must be at most {MAX_AGE_DAYS}"),
+                ));
+            }
         }
         Ok(())
     }
+
+    /// Returns the age, in days, a fact of `source` needs.
+    pub fn age_days_for(&self, source: &str) -> u32 {
+        self.sources.get(source).and_then(|o| o.minimum_age_days).unwrap_or(self.minimum_age_days)
+    }
+
+    /// Returns the importance at which a fact of `source` qualifies its
+    /// group.
+    pub fn importance_for(&self, source: &str) -> u8 {
+        self.sources.get(source).and_then(|o| o.minimum_importance).unwrap_or(self.minimum_importance)
+    }
+
+    /// Returns the instant before which a fact of `source` must have been
+    /// recorded to be aged at `as_of`.
+    pub fn cutoff_for(&self, source: &str, as_of: &Stamp) -> jiff::Timestamp {
+        as_of.instant() - SignedDuration::from_hours(24 * i64::from(self.age_days_for(source)))
+    }
+}
+
+/// Largest accepted `minimum_age_days`.
+pub const MAX_AGE_DAYS: u32 = 365_000;
+
+/// Why a fact stands where it does after a distill: the per-fact record of
+/// the decisions of one run, shared by `distill --explain` and `explain`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum Reason {
+    /// Too young: recorded less than its source's minimum age before `as_of`.
+    WaitingForAge {
+        /// The first instant at which it is old enough.
+        until: Stamp,
+    },
+    /// Its kind is not one the policy promotes.
+    NotStableKind {
+        /// The fact's kind.
+        kind: Kind,
+    },
+    /// Already evidence of an entry before this run.
+    AlreadyEvidence {
+        /// The entry.
+        entry_key: String,
+        /// Its revision.
+        revision: u32,
+        /// Whether it is still the active value.
+        status: Status,
+    },
+    /// Its group has no fact important enough and too few facts.
+    BelowThresholds {
+        /// Highest importance in the group.
+        importance: u8,
+        /// Importance needed (the lowest threshold among the group's sources).
+        minimum_importance: u8,
+        /// Distinct facts in the group.
+        facts: usize,
+        /// Distinct facts needed.
+        repeat_threshold: u32,
+    },
+    /// Became evidence of an entry in this run (new entry, new revision, or
+    /// more evidence for an unkeyed entry).
+    Promoted {
+        /// The entry.
+        entry_key: String,
+        /// Its revision.
+        revision: u32,
+    },
+    /// Repeats the active value of its memory key: more evidence, no revision.
+    Reinforced {
+        /// The active entry.
+        entry_key: String,
+        /// Its revision.
+        revision: u32,
+    },
+    /// Not newer than the active value: it cannot roll it back.
+    Stale {
+        /// The active entry.
+        entry_key: String,
+        /// The active entry's `last_seen`.
+        active_last_seen: Stamp,
+    },
+    /// A challenger without enough distinct facts to replace the active value.
+    NeedsMoreEvidence {
+        /// The active entry.
+        entry_key: String,
+        /// Distinct facts of the challenger.
+        facts: usize,
+        /// Distinct facts needed.
+        supersession_repeat_threshold: u32,
+    },
+    /// Qualified, but a stronger tie took the decision to a human.
+    LostToStrongerProposal {
+        /// The conflict case of the stronger, tied proposals.
+        conflict_id: String,
+    },
+    /// One of equally strong proposals: a conflict case awaits a human.
+    Tied {
+        /// The case.
+        conflict_id: String,
+    },
+    /// A value a human rejected, with no new evidence since.
+    RejectedByAdjudication {
+        /// The resolved case.
+        conflict_id: String,
+        /// The adjudication's event id.
+        event_id: String,
+    },
+}
+
+/// One fact's outcome in a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Decision {
+    /// The fact.
+    pub fact_id: String,
+    /// Its memory key, if keyed.
+    pub memory_key: Option<String>,
+    /// Where it stands and why.
+    #[serde(flatten)]
+    pub reason: Reason,
 }
 
 /// What one distill run did. Field names are the SPEC's and the CLI's.
@@ -105,6 +254,8 @@ pub struct Outcome {
     pub queue_changed: bool,
     /// Counters.
     pub report: Report,
+    /// Per-fact decisions, in fact order; empty unless requested.
+    pub decisions: Vec<Decision>,
 }
 
 /// Returns the `observed_fact_ids` of a domain: every fact id in the log
@@ -155,9 +306,20 @@ impl<'a> Proposal<'a> {
         (self.max_importance, self.facts.len(), self.last.instant())
     }
 
+    /// A group qualifies when any fact meets its own source's importance
+    /// threshold, or it has `repeat_threshold` distinct facts.
     fn qualifies(&self, policy: &Policy) -> bool {
-        self.max_importance >= policy.minimum_importance
+        self.facts.iter().any(|f| f.importance >= policy.importance_for(&f.source))
             || self.facts.len() as u64 >= u64::from(policy.repeat_threshold)
+    }
+
+    fn below_thresholds(&self, policy: &Policy) -> Reason {
+        Reason::BelowThresholds {
+            importance: self.max_importance,
+            minimum_importance: self.facts.iter().map(|f| policy.importance_for(&f.source)).min().unwrap_or(5),
+            facts: self.facts.len(),
+            repeat_threshold: policy.repeat_threshold,
+        }
     }
 
     fn candidate(&self, memory_key: &str) -> Candidate {
@@ -188,8 +350,37 @@ pub fn distill(
     as_of: &Stamp,
     workspace_id: &str,
 ) -> Result<Outcome> {
+    run(facts, curated, queue, policy, as_of, workspace_id, false)
+}
+
+/// Runs the policy like [`distill`] and also records, for every fact, where
+/// it stands and why ([`Outcome::decisions`]). The same code decides both.
+///
+/// Errors: as [`distill`].
+pub fn distill_explained(
+    facts: &[Fact],
+    curated: &CuratedState,
+    queue: &ConflictQueue,
+    policy: &Policy,
+    as_of: &Stamp,
+    workspace_id: &str,
+) -> Result<Outcome> {
+    run(facts, curated, queue, policy, as_of, workspace_id, true)
+}
+
+fn run(
+    facts: &[Fact],
+    curated: &CuratedState,
+    queue: &ConflictQueue,
+    policy: &Policy,
+    as_of: &Stamp,
+    workspace_id: &str,
+    record: bool,
+) -> Result<Outcome> {
     policy.validate()?;
     let mut run = Run {
+        reasons: HashMap::new(),
+        record,
         entries: curated.entries.clone(),
         index: HashMap::new(),
         cases: queue.cases.clone(),
@@ -202,9 +393,13 @@ pub fn distill(
     };
     run.reindex();
 
-    let cutoff = as_of.instant() - SignedDuration::from_hours(24 * i64::from(policy.minimum_age_days));
-    let processed: HashSet<&str> =
-        curated.entries.iter().flat_map(|e| e.evidence_ids.iter().map(String::as_str)).collect();
+    let default_cutoff = policy.cutoff_for("", as_of);
+    let evidence_of: HashMap<&str, usize> = curated
+        .entries
+        .iter()
+        .enumerate()
+        .flat_map(|(index, e)| e.evidence_ids.iter().map(move |id| (id.as_str(), index)))
+        .collect();
     let mut aged = 0usize;
     let mut unkeyed: BTreeMap<String, Vec<&Fact>> = BTreeMap::new();
     let mut keyed: BTreeMap<&str, BTreeMap<(Kind, String), Vec<&Fact>>> = BTreeMap::new();
@@ -217,12 +412,35 @@ pub fn distill(
         if let Some(key) = fact.memory_key.as_deref() {
             domain_ids.entry(key).or_default().push(&fact.fact_id);
         }
+        let cutoff = if policy.sources.is_empty() { default_cutoff } else { policy.cutoff_for(&fact.source, as_of) };
         if fact.recorded_at.instant() >= cutoff {
+            if record {
+                let until = Stamp::from_timestamp(
+                    fact.recorded_at.instant()
+                        + SignedDuration::from_hours(24 * i64::from(policy.age_days_for(&fact.source)))
+                        + SignedDuration::from_micros(1),
+                );
+                run.note(fact, Reason::WaitingForAge { until });
+            }
             continue;
         }
         aged += 1;
-        if !policy.stable_kinds.contains(&fact.kind) || processed.contains(fact.fact_id.as_str()) {
+        if !policy.stable_kinds.contains(&fact.kind) {
             run.report.skipped += 1;
+            run.note(fact, Reason::NotStableKind { kind: fact.kind });
+            continue;
+        }
+        if let Some(&index) = evidence_of.get(fact.fact_id.as_str()) {
+            run.report.skipped += 1;
+            if record {
+                let entry = &curated.entries[index];
+                let reason = Reason::AlreadyEvidence {
+                    entry_key: entry.key.clone(),
+                    revision: entry.revision,
+                    status: entry.status,
+                };
+                run.note(fact, reason);
+            }
             continue;
         }
         match fact.memory_key.as_deref() {
@@ -254,16 +472,32 @@ pub fn distill(
     }
     let mut queue_out = ConflictQueue { cases: run.cases };
     queue_out.sort();
+    let mut decisions = Vec::new();
+    if record {
+        let mut reasons = run.reasons;
+        let mut done: HashSet<&str> = HashSet::new();
+        for fact in facts {
+            if done.insert(fact.fact_id.as_str())
+                && let Some(reason) = reasons.remove(fact.fact_id.as_str())
+            {
+                decisions.push(Decision { fact_id: fact.fact_id.clone(), memory_key: fact.memory_key.clone(), reason });
+            }
+        }
+    }
     Ok(Outcome {
         curated: curated_out,
         queue: queue_out,
         curated_changed: run.curated_changed,
         queue_changed: run.queue_changed,
         report: run.report,
+        decisions,
     })
 }
 
 struct Run<'p> {
+    /// Per-fact reasons, when recording.
+    reasons: HashMap<String, Reason>,
+    record: bool,
     entries: Vec<Entry>,
     index: HashMap<String, usize>,
     cases: Vec<Case>,
@@ -275,15 +509,35 @@ struct Run<'p> {
     workspace_id: &'p str,
 }
 
-/// Why a proposal was not promoted in a round.
-#[derive(Clone, Copy, PartialEq, Eq)]
+/// The losing candidates of the adjudication that produced the active value.
+struct Rejected {
+    conflict_id: String,
+    event_id: String,
+    losers: HashMap<String, Vec<String>>,
+}
+
+/// How a proposal fared in one round.
+#[derive(Clone, PartialEq, Eq)]
 enum Verdict {
     Qualified,
-    Skipped,
-    Stale,
+    Skipped(Reason),
 }
 
 impl Run<'_> {
+    fn note(&mut self, fact: &Fact, reason: Reason) {
+        if self.record {
+            self.reasons.insert(fact.fact_id.clone(), reason);
+        }
+    }
+
+    fn note_all(&mut self, facts: &[&Fact], reason: &Reason) {
+        if self.record {
+            for fact in facts {
+                self.reasons.insert(fact.fact_id.clone(), reason.clone());
+            }
+        }
+    }
+
     fn reindex(&mut self) {
         self.index = self.entries.iter().enumerate().map(|(i, e)| (e.key.clone(), i)).collect();
     }
@@ -291,6 +545,7 @@ impl Run<'_> {
     fn unkeyed_group(&mut self, key: String, group: Vec<&Fact>) {
         let proposal = Proposal::new(group[0].kind, group);
         let count = proposal.facts.len();
+        let key_for_note = if self.record { key.clone() } else { String::new() };
         if let Some(&i) = self.index.get(&key) {
             self.entries[i].merge_evidence(proposal.ids.iter().map(String::as_str), proposal.first, proposal.last);
             self.report.updated += 1;
@@ -325,10 +580,13 @@ impl Run<'_> {
             self.report.created += 1;
         } else {
             self.report.skipped += count;
+            let reason = proposal.below_thresholds(self.policy);
+            self.note_all(&proposal.facts, &reason);
             return;
         }
         self.report.eligible += count;
         self.curated_changed = true;
+        self.note_all(&proposal.facts, &Reason::Promoted { entry_key: key_for_note, revision: 1 });
     }
 
     fn active_index(&self, memory_key: &str) -> Option<usize> {
@@ -356,6 +614,9 @@ impl Run<'_> {
                 self.report.updated += 1;
                 self.report.eligible += proposal.facts.len();
                 self.curated_changed = true;
+                let entry = &self.entries[i];
+                let reason = Reason::Reinforced { entry_key: entry.key.clone(), revision: entry.revision };
+                self.note_all(&proposal.facts, &reason);
             } else {
                 proposals.push(proposal);
             }
@@ -382,17 +643,11 @@ impl Run<'_> {
             active = Some(self.promote(memory_key, active, &winner)?);
         }
 
-        for (proposal, verdict) in proposals.iter().zip(&verdicts) {
-            self.report.skipped += proposal.facts.len();
-            if *verdict == Verdict::Stale {
-                self.report.stale += proposal.facts.len();
-            }
-        }
-
-        match tie {
+        // Every proposal left was not promoted; its final verdict counts.
+        let conflict_id = match &tie {
             Some(tied) => {
                 let tied: Vec<&Proposal<'_>> = tied.iter().map(|&i| &proposals[i]).collect();
-                self.queue_tie(memory_key, active, &tied, domain_fact_ids, importance);
+                Some(self.queue_tie(memory_key, active, &tied, domain_fact_ids, importance))
             }
             None => {
                 // 5.4: the domain was settled this run; open cases are moot.
@@ -401,14 +656,35 @@ impl Run<'_> {
                     case.superseded_at = Some(self.as_of.clone());
                     self.queue_changed = true;
                 }
+                None
             }
+        };
+        for (index, (proposal, verdict)) in proposals.iter().zip(verdicts).enumerate() {
+            self.report.skipped += proposal.facts.len();
+            let reason = match verdict {
+                Verdict::Skipped(reason) => reason,
+                // 5.3e: a tie fails closed; qualified facts are skipped.
+                Verdict::Qualified => {
+                    let conflict_id = conflict_id.clone().unwrap_or_default();
+                    if tie.as_ref().is_some_and(|tied| tied.contains(&index)) {
+                        Reason::Tied { conflict_id }
+                    } else {
+                        Reason::LostToStrongerProposal { conflict_id }
+                    }
+                }
+            };
+            if matches!(reason, Reason::Stale { .. }) {
+                self.report.stale += proposal.facts.len();
+            }
+            self.note_all(&proposal.facts, &reason);
         }
         Ok(())
     }
 
     /// 5.3b: the latest resolved case of the domain, when it produced the
-    /// current active entry. Returns (losing candidate id -> evidence ids).
-    fn rejected_by_adjudication(&self, memory_key: &str, active_key: &str) -> Option<HashMap<String, Vec<String>>> {
+    /// current active entry: its losing candidates (id -> evidence ids), with
+    /// the case id and event id.
+    fn rejected_by_adjudication(&self, memory_key: &str, active_key: &str) -> Option<Rejected> {
         let latest = self
             .cases
             .iter()
@@ -417,14 +693,16 @@ impl Run<'_> {
         if latest.resulting_active_entry_key.as_deref() != Some(active_key) {
             return None;
         }
-        Some(
-            latest
+        Some(Rejected {
+            conflict_id: latest.conflict_id.clone(),
+            event_id: latest.resolution_event_id.clone().unwrap_or_default(),
+            losers: latest
                 .candidates
                 .iter()
                 .filter(|c| Some(c.candidate_id.as_str()) != latest.selected_candidate_id.as_deref())
                 .map(|c| (c.candidate_id.clone(), c.evidence_ids.clone()))
                 .collect(),
-        )
+        })
     }
 
     fn judge(
@@ -432,23 +710,33 @@ impl Run<'_> {
         memory_key: &str,
         proposal: &Proposal<'_>,
         active: Option<&Entry>,
-        rejected: Option<&HashMap<String, Vec<String>>>,
+        rejected: Option<&Rejected>,
     ) -> Verdict {
         if let Some(rejected) = rejected {
             let id = canon::candidate_id(memory_key, proposal.kind.as_str(), &proposal.wording.content);
-            if rejected.get(&id) == Some(&proposal.ids) {
-                return Verdict::Skipped;
+            if rejected.losers.get(&id) == Some(&proposal.ids) {
+                return Verdict::Skipped(Reason::RejectedByAdjudication {
+                    conflict_id: rejected.conflict_id.clone(),
+                    event_id: rejected.event_id.clone(),
+                });
             }
         }
         if !proposal.qualifies(self.policy) {
-            return Verdict::Skipped;
+            return Verdict::Skipped(proposal.below_thresholds(self.policy));
         }
         if let Some(active) = active {
             if proposal.last.instant() <= active.last_seen.instant() {
-                return Verdict::Stale;
+                return Verdict::Skipped(Reason::Stale {
+                    entry_key: active.key.clone(),
+                    active_last_seen: active.last_seen.clone(),
+                });
             }
             if (proposal.facts.len() as u64) < u64::from(self.policy.supersession_repeat_threshold) {
-                return Verdict::Skipped;
+                return Verdict::Skipped(Reason::NeedsMoreEvidence {
+                    entry_key: active.key.clone(),
+                    facts: proposal.facts.len(),
+                    supersession_repeat_threshold: self.policy.supersession_repeat_threshold,
+                });
             }
         }
         Verdict::Qualified
@@ -492,6 +780,10 @@ impl Run<'_> {
         self.report.created += 1;
         self.report.eligible += winner.facts.len();
         self.curated_changed = true;
+        if self.record {
+            let reason = Reason::Promoted { entry_key: self.entries[position].key.clone(), revision };
+            self.note_all(&winner.facts, &reason);
+        }
         Ok(position)
     }
 
@@ -502,7 +794,7 @@ impl Run<'_> {
         tied: &[&Proposal<'_>],
         domain_fact_ids: &[&str],
         importance: &HashMap<&str, u8>,
-    ) {
+    ) -> String {
         let mut candidates: Vec<Candidate> = tied.iter().map(|p| p.candidate(memory_key)).collect();
         let active_entry_key = active.map(|i| {
             let entry = &self.entries[i];
@@ -528,7 +820,7 @@ impl Run<'_> {
         self.report.conflicts += 1;
         self.report.conflict_case_ids.push(conflict_id.clone());
         if self.cases.iter().any(|c| c.conflict_id == conflict_id) {
-            return;
+            return conflict_id;
         }
         let mut revision = 0;
         for case in self.cases.iter_mut().filter(|c| c.memory_key == memory_key) {
@@ -539,7 +831,7 @@ impl Run<'_> {
             }
         }
         self.cases.push(Case {
-            conflict_id,
+            conflict_id: conflict_id.clone(),
             workspace_id: self.workspace_id.to_owned(),
             memory_key: memory_key.to_owned(),
             revision: revision + 1,
@@ -559,5 +851,6 @@ impl Run<'_> {
         });
         self.report.queued_conflicts += 1;
         self.queue_changed = true;
+        conflict_id
     }
 }

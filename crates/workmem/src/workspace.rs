@@ -320,6 +320,30 @@ impl Workspace {
     /// Errors: [`Error::InvalidInput`] for a bad policy; read errors as
     /// [`Workspace::facts`]; [`Error::Io`].
     pub fn distill(&self, policy: &Policy, as_of: Option<Stamp>, dry_run: bool) -> Result<Report> {
+        Ok(self.run_distill(policy, as_of, dry_run, false)?.report)
+    }
+
+    /// Runs distill like [`Workspace::distill`] and also returns, for every
+    /// fact, where it stands after the run and why, decided by the same code.
+    ///
+    /// Errors: as [`Workspace::distill`].
+    pub fn distill_explained(
+        &self,
+        policy: &Policy,
+        as_of: Option<Stamp>,
+        dry_run: bool,
+    ) -> Result<(Report, Vec<distill::Decision>)> {
+        let outcome = self.run_distill(policy, as_of, dry_run, true)?;
+        Ok((outcome.report, outcome.decisions))
+    }
+
+    fn run_distill(
+        &self,
+        policy: &Policy,
+        as_of: Option<Stamp>,
+        dry_run: bool,
+        record: bool,
+    ) -> Result<distill::Outcome> {
         policy.validate()?;
         let as_of = as_of.unwrap_or_else(|| self.clock.now());
         let _lock = if dry_run { None } else { Some(self.lock()?) };
@@ -329,9 +353,13 @@ impl Workspace {
         let facts = self.log.read_all()?;
         let (curated, curated_bytes) = self.curated_with_bytes()?;
         let queue = self.conflicts()?;
-        let outcome = distill::distill(&facts, &curated, &queue, policy, &as_of, &self.workspace_id)?;
+        let outcome = if record {
+            distill::distill_explained(&facts, &curated, &queue, policy, &as_of, &self.workspace_id)?
+        } else {
+            distill::distill(&facts, &curated, &queue, policy, &as_of, &self.workspace_id)?
+        };
         if dry_run {
-            return Ok(outcome.report);
+            return Ok(outcome);
         }
         let conflicts_bytes = match outcome.queue_changed {
             true => Some(outcome.queue.encode(&self.file(CONFLICTS_FILE), &self.workspace_id)?),
@@ -354,7 +382,7 @@ impl Workspace {
             atomic_io::replace(&self.file(CONFLICTS_FILE), &conflicts)?;
         }
         self.clear_distill_intent()?;
-        Ok(outcome.report)
+        Ok(outcome)
     }
 
     fn write_distill_intent(&self, curated: &[u8], conflicts: Option<&[u8]>) -> Result<()> {

@@ -8,6 +8,7 @@ mod test_bounded_context;
 mod test_canon_pins;
 mod test_corrupt_curated;
 mod test_distill_gate;
+mod test_explain;
 mod test_fixpoint;
 mod test_import;
 mod test_invalid_input;

@@ -43,6 +43,7 @@ fn gen_policy() -> impl Strategy<Value = Policy> {
             repeat_threshold: repeat,
             supersession_repeat_threshold: supersession,
             stable_kinds: kinds,
+            sources: Default::default(),
         })
 }
 

@@ -3,21 +3,39 @@
 //! writing anything or taking the lock.
 
 use clap::Args;
-use workmem::{Policy, Report, Stamp};
+use serde::Serialize;
+use workmem::{Decision, Policy, Report, Stamp};
+
+use crate::commands::explain::describe_reason;
 
 use crate::command_error::CommandError;
 use crate::commands::Ctx;
 
-/// Arguments of `workmem distill`.
-#[derive(Debug, Args)]
+/// Arguments of `workmem distill` (the default is a plain distill as of now).
+#[derive(Debug, Default, Args)]
 #[command(after_help = "Examples:
   workmem distill --dry-run
   workmem distill --as-of 2026-03-01T00:00:00Z
+  workmem distill --dry-run --explain
   workmem distill --min-age-days 0 --min-importance 3 --json")]
 pub struct DistillArgs {
     /// Run the policy as of this RFC 3339 instant [default: now]
     #[arg(long, value_name = "T")]
     pub as_of: Option<String>,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    /// Report what would change without writing anything
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Also print each fact's outcome in this run and why
+    #[arg(long)]
+    pub explain: bool,
+}
+
+/// Policy flags shared by `distill` and `explain`; they override the
+/// configuration files.
+#[derive(Debug, Default, Args)]
+pub struct PolicyArgs {
     /// Only facts older than this many days are considered [default: 30]
     #[arg(long, value_name = "N")]
     pub min_age_days: Option<u32>,
@@ -30,14 +48,11 @@ pub struct DistillArgs {
     /// Distinct newer facts a challenger needs to replace an active value, >= 2 [default: 2]
     #[arg(long = "supersede-repeat", value_name = "N")]
     pub supersede_repeat: Option<u32>,
-    /// Report what would change without writing anything
-    #[arg(long)]
-    pub dry_run: bool,
 }
 
-impl DistillArgs {
+impl PolicyArgs {
     /// Returns `base` with the flags given on the command line applied.
-    pub fn policy(&self, base: &Policy) -> Policy {
+    pub fn apply(&self, base: &Policy) -> Policy {
         let mut policy = base.clone();
         if let Some(days) = self.min_age_days {
             policy.minimum_age_days = days;
@@ -55,25 +70,46 @@ impl DistillArgs {
     }
 }
 
+/// Parses an optional `--as-of` instant.
+///
+/// Errors: exit 2 naming `--as-of`.
+pub fn parse_as_of(text: Option<&str>) -> Result<Option<Stamp>, CommandError> {
+    text.map(|text| {
+        Stamp::parse_normalized(text).map_err(|msg| {
+            CommandError::invalid("--as-of", msg).hinted("use an RFC 3339 instant, e.g. 2026-01-01T12:00:00Z")
+        })
+    })
+    .transpose()
+}
+
+/// `distill --explain --json`: the report plus each fact's decision.
+#[derive(Debug, Serialize)]
+pub struct ExplainedReport<'a> {
+    /// The report (SPEC section 5 field names).
+    #[serde(flatten)]
+    pub report: &'a Report,
+    /// Each fact's outcome in this run.
+    pub decisions: &'a [Decision],
+}
+
 /// Runs `workmem distill`.
 ///
 /// Errors: invalid `--as-of` or policy value (exit 2); corruption, scope
 /// and I/O errors.
 pub fn run(ctx: &Ctx, args: &DistillArgs) -> Result<(), CommandError> {
-    let as_of = args
-        .as_of
-        .as_deref()
-        .map(|text| {
-            Stamp::parse_normalized(text).map_err(|msg| {
-                CommandError::invalid("--as-of", msg).hinted("use an RFC 3339 instant, e.g. 2026-01-01T12:00:00Z")
-            })
-        })
-        .transpose()?;
+    let as_of = parse_as_of(args.as_of.as_deref())?;
     let ws = ctx.workspace()?;
-    let policy = args.policy(&ws.config().policy);
+    let policy = args.policy.apply(&ws.config().policy);
     let as_of = as_of.unwrap_or_else(|| ws.now());
-    let report = ws.distill(&policy, Some(as_of.clone()), args.dry_run)?;
+    let (report, decisions) = if args.explain {
+        ws.distill_explained(&policy, Some(as_of.clone()), args.dry_run)?
+    } else {
+        (ws.distill(&policy, Some(as_of.clone()), args.dry_run)?, Vec::new())
+    };
     if ctx.ui.is_json() {
+        if args.explain {
+            return ctx.ui.json(&ExplainedReport { report: &report, decisions: &decisions });
+        }
         return ctx.ui.json(&report);
     }
     let header = if args.dry_run { "dry run, nothing written" } else { "distilled" };
@@ -81,7 +117,33 @@ pub fn run(ctx: &Ctx, args: &DistillArgs) -> Result<(), CommandError> {
     for line in describe(&report) {
         ctx.ui.line(line)?;
     }
+    if args.explain {
+        for line in describe_decisions(&decisions) {
+            ctx.ui.line(line)?;
+        }
+    }
     Ok(())
+}
+
+/// Returns the per-group lines of `distill --explain`: facts that share a
+/// memory key (or, unkeyed, an outcome) are listed under one heading.
+pub fn describe_decisions(decisions: &[Decision]) -> Vec<String> {
+    let mut groups: std::collections::BTreeMap<String, Vec<&Decision>> = std::collections::BTreeMap::new();
+    for decision in decisions {
+        let group = match &decision.memory_key {
+            Some(key) => format!("key {key}"),
+            None => "unkeyed facts".to_owned(),
+        };
+        groups.entry(group).or_default().push(decision);
+    }
+    let mut lines = Vec::new();
+    for (group, items) in groups {
+        lines.push(format!("{group}:"));
+        for decision in items {
+            lines.push(format!("  {}  {}", decision.fact_id, describe_reason(&decision.reason, None)));
+        }
+    }
+    lines
 }
 
 /// Returns the human lines of a report: the counters that matter (scanned
