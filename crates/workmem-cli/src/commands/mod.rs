@@ -13,11 +13,11 @@ use crate::command_error::CommandError;
 use crate::output::Ui;
 
 pub mod adjudications;
+pub mod chat;
 pub mod conflicts;
 pub mod context;
 pub mod demo;
 pub mod distill;
-pub mod explain;
 pub mod facts;
 pub mod history;
 pub mod import;
@@ -64,14 +64,11 @@ impl Ctx {
         Ok(Ctx { project, memory_dir, ui: Ui::new(global.json, global.quiet) })
     }
 
-    /// Opens the workspace of the project with its configuration (user
-    /// file, then workspace file).
+    /// Opens the workspace of the project.
     ///
-    /// Errors: configuration errors (exit 2); library errors of
-    /// [`Workspace::open`].
+    /// Errors: library errors of [`Workspace::open`].
     pub fn workspace(&self) -> Result<Workspace, CommandError> {
-        let config = crate::config_load::load(&self.project)?;
-        Ok(Workspace::open(&self.project, self.memory_dir.as_deref())?.with_config(config)?)
+        Ok(Workspace::open(&self.project, self.memory_dir.as_deref())?)
     }
 }
 
@@ -125,9 +122,9 @@ pub fn run(ctx: &Ctx, command: &Command) -> Result<(), CommandError> {
         Command::Resolve(args) => resolve::run(ctx, args),
         Command::Adjudications(args) => adjudications::run(ctx, args),
         Command::History(args) => history::run(ctx, args),
-        Command::Explain(args) => explain::run(ctx, args),
         Command::Verify(args) => verify::run(ctx, args),
         Command::Demo(args) => demo::run(ctx, args),
         Command::Mcp(args) => mcp::run(ctx, args),
+        Command::Chat(args) => chat::run(ctx, args),
     }
 }

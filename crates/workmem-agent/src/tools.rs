@@ -1,0 +1,261 @@
+//! The tools offered to the model, their input schemas, and the checked
+//! reading of `write_memory` input.
+//!
+//! Exactly two tools exist: `bash` and `write_memory`. None can resolve a
+//! conflict, distill, or change or delete anything already recorded: those
+//! stay with the human at the REPL (SPEC section 6).
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+use workmem::{Error, NewFact, Workspace};
+
+use crate::api::ToolDefinition;
+
+/// Name of the shell tool.
+pub const BASH: &str = "bash";
+/// Name of the tool that appends a fact.
+pub const WRITE_MEMORY: &str = "write_memory";
+/// The `source` of facts the model writes.
+pub const MODEL_TOOL_SOURCE: &str = "model_tool";
+/// The memory_key pattern of SPEC section 2.
+pub const MEMORY_KEY_PATTERN: &str = r"^[a-z][a-z0-9]*(?:[._-][a-z0-9]+)*$";
+
+/// What a tool call returns to the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutput {
+    /// The text of the `tool_result`.
+    pub content: String,
+    /// Whether the call failed.
+    pub is_error: bool,
+}
+
+impl ToolOutput {
+    /// Returns a successful output.
+    pub fn ok(content: impl Into<String>) -> ToolOutput {
+        ToolOutput { content: content.into(), is_error: false }
+    }
+
+    /// Returns a failed output.
+    pub fn error(content: impl Into<String>) -> ToolOutput {
+        ToolOutput { content: content.into(), is_error: true }
+    }
+}
+
+/// Returns the definitions of the two tools, `bash` first.
+pub fn definitions(bash_timeout_secs: u64, max_output_chars: usize) -> Vec<ToolDefinition> {
+    vec![
+        ToolDefinition {
+            name: BASH.to_owned(),
+            description: format!(
+                "Run one shell command with bash in the project directory and return its stdout, stderr and \
+                 exit status. Stdin is closed; the command is killed after {bash_timeout_secs} s; output beyond \
+                 {max_output_chars} characters is cut in the middle. Obviously destructive commands (removing \
+                 / or ~, formatting disks, force pushes, git reset --hard) and any access to the memory \
+                 directory (.workmem) are refused. Prefer small, read-only commands."
+            ),
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "command": {"type": "string", "minLength": 1, "description": "The command line to run with bash -c."}
+                },
+                "required": ["command"],
+                "additionalProperties": false
+            }),
+        },
+        ToolDefinition {
+            name: WRITE_MEMORY.to_owned(),
+            description: "Append one fact to this project's durable memory log (recorded with source \
+                          model_tool) and return its fact_id. Record only what a future session should know: \
+                          decisions, conventions, pitfalls, and notable outcomes. Facts reach the curated memory \
+                          only through the project's deterministic distill policy; ties between competing values \
+                          wait for a human. Nothing written can be edited or deleted by you."
+                .to_owned(),
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "content": {
+                        "type": "string",
+                        "minLength": 1,
+                        "maxLength": 2000,
+                        "description": "One short, self-contained statement in your own words. Never credentials or secrets (they are refused)."
+                    },
+                    "kind": {
+                        "type": "string",
+                        "enum": ["decision", "convention", "pitfall", "outcome"],
+                        "description": "decision, convention or pitfall (may be promoted into the curated memory), or outcome (what just happened; stays in the log)."
+                    },
+                    "importance": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": 5,
+                        "description": "1 (trivia) to 5 (critical)."
+                    },
+                    "memory_key": {
+                        "type": "string",
+                        "pattern": MEMORY_KEY_PATTERN,
+                        "maxLength": 120,
+                        "description": "The question the fact answers, e.g. runtime.python-version, for a value that may later be replaced. Name the question, never the answer; reuse the same key for the same question."
+                    },
+                    "evidence": {
+                        "type": "object",
+                        "additionalProperties": {"type": "string"},
+                        "description": "Where the fact comes from, as string pairs, e.g. {\"file\": \"pyproject.toml\", \"commit\": \"1a2b3c\"}."
+                    }
+                },
+                "required": ["content", "kind", "importance"],
+                "additionalProperties": false
+            }),
+        },
+    ]
+}
+
+/// Returns the command of a `bash` call.
+///
+/// Errors: a message naming the missing, mistyped or unknown field.
+pub fn bash_command(input: &Value) -> Result<String, String> {
+    let object = as_object(input)?;
+    reject_unknown(object, &["command"])?;
+    match object.get("command") {
+        Some(Value::String(command)) => Ok(command.clone()),
+        Some(_) => Err("invalid command: expected a string".to_owned()),
+        None => Err("invalid command: missing".to_owned()),
+    }
+}
+
+/// Returns the fact a `write_memory` call asks for, with source
+/// `model_tool`, before the library's own validation.
+///
+/// Errors: [`Error::InvalidInput`] naming an unknown, missing or mistyped
+/// field.
+pub fn write_memory_fact(input: &Value) -> Result<NewFact, Error> {
+    let object = as_object(input).map_err(|message| Error::invalid("input", message))?;
+    reject_unknown(object, &["content", "kind", "importance", "memory_key", "evidence"])
+        .map_err(|message| Error::invalid("input", message))?;
+    let content = match object.get("content") {
+        Some(Value::String(text)) => text.clone(),
+        Some(_) => return Err(Error::invalid("content", "expected a string")),
+        None => return Err(Error::invalid("content", "missing")),
+    };
+    let kind = match object.get("kind") {
+        Some(Value::String(text)) => text.clone(),
+        Some(_) => return Err(Error::invalid("kind", "expected one of decision, convention, pitfall, outcome")),
+        None => return Err(Error::invalid("kind", "missing; expected one of decision, convention, pitfall, outcome")),
+    };
+    let importance = match object.get("importance") {
+        Some(Value::Number(n)) => n.as_i64().ok_or_else(|| Error::invalid("importance", "expected an integer 1-5"))?,
+        Some(_) => return Err(Error::invalid("importance", "expected an integer 1-5")),
+        None => return Err(Error::invalid("importance", "missing; expected an integer 1-5")),
+    };
+    let memory_key = match object.get("memory_key") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(text)) => Some(text.clone()),
+        Some(_) => return Err(Error::invalid("memory_key", "expected a string")),
+    };
+    let evidence = match object.get("evidence") {
+        None | Some(Value::Null) => BTreeMap::new(),
+        Some(Value::Object(map)) => map
+            .iter()
+            .map(|(key, value)| match value {
+                Value::String(text) => Ok((key.clone(), text.clone())),
+                _ => Err(Error::invalid("evidence", format!("value of {key:?} must be a string"))),
+            })
+            .collect::<Result<_, _>>()?,
+        Some(_) => return Err(Error::invalid("evidence", "expected an object of strings")),
+    };
+    Ok(NewFact {
+        content,
+        kind: Some(kind),
+        importance: Some(importance),
+        memory_key,
+        source: Some(MODEL_TOOL_SOURCE.to_owned()),
+        evidence,
+        recorded_at: None,
+        fact_id: None,
+    })
+}
+
+/// Runs `write_memory` against `workspace`: validates everything, appends
+/// one fact, and returns a short JSON receipt. Invalid input writes
+/// nothing and comes back as an error naming the field.
+pub fn write_memory(workspace: &Workspace, input: &Value) -> ToolOutput {
+    let stored = write_memory_fact(input).and_then(|new| workspace.remember(new));
+    match stored {
+        Ok(fact) => ToolOutput::ok(
+            json!({
+                "stored": true,
+                "fact_id": fact.fact_id,
+                "kind": fact.kind.as_str(),
+                "importance": fact.importance,
+                "memory_key": fact.memory_key,
+                "recorded_at": fact.recorded_at.as_str(),
+            })
+            .to_string(),
+        ),
+        Err(err @ Error::InvalidInput { .. }) => ToolOutput::error(format!("{err}; nothing was written")),
+        Err(err) => ToolOutput::error(format!("the fact could not be stored: {err}")),
+    }
+}
+
+fn as_object(input: &Value) -> Result<&Map<String, Value>, String> {
+    input.as_object().ok_or_else(|| "the tool input must be a JSON object".to_owned())
+}
+
+fn reject_unknown(object: &Map<String, Value>, known: &[&str]) -> Result<(), String> {
+    match object.keys().find(|key| !known.contains(&key.as_str())) {
+        None => Ok(()),
+        Some(key) => Err(format!("unknown field {key:?}; expected {}", known.join(", "))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schemas_mirror_the_fact_fields() {
+        let tools = definitions(120, 50_000);
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, [BASH, WRITE_MEMORY]);
+        let schema = &tools[1].input_schema;
+        assert_eq!(schema["required"], json!(["content", "kind", "importance"]));
+        assert_eq!(schema["properties"]["memory_key"]["maxLength"], 120);
+        assert_eq!(schema["properties"]["importance"]["maximum"], 5);
+        assert!(tools[0].description.contains("120 s"));
+    }
+
+    #[test]
+    fn write_memory_fields_are_checked() {
+        let ok = write_memory_fact(&json!({
+            "content": "x", "kind": "decision", "importance": 4, "memory_key": null, "evidence": {"file": "a"}
+        }))
+        .unwrap();
+        assert_eq!(ok.source.as_deref(), Some(MODEL_TOOL_SOURCE));
+        assert_eq!(ok.evidence.get("file").map(String::as_str), Some("a"));
+        for (input, field) in [
+            (json!("text"), "input"),
+            (json!({"content": "x", "kind": "decision", "importance": 4, "source": "user"}), "input"),
+            (json!({"kind": "decision", "importance": 4}), "content"),
+            (json!({"content": 1, "kind": "decision", "importance": 4}), "content"),
+            (json!({"content": "x", "importance": 4}), "kind"),
+            (json!({"content": "x", "kind": "decision", "importance": "4"}), "importance"),
+            (json!({"content": "x", "kind": "decision", "importance": 4.5}), "importance"),
+            (json!({"content": "x", "kind": "decision", "importance": 4, "memory_key": 3}), "memory_key"),
+            (json!({"content": "x", "kind": "decision", "importance": 4, "evidence": {"a": 1}}), "evidence"),
+            (json!({"content": "x", "kind": "decision", "importance": 4, "evidence": ["a"]}), "evidence"),
+        ] {
+            match write_memory_fact(&input) {
+                Err(Error::InvalidInput { field: got, .. }) => assert_eq!(got, field, "{input}"),
+                other => panic!("{input}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn bash_input_is_checked() {
+        assert_eq!(bash_command(&json!({"command": "ls"})).unwrap(), "ls");
+        assert!(bash_command(&json!({})).is_err());
+        assert!(bash_command(&json!({"command": 1})).is_err());
+        assert!(bash_command(&json!({"command": "ls", "restart": true})).is_err());
+    }
+}
