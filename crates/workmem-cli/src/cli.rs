@@ -23,6 +23,10 @@ Exit codes:
 
 Environment:
   WORKMEM_MEMORY_DIR  where the memory files live (same as --memory-dir)
+  XDG_CONFIG_HOME     holds workmem/config.toml, the user defaults (else ~/.config)
+
+Configuration: <project>/.workmem/config.toml overrides the user file; flags
+override both. See `workmem explain --help` and docs/config.md.
 
 Examples:
   workmem init
@@ -98,6 +102,8 @@ pub enum Command {
     Adjudications(commands::adjudications::AdjudicationsArgs),
     /// Show every revision of a memory key, its evidence and its cases
     History(commands::history::HistoryArgs),
+    /// Explain where a fact or a memory key stands under the policy, and why
+    Explain(commands::explain::ExplainArgs),
     /// Check every invariant of the durable state; exit 0 only when clean
     Verify(commands::verify::VerifyArgs),
     /// Walk through facts, distill, supersession and a tie offline

@@ -18,6 +18,7 @@ pub mod conflicts;
 pub mod context;
 pub mod demo;
 pub mod distill;
+pub mod explain;
 pub mod facts;
 pub mod history;
 pub mod import;
@@ -64,11 +65,14 @@ impl Ctx {
         Ok(Ctx { project, memory_dir, ui: Ui::new(global.json, global.quiet) })
     }
 
-    /// Opens the workspace of the project.
+    /// Opens the workspace of the project with its configuration (user
+    /// file, then workspace file).
     ///
-    /// Errors: library errors of [`Workspace::open`].
+    /// Errors: configuration errors (exit 2); library errors of
+    /// [`Workspace::open`].
     pub fn workspace(&self) -> Result<Workspace, CommandError> {
-        Ok(Workspace::open(&self.project, self.memory_dir.as_deref())?)
+        let config = crate::config_load::load(&self.project)?;
+        Ok(Workspace::open(&self.project, self.memory_dir.as_deref())?.with_config(config)?)
     }
 }
 
@@ -122,6 +126,7 @@ pub fn run(ctx: &Ctx, command: &Command) -> Result<(), CommandError> {
         Command::Resolve(args) => resolve::run(ctx, args),
         Command::Adjudications(args) => adjudications::run(ctx, args),
         Command::History(args) => history::run(ctx, args),
+        Command::Explain(args) => explain::run(ctx, args),
         Command::Verify(args) => verify::run(ctx, args),
         Command::Demo(args) => demo::run(ctx, args),
         Command::Mcp(args) => mcp::run(ctx, args),
