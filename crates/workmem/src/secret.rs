@@ -41,10 +41,11 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
     ]
 });
 
-/// `name = value` / `name: value` with a credential-like name.
+/// `name = value` / `name: value` with a credential-like name, also as the
+/// last part of a longer name (`DB_PASSWORD=...`, `stripe-api-key: ...`).
 static ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r#"(?i)\b(password|passwd|pwd|passphrase|api[_-]?key|apikey|secret(?:[_-]?key)?|client[_-]?secret|access[_-]?token|auth[_-]?token|private[_-]?key)\b\s*(=|:)\s*("[^"]*"|'[^']*'|[^\s,;]+)"#,
+        r#"(?i)\b(?:[a-z0-9]+[_-])*(password|passwd|pwd|passphrase|api[_-]?key|apikey|secret(?:[_-]?key)?|client[_-]?secret|access[_-]?token|auth[_-]?token|private[_-]?key)\b\s*(=|:)\s*("[^"]*"|'[^']*'|[^\s,;]+)"#,
     )
     .expect("assignment pattern is valid")
 });
@@ -78,7 +79,8 @@ pub fn find(text: &str) -> Option<&'static str> {
 }
 
 fn is_placeholder(value: &str) -> bool {
-    let v = value.trim_end_matches(['.', ')', ']', '}']);
+    // Trailing punctuation of the sentence or the code span around it.
+    let v = value.trim_end_matches(['.', ')', ']', '}', '`', '\'', '"']);
     if v.chars().count() < 3 {
         return true;
     }

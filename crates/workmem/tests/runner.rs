@@ -16,6 +16,7 @@ mod test_log_crash;
 mod test_projection;
 mod test_schema1;
 mod test_scope;
+mod test_secret_guard;
 mod test_supersession;
 mod test_ties;
 
