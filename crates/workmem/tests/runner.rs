@@ -13,6 +13,7 @@ mod test_fixpoint;
 mod test_import;
 mod test_invalid_input;
 mod test_log_crash;
+mod test_parser_fuzz;
 mod test_projection;
 mod test_schema1;
 mod test_scope;
