@@ -175,6 +175,11 @@ pub fn append_unsynced(
     }
     let written = (&file).write(record).at(path)?;
     if written != record.len() {
+        // A full disk or a file-size limit stopped the write part-way: take
+        // the fragment back so that a failed append leaves the file as it
+        // was (a reader would skip it as a torn tail, but it is not ours to
+        // leave behind).
+        discard_fragment(&file, written);
         return Err(io::Error::new(
             io::ErrorKind::WriteZero,
             format!("short write: {written} of {} bytes", record.len()),
@@ -183,6 +188,22 @@ pub fn append_unsynced(
     }
     failpoint::hit("append_after_write");
     Ok(PendingAppend { file, path: path.to_path_buf(), created: !existed })
+}
+
+/// Truncates the `written` bytes a short append just left at the end of
+/// `file`, under the exclusive lock and only if nothing was appended after
+/// them. Best effort: the caller reports the short write either way, and a
+/// fragment that stays is repaired as a torn tail by the next append.
+fn discard_fragment(file: &File, written: usize) {
+    use std::io::Seek;
+    let Ok(end) = (&*file).stream_position() else { return };
+    let start = end.saturating_sub(written as u64);
+    if file.unlock().is_err() || file.lock().is_err() {
+        return;
+    }
+    if file.metadata().is_ok_and(|meta| meta.len() == end) && file.set_len(start).is_ok() {
+        let _ = file.sync_data();
+    }
 }
 
 /// Syncs every pending append, several at once: concurrent fsyncs of

@@ -227,7 +227,7 @@ impl Fact {
     /// Returns a message fragment naming the bad field; the caller adds the
     /// file and line. Scope is checked by the caller.
     pub fn parse_line(line: &[u8]) -> std::result::Result<Fact, String> {
-        let raw: RawFact = serde_json::from_slice(line).map_err(|err| describe_json_error(&err))?;
+        let raw: RawFact = serde_json::from_slice(line).map_err(|err| describe_line_error(line, &err))?;
         raw.validate()
     }
 
@@ -244,6 +244,67 @@ pub(crate) fn describe_json_error(err: &serde_json::Error) -> String {
         Category::Data => format!("invalid record: {err}"),
         Category::Io => format!("unreadable record: {err}"),
     }
+}
+
+/// Names what is wrong with a line serde refused, more precisely than
+/// serde's message: invalid UTF-8, a JSON value that is not an object, or
+/// the field whose value has the wrong type. Runs on the error path only.
+fn describe_line_error(line: &[u8], err: &serde_json::Error) -> String {
+    if let Err(bad) = std::str::from_utf8(line) {
+        return format!("not valid UTF-8 (invalid byte at offset {})", bad.valid_up_to());
+    }
+    if err.classify() == serde_json::error::Category::Data
+        && let Ok(value) = serde_json::from_slice::<serde_json::Value>(line)
+    {
+        let Some(object) = value.as_object() else {
+            return format!("not a JSON object (found {})", json_type(&value));
+        };
+        for (name, expected) in FIELD_TYPES {
+            let Some(found) = object.get(*name) else { continue };
+            let fits = match *expected {
+                "a string" => found.is_string(),
+                "a string or null" => found.is_string() || found.is_null(),
+                "an integer or null" => found.is_i64() || found.is_u64() || found.is_null(),
+                _ => found.is_null() || found.as_object().is_some_and(|map| map.values().all(|v| v.is_string())),
+            };
+            if !fits {
+                return format!("invalid {name}: expected {expected}, found {}", json_type(found));
+            }
+        }
+    }
+    describe_json_error(err)
+}
+
+/// The JSON type each field of a fact line must have.
+const FIELD_TYPES: &[(&str, &str)] = &[
+    ("content", "a string"),
+    ("evidence", "an object of strings or null"),
+    ("fact_id", "a string"),
+    ("importance", "an integer or null"),
+    ("kind", "a string"),
+    ("memory_key", "a string or null"),
+    ("recorded_at", "a string"),
+    ("schema_version", "an integer or null"),
+    ("source", "a string or null"),
+    ("workspace_id", "a string"),
+];
+
+fn json_type(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(n) if n.is_f64() => "a floating-point number",
+        serde_json::Value::Number(_) => "an integer",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
+/// Returns the first control character of `text` that is not whitespace
+/// (whitespace is collapsed on append, so none is left there).
+fn control_character(text: &str) -> Option<char> {
+    text.chars().find(|&c| c.is_control() && !canon::is_space(c))
 }
 
 #[derive(Deserialize)]
@@ -279,6 +340,9 @@ impl RawFact {
         canon::check_id("fact_id", &self.fact_id).map_err(|e| e.to_string())?;
         if !canon::is_collapsed(&self.content) || self.content.is_empty() {
             return Err("invalid content: empty or not whitespace-collapsed".to_owned());
+        }
+        if let Some(c) = control_character(&self.content) {
+            return Err(format!("invalid content: contains the control character U+{:04X}", u32::from(c)));
         }
         let chars = self.content.chars().count();
         if chars > MAX_CONTENT_CHARS {
@@ -332,6 +396,13 @@ fn check_content(raw: &str) -> Result<String> {
             format!("is {chars} characters; at most {MAX_CONTENT_CHARS} are allowed"),
         ));
     }
+    // Escape sequences and NULs would reach terminals and prompts verbatim.
+    if let Some(c) = control_character(&content) {
+        return Err(Error::invalid(
+            "content",
+            format!("contains the control character U+{:04X}; control characters are not allowed", u32::from(c)),
+        ));
+    }
     Ok(content)
 }
 
@@ -353,6 +424,15 @@ fn check_source(source: &str) -> Result<()> {
     Ok(())
 }
 
+/// Returns `text` quoted for an error message, cut after 40 characters so
+/// that a huge input is never echoed back.
+fn abbreviated(text: &str) -> String {
+    match text.char_indices().nth(40) {
+        None => format!("{text:?}"),
+        Some((end, _)) => format!("{:?}...", &text[..end]),
+    }
+}
+
 fn check_evidence(evidence: &BTreeMap<String, String>) -> Result<()> {
     if evidence.len() > MAX_EVIDENCE_ENTRIES {
         return Err(Error::invalid(
@@ -365,14 +445,20 @@ fn check_evidence(evidence: &BTreeMap<String, String>) -> Result<()> {
         if key_chars == 0 || key_chars > MAX_EVIDENCE_KEY_CHARS || key.chars().any(char::is_control) {
             return Err(Error::invalid(
                 "evidence",
-                format!("key {key:?} must be 1-{MAX_EVIDENCE_KEY_CHARS} characters without control characters"),
+                format!(
+                    "key {} must be 1-{MAX_EVIDENCE_KEY_CHARS} characters without control characters (it has {key_chars})",
+                    abbreviated(key)
+                ),
             ));
         }
         let value_chars = value.chars().count();
         if value_chars > MAX_EVIDENCE_VALUE_CHARS {
             return Err(Error::invalid(
                 "evidence",
-                format!("value of {key:?} is {value_chars} characters; at most {MAX_EVIDENCE_VALUE_CHARS} are allowed"),
+                format!(
+                    "value of {} is {value_chars} characters; at most {MAX_EVIDENCE_VALUE_CHARS} are allowed",
+                    abbreviated(key)
+                ),
             ));
         }
     }

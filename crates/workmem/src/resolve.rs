@@ -122,10 +122,15 @@ impl Workspace {
     pub(crate) fn finish_pending_locked(&self) -> Result<()> {
         self.finish_distill_locked()?;
         let path = self.file(JOURNAL_FILE);
+        // Repair first: a complete record missing only its newline is kept
+        // by the next append, so it must count here too. Otherwise a
+        // `prepared` line torn just before its newline is skipped, a retry
+        // prepares the same transaction again, and the journal ends up with
+        // two `prepared` lines for one transaction.
+        journal::repair_stream::<JournalLine>(&path)?;
         if journal::last_is_committed(&path, self.workspace_id())? {
             return Ok(());
         }
-        journal::repair_stream::<JournalLine>(&path)?;
         let lines = journal::read_stream::<JournalLine>(&path, self.workspace_id())?;
         for transaction in journal::transactions(&path, self.workspace_id(), &lines)? {
             if !transaction.committed() {

@@ -6,11 +6,14 @@ mod common;
 mod test_adjudication;
 mod test_bounded_context;
 mod test_canon_pins;
+mod test_concurrency;
 mod test_corrupt_curated;
 mod test_distill_gate;
 mod test_explain;
 mod test_fixpoint;
+mod test_hostile_state;
 mod test_import;
+mod test_instruction_data;
 mod test_invalid_input;
 mod test_log_crash;
 mod test_parser_fuzz;
@@ -20,6 +23,7 @@ mod test_scope;
 mod test_secret_guard;
 mod test_supersession;
 mod test_ties;
+mod test_torn_writes;
 
 /// Fails when a `tests/test_*.rs` file exists that is not declared above,
 /// or a declared module has no file: an unlisted file would silently never

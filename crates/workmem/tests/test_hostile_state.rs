@@ -1,0 +1,377 @@
+//! Issue 4, acceptance 4: hostile durable state (a cloned repository may
+//! carry anything in its memory directory). Each case is refused with a
+//! clear error naming the file and the problem, and no operation changes a
+//! byte of any file of the memory directory.
+#![allow(clippy::disallowed_methods)] // tests plant hostile files directly
+
+use std::fs;
+use std::path::PathBuf;
+
+use workmem::journal::{AUDIT_FILE, JOURNAL_FILE};
+use workmem::{Error, NewFact, Policy, Workspace};
+
+use crate::test_torn_writes::{AS_OF, Tied, files, stamp};
+
+/// The daily file that holds the newest facts of a [`Tied`] project plus
+/// one more: hostile lines go before its last line, so that readers of
+/// recent facts (the context) must read them too.
+const DAY: &str = "daily/2026-05-01.jsonl";
+
+struct Hostile {
+    tied: Tied,
+    /// A valid fact line of this workspace (without newline).
+    line: String,
+    /// The open conflict case, read before any damage.
+    case: workmem::Case,
+}
+
+impl Hostile {
+    fn new() -> Hostile {
+        let tied = Tied::new();
+        let ws = tied.open();
+        let fact = |id: &str, at: &str| NewFact {
+            content: format!("Nightly build {id} passed."),
+            recorded_at: Some(at.into()),
+            fact_id: Some(id.into()),
+            ..NewFact::default()
+        };
+        let first = ws.remember(fact("n1", "2026-05-01T01:00:00Z")).expect("remember");
+        ws.remember(fact("n2", "2026-05-01T02:00:00Z")).expect("remember");
+        let case = tied.case();
+        Hostile { tied, line: first.to_line().trim_end().to_owned(), case }
+    }
+
+    fn memory(&self) -> PathBuf {
+        self.tied.memory()
+    }
+
+    /// Puts `bad` (a line without newline) between the two lines of [`DAY`].
+    fn plant_line(&self, bad: &[u8]) {
+        let path = self.memory().join(DAY);
+        let text = fs::read(&path).expect("read day");
+        let cut = text.iter().position(|&b| b == b'\n').expect("two lines") + 1;
+        let mut out = text[..cut].to_vec();
+        out.extend_from_slice(bad);
+        out.push(b'\n');
+        out.extend_from_slice(&text[cut..]);
+        fs::write(&path, out).expect("plant");
+    }
+
+    /// The valid line with the value of `field` replaced by raw JSON `json`.
+    fn with_field(&self, field: &str, json: &str) -> String {
+        let mut value: serde_json::Value = serde_json::from_str(&self.line).expect("valid line");
+        value[field] = serde_json::from_str(json).expect("test JSON");
+        value.to_string()
+    }
+}
+
+/// A named operation on a workspace.
+type Op<'a> = (&'a str, Box<dyn Fn(&Workspace) -> Result<(), Error> + 'a>);
+
+/// A named damage to a file and the error it must cause.
+type Damage = (&'static str, Box<dyn Fn(&[u8]) -> Vec<u8>>, Expect<'static>);
+
+/// What an operation's error must say.
+struct Expect<'a> {
+    /// Exit code of the error kind (4 corruption, 5 scope).
+    code: i32,
+    /// File name the message must contain.
+    file: &'a str,
+    /// Words the message must contain (the problem).
+    words: &'a [&'a str],
+}
+
+fn check_error(label: &str, op: &str, result: Result<(), Error>, expect: &Expect) {
+    let err = match result {
+        Ok(()) => panic!("{label}: {op} succeeded on hostile state"),
+        Err(err) => err,
+    };
+    let message = err.to_string();
+    assert_eq!(err.exit_code(), expect.code, "{label}: {op}: {message}");
+    assert!(message.contains(expect.file), "{label}: {op}: the message does not name {}: {message}", expect.file);
+    for word in expect.words {
+        assert!(message.contains(word), "{label}: {op}: the message does not say {word:?}: {message}");
+    }
+}
+
+/// Runs every operation that reads the daily log and checks each fails as
+/// expected and nothing changes.
+fn assert_log_refused(h: &Hostile, label: &str, expect: &Expect) {
+    let memory = h.memory();
+    let before = files(&memory);
+    let ws = h.tied.open();
+    let policy = Policy::default();
+    let ops: Vec<Op> = vec![
+        ("facts", Box::new(|ws| ws.facts().map(drop))),
+        ("facts_on", Box::new(|ws| ws.facts_on("2026-05-01").map(drop))),
+        ("log_days", Box::new(|ws| ws.log_days().map(drop))),
+        ("context", Box::new(|ws| ws.context(None).map(drop))),
+        ("distill", Box::new(move |ws| ws.distill(&policy, Some(stamp(AS_OF)), false).map(drop))),
+        (
+            "remember with an explicit id",
+            Box::new(|ws| {
+                ws.remember(NewFact { fact_id: Some("late".into()), ..NewFact::new("After the damage.") }).map(drop)
+            }),
+        ),
+        (
+            "resolve",
+            Box::new(|ws| {
+                let mut request = h.tied.decision(&h.case);
+                request.event_id = "hostile:1".into();
+                ws.resolve(request).map(drop)
+            }),
+        ),
+    ];
+    for (op, run) in &ops {
+        check_error(label, op, run(&ws), expect);
+        assert_eq!(files(&memory), before, "{label}: {op} changed the memory directory");
+    }
+    let problems = ws.verify().expect("verify reads");
+    assert!(problems.iter().any(|p| reported(p, expect)), "{label}: verify does not report it: {problems:?}");
+    assert_eq!(files(&memory), before, "{label}: verify changed the memory directory");
+}
+
+/// Whether verify's `problem` is the expected one (file, line and words).
+fn reported(problem: &workmem::Problem, expect: &Expect) -> bool {
+    let place = match problem.line {
+        Some(line) => format!("{}:{line}", problem.file),
+        None => problem.file.clone(),
+    };
+    place.contains(expect.file) && expect.words.iter().all(|w| problem.message.contains(w))
+}
+
+fn day_line<'a>(words: &'a [&'a str]) -> Expect<'a> {
+    Expect { code: 4, file: "2026-05-01.jsonl:2", words }
+}
+
+#[test]
+fn invalid_utf8_in_a_log_line() {
+    let h = Hostile::new();
+    let mut bad = h.line.replace("Nightly build n1 passed.", "Nightly build \u{fffd} passed.").into_bytes();
+    let at = bad.windows(3).position(|w| w == "\u{fffd}".as_bytes()).expect("marker");
+    bad.splice(at..at + 3, [0xff, 0xfe]);
+    h.plant_line(&bad);
+    assert_log_refused(&h, "invalid UTF-8", &day_line(&["not valid UTF-8"]));
+}
+
+#[test]
+fn a_json_line_that_is_not_an_object() {
+    for (json, found) in [
+        ("[1, 2]", "an array"),
+        ("\"a fact\"", "a string"),
+        ("42", "an integer"),
+        ("null", "null"),
+        ("true", "a boolean"),
+    ] {
+        let h = Hostile::new();
+        h.plant_line(json.as_bytes());
+        let words = ["not a JSON object", found];
+        assert_log_refused(&h, json, &day_line(&words));
+    }
+}
+
+#[test]
+fn a_wrong_type_in_each_field_of_a_fact() {
+    let cases: [(&str, &str); 13] = [
+        ("content", "5"),
+        ("evidence", "\"file.rs\""),
+        ("evidence", "{\"file\": 7}"),
+        ("fact_id", "12"),
+        ("importance", "\"4\""),
+        ("importance", "3.0"),
+        ("kind", "[\"decision\"]"),
+        ("memory_key", "{}"),
+        ("recorded_at", "1767225600"),
+        ("schema_version", "\"2\""),
+        ("source", "false"),
+        ("workspace_id", "null"),
+        ("content", "null"),
+    ];
+    for (field, json) in cases {
+        let h = Hostile::new();
+        let bad = h.with_field(field, json);
+        h.plant_line(bad.as_bytes());
+        let label = format!("{field} = {json}");
+        let word = format!("invalid {field}");
+        let words = [word.as_str(), "expected"];
+        assert_log_refused(&h, &label, &day_line(&words));
+    }
+}
+
+#[test]
+fn an_unknown_schema_version_of_a_fact() {
+    let h = Hostile::new();
+    h.plant_line(h.with_field("schema_version", "3").as_bytes());
+    assert_log_refused(&h, "fact schema 3", &day_line(&["unsupported fact schema_version 3", "supported: 1, 2"]));
+}
+
+#[test]
+fn a_fact_of_another_workspace() {
+    let h = Hostile::new();
+    h.plant_line(h.with_field("workspace_id", "\"0123456789abcdef\"").as_bytes());
+    let expect = Expect { code: 5, file: "2026-05-01.jsonl:2", words: &["belongs to workspace 0123456789abcdef"] };
+    assert_log_refused(&h, "other workspace", &expect);
+}
+
+#[test]
+fn a_duplicated_fact_id_with_other_content() {
+    let h = Hostile::new();
+    // n1 is already the first line of the day; a second n1 in another file.
+    let other =
+        h.line.replace("Nightly build n1 passed.", "Nightly build n1 failed.").replace("2026-05-01T", "2026-05-02T");
+    fs::write(h.memory().join("daily/2026-05-02.jsonl"), format!("{other}\n")).expect("plant");
+    let expect = Expect { code: 4, file: "2026-05-0", words: &["fact id n1 is used twice with different content"] };
+    assert_state_refused(&h, "duplicate id", &expect, &["facts", "distill", "remember", "resolve"]);
+}
+
+/// Runs the operations named in `ops` and checks each fails as expected
+/// and nothing changes; verify must report the problem.
+fn assert_state_refused(h: &Hostile, label: &str, expect: &Expect, ops: &[&str]) {
+    let memory = h.memory();
+    let before = files(&memory);
+    // Opening is allowed to fail only with the expected error.
+    let ws = match Workspace::open(&h.tied.root, None) {
+        Ok(ws) => ws,
+        Err(err) => {
+            check_error(label, "open", Err(err), expect);
+            assert_eq!(files(&memory), before, "{label}: open changed the memory directory");
+            return;
+        }
+    };
+    for op in ops {
+        let result = match *op {
+            "facts" => ws.facts().map(drop),
+            "distill" => ws.distill(&Policy::default(), Some(stamp(AS_OF)), false).map(drop),
+            "remember" => {
+                ws.remember(NewFact { fact_id: Some("late".into()), ..NewFact::new("After the damage.") }).map(drop)
+            }
+            "memory" => ws.memory().map(drop),
+            "context" => ws.context(None).map(drop),
+            "curated" => ws.curated().map(drop),
+            "conflicts" => ws.conflicts().map(drop),
+            "history" => ws.history("db.engine").map(drop),
+            "resolve" => {
+                let mut request = h.tied.decision(&h.case);
+                request.event_id = "hostile:1".into();
+                ws.resolve(request).map(drop)
+            }
+            other => panic!("unknown op {other}"),
+        };
+        check_error(label, op, result, expect);
+        assert_eq!(files(&memory), before, "{label}: {op} changed the memory directory");
+    }
+    let problems = ws.verify().expect("verify reads");
+    assert!(problems.iter().any(|p| reported(p, expect)), "{label}: verify does not report it: {problems:?}");
+    assert_eq!(files(&memory), before, "{label}: verify changed the memory directory");
+}
+
+const STATE_OPS: &[&str] = &["distill", "memory", "context", "curated", "history", "resolve"];
+const QUEUE_OPS: &[&str] = &["distill", "conflicts", "history", "resolve"];
+
+#[test]
+fn curated_json_truncated_empty_or_from_another_workspace() {
+    let cases: Vec<Damage> = vec![
+        (
+            "truncated",
+            Box::new(|b: &[u8]| b[..b.len() / 2].to_vec()),
+            Expect { code: 4, file: "curated.json", words: &["not valid JSON"] },
+        ),
+        (
+            "empty",
+            Box::new(|_: &[u8]| Vec::new()),
+            Expect { code: 4, file: "curated.json", words: &["not valid JSON"] },
+        ),
+        (
+            "another workspace",
+            Box::new(|b: &[u8]| other_workspace(b)),
+            Expect { code: 5, file: "curated.json", words: &["belongs to workspace 0123456789abcdef"] },
+        ),
+        (
+            "schema 3",
+            Box::new(|b: &[u8]| {
+                String::from_utf8_lossy(b).replace("\"schema_version\": 2", "\"schema_version\": 3").into_bytes()
+            }),
+            Expect { code: 4, file: "curated.json", words: &["unsupported curated schema_version 3"] },
+        ),
+    ];
+    for (label, damage, expect) in cases {
+        let h = Hostile::new();
+        let path = h.memory().join("curated.json");
+        fs::write(&path, damage(&fs::read(&path).expect("read"))).expect("damage");
+        assert_state_refused(&h, &format!("curated.json {label}"), &expect, STATE_OPS);
+    }
+}
+
+#[test]
+fn conflicts_json_truncated_empty_from_another_workspace_or_forged() {
+    let cases: Vec<Damage> = vec![
+        (
+            "truncated",
+            Box::new(|b: &[u8]| b[..b.len() / 3].to_vec()),
+            Expect { code: 4, file: "conflicts.json", words: &["not valid JSON"] },
+        ),
+        (
+            "empty",
+            Box::new(|_: &[u8]| Vec::new()),
+            Expect { code: 4, file: "conflicts.json", words: &["not valid JSON"] },
+        ),
+        (
+            "another workspace",
+            Box::new(|b: &[u8]| other_workspace(b)),
+            Expect { code: 5, file: "conflicts.json", words: &["belongs to workspace 0123456789abcdef"] },
+        ),
+        (
+            "forged fingerprint",
+            Box::new(|b: &[u8]| {
+                let mut value: serde_json::Value = serde_json::from_slice(b).expect("valid");
+                value["cases"][0]["fingerprint"] = serde_json::Value::String("0".repeat(64));
+                let mut text = serde_json::to_string_pretty(&value).expect("json");
+                text.push('\n');
+                text.into_bytes()
+            }),
+            Expect { code: 4, file: "conflicts.json", words: &["fingerprint"] },
+        ),
+        (
+            "schema 2",
+            Box::new(|b: &[u8]| {
+                String::from_utf8_lossy(b).replace("\"schema_version\": 1", "\"schema_version\": 2").into_bytes()
+            }),
+            Expect { code: 4, file: "conflicts.json", words: &["unsupported conflicts schema_version 2"] },
+        ),
+    ];
+    for (label, damage, expect) in cases {
+        let h = Hostile::new();
+        let path = h.memory().join("conflicts.json");
+        fs::write(&path, damage(&fs::read(&path).expect("read"))).expect("damage");
+        assert_state_refused(&h, &format!("conflicts.json {label}"), &expect, QUEUE_OPS);
+    }
+}
+
+#[test]
+fn an_unknown_schema_version_in_the_journal_or_audit_stream() {
+    for (file, phase_words) in
+        [(JOURNAL_FILE, "unsupported schema_version 2"), (AUDIT_FILE, "unsupported schema_version 2")]
+    {
+        let h = Hostile::new();
+        let ws = h.tied.open();
+        let case = h.tied.case();
+        ws.resolve(h.tied.decision(&case)).expect("resolve");
+        let path = h.memory().join(file);
+        let text = fs::read_to_string(&path).expect("read");
+        let mut first: serde_json::Value = serde_json::from_str(text.lines().next().expect("a line")).expect("json");
+        first["schema_version"] = serde_json::json!(2);
+        let rest: String = text.lines().skip(1).map(|l| format!("{l}\n")).collect();
+        fs::write(&path, format!("{first}\n{rest}")).expect("damage");
+        let name = format!("{file}:1");
+        let expect = Expect { code: 4, file: &name, words: &[phase_words] };
+        let ops: &[&str] = if file == AUDIT_FILE { &["resolve"] } else { &[] };
+        assert_state_refused(&h, file, &expect, ops);
+    }
+}
+
+fn other_workspace(bytes: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(bytes).into_owned();
+    let value: serde_json::Value = serde_json::from_str(&text).expect("valid");
+    let id = value["workspace_id"].as_str().expect("workspace id").to_owned();
+    text.replace(&id, "0123456789abcdef").into_bytes()
+}
