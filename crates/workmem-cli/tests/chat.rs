@@ -98,7 +98,11 @@ impl Env {
 /// Runs `cmd` with `input` on stdin, killing it after a minute.
 fn run(mut cmd: Command, input: &str) -> Run {
     let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    // A process that exits before reading its input (e.g. on a missing
+    // MODEL_ID) closes the pipe first: that is not a failure of the test.
+    if let Err(err) = child.stdin.take().unwrap().write_all(input.as_bytes()) {
+        assert_eq!(err.kind(), std::io::ErrorKind::BrokenPipe, "writing stdin: {err}");
+    }
     let mut stdout = child.stdout.take().unwrap();
     let mut stderr = child.stderr.take().unwrap();
     let out = std::thread::spawn(move || {

@@ -16,7 +16,7 @@ use crate::canon;
 use crate::conflict_queue::{self, Candidate, Case, CaseStatus, ConflictQueue};
 use crate::curated_state::{CuratedState, Entry, Status};
 use crate::error::{Error, Location, Result};
-use crate::fact::{Fact, Kind};
+use crate::fact::{Fact, FactSummary, Kind};
 use crate::stamp::Stamp;
 
 /// The promotion gate. Defaults are SPEC section 5.
@@ -271,33 +271,100 @@ pub fn observed_fact_ids<'a>(
     ids.into_iter().map(str::to_owned).collect()
 }
 
-struct Proposal<'a> {
+/// What the policy reads of a fact. Implemented by [`Fact`] and by the
+/// slimmer [`FactSummary`] that whole-log scans use.
+pub trait FactView {
+    /// The fact id.
+    fn fact_id(&self) -> &str;
+    /// When it was recorded.
+    fn recorded_at(&self) -> &Stamp;
+    /// Its kind.
+    fn kind(&self) -> Kind;
+    /// 1-5.
+    fn importance(&self) -> u8;
+    /// Who recorded it.
+    fn source(&self) -> &str;
+    /// Its memory key, if keyed.
+    fn memory_key(&self) -> Option<&str>;
+    /// Its content.
+    fn content(&self) -> &str;
+}
+
+impl FactView for Fact {
+    fn fact_id(&self) -> &str {
+        &self.fact_id
+    }
+    fn recorded_at(&self) -> &Stamp {
+        &self.recorded_at
+    }
+    fn kind(&self) -> Kind {
+        self.kind
+    }
+    fn importance(&self) -> u8 {
+        self.importance
+    }
+    fn source(&self) -> &str {
+        &self.source
+    }
+    fn memory_key(&self) -> Option<&str> {
+        self.memory_key.as_deref()
+    }
+    fn content(&self) -> &str {
+        &self.content
+    }
+}
+
+impl FactView for FactSummary {
+    fn fact_id(&self) -> &str {
+        &self.fact_id
+    }
+    fn recorded_at(&self) -> &Stamp {
+        &self.recorded_at
+    }
+    fn kind(&self) -> Kind {
+        self.kind
+    }
+    fn importance(&self) -> u8 {
+        self.importance
+    }
+    fn source(&self) -> &str {
+        &self.source
+    }
+    fn memory_key(&self) -> Option<&str> {
+        self.memory_key.as_deref()
+    }
+    fn content(&self) -> &str {
+        &self.content
+    }
+}
+
+struct Proposal<'a, F: FactView> {
     kind: Kind,
-    facts: Vec<&'a Fact>,
+    facts: Vec<&'a F>,
     ids: Vec<String>,
     max_importance: u8,
     first: &'a Stamp,
     last: &'a Stamp,
     /// Wording: highest importance, newest, largest id.
-    wording: &'a Fact,
+    wording: &'a F,
 }
 
-impl<'a> Proposal<'a> {
-    fn new(kind: Kind, facts: Vec<&'a Fact>) -> Proposal<'a> {
-        let first = facts.iter().map(|f| &f.recorded_at).min_by_key(|s| s.instant()).expect("non-empty group");
-        let last = facts.iter().map(|f| &f.recorded_at).max_by_key(|s| s.instant()).expect("non-empty group");
+impl<'a, F: FactView> Proposal<'a, F> {
+    fn new(kind: Kind, facts: Vec<&'a F>) -> Proposal<'a, F> {
+        let first = facts.iter().map(|f| f.recorded_at()).min_by_key(|s| s.instant()).expect("non-empty group");
+        let last = facts.iter().map(|f| f.recorded_at()).max_by_key(|s| s.instant()).expect("non-empty group");
         let wording = *facts
             .iter()
             .max_by(|a, b| {
-                (a.importance, a.recorded_at.instant(), &a.fact_id).cmp(&(
-                    b.importance,
-                    b.recorded_at.instant(),
-                    &b.fact_id,
+                (a.importance(), a.recorded_at().instant(), &a.fact_id()).cmp(&(
+                    b.importance(),
+                    b.recorded_at().instant(),
+                    &b.fact_id(),
                 ))
             })
             .expect("non-empty group");
-        let max_importance = facts.iter().map(|f| f.importance).max().unwrap_or(1);
-        let mut ids: Vec<String> = facts.iter().map(|f| f.fact_id.clone()).collect();
+        let max_importance = facts.iter().map(|f| f.importance()).max().unwrap_or(1);
+        let mut ids: Vec<String> = facts.iter().map(|f| f.fact_id().to_owned()).collect();
         ids.sort_unstable();
         Proposal { kind, facts, ids, max_importance, first, last, wording }
     }
@@ -309,14 +376,14 @@ impl<'a> Proposal<'a> {
     /// A group qualifies when any fact meets its own source's importance
     /// threshold, or it has `repeat_threshold` distinct facts.
     fn qualifies(&self, policy: &Policy) -> bool {
-        self.facts.iter().any(|f| f.importance >= policy.importance_for(&f.source))
+        self.facts.iter().any(|f| f.importance() >= policy.importance_for(f.source()))
             || self.facts.len() as u64 >= u64::from(policy.repeat_threshold)
     }
 
     fn below_thresholds(&self, policy: &Policy) -> Reason {
         Reason::BelowThresholds {
             importance: self.max_importance,
-            minimum_importance: self.facts.iter().map(|f| policy.importance_for(&f.source)).min().unwrap_or(5),
+            minimum_importance: self.facts.iter().map(|f| policy.importance_for(f.source())).min().unwrap_or(5),
             facts: self.facts.len(),
             repeat_threshold: policy.repeat_threshold,
         }
@@ -324,9 +391,9 @@ impl<'a> Proposal<'a> {
 
     fn candidate(&self, memory_key: &str) -> Candidate {
         Candidate {
-            candidate_id: canon::candidate_id(memory_key, self.kind.as_str(), &self.wording.content),
+            candidate_id: canon::candidate_id(memory_key, self.kind.as_str(), self.wording.content()),
             kind: self.kind,
-            content: self.wording.content.clone(),
+            content: self.wording.content().to_owned(),
             evidence_ids: self.ids.clone(),
             occurrences: self.ids.len() as u64,
             maximum_importance: self.max_importance,
@@ -342,8 +409,8 @@ impl<'a> Proposal<'a> {
 ///
 /// Errors: [`Error::Corrupt`] when a new revision's key collides with an
 /// existing entry; [`Error::InvalidInput`] for an invalid policy.
-pub fn distill(
-    facts: &[Fact],
+pub fn distill<F: FactView>(
+    facts: &[F],
     curated: &CuratedState,
     queue: &ConflictQueue,
     policy: &Policy,
@@ -357,8 +424,8 @@ pub fn distill(
 /// it stands and why ([`Outcome::decisions`]). The same code decides both.
 ///
 /// Errors: as [`distill`].
-pub fn distill_explained(
-    facts: &[Fact],
+pub fn distill_explained<F: FactView>(
+    facts: &[F],
     curated: &CuratedState,
     queue: &ConflictQueue,
     policy: &Policy,
@@ -368,8 +435,8 @@ pub fn distill_explained(
     run(facts, curated, queue, policy, as_of, workspace_id, true)
 }
 
-fn run(
-    facts: &[Fact],
+fn run<F: FactView>(
+    facts: &[F],
     curated: &CuratedState,
     queue: &ConflictQueue,
     policy: &Policy,
@@ -401,23 +468,23 @@ fn run(
         .flat_map(|(index, e)| e.evidence_ids.iter().map(move |id| (id.as_str(), index)))
         .collect();
     let mut aged = 0usize;
-    let mut unkeyed: BTreeMap<String, Vec<&Fact>> = BTreeMap::new();
-    let mut keyed: BTreeMap<&str, BTreeMap<(Kind, String), Vec<&Fact>>> = BTreeMap::new();
+    let mut unkeyed: BTreeMap<String, Vec<&F>> = BTreeMap::new();
+    let mut keyed: BTreeMap<&str, BTreeMap<(Kind, String), Vec<&F>>> = BTreeMap::new();
     let mut domain_ids: HashMap<&str, Vec<&str>> = HashMap::new();
     let mut seen: HashSet<&str> = HashSet::with_capacity(facts.len());
     for fact in facts {
-        if !seen.insert(fact.fact_id.as_str()) {
+        if !seen.insert(fact.fact_id()) {
             continue;
         }
-        if let Some(key) = fact.memory_key.as_deref() {
-            domain_ids.entry(key).or_default().push(&fact.fact_id);
+        if let Some(key) = fact.memory_key() {
+            domain_ids.entry(key).or_default().push(fact.fact_id());
         }
-        let cutoff = if policy.sources.is_empty() { default_cutoff } else { policy.cutoff_for(&fact.source, as_of) };
-        if fact.recorded_at.instant() >= cutoff {
+        let cutoff = if policy.sources.is_empty() { default_cutoff } else { policy.cutoff_for(fact.source(), as_of) };
+        if fact.recorded_at().instant() >= cutoff {
             if record {
                 let until = Stamp::from_timestamp(
-                    fact.recorded_at.instant()
-                        + SignedDuration::from_hours(24 * i64::from(policy.age_days_for(&fact.source)))
+                    fact.recorded_at().instant()
+                        + SignedDuration::from_hours(24 * i64::from(policy.age_days_for(fact.source())))
                         + SignedDuration::from_micros(1),
                 );
                 run.note(fact, Reason::WaitingForAge { until });
@@ -425,12 +492,12 @@ fn run(
             continue;
         }
         aged += 1;
-        if !policy.stable_kinds.contains(&fact.kind) {
+        if !policy.stable_kinds.contains(&fact.kind()) {
             run.report.skipped += 1;
-            run.note(fact, Reason::NotStableKind { kind: fact.kind });
+            run.note(fact, Reason::NotStableKind { kind: fact.kind() });
             continue;
         }
-        if let Some(&index) = evidence_of.get(fact.fact_id.as_str()) {
+        if let Some(&index) = evidence_of.get(fact.fact_id()) {
             run.report.skipped += 1;
             if record {
                 let entry = &curated.entries[index];
@@ -443,11 +510,16 @@ fn run(
             }
             continue;
         }
-        match fact.memory_key.as_deref() {
-            None => unkeyed.entry(canon::unkeyed_entry_key(fact.kind.as_str(), &fact.content)).or_default().push(fact),
-            Some(key) => {
-                keyed.entry(key).or_default().entry((fact.kind, fact.normal_content())).or_default().push(fact)
+        match fact.memory_key() {
+            None => {
+                unkeyed.entry(canon::unkeyed_entry_key(fact.kind().as_str(), fact.content())).or_default().push(fact)
             }
+            Some(key) => keyed
+                .entry(key)
+                .or_default()
+                .entry((fact.kind(), canon::normal_form(fact.content())))
+                .or_default()
+                .push(fact),
         }
     }
     run.report.scanned = aged;
@@ -455,11 +527,8 @@ fn run(
     for (key, group) in unkeyed {
         run.unkeyed_group(key, group);
     }
-    let importance: HashMap<&str, u8> = if keyed.is_empty() {
-        HashMap::new()
-    } else {
-        facts.iter().map(|f| (f.fact_id.as_str(), f.importance)).collect()
-    };
+    let importance: HashMap<&str, u8> =
+        if keyed.is_empty() { HashMap::new() } else { facts.iter().map(|f| (f.fact_id(), f.importance())).collect() };
     for (memory_key, proposals) in keyed {
         let ids = domain_ids.get(memory_key).map(Vec::as_slice).unwrap_or_default();
         run.keyed_domain(memory_key, proposals, ids, &importance)?;
@@ -477,10 +546,14 @@ fn run(
         let mut reasons = run.reasons;
         let mut done: HashSet<&str> = HashSet::new();
         for fact in facts {
-            if done.insert(fact.fact_id.as_str())
-                && let Some(reason) = reasons.remove(fact.fact_id.as_str())
+            if done.insert(fact.fact_id())
+                && let Some(reason) = reasons.remove(fact.fact_id())
             {
-                decisions.push(Decision { fact_id: fact.fact_id.clone(), memory_key: fact.memory_key.clone(), reason });
+                decisions.push(Decision {
+                    fact_id: fact.fact_id().to_owned(),
+                    memory_key: fact.memory_key().map(str::to_owned),
+                    reason,
+                });
             }
         }
     }
@@ -524,16 +597,16 @@ enum Verdict {
 }
 
 impl Run<'_> {
-    fn note(&mut self, fact: &Fact, reason: Reason) {
+    fn note<F: FactView>(&mut self, fact: &F, reason: Reason) {
         if self.record {
-            self.reasons.insert(fact.fact_id.clone(), reason);
+            self.reasons.insert(fact.fact_id().to_owned(), reason);
         }
     }
 
-    fn note_all(&mut self, facts: &[&Fact], reason: &Reason) {
+    fn note_all<F: FactView>(&mut self, facts: &[&F], reason: &Reason) {
         if self.record {
             for fact in facts {
-                self.reasons.insert(fact.fact_id.clone(), reason.clone());
+                self.reasons.insert(fact.fact_id().to_owned(), reason.clone());
             }
         }
     }
@@ -542,8 +615,8 @@ impl Run<'_> {
         self.index = self.entries.iter().enumerate().map(|(i, e)| (e.key.clone(), i)).collect();
     }
 
-    fn unkeyed_group(&mut self, key: String, group: Vec<&Fact>) {
-        let proposal = Proposal::new(group[0].kind, group);
+    fn unkeyed_group<F: FactView>(&mut self, key: String, group: Vec<&F>) {
+        let proposal = Proposal::new(group[0].kind(), group);
         let count = proposal.facts.len();
         let key_for_note = if self.record { key.clone() } else { String::new() };
         if let Some(&i) = self.index.get(&key) {
@@ -555,10 +628,10 @@ impl Run<'_> {
                 .facts
                 .iter()
                 .min_by(|a, b| {
-                    (std::cmp::Reverse(a.importance), a.recorded_at.instant(), &a.fact_id).cmp(&(
-                        std::cmp::Reverse(b.importance),
-                        b.recorded_at.instant(),
-                        &b.fact_id,
+                    (std::cmp::Reverse(a.importance()), a.recorded_at().instant(), &a.fact_id()).cmp(&(
+                        std::cmp::Reverse(b.importance()),
+                        b.recorded_at().instant(),
+                        &b.fact_id(),
                     ))
                 })
                 .expect("non-empty group");
@@ -566,7 +639,7 @@ impl Run<'_> {
             self.entries.push(Entry {
                 key,
                 kind: proposal.kind,
-                content: wording.content.clone(),
+                content: wording.content().to_owned(),
                 first_seen: proposal.first.clone(),
                 last_seen: proposal.last.clone(),
                 evidence_ids: proposal.ids.clone(),
@@ -593,15 +666,15 @@ impl Run<'_> {
         self.entries.iter().position(|e| e.is_active() && e.memory_key.as_deref() == Some(memory_key))
     }
 
-    fn keyed_domain(
+    fn keyed_domain<F: FactView>(
         &mut self,
         memory_key: &str,
-        groups: BTreeMap<(Kind, String), Vec<&Fact>>,
+        groups: BTreeMap<(Kind, String), Vec<&F>>,
         domain_fact_ids: &[&str],
         importance: &HashMap<&str, u8>,
     ) -> Result<()> {
         let mut active = self.active_index(memory_key);
-        let mut proposals: Vec<Proposal<'_>> = Vec::with_capacity(groups.len());
+        let mut proposals: Vec<Proposal<'_, F>> = Vec::with_capacity(groups.len());
         for ((kind, normal), facts) in groups {
             let reinforces = active.is_some_and(|i| {
                 let entry = &self.entries[i];
@@ -646,7 +719,7 @@ impl Run<'_> {
         // Every proposal left was not promoted; its final verdict counts.
         let conflict_id = match &tie {
             Some(tied) => {
-                let tied: Vec<&Proposal<'_>> = tied.iter().map(|&i| &proposals[i]).collect();
+                let tied: Vec<&Proposal<'_, F>> = tied.iter().map(|&i| &proposals[i]).collect();
                 Some(self.queue_tie(memory_key, active, &tied, domain_fact_ids, importance))
             }
             None => {
@@ -705,15 +778,15 @@ impl Run<'_> {
         })
     }
 
-    fn judge(
+    fn judge<F: FactView>(
         &self,
         memory_key: &str,
-        proposal: &Proposal<'_>,
+        proposal: &Proposal<'_, F>,
         active: Option<&Entry>,
         rejected: Option<&Rejected>,
     ) -> Verdict {
         if let Some(rejected) = rejected {
-            let id = canon::candidate_id(memory_key, proposal.kind.as_str(), &proposal.wording.content);
+            let id = canon::candidate_id(memory_key, proposal.kind.as_str(), proposal.wording.content());
             if rejected.losers.get(&id) == Some(&proposal.ids) {
                 return Verdict::Skipped(Reason::RejectedByAdjudication {
                     conflict_id: rejected.conflict_id.clone(),
@@ -742,9 +815,14 @@ impl Run<'_> {
         Verdict::Qualified
     }
 
-    fn promote(&mut self, memory_key: &str, active: Option<usize>, winner: &Proposal<'_>) -> Result<usize> {
+    fn promote<F: FactView>(
+        &mut self,
+        memory_key: &str,
+        active: Option<usize>,
+        winner: &Proposal<'_, F>,
+    ) -> Result<usize> {
         let revision = active.map_or(1, |i| self.entries[i].revision + 1);
-        let content = winner.wording.content.clone();
+        let content = winner.wording.content().to_owned();
         let key = canon::keyed_entry_key(memory_key, revision, winner.kind.as_str(), &content);
         if self.index.contains_key(&key) {
             return Err(Error::corrupt(
@@ -787,11 +865,11 @@ impl Run<'_> {
         Ok(position)
     }
 
-    fn queue_tie(
+    fn queue_tie<F: FactView>(
         &mut self,
         memory_key: &str,
         active: Option<usize>,
-        tied: &[&Proposal<'_>],
+        tied: &[&Proposal<'_, F>],
         domain_fact_ids: &[&str],
         importance: &HashMap<&str, u8>,
     ) -> String {

@@ -5,6 +5,7 @@
 //! and when a line is read back from disk, because a cloned repository may
 //! carry a hostile memory directory.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -227,8 +228,8 @@ impl Fact {
     /// Returns a message fragment naming the bad field; the caller adds the
     /// file and line. Scope is checked by the caller.
     pub fn parse_line(line: &[u8]) -> std::result::Result<Fact, String> {
-        let raw: RawFact = serde_json::from_slice(line).map_err(|err| describe_line_error(line, &err))?;
-        raw.validate()
+        let (raw, checked) = RawFact::parse(line)?;
+        Ok(raw.into_fact(checked))
     }
 
     /// Returns the normal form of the content.
@@ -307,28 +308,82 @@ fn control_character(text: &str) -> Option<char> {
     text.chars().find(|&c| c.is_control() && !canon::is_space(c))
 }
 
+/// A fact line as parsed, borrowing from the line where it can. Validated
+/// once, then turned into a [`Fact`] or a [`FactSummary`].
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawFact {
-    content: String,
-    #[serde(default)]
-    evidence: Option<BTreeMap<String, String>>,
-    fact_id: String,
+struct RawFact<'a> {
+    #[serde(borrow)]
+    content: Cow<'a, str>,
+    #[serde(default, borrow)]
+    evidence: Option<RawEvidence<'a>>,
+    #[serde(borrow)]
+    fact_id: Cow<'a, str>,
     #[serde(default)]
     importance: Option<i64>,
-    kind: String,
-    #[serde(default)]
-    memory_key: Option<String>,
-    recorded_at: String,
+    #[serde(borrow)]
+    kind: Cow<'a, str>,
+    #[serde(default, borrow)]
+    memory_key: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    recorded_at: Cow<'a, str>,
     #[serde(default)]
     schema_version: Option<i64>,
-    #[serde(default)]
-    source: Option<String>,
-    workspace_id: String,
+    #[serde(default, borrow)]
+    source: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    workspace_id: Cow<'a, str>,
 }
 
-impl RawFact {
-    fn validate(self) -> std::result::Result<Fact, String> {
+/// Evidence pairs in file order, borrowed where possible.
+struct RawEvidence<'a>(Vec<(Cow<'a, str>, Cow<'a, str>)>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for RawEvidence<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        struct Pairs<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Pairs<'a> {
+            type Value = RawEvidence<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object of strings")
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> std::result::Result<Self::Value, M::Error> {
+                let mut pairs = Vec::new();
+                while let Some((key, value)) = map.next_entry::<BorrowedText<'a>, BorrowedText<'a>>()? {
+                    if pairs.len() == MAX_EVIDENCE_ENTRIES {
+                        return Err(serde::de::Error::custom(format!(
+                            "more than {MAX_EVIDENCE_ENTRIES} evidence entries"
+                        )));
+                    }
+                    pairs.push((key.0, value.0));
+                }
+                Ok(RawEvidence(pairs))
+            }
+        }
+        deserializer.deserialize_map(Pairs(std::marker::PhantomData))
+    }
+}
+
+/// A string that borrows from the input when it has no escapes.
+struct BorrowedText<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for BorrowedText<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        Cow::<'a, str>::deserialize(deserializer).map(BorrowedText)
+    }
+}
+
+/// The checked fields of a line that every reader needs.
+struct Checked {
+    kind: Kind,
+    importance: u8,
+    has_key: bool,
+    recorded_at: Stamp,
+    schema_version: u32,
+}
+
+impl RawFact<'_> {
+    /// Checks every field as on append; returns the parsed values.
+    fn check(&self) -> std::result::Result<Checked, String> {
         let schema_version = match self.schema_version.unwrap_or(1) {
             1 => 1,
             2 => 2,
@@ -336,7 +391,6 @@ impl RawFact {
                 return Err(format!("unsupported fact schema_version {other} (supported: 1, {FACT_SCHEMA_VERSION})"));
             }
         };
-        let field = |result: Result<()>| result.map_err(|err| err.to_string());
         canon::check_id("fact_id", &self.fact_id).map_err(|e| e.to_string())?;
         if !canon::is_collapsed(&self.content) || self.content.is_empty() {
             return Err("invalid content: empty or not whitespace-collapsed".to_owned());
@@ -348,39 +402,145 @@ impl RawFact {
         if chars > MAX_CONTENT_CHARS {
             return Err(format!("invalid content: {chars} characters; at most {MAX_CONTENT_CHARS} are allowed"));
         }
-        let content = self.content;
         let kind = Kind::parse(&self.kind).map_err(|e| e.to_string())?;
         let importance = check_importance(self.importance.unwrap_or(3)).map_err(|e| e.to_string())?;
-        let memory_key = match self.memory_key.as_deref() {
-            None | Some("") => None,
+        let has_key = match self.memory_key.as_deref() {
+            None | Some("") => false,
             Some(raw) => {
                 let key = canon::clean_memory_key(raw).map_err(|e| e.to_string())?;
                 if key != raw {
                     return Err(format!("invalid memory_key: {raw:?} is not in normal form"));
                 }
-                Some(key)
+                true
             }
         };
-        let source = self.source.unwrap_or_else(|| "agent".to_owned());
-        field(check_source(&source))?;
-        let evidence = self.evidence.unwrap_or_default();
-        field(check_evidence(&evidence))?;
+        check_source(self.source.as_deref().unwrap_or("agent")).map_err(|e| e.to_string())?;
+        if let Some(evidence) = &self.evidence {
+            for (key, value) in &evidence.0 {
+                check_evidence_pair(key, value).map_err(|e| e.to_string())?;
+            }
+        }
         let recorded_at = Stamp::parse(&self.recorded_at).map_err(|msg| format!("invalid recorded_at: {msg}"))?;
         if self.workspace_id.len() != 16 || !self.workspace_id.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(format!("invalid workspace_id {:?}", self.workspace_id));
         }
-        Ok(Fact {
-            content,
-            evidence,
-            fact_id: self.fact_id,
-            importance,
-            kind,
-            memory_key,
-            recorded_at,
-            schema_version,
-            source,
-            workspace_id: self.workspace_id,
+        Ok(Checked { kind, importance, has_key, recorded_at, schema_version })
+    }
+
+    fn parse(line: &[u8]) -> std::result::Result<(RawFact<'_>, Checked), String> {
+        let raw: RawFact<'_> = serde_json::from_slice(line).map_err(|err| describe_line_error(line, &err))?;
+        let checked = raw.check()?;
+        Ok((raw, checked))
+    }
+}
+
+/// The fields of a fact that the distill policy reads, parsed and validated
+/// like a [`Fact`] but without the evidence and provenance it never looks
+/// at: a smaller footprint for whole-log scans.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FactSummary {
+    /// The fact id.
+    pub fact_id: Box<str>,
+    /// The whitespace-clean content.
+    pub content: Box<str>,
+    /// When it was recorded.
+    pub recorded_at: Stamp,
+    /// Its kind.
+    pub kind: Kind,
+    /// 1-5.
+    pub importance: u8,
+    /// Its memory key, if keyed.
+    pub memory_key: Option<Box<str>>,
+    /// Who recorded it.
+    pub source: Box<str>,
+}
+
+/// What the log readers parse a line into.
+pub trait LogRecord: Sized + PartialEq + Send {
+    /// Parses and validates one line for the workspace `workspace_id`.
+    ///
+    /// Returns [`LineError::Invalid`] with a message naming the field, or
+    /// [`LineError::Scope`] with the other workspace id.
+    fn parse_for(line: &[u8], workspace_id: &str) -> std::result::Result<Self, LineError>;
+    /// Returns the fact id.
+    fn id(&self) -> &str;
+    /// Returns when the fact was recorded.
+    fn recorded(&self) -> &Stamp;
+}
+
+/// Why a log line was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LineError {
+    /// Not a valid fact; the message names the field.
+    Invalid(String),
+    /// A valid fact of another workspace.
+    Scope(String),
+}
+
+fn scoped<'a>(raw: &RawFact<'a>, workspace_id: &str) -> std::result::Result<(), LineError> {
+    if raw.workspace_id != workspace_id {
+        return Err(LineError::Scope(raw.workspace_id.to_string()));
+    }
+    Ok(())
+}
+
+impl LogRecord for Fact {
+    fn parse_for(line: &[u8], workspace_id: &str) -> std::result::Result<Self, LineError> {
+        let (raw, checked) = RawFact::parse(line).map_err(LineError::Invalid)?;
+        scoped(&raw, workspace_id)?;
+        Ok(raw.into_fact(checked))
+    }
+
+    fn id(&self) -> &str {
+        &self.fact_id
+    }
+
+    fn recorded(&self) -> &Stamp {
+        &self.recorded_at
+    }
+}
+
+impl LogRecord for FactSummary {
+    fn parse_for(line: &[u8], workspace_id: &str) -> std::result::Result<Self, LineError> {
+        let (raw, checked) = RawFact::parse(line).map_err(LineError::Invalid)?;
+        scoped(&raw, workspace_id)?;
+        Ok(FactSummary {
+            fact_id: raw.fact_id.into(),
+            content: raw.content.into(),
+            recorded_at: checked.recorded_at,
+            kind: checked.kind,
+            importance: checked.importance,
+            memory_key: raw.memory_key.filter(|_| checked.has_key).map(Into::into),
+            source: raw.source.map_or_else(|| "agent".into(), Into::into),
         })
+    }
+
+    fn id(&self) -> &str {
+        &self.fact_id
+    }
+
+    fn recorded(&self) -> &Stamp {
+        &self.recorded_at
+    }
+}
+
+impl RawFact<'_> {
+    fn into_fact(self, checked: Checked) -> Fact {
+        Fact {
+            content: self.content.into_owned(),
+            evidence: self
+                .evidence
+                .map(|e| e.0.into_iter().map(|(k, v)| (k.into_owned(), v.into_owned())).collect())
+                .unwrap_or_default(),
+            fact_id: self.fact_id.into_owned(),
+            importance: checked.importance,
+            kind: checked.kind,
+            memory_key: self.memory_key.filter(|_| checked.has_key).map(Cow::into_owned),
+            recorded_at: checked.recorded_at,
+            schema_version: checked.schema_version,
+            source: self.source.map_or_else(|| "agent".to_owned(), Cow::into_owned),
+            workspace_id: self.workspace_id.into_owned(),
+        }
     }
 }
 
@@ -424,6 +584,16 @@ fn check_source(source: &str) -> Result<()> {
     Ok(())
 }
 
+fn check_evidence(evidence: &BTreeMap<String, String>) -> Result<()> {
+    if evidence.len() > MAX_EVIDENCE_ENTRIES {
+        return Err(Error::invalid(
+            "evidence",
+            format!("has {} entries; at most {MAX_EVIDENCE_ENTRIES} are allowed", evidence.len()),
+        ));
+    }
+    evidence.iter().try_for_each(|(key, value)| check_evidence_pair(key, value))
+}
+
 /// Returns `text` quoted for an error message, cut after 40 characters so
 /// that a huge input is never echoed back.
 fn abbreviated(text: &str) -> String {
@@ -433,34 +603,26 @@ fn abbreviated(text: &str) -> String {
     }
 }
 
-fn check_evidence(evidence: &BTreeMap<String, String>) -> Result<()> {
-    if evidence.len() > MAX_EVIDENCE_ENTRIES {
+fn check_evidence_pair(key: &str, value: &str) -> Result<()> {
+    let key_chars = key.chars().count();
+    if key_chars == 0 || key_chars > MAX_EVIDENCE_KEY_CHARS || key.chars().any(char::is_control) {
         return Err(Error::invalid(
             "evidence",
-            format!("has {} entries; at most {MAX_EVIDENCE_ENTRIES} are allowed", evidence.len()),
+            format!(
+                "key {} must be 1-{MAX_EVIDENCE_KEY_CHARS} characters without control characters (it has {key_chars})",
+                abbreviated(key)
+            ),
         ));
     }
-    for (key, value) in evidence {
-        let key_chars = key.chars().count();
-        if key_chars == 0 || key_chars > MAX_EVIDENCE_KEY_CHARS || key.chars().any(char::is_control) {
-            return Err(Error::invalid(
-                "evidence",
-                format!(
-                    "key {} must be 1-{MAX_EVIDENCE_KEY_CHARS} characters without control characters (it has {key_chars})",
-                    abbreviated(key)
-                ),
-            ));
-        }
-        let value_chars = value.chars().count();
-        if value_chars > MAX_EVIDENCE_VALUE_CHARS {
-            return Err(Error::invalid(
-                "evidence",
-                format!(
-                    "value of {} is {value_chars} characters; at most {MAX_EVIDENCE_VALUE_CHARS} are allowed",
-                    abbreviated(key)
-                ),
-            ));
-        }
+    let value_chars = value.chars().count();
+    if value_chars > MAX_EVIDENCE_VALUE_CHARS {
+        return Err(Error::invalid(
+            "evidence",
+            format!(
+                "value of {} is {value_chars} characters; at most {MAX_EVIDENCE_VALUE_CHARS} are allowed",
+                abbreviated(key)
+            ),
+        ));
     }
     Ok(())
 }

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use crate::atomic_io;
 use crate::error::{Error, IoContext, Location, Result};
-use crate::fact::Fact;
+use crate::fact::{Fact, FactSummary, LineError, LogRecord};
 
 /// The daily fact log of one workspace.
 #[derive(Debug, Clone)]
@@ -77,26 +77,28 @@ impl FactLog {
     /// Errors: [`Error::Corrupt`] naming file and line, [`Error::Scope`] for
     /// a fact of another workspace, [`Error::Io`].
     pub fn read_file(&self, path: &Path) -> Result<Vec<Fact>> {
+        self.read_records(path)
+    }
+
+    fn read_records<T: LogRecord>(&self, path: &Path) -> Result<Vec<T>> {
         let Some(data) = atomic_io::read_optional(path)? else { return Ok(Vec::new()) };
-        let mut facts = Vec::with_capacity(data.len() / 256);
+        let mut records = Vec::with_capacity(data.len() / 256);
         for (number, line, terminated) in atomic_io::lines(&data) {
-            match Fact::parse_line(line) {
-                Ok(fact) => {
-                    if fact.workspace_id != self.workspace_id {
-                        return Err(Error::Scope {
-                            location: Location::line(path, number),
-                            found: fact.workspace_id,
-                            expected: self.workspace_id.clone(),
-                        });
-                    }
-                    facts.push(fact);
+            match T::parse_for(line, &self.workspace_id) {
+                Ok(record) => records.push(record),
+                Err(LineError::Scope(found)) => {
+                    return Err(Error::Scope {
+                        location: Location::line(path, number),
+                        found,
+                        expected: self.workspace_id.clone(),
+                    });
                 }
                 // A torn final line is an unacknowledged append: ignore it.
-                Err(_) if !terminated => {}
-                Err(message) => return Err(Error::corrupt(Location::line(path, number), message)),
+                Err(LineError::Invalid(_)) if !terminated => {}
+                Err(LineError::Invalid(message)) => return Err(Error::corrupt(Location::line(path, number), message)),
             }
         }
-        Ok(facts)
+        Ok(records)
     }
 
     /// Reads every fact, ordered by (recorded_at instant, fact_id). Files
@@ -105,21 +107,34 @@ impl FactLog {
     ///
     /// Errors: as [`FactLog::read_file`].
     pub fn read_all(&self) -> Result<Vec<Fact>> {
+        self.read_everything()
+    }
+
+    /// Reads every fact like [`FactLog::read_all`], validating every field
+    /// but keeping only what the distill policy reads ([`FactSummary`]):
+    /// the whole-log scan of distill in a fraction of the memory.
+    ///
+    /// Errors: as [`FactLog::read_file`].
+    pub fn read_summaries(&self) -> Result<Vec<FactSummary>> {
+        self.read_everything()
+    }
+
+    fn read_everything<T: LogRecord>(&self) -> Result<Vec<T>> {
         let days = self.days()?;
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(days.len().max(1));
         let per_thread = days.len().div_ceil(threads).max(1);
-        let parts: Vec<Result<Vec<Vec<Fact>>>> = std::thread::scope(|scope| {
+        let parts: Vec<Result<Vec<Vec<T>>>> = std::thread::scope(|scope| {
             let handles: Vec<_> = days
                 .chunks(per_thread)
-                .map(|chunk| scope.spawn(move || chunk.iter().map(|day| self.read_file(&day.path)).collect()))
+                .map(|chunk| scope.spawn(move || chunk.iter().map(|day| self.read_records::<T>(&day.path)).collect()))
                 .collect();
             handles.into_iter().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
         });
-        let mut per_file: Vec<Vec<Fact>> = Vec::with_capacity(days.len());
+        let mut per_file: Vec<Vec<T>> = Vec::with_capacity(days.len());
         for part in parts {
             per_file.extend(part?);
         }
-        let mut all: Vec<Fact> = Vec::with_capacity(per_file.iter().map(Vec::len).sum());
+        let mut all: Vec<T> = Vec::with_capacity(per_file.iter().map(Vec::len).sum());
         let mut origin: Vec<usize> = Vec::with_capacity(all.capacity());
         for (file, facts) in per_file.into_iter().enumerate() {
             origin.extend(std::iter::repeat_n(file, facts.len()));
@@ -129,8 +144,8 @@ impl FactLog {
         {
             let mut first_seen: HashMap<&str, usize> = HashMap::with_capacity(all.len());
             for (index, fact) in all.iter().enumerate() {
-                let Some(&first) = first_seen.get(fact.fact_id.as_str()) else {
-                    first_seen.insert(&fact.fact_id, index);
+                let Some(&first) = first_seen.get(fact.id()) else {
+                    first_seen.insert(fact.id(), index);
                     continue;
                 };
                 if all[first] != *fact {
@@ -138,7 +153,7 @@ impl FactLog {
                         Location::file(&days[origin[index]].path),
                         format!(
                             "fact id {} is used twice with different content (also in {})",
-                            fact.fact_id,
+                            fact.id(),
                             days[origin[first]].path.display()
                         ),
                     ));
@@ -153,7 +168,7 @@ impl FactLog {
                 duplicates.binary_search(&(index - 1)).is_err()
             });
         }
-        all.sort_unstable_by(|a, b| (a.recorded_at.instant(), &a.fact_id).cmp(&(b.recorded_at.instant(), &b.fact_id)));
+        all.sort_unstable_by(|a, b| (a.recorded().instant(), a.id()).cmp(&(b.recorded().instant(), b.id())));
         Ok(all)
     }
 

@@ -47,7 +47,7 @@ impl Workspace {
                 resolution.event_id
             )));
         }
-        let facts = self.log().read_all()?;
+        let facts = self.log().read_summaries()?;
         let mut by_domain: HashMap<&str, Vec<&str>> = HashMap::new();
         for fact in &facts {
             if let Some(key) = fact.memory_key.as_deref() {

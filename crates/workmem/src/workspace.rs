@@ -350,7 +350,7 @@ impl Workspace {
         if !dry_run {
             self.finish_pending_locked()?;
         }
-        let facts = self.log.read_all()?;
+        let facts = self.log.read_summaries()?;
         let (curated, curated_bytes) = self.curated_with_bytes()?;
         let queue = self.conflicts()?;
         let outcome = if record {
