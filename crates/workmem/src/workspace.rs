@@ -173,8 +173,7 @@ impl Workspace {
         if explicit_id && !self.reject_known_ids(std::slice::from_ref(&fact))?.is_empty() {
             return Ok(fact);
         }
-        self.init()?;
-        self.log.append(std::slice::from_ref(&fact))?;
+        self.append_creating_dirs(std::slice::from_ref(&fact))?;
         Ok(fact)
     }
 
@@ -205,14 +204,26 @@ impl Workspace {
         }
         let known = self.reject_known_ids(&facts)?;
         facts.retain(|f| !known.contains(&f.fact_id));
-        self.init()?;
         let mut done = 0;
         for batch in facts.chunks(IMPORT_BATCH) {
-            self.log.append(batch)?;
+            self.append_creating_dirs(batch)?;
             done += batch.len();
             progress(done);
         }
         Ok(facts)
+    }
+
+    /// Appends to the log, creating the memory and `daily/` directories
+    /// only when the append finds them missing (the hot path makes no
+    /// directory calls).
+    fn append_creating_dirs(&self, facts: &[Fact]) -> Result<()> {
+        match self.log.append(facts) {
+            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                self.init()?;
+                self.log.append(facts)
+            }
+            other => other,
+        }
     }
 
     /// Returns the ids among `facts` already stored with identical fields;
