@@ -60,7 +60,7 @@ fn complete_but_unterminated_final_record_is_kept_and_terminated() {
     let (a, b) = two_facts(&p);
     let log = p.day_file(DAY);
     // The crash hit after the record but before its newline.
-    let whole = a.to_line().replace("a1", "a2").replace("First.", "Unterminated.");
+    let whole = a.to_line().replace("\"fact_id\": \"a1\"", "\"fact_id\": \"a2\"").replace("First.", "Unterminated.");
     append_raw(&log, whole.trim_end().as_bytes());
     let c = p.add("c1", "pitfall", 5, None, "Third.", "2026-01-01T03:00:00Z");
     let text = std::fs::read_to_string(&log).unwrap();
