@@ -1,0 +1,196 @@
+//! Whole-process timings and peak memory of the `workmem` binary.
+//!
+//! ```sh
+//! cargo build --release -p workmem --example floor --example generate
+//! target/release/examples/generate /tmp/w100k 100000
+//! target/release/examples/generate /tmp/w1m 1000000
+//! cargo bench -p workmem-cli --bench process -- /tmp/w100k /tmp/w1m
+//! ```
+//!
+//! For each workspace given: start + open (`workmem init -q`), `context`,
+//! `distill` (first run on the log alone, then a re-run with nothing new),
+//! and `resolve` of freshly made ties, as medians over several runs with the
+//! peak RSS of the distill runs (`/usr/bin/time`). Without arguments only the
+//! append comparison runs: `workmem remember` against the floor program,
+//! alternating, in a temporary workspace. The distill runs delete the
+//! workspace's curated.json, conflicts.json and MEMORY.md first (never the
+//! log).
+#![allow(clippy::disallowed_methods)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+const WORKMEM: &str = env!("CARGO_BIN_EXE_workmem");
+const AS_OF: &str = "2026-06-01T00:00:00Z";
+
+fn median(mut samples: Vec<f64>) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    samples[samples.len() / 2]
+}
+
+/// Runs a command, returns its wall time in milliseconds.
+fn timed(cmd: &mut Command) -> f64 {
+    let started = Instant::now();
+    let status = cmd.stdout(Stdio::null()).stderr(Stdio::null()).status().expect("spawn");
+    let elapsed = started.elapsed().as_secs_f64() * 1e3;
+    assert!(status.success(), "{cmd:?} failed");
+    elapsed
+}
+
+/// Runs `workmem ARGS` under /usr/bin/time; returns (ms, peak RSS in MB).
+fn timed_rss(dir: &Path, args: &[&str]) -> (f64, f64) {
+    let started = Instant::now();
+    let out = Command::new("/usr/bin/time")
+        .args(["-f", "%M"])
+        .arg(WORKMEM)
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .output()
+        .expect("/usr/bin/time (Debian package `time`)");
+    let elapsed = started.elapsed().as_secs_f64() * 1e3;
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let kb: f64 = stderr.lines().last().and_then(|l| l.trim().parse().ok()).unwrap_or(0.0);
+    (elapsed, kb / 1024.0)
+}
+
+fn workmem(dir: &Path) -> Command {
+    let mut cmd = Command::new(WORKMEM);
+    cmd.current_dir(dir);
+    cmd
+}
+
+fn floor_binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("current exe");
+    let release = exe.parent().and_then(Path::parent).expect("target/release");
+    release.join("examples/floor")
+}
+
+fn append_comparison() {
+    let floor = floor_binary();
+    if !floor.exists() {
+        println!("append: build the floor first: cargo build --release -p workmem --example floor");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    assert!(workmem(dir.path()).args(["init", "-q"]).status().expect("init").success());
+    let floor_file = dir.path().join("floor.jsonl");
+    let (mut base, mut ours) = (Vec::new(), Vec::new());
+    for n in 0..100 {
+        let content = format!("Use SQLite in WAL mode for the local cache, note {n}.");
+        let mut remember = workmem(dir.path());
+        remember.args(["remember", &content, "-k", "decision", "-i", "4", "-q"]);
+        let mut floor_cmd = Command::new(&floor);
+        floor_cmd.arg(&floor_file);
+        if n % 2 == 0 {
+            base.push(timed(&mut floor_cmd));
+            ours.push(timed(&mut remember));
+        } else {
+            ours.push(timed(&mut remember));
+            base.push(timed(&mut floor_cmd));
+        }
+    }
+    let (base, ours) = (median(base), median(ours));
+    println!("append (process): floor median {base:.2} ms; workmem remember median {ours:.2} ms; ratio {:.2}", ours / base);
+}
+
+fn workspace_figures(dir: &Path) {
+    let facts: usize = std::fs::read_dir(dir.join(".workmem/memory/daily"))
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| std::fs::read(e.path()).map(|b| b.iter().filter(|&&c| c == b'\n').count()).unwrap_or(0))
+                .sum()
+        })
+        .unwrap_or(0);
+    println!("== {} ({facts} facts)", dir.display());
+    let open = median((0..21).map(|_| timed(workmem(dir).args(["init", "-q"]))).collect());
+    println!("start + open (workmem init -q): median {open:.2} ms");
+
+    let memory = dir.join(".workmem/memory");
+    let (mut first, mut first_rss, mut again, mut again_rss) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..3 {
+        for name in ["curated.json", "conflicts.json", "MEMORY.md"] {
+            let _ = std::fs::remove_file(memory.join(name));
+        }
+        let (ms, mb) = timed_rss(dir, &["distill", "--as-of", AS_OF, "-q"]);
+        first.push(ms);
+        first_rss.push(mb);
+        let (ms, mb) = timed_rss(dir, &["distill", "--as-of", AS_OF, "-q"]);
+        again.push(ms);
+        again_rss.push(mb);
+    }
+    println!(
+        "distill: first run median {:.0} ms, peak {:.0} MB; re-run median {:.0} ms, peak {:.0} MB",
+        median(first),
+        median(first_rss),
+        median(again),
+        median(again_rss)
+    );
+
+    let context = median((0..21).map(|_| timed(workmem(dir).arg("context"))).collect());
+    let (_, context_rss) = timed_rss(dir, &["context"]);
+    println!("context: median {context:.2} ms, peak {context_rss:.0} MB");
+
+    // Ties to resolve: two equally strong newer values for fresh keys.
+    let mut cases = Vec::new();
+    for n in 0..7 {
+        let key = format!("bench.tie-{n}-{}", std::process::id());
+        for (id, content, at) in [
+            ("a1", "Value A.", "2026-01-01T00:00:00Z"),
+            ("a2", "Value A.", "2026-01-02T00:00:00Z"),
+            ("b1", "Value B.", "2026-01-01T00:00:00Z"),
+            ("b2", "Value B.", "2026-01-02T00:00:00Z"),
+        ] {
+            let fact_id = format!("{key}-{id}");
+            let ok = workmem(dir)
+                .args(["remember", content, "-k", "decision", "-i", "4", "--key", &key, "--at", at, "--id", &fact_id, "-q"])
+                .stdout(Stdio::null())
+                .status()
+                .expect("remember")
+                .success();
+            assert!(ok);
+        }
+    }
+    assert!(workmem(dir).args(["distill", "--as-of", AS_OF, "-q"]).stdout(Stdio::null()).status().expect("distill").success());
+    let listed = workmem(dir).args(["conflicts", "--json"]).output().expect("conflicts");
+    let list: serde_json::Value = serde_json::from_slice(&listed.stdout).expect("json");
+    for case in list.as_array().expect("cases") {
+        cases.push((
+            case["conflict_id"].as_str().expect("id").to_owned(),
+            case["candidates"][0]["candidate_id"].as_str().expect("id").to_owned(),
+            case["revision"].to_string(),
+        ));
+    }
+    let times: Vec<f64> = cases
+        .iter()
+        .enumerate()
+        .map(|(n, (conflict, candidate, revision))| {
+            let event = format!("bench:{n}:{}", std::process::id());
+            timed(workmem(dir).args([
+                "resolve",
+                conflict,
+                candidate,
+                "--revision",
+                revision,
+                "--event-id",
+                &event,
+                "--rationale",
+                "benchmark",
+                "-q",
+            ]))
+        })
+        .collect();
+    if !times.is_empty() {
+        println!("resolve: median {:.1} ms over {} cases", median(times), cases.len());
+    }
+}
+
+fn main() {
+    append_comparison();
+    for dir in std::env::args().skip(1).filter(|a| !a.starts_with('-')) {
+        workspace_figures(Path::new(&dir));
+    }
+}
