@@ -10,8 +10,48 @@
 //! not at all. Keyed raw facts, candidates and superseded revisions never
 //! appear.
 
+use serde::{Deserialize, Serialize};
+
 use crate::curated_state::Entry;
 use crate::fact::{Fact, Kind};
+use crate::stamp::Stamp;
+
+/// What the projection needs of an active curated entry: its line in
+/// MEMORY.md and its priority in the bounded context. Kept in the
+/// workspace's projection index so `context` need not parse curated.json.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Projected {
+    /// The entry key.
+    pub key: String,
+    /// The entry kind.
+    pub kind: Kind,
+    /// The wording.
+    pub content: String,
+    /// Its occurrences.
+    pub occurrences: u64,
+    /// Number of evidence ids.
+    pub evidence: usize,
+    /// Its latest evidence.
+    pub last_seen: Stamp,
+}
+
+impl From<&Entry> for Projected {
+    fn from(entry: &Entry) -> Projected {
+        Projected {
+            key: entry.key.clone(),
+            kind: entry.kind,
+            content: entry.content.clone(),
+            occurrences: entry.occurrences,
+            evidence: entry.evidence_ids.len(),
+            last_seen: entry.last_seen.clone(),
+        }
+    }
+}
+
+/// Returns the projections of the active entries among `entries`.
+pub fn project<'a>(entries: impl IntoIterator<Item = &'a Entry>) -> Vec<Projected> {
+    entries.into_iter().filter(|e| e.is_active() && e.kind != Kind::Outcome).map(Projected::from).collect()
+}
 
 const TITLE: &str =
     "# Workspace Memory\n\nDerived from append-only project facts. Edit the source log or policy, not this view.";
@@ -34,23 +74,23 @@ fn section_title(kind: Kind) -> Option<&'static str> {
     }
 }
 
-fn item_line(entry: &Entry) -> String {
-    format!("- {} (seen {}x; evidence: {})", entry.content, entry.occurrences, entry.evidence_ids.len())
+fn item_line(entry: &Projected) -> String {
+    format!("- {} (seen {}x; evidence: {})", entry.content, entry.occurrences, entry.evidence)
 }
 
 /// Returns the MEMORY.md text of the active entries among `entries`.
 pub fn render_memory<'a>(entries: impl IntoIterator<Item = &'a Entry>) -> String {
-    let active: Vec<&Entry> = entries.into_iter().filter(|e| e.is_active()).collect();
-    render_sections(&active, None)
+    let active = project(entries);
+    render_sections(&active.iter().collect::<Vec<_>>(), None)
 }
 
 /// Renders the given active entries by section; `overflow` adds the
 /// overflow line to the last section.
-fn render_sections(active: &[&Entry], overflow: Option<usize>) -> String {
+fn render_sections(active: &[&Projected], overflow: Option<usize>) -> String {
     let mut out = String::from(TITLE);
     let mut any = false;
     for kind in [Kind::Decision, Kind::Convention, Kind::Pitfall] {
-        let mut items: Vec<&&Entry> = active.iter().filter(|e| e.kind == kind).collect();
+        let mut items: Vec<&&Projected> = active.iter().filter(|e| e.kind == kind).collect();
         if items.is_empty() {
             continue;
         }
@@ -89,17 +129,16 @@ fn chars(text: &str) -> usize {
 /// within `budget` characters (0: unbounded).
 ///
 /// `entries` is used only when the unbounded text exceeds the budget.
-pub fn render_context(memory_md: &str, entries: &[Entry], recent: &[Fact], budget: usize) -> String {
+pub fn render_context(memory_md: &str, entries: &[Projected], recent: &[Fact], budget: usize) -> String {
     let recent: Vec<&Fact> = recent.iter().filter(|f| f.memory_key.is_none()).collect();
     let full = join_context(memory_md.trim(), &recent);
     if budget == 0 || chars(&full) <= budget {
         return full;
     }
-    let mut active: Vec<&Entry> = entries.iter().filter(|e| e.is_active() && e.kind != Kind::Outcome).collect();
+    let mut active: Vec<&Projected> = entries.iter().filter(|e| e.kind != Kind::Outcome).collect();
     active.sort_by(|a, b| {
-        b.evidence_ids
-            .len()
-            .cmp(&a.evidence_ids.len())
+        b.evidence
+            .cmp(&a.evidence)
             .then_with(|| b.last_seen.instant().cmp(&a.last_seen.instant()))
             .then_with(|| a.content.cmp(&b.content))
             .then_with(|| a.key.cmp(&b.key))

@@ -37,6 +37,9 @@ pub const CURATED_FILE: &str = "curated.json";
 pub const CONFLICTS_FILE: &str = "conflicts.json";
 /// The derived prompt view.
 pub const MEMORY_FILE: &str = "MEMORY.md";
+/// Cache of what `context` needs of curated.json (see
+/// `Workspace::write_projection_index`); never evidence, always rebuildable.
+pub const PROJECTION_INDEX_FILE: &str = ".projection.json";
 /// Intent of a distill that changes curated.json, present only between its
 /// first and last write.
 pub const DISTILL_INTENT_FILE: &str = ".distill-pending.json";
@@ -381,10 +384,7 @@ impl Workspace {
             self.write_distill_intent(&curated_bytes, conflicts_bytes.as_deref())?;
             atomic_io::replace(&self.file(CURATED_FILE), &curated_bytes)?;
             failpoint::hit("between_curated_and_projection");
-            atomic_io::replace(
-                &self.file(MEMORY_FILE),
-                projection::render_memory(&outcome.curated.entries).as_bytes(),
-            )?;
+            self.write_memory_md(&outcome.curated, file_stamp(&self.file(CURATED_FILE))?)?;
         } else if curated_bytes.is_some() {
             self.repair_projection(&curated)?;
         }
@@ -463,7 +463,7 @@ impl Workspace {
         let bytes = state.encode(&path, &self.workspace_id)?;
         atomic_io::replace(&path, &bytes)?;
         failpoint::hit("between_curated_and_projection");
-        atomic_io::replace(&self.file(MEMORY_FILE), projection::render_memory(&state.entries).as_bytes())
+        self.write_memory_md(state, file_stamp(&path)?).map(drop)
     }
 
     /// Replaces conflicts.json.
@@ -476,15 +476,74 @@ impl Workspace {
         atomic_io::replace(&path, &bytes)
     }
 
-    /// Rewrites MEMORY.md when it differs from the rendering of `state`;
-    /// returns the rendering.
+    /// Rewrites MEMORY.md when it differs from the rendering of `state`,
+    /// and the projection index when it is stale; returns the rendering.
+    /// `curated_stamp` identifies the curated.json `state` was read from.
     pub(crate) fn repair_projection(&self, state: &CuratedState) -> Result<String> {
+        self.repair_projection_from(state, file_stamp(&self.file(CURATED_FILE))?)
+    }
+
+    fn repair_projection_from(&self, state: &CuratedState, curated_stamp: Option<FileStamp>) -> Result<String> {
         let rendered = projection::render_memory(&state.entries);
         let path = self.file(MEMORY_FILE);
         if atomic_io::read_optional(&path)?.as_deref() != Some(rendered.as_bytes()) {
-            atomic_io::replace(&path, rendered.as_bytes())?;
+            return self.write_memory_md(state, curated_stamp);
+        }
+        if self.fresh_projection()?.is_none() {
+            self.write_projection_index(state, curated_stamp)?;
         }
         Ok(rendered)
+    }
+
+    /// Replaces MEMORY.md with the rendering of `state`, then the projection
+    /// index; returns the rendering.
+    fn write_memory_md(&self, state: &CuratedState, curated_stamp: Option<FileStamp>) -> Result<String> {
+        let rendered = projection::render_memory(&state.entries);
+        atomic_io::replace(&self.file(MEMORY_FILE), rendered.as_bytes())?;
+        self.write_projection_index(state, curated_stamp)?;
+        Ok(rendered)
+    }
+
+    /// Records what the bounded context needs of `state` (the active
+    /// entries, without their evidence lists) together with the identities
+    /// of the curated.json it came from and of MEMORY.md, so that `context`
+    /// can trust MEMORY.md without parsing curated.json, whose evidence
+    /// lists grow with the log. The index is a cache: it is used only while
+    /// both identities still match, and rebuilt otherwise.
+    fn write_projection_index(&self, state: &CuratedState, curated_stamp: Option<FileStamp>) -> Result<()> {
+        let (Some(curated), Some(memory)) = (curated_stamp, file_stamp(&self.file(MEMORY_FILE))?) else {
+            return Ok(());
+        };
+        let index = ProjectionIndex {
+            schema_version: 1,
+            workspace_id: self.workspace_id.clone(),
+            curated,
+            memory,
+            entries: projection::project(&state.entries),
+        };
+        let text = serde_json::to_string(&index)
+            .map_err(|err| Error::Io { path: self.file(PROJECTION_INDEX_FILE), source: std::io::Error::other(err) })?;
+        atomic_io::replace(&self.file(PROJECTION_INDEX_FILE), text.as_bytes())
+    }
+
+    /// Returns MEMORY.md and the projected entries when the projection index
+    /// matches the current curated.json and MEMORY.md, reading neither
+    /// curated.json nor its evidence lists.
+    fn fresh_projection(&self) -> Result<Option<(String, Vec<projection::Projected>)>> {
+        let Some(data) = atomic_io::read_optional(&self.file(PROJECTION_INDEX_FILE))? else { return Ok(None) };
+        let Ok(index) = serde_json::from_slice::<ProjectionIndex>(&data) else { return Ok(None) };
+        let current = (file_stamp(&self.file(CURATED_FILE))?, file_stamp(&self.file(MEMORY_FILE))?);
+        if index.schema_version != 1
+            || index.workspace_id != self.workspace_id
+            || current != (Some(index.curated), Some(index.memory))
+        {
+            return Ok(None);
+        }
+        let Some(memory) = atomic_io::read_optional(&self.file(MEMORY_FILE))? else { return Ok(None) };
+        match String::from_utf8(memory) {
+            Ok(text) => Ok(Some((text, index.entries))),
+            Err(_) => Ok(None),
+        }
     }
 
     /// Returns the MEMORY.md text, rebuilding the file from curated.json
@@ -497,22 +556,57 @@ impl Workspace {
     }
 
     fn memory_and_state(&self) -> Result<(String, CuratedState)> {
+        // Identify curated.json before reading it: if a writer replaces it
+        // meanwhile, the index written below will not match and is ignored.
+        let curated_stamp = file_stamp(&self.file(CURATED_FILE))?;
         let (state, bytes) = self.curated_with_bytes()?;
         if bytes.is_none() {
             let existing = atomic_io::read_optional(&self.file(MEMORY_FILE))?;
             return Ok((existing.map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default(), state));
         }
-        Ok((self.repair_projection(&state)?, state))
+        Ok((self.repair_projection_from(&state, curated_stamp)?, state))
     }
 
     /// Returns the bounded agent context (SPEC section 8) with `recent`
     /// recent unkeyed facts (default from the config) within the configured
-    /// budget. Recent facts come from the newest daily files only.
+    /// budget. Recent facts come from the newest daily files only, and
+    /// curated.json is parsed only when the projection index is stale, so
+    /// the cost does not grow with the log.
     ///
     /// Errors: as [`Workspace::memory`] and [`Workspace::facts`].
     pub fn context(&self, recent: Option<usize>) -> Result<String> {
-        let (memory, state) = self.memory_and_state()?;
+        let (memory, entries) = match self.fresh_projection()? {
+            Some(fresh) => fresh,
+            None => {
+                let (memory, state) = self.memory_and_state()?;
+                (memory, projection::project(&state.entries))
+            }
+        };
         let recent = self.log.recent(recent.unwrap_or(self.config.recent_facts), |f| f.memory_key.is_none())?;
-        Ok(projection::render_context(&memory, &state.entries, &recent, self.config.context_budget))
+        Ok(projection::render_context(&memory, &entries, &recent, self.config.context_budget))
     }
+}
+
+/// The identity of a file's current content: inode, size and modification
+/// time. Every atomic replace makes a new inode; an edit in place changes
+/// the size or the time.
+type FileStamp = [i64; 4];
+
+fn file_stamp(path: &Path) -> Result<Option<FileStamp>> {
+    use std::os::unix::fs::MetadataExt;
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) => Ok(Some([meta.ino() as i64, meta.size() as i64, meta.mtime(), meta.mtime_nsec()])),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(err).at(path),
+    }
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProjectionIndex {
+    schema_version: u32,
+    workspace_id: String,
+    curated: FileStamp,
+    memory: FileStamp,
+    entries: Vec<projection::Projected>,
 }
