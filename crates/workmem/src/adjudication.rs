@@ -5,11 +5,13 @@
 //! Only a trusted human entry point may resolve a conflict; no model tool
 //! reaches this module.
 
+use std::path::Path;
+
 use crate::canon;
 use crate::conflict_queue::{Case, CaseStatus, ConflictQueue};
-use crate::curated_state::{CuratedState, Entry, Status};
+use crate::curated_state::{CuratedState, Revision, push_revision};
 use crate::distill::observed_fact_ids;
-use crate::error::{Error, Result};
+use crate::error::{Error, Location, Result};
 use crate::journal::{Adjudication, JOURNAL_SCHEMA_VERSION};
 use crate::stamp::Stamp;
 
@@ -124,7 +126,7 @@ pub fn plan<'a>(
         // Keeping the incumbent records the decision only.
         case.active_entry_key.clone().unwrap_or_default()
     } else {
-        promote_candidate(&mut curated_after, case, candidate)
+        promote_candidate(&mut curated_after, case, candidate)?
     };
     let mut queue_after = queue.clone();
     let closed = queue_after.cases.iter_mut().find(|c| c.conflict_id == *id).expect("case found above");
@@ -154,31 +156,27 @@ pub fn plan<'a>(
 
 /// Adds the next revision of the case's domain from `candidate`, superseding
 /// the active one; returns its key.
-fn promote_candidate(state: &mut CuratedState, case: &Case, candidate: &crate::conflict_queue::Candidate) -> String {
-    let memory_key = &case.memory_key;
-    let previous = state.entries.iter_mut().find(|e| e.is_active() && e.memory_key.as_deref() == Some(memory_key));
-    let revision = previous.as_ref().map_or(1, |e| e.revision + 1);
-    let key = canon::keyed_entry_key(memory_key, revision, candidate.kind.as_str(), &candidate.content);
-    let supersedes = previous.map(|old| {
-        old.status = Status::Superseded;
-        old.superseded_by = Some(key.clone());
-        old.key.clone()
-    });
-    state.entries.push(Entry {
-        key: key.clone(),
+///
+/// Errors: [`Error::Corrupt`] if the new entry key is already taken.
+fn promote_candidate(
+    state: &mut CuratedState,
+    case: &Case,
+    candidate: &crate::conflict_queue::Candidate,
+) -> Result<String> {
+    let active = state.entries.iter().position(|e| e.is_active() && e.memory_key.as_deref() == Some(&case.memory_key));
+    let revision = Revision {
+        memory_key: &case.memory_key,
         kind: candidate.kind,
         content: candidate.content.clone(),
+        evidence_ids: candidate.evidence_ids.clone(),
         first_seen: candidate.first_seen.clone(),
         last_seen: candidate.last_seen.clone(),
-        evidence_ids: candidate.evidence_ids.clone(),
-        occurrences: candidate.evidence_ids.len() as u64,
-        memory_key: Some(memory_key.clone()),
-        revision,
-        status: Status::Active,
-        supersedes,
-        superseded_by: None,
-    });
+    };
+    let taken: std::collections::HashSet<String> = state.entries.iter().map(|e| e.key.clone()).collect();
+    let position = push_revision(&mut state.entries, active, revision, |key| taken.contains(key))
+        .map_err(|message| Error::corrupt(Location::file(Path::new("curated.json")), message))?;
+    let key = state.entries[position].key.clone();
     state.sort();
     state.schema_version = crate::curated_state::CURATED_SCHEMA_VERSION;
-    key
+    Ok(key)
 }

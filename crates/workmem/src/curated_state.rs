@@ -284,6 +284,63 @@ impl CuratedState {
     }
 }
 
+/// The content of a new keyed revision.
+#[derive(Debug, Clone)]
+pub struct Revision<'a> {
+    /// Its conflict domain.
+    pub memory_key: &'a str,
+    /// Its kind.
+    pub kind: Kind,
+    /// Its wording.
+    pub content: String,
+    /// The facts behind it, sorted and unique.
+    pub evidence_ids: Vec<String>,
+    /// Earliest evidence.
+    pub first_seen: Stamp,
+    /// Latest evidence.
+    pub last_seen: Stamp,
+}
+
+/// Appends `revision` to `entries` as the active entry of its domain: the
+/// next revision number after `active` (the domain's current active entry,
+/// if any), which becomes superseded, with mutual links. `taken` says
+/// whether an entry key is already used. Returns the new entry's index.
+///
+/// Errors: a message naming the domain when the new key is taken.
+pub fn push_revision(
+    entries: &mut Vec<Entry>,
+    active: Option<usize>,
+    revision: Revision<'_>,
+    taken: impl Fn(&str) -> bool,
+) -> std::result::Result<usize, String> {
+    let number = active.map_or(1, |i| entries[i].revision + 1);
+    let key = canon::keyed_entry_key(revision.memory_key, number, revision.kind.as_str(), &revision.content);
+    if taken(&key) {
+        return Err(format!("new revision {number} of {} collides with existing entry {key}", revision.memory_key));
+    }
+    let supersedes = active.map(|i| {
+        let old = &mut entries[i];
+        old.status = Status::Superseded;
+        old.superseded_by = Some(key.clone());
+        old.key.clone()
+    });
+    entries.push(Entry {
+        key,
+        kind: revision.kind,
+        content: revision.content,
+        first_seen: revision.first_seen,
+        last_seen: revision.last_seen,
+        occurrences: revision.evidence_ids.len() as u64,
+        evidence_ids: revision.evidence_ids,
+        memory_key: Some(revision.memory_key.to_owned()),
+        revision: number,
+        status: Status::Active,
+        supersedes,
+        superseded_by: None,
+    });
+    Ok(entries.len() - 1)
+}
+
 fn check_entry_fields(entry: &Entry) -> std::result::Result<(), String> {
     if entry.key.len() != 16 || !entry.key.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
         return Err("key must be 16 lowercase hex characters".to_owned());

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::canon;
 use crate::conflict_queue::{self, Candidate, Case, CaseStatus, ConflictQueue};
-use crate::curated_state::{CuratedState, Entry, Status};
+use crate::curated_state::{CuratedState, Entry, Revision, Status, push_revision};
 use crate::error::{Error, Location, Result};
 use crate::fact::{Fact, FactSummary, Kind};
 use crate::stamp::Stamp;
@@ -290,53 +290,37 @@ pub trait FactView {
     fn content(&self) -> &str;
 }
 
-impl FactView for Fact {
-    fn fact_id(&self) -> &str {
-        &self.fact_id
-    }
-    fn recorded_at(&self) -> &Stamp {
-        &self.recorded_at
-    }
-    fn kind(&self) -> Kind {
-        self.kind
-    }
-    fn importance(&self) -> u8 {
-        self.importance
-    }
-    fn source(&self) -> &str {
-        &self.source
-    }
-    fn memory_key(&self) -> Option<&str> {
-        self.memory_key.as_deref()
-    }
-    fn content(&self) -> &str {
-        &self.content
-    }
+/// Both fact types keep the viewed fields under the same names.
+macro_rules! fact_view {
+    ($type:ty) => {
+        impl FactView for $type {
+            fn fact_id(&self) -> &str {
+                &self.fact_id
+            }
+            fn recorded_at(&self) -> &Stamp {
+                &self.recorded_at
+            }
+            fn kind(&self) -> Kind {
+                self.kind
+            }
+            fn importance(&self) -> u8 {
+                self.importance
+            }
+            fn source(&self) -> &str {
+                &self.source
+            }
+            fn memory_key(&self) -> Option<&str> {
+                self.memory_key.as_deref()
+            }
+            fn content(&self) -> &str {
+                &self.content
+            }
+        }
+    };
 }
 
-impl FactView for FactSummary {
-    fn fact_id(&self) -> &str {
-        &self.fact_id
-    }
-    fn recorded_at(&self) -> &Stamp {
-        &self.recorded_at
-    }
-    fn kind(&self) -> Kind {
-        self.kind
-    }
-    fn importance(&self) -> u8 {
-        self.importance
-    }
-    fn source(&self) -> &str {
-        &self.source
-    }
-    fn memory_key(&self) -> Option<&str> {
-        self.memory_key.as_deref()
-    }
-    fn content(&self) -> &str {
-        &self.content
-    }
-}
+fact_view!(Fact);
+fact_view!(FactSummary);
 
 struct Proposal<'a, F: FactView> {
     kind: Kind,
@@ -821,40 +805,23 @@ impl Run<'_> {
         active: Option<usize>,
         winner: &Proposal<'_, F>,
     ) -> Result<usize> {
-        let revision = active.map_or(1, |i| self.entries[i].revision + 1);
-        let content = winner.wording.content().to_owned();
-        let key = canon::keyed_entry_key(memory_key, revision, winner.kind.as_str(), &content);
-        if self.index.contains_key(&key) {
-            return Err(Error::corrupt(
-                Location::file(Path::new("curated.json")),
-                format!("new revision {revision} of {memory_key} collides with existing entry {key}"),
-            ));
-        }
-        let supersedes = active.map(|i| {
-            let old = &mut self.entries[i];
-            old.status = Status::Superseded;
-            old.superseded_by = Some(key.clone());
-            old.key.clone()
-        });
-        if supersedes.is_some() {
-            self.report.superseded += 1;
-        }
-        let position = self.entries.len();
-        self.index.insert(key.clone(), position);
-        self.entries.push(Entry {
-            key,
+        let superseding = active.is_some();
+        let revision = Revision {
+            memory_key,
             kind: winner.kind,
-            content,
+            content: winner.wording.content().to_owned(),
+            evidence_ids: winner.ids.clone(),
             first_seen: winner.first.clone(),
             last_seen: winner.last.clone(),
-            evidence_ids: winner.ids.clone(),
-            occurrences: winner.ids.len() as u64,
-            memory_key: Some(memory_key.to_owned()),
-            revision,
-            status: Status::Active,
-            supersedes,
-            superseded_by: None,
-        });
+        };
+        let index = &self.index;
+        let position = push_revision(&mut self.entries, active, revision, |key| index.contains_key(key))
+            .map_err(|message| Error::corrupt(Location::file(Path::new("curated.json")), message))?;
+        let (key, revision) = (self.entries[position].key.clone(), self.entries[position].revision);
+        self.index.insert(key, position);
+        if superseding {
+            self.report.superseded += 1;
+        }
         self.report.created += 1;
         self.report.eligible += winner.facts.len();
         self.curated_changed = true;
