@@ -93,7 +93,10 @@ fn append_comparison() {
         }
     }
     let (base, ours) = (median(base), median(ours));
-    println!("append (process): floor median {base:.2} ms; workmem remember median {ours:.2} ms; ratio {:.2}", ours / base);
+    println!(
+        "append (process): floor median {base:.2} ms; workmem remember median {ours:.2} ms; ratio {:.2}",
+        ours / base
+    );
 }
 
 fn workspace_figures(dir: &Path) {
@@ -146,7 +149,9 @@ fn workspace_figures(dir: &Path) {
         ] {
             let fact_id = format!("{key}-{id}");
             let ok = workmem(dir)
-                .args(["remember", content, "-k", "decision", "-i", "4", "--key", &key, "--at", at, "--id", &fact_id, "-q"])
+                .args([
+                    "remember", content, "-k", "decision", "-i", "4", "--key", &key, "--at", at, "--id", &fact_id, "-q",
+                ])
                 .stdout(Stdio::null())
                 .status()
                 .expect("remember")
@@ -154,7 +159,14 @@ fn workspace_figures(dir: &Path) {
             assert!(ok);
         }
     }
-    assert!(workmem(dir).args(["distill", "--as-of", AS_OF, "-q"]).stdout(Stdio::null()).status().expect("distill").success());
+    assert!(
+        workmem(dir)
+            .args(["distill", "--as-of", AS_OF, "-q"])
+            .stdout(Stdio::null())
+            .status()
+            .expect("distill")
+            .success()
+    );
     let listed = workmem(dir).args(["conflicts", "--json"]).output().expect("conflicts");
     let list: serde_json::Value = serde_json::from_slice(&listed.stdout).expect("json");
     for case in list.as_array().expect("cases") {
