@@ -5,8 +5,6 @@
 //! conflict, distill, or change or delete anything already recorded: those
 //! stay with the human at the REPL (SPEC section 6).
 
-use std::collections::BTreeMap;
-
 use serde_json::{Map, Value, json};
 use workmem::{Error, NewFact, Workspace};
 
@@ -17,7 +15,7 @@ pub const BASH: &str = "bash";
 /// Name of the tool that appends a fact.
 pub const WRITE_MEMORY: &str = "write_memory";
 /// The `source` of facts the model writes.
-pub const MODEL_TOOL_SOURCE: &str = "model_tool";
+pub use workmem::fact::MODEL_TOOL_SOURCE;
 /// The memory_key pattern of SPEC section 2.
 pub const MEMORY_KEY_PATTERN: &str = r"^[a-z][a-z0-9]*(?:[._-][a-z0-9]+)*$";
 
@@ -130,49 +128,7 @@ pub fn bash_command(input: &Value) -> Result<String, String> {
 /// field.
 pub fn write_memory_fact(input: &Value) -> Result<NewFact, Error> {
     let object = as_object(input).map_err(|message| Error::invalid("input", message))?;
-    reject_unknown(object, &["content", "kind", "importance", "memory_key", "evidence"])
-        .map_err(|message| Error::invalid("input", message))?;
-    let content = match object.get("content") {
-        Some(Value::String(text)) => text.clone(),
-        Some(_) => return Err(Error::invalid("content", "expected a string")),
-        None => return Err(Error::invalid("content", "missing")),
-    };
-    let kind = match object.get("kind") {
-        Some(Value::String(text)) => text.clone(),
-        Some(_) => return Err(Error::invalid("kind", "expected one of decision, convention, pitfall, outcome")),
-        None => return Err(Error::invalid("kind", "missing; expected one of decision, convention, pitfall, outcome")),
-    };
-    let importance = match object.get("importance") {
-        Some(Value::Number(n)) => n.as_i64().ok_or_else(|| Error::invalid("importance", "expected an integer 1-5"))?,
-        Some(_) => return Err(Error::invalid("importance", "expected an integer 1-5")),
-        None => return Err(Error::invalid("importance", "missing; expected an integer 1-5")),
-    };
-    let memory_key = match object.get("memory_key") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(text)) => Some(text.clone()),
-        Some(_) => return Err(Error::invalid("memory_key", "expected a string")),
-    };
-    let evidence = match object.get("evidence") {
-        None | Some(Value::Null) => BTreeMap::new(),
-        Some(Value::Object(map)) => map
-            .iter()
-            .map(|(key, value)| match value {
-                Value::String(text) => Ok((key.clone(), text.clone())),
-                _ => Err(Error::invalid("evidence", format!("value of {key:?} must be a string"))),
-            })
-            .collect::<Result<_, _>>()?,
-        Some(_) => return Err(Error::invalid("evidence", "expected an object of strings")),
-    };
-    Ok(NewFact {
-        content,
-        kind: Some(kind),
-        importance: Some(importance),
-        memory_key,
-        source: Some(MODEL_TOOL_SOURCE.to_owned()),
-        evidence,
-        recorded_at: None,
-        fact_id: None,
-    })
+    NewFact::from_tool_input(object)
 }
 
 /// Runs `write_memory` against `workspace`: validates everything, appends
@@ -234,7 +190,7 @@ mod tests {
         assert_eq!(ok.evidence.get("file").map(String::as_str), Some("a"));
         for (input, field) in [
             (json!("text"), "input"),
-            (json!({"content": "x", "kind": "decision", "importance": 4, "source": "user"}), "input"),
+            (json!({"content": "x", "kind": "decision", "importance": 4, "source": "user"}), "source"),
             (json!({"kind": "decision", "importance": 4}), "content"),
             (json!({"content": 1, "kind": "decision", "importance": 4}), "content"),
             (json!({"content": "x", "importance": 4}), "kind"),

@@ -15,8 +15,6 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use workmem::{Error, NewFact};
 
-use crate::MODEL_TOOL_SOURCE;
-
 /// Name of the tool that appends a fact.
 pub const WRITE_MEMORY: &str = "write_memory";
 /// Name of the tool that returns the bounded agent context.
@@ -134,27 +132,13 @@ fn schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
     })
 }
 
-/// Returns the fact `write_memory` asked for, before library validation.
+/// Returns the fact `write_memory` asked for, before library validation (the
+/// library's one reading of the tool input, shared with `workmem chat`).
 ///
 /// Errors: [`Error::InvalidInput`] naming an unknown, missing or mistyped
 /// field.
 pub fn write_memory_args(args: &JsonObject) -> Result<NewFact, Error> {
-    reject_unknown(args, &["content", "kind", "importance", "memory_key", "evidence"])?;
-    let content: String = required(args, "content", "a string")?;
-    let kind: String = required(args, "kind", "one of decision, convention, pitfall, outcome")?;
-    let importance: i64 = required(args, "importance", "an integer from 1 to 5")?;
-    let memory_key: Option<String> = optional(args, "memory_key", "a string")?;
-    let evidence: Option<BTreeMap<String, String>> = optional(args, "evidence", "an object whose values are strings")?;
-    Ok(NewFact {
-        content,
-        kind: Some(kind),
-        importance: Some(importance),
-        memory_key,
-        source: Some(MODEL_TOOL_SOURCE.to_owned()),
-        evidence: evidence.unwrap_or_default(),
-        recorded_at: None,
-        fact_id: None,
-    })
+    NewFact::from_tool_input(args)
 }
 
 /// Returns the `recent` count of `get_context` (`None`: the default).
@@ -194,10 +178,6 @@ fn reject_unknown(args: &JsonObject, known: &[&str]) -> Result<(), Error> {
         }
         Some(key) => Err(Error::invalid(key.as_str(), format!("unknown field; expected one of {}", known.join(", ")))),
     }
-}
-
-fn required<T: DeserializeOwned>(args: &JsonObject, field: &str, expected: &str) -> Result<T, Error> {
-    optional(args, field, expected)?.ok_or_else(|| Error::invalid(field, format!("missing; expected {expected}")))
 }
 
 /// Returns the field's value; absent and `null` are both `None`.

@@ -129,7 +129,44 @@ pub struct NewFact {
     pub fact_id: Option<String>,
 }
 
+/// The source recorded for facts a model writes through a tool.
+pub const MODEL_TOOL_SOURCE: &str = "model_tool";
+
 impl NewFact {
+    /// Returns the fact a model's `write_memory` tool call asks for: fields
+    /// `content`, `kind`, `importance`, optional `memory_key` and `evidence`
+    /// (an object of strings), with source `model_tool`. The MCP server and
+    /// the agent loop share this one reading of the tool's input; the
+    /// values are checked afterwards like any append ([`Fact::from_new`]).
+    ///
+    /// Errors: [`Error::InvalidInput`] naming an unknown, missing or
+    /// mistyped field.
+    pub fn from_tool_input(args: &serde_json::Map<String, serde_json::Value>) -> Result<NewFact> {
+        const FIELDS: [&str; 5] = ["content", "kind", "importance", "memory_key", "evidence"];
+        if let Some(unknown) = args.keys().find(|key| !FIELDS.contains(&key.as_str())) {
+            return Err(Error::invalid(
+                unknown.as_str(),
+                format!("unknown field; expected one of {}", FIELDS.join(", ")),
+            ));
+        }
+        Ok(NewFact {
+            content: tool_field(args, "content", "a string")?
+                .ok_or_else(|| Error::invalid("content", "missing; expected a string"))?,
+            kind: Some(tool_field(args, "kind", "one of decision, convention, pitfall, outcome")?.ok_or_else(
+                || Error::invalid("kind", "missing; expected one of decision, convention, pitfall, outcome"),
+            )?),
+            importance: Some(
+                tool_field(args, "importance", "an integer from 1 to 5")?
+                    .ok_or_else(|| Error::invalid("importance", "missing; expected an integer from 1 to 5"))?,
+            ),
+            memory_key: tool_field(args, "memory_key", "a string")?,
+            source: Some(MODEL_TOOL_SOURCE.to_owned()),
+            evidence: tool_field(args, "evidence", "an object whose values are strings")?.unwrap_or_default(),
+            recorded_at: None,
+            fact_id: None,
+        })
+    }
+
     /// Returns a new fact with `content` and every other field defaulted.
     pub fn new(content: impl Into<String>) -> NewFact {
         NewFact { content: content.into(), ..NewFact::default() }
@@ -244,6 +281,20 @@ pub(crate) fn describe_json_error(err: &serde_json::Error) -> String {
         Category::Syntax | Category::Eof => format!("not valid JSON ({err})"),
         Category::Data => format!("invalid record: {err}"),
         Category::Io => format!("unreadable record: {err}"),
+    }
+}
+
+/// Returns a tool argument; absent and `null` are both `None`.
+fn tool_field<T: serde::de::DeserializeOwned>(
+    args: &serde_json::Map<String, serde_json::Value>,
+    field: &str,
+    expected: &str,
+) -> Result<Option<T>> {
+    match args.get(field) {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(value) => serde_json::from_value(value.clone())
+            .map(Some)
+            .map_err(|_| Error::invalid(field, format!("expected {expected}, got {}", json_type(value)))),
     }
 }
 
