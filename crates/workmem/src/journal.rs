@@ -173,7 +173,9 @@ pub fn intent_digest(intent: &Value) -> String {
 }
 
 fn line_of<T: Serialize>(record: &T) -> String {
-    let value = serde_json::to_value(record).unwrap_or_default();
+    // Journal records are plain structs with string keys: serializing them
+    // to a JSON value cannot fail.
+    let value = serde_json::to_value(record).expect("journal records serialize to JSON");
     let mut line = canon::to_json(&value, JsonStyle::Line);
     line.push('\n');
     line
