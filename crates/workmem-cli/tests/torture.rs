@@ -254,21 +254,30 @@ impl Storm {
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         let started = Instant::now();
         let mut child: Child = cmd.spawn().expect("spawn workmem");
-        std::thread::sleep(delay);
         self.commands += 1;
-        if child.try_wait().expect("try_wait").is_none() {
-            child.kill().expect("SIGKILL");
-            let out = child.wait_with_output().expect("wait");
-            if out.status.signal() == Some(9) {
-                self.kills += 1;
-                // Killed before it finished: it takes longer than assumed,
-                // so later delays reach further into the command.
-                *self.mean_micros.entry(op).or_insert(mean) = mean * 1.25;
-                return None;
+        // Poll rather than sleep the whole delay, so that the run time of a
+        // command that finishes first is measured, not the delay.
+        let deadline = started + delay;
+        loop {
+            if child.try_wait().expect("try_wait").is_some() {
+                let out = child.wait_with_output().expect("wait");
+                return self.finished(op, out, started);
             }
-            return self.finished(op, out, started);
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            std::thread::sleep((deadline - now).min(Duration::from_micros(500)));
         }
+        child.kill().expect("SIGKILL");
         let out = child.wait_with_output().expect("wait");
+        if out.status.signal() == Some(9) {
+            self.kills += 1;
+            // Killed before it finished: it takes longer than assumed, so
+            // later delays reach further into the command.
+            *self.mean_micros.entry(op).or_insert(mean) = mean * 1.25;
+            return None;
+        }
         self.finished(op, out, started)
     }
 
