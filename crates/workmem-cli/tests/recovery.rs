@@ -10,53 +10,19 @@
 
 use std::collections::BTreeMap;
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+
+use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
 const AS_OF: &str = "2026-06-01T00:00:00Z";
 
-struct Project {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-}
+#[path = "support/project.rs"]
+mod project;
+
+use project::Project;
 
 impl Project {
-    fn new() -> Project {
-        let dir = tempfile::Builder::new().prefix("workmem-recovery-").tempdir().expect("temp dir");
-        let root = dir.path().join("project");
-        std::fs::create_dir_all(root.join(".git")).expect("project");
-        Project { _dir: dir, root }
-    }
-
-    fn memory(&self) -> PathBuf {
-        self.root.join(".workmem/memory")
-    }
-
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_workmem"));
-        cmd.env_clear().env("HOME", &self.root).env("USER", "reviewer").current_dir(&self.root).args(args);
-        cmd.stdin(Stdio::null());
-        cmd
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        self.cmd(args).output().expect("spawn workmem")
-    }
-
-    fn ok(&self, args: &[&str]) -> Output {
-        let out = self.run(args);
-        assert!(out.status.success(), "{args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-        out
-    }
-
-    fn json(&self, args: &[&str]) -> Value {
-        let mut all: Vec<&str> = args.to_vec();
-        all.push("--json");
-        serde_json::from_slice(&self.ok(&all).stdout).expect("json output")
-    }
-
     /// Runs `args` with `failpoint` armed and checks the process aborted.
     fn crash(&self, args: &[&str], failpoint: &str) {
         let out = self.cmd(args).env("WORKMEM_FAILPOINT", failpoint).output().expect("spawn");
@@ -213,7 +179,7 @@ const NEXT_COMMANDS: [&[&str]; 5] =
 #[test]
 fn every_resolve_failpoint_recovers_to_exactly_one_committed_decision() {
     for (index, failpoint) in RESOLVE_FAILPOINTS.iter().enumerate() {
-        let project = Project::new();
+        let project = Project::new("workmem-recovery-");
         let (conflict, candidate, revision) = tied(&project);
         let revision = revision.to_string();
         project.crash(&resolve_args(&conflict, &candidate, &revision), failpoint);
@@ -234,12 +200,12 @@ fn every_distill_failpoint_is_finished_by_the_next_command() {
     for (index, failpoint) in ["between_curated_and_projection", "distill_after_curated"].iter().enumerate() {
         // Reference: the same scenario without a crash, in the same path.
         let reference = {
-            let project = Project::new();
+            let project = Project::new("workmem-recovery-");
             distill_scenario(&project);
             project.ok(&["distill", "--as-of", AS_OF]);
             canonical(&project)
         };
-        let project = Project::new();
+        let project = Project::new("workmem-recovery-");
         distill_scenario(&project);
         project.crash(&["distill", "--as-of", AS_OF], failpoint);
         project.ok(NEXT_COMMANDS[index]);
@@ -297,7 +263,7 @@ fn blank(value: &mut Value) {
 
 #[test]
 fn racing_resolutions_and_distills_are_serialised_by_the_lock() {
-    let project = Project::new();
+    let project = Project::new("workmem-recovery-");
     let (conflict, candidate, revision) = tied(&project);
     let revision = revision.to_string();
     let mut children = Vec::new();
@@ -340,7 +306,7 @@ fn racing_resolutions_and_distills_are_serialised_by_the_lock() {
 
 #[test]
 fn appends_and_reads_do_not_wait_for_the_lock_but_distill_does() {
-    let project = Project::new();
+    let project = Project::new("workmem-recovery-");
     project.remember("x1", "Use WAL mode.", 5, None, "2026-01-01T00:00:00Z");
     let lock_path = project.memory().join(".lock");
     let lock = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path).expect("lock");
@@ -360,7 +326,7 @@ fn appends_and_reads_do_not_wait_for_the_lock_but_distill_does() {
 
 #[test]
 fn readers_never_see_a_half_written_canonical_file() {
-    let project = Project::new();
+    let project = Project::new("workmem-recovery-");
     for n in 0..40 {
         project.remember(&format!("f{n}"), &format!("Convention number {n}."), 4, None, "2026-01-01T00:00:00Z");
     }
@@ -392,7 +358,7 @@ fn readers_never_see_a_half_written_canonical_file() {
 
 #[test]
 fn resolve_exit_codes_follow_the_contract() {
-    let project = Project::new();
+    let project = Project::new("workmem-recovery-");
     let (conflict, candidate, revision) = tied(&project);
     let rev = revision.to_string();
     let code = |args: &[&str]| project.run(args).status.code();

@@ -32,59 +32,21 @@ fn full_run() -> bool {
     std::env::var_os("WORKMEM_TORTURE_FULL").is_some_and(|v| v == "1")
 }
 
-struct Project {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-}
+#[path = "support/project.rs"]
+mod project;
+
+use project::Project;
 
 impl Project {
-    fn new() -> Project {
-        let dir = tempfile::Builder::new().prefix("workmem-torture-").tempdir().expect("temp dir");
-        let root = dir.path().join("project");
-        std::fs::create_dir_all(root.join(".git")).expect("project");
-        Project { _dir: dir, root }
-    }
-
     /// Returns a project in RAM when `/dev/shm` is available: a SIGKILL
     /// leaves the page cache intact, so the kill storm tests the same thing
     /// there, without paying for thousands of disk fsyncs.
     fn in_ram() -> Project {
         let shm = Path::new("/dev/shm");
-        let Some(dir) =
-            shm.is_dir().then(|| tempfile::Builder::new().prefix("workmem-torture-").tempdir_in(shm).ok()).flatten()
-        else {
-            return Project::new();
-        };
-        let root = dir.path().join("project");
-        std::fs::create_dir_all(root.join(".git")).expect("project");
-        Project { _dir: dir, root }
-    }
-
-    fn memory(&self) -> PathBuf {
-        self.root.join(".workmem/memory")
-    }
-
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_workmem"));
-        cmd.env_clear().env("HOME", &self.root).env("USER", "reviewer").current_dir(&self.root).args(args);
-        cmd.stdin(Stdio::null());
-        cmd
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        self.cmd(args).output().expect("spawn workmem")
-    }
-
-    fn ok(&self, args: &[&str]) -> Output {
-        let out = self.run(args);
-        assert!(out.status.success(), "{args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-        out
-    }
-
-    fn json(&self, args: &[&str]) -> Value {
-        let mut all: Vec<&str> = args.to_vec();
-        all.push("--json");
-        serde_json::from_slice(&self.ok(&all).stdout).expect("json output")
+        match shm.is_dir().then(|| tempfile::Builder::new().prefix("workmem-torture-").tempdir_in(shm).ok()).flatten() {
+            Some(dir) => Project::inside(dir),
+            None => Project::new("workmem-torture-"),
+        }
     }
 
     /// Every file of the memory directory with its bytes (the lock file
@@ -161,7 +123,7 @@ impl Rng {
 fn eight_processes_remember_while_distill_and_context_loop() {
     const WRITERS: usize = 8;
     const PER_WRITER: usize = 250;
-    let project = Project::new();
+    let project = Project::new("workmem-torture-");
     project.ok(&["init"]);
     let done = std::sync::atomic::AtomicBool::new(false);
     let started = Instant::now();
@@ -448,7 +410,7 @@ impl Project {
 /// case and aged facts that a distill would still promote, so that every
 /// writing command has something to write.
 fn busy_project() -> Project {
-    let project = Project::new();
+    let project = Project::new("workmem-torture-");
     for (id, content, key, at) in [
         ("s1", "Use SQLite.", Some("db.engine"), "2026-01-01T00:00:00Z"),
         ("w1", "Use WAL mode.", None, "2026-01-01T01:00:00Z"),

@@ -1,0 +1,64 @@
+//! A temporary git-like project and the real `workmem` binary run in it
+//! with a cleared environment; shared by the CLI test binaries that include
+//! it with `#[path = "support/project.rs"] mod project;` (each adds its own
+//! helpers in further `impl Project` blocks).
+#![allow(dead_code)] // not every test binary uses every helper
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+/// A project directory (holding `.git`) inside a temporary directory.
+pub struct Project {
+    _dir: tempfile::TempDir,
+    /// The project directory.
+    pub root: PathBuf,
+}
+
+impl Project {
+    /// Returns a new project under the system temporary directory.
+    pub fn new(prefix: &str) -> Project {
+        Project::inside(tempfile::Builder::new().prefix(prefix).tempdir().expect("temp dir"))
+    }
+
+    /// Returns a new project in `dir`, which it keeps alive.
+    pub fn inside(dir: tempfile::TempDir) -> Project {
+        let root = dir.path().join("project");
+        std::fs::create_dir_all(root.join(".git")).expect("project");
+        Project { _dir: dir, root }
+    }
+
+    /// Returns the memory directory.
+    pub fn memory(&self) -> PathBuf {
+        self.root.join(".workmem/memory")
+    }
+
+    /// Returns `workmem ARGS` in the project, with a cleared environment and
+    /// no standard input.
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_workmem"));
+        cmd.env_clear().env("HOME", &self.root).env("USER", "reviewer").current_dir(&self.root).args(args);
+        cmd.stdin(Stdio::null());
+        cmd
+    }
+
+    /// Runs `workmem ARGS`.
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().expect("spawn workmem")
+    }
+
+    /// Runs `workmem ARGS`, which must succeed.
+    pub fn ok(&self, args: &[&str]) -> Output {
+        let out = self.run(args);
+        assert!(out.status.success(), "{args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        out
+    }
+
+    /// Runs `workmem ARGS --json`, which must succeed, and parses stdout.
+    pub fn json(&self, args: &[&str]) -> Value {
+        let mut all: Vec<&str> = args.to_vec();
+        all.push("--json");
+        serde_json::from_slice(&self.ok(&all).stdout).expect("json output")
+    }
+}
