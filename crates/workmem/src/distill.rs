@@ -452,7 +452,7 @@ fn run<F: FactView>(
         .flat_map(|(index, e)| e.evidence_ids.iter().map(move |id| (id.as_str(), index)))
         .collect();
     let mut aged = 0usize;
-    let mut unkeyed: BTreeMap<String, Vec<&F>> = BTreeMap::new();
+    let mut unkeyed: HashMap<(Kind, String), Vec<&F>> = HashMap::new();
     let mut keyed: BTreeMap<&str, BTreeMap<(Kind, String), Vec<&F>>> = BTreeMap::new();
     let mut domain_ids: HashMap<&str, Vec<&str>> = HashMap::new();
     let mut seen: HashSet<&str> = HashSet::with_capacity(facts.len());
@@ -495,9 +495,7 @@ fn run<F: FactView>(
             continue;
         }
         match fact.memory_key() {
-            None => {
-                unkeyed.entry(canon::unkeyed_entry_key(fact.kind().as_str(), fact.content())).or_default().push(fact)
-            }
+            None => unkeyed.entry((fact.kind(), canon::normal_form(fact.content()))).or_default().push(fact),
             Some(key) => keyed
                 .entry(key)
                 .or_default()
@@ -508,6 +506,13 @@ fn run<F: FactView>(
     }
     run.report.scanned = aged;
 
+    // One entry key per group (a hash of the same kind and normal form),
+    // handled in key order.
+    let mut unkeyed: Vec<(String, Vec<&F>)> = unkeyed
+        .into_iter()
+        .map(|((kind, _), group)| (canon::unkeyed_entry_key(kind.as_str(), group[0].content()), group))
+        .collect();
+    unkeyed.sort_by(|a, b| a.0.cmp(&b.0));
     for (key, group) in unkeyed {
         run.unkeyed_group(key, group);
     }
