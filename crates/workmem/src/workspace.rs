@@ -490,7 +490,9 @@ impl Workspace {
             return self.write_memory_md(state, curated_stamp);
         }
         if self.fresh_projection()?.is_none() {
-            self.write_projection_index(state, curated_stamp)?;
+            // Only a cache: a reader that cannot write it (a read-only
+            // checkout, say) still gets its answer, the slow way.
+            let _ = self.write_projection_index(state, curated_stamp);
         }
         Ok(rendered)
     }
@@ -530,7 +532,9 @@ impl Workspace {
     /// matches the current curated.json and MEMORY.md, reading neither
     /// curated.json nor its evidence lists.
     fn fresh_projection(&self) -> Result<Option<(String, Vec<projection::Projected>)>> {
-        let Some(data) = atomic_io::read_optional(&self.file(PROJECTION_INDEX_FILE))? else { return Ok(None) };
+        // Any trouble with the cache (missing, unreadable, a directory or a
+        // link in its place) is a miss, never an error.
+        let Ok(Some(data)) = atomic_io::read_optional(&self.file(PROJECTION_INDEX_FILE)) else { return Ok(None) };
         let Ok(index) = serde_json::from_slice::<ProjectionIndex>(&data) else { return Ok(None) };
         let current = (file_stamp(&self.file(CURATED_FILE))?, file_stamp(&self.file(MEMORY_FILE))?);
         if index.schema_version != 1

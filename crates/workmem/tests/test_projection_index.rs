@@ -52,3 +52,17 @@ fn a_changed_curated_json_or_memory_md_makes_the_index_stale() {
     p.ws.distill(&workmem::Policy::default(), Some(stamp(AS_OF)), false).expect("distill");
     assert!(p.ws.context(None).expect("context").contains("Never log tokens."));
 }
+
+#[test]
+fn a_reader_that_cannot_write_the_index_still_answers() {
+    let p = Project::new();
+    promote(&p);
+    let expected = p.ws.context(None).expect("context");
+    // Make the index unwritable: a non-empty directory stands in its place.
+    let index = p.ws.memory_dir().join(".projection.json");
+    fs::remove_file(&index).expect("remove index");
+    fs::create_dir(&index).expect("directory");
+    fs::write(index.join("keep"), b"x").expect("fill");
+    assert_eq!(p.ws.context(None).expect("context without an index"), expected);
+    assert_eq!(p.ws.memory().expect("memory"), fs::read_to_string(p.ws.memory_dir().join("MEMORY.md")).expect("read"));
+}
