@@ -8,7 +8,6 @@
 
 #![allow(clippy::disallowed_methods)] // tests write fixtures directly
 
-use std::collections::BTreeMap;
 use std::os::unix::process::ExitStatusExt;
 
 use std::process::{Command, Stdio};
@@ -42,25 +41,6 @@ impl Project {
             args.extend(["--key", key]);
         }
         self.ok(&args);
-    }
-
-    /// Every file of the memory directory with its bytes.
-    fn files(&self) -> BTreeMap<String, Vec<u8>> {
-        let mut out = BTreeMap::new();
-        let mut stack = vec![self.memory()];
-        while let Some(dir) = stack.pop() {
-            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-            for entry in entries {
-                let path = entry.expect("entry").path();
-                if path.is_dir() {
-                    stack.push(path);
-                } else {
-                    let name = path.strip_prefix(self.memory()).expect("prefix").display().to_string();
-                    out.insert(name, std::fs::read(&path).expect("read"));
-                }
-            }
-        }
-        out
     }
 
     fn read(&self, name: &str) -> String {

@@ -49,26 +49,6 @@ impl Project {
         }
     }
 
-    /// Every file of the memory directory with its bytes (the lock file
-    /// included: a failed command must not even create it).
-    fn files(&self) -> BTreeMap<PathBuf, Vec<u8>> {
-        let mut out = BTreeMap::new();
-        let mut stack = vec![self.memory()];
-        while let Some(dir) = stack.pop() {
-            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-            for entry in entries {
-                let path = entry.expect("entry").path();
-                if path.is_dir() {
-                    stack.push(path);
-                } else {
-                    let bytes = std::fs::read(&path).expect("read");
-                    out.insert(path.strip_prefix(self.memory()).expect("prefix").to_path_buf(), bytes);
-                }
-            }
-        }
-        out
-    }
-
     fn fact_ids(&self) -> BTreeSet<String> {
         let facts = self.json(&["facts", "--all"]);
         facts.as_array().expect("list").iter().map(|f| f["fact_id"].as_str().expect("id").to_owned()).collect()
@@ -753,37 +733,8 @@ fn ten_megabytes_of_evidence_is_refused_naming_evidence() {
 // ---------------------------------------------------------------------------
 // Acceptance 6: the secret guard on every field
 
-/// One credential of every kind, built at run time (no literal secret in
-/// the source), with the kind the error must name.
-fn credentials() -> Vec<(String, &'static str)> {
-    let alnum = |n: usize| -> String {
-        let set = b"aB3dE5gH7jK9mN1pQ2rS4tU6vW8xY0z";
-        (0..n).map(|i| set[(i * 7 + 3) % set.len()] as char).collect()
-    };
-    let upper = |n: usize| -> String {
-        let set = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-        (0..n).map(|i| set[(i * 11 + 5) % set.len()] as char).collect()
-    };
-    vec![
-        (format!("AKIA{}", upper(16)), "AWS access key"),
-        (format!("ghp_{}", alnum(36)), "GitHub token"),
-        (format!("glpat-{}", alnum(20)), "GitLab token"),
-        (format!("xoxb-1234567890-9876543210-{}", alnum(24)), "Slack token"),
-        (format!("sk-proj-{}", alnum(48)), "OpenAI API key"),
-        (format!("sk-ant-api03-{}", alnum(93)), "Anthropic API key"),
-        (format!("sk_live_{}", alnum(24)), "Stripe key"),
-        (format!("AIza{}", alnum(35)), "Google API key"),
-        (
-            format!("-----BEGIN OPENSSH PRIVATE KEY-----\n{}\n-----END OPENSSH PRIVATE KEY-----", alnum(70)),
-            "private key block",
-        ),
-        (format!("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0In0.{}", alnum(43)), "JSON Web Token"),
-        (format!("Authorization: Bearer {}", alnum(40)), "bearer token"),
-        ("password=hunter2hunter2".to_owned(), "password or secret assignment"),
-        ("api_key: 'k3y-v4lue-42'".to_owned(), "password or secret assignment"),
-        ("secret: s3cr3t-value-42".to_owned(), "password or secret assignment"),
-    ]
-}
+#[path = "../../workmem/tests/fixtures/secret/credentials.rs"]
+mod credentials;
 
 fn assert_refused(project: &Project, out: &Output, field: &str, kind: &str, secret: &str) {
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -805,7 +756,7 @@ fn every_kind_of_secret_is_refused_in_every_field_and_nothing_is_written() {
     let candidate = case["candidates"][0]["candidate_id"].as_str().expect("id").to_owned();
     let revision = case["revision"].to_string();
     let before = project.files();
-    for (secret, kind) in credentials() {
+    for (secret, kind) in credentials::credential_samples() {
         let content = format!("The deploy uses {secret} for now.");
         let out = project.run(&["remember", &content]);
         assert_refused(&project, &out, "content", kind, &secret);

@@ -10,52 +10,10 @@ use workmem::{Error, NewFact, secret};
 
 use crate::common::{Project, fact};
 
-/// Credentials of every kind the guard knows, with the kind it must name.
-/// Built at run time so that the source holds no literal credential.
-pub fn credential_samples() -> Vec<(String, &'static str)> {
-    let alnum = |n: usize| -> String {
-        let set = b"aB3dE5gH7jK9mN1pQ2rS4tU6vW8xY0z";
-        (0..n).map(|i| set[(i * 7 + 3) % set.len()] as char).collect()
-    };
-    let upper = |n: usize| -> String {
-        let set = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-        (0..n).map(|i| set[(i * 11 + 5) % set.len()] as char).collect()
-    };
-    vec![
-        (format!("AKIA{}", upper(16)), "AWS access key"),
-        (format!("Use ASIA{} for the temporary session", upper(16)), "AWS access key"),
-        (format!("aws_secret_access_key = {}/{}", alnum(20), alnum(19)), "AWS secret access key"),
-        (format!("ghp_{}", alnum(36)), "GitHub token"),
-        (format!("CI uses gho_{} today", alnum(36)), "GitHub token"),
-        (format!("github_pat_11{}_{}", upper(20), alnum(59)), "GitHub token"),
-        (format!("glpat-{}", alnum(20)), "GitLab token"),
-        (format!("xoxb-{}-{}-{}", "1234567890", "9876543210", alnum(24)), "Slack token"),
-        (format!("xoxp-{}-{}", "1234567890", alnum(32)), "Slack token"),
-        (format!("https://hooks.slack.com/services/T{}/B{}/{}", upper(8), upper(8), alnum(24)), "Slack webhook"),
-        (format!("sk-{}", alnum(48)), "OpenAI API key"),
-        (format!("OPENAI key sk-proj-{}", alnum(64)), "OpenAI API key"),
-        (format!("sk-ant-api03-{}", alnum(93)), "Anthropic API key"),
-        (format!("sk_live_{}", alnum(24)), "Stripe key"),
-        (format!("rk_live_{}", alnum(24)), "Stripe key"),
-        (format!("sk_test_{}", alnum(24)), "Stripe key"),
-        (format!("AIza{}", alnum(35)), "Google API key"),
-        (format!("-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----", alnum(64)), "private key block"),
-        (format!("-----BEGIN PRIVATE KEY-----\n{}", alnum(64)), "private key block"),
-        ("-----BEGIN EC PRIVATE KEY-----".to_owned(), "private key block"),
-        ("-----BEGIN OPENSSH PRIVATE KEY-----".to_owned(), "private key block"),
-        ("-----BEGIN ENCRYPTED PRIVATE KEY-----".to_owned(), "private key block"),
-        ("-----BEGIN PGP PRIVATE KEY BLOCK-----".to_owned(), "private key block"),
-        (format!("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0In0.{}", alnum(43)), "JSON Web Token"),
-        (format!("Authorization: Bearer {}", alnum(40)), "bearer token"),
-        ("db password=hunter2".to_owned(), "password or secret assignment"),
-        ("DB_PASSWORD=correct-horse-battery-staple".to_owned(), "password or secret assignment"),
-        ("api_key: 'abcd1234efgh'".to_owned(), "password or secret assignment"),
-        ("secret: s3cr3t-value-42".to_owned(), "password or secret assignment"),
-        ("passwd = \"x9!kQ2zz\"".to_owned(), "password or secret assignment"),
-        (format!("client_secret={}", alnum(32)), "password or secret assignment"),
-        (format!("apikey={}", alnum(24)), "password or secret assignment"),
-    ]
-}
+#[path = "fixtures/secret/credentials.rs"]
+mod credentials;
+
+pub use credentials::credential_samples;
 
 #[test]
 fn every_credential_kind_is_found_and_named() {

@@ -4,6 +4,7 @@
 //! helpers in further `impl Project` blocks).
 #![allow(dead_code)] // not every test binary uses every helper
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
@@ -60,5 +61,26 @@ impl Project {
         let mut all: Vec<&str> = args.to_vec();
         all.push("--json");
         serde_json::from_slice(&self.ok(&all).stdout).expect("json output")
+    }
+
+    /// Every file of the memory directory, by path relative to it, with its
+    /// bytes (the lock file included: a failed command must not even create
+    /// it).
+    pub fn files(&self) -> BTreeMap<PathBuf, Vec<u8>> {
+        let mut out = BTreeMap::new();
+        let mut stack = vec![self.memory()];
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+            for entry in entries {
+                let path = entry.expect("entry").path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else {
+                    let bytes = std::fs::read(&path).expect("read");
+                    out.insert(path.strip_prefix(self.memory()).expect("prefix").to_path_buf(), bytes);
+                }
+            }
+        }
+        out
     }
 }
