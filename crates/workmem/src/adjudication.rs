@@ -79,16 +79,16 @@ pub struct Plan {
 
 /// Checks `resolution` (already validated) against the current state and
 /// returns its plan. `domain_fact_ids` are the ids of every fact in the log
-/// with the case's memory_key.
+/// with the case's memory_key (in any order).
 ///
 /// Errors: [`Error::ResolutionRejected`] for an unknown conflict or
 /// candidate; [`Error::StaleResolution`] when the revision differs, the case
 /// is closed, the active entry changed, or the evidence changed.
-pub fn plan<'a>(
+pub fn plan(
     resolution: &Resolution,
     curated: &CuratedState,
     queue: &ConflictQueue,
-    domain_fact_ids: impl Fn(&str) -> Vec<&'a str>,
+    domain_fact_ids: &[String],
     resolved_at: Stamp,
     workspace_id: &str,
 ) -> Result<Plan> {
@@ -113,7 +113,7 @@ pub fn plan<'a>(
             case.memory_key
         )));
     }
-    let observed = observed_fact_ids(domain_fact_ids(&case.memory_key), &case.candidates);
+    let observed = observed_fact_ids(domain_fact_ids.iter().map(String::as_str), &case.candidates);
     if observed != case.observed_fact_ids {
         return Err(Error::StaleResolution(format!(
             "evidence changed: facts with memory_key {} were added since conflict {id} was detected; run distill and review again",

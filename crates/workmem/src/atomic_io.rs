@@ -52,18 +52,58 @@ fn symlink_error(path: &Path) -> Error {
 ///
 /// Errors: [`Error::Io`], or [`Error::Corrupt`] for a symlink.
 pub fn read_optional(path: &Path) -> Result<Option<Vec<u8>>> {
-    let mut file = match OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(path) {
-        Ok(file) => file,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(err) if err.raw_os_error() == Some(libc::ELOOP) => {
-            refuse_symlink(path)?;
-            return Err(err).at(path);
-        }
-        Err(err) => return Err(err).at(path),
-    };
+    let Some(mut file) = open_optional(path)? else { return Ok(None) };
     let mut data = Vec::new();
     file.read_to_end(&mut data).at(path)?;
     Ok(Some(data))
+}
+
+/// Reads a whole file like [`read_optional`], with the identity the file
+/// had *before* the read: a write racing the read can only make the data
+/// newer than the stamp, so a cache keyed by the stamp is never newer than
+/// what it was built from.
+///
+/// Errors: as [`read_optional`].
+pub fn read_stamped(path: &Path) -> Result<Option<(Vec<u8>, FileStamp)>> {
+    let Some(mut file) = open_optional(path)? else { return Ok(None) };
+    let stamp = stamp_of(&file.metadata().at(path)?);
+    let mut data = Vec::new();
+    file.read_to_end(&mut data).at(path)?;
+    Ok(Some((data, stamp)))
+}
+
+fn open_optional(path: &Path) -> Result<Option<File>> {
+    match OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(path) {
+        Ok(file) => Ok(Some(file)),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(err) if err.raw_os_error() == Some(libc::ELOOP) => {
+            refuse_symlink(path)?;
+            Err(err).at(path)
+        }
+        Err(err) => Err(err).at(path),
+    }
+}
+
+/// The identity of a file's contents as caches see it: inode, size and
+/// modification time (seconds, nanoseconds). Appends change the size,
+/// replacements the inode.
+pub type FileStamp = [i64; 4];
+
+/// Returns the stamp of the file at `path` (not following a symlink), or
+/// `None` when it does not exist.
+///
+/// Errors: [`Error::Io`].
+pub fn file_stamp(path: &Path) -> Result<Option<FileStamp>> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) => Ok(Some(stamp_of(&meta))),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(err).at(path),
+    }
+}
+
+fn stamp_of(meta: &std::fs::Metadata) -> FileStamp {
+    use std::os::unix::fs::MetadataExt;
+    [meta.ino() as i64, meta.size() as i64, meta.mtime(), meta.mtime_nsec()]
 }
 
 /// Flushes the directory entry list of `dir` to stable storage.

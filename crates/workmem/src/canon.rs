@@ -214,6 +214,55 @@ pub fn canonical_json(value: &Value) -> String {
     to_json(value, JsonStyle::Canonical)
 }
 
+/// Returns a workmem record encoded in `style` straight from its
+/// `Serialize` implementation, without building a [`Value`]: the same bytes
+/// as [`to_json`] of its value, several times faster on large states.
+///
+/// The record's struct fields must be declared in sorted order (serde emits
+/// them in declaration order); debug builds, and so every test, check the
+/// result against [`to_json`].
+///
+/// # Panics
+/// If `record` cannot be represented as JSON (a map with non-string keys),
+/// which no workmem record has.
+pub fn encode<T: serde::Serialize + ?Sized>(record: &T, style: JsonStyle) -> String {
+    let mut out = Vec::with_capacity(256);
+    let written = match style {
+        JsonStyle::Canonical => record.serialize(&mut serde_json::Serializer::new(&mut out)),
+        JsonStyle::Line => record.serialize(&mut serde_json::Serializer::with_formatter(&mut out, LineFormatter)),
+        JsonStyle::Pretty => record.serialize(&mut serde_json::Serializer::with_formatter(
+            &mut out,
+            serde_json::ser::PrettyFormatter::with_indent(b"  "),
+        )),
+    };
+    written.expect("workmem records serialize to JSON");
+    let text = String::from_utf8(out).expect("serde_json writes UTF-8");
+    debug_assert_eq!(
+        text,
+        to_json(&serde_json::to_value(record).expect("workmem records serialize to JSON"), style),
+        "the fields of {} must be declared in sorted order",
+        std::any::type_name::<T>()
+    );
+    text
+}
+
+/// Python's `json.dumps` default separators, `, ` and `: `.
+struct LineFormatter;
+
+impl serde_json::ser::Formatter for LineFormatter {
+    fn begin_array_value<W: ?Sized + std::io::Write>(&mut self, writer: &mut W, first: bool) -> std::io::Result<()> {
+        if first { Ok(()) } else { writer.write_all(b", ") }
+    }
+
+    fn begin_object_key<W: ?Sized + std::io::Write>(&mut self, writer: &mut W, first: bool) -> std::io::Result<()> {
+        if first { Ok(()) } else { writer.write_all(b", ") }
+    }
+
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, writer: &mut W) -> std::io::Result<()> {
+        writer.write_all(b": ")
+    }
+}
+
 fn write_value(out: &mut String, value: &Value, style: JsonStyle, depth: usize) {
     match value {
         Value::Array(items) => {
@@ -290,19 +339,28 @@ fn close(out: &mut String, style: JsonStyle, depth: usize, bracket: char) {
 /// does: `"` `\` and control characters escaped, everything else raw.
 pub(crate) fn write_string(out: &mut String, text: &str) {
     out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{08}' => out.push_str("\\b"),
-            '\u{0c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
+    let mut plain = 0;
+    for (at, byte) in text.bytes().enumerate() {
+        let escape = match byte {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            0x00..=0x1f => "",
+            _ => continue,
+        };
+        out.push_str(&text[plain..at]);
+        if escape.is_empty() {
+            out.push_str(&format!("\\u{byte:04x}"));
+        } else {
+            out.push_str(escape);
         }
+        plain = at + 1;
     }
+    out.push_str(&text[plain..]);
     out.push('"');
 }
 

@@ -29,22 +29,22 @@ pub const CONFLICTS_SCHEMA_VERSION: u32 = 1;
 pub struct Candidate {
     /// `candidate-` + 16 hex of (memory_key, kind, normal content).
     pub candidate_id: String,
-    /// Kind of the proposal.
-    pub kind: Kind,
     /// Its wording.
     pub content: String,
     /// Facts behind it, sorted.
     pub evidence_ids: Vec<String>,
-    /// Number of evidence ids.
-    pub occurrences: u64,
-    /// Highest importance among its facts.
-    pub maximum_importance: u8,
     /// Earliest evidence timestamp.
     pub first_seen: Stamp,
-    /// Latest evidence timestamp.
-    pub last_seen: Stamp,
     /// Whether this is the active value at detection time.
     pub incumbent: bool,
+    /// Kind of the proposal.
+    pub kind: Kind,
+    /// Latest evidence timestamp.
+    pub last_seen: Stamp,
+    /// Highest importance among its facts.
+    pub maximum_importance: u8,
+    /// Number of evidence ids.
+    pub occurrences: u64,
 }
 
 /// Lifecycle of a conflict case.
@@ -74,40 +74,40 @@ impl CaseStatus {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Case {
-    /// `conflict-` + 16 hex of (workspace, memory_key, fingerprint).
-    pub conflict_id: String,
-    /// Owning workspace.
-    pub workspace_id: String,
-    /// The conflict domain.
-    pub memory_key: String,
-    /// 1 + the domain's previous highest case revision.
-    pub revision: u32,
-    /// SHA-256 of the canonical observation.
-    pub fingerprint: String,
-    /// Lifecycle status.
-    pub status: CaseStatus,
-    /// The competing values, sorted by candidate_id.
-    pub candidates: Vec<Candidate>,
-    /// Every fact id of the domain seen at detection, sorted.
-    pub observed_fact_ids: Vec<String>,
     /// Active entry of the domain at detection, if any.
     pub active_entry_key: Option<String>,
+    /// The competing values, sorted by candidate_id.
+    pub candidates: Vec<Candidate>,
+    /// `conflict-` + 16 hex of (workspace, memory_key, fingerprint).
+    pub conflict_id: String,
     /// When distill detected the tie.
     pub detected_at: Stamp,
-    /// When a human resolved it.
-    pub resolved_at: Option<Stamp>,
-    /// The chosen candidate.
-    pub selected_candidate_id: Option<String>,
-    /// The adjudication event id.
-    pub resolution_event_id: Option<String>,
+    /// SHA-256 of the canonical observation.
+    pub fingerprint: String,
+    /// The conflict domain.
+    pub memory_key: String,
+    /// Every fact id of the domain seen at detection, sorted.
+    pub observed_fact_ids: Vec<String>,
     /// Who decided.
     pub resolution_actor: Option<String>,
+    /// The adjudication event id.
+    pub resolution_event_id: Option<String>,
     /// Why.
     pub resolution_rationale: Option<String>,
+    /// When a human resolved it.
+    pub resolved_at: Option<Stamp>,
     /// Active entry key after the decision.
     pub resulting_active_entry_key: Option<String>,
+    /// 1 + the domain's previous highest case revision.
+    pub revision: u32,
+    /// The chosen candidate.
+    pub selected_candidate_id: Option<String>,
+    /// Lifecycle status.
+    pub status: CaseStatus,
     /// When a newer case or distill superseded it.
     pub superseded_at: Option<Stamp>,
+    /// Owning workspace.
+    pub workspace_id: String,
 }
 
 /// Returns the fingerprint of an observation (SPEC section 2).
@@ -238,12 +238,20 @@ pub struct ConflictQueue {
     pub cases: Vec<Case>,
 }
 
+/// What `conflicts.json` holds, as written (fields in sorted order).
+#[derive(Serialize)]
+struct QueueFile<'a> {
+    cases: Vec<&'a Case>,
+    schema_version: u32,
+    workspace_id: &'a str,
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawQueue {
     schema_version: i64,
     workspace_id: String,
-    cases: Vec<serde_json::Value>,
+    cases: Vec<Case>,
 }
 
 impl ConflictQueue {
@@ -266,20 +274,14 @@ impl ConflictQueue {
                 ),
             ));
         }
-        let mut cases = Vec::with_capacity(raw.cases.len());
-        for (index, value) in raw.cases.into_iter().enumerate() {
-            let case: Case = serde_json::from_value(value)
-                .map_err(|err| Error::corrupt(here(), format!("case {}: invalid case: {err}", index + 1)))?;
-            if case.workspace_id != workspace_id {
-                return Err(Error::Scope {
-                    location: here(),
-                    found: case.workspace_id,
-                    expected: workspace_id.to_owned(),
-                });
-            }
-            cases.push(case);
+        if let Some(other) = raw.cases.iter().find(|case| case.workspace_id != workspace_id) {
+            return Err(Error::Scope {
+                location: here(),
+                found: other.workspace_id.clone(),
+                expected: workspace_id.to_owned(),
+            });
         }
-        let mut queue = ConflictQueue { cases };
+        let mut queue = ConflictQueue { cases: raw.cases };
         queue.sort();
         queue.validate(workspace_id).map_err(|msg| Error::corrupt(here(), msg))?;
         Ok(queue)
@@ -291,14 +293,10 @@ impl ConflictQueue {
     pub fn encode(&self, path: &Path, workspace_id: &str) -> Result<Vec<u8>> {
         self.validate(workspace_id)
             .map_err(|msg| Error::corrupt(Location::file(path), format!("refusing to save: {msg}")))?;
-        let mut cases = self.cases.clone();
+        let mut cases: Vec<&Case> = self.cases.iter().collect();
         cases.sort_by(|a, b| (&a.memory_key, a.revision).cmp(&(&b.memory_key, b.revision)));
-        let value = serde_json::json!({
-            "schema_version": CONFLICTS_SCHEMA_VERSION,
-            "workspace_id": workspace_id,
-            "cases": cases,
-        });
-        let mut text = canon::to_json(&value, JsonStyle::Pretty);
+        let file = QueueFile { cases, schema_version: CONFLICTS_SCHEMA_VERSION, workspace_id };
+        let mut text = canon::encode(&file, JsonStyle::Pretty);
         text.push('\n');
         Ok(text.into_bytes())
     }

@@ -15,7 +15,6 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::canon::{self, JsonStyle};
 use crate::error::{Error, Location, Result};
@@ -39,35 +38,35 @@ pub enum Status {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Entry {
+    /// The wording shown in MEMORY.md.
+    pub content: String,
+    /// Ids of the facts behind this revision, sorted and unique.
+    pub evidence_ids: Vec<String>,
+    /// Earliest evidence timestamp.
+    pub first_seen: Stamp,
     /// 16-hex entry key (SPEC section 2).
     pub key: String,
     /// Kind of the promoted facts.
     pub kind: Kind,
-    /// The wording shown in MEMORY.md.
-    pub content: String,
-    /// Earliest evidence timestamp.
-    pub first_seen: Stamp,
     /// Latest evidence timestamp.
     pub last_seen: Stamp,
-    /// Ids of the facts behind this revision, sorted and unique.
-    pub evidence_ids: Vec<String>,
-    /// Number of evidence ids.
-    pub occurrences: u64,
     /// Conflict domain, for keyed entries.
     #[serde(default)]
     pub memory_key: Option<String>,
+    /// Number of evidence ids.
+    pub occurrences: u64,
     /// 1 for the first revision of a domain.
     #[serde(default = "one")]
     pub revision: u32,
     /// Lifecycle status.
     #[serde(default = "active")]
     pub status: Status,
-    /// Key of the revision this one replaced.
-    #[serde(default)]
-    pub supersedes: Option<String>,
     /// Key of the revision that replaced this one.
     #[serde(default)]
     pub superseded_by: Option<String>,
+    /// Key of the revision this one replaced.
+    #[serde(default)]
+    pub supersedes: Option<String>,
 }
 
 fn one() -> u32 {
@@ -108,12 +107,20 @@ pub struct CuratedState {
     pub entries: Vec<Entry>,
 }
 
+/// What `curated.json` holds, as written (fields in sorted order).
+#[derive(Serialize)]
+struct CuratedFile<'a> {
+    entries: Vec<&'a Entry>,
+    schema_version: u32,
+    workspace_id: &'a str,
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawCurated {
     schema_version: i64,
     workspace_id: String,
-    entries: Vec<Value>,
+    entries: Vec<Entry>,
 }
 
 impl CuratedState {
@@ -143,14 +150,7 @@ impl CuratedState {
                 ));
             }
         };
-        let mut entries = Vec::with_capacity(raw.entries.len());
-        for (index, value) in raw.entries.into_iter().enumerate() {
-            let entry: Entry = serde_json::from_value(value)
-                .map_err(|err| Error::corrupt(here(), format!("entry {}: invalid entry: {err}", index + 1)))?;
-            check_entry_fields(&entry).map_err(|msg| Error::corrupt(here(), format!("entry {}: {msg}", entry.key)))?;
-            entries.push(entry);
-        }
-        let mut state = CuratedState { schema_version, entries };
+        let mut state = CuratedState { schema_version, entries: raw.entries };
         state.sort();
         state.validate().map_err(|msg| Error::corrupt(here(), msg))?;
         Ok(state)
@@ -162,14 +162,10 @@ impl CuratedState {
     /// Errors: [`Error::Corrupt`] if an invariant does not hold (a bug).
     pub fn encode(&self, path: &Path, workspace_id: &str) -> Result<Vec<u8>> {
         self.validate().map_err(|msg| Error::corrupt(Location::file(path), format!("refusing to save: {msg}")))?;
-        let mut entries = self.entries.clone();
-        entries.sort_by(entry_order);
-        let value = serde_json::json!({
-            "schema_version": CURATED_SCHEMA_VERSION,
-            "workspace_id": workspace_id,
-            "entries": entries,
-        });
-        let mut text = canon::to_json(&value, JsonStyle::Pretty);
+        let mut entries: Vec<&Entry> = self.entries.iter().collect();
+        entries.sort_by(|a, b| entry_order(a, b));
+        let file = CuratedFile { entries, schema_version: CURATED_SCHEMA_VERSION, workspace_id };
+        let mut text = canon::encode(&file, JsonStyle::Pretty);
         text.push('\n');
         Ok(text.into_bytes())
     }

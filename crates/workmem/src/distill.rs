@@ -290,37 +290,53 @@ pub trait FactView {
     fn content(&self) -> &str;
 }
 
-/// Both fact types keep the viewed fields under the same names.
-macro_rules! fact_view {
-    ($type:ty) => {
-        impl FactView for $type {
-            fn fact_id(&self) -> &str {
-                &self.fact_id
-            }
-            fn recorded_at(&self) -> &Stamp {
-                &self.recorded_at
-            }
-            fn kind(&self) -> Kind {
-                self.kind
-            }
-            fn importance(&self) -> u8 {
-                self.importance
-            }
-            fn source(&self) -> &str {
-                &self.source
-            }
-            fn memory_key(&self) -> Option<&str> {
-                self.memory_key.as_deref()
-            }
-            fn content(&self) -> &str {
-                &self.content
-            }
-        }
-    };
+impl FactView for Fact {
+    fn fact_id(&self) -> &str {
+        &self.fact_id
+    }
+    fn recorded_at(&self) -> &Stamp {
+        &self.recorded_at
+    }
+    fn kind(&self) -> Kind {
+        self.kind
+    }
+    fn importance(&self) -> u8 {
+        self.importance
+    }
+    fn source(&self) -> &str {
+        &self.source
+    }
+    fn memory_key(&self) -> Option<&str> {
+        self.memory_key.as_deref()
+    }
+    fn content(&self) -> &str {
+        &self.content
+    }
 }
 
-fact_view!(Fact);
-fact_view!(FactSummary);
+impl FactView for FactSummary {
+    fn fact_id(&self) -> &str {
+        FactSummary::fact_id(self)
+    }
+    fn recorded_at(&self) -> &Stamp {
+        FactSummary::recorded_at(self)
+    }
+    fn kind(&self) -> Kind {
+        FactSummary::kind(self)
+    }
+    fn importance(&self) -> u8 {
+        FactSummary::importance(self)
+    }
+    fn source(&self) -> &str {
+        FactSummary::source(self)
+    }
+    fn memory_key(&self) -> Option<&str> {
+        FactSummary::memory_key(self)
+    }
+    fn content(&self) -> &str {
+        FactSummary::content(self)
+    }
+}
 
 struct Proposal<'a, F: FactView> {
     kind: Kind,
@@ -516,8 +532,24 @@ fn run<F: FactView>(
     for (key, group) in unkeyed {
         run.unkeyed_group(key, group);
     }
-    let importance: HashMap<&str, u8> =
-        if keyed.is_empty() { HashMap::new() } else { facts.iter().map(|f| (f.fact_id(), f.importance())).collect() };
+    // Importance of every fact that can be evidence of a keyed entry (an
+    // incumbent's maximum_importance): the keyed facts, plus whatever the
+    // keyed entries already cite.
+    let importance: HashMap<&str, u8> = if keyed.is_empty() {
+        HashMap::new()
+    } else {
+        let cited: HashSet<&str> = curated
+            .entries
+            .iter()
+            .filter(|e| e.memory_key.is_some())
+            .flat_map(|e| e.evidence_ids.iter().map(String::as_str))
+            .collect();
+        facts
+            .iter()
+            .filter(|f| f.memory_key().is_some() || cited.contains(f.fact_id()))
+            .map(|f| (f.fact_id(), f.importance()))
+            .collect()
+    };
     for (memory_key, proposals) in keyed {
         let ids = domain_ids.get(memory_key).map(Vec::as_slice).unwrap_or_default();
         run.keyed_domain(memory_key, proposals, ids, &importance)?;

@@ -487,23 +487,60 @@ impl RawFact<'_> {
 
 /// The fields of a fact that the distill policy reads, parsed and validated
 /// like a [`Fact`] but without the evidence and provenance it never looks
-/// at: a smaller footprint for whole-log scans.
+/// at: a smaller footprint for whole-log scans. The four strings share one
+/// allocation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FactSummary {
+    /// fact_id, content, memory_key (empty when unkeyed) and source, back
+    /// to back.
+    text: Box<str>,
+    recorded_at: Stamp,
+    /// Validated lengths: ids are at most 200 ASCII bytes, keys 120, and
+    /// content 2,000 characters (8,000 bytes).
+    id_len: u8,
+    key_len: u8,
+    content_len: u16,
+    kind: Kind,
+    importance: u8,
+}
+
+impl FactSummary {
     /// The fact id.
-    pub fact_id: Box<str>,
+    pub fn fact_id(&self) -> &str {
+        &self.text[..usize::from(self.id_len)]
+    }
+
     /// The whitespace-clean content.
-    pub content: Box<str>,
-    /// When it was recorded.
-    pub recorded_at: Stamp,
-    /// Its kind.
-    pub kind: Kind,
-    /// 1-5.
-    pub importance: u8,
+    pub fn content(&self) -> &str {
+        let start = usize::from(self.id_len);
+        &self.text[start..start + usize::from(self.content_len)]
+    }
+
     /// Its memory key, if keyed.
-    pub memory_key: Option<Box<str>>,
+    pub fn memory_key(&self) -> Option<&str> {
+        let start = usize::from(self.id_len) + usize::from(self.content_len);
+        (self.key_len > 0).then(|| &self.text[start..start + usize::from(self.key_len)])
+    }
+
     /// Who recorded it.
-    pub source: Box<str>,
+    pub fn source(&self) -> &str {
+        &self.text[usize::from(self.id_len) + usize::from(self.content_len) + usize::from(self.key_len)..]
+    }
+
+    /// When it was recorded.
+    pub fn recorded_at(&self) -> &Stamp {
+        &self.recorded_at
+    }
+
+    /// Its kind.
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    /// 1-5.
+    pub fn importance(&self) -> u8 {
+        self.importance
+    }
 }
 
 /// What the log readers parse a line into.
@@ -555,19 +592,26 @@ impl LogRecord for FactSummary {
     fn parse_for(line: &[u8], workspace_id: &str) -> std::result::Result<Self, LineError> {
         let (raw, checked) = RawFact::parse(line).map_err(LineError::Invalid)?;
         scoped(&raw, workspace_id)?;
+        let key = raw.memory_key.as_deref().filter(|_| checked.has_key).unwrap_or("");
+        let source = raw.source.as_deref().unwrap_or("agent");
+        let too_long = |field: &str| LineError::Invalid(format!("invalid {field}: too long"));
+        let mut text = String::with_capacity(raw.fact_id.len() + raw.content.len() + key.len() + source.len());
+        for part in [&*raw.fact_id, &*raw.content, key, source] {
+            text.push_str(part);
+        }
         Ok(FactSummary {
-            fact_id: raw.fact_id.into(),
-            content: raw.content.into(),
+            text: text.into_boxed_str(),
             recorded_at: checked.recorded_at,
+            id_len: u8::try_from(raw.fact_id.len()).map_err(|_| too_long("fact_id"))?,
+            key_len: u8::try_from(key.len()).map_err(|_| too_long("memory_key"))?,
+            content_len: u16::try_from(raw.content.len()).map_err(|_| too_long("content"))?,
             kind: checked.kind,
             importance: checked.importance,
-            memory_key: raw.memory_key.filter(|_| checked.has_key).map(Into::into),
-            source: raw.source.map_or_else(|| "agent".into(), Into::into),
         })
     }
 
     fn id(&self) -> &str {
-        &self.fact_id
+        self.fact_id()
     }
 
     fn recorded(&self) -> &Stamp {

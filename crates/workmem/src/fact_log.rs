@@ -13,7 +13,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::atomic_io;
+use crate::atomic_io::{self, FileStamp};
 use crate::error::{Error, IoContext, Location, Result};
 use crate::fact::{Fact, FactSummary, LineError, LogRecord};
 
@@ -81,9 +81,15 @@ impl FactLog {
     }
 
     fn read_records<T: LogRecord>(&self, path: &Path) -> Result<Vec<T>> {
-        let Some(data) = atomic_io::read_optional(path)? else { return Ok(Vec::new()) };
+        match atomic_io::read_optional(path)? {
+            Some(data) => self.parse_records(path, &data),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    fn parse_records<T: LogRecord>(&self, path: &Path, data: &[u8]) -> Result<Vec<T>> {
         let mut records = Vec::with_capacity(data.len() / 256);
-        for (number, line, terminated) in atomic_io::lines(&data) {
+        for (number, line, terminated) in atomic_io::lines(data) {
             match T::parse_for(line, &self.workspace_id) {
                 Ok(record) => records.push(record),
                 Err(LineError::Scope(found)) => {
@@ -107,7 +113,7 @@ impl FactLog {
     ///
     /// Errors: as [`FactLog::read_file`].
     pub fn read_all(&self) -> Result<Vec<Fact>> {
-        self.read_everything()
+        merge(self.read_files(&self.days()?)?)
     }
 
     /// Reads every fact like [`FactLog::read_all`], validating every field
@@ -116,60 +122,30 @@ impl FactLog {
     ///
     /// Errors: as [`FactLog::read_file`].
     pub fn read_summaries(&self) -> Result<Vec<FactSummary>> {
-        self.read_everything()
+        merge(self.read_files(&self.days()?)?)
     }
 
-    fn read_everything<T: LogRecord>(&self) -> Result<Vec<T>> {
-        let days = self.days()?;
+    /// Reads and validates the given daily files in parallel, each with
+    /// the stamp it had before it was read (missing files are skipped).
+    ///
+    /// Errors: as [`FactLog::read_file`].
+    pub fn read_files<T: LogRecord>(&self, days: &[DayFile]) -> Result<Vec<FileRecords<T>>> {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(days.len().max(1));
         let per_thread = days.len().div_ceil(threads).max(1);
-        let parts: Vec<Result<Vec<Vec<T>>>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = days
-                .chunks(per_thread)
-                .map(|chunk| scope.spawn(move || chunk.iter().map(|day| self.read_records::<T>(&day.path)).collect()))
-                .collect();
+        let read = |day: &DayFile| -> Result<Option<FileRecords<T>>> {
+            let Some((data, stamp)) = atomic_io::read_stamped(&day.path)? else { return Ok(None) };
+            Ok(Some(FileRecords { day: day.clone(), stamp, records: self.parse_records(&day.path, &data)? }))
+        };
+        let parts: Vec<Result<Vec<Option<FileRecords<T>>>>> = std::thread::scope(|scope| {
+            let handles: Vec<_> =
+                days.chunks(per_thread).map(|chunk| scope.spawn(move || chunk.iter().map(read).collect())).collect();
             handles.into_iter().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
         });
-        let mut per_file: Vec<Vec<T>> = Vec::with_capacity(days.len());
+        let mut files = Vec::with_capacity(days.len());
         for part in parts {
-            per_file.extend(part?);
+            files.extend(part?.into_iter().flatten());
         }
-        let mut all: Vec<T> = Vec::with_capacity(per_file.iter().map(Vec::len).sum());
-        let mut origin: Vec<usize> = Vec::with_capacity(all.capacity());
-        for (file, facts) in per_file.into_iter().enumerate() {
-            origin.extend(std::iter::repeat_n(file, facts.len()));
-            all.extend(facts);
-        }
-        let mut duplicates: Vec<usize> = Vec::new();
-        {
-            let mut first_seen: HashMap<&str, usize> = HashMap::with_capacity(all.len());
-            for (index, fact) in all.iter().enumerate() {
-                let Some(&first) = first_seen.get(fact.id()) else {
-                    first_seen.insert(fact.id(), index);
-                    continue;
-                };
-                if all[first] != *fact {
-                    return Err(Error::corrupt(
-                        Location::file(&days[origin[index]].path),
-                        format!(
-                            "fact id {} is used twice with different content (also in {})",
-                            fact.id(),
-                            days[origin[first]].path.display()
-                        ),
-                    ));
-                }
-                duplicates.push(index);
-            }
-        }
-        if !duplicates.is_empty() {
-            let mut index = 0;
-            all.retain(|_| {
-                index += 1;
-                duplicates.binary_search(&(index - 1)).is_err()
-            });
-        }
-        all.sort_unstable_by(|a, b| (a.recorded().instant(), a.id()).cmp(&(b.recorded().instant(), b.id())));
-        Ok(all)
+        Ok(files)
     }
 
     /// Returns up to `limit` most recent facts accepted by `keep`, oldest of
@@ -222,6 +198,64 @@ impl FactLog {
         }
         Ok(())
     }
+}
+
+/// The records of one daily file and the file's stamp before the read.
+#[derive(Debug)]
+pub struct FileRecords<T> {
+    /// The file.
+    pub day: DayFile,
+    /// Its identity when it was read ([`atomic_io::read_stamped`]).
+    pub stamp: FileStamp,
+    /// Its valid records in file order.
+    pub records: Vec<T>,
+}
+
+/// Merges the records of several files (oldest file first) into one list
+/// ordered by (recorded_at instant, fact_id). A fact id repeated with
+/// identical content is kept once; repeated with other content it is a
+/// corruption error naming both files.
+///
+/// Errors: [`Error::Corrupt`].
+pub fn merge<T: LogRecord>(files: Vec<FileRecords<T>>) -> Result<Vec<T>> {
+    let mut all: Vec<T> = Vec::with_capacity(files.iter().map(|f| f.records.len()).sum());
+    let mut origin: Vec<usize> = Vec::with_capacity(all.capacity());
+    let mut paths = Vec::with_capacity(files.len());
+    for (file, part) in files.into_iter().enumerate() {
+        origin.extend(std::iter::repeat_n(file, part.records.len()));
+        all.extend(part.records);
+        paths.push(part.day.path);
+    }
+    let mut duplicates: Vec<usize> = Vec::new();
+    {
+        let mut first_seen: HashMap<&str, usize> = HashMap::with_capacity(all.len());
+        for (index, fact) in all.iter().enumerate() {
+            let Some(&first) = first_seen.get(fact.id()) else {
+                first_seen.insert(fact.id(), index);
+                continue;
+            };
+            if all[first] != *fact {
+                return Err(Error::corrupt(
+                    Location::file(&paths[origin[index]]),
+                    format!(
+                        "fact id {} is used twice with different content (also in {})",
+                        fact.id(),
+                        paths[origin[first]].display()
+                    ),
+                ));
+            }
+            duplicates.push(index);
+        }
+    }
+    if !duplicates.is_empty() {
+        let mut index = 0;
+        all.retain(|_| {
+            index += 1;
+            duplicates.binary_search(&(index - 1)).is_err()
+        });
+    }
+    all.sort_unstable_by(|a, b| (a.recorded().instant(), a.id()).cmp(&(b.recorded().instant(), b.id())));
+    Ok(all)
 }
 
 /// Returns whether `day` has the `YYYY-MM-DD` shape of a daily file name.

@@ -41,30 +41,30 @@ pub const JOURNAL_SCHEMA_VERSION: u32 = 1;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Adjudication {
-    /// Caller-chosen idempotency key of the decision.
-    pub event_id: String,
-    /// Owning workspace.
-    pub workspace_id: String,
-    /// The case decided.
-    pub conflict_id: String,
-    /// The case revision the reviewer saw.
-    pub case_revision: u32,
-    /// The chosen candidate.
-    pub selected_candidate_id: String,
     /// Who decided.
     pub actor: String,
+    /// The case revision the reviewer saw.
+    pub case_revision: u32,
+    /// The case decided.
+    pub conflict_id: String,
+    /// Caller-chosen idempotency key of the decision.
+    pub event_id: String,
+    /// Evidence of the chosen candidate.
+    pub evidence_ids: Vec<String>,
+    /// The domain's active entry before the decision.
+    pub prior_active_entry_key: Option<String>,
     /// Why.
     pub rationale: String,
     /// When.
     pub resolved_at: Stamp,
-    /// The domain's active entry before the decision.
-    pub prior_active_entry_key: Option<String>,
     /// The domain's active entry after the decision.
     pub resulting_active_entry_key: String,
-    /// Evidence of the chosen candidate.
-    pub evidence_ids: Vec<String>,
     /// Always 1.
     pub schema_version: u32,
+    /// The chosen candidate.
+    pub selected_candidate_id: String,
+    /// Owning workspace.
+    pub workspace_id: String,
 }
 
 impl Adjudication {
@@ -79,28 +79,62 @@ impl Adjudication {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Intent {
-    /// `resolution-` + 24 hex of (workspace, event id).
-    pub transaction_id: String,
-    /// Owning workspace.
-    pub workspace_id: String,
+    /// The audit record to append.
+    pub adjudication: Adjudication,
     /// The case decided.
     pub conflict_id: String,
+    /// Conflict cases after, in canonical order.
+    pub conflicts_after: Vec<Case>,
+    /// Conflict cases before, in canonical order.
+    pub conflicts_before: Vec<Case>,
+    /// Curated entries after, in canonical order.
+    pub curated_after: Vec<Entry>,
+    /// Curated entries before, in canonical order.
+    pub curated_before: Vec<Entry>,
     /// The adjudication's event id.
     pub event_id: String,
     /// When the transaction was prepared.
     pub prepared_at: Stamp,
-    /// Curated entries before, in canonical order.
-    pub curated_before: Vec<Entry>,
-    /// Curated entries after, in canonical order.
-    pub curated_after: Vec<Entry>,
-    /// Conflict cases before, in canonical order.
-    pub conflicts_before: Vec<Case>,
-    /// Conflict cases after, in canonical order.
-    pub conflicts_after: Vec<Case>,
-    /// The audit record to append.
-    pub adjudication: Adjudication,
     /// Always 1.
     pub schema_version: u32,
+    /// `resolution-` + 24 hex of (workspace, event id).
+    pub transaction_id: String,
+    /// Owning workspace.
+    pub workspace_id: String,
+}
+
+impl Intent {
+    /// Returns the SHA-256 of the intent's canonical JSON: the
+    /// `intent_sha256` of every line of its transaction.
+    pub fn digest(&self) -> String {
+        canon::sha256_hex(canon::encode(self, JsonStyle::Canonical).as_bytes())
+    }
+
+    /// Returns the journal line recording `phase` of this transaction,
+    /// newline included; the `prepared` line carries the intent itself.
+    pub fn phase_line(&self, digest: &str, phase: Phase, recorded_at: &Stamp) -> String {
+        /// A [`JournalLine`] as written, borrowing the typed intent.
+        #[derive(Serialize)]
+        struct Line<'a> {
+            #[serde(skip_serializing_if = "Option::is_none")]
+            intent: Option<&'a Intent>,
+            intent_sha256: &'a str,
+            phase: Phase,
+            recorded_at: &'a Stamp,
+            schema_version: u32,
+            transaction_id: &'a str,
+            workspace_id: &'a str,
+        }
+        line_of(&Line {
+            intent: (phase == Phase::Prepared).then_some(self),
+            intent_sha256: digest,
+            phase,
+            recorded_at,
+            schema_version: JOURNAL_SCHEMA_VERSION,
+            transaction_id: &self.transaction_id,
+            workspace_id: &self.workspace_id,
+        })
+    }
 }
 
 /// Phases of a transaction, in the only order they may appear.
@@ -142,22 +176,22 @@ impl fmt::Display for Phase {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct JournalLine {
-    /// Always 1.
-    pub schema_version: u32,
-    /// Owning workspace.
-    pub workspace_id: String,
-    /// The transaction.
-    pub transaction_id: String,
-    /// Which phase this line records.
-    pub phase: Phase,
-    /// When the line was written.
-    pub recorded_at: Stamp,
-    /// SHA-256 of the intent's canonical JSON.
-    pub intent_sha256: String,
     /// The intent, on the `prepared` line only (kept as read, so the digest
     /// is checked over exactly the stored bytes' value).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intent: Option<Value>,
+    /// SHA-256 of the intent's canonical JSON.
+    pub intent_sha256: String,
+    /// Which phase this line records.
+    pub phase: Phase,
+    /// When the line was written.
+    pub recorded_at: Stamp,
+    /// Always 1.
+    pub schema_version: u32,
+    /// The transaction.
+    pub transaction_id: String,
+    /// Owning workspace.
+    pub workspace_id: String,
 }
 
 impl JournalLine {
@@ -173,10 +207,7 @@ pub fn intent_digest(intent: &Value) -> String {
 }
 
 fn line_of<T: Serialize>(record: &T) -> String {
-    // Journal records are plain structs with string keys: serializing them
-    // to a JSON value cannot fail.
-    let value = serde_json::to_value(record).expect("journal records serialize to JSON");
-    let mut line = canon::to_json(&value, JsonStyle::Line);
+    let mut line = canon::encode(record, JsonStyle::Line);
     line.push('\n');
     line
 }

@@ -22,6 +22,7 @@ pub mod config;
 pub mod conflict_queue;
 pub mod curated_state;
 pub mod distill;
+pub mod domain_index;
 pub mod error;
 pub mod explain;
 pub mod fact;

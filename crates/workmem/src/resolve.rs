@@ -6,8 +6,6 @@
 //! then rolled forward by the same code recovery uses, so a crash at any
 //! boundary leaves exactly what recovery finishes.
 
-use std::collections::HashMap;
-
 use crate::adjudication::{self, Resolution};
 use crate::canon;
 use crate::conflict_queue::ConflictQueue;
@@ -47,24 +45,15 @@ impl Workspace {
                 resolution.event_id
             )));
         }
-        let facts = self.log().read_summaries()?;
-        let mut by_domain: HashMap<&str, Vec<&str>> = HashMap::new();
-        for fact in &facts {
-            if let Some(key) = fact.memory_key.as_deref() {
-                by_domain.entry(key).or_default().push(&fact.fact_id);
-            }
-        }
         let curated = self.curated()?;
         let queue = self.conflicts()?;
+        let memory_key = queue.get(&resolution.conflict_id).map(|case| case.memory_key.as_str());
+        let domain = match memory_key {
+            Some(key) => self.domain_fact_ids(key)?,
+            None => crate::domain_index::Lookup { ids: Vec::new(), updated: None },
+        };
         let resolved_at = resolution.resolved_at.clone().unwrap_or_else(|| self.now());
-        let plan = adjudication::plan(
-            &resolution,
-            &curated,
-            &queue,
-            |key| by_domain.get(key).cloned().unwrap_or_default(),
-            resolved_at,
-            self.workspace_id(),
-        )?;
+        let plan = adjudication::plan(&resolution, &curated, &queue, &domain.ids, resolved_at, self.workspace_id())?;
         let intent = Intent {
             transaction_id: canon::transaction_id(self.workspace_id(), &resolution.event_id),
             workspace_id: self.workspace_id().to_owned(),
@@ -72,18 +61,22 @@ impl Workspace {
             event_id: resolution.event_id.clone(),
             prepared_at: self.now(),
             curated_before: curated.entries,
-            curated_after: plan.curated_after.entries,
+            curated_after: plan.curated_after.entries.clone(),
             conflicts_before: queue.cases,
-            conflicts_after: plan.queue_after.cases,
+            conflicts_after: plan.queue_after.cases.clone(),
             adjudication: plan.adjudication,
             schema_version: JOURNAL_SCHEMA_VERSION,
         };
-        let value = serde_json::to_value(&intent)
-            .map_err(|err| Error::corrupt(Location::file(&self.file(JOURNAL_FILE)), err.to_string()))?;
-        let digest = journal::intent_digest(&value);
-        self.append_phase(&intent, &digest, Phase::Prepared, Some(value))?;
+        let digest = intent.digest();
+        self.append_phase(&intent, &digest, Phase::Prepared)?;
         failpoint::hit("after_prepared");
-        self.roll_forward(&intent, &digest, &[Phase::Prepared])?;
+        // Under the lock since the states were read: both files hold the
+        // before snapshot and the audit stream lacks the event.
+        let targets = Targets { curated_done: false, queue_done: false, audit_done: false };
+        self.apply(&intent, &digest, &[Phase::Prepared], &plan.curated_after, &plan.queue_after, targets)?;
+        if let Some(index) = domain.updated {
+            self.save_domain_index(&index);
+        }
         Ok(intent.adjudication)
     }
 
@@ -145,16 +138,19 @@ impl Workspace {
     /// snapshots before changing anything.
     fn roll_forward(&self, intent: &Intent, digest: &str, done: &[Phase]) -> Result<()> {
         let tid = &intent.transaction_id;
-        let mut curated_after =
-            CuratedState { schema_version: CURATED_SCHEMA_VERSION, entries: intent.curated_after.clone() };
-        curated_after.sort();
-        let mut curated_before =
-            CuratedState { schema_version: CURATED_SCHEMA_VERSION, entries: intent.curated_before.clone() };
-        curated_before.sort();
-        let mut queue_after = ConflictQueue { cases: intent.conflicts_after.clone() };
-        queue_after.sort();
-        let mut queue_before = ConflictQueue { cases: intent.conflicts_before.clone() };
-        queue_before.sort();
+        let snapshot = |entries: &[crate::curated_state::Entry]| {
+            let mut state = CuratedState { schema_version: CURATED_SCHEMA_VERSION, entries: entries.to_vec() };
+            state.sort();
+            state
+        };
+        let queue_snapshot = |cases: &[crate::conflict_queue::Case]| {
+            let mut queue = ConflictQueue { cases: cases.to_vec() };
+            queue.sort();
+            queue
+        };
+        let (curated_after, curated_before) = (snapshot(&intent.curated_after), snapshot(&intent.curated_before));
+        let (queue_after, queue_before) =
+            (queue_snapshot(&intent.conflicts_after), queue_snapshot(&intent.conflicts_before));
 
         let curated_now = self.curated()?;
         let curated_done = curated_now.entries == curated_after.entries;
@@ -181,54 +177,62 @@ impl Workspace {
                 format!("holds another adjudication with event id {} of transaction {tid}", intent.event_id),
             ));
         }
+        let targets = Targets { curated_done, queue_done, audit_done: stored.is_some() };
+        self.apply(intent, digest, done, &curated_after, &queue_after, targets)
+    }
 
-        if curated_done {
-            self.repair_projection(&curated_after)?;
+    /// Writes the targets not yet done and the missing phase lines, in the
+    /// order of SPEC section 6.
+    fn apply(
+        &self,
+        intent: &Intent,
+        digest: &str,
+        done: &[Phase],
+        curated_after: &CuratedState,
+        queue_after: &ConflictQueue,
+        targets: Targets,
+    ) -> Result<()> {
+        if targets.curated_done {
+            self.repair_projection(curated_after)?;
         } else {
-            self.save_curated(&curated_after)?;
+            self.save_curated(curated_after)?;
         }
         failpoint::hit("after_curated_write");
         if !done.contains(&Phase::CuratedApplied) {
-            self.append_phase(intent, digest, Phase::CuratedApplied, None)?;
+            self.append_phase(intent, digest, Phase::CuratedApplied)?;
         }
         failpoint::hit("after_curated_applied");
-        if !queue_done {
-            self.save_conflicts(&queue_after)?;
+        if !targets.queue_done {
+            self.save_conflicts(queue_after)?;
         }
         failpoint::hit("after_conflict_write");
         if !done.contains(&Phase::ConflictClosed) {
-            self.append_phase(intent, digest, Phase::ConflictClosed, None)?;
+            self.append_phase(intent, digest, Phase::ConflictClosed)?;
         }
         failpoint::hit("after_conflict_closed");
-        if stored.is_none() {
-            journal::append_record::<Adjudication>(&audit_path, &intent.adjudication.to_line())?;
+        if !targets.audit_done {
+            journal::append_record::<Adjudication>(&self.file(AUDIT_FILE), &intent.adjudication.to_line())?;
         }
         failpoint::hit("after_audit_write");
         if !done.contains(&Phase::AuditAppended) {
-            self.append_phase(intent, digest, Phase::AuditAppended, None)?;
+            self.append_phase(intent, digest, Phase::AuditAppended)?;
         }
         failpoint::hit("after_audit_appended");
-        self.append_phase(intent, digest, Phase::Committed, None)?;
+        self.append_phase(intent, digest, Phase::Committed)?;
         failpoint::hit("after_committed");
         Ok(())
     }
 
-    fn append_phase(
-        &self,
-        intent: &Intent,
-        digest: &str,
-        phase: Phase,
-        value: Option<serde_json::Value>,
-    ) -> Result<()> {
-        let line = JournalLine {
-            schema_version: JOURNAL_SCHEMA_VERSION,
-            workspace_id: self.workspace_id().to_owned(),
-            transaction_id: intent.transaction_id.clone(),
-            phase,
-            recorded_at: self.now(),
-            intent_sha256: digest.to_owned(),
-            intent: value,
-        };
-        journal::append_record::<JournalLine>(&self.file(JOURNAL_FILE), &line.to_line())
+    fn append_phase(&self, intent: &Intent, digest: &str, phase: Phase) -> Result<()> {
+        let line = intent.phase_line(digest, phase, &self.now());
+        journal::append_record::<JournalLine>(&self.file(JOURNAL_FILE), &line)
     }
+}
+
+/// Which targets of a transaction already hold their after state.
+#[derive(Debug, Clone, Copy)]
+struct Targets {
+    curated_done: bool,
+    queue_done: bool,
+    audit_done: bool,
 }

@@ -16,7 +16,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// An RFC 3339 instant with its original text.
 #[derive(Clone, Debug)]
 pub struct Stamp {
-    text: String,
+    text: Box<str>,
     at: Timestamp,
 }
 
@@ -30,7 +30,7 @@ impl Stamp {
         let frac = at.subsec_microsecond();
         let base = at.strftime("%Y-%m-%dT%H:%M:%S").to_string();
         let text = if frac == 0 { format!("{base}Z") } else { format!("{base}.{frac:06}Z") };
-        Stamp { text, at }
+        Stamp { text: text.into_boxed_str(), at }
     }
 
     /// Parses an RFC 3339 instant with an explicit offset, keeping `text`
@@ -39,7 +39,7 @@ impl Stamp {
     /// Returns a message fragment on failure.
     pub fn parse(text: &str) -> Result<Stamp, String> {
         let at = parse_instant(text)?;
-        Ok(Stamp { text: text.to_owned(), at })
+        Ok(Stamp { text: text.into(), at })
     }
 
     /// Parses any RFC 3339 instant (any offset) and returns it normalised to

@@ -11,16 +11,17 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::atomic_io;
+use crate::atomic_io::{self, FileStamp, file_stamp};
 use crate::canon;
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
 use crate::conflict_queue::ConflictQueue;
 use crate::curated_state::CuratedState;
 use crate::distill::{self, Policy, Report};
+use crate::domain_index::{self, DomainIndex};
 use crate::error::{Error, IoContext, Result};
-use crate::fact::{Fact, NewFact};
-use crate::fact_log::FactLog;
+use crate::fact::{Fact, FactSummary, NewFact};
+use crate::fact_log::{self, FactLog};
 use crate::failpoint;
 use crate::lock::WorkspaceLock;
 use crate::projection;
@@ -43,6 +44,9 @@ pub const PROJECTION_INDEX_FILE: &str = ".projection.json";
 /// Intent of a distill that changes curated.json, present only between its
 /// first and last write.
 pub const DISTILL_INTENT_FILE: &str = ".distill-pending.json";
+/// File name of the domain index, a cache of the keyed fact ids of each
+/// daily file (see [`crate::domain_index`]).
+pub const DOMAIN_INDEX_FILE: &str = ".domain-index";
 
 /// An open workspace.
 #[derive(Debug, Clone)]
@@ -364,7 +368,9 @@ impl Workspace {
         if !dry_run {
             self.finish_pending_locked()?;
         }
-        let facts = self.log.read_summaries()?;
+        let files = self.log.read_files::<FactSummary>(&self.log.days()?)?;
+        let index = if dry_run { None } else { self.stale_domain_index(&files) };
+        let facts = fact_log::merge(files)?;
         let (curated, curated_bytes) = self.curated_with_bytes()?;
         let queue = self.conflicts()?;
         let outcome = if record {
@@ -374,6 +380,10 @@ impl Workspace {
         };
         if dry_run {
             return Ok(outcome);
+        }
+        // Everything read was valid: the cache can describe it.
+        if let Some(index) = index {
+            self.save_domain_index(&index);
         }
         let conflicts_bytes = match outcome.queue_changed {
             true => Some(outcome.queue.encode(&self.file(CONFLICTS_FILE), &self.workspace_id)?),
@@ -394,6 +404,27 @@ impl Workspace {
         }
         self.clear_distill_intent()?;
         Ok(outcome)
+    }
+
+    /// Returns the domain index of the files just read when the stored one
+    /// does not describe them.
+    fn stale_domain_index(&self, files: &[fact_log::FileRecords<FactSummary>]) -> Option<DomainIndex> {
+        let current = DomainIndex::load(&self.file(DOMAIN_INDEX_FILE), &self.workspace_id);
+        (!current.is_some_and(|index| index.describes(files))).then(|| DomainIndex::of(files))
+    }
+
+    /// Saves the domain index. Only a cache: failing to write it is not an
+    /// error, the next reader reads the log instead.
+    pub(crate) fn save_domain_index(&self, index: &DomainIndex) {
+        let _ = index.save(&self.file(DOMAIN_INDEX_FILE), &self.workspace_id);
+    }
+
+    /// Returns the ids of every fact in the log with `memory_key`, through
+    /// the domain index; see [`domain_index::Lookup`].
+    ///
+    /// Errors: as [`Workspace::facts`], for the daily files it reads.
+    pub(crate) fn domain_fact_ids(&self, memory_key: &str) -> Result<domain_index::Lookup> {
+        domain_index::domain_fact_ids(&self.log, &self.file(DOMAIN_INDEX_FILE), &self.workspace_id, memory_key)
     }
 
     fn write_distill_intent(&self, curated: &[u8], conflicts: Option<&[u8]>) -> Result<()> {
@@ -594,17 +625,6 @@ impl Workspace {
 /// The identity of a file's current content: inode, size and modification
 /// time. Every atomic replace makes a new inode; an edit in place changes
 /// the size or the time.
-type FileStamp = [i64; 4];
-
-fn file_stamp(path: &Path) -> Result<Option<FileStamp>> {
-    use std::os::unix::fs::MetadataExt;
-    match std::fs::symlink_metadata(path) {
-        Ok(meta) => Ok(Some([meta.ino() as i64, meta.size() as i64, meta.mtime(), meta.mtime_nsec()])),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(err) => Err(err).at(path),
-    }
-}
-
 #[derive(serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ProjectionIndex {

@@ -9,6 +9,7 @@ mod test_canon_pins;
 mod test_concurrency;
 mod test_corrupt_curated;
 mod test_distill_gate;
+mod test_domain_index;
 mod test_explain;
 mod test_fixpoint;
 mod test_hostile_state;

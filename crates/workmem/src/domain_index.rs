@@ -1,0 +1,217 @@
+//! The domain index: a cache, per daily file, of the ids of the keyed facts
+//! of each memory_key, so that `resolve` can compute a domain's observed
+//! fact ids (SPEC 5.3e and 6.4) without parsing the whole log.
+//!
+//! Each daily file's entry is trusted only while the file keeps the stamp
+//! (inode, size, modification time) it had *before* it was read; a file
+//! that changed, appeared or is not in the index is read and validated
+//! again, so an append or an edit is always seen, and a corrupt line in a
+//! changed file is still refused. Files that disappeared are dropped. The
+//! index is written by distill (which reads the whole log anyway) and
+//! brought up to date by `resolve`; losing it, or finding it unreadable,
+//! only costs a full read.
+//!
+//! The file is text, one record per line, and ends with `end` so a torn
+//! write is never mistaken for a complete index:
+//!
+//! ```text
+//! workmem-domain-index 1 <workspace_id>
+//! file <day> <inode> <size> <mtime_s> <mtime_ns>
+//! key <memory_key> <fact_id> <fact_id> ...
+//! end
+//! ```
+//!
+//! Memory keys and fact ids never hold whitespace (SPEC section 2).
+
+use std::collections::{BTreeMap, HashSet};
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::atomic_io::{self, FileStamp};
+use crate::error::Result;
+use crate::fact::FactSummary;
+use crate::fact_log::{DayFile, FactLog, FileRecords};
+
+const HEADER: &str = "workmem-domain-index 1";
+
+/// The indexed keyed facts of one daily file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct IndexedFile {
+    stamp: FileStamp,
+    /// The file's `key` lines, newline-terminated, as stored.
+    keys: String,
+}
+
+impl IndexedFile {
+    fn of(file: &FileRecords<FactSummary>) -> IndexedFile {
+        let mut by_key: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for fact in &file.records {
+            if let Some(key) = fact.memory_key() {
+                by_key.entry(key).or_default().push(fact.fact_id());
+            }
+        }
+        let mut keys = String::new();
+        for (key, ids) in by_key {
+            keys.push_str("key ");
+            keys.push_str(key);
+            for id in ids {
+                keys.push(' ');
+                keys.push_str(id);
+            }
+            keys.push('\n');
+        }
+        IndexedFile { stamp: file.stamp, keys }
+    }
+
+    fn ids_of<'a>(&'a self, memory_key: &str) -> impl Iterator<Item = &'a str> {
+        let mut wanted = self.keys.lines().filter_map(move |line| {
+            let rest = line.strip_prefix("key ")?;
+            let ids = rest.strip_prefix(memory_key)?;
+            ids.strip_prefix(' ').or(ids.is_empty().then_some(""))
+        });
+        wanted.next().into_iter().flat_map(str::split_ascii_whitespace)
+    }
+}
+
+/// The index of a workspace: indexed files by day.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DomainIndex {
+    files: BTreeMap<String, IndexedFile>,
+}
+
+impl DomainIndex {
+    /// Builds the index of files just read.
+    pub fn of(files: &[FileRecords<FactSummary>]) -> DomainIndex {
+        DomainIndex { files: files.iter().map(|f| (f.day.day.clone(), IndexedFile::of(f))).collect() }
+    }
+
+    /// Returns whether the index describes exactly these files with these
+    /// stamps.
+    pub fn describes(&self, files: &[FileRecords<FactSummary>]) -> bool {
+        self.files.len() == files.len()
+            && files.iter().all(|f| self.files.get(&f.day.day).is_some_and(|indexed| indexed.stamp == f.stamp))
+    }
+
+    /// Reads the index at `path`; `None` when it is missing, unreadable,
+    /// torn or of another workspace (a cache miss, never an error).
+    pub fn load(path: &Path, workspace_id: &str) -> Option<DomainIndex> {
+        let data = atomic_io::read_optional(path).ok()??;
+        let text = std::str::from_utf8(&data).ok()?;
+        let body = text.strip_prefix(HEADER)?.strip_prefix(' ')?.strip_prefix(workspace_id)?.strip_prefix('\n')?;
+        let body = body.strip_suffix("end\n").filter(|b| b.is_empty() || b.ends_with('\n'))?;
+        let mut files: BTreeMap<String, IndexedFile> = BTreeMap::new();
+        let mut current: Option<&mut IndexedFile> = None;
+        for line in body.split_inclusive('\n') {
+            if let Some(rest) = line.strip_prefix("file ") {
+                let mut fields = rest.split_ascii_whitespace();
+                let day = fields.next()?.to_owned();
+                let mut stamp: FileStamp = [0; 4];
+                for slot in &mut stamp {
+                    *slot = fields.next()?.parse().ok()?;
+                }
+                if fields.next().is_some() || files.contains_key(&day) {
+                    return None;
+                }
+                current = Some(files.entry(day).or_insert(IndexedFile { stamp, keys: String::new() }));
+            } else if line.starts_with("key ") && line.ends_with('\n') {
+                current.as_mut()?.keys.push_str(line);
+            } else {
+                return None;
+            }
+        }
+        Some(DomainIndex { files })
+    }
+
+    /// Writes the index to `path` atomically.
+    ///
+    /// Errors: [`crate::Error::Io`].
+    pub fn save(&self, path: &Path, workspace_id: &str) -> Result<()> {
+        let mut text = String::with_capacity(self.files.values().map(|f| f.keys.len() + 64).sum::<usize>() + 64);
+        let _ = writeln!(text, "{HEADER} {workspace_id}");
+        for (day, file) in &self.files {
+            let [inode, size, seconds, nanos] = file.stamp;
+            let _ = writeln!(text, "file {day} {inode} {size} {seconds} {nanos}");
+            text.push_str(&file.keys);
+        }
+        text.push_str("end\n");
+        atomic_io::replace(path, text.as_bytes())
+    }
+}
+
+/// The ids of a domain's facts, and the index brought up to date when
+/// files had to be read.
+#[derive(Debug)]
+pub struct Lookup {
+    /// Every fact id in the log with the memory key (unsorted; an id
+    /// repeated across files appears once per file).
+    pub ids: Vec<String>,
+    /// The index to save when it changed ([`DomainIndex::save`]); the
+    /// caller saves it only once its own work succeeded, so a refused
+    /// operation writes nothing.
+    pub updated: Option<DomainIndex>,
+}
+
+/// Returns the ids of every fact in `log` with `memory_key`, reading only
+/// the daily files the index at `index_path` does not describe as they are
+/// now.
+///
+/// Errors: as [`FactLog::read_file`] for the files it reads.
+pub fn domain_fact_ids(log: &FactLog, index_path: &Path, workspace_id: &str, memory_key: &str) -> Result<Lookup> {
+    let mut index = DomainIndex::load(index_path, workspace_id).unwrap_or_default();
+    let days = log.days()?;
+    let mut stale: Vec<DayFile> = Vec::new();
+    for day in &days {
+        if index.files.get(&day.day).map(|f| f.stamp) != atomic_io::file_stamp(&day.path)? {
+            stale.push(day.clone());
+        }
+    }
+    let listed: HashSet<&str> = days.iter().map(|d| d.day.as_str()).collect();
+    let before = index.files.len();
+    index.files.retain(|day, _| listed.contains(day.as_str()));
+    let mut changed = index.files.len() != before;
+    for day in &stale {
+        // Read below, or gone since the listing.
+        changed |= index.files.remove(&day.day).is_some();
+    }
+    for file in log.read_files::<FactSummary>(&stale)? {
+        index.files.insert(file.day.day.clone(), IndexedFile::of(&file));
+        changed = true;
+    }
+    let ids = index.files.values().flat_map(|f| f.ids_of(memory_key)).map(str::to_owned).collect();
+    Ok(Lookup { ids, updated: changed.then_some(index) })
+}
+
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)]
+mod tests {
+    use super::*;
+
+    fn indexed(keys: &str) -> IndexedFile {
+        IndexedFile { stamp: [1, 2, 3, 4], keys: keys.to_owned() }
+    }
+
+    #[test]
+    fn a_key_is_matched_whole_never_by_prefix() {
+        let file = indexed("key db a1 a2\nkey db.engine b1\nkey dbx c1\n");
+        assert_eq!(file.ids_of("db").collect::<Vec<_>>(), ["a1", "a2"]);
+        assert_eq!(file.ids_of("db.engine").collect::<Vec<_>>(), ["b1"]);
+        assert_eq!(file.ids_of("d").count(), 0);
+    }
+
+    #[test]
+    fn save_then_load_round_trips_and_torn_or_foreign_files_are_misses() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index");
+        let mut index = DomainIndex::default();
+        index.files.insert("2026-01-01".into(), indexed("key db a1 a2\n"));
+        index.files.insert("2026-01-02".into(), indexed(""));
+        index.save(&path, "ws").unwrap();
+        assert_eq!(DomainIndex::load(&path, "ws"), Some(index));
+        assert_eq!(DomainIndex::load(&path, "other"), None);
+        let full = std::fs::read(&path).unwrap();
+        for cut in 0..full.len() {
+            std::fs::write(&path, &full[..cut]).unwrap();
+            assert_eq!(DomainIndex::load(&path, "ws"), None, "a cut at {cut} was accepted");
+        }
+    }
+}
