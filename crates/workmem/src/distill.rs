@@ -6,9 +6,11 @@
 //! input. Equal inputs give equal outputs, and running it again on its own
 //! output with the same `as_of` changes nothing (the fixpoint of 5.3f).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+// A fast seeded hasher: the policy hashes every fact id and normal form.
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use jiff::SignedDuration;
 use serde::{Deserialize, Serialize};
 
@@ -276,8 +278,11 @@ pub fn observed_fact_ids<'a>(
 pub trait FactView {
     /// The fact id.
     fn fact_id(&self) -> &str;
-    /// When it was recorded.
-    fn recorded_at(&self) -> &Stamp;
+    /// When it was recorded: what every ordering decision uses.
+    fn instant(&self) -> jiff::Timestamp;
+    /// When it was recorded, as stored (for the entries it becomes evidence
+    /// of).
+    fn recorded_at(&self) -> Stamp;
     /// Its kind.
     fn kind(&self) -> Kind;
     /// 1-5.
@@ -294,8 +299,11 @@ impl FactView for Fact {
     fn fact_id(&self) -> &str {
         &self.fact_id
     }
-    fn recorded_at(&self) -> &Stamp {
-        &self.recorded_at
+    fn instant(&self) -> jiff::Timestamp {
+        self.recorded_at.instant()
+    }
+    fn recorded_at(&self) -> Stamp {
+        self.recorded_at.clone()
     }
     fn kind(&self) -> Kind {
         self.kind
@@ -318,7 +326,10 @@ impl FactView for FactSummary {
     fn fact_id(&self) -> &str {
         FactSummary::fact_id(self)
     }
-    fn recorded_at(&self) -> &Stamp {
+    fn instant(&self) -> jiff::Timestamp {
+        FactSummary::instant(self)
+    }
+    fn recorded_at(&self) -> Stamp {
         FactSummary::recorded_at(self)
     }
     fn kind(&self) -> Kind {
@@ -343,24 +354,20 @@ struct Proposal<'a, F: FactView> {
     facts: Vec<&'a F>,
     ids: Vec<String>,
     max_importance: u8,
-    first: &'a Stamp,
-    last: &'a Stamp,
+    first: Stamp,
+    last: Stamp,
     /// Wording: highest importance, newest, largest id.
     wording: &'a F,
 }
 
 impl<'a, F: FactView> Proposal<'a, F> {
     fn new(kind: Kind, facts: Vec<&'a F>) -> Proposal<'a, F> {
-        let first = facts.iter().map(|f| f.recorded_at()).min_by_key(|s| s.instant()).expect("non-empty group");
-        let last = facts.iter().map(|f| f.recorded_at()).max_by_key(|s| s.instant()).expect("non-empty group");
+        let first = facts.iter().min_by_key(|f| f.instant()).expect("non-empty group").recorded_at();
+        let last = facts.iter().max_by_key(|f| f.instant()).expect("non-empty group").recorded_at();
         let wording = *facts
             .iter()
             .max_by(|a, b| {
-                (a.importance(), a.recorded_at().instant(), &a.fact_id()).cmp(&(
-                    b.importance(),
-                    b.recorded_at().instant(),
-                    &b.fact_id(),
-                ))
+                (a.importance(), a.instant(), &a.fact_id()).cmp(&(b.importance(), b.instant(), &b.fact_id()))
             })
             .expect("non-empty group");
         let max_importance = facts.iter().map(|f| f.importance()).max().unwrap_or(1);
@@ -480,10 +487,10 @@ fn run<F: FactView>(
             domain_ids.entry(key).or_default().push(fact.fact_id());
         }
         let cutoff = if policy.sources.is_empty() { default_cutoff } else { policy.cutoff_for(fact.source(), as_of) };
-        if fact.recorded_at().instant() >= cutoff {
+        if fact.instant() >= cutoff {
             if record {
                 let until = Stamp::from_timestamp(
-                    fact.recorded_at().instant()
+                    fact.instant()
                         + SignedDuration::from_hours(24 * i64::from(policy.age_days_for(fact.source())))
                         + SignedDuration::from_micros(1),
                 );
@@ -641,7 +648,7 @@ impl Run<'_> {
         let count = proposal.facts.len();
         let key_for_note = if self.record { key.clone() } else { String::new() };
         if let Some(&i) = self.index.get(&key) {
-            self.entries[i].merge_evidence(proposal.ids.iter().map(String::as_str), proposal.first, proposal.last);
+            self.entries[i].merge_evidence(proposal.ids.iter().map(String::as_str), &proposal.first, &proposal.last);
             self.report.updated += 1;
         } else if proposal.qualifies(self.policy) {
             // Unkeyed wording: highest importance, then earliest, then smallest id.
@@ -649,9 +656,9 @@ impl Run<'_> {
                 .facts
                 .iter()
                 .min_by(|a, b| {
-                    (std::cmp::Reverse(a.importance()), a.recorded_at().instant(), &a.fact_id()).cmp(&(
+                    (std::cmp::Reverse(a.importance()), a.instant(), &a.fact_id()).cmp(&(
                         std::cmp::Reverse(b.importance()),
-                        b.recorded_at().instant(),
+                        b.instant(),
                         &b.fact_id(),
                     ))
                 })
@@ -704,7 +711,11 @@ impl Run<'_> {
             let proposal = Proposal::new(kind, facts);
             if let (true, Some(i)) = (reinforces, active) {
                 // 5.3a: more evidence for the active value, never a revision.
-                self.entries[i].merge_evidence(proposal.ids.iter().map(String::as_str), proposal.first, proposal.last);
+                self.entries[i].merge_evidence(
+                    proposal.ids.iter().map(String::as_str),
+                    &proposal.first,
+                    &proposal.last,
+                );
                 self.report.updated += 1;
                 self.report.eligible += proposal.facts.len();
                 self.curated_changed = true;

@@ -85,41 +85,36 @@ impl DomainIndex {
         DomainIndex { files: files.iter().map(|f| (f.day.day.clone(), IndexedFile::of(f))).collect() }
     }
 
-    /// Returns whether the index describes exactly these files with these
-    /// stamps.
-    pub fn describes(&self, files: &[FileRecords<FactSummary>]) -> bool {
-        self.files.len() == files.len()
-            && files.iter().all(|f| self.files.get(&f.day.day).is_some_and(|indexed| indexed.stamp == f.stamp))
+    /// Returns whether the index stored at `path` describes exactly these
+    /// files with these stamps (reading only its `file` lines).
+    pub fn describes(path: &Path, workspace_id: &str, files: &[FileRecords<FactSummary>]) -> bool {
+        let mut stored: BTreeMap<String, FileStamp> = BTreeMap::new();
+        let parsed = atomic_io::read_optional(path).ok().flatten().is_some_and(|data| {
+            parse(&data, workspace_id, |line| match line {
+                Line::File(day, stamp) => stored.insert(day.to_owned(), stamp).is_none(),
+                Line::Key(_) => true,
+            })
+        });
+        parsed && stored.len() == files.len() && files.iter().all(|f| stored.get(&f.day.day) == Some(&f.stamp))
     }
 
     /// Reads the index at `path`; `None` when it is missing, unreadable,
     /// torn or of another workspace (a cache miss, never an error).
     pub fn load(path: &Path, workspace_id: &str) -> Option<DomainIndex> {
         let data = atomic_io::read_optional(path).ok()??;
-        let text = std::str::from_utf8(&data).ok()?;
-        let body = text.strip_prefix(HEADER)?.strip_prefix(' ')?.strip_prefix(workspace_id)?.strip_prefix('\n')?;
-        let body = body.strip_suffix("end\n").filter(|b| b.is_empty() || b.ends_with('\n'))?;
-        let mut files: BTreeMap<String, IndexedFile> = BTreeMap::new();
-        let mut current: Option<&mut IndexedFile> = None;
-        for line in body.split_inclusive('\n') {
-            if let Some(rest) = line.strip_prefix("file ") {
-                let mut fields = rest.split_ascii_whitespace();
-                let day = fields.next()?.to_owned();
-                let mut stamp: FileStamp = [0; 4];
-                for slot in &mut stamp {
-                    *slot = fields.next()?.parse().ok()?;
-                }
-                if fields.next().is_some() || files.contains_key(&day) {
-                    return None;
-                }
-                current = Some(files.entry(day).or_insert(IndexedFile { stamp, keys: String::new() }));
-            } else if line.starts_with("key ") && line.ends_with('\n') {
-                current.as_mut()?.keys.push_str(line);
-            } else {
-                return None;
+        let mut files: Vec<(String, IndexedFile)> = Vec::new();
+        let complete = parse(&data, workspace_id, |line| match line {
+            Line::File(day, stamp) => {
+                files.push((day.to_owned(), IndexedFile { stamp, keys: String::new() }));
+                true
             }
-        }
-        Some(DomainIndex { files })
+            Line::Key(text) => files.last_mut().map(|(_, file)| file.keys.push_str(text)).is_some(),
+        });
+        let count = files.len();
+        let files: BTreeMap<String, IndexedFile> = files.into_iter().collect();
+        // A day listed twice is not an index workmem wrote.
+        let complete = complete && files.len() == count;
+        complete.then_some(DomainIndex { files })
     }
 
     /// Writes the index to `path` atomically.
@@ -136,6 +131,39 @@ impl DomainIndex {
         text.push_str("end\n");
         atomic_io::replace(path, text.as_bytes())
     }
+}
+
+/// A line of a stored index.
+enum Line<'a> {
+    /// `file <day> <stamp>`.
+    File(&'a str, FileStamp),
+    /// A `key` line, newline included.
+    Key(&'a str),
+}
+
+/// Walks a stored index line by line. Returns false when the header, a
+/// line or the final `end` is wrong, or `on_line` refuses a line.
+fn parse(data: &[u8], workspace_id: &str, mut on_line: impl FnMut(Line<'_>) -> bool) -> bool {
+    let Ok(text) = std::str::from_utf8(data) else { return false };
+    let header = text.strip_prefix(HEADER).and_then(|t| t.strip_prefix(' ')).and_then(|t| t.strip_prefix(workspace_id));
+    let Some(body) = header.and_then(|t| t.strip_prefix('\n')) else { return false };
+    // `end` must be a whole line: a torn file never ends that way.
+    let Some(body) = body.strip_suffix("end\n").filter(|b| b.is_empty() || b.ends_with('\n')) else { return false };
+    body.split_inclusive('\n').all(|line| match line.strip_prefix("file ") {
+        Some(rest) => file_line(rest).is_some_and(|(day, stamp)| on_line(Line::File(day, stamp))),
+        None => line.starts_with("key ") && on_line(Line::Key(line)),
+    })
+}
+
+/// Parses `<day> <inode> <size> <mtime_s> <mtime_ns>`.
+fn file_line(rest: &str) -> Option<(&str, FileStamp)> {
+    let mut fields = rest.split_ascii_whitespace();
+    let day = fields.next()?;
+    let mut stamp: FileStamp = [0; 4];
+    for slot in &mut stamp {
+        *slot = fields.next()?.parse().ok()?;
+    }
+    fields.next().is_none().then_some((day, stamp))
 }
 
 /// The ids of a domain's facts, and the index brought up to date when

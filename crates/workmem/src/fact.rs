@@ -428,7 +428,7 @@ struct Checked {
     kind: Kind,
     importance: u8,
     has_key: bool,
-    recorded_at: Stamp,
+    recorded_at: jiff::Timestamp,
     schema_version: u32,
 }
 
@@ -471,7 +471,8 @@ impl RawFact<'_> {
                 check_evidence_pair(key, value).map_err(|e| e.to_string())?;
             }
         }
-        let recorded_at = Stamp::parse(&self.recorded_at).map_err(|msg| format!("invalid recorded_at: {msg}"))?;
+        let recorded_at =
+            crate::stamp::parse_instant(&self.recorded_at).map_err(|msg| format!("invalid recorded_at: {msg}"))?;
         if self.workspace_id.len() != 16 || !self.workspace_id.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(format!("invalid workspace_id {:?}", self.workspace_id));
         }
@@ -487,24 +488,33 @@ impl RawFact<'_> {
 
 /// The fields of a fact that the distill policy reads, parsed and validated
 /// like a [`Fact`] but without the evidence and provenance it never looks
-/// at: a smaller footprint for whole-log scans. The four strings share one
+/// at: a smaller footprint for whole-log scans. The five strings share one
 /// allocation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FactSummary {
-    /// fact_id, content, memory_key (empty when unkeyed) and source, back
-    /// to back.
+    /// fact_id, content, memory_key (empty when unkeyed), the recorded_at
+    /// text and source, back to back.
     text: Box<str>,
-    recorded_at: Stamp,
-    /// Validated lengths: ids are at most 200 ASCII bytes, keys 120, and
-    /// content 2,000 characters (8,000 bytes).
+    recorded_at: jiff::Timestamp,
+    /// Validated lengths: ids are at most 200 ASCII bytes, keys 120, stamps
+    /// about 35, and content 2,000 characters (8,000 bytes).
     id_len: u8,
     key_len: u8,
+    stamp_len: u8,
     content_len: u16,
     kind: Kind,
     importance: u8,
 }
 
 impl FactSummary {
+    /// The start of each string in `text`: content, key, stamp, source.
+    fn starts(&self) -> [usize; 4] {
+        let content = usize::from(self.id_len);
+        let key = content + usize::from(self.content_len);
+        let stamp = key + usize::from(self.key_len);
+        [content, key, stamp, stamp + usize::from(self.stamp_len)]
+    }
+
     /// The fact id.
     pub fn fact_id(&self) -> &str {
         &self.text[..usize::from(self.id_len)]
@@ -512,24 +522,30 @@ impl FactSummary {
 
     /// The whitespace-clean content.
     pub fn content(&self) -> &str {
-        let start = usize::from(self.id_len);
-        &self.text[start..start + usize::from(self.content_len)]
+        let [content, key, ..] = self.starts();
+        &self.text[content..key]
     }
 
     /// Its memory key, if keyed.
     pub fn memory_key(&self) -> Option<&str> {
-        let start = usize::from(self.id_len) + usize::from(self.content_len);
-        (self.key_len > 0).then(|| &self.text[start..start + usize::from(self.key_len)])
+        let [_, key, stamp, _] = self.starts();
+        (key < stamp).then(|| &self.text[key..stamp])
     }
 
     /// Who recorded it.
     pub fn source(&self) -> &str {
-        &self.text[usize::from(self.id_len) + usize::from(self.content_len) + usize::from(self.key_len)..]
+        &self.text[self.starts()[3]..]
+    }
+
+    /// When it was recorded, as stored.
+    pub fn recorded_at(&self) -> Stamp {
+        let [_, _, stamp, source] = self.starts();
+        Stamp::from_parts(&self.text[stamp..source], self.recorded_at)
     }
 
     /// When it was recorded.
-    pub fn recorded_at(&self) -> &Stamp {
-        &self.recorded_at
+    pub fn instant(&self) -> jiff::Timestamp {
+        self.recorded_at
     }
 
     /// Its kind.
@@ -553,7 +569,7 @@ pub trait LogRecord: Sized + PartialEq + Send {
     /// Returns the fact id.
     fn id(&self) -> &str;
     /// Returns when the fact was recorded.
-    fn recorded(&self) -> &Stamp;
+    fn instant(&self) -> jiff::Timestamp;
 }
 
 /// Why a log line was refused.
@@ -583,8 +599,8 @@ impl LogRecord for Fact {
         &self.fact_id
     }
 
-    fn recorded(&self) -> &Stamp {
-        &self.recorded_at
+    fn instant(&self) -> jiff::Timestamp {
+        self.recorded_at.instant()
     }
 }
 
@@ -595,8 +611,9 @@ impl LogRecord for FactSummary {
         let key = raw.memory_key.as_deref().filter(|_| checked.has_key).unwrap_or("");
         let source = raw.source.as_deref().unwrap_or("agent");
         let too_long = |field: &str| LineError::Invalid(format!("invalid {field}: too long"));
-        let mut text = String::with_capacity(raw.fact_id.len() + raw.content.len() + key.len() + source.len());
-        for part in [&*raw.fact_id, &*raw.content, key, source] {
+        let parts = [&*raw.fact_id, &*raw.content, key, &*raw.recorded_at, source];
+        let mut text = String::with_capacity(parts.iter().map(|p| p.len()).sum());
+        for part in parts {
             text.push_str(part);
         }
         Ok(FactSummary {
@@ -604,6 +621,7 @@ impl LogRecord for FactSummary {
             recorded_at: checked.recorded_at,
             id_len: u8::try_from(raw.fact_id.len()).map_err(|_| too_long("fact_id"))?,
             key_len: u8::try_from(key.len()).map_err(|_| too_long("memory_key"))?,
+            stamp_len: u8::try_from(raw.recorded_at.len()).map_err(|_| too_long("recorded_at"))?,
             content_len: u16::try_from(raw.content.len()).map_err(|_| too_long("content"))?,
             kind: checked.kind,
             importance: checked.importance,
@@ -614,8 +632,8 @@ impl LogRecord for FactSummary {
         self.fact_id()
     }
 
-    fn recorded(&self) -> &Stamp {
-        &self.recorded_at
+    fn instant(&self) -> jiff::Timestamp {
+        self.recorded_at
     }
 }
 
@@ -631,7 +649,7 @@ impl RawFact<'_> {
             importance: checked.importance,
             kind: checked.kind,
             memory_key: self.memory_key.filter(|_| checked.has_key).map(Cow::into_owned),
-            recorded_at: checked.recorded_at,
+            recorded_at: Stamp::from_parts(&self.recorded_at, checked.recorded_at),
             schema_version: checked.schema_version,
             source: self.source.map_or_else(|| "agent".to_owned(), Cow::into_owned),
             workspace_id: self.workspace_id.into_owned(),

@@ -8,10 +8,12 @@
 //! it is a corruption error naming the file and line. Files whose names are
 //! not `YYYY-MM-DD.jsonl` are ignored. This module never rewrites a line.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+
+use foldhash::{HashMap, HashMapExt};
 
 use crate::atomic_io::{self, FileStamp};
 use crate::error::{Error, IoContext, Location, Result};
@@ -254,7 +256,7 @@ pub fn merge<T: LogRecord>(files: Vec<FileRecords<T>>) -> Result<Vec<T>> {
             duplicates.binary_search(&(index - 1)).is_err()
         });
     }
-    all.sort_unstable_by(|a, b| (a.recorded().instant(), a.id()).cmp(&(b.recorded().instant(), b.id())));
+    all.sort_unstable_by(|a, b| (a.instant(), a.id()).cmp(&(b.instant(), b.id())));
     Ok(all)
 }
 

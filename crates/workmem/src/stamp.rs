@@ -42,6 +42,12 @@ impl Stamp {
         Ok(Stamp { text: text.into(), at })
     }
 
+    /// Returns the stamp of `text`, already parsed as `at` by
+    /// [`parse_instant`].
+    pub(crate) fn from_parts(text: &str, at: Timestamp) -> Stamp {
+        Stamp { text: text.into(), at }
+    }
+
     /// Parses any RFC 3339 instant (any offset) and returns it normalised to
     /// the UTC form new records use.
     pub fn parse_normalized(text: &str) -> Result<Stamp, String> {
@@ -68,7 +74,9 @@ impl Stamp {
     }
 }
 
-fn parse_instant(text: &str) -> Result<Timestamp, String> {
+/// Parses an RFC 3339 instant with an explicit offset; returns a message
+/// fragment on failure.
+pub(crate) fn parse_instant(text: &str) -> Result<Timestamp, String> {
     // RFC 3339 needs a date, a 'T' and an explicit offset; jiff's parser is
     // more lenient, so the shape is checked first.
     let bytes = text.as_bytes();

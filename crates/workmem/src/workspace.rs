@@ -371,7 +371,11 @@ impl Workspace {
         let files = self.log.read_files::<FactSummary>(&self.log.days()?)?;
         let index = if dry_run { None } else { self.stale_domain_index(&files) };
         let facts = fact_log::merge(files)?;
-        let (curated, curated_bytes) = self.curated_with_bytes()?;
+        let (curated, bytes) = self.curated_with_bytes()?;
+        // Only whether the file exists matters here; free its bytes (they
+        // grow with the log) before the policy runs.
+        let curated_exists = bytes.is_some();
+        drop(bytes);
         let queue = self.conflicts()?;
         let outcome = if record {
             distill::distill_explained(&facts, &curated, &queue, policy, &as_of, &self.workspace_id)?
@@ -395,7 +399,7 @@ impl Workspace {
             atomic_io::replace(&self.file(CURATED_FILE), &curated_bytes)?;
             failpoint::hit("between_curated_and_projection");
             self.write_memory_md(&outcome.curated, file_stamp(&self.file(CURATED_FILE))?)?;
-        } else if curated_bytes.is_some() {
+        } else if curated_exists {
             self.repair_projection(&curated)?;
         }
         failpoint::hit("distill_after_curated");
@@ -409,8 +413,8 @@ impl Workspace {
     /// Returns the domain index of the files just read when the stored one
     /// does not describe them.
     fn stale_domain_index(&self, files: &[fact_log::FileRecords<FactSummary>]) -> Option<DomainIndex> {
-        let current = DomainIndex::load(&self.file(DOMAIN_INDEX_FILE), &self.workspace_id);
-        (!current.is_some_and(|index| index.describes(files))).then(|| DomainIndex::of(files))
+        let current = DomainIndex::describes(&self.file(DOMAIN_INDEX_FILE), &self.workspace_id, files);
+        (!current).then(|| DomainIndex::of(files))
     }
 
     /// Saves the domain index. Only a cache: failing to write it is not an
