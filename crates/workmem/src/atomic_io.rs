@@ -375,7 +375,7 @@ pub fn lines(data: &[u8]) -> impl Iterator<Item = (usize, &[u8], bool)> {
             }
             number += 1;
             let rest = &data[offset..];
-            let (line, terminated) = match rest.iter().position(|&b| b == b'\n') {
+            let (line, terminated) = match memchr::memchr(b'\n', rest) {
                 Some(pos) => {
                     offset += pos + 1;
                     (&rest[..pos], true)

@@ -85,9 +85,23 @@ impl Entry {
 
     /// Adds evidence ids and widens first/last_seen.
     pub fn merge_evidence<'a>(&mut self, ids: impl IntoIterator<Item = &'a str>, first: &Stamp, last: &Stamp) {
-        let mut set: BTreeSet<String> = std::mem::take(&mut self.evidence_ids).into_iter().collect();
-        set.extend(ids.into_iter().map(str::to_owned));
-        self.evidence_ids = set.into_iter().collect();
+        let mut added: Vec<&str> = ids.into_iter().collect();
+        added.sort_unstable();
+        added.dedup();
+        // Both lists are sorted: one linear merge (the evidence of a
+        // long-lived entry grows with the log).
+        let old = std::mem::take(&mut self.evidence_ids);
+        let mut merged = Vec::with_capacity(old.len() + added.len());
+        let mut added = added.into_iter().peekable();
+        for id in old {
+            while let Some(new) = added.next_if(|new| *new < id.as_str()) {
+                merged.push(new.to_owned());
+            }
+            added.next_if(|new| *new == id.as_str());
+            merged.push(id);
+        }
+        merged.extend(added.map(str::to_owned));
+        self.evidence_ids = merged;
         self.occurrences = self.evidence_ids.len() as u64;
         if first.instant() < self.first_seen.instant() {
             self.first_seen = first.clone();
@@ -209,13 +223,15 @@ impl CuratedState {
         let mut active_by_domain: BTreeMap<&str, &Entry> = BTreeMap::new();
         let mut domains: BTreeSet<&str> = BTreeSet::new();
         for entry in &self.entries {
-            let unique: BTreeSet<&String> = entry.evidence_ids.iter().collect();
-            if entry.occurrences != unique.len() as u64 {
+            let ids = &entry.evidence_ids;
+            let unique = match ids.windows(2).all(|w| w[0] < w[1]) {
+                true => ids.len(),
+                false => ids.iter().collect::<BTreeSet<_>>().len(),
+            };
+            if entry.occurrences != unique as u64 {
                 problems.push(format!(
-                    "entry {} has occurrences {} but {} unique evidence ids",
-                    entry.key,
-                    entry.occurrences,
-                    unique.len()
+                    "entry {} has occurrences {} but {unique} unique evidence ids",
+                    entry.key, entry.occurrences
                 ));
             }
             let Some(domain) = entry.memory_key.as_deref() else {
@@ -372,4 +388,43 @@ fn entry_order(a: &Entry, b: &Entry) -> std::cmp::Ordering {
         b.revision,
         &b.key,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merged_evidence_is_the_sorted_union() {
+        let stamp = |text: &str| Stamp::parse(text).unwrap();
+        let cases: [(&[&str], &[&str]); 5] = [
+            (&[], &["b", "a", "b"]),
+            (&["a", "c"], &[]),
+            (&["a", "c", "e"], &["d", "a", "f", "0"]),
+            (&["b"], &["a", "b", "c"]),
+            (&["a", "b"], &["a", "b"]),
+        ];
+        for (old, added) in cases {
+            let mut entry = Entry {
+                content: "x".into(),
+                evidence_ids: old.iter().map(|s| s.to_string()).collect(),
+                first_seen: stamp("2026-01-02T00:00:00Z"),
+                key: "0123456789abcdef".into(),
+                kind: Kind::Decision,
+                last_seen: stamp("2026-01-03T00:00:00Z"),
+                memory_key: None,
+                occurrences: old.len() as u64,
+                revision: 1,
+                status: Status::Active,
+                superseded_by: None,
+                supersedes: None,
+            };
+            entry.merge_evidence(added.iter().copied(), &stamp("2026-01-01T00:00:00Z"), &stamp("2026-01-02T00:00:00Z"));
+            let union: BTreeSet<&str> = old.iter().chain(added).copied().collect();
+            assert_eq!(entry.evidence_ids, union.into_iter().collect::<Vec<_>>(), "{old:?} + {added:?}");
+            assert_eq!(entry.occurrences, entry.evidence_ids.len() as u64);
+            assert_eq!(entry.first_seen.as_str(), "2026-01-01T00:00:00Z");
+            assert_eq!(entry.last_seen.as_str(), "2026-01-03T00:00:00Z");
+        }
+    }
 }

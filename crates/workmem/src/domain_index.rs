@@ -82,7 +82,16 @@ pub struct DomainIndex {
 impl DomainIndex {
     /// Builds the index of files just read.
     pub fn of(files: &[FileRecords<FactSummary>]) -> DomainIndex {
-        DomainIndex { files: files.iter().map(|f| (f.day.day.clone(), IndexedFile::of(f))).collect() }
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let chunk = files.len().div_ceil(threads).max(1);
+        let parts: Vec<Vec<(String, IndexedFile)>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = files
+                .chunks(chunk)
+                .map(|part| scope.spawn(move || part.iter().map(|f| (f.day.day.clone(), IndexedFile::of(f))).collect()))
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
+        });
+        DomainIndex { files: parts.into_iter().flatten().collect() }
     }
 
     /// Returns whether the index stored at `path` describes exactly these

@@ -128,7 +128,8 @@ impl FactLog {
     }
 
     /// Reads and validates the given daily files in parallel, each with
-    /// the stamp it had before it was read (missing files are skipped).
+    /// the stamp it had before it was read (missing files are skipped);
+    /// each file's records are sorted by (recorded_at instant, fact_id).
     ///
     /// Errors: as [`FactLog::read_file`].
     pub fn read_files<T: LogRecord>(&self, days: &[DayFile]) -> Result<Vec<FileRecords<T>>> {
@@ -136,7 +137,9 @@ impl FactLog {
         let per_thread = days.len().div_ceil(threads).max(1);
         let read = |day: &DayFile| -> Result<Option<FileRecords<T>>> {
             let Some((data, stamp)) = atomic_io::read_stamped(&day.path)? else { return Ok(None) };
-            Ok(Some(FileRecords { day: day.clone(), stamp, records: self.parse_records(&day.path, &data)? }))
+            let mut records: Vec<T> = self.parse_records(&day.path, &data)?;
+            records.sort_unstable_by(order);
+            Ok(Some(FileRecords { day: day.clone(), stamp, records }))
         };
         let parts: Vec<Result<Vec<Option<FileRecords<T>>>>> = std::thread::scope(|scope| {
             let handles: Vec<_> =
@@ -209,7 +212,7 @@ pub struct FileRecords<T> {
     pub day: DayFile,
     /// Its identity when it was read ([`atomic_io::read_stamped`]).
     pub stamp: FileStamp,
-    /// Its valid records in file order.
+    /// Its valid records, by (recorded_at instant, fact_id).
     pub records: Vec<T>,
 }
 
@@ -256,8 +259,17 @@ pub fn merge<T: LogRecord>(files: Vec<FileRecords<T>>) -> Result<Vec<T>> {
             duplicates.binary_search(&(index - 1)).is_err()
         });
     }
-    all.sort_unstable_by(|a, b| (a.instant(), a.id()).cmp(&(b.instant(), b.id())));
+    // Each file is sorted and holds one day, so the files in day order
+    // usually are too; a fact filed under another day needs the full sort.
+    if !all.is_sorted_by(|a, b| order(a, b).is_le()) {
+        all.sort_unstable_by(order);
+    }
     Ok(all)
+}
+
+/// The log's order: (recorded_at instant, fact_id).
+fn order<T: LogRecord>(a: &T, b: &T) -> std::cmp::Ordering {
+    (a.instant(), a.id()).cmp(&(b.instant(), b.id()))
 }
 
 /// Returns whether `day` has the `YYYY-MM-DD` shape of a daily file name.
