@@ -9,12 +9,11 @@
 //!
 //! For each workspace given: start + open (`workmem init -q`), `context`,
 //! `distill` (first run on the log alone, then a re-run with nothing new),
-//! and `resolve` of freshly made ties, as medians over several runs with the
-//! peak RSS of the distill runs (`/usr/bin/time`). Without arguments only the
+//! `resolve` of freshly made ties, and `verify`, as medians over several
+//! runs with their peak RSS (`/usr/bin/time`). Without arguments only the
 //! append comparison runs: `workmem remember` against the floor program,
-//! alternating, in a temporary workspace. The distill runs delete the
-//! workspace's curated.json, conflicts.json and MEMORY.md first (never the
-//! log).
+//! alternating, in a temporary workspace. The first distill runs delete
+//! everything in the memory directory but the daily log first.
 #![allow(clippy::disallowed_methods)]
 
 use std::path::{Path, PathBuf};
@@ -99,6 +98,18 @@ fn append_comparison() {
     );
 }
 
+/// Every file of a memory directory but the log: what a first distill
+/// starts without.
+const DERIVED: [&str; 7] = [
+    "curated.json",
+    "conflicts.json",
+    "MEMORY.md",
+    "conflict-adjudications.jsonl",
+    "conflict-resolution-transactions.jsonl",
+    ".projection.json",
+    ".domain-index",
+];
+
 fn workspace_figures(dir: &Path) {
     let facts: usize = std::fs::read_dir(dir.join(".workmem/memory/daily"))
         .map(|entries| {
@@ -115,7 +126,7 @@ fn workspace_figures(dir: &Path) {
     let memory = dir.join(".workmem/memory");
     let (mut first, mut first_rss, mut again, mut again_rss) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for _ in 0..3 {
-        for name in ["curated.json", "conflicts.json", "MEMORY.md"] {
+        for name in DERIVED {
             let _ = std::fs::remove_file(memory.join(name));
         }
         let (ms, mb) = timed_rss(dir, &["distill", "--as-of", AS_OF, "-q"]);
@@ -176,28 +187,38 @@ fn workspace_figures(dir: &Path) {
             case["revision"].to_string(),
         ));
     }
-    let times: Vec<f64> = cases
+    let runs: Vec<(f64, f64)> = cases
         .iter()
         .enumerate()
         .map(|(n, (conflict, candidate, revision))| {
             let event = format!("bench:{n}:{}", std::process::id());
-            timed(workmem(dir).args([
-                "resolve",
-                conflict,
-                candidate,
-                "--revision",
-                revision,
-                "--event-id",
-                &event,
-                "--rationale",
-                "benchmark",
-                "-q",
-            ]))
+            timed_rss(
+                dir,
+                &[
+                    "resolve",
+                    conflict,
+                    candidate,
+                    "--revision",
+                    revision,
+                    "--event-id",
+                    &event,
+                    "--rationale",
+                    "benchmark",
+                    "-q",
+                ],
+            )
         })
         .collect();
-    if !times.is_empty() {
-        println!("resolve: median {:.1} ms over {} cases", median(times), cases.len());
+    if !runs.is_empty() {
+        println!(
+            "resolve: median {:.1} ms, peak {:.0} MB over {} cases",
+            median(runs.iter().map(|r| r.0).collect()),
+            median(runs.iter().map(|r| r.1).collect()),
+            runs.len()
+        );
     }
+    let (verify, verify_rss) = timed_rss(dir, &["verify", "-q"]);
+    println!("verify (reads everything): {verify:.0} ms, peak {verify_rss:.0} MB");
 }
 
 fn main() {

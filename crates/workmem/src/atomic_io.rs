@@ -72,7 +72,11 @@ pub fn read_stamped(path: &Path) -> Result<Option<(Vec<u8>, FileStamp)>> {
     Ok(Some((data, stamp)))
 }
 
-fn open_optional(path: &Path) -> Result<Option<File>> {
+/// Opens a file for reading without following a symlink; `None` when it
+/// does not exist.
+///
+/// Errors: [`Error::Io`], or [`Error::Corrupt`] for a symlink.
+pub fn open_optional(path: &Path) -> Result<Option<File>> {
     match OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(path) {
         Ok(file) => Ok(Some(file)),
         Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),

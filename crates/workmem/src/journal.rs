@@ -27,7 +27,7 @@ use crate::atomic_io;
 use crate::canon::{self, JsonStyle};
 use crate::conflict_queue::Case;
 use crate::curated_state::Entry;
-use crate::error::{Error, Location, Result};
+use crate::error::{Error, IoContext, Location, Result};
 use crate::stamp::Stamp;
 
 /// File name of the audit stream.
@@ -229,13 +229,47 @@ pub fn read_stream<T>(path: &Path, workspace_id: &str) -> Result<Vec<Numbered<T>
 where
     T: for<'de> Deserialize<'de> + StreamRecord,
 {
-    let Some(data) = atomic_io::read_optional(path)? else { return Ok(Vec::new()) };
     let mut out = Vec::new();
-    for (line, bytes, terminated) in atomic_io::lines(&data) {
-        if !terminated {
-            break;
+    for_each_record(path, workspace_id, |record| {
+        out.push(record);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Calls `visit` with every complete record of a JSONL stream in order,
+/// reading one line at a time: memory stays bounded by the longest line,
+/// whatever the length of the stream (a journal's `prepared` lines hold
+/// whole snapshots of the state).
+///
+/// Errors: [`Error::Corrupt`] naming file and line; [`Error::Scope`];
+/// [`Error::Io`]; whatever `visit` returns.
+pub fn for_each_record<T>(
+    path: &Path,
+    workspace_id: &str,
+    mut visit: impl FnMut(Numbered<T>) -> Result<()>,
+) -> Result<()>
+where
+    T: for<'de> Deserialize<'de> + StreamRecord,
+{
+    use std::io::BufRead;
+    let Some(file) = atomic_io::open_optional(path)? else { return Ok(()) };
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+    let mut bytes = Vec::new();
+    let mut line = 0;
+    loop {
+        bytes.clear();
+        if reader.read_until(b'\n', &mut bytes).at(path)? == 0 || bytes.last() != Some(&b'\n') {
+            // The end, or an unterminated final line: an unacknowledged
+            // append.
+            return Ok(());
         }
-        let record = parse_record::<T>(bytes).map_err(|msg| Error::corrupt(Location::line(path, line), msg))?;
+        line += 1;
+        let text = &bytes[..bytes.len() - 1];
+        if text.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let record = parse_record::<T>(text).map_err(|msg| Error::corrupt(Location::line(path, line), msg))?;
         if record.workspace() != workspace_id {
             return Err(Error::Scope {
                 location: Location::line(path, line),
@@ -243,9 +277,8 @@ where
                 expected: workspace_id.to_owned(),
             });
         }
-        out.push(Numbered { line, record });
+        visit(Numbered { line, record })?;
     }
-    Ok(out)
 }
 
 /// Parses one stream record and checks its schema version.
@@ -326,8 +359,8 @@ pub struct Transaction {
     pub transaction_id: String,
     /// Line of the `prepared` record.
     pub first_line: usize,
-    /// The decoded intent.
-    pub intent: Intent,
+    /// The decoded intent; `None` once the transaction committed.
+    pub intent: Option<Intent>,
     /// Its digest.
     pub digest: String,
     /// Phases recorded, in order.
@@ -341,15 +374,19 @@ impl Transaction {
     }
 }
 
-/// Groups journal lines into checked transactions, in journal order.
+/// Reads the journal at `path` line by line and groups its lines into
+/// checked transactions, in journal order. The intent of a transaction is
+/// dropped once it committed, so memory is bounded by the uncommitted
+/// transactions and the longest line, not by the journal.
 ///
 /// Errors: [`Error::Corrupt`] naming the journal line: a phase out of
-/// order, a modified intent, mismatched ids.
-pub fn transactions(path: &Path, workspace_id: &str, lines: &[Numbered<JournalLine>]) -> Result<Vec<Transaction>> {
+/// order, a modified intent, mismatched ids; errors of
+/// [`for_each_record`].
+pub fn transactions(path: &Path, workspace_id: &str) -> Result<Vec<Transaction>> {
     let mut out: Vec<Transaction> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
-    for Numbered { line, record } in lines {
-        let here = || Location::line(path, *line);
+    for_each_record::<JournalLine>(path, workspace_id, |Numbered { line, mut record }| {
+        let here = || Location::line(path, line);
         let position = match index.get(&record.transaction_id) {
             None => {
                 if record.phase != Phase::Prepared {
@@ -361,10 +398,10 @@ pub fn transactions(path: &Path, workspace_id: &str, lines: &[Numbered<JournalLi
                         ),
                     ));
                 }
-                let Some(raw) = record.intent.as_ref() else {
+                let Some(raw) = record.intent.take() else {
                     return Err(Error::corrupt(here(), "prepared line has no intent"));
                 };
-                let digest = intent_digest(raw);
+                let digest = intent_digest(&raw);
                 if digest != record.intent_sha256 {
                     return Err(Error::corrupt(
                         here(),
@@ -374,18 +411,18 @@ pub fn transactions(path: &Path, workspace_id: &str, lines: &[Numbered<JournalLi
                         ),
                     ));
                 }
-                let intent: Intent = serde_json::from_value(raw.clone())
+                let intent: Intent = serde_json::from_value(raw)
                     .map_err(|err| Error::corrupt(here(), format!("intent was modified: {err}")))?;
-                check_intent(&intent, record, workspace_id).map_err(|msg| Error::corrupt(here(), msg))?;
+                check_intent(&intent, &record, workspace_id).map_err(|msg| Error::corrupt(here(), msg))?;
                 index.insert(record.transaction_id.clone(), out.len());
                 out.push(Transaction {
                     transaction_id: record.transaction_id.clone(),
-                    first_line: *line,
-                    intent,
+                    first_line: line,
+                    intent: Some(intent),
                     digest,
                     done: vec![Phase::Prepared],
                 });
-                continue;
+                return Ok(());
             }
             Some(&position) => position,
         };
@@ -418,7 +455,11 @@ pub fn transactions(path: &Path, workspace_id: &str, lines: &[Numbered<JournalLi
             ));
         }
         transaction.done.push(record.phase);
-    }
+        if record.phase == Phase::Committed {
+            transaction.intent = None;
+        }
+        Ok(())
+    })?;
     Ok(out)
 }
 

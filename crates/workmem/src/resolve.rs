@@ -124,10 +124,10 @@ impl Workspace {
         if journal::last_is_committed(&path, self.workspace_id())? {
             return Ok(());
         }
-        let lines = journal::read_stream::<JournalLine>(&path, self.workspace_id())?;
-        for transaction in journal::transactions(&path, self.workspace_id(), &lines)? {
-            if !transaction.committed() {
-                self.roll_forward(&transaction.intent, &transaction.digest, &transaction.done)?;
+        for transaction in journal::transactions(&path, self.workspace_id())? {
+            // Only uncommitted transactions keep their intent.
+            if let Some(intent) = &transaction.intent {
+                self.roll_forward(intent, &transaction.digest, &transaction.done)?;
             }
         }
         Ok(())

@@ -13,7 +13,7 @@ use crate::conflict_queue::{CaseStatus, ConflictQueue};
 use crate::curated_state::CuratedState;
 use crate::error::{Error, Result};
 use crate::fact::Fact;
-use crate::journal::{self, AUDIT_FILE, Adjudication, JOURNAL_FILE, JournalLine};
+use crate::journal::{self, AUDIT_FILE, Adjudication, JOURNAL_FILE};
 use crate::workspace::{CONFLICTS_FILE, CURATED_FILE, Workspace};
 
 /// One violated invariant.
@@ -236,14 +236,7 @@ impl Workspace {
 
     fn verify_journal(&self, problems: &mut Vec<Problem>) -> Result<()> {
         let path = self.file(JOURNAL_FILE);
-        let lines = match journal::read_stream::<JournalLine>(&path, self.workspace_id()) {
-            Ok(lines) => lines,
-            Err(err) => {
-                problems.push(from_error(err, &path));
-                return Ok(());
-            }
-        };
-        match journal::transactions(&path, self.workspace_id(), &lines) {
+        match journal::transactions(&path, self.workspace_id()) {
             Err(err) => problems.push(from_error(err, &path)),
             Ok(transactions) => {
                 for t in transactions.iter().filter(|t| !t.committed()) {
