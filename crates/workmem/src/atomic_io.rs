@@ -131,19 +131,35 @@ thread_local! {
 ///
 /// Errors: [`Error::Io`], or [`Error::Corrupt`] when the target is a symlink.
 pub fn replace(path: &Path, data: &[u8]) -> Result<()> {
+    replace_with(path, data, true)
+}
+
+/// Replaces a cache file atomically like [`replace`] but without making it
+/// durable: after a crash a reader finds the old file, the new one, or one
+/// it cannot parse. Only for files that are checked on every read against
+/// what they describe (never for state).
+///
+/// Errors: as [`replace`].
+pub fn replace_cache(path: &Path, data: &[u8]) -> Result<()> {
+    replace_with(path, data, false)
+}
+
+fn replace_with(path: &Path, data: &[u8], durable: bool) -> Result<()> {
     refuse_symlink(path)?;
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let mut temp = tempfile::Builder::new().prefix(&format!(".{name}.")).suffix(".tmp").tempfile_in(dir).at(dir)?;
     temp.write_all(data).at(temp.path())?;
-    temp.as_file().sync_all().at(temp.path())?;
+    if durable {
+        temp.as_file().sync_all().at(temp.path())?;
+    }
     #[cfg(test)]
     if FAIL_BEFORE_RENAME.with(|flag| flag.get()) {
         return Err(io::Error::other("injected failure before rename")).at(path);
     }
     // Dropping `temp` on the error path removes the temporary file.
     temp.persist(path).map_err(|err| err.error).at(path)?;
-    sync_dir(dir)
+    if durable { sync_dir(dir) } else { Ok(()) }
 }
 
 /// Appends `record` (one or more whole lines, each ending in `\n`) to the

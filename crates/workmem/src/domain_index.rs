@@ -126,7 +126,8 @@ impl DomainIndex {
         complete.then_some(DomainIndex { files })
     }
 
-    /// Writes the index to `path` atomically.
+    /// Writes the index to `path` atomically (a cache: not fsynced, see
+    /// [`atomic_io::replace_cache`]).
     ///
     /// Errors: [`crate::Error::Io`].
     pub fn save(&self, path: &Path, workspace_id: &str) -> Result<()> {
@@ -138,7 +139,7 @@ impl DomainIndex {
             text.push_str(&file.keys);
         }
         text.push_str("end\n");
-        atomic_io::replace(path, text.as_bytes())
+        atomic_io::replace_cache(path, text.as_bytes())
     }
 }
 

@@ -560,7 +560,7 @@ impl Workspace {
         };
         let text = serde_json::to_string(&index)
             .map_err(|err| Error::Io { path: self.file(PROJECTION_INDEX_FILE), source: std::io::Error::other(err) })?;
-        atomic_io::replace(&self.file(PROJECTION_INDEX_FILE), text.as_bytes())
+        atomic_io::replace_cache(&self.file(PROJECTION_INDEX_FILE), text.as_bytes())
     }
 
     /// Returns MEMORY.md and the projected entries when the projection index
