@@ -6,11 +6,10 @@
 //! journal (it must not: only the journal's last line is read).
 #![allow(clippy::disallowed_methods)] // the bench builds its fixture directly
 
-use std::fmt::Write as _;
 use std::fs;
 use std::time::Instant;
 
-use workmem::journal::{Adjudication, Intent, JOURNAL_FILE, JournalLine, Phase, intent_digest};
+use workmem::journal::{Adjudication, Intent, JOURNAL_FILE, Phase};
 use workmem::{Stamp, Workspace, canon};
 
 fn journal_text(workspace_id: &str, transactions: usize) -> String {
@@ -20,7 +19,7 @@ fn journal_text(workspace_id: &str, transactions: usize) -> String {
         let event_id = format!("review:{n}");
         let transaction_id = canon::transaction_id(workspace_id, &event_id);
         let intent = Intent {
-            transaction_id: transaction_id.clone(),
+            transaction_id,
             workspace_id: workspace_id.to_owned(),
             conflict_id: format!("conflict-{n:016x}"),
             event_id: event_id.clone(),
@@ -45,19 +44,9 @@ fn journal_text(workspace_id: &str, transactions: usize) -> String {
             },
             schema_version: 1,
         };
-        let value = serde_json::to_value(&intent).expect("intent");
-        let digest = intent_digest(&value);
+        let digest = intent.digest();
         for phase in Phase::ALL {
-            let line = JournalLine {
-                schema_version: 1,
-                workspace_id: workspace_id.to_owned(),
-                transaction_id: transaction_id.clone(),
-                phase,
-                recorded_at: at.clone(),
-                intent_sha256: digest.clone(),
-                intent: (phase == Phase::Prepared).then(|| value.clone()),
-            };
-            let _ = write!(text, "{}", line.to_line());
+            text.push_str(&intent.phase_line(&digest, phase, &at));
         }
     }
     text

@@ -17,7 +17,7 @@ use foldhash::{HashMap, HashMapExt};
 
 use crate::atomic_io::{self, FileStamp};
 use crate::error::{Error, IoContext, Location, Result};
-use crate::fact::{Fact, FactSummary, LineError, LogRecord};
+use crate::fact::{Fact, LineError, LogRecord};
 
 /// The daily fact log of one workspace.
 #[derive(Debug, Clone)]
@@ -115,15 +115,6 @@ impl FactLog {
     ///
     /// Errors: as [`FactLog::read_file`].
     pub fn read_all(&self) -> Result<Vec<Fact>> {
-        merge(self.read_files(&self.days()?)?)
-    }
-
-    /// Reads every fact like [`FactLog::read_all`], validating every field
-    /// but keeping only what the distill policy reads ([`FactSummary`]):
-    /// the whole-log scan of distill in a fraction of the memory.
-    ///
-    /// Errors: as [`FactLog::read_file`].
-    pub fn read_summaries(&self) -> Result<Vec<FactSummary>> {
         merge(self.read_files(&self.days()?)?)
     }
 
