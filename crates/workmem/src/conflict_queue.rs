@@ -24,6 +24,9 @@ use crate::stamp::Stamp;
 pub const CONFLICTS_SCHEMA_VERSION: u32 = 1;
 
 /// One value competing in a conflict case. Format-stable.
+///
+/// Fields are declared in sorted order: [`crate::canon::encode`] writes them
+/// as declared.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Candidate {
@@ -71,6 +74,9 @@ impl CaseStatus {
 }
 
 /// One conflict case. Format-stable.
+///
+/// Fields are declared in sorted order: [`crate::canon::encode`] writes them
+/// as declared.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Case {

@@ -35,6 +35,9 @@ pub enum Status {
 }
 
 /// One curated revision. Format-stable.
+///
+/// Fields are declared in sorted order: [`crate::canon::encode`] writes them
+/// as declared.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Entry {

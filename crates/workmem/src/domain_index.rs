@@ -30,7 +30,7 @@ use std::path::Path;
 use crate::atomic_io::{self, FileStamp};
 use crate::error::Result;
 use crate::fact::FactSummary;
-use crate::fact_log::{DayFile, FactLog, FileRecords};
+use crate::fact_log::{DayFile, FactLog, FileRecords, map_in_parallel};
 
 const HEADER: &str = "workmem-domain-index 1";
 
@@ -82,16 +82,8 @@ pub struct DomainIndex {
 impl DomainIndex {
     /// Builds the index of files just read.
     pub fn of(files: &[FileRecords<FactSummary>]) -> DomainIndex {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let chunk = files.len().div_ceil(threads).max(1);
-        let parts: Vec<Vec<(String, IndexedFile)>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = files
-                .chunks(chunk)
-                .map(|part| scope.spawn(move || part.iter().map(|f| (f.day.day.clone(), IndexedFile::of(f))).collect()))
-                .collect();
-            handles.into_iter().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
-        });
-        DomainIndex { files: parts.into_iter().flatten().collect() }
+        let indexed = map_in_parallel(files, |f| (f.day.day.clone(), IndexedFile::of(f)));
+        DomainIndex { files: indexed.into_iter().collect() }
     }
 
     /// Returns whether the index stored at `path` describes exactly these

@@ -124,24 +124,14 @@ impl FactLog {
     ///
     /// Errors: as [`FactLog::read_file`].
     pub fn read_files<T: LogRecord>(&self, days: &[DayFile]) -> Result<Vec<FileRecords<T>>> {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(days.len().max(1));
-        let per_thread = days.len().div_ceil(threads).max(1);
         let read = |day: &DayFile| -> Result<Option<FileRecords<T>>> {
             let Some((data, stamp)) = atomic_io::read_stamped(&day.path)? else { return Ok(None) };
             let mut records: Vec<T> = self.parse_records(&day.path, &data)?;
             records.sort_unstable_by(order);
             Ok(Some(FileRecords { day: day.clone(), stamp, records }))
         };
-        let parts: Vec<Result<Vec<Option<FileRecords<T>>>>> = std::thread::scope(|scope| {
-            let handles: Vec<_> =
-                days.chunks(per_thread).map(|chunk| scope.spawn(move || chunk.iter().map(read).collect())).collect();
-            handles.into_iter().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
-        });
-        let mut files = Vec::with_capacity(days.len());
-        for part in parts {
-            files.extend(part?.into_iter().flatten());
-        }
-        Ok(files)
+        let files: Vec<Option<FileRecords<T>>> = map_in_parallel(days, read).into_iter().collect::<Result<_>>()?;
+        Ok(files.into_iter().flatten().collect())
     }
 
     /// Returns up to `limit` most recent facts accepted by `keep`, oldest of
@@ -256,6 +246,19 @@ pub fn merge<T: LogRecord>(files: Vec<FileRecords<T>>) -> Result<Vec<T>> {
         all.sort_unstable_by(order);
     }
     Ok(all)
+}
+
+/// Returns `f` of every item, in order, computed on one thread per core
+/// over contiguous chunks (whole-log scans are CPU-bound).
+pub(crate) fn map_in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunk = items.len().div_ceil(threads).max(1);
+    let f = &f;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> =
+            items.chunks(chunk).map(|part| scope.spawn(move || part.iter().map(f).collect::<Vec<R>>())).collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
+    })
 }
 
 /// The log's order: (recorded_at instant, fact_id).

@@ -38,6 +38,9 @@ pub const JOURNAL_FILE: &str = "conflict-resolution-transactions.jsonl";
 pub const JOURNAL_SCHEMA_VERSION: u32 = 1;
 
 /// One human decision, as appended to the audit stream. Format-stable.
+///
+/// Fields are declared in sorted order: [`crate::canon::encode`] writes them
+/// as declared.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Adjudication {
@@ -76,6 +79,9 @@ impl Adjudication {
 
 /// The full description of one resolution transaction. Format-stable: its
 /// canonical JSON is hashed into every journal line.
+///
+/// Fields are declared in sorted order: [`crate::canon::encode`] writes them
+/// as declared.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Intent {
@@ -173,6 +179,9 @@ impl fmt::Display for Phase {
 }
 
 /// One line of the transaction journal. Format-stable.
+///
+/// Fields are declared in sorted order: [`crate::canon::encode`] writes them
+/// as declared.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct JournalLine {
