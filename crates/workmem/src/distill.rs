@@ -412,13 +412,14 @@ impl<'a, F: FactView> Proposal<'a, F> {
 }
 
 /// Runs the policy over `facts` (all facts of the workspace, any order) at
-/// `as_of`.
+/// `as_of`, starting from `curated` (consumed: the outcome holds the new
+/// state, which is `curated` itself when nothing changed).
 ///
 /// Errors: [`Error::Corrupt`] when a new revision's key collides with an
 /// existing entry; [`Error::InvalidInput`] for an invalid policy.
 pub fn distill<F: FactView>(
     facts: &[F],
-    curated: &CuratedState,
+    curated: CuratedState,
     queue: &ConflictQueue,
     policy: &Policy,
     as_of: &Stamp,
@@ -433,7 +434,7 @@ pub fn distill<F: FactView>(
 /// Errors: as [`distill`].
 pub fn distill_explained<F: FactView>(
     facts: &[F],
-    curated: &CuratedState,
+    curated: CuratedState,
     queue: &ConflictQueue,
     policy: &Policy,
     as_of: &Stamp,
@@ -444,7 +445,7 @@ pub fn distill_explained<F: FactView>(
 
 fn run<F: FactView>(
     facts: &[F],
-    curated: &CuratedState,
+    curated: CuratedState,
     queue: &ConflictQueue,
     policy: &Policy,
     as_of: &Stamp,
@@ -452,10 +453,27 @@ fn run<F: FactView>(
     record: bool,
 ) -> Result<Outcome> {
     policy.validate()?;
+    // The entry each fact is already evidence of, by fact position (empty
+    // when no entry cites anything); the map borrows the entries, so it goes
+    // before they move into the run.
+    let evidence_entry: Vec<Option<u32>> = {
+        let evidence_of: HashMap<&str, u32> = curated
+            .entries
+            .iter()
+            .zip(0..)
+            .flat_map(|(e, index)| e.evidence_ids.iter().map(move |id| (id.as_str(), index)))
+            .collect();
+        match evidence_of.is_empty() {
+            true => Vec::new(),
+            false => facts.iter().map(|f| evidence_of.get(f.fact_id()).copied()).collect(),
+        }
+    };
+    let evidence_entry = |position: usize| evidence_entry.get(position).copied().flatten().map(|e| e as usize);
+    let schema_version = curated.schema_version;
     let mut run = Run {
         reasons: HashMap::new(),
         record,
-        entries: curated.entries.clone(),
+        entries: curated.entries,
         index: HashMap::new(),
         cases: queue.cases.clone(),
         report: Report::default(),
@@ -468,18 +486,12 @@ fn run<F: FactView>(
     run.reindex();
 
     let default_cutoff = policy.cutoff_for("", as_of);
-    let evidence_of: HashMap<&str, usize> = curated
-        .entries
-        .iter()
-        .enumerate()
-        .flat_map(|(index, e)| e.evidence_ids.iter().map(move |id| (id.as_str(), index)))
-        .collect();
     let mut aged = 0usize;
     let mut unkeyed: HashMap<(Kind, String), Vec<&F>> = HashMap::new();
     let mut keyed: BTreeMap<&str, BTreeMap<(Kind, String), Vec<&F>>> = BTreeMap::new();
     let mut domain_ids: HashMap<&str, Vec<&str>> = HashMap::new();
     let mut seen: HashSet<&str> = HashSet::with_capacity(facts.len());
-    for fact in facts {
+    for (position, fact) in facts.iter().enumerate() {
         if !seen.insert(fact.fact_id()) {
             continue;
         }
@@ -504,10 +516,10 @@ fn run<F: FactView>(
             run.note(fact, Reason::NotStableKind { kind: fact.kind() });
             continue;
         }
-        if let Some(&index) = evidence_of.get(fact.fact_id()) {
+        if let Some(index) = evidence_entry(position) {
             run.report.skipped += 1;
             if record {
-                let entry = &curated.entries[index];
+                let entry = &run.entries[index];
                 let reason = Reason::AlreadyEvidence {
                     entry_key: entry.key.clone(),
                     revision: entry.revision,
@@ -541,20 +553,17 @@ fn run<F: FactView>(
     }
     // Importance of every fact that can be evidence of a keyed entry (an
     // incumbent's maximum_importance): the keyed facts, plus whatever the
-    // keyed entries already cite.
+    // keyed entries already cite. (Entries read at the start keep their
+    // positions: the run only appends.)
     let importance: HashMap<&str, u8> = if keyed.is_empty() {
         HashMap::new()
     } else {
-        let cited: HashSet<&str> = curated
-            .entries
-            .iter()
-            .filter(|e| e.memory_key.is_some())
-            .flat_map(|e| e.evidence_ids.iter().map(String::as_str))
-            .collect();
+        let cited = |position: usize| evidence_entry(position).is_some_and(|e| run.entries[e].memory_key.is_some());
         facts
             .iter()
-            .filter(|f| f.memory_key().is_some() || cited.contains(f.fact_id()))
-            .map(|f| (f.fact_id(), f.importance()))
+            .enumerate()
+            .filter(|&(position, f)| f.memory_key().is_some() || cited(position))
+            .map(|(_, f)| (f.fact_id(), f.importance()))
             .collect()
     };
     for (memory_key, proposals) in keyed {
@@ -562,7 +571,7 @@ fn run<F: FactView>(
         run.keyed_domain(memory_key, proposals, ids, &importance)?;
     }
 
-    let mut curated_out = CuratedState { schema_version: curated.schema_version, entries: run.entries };
+    let mut curated_out = CuratedState { schema_version, entries: run.entries };
     curated_out.sort();
     if run.curated_changed {
         curated_out.schema_version = crate::curated_state::CURATED_SCHEMA_VERSION;

@@ -95,7 +95,7 @@ impl Workspace {
         let facts = self.facts()?;
         let outcome = crate::distill::distill_explained(
             &facts,
-            &self.curated()?,
+            self.curated()?,
             &self.conflicts()?,
             policy,
             as_of,

@@ -378,9 +378,9 @@ impl Workspace {
         drop(bytes);
         let queue = self.conflicts()?;
         let outcome = if record {
-            distill::distill_explained(&facts, &curated, &queue, policy, &as_of, &self.workspace_id)?
+            distill::distill_explained(&facts, curated, &queue, policy, &as_of, &self.workspace_id)?
         } else {
-            distill::distill(&facts, &curated, &queue, policy, &as_of, &self.workspace_id)?
+            distill::distill(&facts, curated, &queue, policy, &as_of, &self.workspace_id)?
         };
         if dry_run {
             return Ok(outcome);
@@ -400,7 +400,8 @@ impl Workspace {
             failpoint::hit("between_curated_and_projection");
             self.write_memory_md(&outcome.curated, file_stamp(&self.file(CURATED_FILE))?)?;
         } else if curated_exists {
-            self.repair_projection(&curated)?;
+            // Unchanged: the outcome's state is the one read.
+            self.repair_projection(&outcome.curated)?;
         }
         failpoint::hit("distill_after_curated");
         if let Some(conflicts) = conflicts_bytes {

@@ -76,8 +76,8 @@ fn facts(gens: &[Gen], as_of: jiff::Timestamp, offset: usize) -> Vec<Fact> {
 /// Checks that the decisions of a run agree with the state a plain distill
 /// of the same inputs produces.
 fn agree(all: &[Fact], curated: &CuratedState, queue: &ConflictQueue, policy: &Policy, as_of: &Stamp) {
-    let explained = distill::distill_explained(all, curated, queue, policy, as_of, WS).expect("explained");
-    let plain = distill::distill(all, curated, queue, policy, as_of, WS).expect("distill");
+    let explained = distill::distill_explained(all, curated.clone(), queue, policy, as_of, WS).expect("explained");
+    let plain = distill::distill(all, curated.clone(), queue, policy, as_of, WS).expect("distill");
     assert_eq!(explained.curated, plain.curated, "recording changed the outcome");
     assert_eq!(explained.report, plain.report);
     let evidence: HashMap<&str, &str> = plain
@@ -109,7 +109,7 @@ fn explain_and_distill_agree_on_a_thousand_random_workspaces() {
             agree(&before, &empty.0, &empty.1, &policy, &as_of);
             // A second run over a populated state exercises evidence that
             // already exists, reinforcement, supersession and reused cases.
-            let first_run = distill::distill(&before, &empty.0, &empty.1, &policy, &as_of, WS).expect("distill");
+            let first_run = distill::distill(&before, empty.0.clone(), &empty.1, &policy, &as_of, WS).expect("distill");
             let mut all = before;
             all.extend(facts(&later, as_of.instant(), 1_000));
             let later_as_of = stamp("2026-04-15T00:00:00Z");
@@ -135,7 +135,7 @@ fn fact(id: &str, content: &str, importance: i64, key: Option<&str>, source: &st
 
 fn reasons(all: &[Fact], policy: &Policy, as_of: &str) -> BTreeMap<String, Reason> {
     let outcome =
-        distill::distill_explained(all, &CuratedState::new(), &ConflictQueue::default(), policy, &stamp(as_of), WS)
+        distill::distill_explained(all, CuratedState::new(), &ConflictQueue::default(), policy, &stamp(as_of), WS)
             .expect("distill");
     outcome.decisions.into_iter().map(|d| (d.fact_id, d.reason)).collect()
 }

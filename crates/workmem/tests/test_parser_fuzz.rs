@@ -52,7 +52,7 @@ fn tied_state() -> (CuratedState, ConflictQueue) {
     facts.push(fact("c1", "Keep migrations reversible.", None, "2025-01-03T00:00:00Z"));
     let outcome = distill::distill(
         &facts,
-        &CuratedState::new(),
+        CuratedState::new(),
         &ConflictQueue::default(),
         &Policy::default(),
         &Stamp::parse("2026-01-01T00:00:00Z").expect("stamp"),
@@ -192,7 +192,7 @@ proptest! {
             })
             .collect();
         let as_of = Stamp::parse("2026-06-01T00:00:00Z").expect("stamp");
-        let out = distill::distill(&facts, &CuratedState::new(), &ConflictQueue::default(), &Policy::default(), &as_of, WORKSPACE)
+        let out = distill::distill(&facts, CuratedState::new(), &ConflictQueue::default(), &Policy::default(), &as_of, WORKSPACE)
             .expect("distill");
         let curated_bytes = out.curated.encode(Path::new("curated.json"), WORKSPACE).expect("encode");
         let curated = CuratedState::decode(&curated_bytes, Path::new("curated.json"), WORKSPACE).expect("decode");
