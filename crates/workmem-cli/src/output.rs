@@ -36,8 +36,11 @@ pub struct InitOutput<'a> {
 /// ```
 #[derive(Debug, Serialize)]
 pub struct ImportOutput {
-    /// Facts appended (facts already stored identically are not counted).
+    /// Facts appended.
     pub imported: usize,
+    /// Items already stored with identical fields (an earlier run of the
+    /// same import): not appended again.
+    pub already_present: usize,
 }
 
 /// `memory --json`.

@@ -67,7 +67,7 @@ fn main() {
     let ws = Workspace::open(import_dir.path(), None).expect("open");
     let facts = generate::facts(100_000, 7);
     let started = Instant::now();
-    let stored = ws.import(facts, &mut |_| {}).expect("import");
+    let stored = ws.import(facts, &mut |_| {}).expect("import").facts;
     let seconds = started.elapsed().as_secs_f64();
     println!(
         "import: {} facts over {} daily files in {seconds:.2} s = {:.0} facts/s",

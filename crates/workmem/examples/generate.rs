@@ -101,6 +101,6 @@ fn main() {
     std::fs::create_dir_all(&dir).expect("create project dir");
     let ws = Workspace::open(&dir, None).expect("open");
     let started = std::time::Instant::now();
-    let stored = ws.import(facts(count, seed), &mut |_| {}).expect("import");
+    let stored = ws.import(facts(count, seed), &mut |_| {}).expect("import").facts;
     eprintln!("wrote {} facts to {} in {:.2?}", stored.len(), ws.memory_dir().display(), started.elapsed());
 }

@@ -11,7 +11,7 @@
 //! flight: a fragment seen under it is a crashed writer's, never a live one's.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, BufRead, Read, Write};
 use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -381,6 +381,27 @@ pub fn last_complete_line(path: &Path) -> Result<Option<Vec<u8>>> {
         end = start;
     }
     Ok(None)
+}
+
+/// Returns the first non-blank newline-terminated line of the file at
+/// `path` (without its newline), reading only the beginning of the file;
+/// `None` when the file is absent or holds no complete line.
+///
+/// Errors: as [`open_optional`].
+pub fn first_complete_line(path: &Path) -> Result<Option<Vec<u8>>> {
+    let Some(file) = open_optional(path)? else { return Ok(None) };
+    let mut reader = io::BufReader::new(file);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        reader.read_until(b'\n', &mut line).at(path)?;
+        if line.pop() != Some(b'\n') {
+            return Ok(None);
+        }
+        if !line.iter().all(u8::is_ascii_whitespace) {
+            return Ok(Some(line));
+        }
+    }
 }
 
 /// Splits JSONL `data` into `(line number, line bytes, terminated)` for each

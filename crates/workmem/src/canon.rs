@@ -190,6 +190,14 @@ pub fn transaction_id(workspace_id: &str, event_id: &str) -> String {
     format!("resolution-{}", short_hash(&format!("{workspace_id}\0{event_id}"), 24))
 }
 
+/// Returns the fact id an imported item without `fact_id` gets: `import-`
+/// and 32 hex of SHA-256 of the workspace id, the item's canonical JSON
+/// and its occurrence among identical items of the input (0 for the first),
+/// so that re-running an interrupted import finds what it already wrote.
+pub fn import_fact_id(workspace_id: &str, item_json: &str, occurrence: usize) -> String {
+    format!("import-{}", short_hash(&format!("{workspace_id}\0{item_json}\0{occurrence}"), 32))
+}
+
 /// JSON layouts used on disk and for hashing. Keys are always sorted by code
 /// point and non-ASCII is written raw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -101,31 +101,32 @@ pub struct Fact {
 }
 
 /// A fact to append, before validation. `None` fields take their defaults.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+/// Serialized, it holds only the fields that were given.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NewFact {
     /// The statement.
     pub content: String,
     /// Kind name; default `outcome`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// 1-5; default 3.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub importance: Option<i64>,
     /// Optional conflict domain.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_key: Option<String>,
     /// Who records it; default `agent`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
     /// Evidence pointers.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub evidence: BTreeMap<String, String>,
     /// RFC 3339 instant (any offset); default now.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recorded_at: Option<String>,
     /// Explicit id; default a random UUID.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fact_id: Option<String>,
 }
 
@@ -170,6 +171,32 @@ impl NewFact {
     /// Returns a new fact with `content` and every other field defaulted.
     pub fn new(content: impl Into<String>) -> NewFact {
         NewFact { content: content.into(), ..NewFact::default() }
+    }
+
+    /// Returns the canonical JSON of the fields as given (sorted keys, no
+    /// whitespace; fields left to their defaults are absent).
+    pub fn canonical_json(&self) -> String {
+        // Through a `Value`: its map sorts the keys, which this struct's
+        // field order does not.
+        let value = serde_json::to_value(self).expect("a NewFact is plain strings, numbers and maps");
+        canon::canonical_json(&value)
+    }
+}
+
+impl Fact {
+    /// Returns whether `self`, about to be appended, repeats `stored` (the
+    /// fact already under its id): the same content, kind, importance,
+    /// memory_key, source and evidence, and the same instant unless the
+    /// retry left `recorded_at` to its default. Such an append is a retry
+    /// and returns the stored fact instead of writing.
+    pub fn repeats(&self, stored: &Fact, recorded_at_given: bool) -> bool {
+        self.content == stored.content
+            && self.kind == stored.kind
+            && self.importance == stored.importance
+            && self.memory_key == stored.memory_key
+            && self.source == stored.source
+            && self.evidence == stored.evidence
+            && (!recorded_at_given || self.recorded_at.instant() == stored.recorded_at.instant())
     }
 }
 

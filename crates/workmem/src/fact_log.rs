@@ -13,7 +13,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use foldhash::{HashMap, HashMapExt};
+use foldhash::{HashSet, HashSetExt};
 
 use crate::atomic_io::{self, FileStamp};
 use crate::error::{Error, IoContext, Location, Result};
@@ -74,12 +74,15 @@ impl FactLog {
         Ok(days)
     }
 
-    /// Reads the facts of one daily file in file order (empty if missing).
+    /// Reads the facts of one daily file in file order (empty if missing);
+    /// an id written twice in it counts once, at its first line.
     ///
     /// Errors: [`Error::Corrupt`] naming file and line, [`Error::Scope`] for
     /// a fact of another workspace, [`Error::Io`].
     pub fn read_file(&self, path: &Path) -> Result<Vec<Fact>> {
-        self.read_records(path)
+        let mut facts = self.read_records(path)?;
+        drop_repeated_ids(&mut facts);
+        Ok(facts)
     }
 
     fn read_records<T: LogRecord>(&self, path: &Path) -> Result<Vec<T>> {
@@ -110,12 +113,12 @@ impl FactLog {
     }
 
     /// Reads every fact, ordered by (recorded_at instant, fact_id). Files
-    /// are parsed in parallel. A fact id repeated with identical content is
-    /// read once; repeated with other content it is a corruption error.
+    /// are parsed in parallel. A fact id written more than once counts once
+    /// (see [`merge`]).
     ///
     /// Errors: as [`FactLog::read_file`].
     pub fn read_all(&self) -> Result<Vec<Fact>> {
-        merge(self.read_files(&self.days()?)?)
+        Ok(merge(self.read_files(&self.days()?)?))
     }
 
     /// Reads and validates the given daily files in parallel, each with
@@ -127,7 +130,14 @@ impl FactLog {
         let read = |day: &DayFile| -> Result<Option<FileRecords<T>>> {
             let Some((data, stamp)) = atomic_io::read_stamped(&day.path)? else { return Ok(None) };
             let mut records: Vec<T> = self.parse_records(&day.path, &data)?;
-            records.sort_unstable_by(order);
+            if !records.is_sorted_by(|a, b| order(a, b).is_le()) {
+                // Sorting loses the line order that decides which of two
+                // records under one id counts: settle that first. A sorted
+                // file (the usual case: appends arrive in time order) is
+                // in line order already, and `merge` keeps its first.
+                drop_repeated_ids(&mut records);
+                records.sort_unstable_by(order);
+            }
             Ok(Some(FileRecords { day: day.clone(), stamp, records }))
         };
         let files: Vec<Option<FileRecords<T>>> = map_in_parallel(days, read).into_iter().collect::<Result<_>>()?;
@@ -198,54 +208,46 @@ pub struct FileRecords<T> {
 }
 
 /// Merges the records of several files (oldest file first) into one list
-/// ordered by (recorded_at instant, fact_id). A fact id repeated with
-/// identical content is kept once; repeated with other content it is a
-/// corruption error naming both files.
-///
-/// Errors: [`Error::Corrupt`].
-pub fn merge<T: LogRecord>(files: Vec<FileRecords<T>>) -> Result<Vec<T>> {
+/// ordered by (recorded_at instant, fact_id). A fact id written more than
+/// once (by hand, or by another tool) counts once: the first record in
+/// (file name, line) order is kept and the others are ignored, whether or
+/// not they are identical (`verify` reports those that differ). Reads never
+/// fail on them, so no duplicate can make a workspace unreadable.
+pub fn merge<T: LogRecord>(files: Vec<FileRecords<T>>) -> Vec<T> {
     let mut all: Vec<T> = Vec::with_capacity(files.iter().map(|f| f.records.len()).sum());
-    let mut origin: Vec<usize> = Vec::with_capacity(all.capacity());
-    let mut paths = Vec::with_capacity(files.len());
-    for (file, part) in files.into_iter().enumerate() {
-        origin.extend(std::iter::repeat_n(file, part.records.len()));
+    for part in files {
         all.extend(part.records);
-        paths.push(part.day.path);
     }
-    let mut duplicates: Vec<usize> = Vec::new();
-    {
-        let mut first_seen: HashMap<&str, usize> = HashMap::with_capacity(all.len());
-        for (index, fact) in all.iter().enumerate() {
-            let Some(&first) = first_seen.get(fact.id()) else {
-                first_seen.insert(fact.id(), index);
-                continue;
-            };
-            if all[first] != *fact {
-                return Err(Error::corrupt(
-                    Location::file(&paths[origin[index]]),
-                    format!(
-                        "fact id {} is used twice with different content (also in {})",
-                        fact.id(),
-                        paths[origin[first]].display()
-                    ),
-                ));
-            }
-            duplicates.push(index);
-        }
-    }
-    if !duplicates.is_empty() {
-        let mut index = 0;
-        all.retain(|_| {
-            index += 1;
-            duplicates.binary_search(&(index - 1)).is_err()
-        });
-    }
+    // Each file's records are in line order among equal ids (see
+    // `read_files`), and files come oldest first: the first record of an id
+    // met here is the one that counts.
+    drop_repeated_ids(&mut all);
     // Each file is sorted and holds one day, so the files in day order
     // usually are too; a fact filed under another day needs the full sort.
     if !all.is_sorted_by(|a, b| order(a, b).is_le()) {
         all.sort_unstable_by(order);
     }
-    Ok(all)
+    all
+}
+
+/// Removes every record whose id an earlier record already has.
+fn drop_repeated_ids<T: LogRecord>(records: &mut Vec<T>) {
+    let mut repeated: Vec<usize> = Vec::new();
+    {
+        let mut seen: HashSet<&str> = HashSet::with_capacity(records.len());
+        for (index, record) in records.iter().enumerate() {
+            if !seen.insert(record.id()) {
+                repeated.push(index);
+            }
+        }
+    }
+    if !repeated.is_empty() {
+        let mut index = 0;
+        records.retain(|_| {
+            index += 1;
+            repeated.binary_search(&(index - 1)).is_err()
+        });
+    }
 }
 
 /// Returns `f` of every item, in order, computed on one thread per core

@@ -50,4 +50,4 @@ pub use history::History;
 pub use journal::Adjudication;
 pub use stamp::Stamp;
 pub use verify::Problem;
-pub use workspace::Workspace;
+pub use workspace::{Imported, Workspace};

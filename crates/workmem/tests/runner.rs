@@ -4,6 +4,7 @@
 mod common;
 
 mod test_adjudication;
+mod test_append_safety;
 mod test_bounded_context;
 mod test_canon_pins;
 mod test_concurrency;

@@ -213,20 +213,6 @@ fn a_fact_of_another_workspace() {
     assert_log_refused(&h, "other workspace", &expect);
 }
 
-#[test]
-fn a_duplicated_fact_id_with_other_content() {
-    let h = Hostile::new();
-    // n1 is already the first line of the day; a second n1 in another file.
-    let other =
-        h.line.replace("Nightly build n1 passed.", "Nightly build n1 failed.").replace("2026-05-01T", "2026-05-02T");
-    fs::write(h.memory().join("daily/2026-05-02.jsonl"), format!("{other}\n")).expect("plant");
-    let expect = Expect { code: 4, file: "2026-05-0", words: &["fact id n1 is used twice with different content"] };
-    // Not resolve: it validates only the daily files that changed since the
-    // domain index was built, and a collision across files takes the whole
-    // log to see (docs/design.md, "The domain index").
-    assert_state_refused(&h, "duplicate id", &expect, &["facts", "distill", "remember"]);
-}
-
 /// Runs the operations named in `ops` and checks each fails as expected
 /// and nothing changes; verify must report the problem.
 fn assert_state_refused(h: &Hostile, label: &str, expect: &Expect, ops: &[&str]) {

@@ -51,7 +51,7 @@ fn appends_in_batches_and_keeps_input_order_per_day() {
     let p = Project::new();
     let n = 2 * IMPORT_BATCH + 1_234;
     let mut progress = Vec::new();
-    let stored = p.ws.import(items(n), &mut |done| progress.push(done)).unwrap();
+    let stored = p.ws.import(items(n), &mut |done| progress.push(done)).unwrap().facts;
     assert_eq!(progress, [IMPORT_BATCH, 2 * IMPORT_BATCH, n]);
     assert_eq!(stored.len(), n);
     for (day_index, day) in ["2026-01-01", "2026-01-02", "2026-01-03"].iter().enumerate() {
@@ -67,6 +67,8 @@ fn appends_in_batches_and_keeps_input_order_per_day() {
 
     // Re-importing the same facts is a no-op; new ones are appended after.
     let again = p.ws.import(items(n + 3), &mut |_| {}).unwrap();
+    assert_eq!(again.already_present, n);
+    let again = again.facts;
     assert_eq!(again.len(), 3);
     assert_eq!(p.ws.facts().unwrap().len(), n + 3);
     let last_day = std::fs::read_to_string(p.day_file("2026-01-01")).unwrap();

@@ -48,7 +48,8 @@ fn torn_tail_of_another_days_file_is_repaired_by_an_import_too() {
             ],
             &mut |_| {},
         )
-        .unwrap();
+        .unwrap()
+        .facts;
     let text = std::fs::read_to_string(&log).unwrap();
     assert_eq!(text, format!("{}{}{}", a.to_line(), b.to_line(), imported[0].to_line()));
     assert_eq!(p.ws.facts().unwrap().len(), 4);

@@ -17,11 +17,13 @@ use crate::output::ImportOutput;
 #[command(after_help = "Each line is one JSON object with the fields of `remember`:
   content, kind, importance, memory_key, source, evidence, recorded_at, fact_id
 Blank lines are skipped. Missing fields take the defaults of the library (source: agent).
+A line without fact_id gets an id derived from the line itself, so running an
+interrupted import again appends only what is missing.
 
 Examples:
   workmem import facts.jsonl
   echo '{\"content\": \"Use WAL mode\", \"kind\": \"decision\", \"importance\": 4}' | workmem import -
-  workmem import facts.jsonl --json   # {\"imported\": 120}")]
+  workmem import facts.jsonl --json   # {\"imported\": 120, \"already_present\": 0}")]
 pub struct ImportArgs {
     /// JSONL file to read; `-` or nothing reads stdin
     #[arg(value_name = "FILE")]
@@ -37,8 +39,8 @@ pub fn run(ctx: &Ctx, args: &ImportArgs) -> Result<(), CommandError> {
     let (items, lines) = parse(&data, &label)?;
     let total = items.len();
     let ws = ctx.workspace()?;
-    let imported = if total == 0 {
-        0
+    let (imported, already_present) = if total == 0 {
+        (0, 0)
     } else {
         let progress = ctx.ui.shows_progress();
         let mut report = |done: usize| {
@@ -51,18 +53,19 @@ pub fn run(ctx: &Ctx, args: &ImportArgs) -> Result<(), CommandError> {
         if progress {
             let _ = writeln!(io::stderr().lock());
         }
-        result.map_err(|err| relabel(err, &lines, &label))?.len()
+        let result = result.map_err(|err| relabel(err, &lines, &label))?;
+        (result.facts.len(), result.already_present)
     };
     if ctx.ui.is_json() {
-        return ctx.ui.json(&ImportOutput { imported });
+        return ctx.ui.json(&ImportOutput { imported, already_present });
     }
     if ctx.ui.is_quiet() {
         return ctx.ui.line(imported);
     }
     let noun = if imported == 1 { "fact" } else { "facts" };
     ctx.ui.line(format_args!("imported {imported} {noun}"))?;
-    if imported < total {
-        ctx.ui.status(format_args!("{} already stored with identical fields (skipped)", total - imported));
+    if already_present > 0 {
+        ctx.ui.status(format_args!("{already_present} already present (stored by an earlier run; skipped)"));
     }
     Ok(())
 }

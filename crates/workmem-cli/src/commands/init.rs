@@ -19,7 +19,7 @@ pub struct InitArgs {}
 ///
 /// Errors: library I/O errors.
 pub fn run(ctx: &Ctx, _args: &InitArgs) -> Result<(), CommandError> {
-    let ws = ctx.workspace()?;
+    let ws = ctx.open_workspace()?;
     ws.init()?;
     let out = InitOutput { project: ws.project(), memory_dir: ws.memory_dir(), workspace_id: ws.workspace_id() };
     if ctx.ui.is_json() {

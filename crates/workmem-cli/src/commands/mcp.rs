@@ -25,6 +25,7 @@ pub struct McpArgs {}
 /// Errors: corruption and scope errors found when opening the workspace,
 /// I/O errors, a broken MCP handshake.
 pub fn run(ctx: &Ctx, _args: &McpArgs) -> Result<(), CommandError> {
+    refuse_implicit_root_or_home(ctx)?;
     let workspace = ctx.workspace()?;
     ctx.ui.status(format!(
         "workmem mcp: serving {} on stdio (memory in {}); close stdin to stop",
@@ -33,4 +34,24 @@ pub fn run(ctx: &Ctx, _args: &McpArgs) -> Result<(), CommandError> {
     ));
     workmem_mcp::serve_stdio(workspace)
         .map_err(|err| CommandError::io("MCP server", &std::io::Error::other(err.to_string())))
+}
+
+/// Refuses to serve `/` or the home directory unless it was named with
+/// `-C` or a memory directory was named: an MCP client started from the
+/// wrong directory must not hand a model the whole disk's or the user's
+/// memory.
+fn refuse_implicit_root_or_home(ctx: &Ctx) -> Result<(), CommandError> {
+    if ctx.explicit || ctx.memory_dir.is_some() {
+        return Ok(());
+    }
+    let project = std::fs::canonicalize(&ctx.project).unwrap_or_else(|_| ctx.project.clone());
+    let home = std::env::var_os("HOME").and_then(|home| std::fs::canonicalize(home).ok());
+    if project.parent().is_none() || home.as_deref() == Some(project.as_path()) {
+        return Err(CommandError::usage(format!(
+            "refusing to serve {} without -C: it is the root or the home directory",
+            project.display()
+        ))
+        .hinted("start the server in the project, or name it: workmem -C /path/to/project mcp"));
+    }
+    Ok(())
 }

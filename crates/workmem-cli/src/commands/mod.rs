@@ -37,6 +37,12 @@ pub struct Ctx {
     pub project: PathBuf,
     /// The memory directory override, absolute.
     pub memory_dir: Option<PathBuf>,
+    /// Whether the project was found rather than assumed: `.workmem/` or
+    /// `.git` in it or above it, or a memory directory named explicitly.
+    /// Only `init` creates a workspace where none was found.
+    pub found: bool,
+    /// Whether the project was named with `-C` rather than discovered.
+    pub explicit: bool,
     /// Output channels.
     pub ui: Ui,
 }
@@ -62,7 +68,14 @@ impl Ctx {
         // relative to where the user stands, not to the discovered project.
         let memory_dir =
             global.memory_dir.as_ref().filter(|d| !d.as_os_str().is_empty()).map(|d| resolve(&cwd.join(d)));
-        Ok(Ctx { project, memory_dir, ui: Ui::new(global.json, global.quiet) })
+        let found = memory_dir.is_some() || is_project(&project);
+        Ok(Ctx {
+            project,
+            memory_dir,
+            found,
+            explicit: global.project.is_some(),
+            ui: Ui::new(global.json, global.quiet),
+        })
     }
 
     /// Opens the workspace of the project with its configuration (user
@@ -71,6 +84,21 @@ impl Ctx {
     /// Errors: configuration errors (exit 2); library errors of
     /// [`Workspace::open`].
     pub fn workspace(&self) -> Result<Workspace, CommandError> {
+        if !self.found {
+            return Err(CommandError::usage(format!(
+                "{} is not inside a project: no .workmem/ or .git here or above",
+                self.project.display()
+            ))
+            .hinted("run `workmem init` in the project to create its memory, or pass -C PROJECT_DIR"));
+        }
+        self.open_workspace()
+    }
+
+    /// Opens the workspace of the project whether or not one was found
+    /// there: for `init`, the one command that creates a workspace.
+    ///
+    /// Errors: as [`Ctx::workspace`], except that no project is required.
+    pub fn open_workspace(&self) -> Result<Workspace, CommandError> {
         let config = crate::config_load::load(&self.project)?;
         Ok(Workspace::open(&self.project, self.memory_dir.as_deref())?.with_config(config)?)
     }
@@ -87,6 +115,12 @@ pub fn discover_project(cwd: &Path) -> PathBuf {
         return dir.to_path_buf();
     }
     cwd.to_path_buf()
+}
+
+/// Returns whether `dir` holds `.workmem/`, or it or an ancestor holds
+/// `.git`: the marks of a project by the discovery rule.
+fn is_project(dir: &Path) -> bool {
+    dir.join(".workmem").is_dir() || dir.ancestors().any(|d| d.join(".git").exists())
 }
 
 /// Returns `path` with its longest existing prefix canonicalized, so that
