@@ -538,7 +538,7 @@ fn import_appends_every_fact_of_a_good_file() {
     let file = env.root().join("home/good.jsonl");
     std::fs::write(&file, &input).unwrap();
     let out = env.json(&["import", file.to_str().unwrap()]);
-    assert_eq!(out, serde_json::json!({"imported": 3}));
+    assert_eq!(out, serde_json::json!({"imported": 3, "already_present": 0}));
     let all = env.json(&["facts", "--all"]);
     let ids: Vec<&str> = all.as_array().unwrap().iter().map(|f| f["fact_id"].as_str().unwrap()).collect();
     assert_eq!(ids, ["imp-1", "imp-2", "imp-3"]);
@@ -548,7 +548,7 @@ fn import_appends_every_fact_of_a_good_file() {
     // Re-importing identical facts with explicit ids stores nothing twice.
     let again = env.cmd().args(["import", "--json"]).write_stdin(input).assert().success();
     let again: Value = serde_json::from_slice(&again.get_output().stdout).unwrap();
-    assert_eq!(again, serde_json::json!({"imported": 0}));
+    assert_eq!(again, serde_json::json!({"imported": 0, "already_present": 3}));
     assert_eq!(env.json(&["facts", "--all"]).as_array().unwrap().len(), 3);
 
     let human = env.cmd().args(["import", "-"]).write_stdin("{\"content\": \"from stdin\"}\n").assert().success();
@@ -721,4 +721,68 @@ fn a_closed_stdout_is_a_silent_success() {
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(0), "stderr: {stderr}");
     assert_eq!(stderr, "");
+}
+
+#[test]
+fn a_moved_checkout_is_refused_with_exit_5_naming_both_ids_and_nothing_is_written() {
+    let env = Env::new();
+    let old_id = env.json(&["init"])["workspace_id"].as_str().unwrap().to_owned();
+    env.remember("Use WAL mode", "decision", 4, None, "2026-01-01T00:00:00Z");
+    let moved = env.root().join("moved");
+    std::fs::rename(env.project(), &moved).unwrap();
+    let new_id = env.cmd_in(&moved).args(["init", "--json"]).assert().code(0).get_output().stdout.clone();
+    let new_id = serde_json::from_slice::<Value>(&new_id).unwrap()["workspace_id"].as_str().unwrap().to_owned();
+    let before = snapshot(&moved.join(".workmem"));
+    for at in ["2026-01-01T05:00:00Z", "2026-01-09T00:00:00Z"] {
+        let out = env.cmd_in(&moved).args(["remember", "x", "--at", at]).assert().code(5).get_output().clone();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(&old_id) && stderr.contains(&new_id), "{stderr}");
+        assert!(stderr.contains("2026-01-01.jsonl"), "{stderr}");
+    }
+    env.cmd_in(&moved).args(["remember", "y", "--id", "y-1"]).assert().code(5);
+    assert_eq!(snapshot(&moved.join(".workmem")), before, "a refused append wrote");
+    // Moved back, the memory reads and writes as before.
+    std::fs::rename(&moved, env.project()).unwrap();
+    env.cmd().args(["facts", "--all"]).assert().success().stdout(predicate::str::contains("Use WAL mode"));
+    env.cmd().args(["remember", "z"]).assert().success();
+}
+
+#[test]
+fn outside_a_project_only_init_creates_a_workspace() {
+    let env = Env::new();
+    let bare = env.root().join("bare");
+    std::fs::create_dir(&bare).unwrap();
+    for args in [&["remember", "x"][..], &["distill"], &["facts"], &["context"], &["import", "-"], &["mcp"]] {
+        let out = env.cmd_in(&bare).args(args).assert().code(2).get_output().clone();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("not inside a project") && stderr.contains("workmem init"), "{args:?}: {stderr}");
+        assert!(!bare.join(".workmem").exists(), "{args:?} created a workspace");
+    }
+    // -C names a directory, not a project: the same rule applies.
+    env.cmd().args(["-C", "../bare", "remember", "x"]).assert().code(2);
+    assert!(!bare.join(".workmem").exists());
+    // An explicit memory directory is a workspace named by the user.
+    let store = env.root().join("store");
+    env.cmd_in(&bare).args(["--memory-dir", store.to_str().unwrap(), "remember", "x"]).assert().success();
+    // init creates one, and then every command works there.
+    env.cmd_in(&bare).arg("init").assert().success();
+    env.cmd_in(&bare).args(["remember", "x"]).assert().success();
+    env.cmd_in(&bare).args(["facts"]).assert().success().stdout(predicate::str::contains("x"));
+}
+
+#[test]
+fn the_mcp_server_never_serves_the_root_or_home_implicitly() {
+    let env = Env::new();
+    let home = env.root().join("home");
+    // A home directory that is a project (a dotfiles repository).
+    std::fs::create_dir(home.join(".git")).unwrap();
+    for dir in [Path::new("/"), home.as_path()] {
+        let out = env.cmd_in(dir).arg("mcp").assert().code(2).get_output().clone();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("refusing to serve") || stderr.contains("not inside a project"), "{stderr}");
+        assert!(stderr.contains("-C"), "{stderr}");
+    }
+    assert!(!home.join(".workmem").exists());
+    // Named explicitly, the home project is served (until stdin closes).
+    env.cmd_in(&home).args(["-C", ".", "mcp"]).write_stdin("").assert().success();
 }

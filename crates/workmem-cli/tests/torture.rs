@@ -377,6 +377,206 @@ fn kill_storm_never_loses_an_acknowledged_fact_or_decision() {
     assert!(!storm.acknowledged_events.is_empty(), "the storm resolved nothing: {storm:?}");
 }
 
+// ---------------------------------------------------------------------------
+// Issue 12: retries, races and killed imports never brick a workspace
+
+impl Project {
+    /// Returns how many lines of the daily logs carry each fact id.
+    fn id_lines(&self) -> BTreeMap<String, usize> {
+        let mut counts = BTreeMap::new();
+        for (path, bytes) in self.files() {
+            if path.starts_with("daily") {
+                for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+                    let Ok(value) = serde_json::from_slice::<Value>(line) else { continue };
+                    *counts.entry(value["fact_id"].as_str().expect("id").to_owned()).or_insert(0) += 1;
+                }
+            }
+        }
+        counts
+    }
+
+    /// Asserts every command that reads the log still works.
+    fn assert_readable(&self) {
+        for args in [&["facts", "--all"][..], &["context"], &["distill", "--as-of", AS_OF], &["logs"]] {
+            self.ok(args);
+        }
+        self.assert_verify_clean();
+    }
+}
+
+/// Starts `workmem remember CONTENT --id ID` and returns the child.
+fn spawn_remember(project: &Project, id: &str, content: &str) -> Child {
+    let mut cmd = project.cmd(&["remember", content, "-k", "decision", "-i", "4", "--id", id, "--json"]);
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.spawn().expect("spawn workmem")
+}
+
+#[test]
+fn one_id_from_concurrent_processes_is_stored_once() {
+    const WRITERS: usize = 8;
+    let project = Project::new("workmem-retry-");
+    project.ok(&["init"]);
+    // Eight retries of one fact: every one succeeds with the stored fact.
+    let children: Vec<Child> = (0..WRITERS).map(|_| spawn_remember(&project, "retry-1", "same content")).collect();
+    let outputs: Vec<Output> = children.into_iter().map(|c| c.wait_with_output().expect("wait")).collect();
+    let stored: BTreeSet<Vec<u8>> = outputs
+        .iter()
+        .map(|out| {
+            assert!(out.status.success(), "a retry failed: {}", String::from_utf8_lossy(&out.stderr));
+            out.stdout.clone()
+        })
+        .collect();
+    assert_eq!(stored.len(), 1, "the retries returned different facts");
+    // Eight different facts under one id: one wins, the others are invalid
+    // input (exit 2) naming the id.
+    let children: Vec<Child> =
+        (0..WRITERS).map(|i| spawn_remember(&project, "race-2", &format!("content {i}"))).collect();
+    let outputs: Vec<Output> = children.into_iter().map(|c| c.wait_with_output().expect("wait")).collect();
+    let winners = outputs.iter().filter(|out| out.status.success()).count();
+    assert_eq!(winners, 1, "{outputs:?}");
+    for out in outputs.iter().filter(|out| !out.status.success()) {
+        assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("race-2 is already used by another fact"));
+    }
+    let lines = project.id_lines();
+    assert_eq!((lines["retry-1"], lines["race-2"], lines.len()), (1, 1, 2));
+    project.assert_readable();
+}
+
+/// Returns `n` id-less import items over ten days, with repeats.
+fn idless_items(n: usize) -> Vec<Value> {
+    (0..n)
+        .map(|i| {
+            // Every tenth item repeats an earlier one exactly.
+            let distinct = i % (n - n / 10);
+            let kind = ["outcome", "pitfall", "decision"][distinct % 3];
+            serde_json::json!({
+                "content": format!("Imported observation {distinct} about the build."),
+                "kind": kind,
+                "recorded_at": format!("2026-02-{:02}T00:00:00Z", 1 + distinct % 10),
+            })
+        })
+        .collect()
+}
+
+/// Runs `workmem import FILE` and SIGKILLs it once the log has started to
+/// grow (or lets it finish); returns whether it was killed.
+fn import_killed_midway(project: &Project, path: &Path, wait_for_bytes: u64) -> bool {
+    let mut cmd = project.cmd(&["import", path.to_str().expect("utf-8"), "--json"]);
+    cmd.stdout(Stdio::null()).stderr(Stdio::null());
+    let mut child = cmd.spawn().expect("spawn workmem");
+    let daily = project.memory().join("daily");
+    loop {
+        if child.try_wait().expect("try_wait").is_some() {
+            return false;
+        }
+        let written: u64 = std::fs::read_dir(&daily)
+            .map(|entries| entries.flatten().filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum())
+            .unwrap_or(0);
+        if written >= wait_for_bytes {
+            child.kill().expect("SIGKILL");
+            return child.wait().expect("wait").signal() == Some(9);
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
+#[test]
+fn a_killed_import_run_again_adds_only_what_is_missing() {
+    const ITEMS: usize = 30_000;
+    let project = Project::new("workmem-import-kill-");
+    project.ok(&["init"]);
+    let items = idless_items(ITEMS);
+    let path = import_file(&project, "facts.jsonl", &items);
+    let killed = import_killed_midway(&project, &path, 1);
+    let prefix: usize = project.id_lines().values().sum();
+    let report = project.json(&["import", path.to_str().expect("utf-8")]);
+    let (imported, present) = (report["imported"].as_u64().unwrap(), report["already_present"].as_u64().unwrap());
+    println!("killed: {killed}; prefix {prefix} facts; re-run imported {imported}, already present {present}");
+    assert_eq!(present as usize, prefix);
+    assert_eq!((imported + present) as usize, ITEMS);
+    let lines = project.id_lines();
+    assert_eq!(lines.len(), ITEMS, "every item is stored");
+    assert!(lines.values().all(|&n| n == 1), "an item was stored twice");
+    // A third run finds everything.
+    let report = project.json(&["import", path.to_str().expect("utf-8")]);
+    assert_eq!((report["imported"].as_u64(), report["already_present"].as_u64()), (Some(0), Some(ITEMS as u64)));
+    project.assert_readable();
+}
+
+/// Property: random rounds of concurrent `remember --id` (one id pool, one
+/// content pool, so both identical retries and collisions happen), imports
+/// killed at random moments and imports run to the end, never leave an
+/// unreadable workspace, and every acknowledged fact is stored exactly once
+/// with the content that was acknowledged.
+#[test]
+fn retries_races_and_killed_imports_never_brick_a_workspace() {
+    let cases = if full_run() { 12 } else { 3 };
+    for case in 0..cases {
+        let mut rng = Rng(0x1d_0012 + case);
+        let project = Project::in_ram();
+        project.ok(&["init"]);
+        let items = idless_items(3_000);
+        let mut acknowledged: BTreeMap<String, String> = BTreeMap::new();
+        let mut imports_finished = false;
+        for round in 0..6 {
+            // A few imports of prefixes of the same input, some killed.
+            let count = 1_000 + rng.below(2_001) as usize;
+            let path = import_file(&project, &format!("round-{round}.jsonl"), &items[..count]);
+            let mut cmd = project.cmd(&["import", path.to_str().expect("utf-8"), "--json"]);
+            cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+            let mut importer = cmd.spawn().expect("spawn import");
+            let kill_after = Duration::from_micros(rng.below(30_000));
+            // Meanwhile, writers race on a small pool of ids and contents.
+            let writers: Vec<(String, String, Child)> = (0..2 + rng.below(5))
+                .map(|_| {
+                    let id = format!("pool-{}", rng.below(4));
+                    let content = format!("pool content {}", rng.below(2));
+                    let child = spawn_remember(&project, &id, &content);
+                    (id, content, child)
+                })
+                .collect();
+            std::thread::sleep(kill_after);
+            if rng.below(2) == 0 {
+                let _ = importer.kill();
+            }
+            let out = importer.wait_with_output().expect("wait import");
+            if out.status.success() && count == items.len() {
+                imports_finished = true;
+            }
+            assert!(out.status.success() || out.status.signal() == Some(9), "import: {out:?}");
+            for (id, content, child) in writers {
+                let out = child.wait_with_output().expect("wait remember");
+                match out.status.code() {
+                    Some(0) => {
+                        let fact: Value = serde_json::from_slice(&out.stdout).expect("fact json");
+                        let stored = fact["content"].as_str().expect("content").to_owned();
+                        let previous = acknowledged.insert(id.clone(), stored.clone());
+                        assert!(previous.is_none_or(|p| p == stored), "{id} acknowledged with two contents");
+                        // A retry returns the stored fact, whatever it sent.
+                        assert!(stored == content || acknowledged.contains_key(&id));
+                    }
+                    Some(2) => assert!(String::from_utf8_lossy(&out.stderr).contains("already used")),
+                    _ => panic!("remember {id}: {out:?}"),
+                }
+            }
+            project.assert_readable();
+        }
+        // A last import of everything completes the set.
+        let path = import_file(&project, "all.jsonl", &items);
+        project.json(&["import", path.to_str().expect("utf-8")]);
+        let lines = project.id_lines();
+        assert!(lines.values().all(|&n| n == 1), "case {case}: a fact id is stored twice: {lines:?}");
+        assert_eq!(lines.keys().filter(|id| id.starts_with("import-")).count(), items.len());
+        let facts = project.json(&["facts", "--all"]);
+        for (id, content) in &acknowledged {
+            let stored = facts.as_array().expect("list").iter().find(|f| f["fact_id"] == id.as_str());
+            assert_eq!(stored.map(|f| f["content"].as_str()), Some(Some(content.as_str())), "case {case}: {id}");
+        }
+        println!("case {case}: {} pool ids acknowledged; an import finished: {imports_finished}", acknowledged.len());
+    }
+}
+
 impl Project {
     fn read_lines(&self, name: &str) -> usize {
         std::fs::read_to_string(self.memory().join(name)).map(|t| t.lines().count()).unwrap_or(0)

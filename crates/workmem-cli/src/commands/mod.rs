@@ -120,6 +120,8 @@ pub fn discover_project(cwd: &Path) -> PathBuf {
 /// Returns whether `dir` holds `.workmem/`, or it or an ancestor holds
 /// `.git`: the marks of a project by the discovery rule.
 fn is_project(dir: &Path) -> bool {
+    // `-C ../x` must not count the directory it is given from.
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     dir.join(".workmem").is_dir() || dir.ancestors().any(|d| d.join(".git").exists())
 }
 
