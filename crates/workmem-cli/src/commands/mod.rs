@@ -74,6 +74,17 @@ impl Ctx {
         let config = crate::config_load::load(&self.project)?;
         Ok(Workspace::open(&self.project, self.memory_dir.as_deref())?.with_config(config)?)
     }
+
+    /// Opens the workspace like [`Ctx::workspace`] but without recovery
+    /// ([`Workspace::open_read_only`]): for `verify`, which must never
+    /// write.
+    ///
+    /// Errors: configuration errors (exit 2); library errors of
+    /// [`Workspace::open_read_only`].
+    pub fn workspace_read_only(&self) -> Result<Workspace, CommandError> {
+        let config = crate::config_load::load(&self.project)?;
+        Ok(Workspace::open_read_only(&self.project, self.memory_dir.as_deref())?.with_config(config)?)
+    }
 }
 
 /// Returns the nearest ancestor of `cwd` (itself included) holding a
