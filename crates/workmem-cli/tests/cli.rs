@@ -786,3 +786,134 @@ fn the_mcp_server_never_serves_the_root_or_home_implicitly() {
     // Named explicitly, the home project is served (until stdin closes).
     env.cmd_in(&home).args(["-C", ".", "mcp"]).write_stdin("").assert().success();
 }
+
+/// Every file and directory below `dir` with its bytes (files) and mtime:
+/// a rewrite, a replacement, a new file or a new directory all show.
+fn snapshot_with_times(dir: &Path) -> BTreeMap<PathBuf, (Option<Vec<u8>>, std::time::SystemTime)> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(next) = stack.pop() {
+        let meta = std::fs::metadata(&next).unwrap();
+        out.insert(next.strip_prefix(dir).unwrap().to_path_buf(), (None, meta.modified().unwrap()));
+        for entry in std::fs::read_dir(&next).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let modified = std::fs::metadata(&path).unwrap().modified().unwrap();
+                out.insert(
+                    path.strip_prefix(dir).unwrap().to_path_buf(),
+                    (Some(std::fs::read(&path).unwrap()), modified),
+                );
+            }
+        }
+    }
+    out
+}
+
+const JOURNAL: &str = "conflict-resolution-transactions.jsonl";
+const AUDIT: &str = "conflict-adjudications.jsonl";
+
+/// The story with its tie resolved, then the journal cut to its first
+/// `keep` lines: with `keep` 3 and an empty audit stream, what a crash
+/// after `conflict_closed` leaves.
+fn resolved_then_cut(env: &Env, keep: usize) {
+    seed_story(env);
+    let report = env.json(&["distill", "--as-of", AS_OF]);
+    let case_id = report["conflict_case_ids"][0].as_str().unwrap().to_owned();
+    let cases = env.json(&["conflicts"]);
+    let candidate = cases[0]["candidates"][0]["candidate_id"].as_str().unwrap().to_owned();
+    let revision = cases[0]["revision"].to_string();
+    env.json(&[
+        "resolve",
+        &case_id,
+        &candidate,
+        "--revision",
+        &revision,
+        "--event-id",
+        "e1",
+        "--actor",
+        "Ada",
+        "--rationale",
+        "Faster",
+        "--at",
+        "2026-06-02T00:00:00Z",
+    ]);
+    env.cmd().args(["verify"]).assert().success();
+    let journal = env.memory().join(JOURNAL);
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let kept: String = text.lines().take(keep).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&journal, kept).unwrap();
+    std::fs::write(env.memory().join(AUDIT), b"").unwrap();
+}
+
+/// Runs `verify --json`, checks it exits 4 and changed nothing, and
+/// returns its problems.
+fn verify_problems(env: &Env) -> Vec<Value> {
+    let before = snapshot_with_times(&env.project());
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let out = env.cmd().args(["verify", "--json"]).assert().code(4).get_output().clone();
+    assert_eq!(snapshot_with_times(&env.project()), before, "verify changed the project");
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|err| panic!("{err}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(keys(&report), ["ok", "problems"]);
+    assert_eq!(report["ok"], false);
+    let problems = report["problems"].as_array().unwrap().clone();
+    for problem in &problems {
+        assert_eq!(keys(problem), ["file", "line", "message"]);
+    }
+    problems
+}
+
+#[test]
+fn verify_reports_an_unfinished_transaction_instead_of_recovering_it() {
+    let env = Env::new();
+    resolved_then_cut(&env, 3);
+    let problems = verify_problems(&env);
+    assert!(
+        problems.iter().any(|p| p["file"].as_str().unwrap().ends_with(JOURNAL)
+            && p["line"] == 1
+            && p["message"].as_str().unwrap().contains("is not committed (last phase conflict_closed)")),
+        "{problems:?}"
+    );
+    // Text mode: the same list as `file:line: message`, still no write.
+    let before = snapshot_with_times(&env.project());
+    env.cmd()
+        .arg("verify")
+        .assert()
+        .code(4)
+        .stdout(predicate::str::contains(format!("{JOURNAL}:1: transaction resolution-")));
+    assert_eq!(snapshot_with_times(&env.project()), before);
+    // The next ordinary command recovers; then verify is clean.
+    env.json(&["facts", "--all"]);
+    env.cmd().args(["verify", "--json"]).assert().success();
+}
+
+#[test]
+fn verify_lists_a_tampered_intent_as_a_problem() {
+    let env = Env::new();
+    resolved_then_cut(&env, 1);
+    let journal = env.memory().join(JOURNAL);
+    let mut prepared: Value = serde_json::from_str(std::fs::read_to_string(&journal).unwrap().trim_end()).unwrap();
+    prepared["intent"]["adjudication"]["rationale"] = Value::from("edited");
+    std::fs::write(&journal, format!("{prepared}\n")).unwrap();
+    let problems = verify_problems(&env);
+    assert!(
+        problems.iter().any(|p| p["file"].as_str().unwrap().ends_with(JOURNAL)
+            && p["line"] == 1
+            && p["message"].as_str().unwrap().contains("intent was modified")),
+        "{problems:?}"
+    );
+}
+
+#[test]
+fn verify_of_a_missing_memory_directory_is_a_problem_and_creates_nothing() {
+    let env = Env::new();
+    let problems = verify_problems(&env);
+    assert!(
+        problems.iter().any(|p| p["file"].as_str().unwrap().ends_with(".workmem/memory")
+            && p["message"].as_str().unwrap().contains("memory directory does not exist")),
+        "{problems:?}"
+    );
+    assert!(!env.project().join(".workmem").exists());
+}

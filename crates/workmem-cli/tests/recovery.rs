@@ -436,3 +436,68 @@ fn resolve_exit_codes_follow_the_contract() {
             .any(|p| p["line"] == 1 && p["file"].as_str().is_some_and(|f| f.ends_with("2026-02-10.jsonl")))
     );
 }
+
+/// Every file and directory of the memory directory with its bytes (files)
+/// and mtime: a rewrite, a replacement, a lock file or a new directory all
+/// show.
+fn stamped_files(
+    project: &Project,
+) -> std::collections::BTreeMap<std::path::PathBuf, (Vec<u8>, std::time::SystemTime)> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![project.memory()];
+    while let Some(dir) = stack.pop() {
+        let meta = std::fs::metadata(&dir).expect("dir");
+        out.insert(dir.clone(), (Vec::new(), meta.modified().expect("mtime")));
+        for entry in std::fs::read_dir(&dir).expect("read dir") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let modified = std::fs::metadata(&path).expect("meta").modified().expect("mtime");
+                out.insert(path.clone(), (std::fs::read(&path).expect("read"), modified));
+            }
+        }
+    }
+    out
+}
+
+/// Runs `verify --json` after a crash: it must exit 4 with `file` among
+/// its problems and write nothing.
+fn assert_verify_reports_unchanged(project: &Project, file: &str, label: &str) {
+    let before = stamped_files(project);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let out = project.run(&["verify", "--json"]);
+    assert_eq!(out.status.code(), Some(4), "{label}: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(stamped_files(project), before, "{label}: verify changed the memory directory");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("a problem list");
+    assert_eq!(report["ok"], false);
+    assert!(
+        report["problems"]
+            .as_array()
+            .expect("problems")
+            .iter()
+            .any(|p| p["file"].as_str().is_some_and(|f| f.ends_with(file))),
+        "{label}: {report}"
+    );
+}
+
+#[test]
+fn verify_after_a_crash_reports_the_unfinished_work_and_writes_nothing() {
+    for failpoint in ["after_prepared", "after_curated_write", "after_conflict_closed", "after_audit_appended"] {
+        let project = Project::new("workmem-recovery-");
+        let (conflict, candidate, revision) = tied(&project);
+        let revision = revision.to_string();
+        project.crash(&resolve_args(&conflict, &candidate, &revision), failpoint);
+        assert_verify_reports_unchanged(&project, "conflict-resolution-transactions.jsonl", failpoint);
+        // The next ordinary command finishes it; then verify is clean.
+        project.ok(&["facts", "--all"]);
+        assert_one_committed_decision(&project, &conflict);
+        project.ok(&["verify"]);
+    }
+    let project = Project::new("workmem-recovery-");
+    distill_scenario(&project);
+    project.crash(&["distill", "--as-of", AS_OF], "distill_after_curated");
+    assert_verify_reports_unchanged(&project, ".distill-pending.json", "distill_after_curated");
+    project.ok(&["logs"]);
+    project.ok(&["verify"]);
+}

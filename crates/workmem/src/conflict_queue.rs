@@ -4,7 +4,8 @@
 //! Invariants (SPEC section 4), checked on load and before every save: ids
 //! are unique; (memory_key, revision) is unique; at most one open case per
 //! memory_key; fingerprints, conflict ids and candidate ids recompute from
-//! the content; candidates are sorted and unique with at most one
+//! the content; candidate content passes the rules of fact content;
+//! candidates are sorted and unique with at most one
 //! incumbent, present iff `active_entry_key` is set; candidate evidence is a
 //! subset of `observed_fact_ids`; closure fields match the status. This
 //! module only encodes and decodes; the caller writes through
@@ -179,6 +180,9 @@ impl Case {
         let mut incumbents = 0;
         for candidate in &self.candidates {
             let cid = &candidate.candidate_id;
+            if let Err(msg) = crate::fact::check_stored_content(&candidate.content) {
+                return Err(format!("case {id}: candidate {cid}: {msg}"));
+            }
             if *cid != canon::candidate_id(&self.memory_key, candidate.kind.as_str(), &candidate.content) {
                 return Err(format!("case {id}: candidate {cid} does not match its kind and content"));
             }

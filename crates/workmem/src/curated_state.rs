@@ -7,7 +7,8 @@
 //! exactly one active revision; active entries have no `superseded_by`,
 //! superseded ones have one; revision 1 has no `supersedes`, later ones do;
 //! links are mutual, stay inside one memory_key, and revisions are
-//! contiguous. Schema-1 files (no lifecycle fields) load with defaults and
+//! contiguous; content passes the rules of fact content; keys recompute
+//! from the content (SPEC section 2). Schema-1 files (no lifecycle fields) load with defaults and
 //! are written back as schema 2. This module only encodes and decodes; the
 //! caller writes through `atomic_io::replace`.
 
@@ -84,6 +85,16 @@ impl Entry {
     /// Returns whether this revision is active.
     pub fn is_active(&self) -> bool {
         self.status == Status::Active
+    }
+
+    /// Returns the entry key recomputed from this entry's fields (SPEC
+    /// section 2): of kind and normal content when unkeyed, and of
+    /// memory_key, revision, kind and normal content when keyed.
+    pub fn computed_key(&self) -> String {
+        match self.memory_key.as_deref() {
+            None => canon::unkeyed_entry_key(self.kind.as_str(), &self.content),
+            Some(memory_key) => canon::keyed_entry_key(memory_key, self.revision, self.kind.as_str(), &self.content),
+        }
     }
 
     /// Adds evidence ids and widens first/last_seen.
@@ -295,6 +306,17 @@ impl CuratedState {
                 }
             }
         }
+        // Last: a key that does not recompute is often the consequence of
+        // an edit the structural checks above explain better.
+        for entry in &self.entries {
+            let expected = entry.computed_key();
+            if entry.key != expected {
+                problems.push(format!(
+                    "entry {} has a key that does not match its content (expected {expected})",
+                    entry.key
+                ));
+            }
+        }
         problems
     }
 }
@@ -363,9 +385,7 @@ fn check_entry_fields(entry: &Entry) -> std::result::Result<(), String> {
     if entry.revision < 1 {
         return Err("revision must be >= 1".to_owned());
     }
-    if entry.content.is_empty() {
-        return Err("content is empty".to_owned());
-    }
+    crate::fact::check_stored_content(&entry.content)?;
     if let Some(key) = entry.memory_key.as_deref() {
         match canon::clean_memory_key(key) {
             Ok(clean) if clean == key => {}

@@ -386,6 +386,28 @@ fn control_character(text: &str) -> Option<char> {
     text.chars().find(|&c| c.is_control() && !canon::is_space(c))
 }
 
+/// Checks content read from disk (a fact line, a curated entry, a conflict
+/// candidate) by the rules content cleaning on append guarantees: already
+/// whitespace-collapsed and trimmed, not empty, no control characters, at
+/// most [`MAX_CONTENT_CHARS`] characters. Stored wording reaches MEMORY.md,
+/// prompts and terminals, so a hostile file must not smuggle newlines,
+/// headings or escape sequences through it.
+///
+/// Returns a message fragment starting with `invalid content`; the caller
+/// names the file and record.
+pub fn check_stored_content(content: &str) -> std::result::Result<(), String> {
+    if !canon::is_collapsed(content) || content.is_empty() {
+        return Err("invalid content: empty or not whitespace-collapsed".to_owned());
+    }
+    if let Some(c) = control_character(content) {
+        return Err(format!("invalid content: contains the control character U+{:04X}", u32::from(c)));
+    }
+    if let Some(chars) = chars_over(content, MAX_CONTENT_CHARS) {
+        return Err(format!("invalid content: {chars} characters; at most {MAX_CONTENT_CHARS} are allowed"));
+    }
+    Ok(())
+}
+
 /// A fact line as parsed, borrowing from the line where it can. Validated
 /// once, then turned into a [`Fact`] or a [`FactSummary`].
 #[derive(Deserialize)]
@@ -470,15 +492,7 @@ impl RawFact<'_> {
             }
         };
         canon::check_id("fact_id", &self.fact_id).map_err(|e| e.to_string())?;
-        if !canon::is_collapsed(&self.content) || self.content.is_empty() {
-            return Err("invalid content: empty or not whitespace-collapsed".to_owned());
-        }
-        if let Some(c) = control_character(&self.content) {
-            return Err(format!("invalid content: contains the control character U+{:04X}", u32::from(c)));
-        }
-        if let Some(chars) = chars_over(&self.content, MAX_CONTENT_CHARS) {
-            return Err(format!("invalid content: {chars} characters; at most {MAX_CONTENT_CHARS} are allowed"));
-        }
+        check_stored_content(&self.content)?;
         let kind = Kind::parse(&self.kind).map_err(|e| e.to_string())?;
         let importance = check_importance(self.importance.unwrap_or(3)).map_err(|e| e.to_string())?;
         let has_key = match self.memory_key.as_deref() {

@@ -370,6 +370,9 @@ pub struct Transaction {
     pub first_line: usize,
     /// The decoded intent; `None` once the transaction committed.
     pub intent: Option<Intent>,
+    /// The intent's adjudication, kept after the commit too (it is small):
+    /// `verify` checks the audit stream against it.
+    pub adjudication: Adjudication,
     /// Its digest.
     pub digest: String,
     /// Phases recorded, in order.
@@ -427,6 +430,7 @@ pub fn transactions(path: &Path, workspace_id: &str) -> Result<Vec<Transaction>>
                 out.push(Transaction {
                     transaction_id: record.transaction_id.clone(),
                     first_line: line,
+                    adjudication: intent.adjudication.clone(),
                     intent: Some(intent),
                     digest,
                     done: vec![Phase::Prepared],

@@ -1,7 +1,19 @@
 //! `verify`: a read-only check of every durable file of a workspace against
 //! the invariants of SPEC section 4 and the journal protocol of section 7.
 //! It reports every problem it finds, each with its file and, where there
-//! is one, its line, and never writes.
+//! is one, its line, and never writes: no recovery, no MEMORY.md repair, no
+//! cache, no lock file, no directory. Work a crash left unfinished (an
+//! uncommitted transaction, a leftover distill intent) and a tampered
+//! journal are problems in the list like any other; finishing them is the
+//! job of the next writing command. Call it on a handle from
+//! [`Workspace::open_read_only`] to check a workspace as it is on disk.
+//!
+//! Beyond the load-time invariants of SPEC section 4, it cross-checks the
+//! files (SPEC section 10, "derived state is checked"): evidence cited by
+//! entries and candidates is in the log; each entry's wording is the
+//! content of one of its evidence facts; every resolved case has exactly
+//! one matching audit record and every audit record a resolved case; and
+//! audit records equal the adjudication of the journal's intents.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -9,12 +21,12 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::atomic_io;
-use crate::conflict_queue::{CaseStatus, ConflictQueue};
+use crate::conflict_queue::{Case, CaseStatus, ConflictQueue};
 use crate::curated_state::CuratedState;
 use crate::error::{Error, Result};
 use crate::fact::Fact;
-use crate::journal::{self, AUDIT_FILE, Adjudication, JOURNAL_FILE};
-use crate::workspace::{CONFLICTS_FILE, CURATED_FILE, Workspace};
+use crate::journal::{self, AUDIT_FILE, Adjudication, JOURNAL_FILE, Phase, Transaction};
+use crate::workspace::{CONFLICTS_FILE, CURATED_FILE, DISTILL_INTENT_FILE, Workspace};
 
 /// One violated invariant.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -56,23 +68,70 @@ fn line_of_id(text: &str, message: &str) -> Option<usize> {
 
 impl Workspace {
     /// Checks every durable file and returns the problems found (empty when
-    /// the workspace is clean). Never writes.
+    /// the workspace is clean). Never writes, and reports rather than
+    /// fails: unreadable or damaged files, unfinished transactions, a
+    /// tampered journal and a missing memory directory are all problems in
+    /// the list.
     ///
-    /// Errors: [`Error::Io`] when a file cannot be read at all.
+    /// Errors: none in practice; the `Result` is kept for callers.
     pub fn verify(&self) -> Result<Vec<Problem>> {
         let mut problems = Vec::new();
-        let facts = self.verify_logs(&mut problems)?;
-        let fact_ids: HashSet<&str> = facts.iter().map(|f| f.fact_id.as_str()).collect();
+        match std::fs::metadata(self.memory_dir()) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => {
+                problems.push(problem(self.memory_dir(), None, "memory directory is not a directory"));
+                return Ok(problems);
+            }
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                problems.push(problem(
+                    self.memory_dir(),
+                    None,
+                    "memory directory does not exist (run `workmem init`, or name the right one)",
+                ));
+                return Ok(problems);
+            }
+            Err(err) => {
+                problems.push(problem(
+                    self.memory_dir(),
+                    None,
+                    format!("memory directory cannot be read ({})", err.kind()),
+                ));
+                return Ok(problems);
+            }
+        }
+        let facts = self.verify_logs(&mut problems);
+        let contents: HashMap<&str, &str> = facts.iter().map(|f| (f.fact_id.as_str(), f.content.as_str())).collect();
 
         let curated_path = self.file(CURATED_FILE);
-        if let Some(data) = atomic_io::read_optional(&curated_path)? {
+        if let Some(data) = read(&curated_path, &mut problems) {
             match CuratedState::decode(&data, &curated_path, self.workspace_id()) {
                 Err(err) => problems.push(from_error(err, &curated_path)),
                 Ok(state) => {
                     let text = String::from_utf8_lossy(&data);
                     for entry in &state.entries {
-                        for id in entry.evidence_ids.iter().filter(|id| !fact_ids.contains(id.as_str())) {
-                            let message = format!("entry {} cites fact {id}, which is not in the log", entry.key);
+                        let mut cited = 0;
+                        let mut worded = false;
+                        for id in &entry.evidence_ids {
+                            match contents.get(id.as_str()) {
+                                Some(content) => {
+                                    cited += 1;
+                                    worded |= *content == entry.content;
+                                }
+                                None => {
+                                    let message =
+                                        format!("entry {} cites fact {id}, which is not in the log", entry.key);
+                                    problems.push(problem(&curated_path, line_of_id(&text, &message), message));
+                                }
+                            }
+                        }
+                        // Every wording comes from a fact (SPEC 5): another
+                        // wording was put there by hand. (With no evidence
+                        // in the log, the missing facts are the problem.)
+                        if cited > 0 && !worded {
+                            let message = format!(
+                                "entry {} has wording that is not the content of any of its evidence facts",
+                                entry.key
+                            );
                             problems.push(problem(&curated_path, line_of_id(&text, &message), message));
                         }
                     }
@@ -101,11 +160,12 @@ impl Workspace {
 
         let conflicts_path = self.file(CONFLICTS_FILE);
         let mut queue = ConflictQueue::default();
-        if let Some(data) = atomic_io::read_optional(&conflicts_path)? {
+        let mut conflicts_text = String::new();
+        if let Some(data) = read(&conflicts_path, &mut problems) {
+            conflicts_text = String::from_utf8_lossy(&data).into_owned();
             match ConflictQueue::decode(&data, &conflicts_path, self.workspace_id()) {
                 Ok(decoded) => queue = decoded,
                 Err(err) => {
-                    let text = String::from_utf8_lossy(&data);
                     let listed = serde_json::from_slice::<serde_json::Value>(&data)
                         .ok()
                         .and_then(|raw| raw.get("cases").cloned())
@@ -116,14 +176,14 @@ impl Workspace {
                         problems.push(from_error(err, &conflicts_path));
                     }
                     for message in listed {
-                        problems.push(problem(&conflicts_path, line_of_id(&text, &message), message));
+                        problems.push(problem(&conflicts_path, line_of_id(&conflicts_text, &message), message));
                     }
                 }
             }
         }
         for case in &queue.cases {
             for candidate in &case.candidates {
-                for id in candidate.evidence_ids.iter().filter(|id| !fact_ids.contains(id.as_str())) {
+                for id in candidate.evidence_ids.iter().filter(|id| !contents.contains_key(id.as_str())) {
                     problems.push(problem(
                         &conflicts_path,
                         None,
@@ -136,23 +196,23 @@ impl Workspace {
             }
         }
 
-        self.verify_audit(&queue, &mut problems)?;
-        self.verify_journal(&mut problems)?;
+        let transactions = self.verify_journal(&mut problems);
+        self.verify_audit(&queue, &conflicts_text, transactions.as_deref(), &mut problems);
         Ok(problems)
     }
 
-    fn verify_logs(&self, problems: &mut Vec<Problem>) -> Result<Vec<Fact>> {
+    fn verify_logs(&self, problems: &mut Vec<Problem>) -> Vec<Fact> {
         let mut facts: Vec<Fact> = Vec::new();
         let mut seen: HashMap<String, usize> = HashMap::new();
         let days = match self.log().days() {
             Ok(days) => days,
             Err(err) => {
                 problems.push(from_error(err, self.log().dir()));
-                return Ok(facts);
+                return facts;
             }
         };
         for day in days {
-            let Some(data) = atomic_io::read_optional(&day.path)? else { continue };
+            let Some(data) = read(&day.path, problems) else { continue };
             for (number, bytes, terminated) in atomic_io::lines(&data) {
                 match Fact::parse_line(bytes) {
                     Err(_) if !terminated => {}
@@ -194,14 +254,26 @@ impl Workspace {
                 }
             }
         }
-        Ok(facts)
+        facts
     }
 
-    fn verify_audit(&self, queue: &ConflictQueue, problems: &mut Vec<Problem>) -> Result<()> {
+    /// Checks the audit stream on its own and against the conflict cases
+    /// and the journal's intents (`transactions`, when the journal could be
+    /// read): every resolved case has exactly one matching record, every
+    /// record a resolved case, and a record equals the adjudication of the
+    /// transaction that wrote it.
+    fn verify_audit(
+        &self,
+        queue: &ConflictQueue,
+        conflicts_text: &str,
+        transactions: Option<&[Transaction]>,
+        problems: &mut Vec<Problem>,
+    ) {
         let path = self.file(AUDIT_FILE);
-        let Some(data) = atomic_io::read_optional(&path)? else { return Ok(()) };
+        let mut records: Vec<(usize, Adjudication)> = Vec::new();
         let mut events = HashSet::new();
-        for (number, bytes, terminated) in atomic_io::lines(&data) {
+        for (number, bytes, terminated) in read(&path, problems).as_deref().map(atomic_io::lines).into_iter().flatten()
+        {
             if !terminated {
                 break;
             }
@@ -218,40 +290,137 @@ impl Workspace {
             if !events.insert(record.event_id.clone()) {
                 problems.push(problem(&path, Some(number), format!("event id {} appears twice", record.event_id)));
             }
-            let closes = queue.cases.iter().any(|c| {
-                c.status == CaseStatus::Resolved
-                    && c.resolution_event_id.as_deref() == Some(record.event_id.as_str())
-                    && c.selected_candidate_id.as_deref() == Some(record.selected_candidate_id.as_str())
-            });
-            if !closes {
-                problems.push(problem(
-                    &path,
-                    Some(number),
-                    format!("adjudication {} has no matching resolved case in conflicts.json", record.event_id),
-                ));
+            records.push((number, record));
+        }
+
+        // Every record closes a case, with the decision the case records.
+        for (number, record) in &records {
+            let (event, conflict) = (&record.event_id, &record.conflict_id);
+            let message = match queue.get(conflict) {
+                None => Some(format!("adjudication {event} names conflict {conflict}, which is not in conflicts.json")),
+                Some(case) if case.resolution_event_id.as_deref() != Some(event.as_str()) => Some(format!(
+                    "adjudication {event} has no matching resolved case: conflict {conflict} is {}{}",
+                    case.status.as_str(),
+                    case.resolution_event_id.as_deref().map(|e| format!(" by event {e}")).unwrap_or_default()
+                )),
+                Some(case) => {
+                    let differing = differing_fields(case, record);
+                    (!differing.is_empty()).then(|| {
+                        format!(
+                            "adjudication {event} differs from resolved case {conflict} in {}",
+                            differing.join(", ")
+                        )
+                    })
+                }
+            };
+            if let Some(message) = message {
+                problems.push(problem(&path, Some(*number), message));
             }
         }
-        Ok(())
+        // Every resolved case has its record.
+        let conflicts_path = self.file(CONFLICTS_FILE);
+        for case in queue.cases.iter().filter(|c| c.status == CaseStatus::Resolved) {
+            let event = case.resolution_event_id.as_deref().unwrap_or_default();
+            let found = records.iter().any(|(_, r)| r.event_id == event && r.conflict_id == case.conflict_id);
+            if !found {
+                let message = format!("resolved case {} has no adjudication {event} in {AUDIT_FILE}", case.conflict_id);
+                problems.push(problem(&conflicts_path, line_of_id(conflicts_text, &message), message));
+            }
+        }
+        // Records equal the intent of the transaction that wrote them.
+        let journal_path = self.file(JOURNAL_FILE);
+        for transaction in transactions.unwrap_or_default() {
+            let intended = &transaction.adjudication;
+            match records.iter().find(|(_, r)| r.event_id == intended.event_id) {
+                Some((number, record)) if record != intended => problems.push(problem(
+                    &path,
+                    Some(*number),
+                    format!(
+                        "adjudication {} differs from the one transaction {} of {JOURNAL_FILE} recorded",
+                        record.event_id, transaction.transaction_id
+                    ),
+                )),
+                Some(_) => {}
+                None if transaction.done.contains(&Phase::AuditAppended) => problems.push(problem(
+                    &journal_path,
+                    Some(transaction.first_line),
+                    format!(
+                        "transaction {} appended adjudication {}, which is missing from {AUDIT_FILE}",
+                        transaction.transaction_id, intended.event_id
+                    ),
+                )),
+                None => {}
+            }
+        }
     }
 
-    fn verify_journal(&self, problems: &mut Vec<Problem>) -> Result<()> {
+    /// Checks the journal and reports unfinished work; returns the
+    /// transactions when the journal could be read.
+    fn verify_journal(&self, problems: &mut Vec<Problem>) -> Option<Vec<Transaction>> {
+        if self.distill_pending() {
+            problems.push(problem(
+                &self.file(DISTILL_INTENT_FILE),
+                None,
+                "a distill was interrupted between its writes; the next writing command (e.g. distill) finishes it",
+            ));
+        }
         let path = self.file(JOURNAL_FILE);
         match journal::transactions(&path, self.workspace_id()) {
-            Err(err) => problems.push(from_error(err, &path)),
+            Err(err) => {
+                problems.push(from_error(err, &path));
+                None
+            }
             Ok(transactions) => {
                 for t in transactions.iter().filter(|t| !t.committed()) {
                     problems.push(problem(
                         &path,
                         Some(t.first_line),
                         format!(
-                            "transaction {} is not committed (last phase {})",
+                            "transaction {} is not committed (last phase {}); the next writing command finishes it",
                             t.transaction_id,
                             t.done.last().map_or("none".to_owned(), ToString::to_string)
                         ),
                     ));
                 }
+                Some(transactions)
             }
         }
-        Ok(())
     }
+}
+
+/// Returns the bytes of `path`, `None` when it does not exist or cannot be
+/// read (which is reported).
+fn read(path: &Path, problems: &mut Vec<Problem>) -> Option<Vec<u8>> {
+    match atomic_io::read_optional(path) {
+        Ok(data) => data,
+        Err(err) => {
+            problems.push(from_error(err, path));
+            None
+        }
+    }
+}
+
+/// Returns the names of the decision fields in which an audit record and
+/// the case it resolved disagree.
+fn differing_fields(case: &Case, record: &Adjudication) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    if case.revision != record.case_revision {
+        out.push("case_revision");
+    }
+    if case.selected_candidate_id.as_deref() != Some(record.selected_candidate_id.as_str()) {
+        out.push("selected_candidate_id");
+    }
+    if case.resolution_actor.as_deref() != Some(record.actor.as_str()) {
+        out.push("actor");
+    }
+    if case.resolution_rationale.as_deref() != Some(record.rationale.as_str()) {
+        out.push("rationale");
+    }
+    if case.resolved_at.as_ref() != Some(&record.resolved_at) {
+        out.push("resolved_at");
+    }
+    if case.resulting_active_entry_key.as_deref() != Some(record.resulting_active_entry_key.as_str()) {
+        out.push("resulting_active_entry_key");
+    }
+    out
 }

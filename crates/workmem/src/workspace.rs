@@ -77,6 +77,21 @@ impl Workspace {
     /// Errors: [`Error::Io`] when the project cannot be resolved,
     /// [`Error::InvalidInput`] for a non-UTF-8 path.
     pub fn open(project: &Path, memory_dir: Option<&Path>) -> Result<Workspace> {
+        let workspace = Workspace::open_read_only(project, memory_dir)?;
+        // Every open finishes a resolution a crash left unfinished (SPEC 7).
+        workspace.recover()?;
+        Ok(workspace)
+    }
+
+    /// Opens the workspace of `project` like [`Workspace::open`] but
+    /// without recovery: nothing is read or written, and an unfinished
+    /// resolution or distill is left as it is. Meant for [`Workspace::verify`],
+    /// which must report such state rather than repair it; the other
+    /// operations expect a recovered workspace and should not be called on
+    /// a handle opened this way while work is unfinished.
+    ///
+    /// Errors: as [`Workspace::open`], without the recovery errors.
+    pub fn open_read_only(project: &Path, memory_dir: Option<&Path>) -> Result<Workspace> {
         let project = std::fs::canonicalize(project).at(project)?;
         if !project.is_dir() {
             return Err(Error::invalid("project", format!("{} is not a directory", project.display())));
@@ -91,17 +106,14 @@ impl Workspace {
             None => project.join(DEFAULT_MEMORY_DIR),
         };
         let log = FactLog::new(memory_dir.join("daily"), workspace_id.clone());
-        let workspace = Workspace {
+        Ok(Workspace {
             project,
             memory_dir,
             workspace_id,
             log,
             clock: Arc::new(SystemClock),
             config: Config::default(),
-        };
-        // Every open finishes a resolution a crash left unfinished (SPEC 7).
-        workspace.recover()?;
-        Ok(workspace)
+        })
     }
 
     /// Returns this workspace reading time and fresh ids from `clock`.

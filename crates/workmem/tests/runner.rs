@@ -27,6 +27,7 @@ mod test_secret_guard;
 mod test_supersession;
 mod test_ties;
 mod test_torn_writes;
+mod test_verify;
 
 /// Fails when a `tests/test_*.rs` file exists that is not declared above,
 /// or a declared module has no file: an unlisted file would silently never

@@ -245,7 +245,8 @@ fn stale_reviews_change_nothing() {
     let case = open_case(&ws);
     let mut curated = ws.curated().expect("curated");
     let active = curated.entries.iter_mut().find(|e| e.memory_key.as_deref() == Some("db.engine")).expect("entry");
-    active.key = "00000000000000aa".into();
+    active.content = "Use SQLite 3.".into();
+    active.key = active.computed_key();
     ws.save_curated(&curated).expect("save");
     let before = snapshot(ws.memory_dir());
     assert_stale(ws.resolve(request(&case, &candidate_id(&case, "Use MySQL."), "review:f")), "active value");
@@ -381,7 +382,7 @@ fn a_curated_state_matching_neither_snapshot_stops_recovery() {
     // A third state: the curated entries of neither snapshot.
     let mut other = ws.curated().expect("curated");
     for entry in &mut other.entries {
-        entry.content.push_str(" (edited)");
+        entry.first_seen = workmem::Stamp::parse("2025-12-01T00:00:00Z").expect("stamp");
     }
     ws.save_curated(&other).expect("save");
     let before = snapshot(ws.memory_dir());

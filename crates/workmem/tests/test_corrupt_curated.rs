@@ -3,24 +3,40 @@
 #![allow(clippy::disallowed_methods)]
 
 use serde_json::{Value, json};
-use workmem::Error;
+use workmem::{Error, canon};
 
 use crate::common::{Project, write_raw};
 
+// Labels of the test entries: each one's wording is `Value <label>.` and
+// its key the one SPEC section 2 computes from that (see `key_of`).
 const A1: &str = "aaaaaaaaaaaaaaa1";
 const A2: &str = "aaaaaaaaaaaaaaa2";
 const A3: &str = "aaaaaaaaaaaaaaa3";
 const B1: &str = "bbbbbbbbbbbbbbb1";
 const U1: &str = "ccccccccccccccc1";
 
-fn entry(key: &str, memory_key: Option<&str>, revision: u32, status: &str) -> Value {
+/// An entry labelled `label` (its wording is `Value <label>.`), with the key
+/// SPEC section 2 gives it: messages name that key, see [`key_of`].
+fn entry(label: &str, memory_key: Option<&str>, revision: u32, status: &str) -> Value {
+    let content = format!("Value {label}.");
+    let key = match memory_key {
+        Some(memory_key) => canon::keyed_entry_key(memory_key, revision, "decision", &content),
+        None => canon::unkeyed_entry_key("decision", &content),
+    };
     json!({
-        "key": key, "kind": "decision", "content": format!("Value {key}."),
+        "key": key, "kind": "decision", "content": content,
         "first_seen": "2026-01-01T00:00:00Z", "last_seen": "2026-01-02T00:00:00Z",
-        "evidence_ids": [format!("e-{key}")], "occurrences": 1,
+        "evidence_ids": [format!("e-{label}")], "occurrences": 1,
         "memory_key": memory_key, "revision": revision, "status": status,
         "supersedes": null, "superseded_by": null,
     })
+}
+
+/// Returns the key of the entry labelled `label`.
+fn key_of(entries: &[Value], label: &str) -> String {
+    let content = format!("Value {label}.");
+    let entry = entries.iter().find(|e| e["content"] == content.as_str()).expect("labelled entry");
+    entry["key"].as_str().expect("key").to_owned()
 }
 
 fn link(entries: &mut [Value], older: usize, newer: usize) {
@@ -43,7 +59,7 @@ fn valid_entries() -> Vec<Value> {
     entries
 }
 
-fn write_state(p: &Project, entries: Vec<Value>) {
+fn write_state(p: &Project, entries: &[Value]) {
     let payload = json!({"schema_version": 2, "workspace_id": p.ws.workspace_id(), "entries": entries});
     p.ws.init().unwrap();
     write_raw(&p.file("curated.json"), serde_json::to_string_pretty(&payload).unwrap().as_bytes());
@@ -70,7 +86,7 @@ fn assert_rejected(p: &Project, key: &str, what: &str) {
 #[test]
 fn the_valid_baseline_loads() {
     let p = Project::new();
-    write_state(&p, valid_entries());
+    write_state(&p, &valid_entries());
     let state = p.ws.curated().unwrap();
     assert_eq!(state.entries.len(), 4);
     let memory = p.ws.memory().unwrap();
@@ -85,8 +101,8 @@ fn two_active_revisions_are_rejected() {
     entries[0]["superseded_by"] = Value::Null;
     entries[1]["supersedes"] = Value::Null;
     entries[1]["revision"] = json!(1);
-    write_state(&p, entries);
-    assert_rejected(&p, A1, "two active revisions");
+    write_state(&p, &entries);
+    assert_rejected(&p, &key_of(&entries, A1), "two active revisions");
 }
 
 #[test]
@@ -94,8 +110,8 @@ fn a_domain_without_an_active_revision_is_rejected() {
     let p = Project::new();
     let mut entries = valid_entries();
     entries[2]["status"] = json!("superseded");
-    entries[2]["superseded_by"] = json!(A2);
-    write_state(&p, entries);
+    entries[2]["superseded_by"] = json!(key_of(&entries, A2));
+    write_state(&p, &entries);
     // The message names the domain that lost its active revision.
     assert_rejected(&p, "memory_key b.key", "superseded without an active successor");
 }
@@ -106,45 +122,45 @@ fn broken_links_are_rejected() {
     let p = Project::new();
     let mut entries = valid_entries();
     entries[0]["superseded_by"] = json!("ffffffffffffffff");
-    write_state(&p, entries);
-    assert_rejected(&p, A1, "dangling superseded_by");
+    write_state(&p, &entries);
+    assert_rejected(&p, &key_of(&entries, A1), "dangling superseded_by");
 
     // supersedes pointing at a missing entry.
     let p = Project::new();
     let mut entries = valid_entries();
     entries[1]["supersedes"] = json!("ffffffffffffffff");
-    write_state(&p, entries);
-    assert_rejected(&p, A1, "dangling supersedes (A1's superseded_by is no longer mutual)");
+    write_state(&p, &entries);
+    assert_rejected(&p, &key_of(&entries, A1), "dangling supersedes (A1's superseded_by is no longer mutual)");
 
     // Active entry with superseded_by.
     let p = Project::new();
     let mut entries = valid_entries();
-    entries[2]["superseded_by"] = json!(A2);
-    write_state(&p, entries);
-    assert_rejected(&p, B1, "active with superseded_by");
+    entries[2]["superseded_by"] = json!(key_of(&entries, A2));
+    write_state(&p, &entries);
+    assert_rejected(&p, &key_of(&entries, B1), "active with superseded_by");
 
     // Superseded entry with no superseded_by.
     let p = Project::new();
     let mut entries = valid_entries();
     entries[0]["superseded_by"] = Value::Null;
-    write_state(&p, entries);
-    assert_rejected(&p, A1, "superseded without superseded_by");
+    write_state(&p, &entries);
+    assert_rejected(&p, &key_of(&entries, A1), "superseded without superseded_by");
 
     // Revision 2 without supersedes.
     let p = Project::new();
     let mut entries = valid_entries();
     entries[2]["revision"] = json!(2);
-    write_state(&p, entries);
-    assert_rejected(&p, B1, "revision 2 without supersedes");
+    write_state(&p, &entries);
+    assert_rejected(&p, &key_of(&entries, B1), "revision 2 without supersedes");
 
     // Revision 1 with supersedes.
     let p = Project::new();
     let mut entries = valid_entries();
     entries.push(entry(A3, Some("a.key"), 1, "superseded"));
-    entries[4]["supersedes"] = json!(A1);
-    entries[4]["superseded_by"] = json!(A2);
-    write_state(&p, entries);
-    assert_rejected(&p, A3, "revision 1 with supersedes");
+    entries[4]["supersedes"] = json!(key_of(&entries, A1));
+    entries[4]["superseded_by"] = json!(key_of(&entries, A2));
+    write_state(&p, &entries);
+    assert_rejected(&p, &key_of(&entries, A3), "revision 1 with supersedes");
 }
 
 #[test]
@@ -159,15 +175,15 @@ fn cross_key_links_are_rejected() {
         entry(B1, Some("b.key"), 2, "active"),
     ];
     link(&mut entries, 0, 2);
-    write_state(&p, entries);
-    assert_rejected(&p, B1, "cross-key link");
+    write_state(&p, &entries);
+    assert_rejected(&p, &key_of(&entries, B1), "cross-key link");
 
     // A keyed revision superseding an unkeyed entry.
     let p = Project::new();
     let mut entries = vec![entry(U1, None, 1, "superseded"), entry(B1, Some("b.key"), 2, "active")];
     link(&mut entries, 0, 1);
-    write_state(&p, entries);
-    assert_rejected(&p, U1, "unkeyed entry in a chain");
+    write_state(&p, &entries);
+    assert_rejected(&p, &key_of(&entries, U1), "unkeyed entry in a chain");
 }
 
 #[test]
@@ -175,8 +191,8 @@ fn non_contiguous_revisions_are_rejected() {
     let p = Project::new();
     let mut entries = valid_entries();
     entries[1]["revision"] = json!(3);
-    write_state(&p, entries);
-    assert_rejected(&p, A2, "revision 3 superseding revision 1");
+    write_state(&p, &entries);
+    assert_rejected(&p, &key_of(&entries, A2), "revision 3 superseding revision 1");
 }
 
 #[test]
@@ -184,30 +200,31 @@ fn wrong_occurrences_are_rejected() {
     let p = Project::new();
     let mut entries = valid_entries();
     entries[3]["occurrences"] = json!(2);
-    write_state(&p, entries);
-    assert_rejected(&p, U1, "occurrences 2 with one evidence id");
+    write_state(&p, &entries);
+    assert_rejected(&p, &key_of(&entries, U1), "occurrences 2 with one evidence id");
 
     let p = Project::new();
     let mut entries = valid_entries();
     entries[2]["evidence_ids"] = json!(["x", "x"]);
     entries[2]["occurrences"] = json!(2);
-    write_state(&p, entries);
-    assert_rejected(&p, B1, "duplicate evidence ids");
+    write_state(&p, &entries);
+    assert_rejected(&p, &key_of(&entries, B1), "duplicate evidence ids");
 }
 
 #[test]
 fn unkeyed_entry_with_a_lifecycle_is_rejected() {
+    let a1 = key_of(&valid_entries(), A1);
     for (field, value) in [
         ("revision", json!(2)),
         ("status", json!("superseded")),
-        ("supersedes", json!(A1)),
-        ("superseded_by", json!(A1)),
+        ("supersedes", json!(a1)),
+        ("superseded_by", json!(a1)),
     ] {
         let p = Project::new();
         let mut entries = valid_entries();
         entries[3][field] = value;
-        write_state(&p, entries);
-        assert_rejected(&p, U1, &format!("unkeyed entry with {field}"));
+        write_state(&p, &entries);
+        assert_rejected(&p, &key_of(&entries, U1), &format!("unkeyed entry with {field}"));
     }
 }
 
@@ -218,18 +235,18 @@ fn duplicate_keys_and_bad_fields_are_rejected() {
     let mut twin = entries[3].clone();
     twin["content"] = json!("Other wording.");
     entries.push(twin);
-    write_state(&p, entries);
-    assert_rejected(&p, U1, "duplicate key");
+    write_state(&p, &entries);
+    assert_rejected(&p, &key_of(&entries, U1), "duplicate key");
 
     let p = Project::new();
     let mut entries = valid_entries();
     entries[3]["first_seen"] = json!("2026-02-01T00:00:00Z");
-    write_state(&p, entries);
-    assert_rejected(&p, U1, "first_seen after last_seen");
+    write_state(&p, &entries);
+    assert_rejected(&p, &key_of(&entries, U1), "first_seen after last_seen");
 
     let p = Project::new();
     let mut entries = valid_entries();
     entries[2]["memory_key"] = json!("B.Key");
-    write_state(&p, entries);
-    assert_rejected(&p, B1, "memory_key not in normal form");
+    write_state(&p, &entries);
+    assert_rejected(&p, &key_of(&entries, B1), "memory_key not in normal form");
 }

@@ -84,14 +84,20 @@ impl Ctx {
     /// Errors: configuration errors (exit 2); library errors of
     /// [`Workspace::open`].
     pub fn workspace(&self) -> Result<Workspace, CommandError> {
-        if !self.found {
-            return Err(CommandError::usage(format!(
-                "{} is not inside a project: no .workmem/ or .git here or above",
-                self.project.display()
-            ))
-            .hinted("run `workmem init` in the project to create its memory, or pass -C PROJECT_DIR"));
-        }
+        self.require_project()?;
         self.open_workspace()
+    }
+
+    /// Refuses to work outside a project (see [`Ctx::found`]).
+    fn require_project(&self) -> Result<(), CommandError> {
+        if self.found {
+            return Ok(());
+        }
+        Err(CommandError::usage(format!(
+            "{} is not inside a project: no .workmem/ or .git here or above",
+            self.project.display()
+        ))
+        .hinted("run `workmem init` in the project to create its memory, or pass -C PROJECT_DIR"))
     }
 
     /// Opens the workspace of the project whether or not one was found
@@ -101,6 +107,18 @@ impl Ctx {
     pub fn open_workspace(&self) -> Result<Workspace, CommandError> {
         let config = crate::config_load::load(&self.project)?;
         Ok(Workspace::open(&self.project, self.memory_dir.as_deref())?.with_config(config)?)
+    }
+
+    /// Opens the workspace like [`Ctx::workspace`] but without recovery
+    /// ([`Workspace::open_read_only`]): for `verify`, which must never
+    /// write.
+    ///
+    /// Errors: configuration errors (exit 2); library errors of
+    /// [`Workspace::open_read_only`].
+    pub fn workspace_read_only(&self) -> Result<Workspace, CommandError> {
+        self.require_project()?;
+        let config = crate::config_load::load(&self.project)?;
+        Ok(Workspace::open_read_only(&self.project, self.memory_dir.as_deref())?.with_config(config)?)
     }
 }
 

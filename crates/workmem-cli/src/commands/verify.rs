@@ -1,5 +1,7 @@
 //! `workmem verify`: a read-only check of every invariant of the durable
-//! state and the journal. Exits 0 only when the workspace is clean.
+//! state and the journal. Opens the workspace without recovery and never
+//! writes; unfinished work is reported, not finished. Exits 0 only when the
+//! workspace is clean.
 
 use clap::Args;
 use serde::Serialize;
@@ -35,7 +37,8 @@ pub struct VerifyOutput<'a> {
 ///
 /// Errors: exit 4 when any problem is found; I/O errors.
 pub fn run(ctx: &Ctx, _args: &VerifyArgs) -> Result<(), CommandError> {
-    let ws = ctx.workspace()?;
+    // Not `ctx.workspace()`: opening that way recovers, which writes.
+    let ws = ctx.workspace_read_only()?;
     let problems = ws.verify()?;
     if ctx.ui.is_json() {
         ctx.ui.json(&VerifyOutput { ok: problems.is_empty(), problems: &problems })?;
