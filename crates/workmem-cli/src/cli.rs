@@ -109,7 +109,9 @@ pub enum Command {
     /// Walk through facts, distill, supersession and a tie offline
     Demo(commands::demo::DemoArgs),
     /// Serve this workspace to MCP clients over stdio
+    #[cfg(feature = "mcp")]
     Mcp(commands::mcp::McpArgs),
     /// Talk to an agent that remembers this project
+    #[cfg(feature = "chat")]
     Chat(commands::chat::ChatArgs),
 }

@@ -13,6 +13,7 @@ use crate::command_error::CommandError;
 use crate::output::Ui;
 
 pub mod adjudications;
+#[cfg(feature = "chat")]
 pub mod chat;
 pub mod conflicts;
 pub mod context;
@@ -24,6 +25,7 @@ pub mod history;
 pub mod import;
 pub mod init;
 pub mod logs;
+#[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod memory;
 pub mod remember;
@@ -42,6 +44,7 @@ pub struct Ctx {
     /// Only `init` creates a workspace where none was found.
     pub found: bool,
     /// Whether the project was named with `-C` rather than discovered.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     pub explicit: bool,
     /// Output channels.
     pub ui: Ui,
@@ -183,7 +186,9 @@ pub fn run(ctx: &Ctx, command: &Command) -> Result<(), CommandError> {
         Command::Explain(args) => explain::run(ctx, args),
         Command::Verify(args) => verify::run(ctx, args),
         Command::Demo(args) => demo::run(ctx, args),
+        #[cfg(feature = "mcp")]
         Command::Mcp(args) => mcp::run(ctx, args),
+        #[cfg(feature = "chat")]
         Command::Chat(args) => chat::run(ctx, args),
     }
 }
