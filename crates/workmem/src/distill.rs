@@ -171,14 +171,17 @@ pub enum Reason {
         /// Its revision.
         revision: u32,
     },
-    /// Not newer than the active value: it cannot roll it back.
+    /// Enough facts to challenge the active value, but none newer than its
+    /// `last_seen`: it cannot roll it back (checked after
+    /// [`Reason::NeedsMoreEvidence`], SPEC 5.3c).
     Stale {
         /// The active entry.
         entry_key: String,
         /// The active entry's `last_seen`.
         active_last_seen: Stamp,
     },
-    /// A challenger without enough distinct facts to replace the active value.
+    /// A challenger without enough distinct facts to replace the active
+    /// value, whatever its age (the first test of SPEC 5.3c).
     NeedsMoreEvidence {
         /// The active entry.
         entry_key: String,
@@ -838,18 +841,20 @@ impl Run<'_> {
         if !proposal.qualifies(self.policy) {
             return Verdict::Skipped(proposal.below_thresholds(self.policy));
         }
+        // SPEC 5.3c: the count test comes first, then recency; the order
+        // decides which facts the report counts as `stale`.
         if let Some(active) = active {
-            if proposal.last.instant() <= active.last_seen.instant() {
-                return Verdict::Skipped(Reason::Stale {
-                    entry_key: active.key.clone(),
-                    active_last_seen: active.last_seen.clone(),
-                });
-            }
             if (proposal.facts.len() as u64) < u64::from(self.policy.supersession_repeat_threshold) {
                 return Verdict::Skipped(Reason::NeedsMoreEvidence {
                     entry_key: active.key.clone(),
                     facts: proposal.facts.len(),
                     supersession_repeat_threshold: self.policy.supersession_repeat_threshold,
+                });
+            }
+            if proposal.last.instant() <= active.last_seen.instant() {
+                return Verdict::Skipped(Reason::Stale {
+                    entry_key: active.key.clone(),
+                    active_last_seen: active.last_seen.clone(),
                 });
             }
         }
