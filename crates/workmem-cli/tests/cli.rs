@@ -722,3 +722,56 @@ fn a_closed_stdout_is_a_silent_success() {
     assert_eq!(status.code(), Some(0), "stderr: {stderr}");
     assert_eq!(stderr, "");
 }
+
+/// Returns the first character of `text` a terminal could act on: a control
+/// character other than newline and tab, or a format character (bidi
+/// overrides, zero-width characters, the byte order mark).
+fn raw_control(text: &str) -> Option<char> {
+    text.chars().find(|&c| {
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{ad}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{206f}' | '\u{feff}')
+    })
+}
+
+/// Issue 12, item 7: control and format characters are refused in every
+/// text field of `remember` (exit 2, nothing written), and text output
+/// never writes one raw, even when it comes from a file workmem shows as is
+/// or from an error message quoting hostile input.
+#[test]
+fn control_characters_are_refused_and_never_printed_raw() {
+    let env = Env::new();
+    env.remember("existing", "outcome", 3, None, "2026-01-01T00:00:00Z");
+    let before = snapshot(env.root());
+    let cases: [(&[&str], &str); 5] = [
+        (&["Read \u{202e}txt.exe"], "content"),
+        (&["x", "--source", "us\u{200b}er"], "source"),
+        (&["x", "--source", "user\u{1b}]0;pwned\u{7}"], "source"),
+        (&["x", "-e", "file=a.rs\u{1b}]0;pwned\u{7}"], "evidence"),
+        (&["x", "-e", "fi\u{9b}le=a.rs"], "evidence"),
+    ];
+    for (args, field) in cases {
+        let out = env.cmd().arg("remember").args(args).assert().code(2);
+        let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        assert!(stderr.contains(field), "{args:?}: {stderr}");
+        assert_eq!(raw_control(&stderr), None, "{args:?}: raw control character in {stderr:?}");
+        assert_eq!(snapshot(env.root()), before, "{args:?} changed the tree");
+    }
+    // MEMORY.md without curated.json is shown as is: its escapes must not
+    // reach the terminal.
+    std::fs::write(
+        env.memory().join("MEMORY.md"),
+        "# Workspace Memory\n\u{1b}]0;pwned\u{7}\u{1b}[2J\r\u{9b}31m\u{202e}gnp.exe\n",
+    )
+    .unwrap();
+    for command in ["memory", "context"] {
+        let stdout = env.text(&[command]);
+        assert_eq!(raw_control(&stdout), None, "{command}: raw control character in {stdout:?}");
+        assert!(stdout.contains("\\u{1b}]0;pwned\\u{7}"), "{command}: {stdout:?}");
+    }
+    // An error message quoting hostile input (an unknown configuration key).
+    std::fs::write(env.project().join(".workmem/config.toml"), "\"\\u001b]0;pwned\\u0007\" = 1\n").unwrap();
+    let out = env.cmd().args(["facts"]).assert().code(2);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(stderr.contains("config.toml"), "{stderr}");
+    assert_eq!(raw_control(&stderr), None, "raw control character in {stderr:?}");
+}

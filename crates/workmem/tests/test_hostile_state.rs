@@ -378,3 +378,95 @@ fn other_workspace(bytes: &[u8]) -> Vec<u8> {
     let id = value["workspace_id"].as_str().expect("workspace id").to_owned();
     text.replace(&id, "0123456789abcdef").into_bytes()
 }
+
+/// Issue 12, item 7: control and format characters (ESC, OSC, BEL, C1,
+/// bidi overrides, zero-width) in any text field of a stored fact are
+/// refused on read like a bad content, naming the field and the code point.
+#[test]
+fn control_and_format_characters_in_each_text_field_of_a_fact_line() {
+    let cases: [(&str, &str, &str, &str); 7] = [
+        ("content", "\"Nightly build \\u200b passed.\"", "invalid content", "U+200B"),
+        ("content", "\"Nightly \\u202ebuild passed.\"", "invalid content", "U+202E"),
+        ("source", "\"agent\\u001b]0;pwned\\u0007\"", "invalid source", "U+001B"),
+        ("source", "\"ag\\u2066ent\"", "invalid source", "U+2066"),
+        ("evidence", "{\"file\\u009b\": \"a.rs\"}", "invalid evidence", "U+009B"),
+        ("evidence", "{\"file\": \"a.rs\\u001b[2J\"}", "invalid evidence", "U+001B"),
+        ("evidence", "{\"file\": \"a\\u200d.rs\"}", "invalid evidence", "U+200D"),
+    ];
+    for (field, json, word, code) in cases {
+        let h = Hostile::new();
+        h.plant_line(h.with_field(field, json).as_bytes());
+        let label = format!("{field} = {json}");
+        assert_log_refused(&h, &label, &day_line(&[word, code]));
+    }
+}
+
+/// Issue 12, item 7: the same characters are refused on append in every
+/// text field, naming the field, and nothing is written.
+#[test]
+fn control_and_format_characters_are_refused_on_append_and_resolve() {
+    let h = Hostile::new();
+    let ws = h.tied.open();
+    let before = files(&h.memory());
+    let evidence = |key: &str, value: &str| [(key.to_owned(), value.to_owned())].into_iter().collect();
+    let cases: Vec<(NewFact, &str, &str)> = vec![
+        (NewFact::new("Read \u{202e}txt.exe"), "content", "U+202E"),
+        (NewFact::new("zero\u{200b}width"), "content", "U+200B"),
+        (NewFact { source: Some("user\u{1b}]2;x\u{7}".into()), ..NewFact::new("x") }, "source", "U+001B"),
+        (NewFact { source: Some("us\u{feff}er".into()), ..NewFact::new("x") }, "source", "U+FEFF"),
+        (NewFact { evidence: evidence("k\u{9b}", "v"), ..NewFact::new("x") }, "evidence", "U+009B"),
+        (NewFact { evidence: evidence("k", "v\u{7}"), ..NewFact::new("x") }, "evidence", "U+0007"),
+        (NewFact { evidence: evidence("k", "v\u{2067}"), ..NewFact::new("x") }, "evidence", "U+2067"),
+    ];
+    for (new, field, code) in cases {
+        match ws.remember(new.clone()) {
+            Err(Error::InvalidInput { field: got, message }) => {
+                assert_eq!(got, field, "{new:?}");
+                assert!(message.contains(code), "{new:?}: {message}");
+            }
+            other => panic!("{new:?} gave {other:?}"),
+        }
+    }
+    for (actor, rationale, field) in [
+        ("rev\u{1b}[2Jiewer", "Production needs extensions.", "actor"),
+        ("reviewer", "Because \u{202e}snoisnetxe", "rationale"),
+        ("re\u{85}\u{9d}viewer", "ok", "actor"),
+    ] {
+        let mut request = h.tied.decision(&h.case);
+        request.actor = actor.into();
+        request.rationale = rationale.into();
+        match ws.resolve(request) {
+            Err(Error::InvalidInput { field: got, .. }) => assert_eq!(got, field, "{actor:?} {rationale:?}"),
+            other => panic!("{actor:?} {rationale:?} gave {other:?}"),
+        }
+    }
+    assert_eq!(files(&h.memory()), before, "a refused append or resolve changed the memory directory");
+    // Ordinary non-ASCII text and whitespace controls still pass.
+    ws.remember(NewFact { source: Some("r\u{e9}viseur".into()), ..NewFact::new("Caf\u{e9}\tau\u{a0}lait \u{4e2d}") })
+        .expect("plain Unicode is fine");
+}
+
+/// Issue 12, item 7: a hostile audit stream or review queue whose actor or
+/// rationale carries terminal escapes is refused like any invalid record.
+#[test]
+fn control_characters_in_a_stored_actor_or_rationale() {
+    for (file, field, ops) in [
+        (AUDIT_FILE, "actor", &["resolve"][..]),
+        (AUDIT_FILE, "rationale", &["resolve"][..]),
+        ("conflicts.json", "resolution_actor", QUEUE_OPS),
+        ("conflicts.json", "resolution_rationale", QUEUE_OPS),
+    ] {
+        let h = Hostile::new();
+        let ws = h.tied.open();
+        ws.resolve(h.tied.decision(&h.case)).expect("resolve");
+        let path = h.memory().join(file);
+        let text = fs::read_to_string(&path).expect("read");
+        let original = if field.ends_with("actor") { "reviewer@example.com" } else { "Production needs extensions." };
+        let hostile = text.replace(original, "x\\u001b]0;pwned\\u0007y");
+        assert_ne!(hostile, text, "{file}: {field} not found");
+        fs::write(&path, hostile).expect("damage");
+        let word = format!("invalid {field}");
+        let expect = Expect { code: 4, file, words: &[&word, "U+001B"] };
+        assert_state_refused(&h, &format!("{file} {field}"), &expect, ops);
+    }
+}
