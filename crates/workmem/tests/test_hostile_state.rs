@@ -470,3 +470,143 @@ fn control_characters_in_a_stored_actor_or_rationale() {
         assert_state_refused(&h, &format!("{file} {field}"), &expect, ops);
     }
 }
+
+/// What to plant where a regular file is expected.
+#[derive(Debug, Clone, Copy)]
+enum Special {
+    Fifo,
+    Directory,
+    Device,
+}
+
+impl Special {
+    /// Creates the special file at `path` (removing what is there).
+    fn plant(self, path: &std::path::Path) {
+        let _ = fs::remove_file(path);
+        let status = match self {
+            Special::Fifo => std::process::Command::new("mkfifo").arg(path).status(),
+            Special::Directory => return fs::create_dir(path).expect("plant a directory"),
+            // The null device's numbers: reading it never blocks, but it is
+            // no log either.
+            Special::Device => std::process::Command::new("mknod").arg(path).args(["c", "1", "3"]).status(),
+        };
+        assert!(status.is_ok_and(|s| s.success()), "cannot plant {self:?} at {}", path.display());
+    }
+
+    fn words(self) -> &'static str {
+        match self {
+            Special::Fifo => "is a FIFO (named pipe), not a regular file",
+            Special::Directory => "is a directory, not a regular file",
+            Special::Device => "is a character device, not a regular file",
+        }
+    }
+}
+
+/// Every regular file below `dir` with its bytes, never opening anything
+/// else (a FIFO would block the reader).
+fn regular_files(dir: &std::path::Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(next) = stack.pop() {
+        for entry in fs::read_dir(&next).expect("read dir") {
+            let path = entry.expect("entry").path();
+            let kind = fs::symlink_metadata(&path).expect("stat").file_type();
+            if kind.is_dir() {
+                stack.push(path);
+            } else if kind.is_file() {
+                out.insert(path.clone(), fs::read(&path).expect("read"));
+            }
+        }
+    }
+    out
+}
+
+/// Runs `op` on its own thread and returns its result, or panics naming
+/// `label` when it has not finished after 20 seconds (it hangs). A thread
+/// stuck on `fifo` is released by opening the FIFO for writing.
+fn within_time<T: Send + 'static>(
+    label: &str,
+    fifo: Option<&std::path::Path>,
+    op: impl FnOnce() -> T + Send + 'static,
+) -> T {
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = send.send(op());
+    });
+    match receive.recv_timeout(std::time::Duration::from_secs(20)) {
+        Ok(value) => value,
+        Err(_) => {
+            if let Some(fifo) = fifo {
+                use std::os::unix::fs::OpenOptionsExt;
+                drop(fs::OpenOptions::new().write(true).custom_flags(libc::O_NONBLOCK).open(fifo));
+            }
+            panic!("{label} hangs");
+        }
+    }
+}
+
+/// Issue 12, item 8: a FIFO, a directory or a device where a daily log or a
+/// state file is expected is refused as corruption naming the file, without
+/// blocking, and nothing changes.
+#[test]
+fn a_fifo_directory_or_device_where_a_file_is_expected() {
+    let targets: [(&str, &[&str]); 6] = [
+        // The newest day, so that the context reads it too.
+        ("daily/2026-05-09.jsonl", &["facts", "log_days", "context", "distill", "verify", "remember"]),
+        ("curated.json", &["memory", "context", "distill", "verify"]),
+        ("conflicts.json", &["conflicts", "distill", "verify"]),
+        (AUDIT_FILE, &["adjudications", "verify"]),
+        (JOURNAL_FILE, &["open", "verify"]),
+        ("MEMORY.md", &["memory"]),
+    ];
+    for (target, ops) in targets {
+        for special in [Special::Fifo, Special::Directory, Special::Device] {
+            let h = Hostile::new();
+            let ws = h.tied.open();
+            ws.resolve(h.tied.decision(&h.case)).expect("resolve");
+            let memory = h.memory();
+            let path = memory.join(target);
+            special.plant(&path);
+            let before = regular_files(&memory);
+            let fifo = matches!(special, Special::Fifo).then(|| path.clone());
+            for op in ops {
+                let label = format!("{special:?} at {target}: {op}");
+                let ws = ws.clone();
+                let root = h.tied.root.clone();
+                let name = op.to_string();
+                let result = within_time(&label, fifo.as_deref(), move || -> Result<(), Error> {
+                    match name.as_str() {
+                        "open" => Workspace::open(&root, None).map(drop),
+                        "facts" => ws.facts().map(drop),
+                        "log_days" => ws.log_days().map(drop),
+                        // Appending to the pipe would lose the fact.
+                        "remember" => ws
+                            .remember(NewFact {
+                                recorded_at: Some("2026-05-09T12:00:00Z".into()),
+                                ..NewFact::new("Appended to a pipe?")
+                            })
+                            .map(drop),
+                        "context" => ws.context(None).map(drop),
+                        "memory" => ws.memory().map(drop),
+                        "conflicts" => ws.conflicts().map(drop),
+                        "adjudications" => ws.adjudications().map(drop),
+                        "distill" => ws.distill(&Policy::default(), Some(stamp(AS_OF)), false).map(drop),
+                        "verify" => match ws.verify() {
+                            // Reported as a problem, or refused outright.
+                            Ok(problems) if problems.iter().any(|p| p.message.contains("not a regular file")) => {
+                                Err(Error::corrupt(workmem::Location::file(&root), format!("{problems:?}")))
+                            }
+                            Ok(problems) => panic!("verify is clean: {problems:?}"),
+                            Err(err) => Err(err),
+                        },
+                        other => panic!("unknown op {other}"),
+                    }
+                });
+                let file_name = std::path::Path::new(target).file_name().expect("name").to_str().expect("utf-8");
+                let expect = Expect { code: 4, file: file_name, words: &[special.words()] };
+                check_error(&label, op, result, &expect);
+                assert_eq!(regular_files(&memory), before, "{label} changed the memory directory");
+            }
+        }
+    }
+}
