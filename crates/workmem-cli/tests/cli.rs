@@ -775,3 +775,92 @@ fn control_characters_are_refused_and_never_printed_raw() {
     assert!(stderr.contains("config.toml"), "{stderr}");
     assert_eq!(raw_control(&stderr), None, "raw control character in {stderr:?}");
 }
+
+/// A fake AWS credentials file (the documented example keys).
+const CREDENTIALS: &str = "[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\n\
+                           aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n";
+
+/// Asserts `stderr` repeats nothing of [`CREDENTIALS`]' values.
+fn assert_no_credential(stderr: &str, label: &str) {
+    for needle in ["AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI", "EXAMPLEKEY"] {
+        assert!(!stderr.contains(needle), "{label}: the error quotes the file: {stderr}");
+    }
+}
+
+/// Issue 12, item 6: a `.workmem/config.toml` linked to a credentials file
+/// is refused by every command without printing a byte of it, and a
+/// configuration error in a regular file names file, line, column and key
+/// but never the content.
+#[test]
+fn a_symlinked_config_is_refused_and_config_errors_never_quote_the_file() {
+    let env = Env::new();
+    env.remember("existing", "outcome", 3, None, "2026-01-01T00:00:00Z");
+    let aws = env.root().join("home/.aws");
+    std::fs::create_dir_all(&aws).unwrap();
+    std::fs::write(aws.join("credentials"), CREDENTIALS).unwrap();
+    let config = env.project().join(".workmem/config.toml");
+    std::os::unix::fs::symlink(aws.join("credentials"), &config).unwrap();
+    let before = snapshot(&env.memory());
+    for args in [&["facts", "--all"][..], &["context"], &["distill"], &["remember", "x"], &["verify"]] {
+        let out = env.cmd().args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(4), "{args:?}: {stderr}");
+        assert!(stderr.contains("config.toml") && stderr.contains("symbolic link"), "{args:?}: {stderr}");
+        assert_no_credential(&stderr, &format!("{args:?}"));
+        assert_eq!(snapshot(&env.memory()), before, "{args:?} changed the memory directory");
+    }
+    // The same text in a regular file: a TOML error with place and key.
+    std::fs::remove_file(&config).unwrap();
+    std::fs::write(&config, CREDENTIALS).unwrap();
+    let out = env.cmd().args(["facts", "--all"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("config.toml:2:"), "no line and column: {stderr}");
+    assert!(stderr.contains("aws_access_key_id"), "no key: {stderr}");
+    assert_no_credential(&stderr, "TOML error");
+    // A value of the wrong type: place and key, not the value.
+    std::fs::write(&config, "[policy]\nminimum_importance = \"hunter2-is-my-password\"\n").unwrap();
+    let out = env.cmd().args(["facts", "--all", "--json"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("config.toml:2:22") && stderr.contains("`policy.minimum_importance`"), "{stderr}");
+    assert!(!stderr.contains("hunter2"), "the error quotes the value: {stderr}");
+    // A FIFO is refused without blocking.
+    std::fs::remove_file(&config).unwrap();
+    assert!(std::process::Command::new("mkfifo").arg(&config).status().unwrap().success());
+    let out = env.cmd().args(["facts", "--all"]).timeout(std::time::Duration::from_secs(20)).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(stderr.contains("config.toml") && stderr.contains("not a regular file"), "{stderr}");
+}
+
+/// Issue 12, item 6: a symlinked `.workmem` or `.workmem/memory` is refused
+/// (nothing is written through it); a memory directory named explicitly
+/// may be a link.
+#[test]
+fn a_symlinked_workmem_or_memory_directory_is_refused_unless_named() {
+    for linked in [".workmem", ".workmem/memory"] {
+        let env = Env::new();
+        let outside = env.root().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        let link = env.project().join(linked);
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(&outside, &link).unwrap();
+        for args in [&["remember", "Written outside?"][..], &["init"], &["facts", "--all"], &["distill"]] {
+            let out = env.cmd().args(args).output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(4), "{linked} {args:?}: {stderr}");
+            assert!(stderr.contains(linked) && stderr.contains("symbolic link"), "{linked} {args:?}: {stderr}");
+            assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "{linked} {args:?} wrote outside");
+        }
+    }
+    // Named explicitly, a linked memory directory is the user's choice.
+    let env = Env::new();
+    let outside = env.root().join("store");
+    std::fs::create_dir_all(&outside).unwrap();
+    let link = env.root().join("store-link");
+    std::os::unix::fs::symlink(&outside, &link).unwrap();
+    env.cmd().args(["remember", "Named store."]).arg("--memory-dir").arg(&link).assert().success();
+    env.cmd().args(["remember", "Named store, env."]).env("WORKMEM_MEMORY_DIR", &link).assert().success();
+    assert!(outside.join("daily").is_dir());
+}

@@ -43,7 +43,7 @@ pub fn refuse_symlink(path: &Path) -> Result<()> {
 fn symlink_error(path: &Path) -> Error {
     Error::corrupt(
         Location::file(path),
-        "is a symbolic link; workmem refuses to follow links inside a memory directory",
+        "is a symbolic link; workmem refuses to follow links inside a project's .workmem or memory directory",
     )
 }
 
@@ -95,6 +95,25 @@ pub fn open_optional(path: &Path) -> Result<Option<File>> {
         }
         Err(err) => Err(err).at(path),
     }
+}
+
+/// Reads a whole file like [`read_optional`] but following a symlink: for
+/// files the user owns outside any workspace (their configuration), where
+/// links are common. Anything but a regular file is still refused, without
+/// blocking.
+///
+/// Errors: [`Error::Io`], or [`Error::Corrupt`] for a file that is not
+/// regular.
+pub fn read_optional_following(path: &Path) -> Result<Option<Vec<u8>>> {
+    let file = match OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC).open(path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(err).at(path),
+    };
+    ensure_regular(&file, path)?;
+    let mut data = Vec::new();
+    (&file).read_to_end(&mut data).at(path)?;
+    Ok(Some(data))
 }
 
 /// Fails unless the opened `file` (at `path`) is a regular file, checked on

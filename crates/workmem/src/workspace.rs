@@ -75,7 +75,9 @@ impl Workspace {
     /// unfinished resolution must be recovered (see [`Workspace::recover`]).
     ///
     /// Errors: [`Error::Io`] when the project cannot be resolved,
-    /// [`Error::InvalidInput`] for a non-UTF-8 path.
+    /// [`Error::InvalidInput`] for a non-UTF-8 path, [`Error::Corrupt`] when
+    /// the default memory directory is reached through a symlinked
+    /// `.workmem` or `.workmem/memory`.
     pub fn open(project: &Path, memory_dir: Option<&Path>) -> Result<Workspace> {
         let project = std::fs::canonicalize(project).at(project)?;
         if !project.is_dir() {
@@ -88,7 +90,16 @@ impl Workspace {
         let memory_dir = match memory_dir {
             Some(dir) if dir.is_absolute() => dir.to_path_buf(),
             Some(dir) => project.join(dir),
-            None => project.join(DEFAULT_MEMORY_DIR),
+            None => {
+                // The default location is part of the checkout, which may be
+                // hostile: a linked `.workmem` or `.workmem/memory` would make
+                // appends write outside the project. A memory directory the
+                // caller names explicitly may be a link.
+                let dot = project.join(".workmem");
+                atomic_io::refuse_symlink(&dot)?;
+                atomic_io::refuse_symlink(&project.join(DEFAULT_MEMORY_DIR))?;
+                project.join(DEFAULT_MEMORY_DIR)
+            }
         };
         let log = FactLog::new(memory_dir.join("daily"), workspace_id.clone());
         let workspace = Workspace {

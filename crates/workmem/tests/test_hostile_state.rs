@@ -610,3 +610,26 @@ fn a_fifo_directory_or_device_where_a_file_is_expected() {
         }
     }
 }
+
+/// Issue 12, item 6: a checkout whose `.workmem` or `.workmem/memory` is a
+/// symbolic link is refused on open (nothing is written through it); a
+/// memory directory named explicitly may be a link.
+#[test]
+fn a_symlinked_workmem_or_memory_directory() {
+    for linked in [".workmem", ".workmem/memory"] {
+        let dir = tempfile::tempdir().expect("temp");
+        let project = dir.path().join("project");
+        let outside = dir.path().join("outside");
+        fs::create_dir_all(&outside).expect("outside");
+        let link = project.join(linked);
+        fs::create_dir_all(link.parent().expect("parent")).expect("project");
+        std::os::unix::fs::symlink(&outside, &link).expect("link");
+        let expect = Expect { code: 4, file: linked, words: &["symbolic link"] };
+        check_error(linked, "open", Workspace::open(&project, None).map(drop), &expect);
+        assert_eq!(fs::read_dir(&outside).expect("list").count(), 0, "{linked}: something was written outside");
+        // Named explicitly, a path through the link is the caller's choice.
+        let ws = Workspace::open(&project, Some(&link.join("store"))).expect("an explicit memory directory");
+        ws.remember(NewFact::new("Stored where the user said.")).expect("remember");
+        assert!(outside.join("store/daily").is_dir(), "{linked}");
+    }
+}
