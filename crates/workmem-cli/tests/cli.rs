@@ -864,3 +864,94 @@ fn a_symlinked_workmem_or_memory_directory_is_refused_unless_named() {
     env.cmd().args(["remember", "Named store, env."]).env("WORKMEM_MEMORY_DIR", &link).assert().success();
     assert!(outside.join("daily").is_dir());
 }
+
+/// Issue 12, item 11: instants outside what workmem can store, and offsets
+/// outside RFC 3339's -23:59..+23:59, are invalid input (exit 2) with a
+/// clear message; the latest storable instant works through distill and
+/// explain without an arithmetic overflow.
+#[test]
+fn late_year_9999_instants_and_bad_offsets_are_invalid_input() {
+    let env = Env::new();
+    let cases: [(&[&str], &str); 6] = [
+        (&["remember", "x", "--at", "9999-12-31T23:59:59Z"], "outside the supported range"),
+        (&["remember", "x", "--at", "9999-12-31T12:00:00+00:00"], "outside the supported range"),
+        (&["remember", "x", "--at", "2026-01-01T00:00:00+25:00"], "-23:59 to +23:59"),
+        (&["remember", "x", "--at", "2026-01-01T00:00:00-24:00"], "-23:59 to +23:59"),
+        (&["distill", "--as-of", "9999-12-31T23:59:59Z"], "outside the supported range"),
+        (&["distill", "--as-of", "2026-06-01T00:00:00+25:00"], "-23:59 to +23:59"),
+    ];
+    for (args, needle) in cases {
+        let out = env.cmd().args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+        assert!(!stderr.contains("overflow") && !stderr.contains("parameter"), "{args:?}: internal message: {stderr}");
+    }
+    // The latest storable instant: stored, and distill and explain at it
+    // work (the fact waits for an age it can never reach).
+    let late = "9999-12-30T21:00:00Z";
+    let fact = env.json(&["remember", "Late.", "-k", "decision", "-i", "5", "--key", "late.key", "--at", late]);
+    let id = fact["fact_id"].as_str().unwrap().to_owned();
+    let as_of = "9999-12-30T22:00:00Z";
+    let report = env.json(&["distill", "--as-of", as_of]);
+    assert_eq!(report["scanned"], 0, "{report}");
+    let explained = env.json(&["explain", &id, "--as-of", as_of]);
+    assert_eq!(explained["reason"], "waiting_for_age", "{explained}");
+    env.cmd().args(["explain", "--key", "late.key", "--as-of", as_of]).assert().success();
+    env.cmd().args(["distill", "--explain", "--as-of", as_of]).assert().success();
+}
+
+/// Runs `workmem args` in `env`'s project with the memory directory on a
+/// read-only bind mount (a private mount namespace); `None` when this
+/// machine cannot make one (not root, or no `unshare`).
+fn run_on_read_only_mount(env: &Env, args: &[&str]) -> Option<std::process::Output> {
+    let memory = env.memory();
+    let script = format!(
+        "mount --bind '{d}' '{d}' && mount -o remount,ro,bind '{d}' '{d}' && exec \"$0\" \"$@\"",
+        d = memory.display()
+    );
+    let out = std::process::Command::new("unshare")
+        .args(["-m", "sh", "-c", &script, env!("CARGO_BIN_EXE_workmem")])
+        .args(args)
+        .env_clear()
+        .env("HOME", env.root().join("home"))
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .current_dir(env.project())
+        .output()
+        .ok()?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("unshare") || stderr.contains("mount:") {
+        return None;
+    }
+    Some(out)
+}
+
+/// Issue 12, item 11: on a read-only mount, `memory` and `context` answer
+/// from curated.json when MEMORY.md is stale, without writing.
+#[test]
+fn memory_and_context_answer_on_a_read_only_mount_with_a_stale_memory_md() {
+    let env = Env::new();
+    env.remember("Use WAL mode.", "decision", 5, None, "2026-01-01T00:00:00Z");
+    env.cmd().args(["distill", "--as-of", "2026-06-01T00:00:00Z", "-q"]).assert().success();
+    let expected = env.text(&["memory"]);
+    assert!(expected.contains("Use WAL mode."), "{expected}");
+    std::fs::write(env.memory().join("MEMORY.md"), "# Stale\n").unwrap();
+    let before = snapshot(&env.memory());
+    for command in ["memory", "context"] {
+        let Some(out) = run_on_read_only_mount(&env, &[command]) else {
+            println!("SKIPPED: no read-only bind mount here (needs root and unshare)");
+            return;
+        };
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{command}: {stderr}");
+        assert!(stdout.contains("Use WAL mode.") && !stdout.contains("# Stale"), "{command}: {stdout}");
+        assert_eq!(snapshot(&env.memory()), before, "{command} wrote on a read-only mount");
+    }
+    // The proof that the mount was read-only: a write fails there.
+    let out = run_on_read_only_mount(&env, &["remember", "x"]).unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    // Writable again, a read repairs MEMORY.md.
+    assert_eq!(env.text(&["memory"]), expected);
+    assert_eq!(std::fs::read_to_string(env.memory().join("MEMORY.md")).unwrap(), expected);
+}

@@ -221,6 +221,33 @@ fn replace_with(path: &Path, data: &[u8], durable: bool) -> Result<()> {
     if durable { sync_dir(dir) } else { Ok(()) }
 }
 
+/// Removes the temporary files that [`replace`] left in `dir` when a crash
+/// stopped it between creating and renaming them (`.` + name + `.tmp`).
+/// Only for a caller holding the workspace lock: the lock holder's own
+/// replaces have not started yet, and a reader's replace (a derived file or
+/// a cache) that loses its temporary merely fails a best-effort repair.
+/// Best effort: a temporary that cannot be removed stays for the next time.
+///
+/// Returns the number removed.
+pub fn remove_temporaries(dir: &Path) -> usize {
+    let Ok(entries) = fs::read_dir(dir) else { return 0 };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        // Never a directory: only what `replace` creates is removed.
+        let is_temporary =
+            name.starts_with('.') && name.ends_with(".tmp") && entry.file_type().is_ok_and(|kind| !kind.is_dir());
+        if is_temporary && fs::remove_file(entry.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    if removed > 0 {
+        let _ = sync_dir(dir);
+    }
+    removed
+}
+
 /// Appends `record` (one or more whole lines, each ending in `\n`) to the
 /// JSONL file at `path` with a single `write` on an `O_APPEND` descriptor,
 /// then fsyncs. A torn final fragment left by a crash is repaired first:

@@ -114,7 +114,11 @@ impl Policy {
     /// Returns the instant before which a fact of `source` must have been
     /// recorded to be aged at `as_of`.
     pub fn cutoff_for(&self, source: &str, as_of: &Stamp) -> jiff::Timestamp {
-        as_of.instant() - SignedDuration::from_hours(24 * i64::from(self.age_days_for(source)))
+        // Before the earliest representable instant nothing is aged.
+        as_of
+            .instant()
+            .checked_sub(SignedDuration::from_hours(24 * i64::from(self.age_days_for(source))))
+            .unwrap_or(jiff::Timestamp::MIN)
     }
 }
 
@@ -504,10 +508,13 @@ fn run<F: FactView>(
         let cutoff = if policy.sources.is_empty() { default_cutoff } else { policy.cutoff_for(fact.source(), as_of) };
         if fact.instant() >= cutoff {
             if record {
+                // A fact recorded late in 9999 never ages within the range
+                // of instants: it waits until the last one.
                 let until = Stamp::from_timestamp(
                     fact.instant()
-                        + SignedDuration::from_hours(24 * i64::from(policy.age_days_for(fact.source())))
-                        + SignedDuration::from_micros(1),
+                        .checked_add(SignedDuration::from_hours(24 * i64::from(policy.age_days_for(fact.source()))))
+                        .and_then(|at| at.checked_add(SignedDuration::from_micros(1)))
+                        .unwrap_or(jiff::Timestamp::MAX),
                 );
                 run.note(fact, Reason::WaitingForAge { until });
             }

@@ -633,3 +633,40 @@ fn a_symlinked_workmem_or_memory_directory() {
         assert!(outside.join("store/daily").is_dir(), "{linked}");
     }
 }
+
+/// Issue 12, item 11: temporary files a crashed atomic replace left in the
+/// memory directory (`.` + name + `.tmp`) are removed by the next command
+/// that takes the workspace lock; nothing else is touched.
+#[test]
+fn leftover_temporary_files_are_removed_under_the_lock() {
+    for op in ["distill", "resolve"] {
+        let h = Hostile::new();
+        let memory = h.memory();
+        let leftovers = [".curated.json.Ab12Cd.tmp", ".MEMORY.md.x9Y8z7.tmp", ".conflicts.json.000000.tmp"];
+        for name in leftovers {
+            fs::write(memory.join(name), b"half a write").expect("plant");
+        }
+        let keep = ["notes.tmp", ".keep.tmp.bak"];
+        for name in keep {
+            fs::write(memory.join(name), b"not ours").expect("plant");
+        }
+        fs::create_dir(memory.join(".a-directory.tmp")).expect("plant dir");
+        let ws = h.tied.open();
+        match op {
+            "distill" => drop(ws.distill(&Policy::default(), Some(stamp(AS_OF)), false).expect("distill")),
+            _ => drop(ws.resolve(h.tied.decision(&h.case)).expect("resolve")),
+        }
+        for name in leftovers {
+            assert!(!memory.join(name).exists(), "{op}: {name} was not removed");
+        }
+        for name in keep {
+            assert!(memory.join(name).exists(), "{op}: {name} was removed");
+        }
+        assert!(memory.join(".a-directory.tmp").is_dir(), "{op}: a directory was removed");
+        // Reads take no lock and remove nothing.
+        fs::write(memory.join(".curated.json.later1.tmp"), b"x").expect("plant");
+        ws.facts().expect("facts");
+        ws.memory().expect("memory");
+        assert!(memory.join(".curated.json.later1.tmp").exists(), "{op}: a read removed a temporary");
+    }
+}
