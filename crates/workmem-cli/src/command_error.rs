@@ -10,6 +10,8 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
+use crate::output::escape_controls;
+
 /// Exit code of a usage error or invalid input.
 pub const EXIT_USAGE: i32 = 2;
 /// Exit code of an I/O or unexpected failure.
@@ -93,12 +95,13 @@ impl CommandError {
     }
 
     fn write_human(&self, out: &mut dyn Write) -> io::Result<()> {
-        writeln!(out, "error: {}", self.message)?;
+        // Messages may quote hostile input: never let it reach the terminal raw.
+        writeln!(out, "error: {}", escape_controls(&self.message))?;
         for cause in &self.causes {
-            writeln!(out, "caused by: {cause}")?;
+            writeln!(out, "caused by: {}", escape_controls(cause))?;
         }
         for hint in &self.hints {
-            writeln!(out, "hint: {hint}")?;
+            writeln!(out, "hint: {}", escape_controls(hint))?;
         }
         Ok(())
     }

@@ -4,7 +4,12 @@
 //! (`<project>/.workmem/config.toml`); command-line flags are applied on top
 //! by the commands. A later source overrides an earlier one key by key.
 //!
-//! Unknown keys and invalid values are errors naming the key and the file.
+//! Unknown keys and invalid values are errors naming the file, line, column
+//! and key, never the file's content: a hostile checkout may point its
+//! configuration at a credentials file, so no message quotes a value or a
+//! source line. The workspace file is part of an untrusted checkout: a
+//! symlinked `.workmem` or `.workmem/config.toml` is refused, and neither
+//! file is read unless it is a regular file (a FIFO would block).
 //!
 //! ```toml
 //! [policy]
@@ -23,9 +28,11 @@
 //! budget = 24000              # characters; 0 means unbounded
 //! ```
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use toml::{Table, Value};
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
 use workmem::{Config, Kind};
 
 use crate::command_error::CommandError;
@@ -48,117 +55,193 @@ pub fn workspace_file(project: &Path) -> PathBuf {
 /// Returns the configuration of `project`: defaults, then the user file,
 /// then the workspace file.
 ///
-/// Errors: exit 2 naming the file (and key) for unreadable TOML, an unknown
-/// key or an invalid value.
+/// Errors: exit 2 naming the file, line, column and key for invalid TOML,
+/// an unknown key or an invalid value; exit 4 for a symlinked `.workmem` or
+/// workspace file, or a configuration file that is not a regular file.
 pub fn load(project: &Path) -> Result<Config, CommandError> {
     let mut config = Config::default();
-    for path in user_file().into_iter().chain([workspace_file(project)]) {
-        apply_file(&mut config, &path)?;
+    if let Some(path) = user_file() {
+        // The user's own file may be a link (dotfile managers make them).
+        let text = workmem::atomic_io::read_optional_following(&path)?;
+        apply_text(&mut config, &path, text)?;
     }
+    let path = workspace_file(project);
+    workmem::atomic_io::refuse_symlink(&project.join(".workmem"))?;
+    let text = workmem::atomic_io::read_optional(&path)?;
+    apply_text(&mut config, &path, text)?;
     Ok(config)
 }
 
-/// Applies one file to `config` (a missing file changes nothing).
+/// Applies the contents of the file at `path` to `config` (`None`: the file
+/// does not exist, nothing changes).
 ///
 /// Errors: as [`load`].
-pub fn apply_file(config: &mut Config, path: &Path) -> Result<(), CommandError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(err) => return Err(CommandError::io(format!("cannot read {}", path.display()), &err)),
-    };
-    let table: Table = text.parse().map_err(|err: toml::de::Error| {
-        CommandError::invalid("config", format!("{} is not valid TOML: {}", path.display(), err.to_string().trim()))
+fn apply_text(config: &mut Config, path: &Path, data: Option<Vec<u8>>) -> Result<(), CommandError> {
+    let Some(data) = data else { return Ok(()) };
+    let text = String::from_utf8(data).map_err(|err| {
+        let offset = err.utf8_error().valid_up_to();
+        let bytes = err.into_bytes();
+        let (line, column) = line_column(&bytes[..offset]);
+        CommandError::invalid("config", format!("{}:{line}:{column}: not valid UTF-8", path.display()))
     })?;
-    apply_table(config, &table, path)?;
+    let file = File { path, text: &text };
+    let table = DeTable::parse(&text).map_err(|err| file.syntax_error(&err))?;
+    apply_table(config, table.get_ref(), &file)?;
     config.validate().map_err(|err| CommandError::invalid("config", format!("{err} (in {})", path.display())))
 }
 
-fn apply_table(config: &mut Config, table: &Table, path: &Path) -> Result<(), CommandError> {
+/// A configuration file being applied: where errors point.
+struct File<'a> {
+    path: &'a Path,
+    text: &'a str,
+}
+
+impl File<'_> {
+    /// Returns `path:line:column` of the start of `span`.
+    fn place(&self, span: &Range<usize>) -> String {
+        let end = span.start.min(self.text.len());
+        let (line, column) = line_column(&self.text.as_bytes()[..end]);
+        format!("{}:{line}:{column}", self.path.display())
+    }
+
+    /// Returns the error of a document that is not valid TOML: where, the
+    /// parser's message (which names what it expected, never the text)
+    /// and the key of that line when it has one.
+    fn syntax_error(&self, err: &toml::de::Error) -> CommandError {
+        let span = err.span().unwrap_or(0..0);
+        let message = err.message().lines().next().unwrap_or("").trim();
+        // The parser's message names tokens and keys, not values; still,
+        // never repeat anything that looks like a credential.
+        let message = if message.is_empty() || workmem::secret::find(message).is_some() {
+            "syntax error".to_owned()
+        } else {
+            message.to_owned()
+        };
+        let key = self.key_of_line(span.start).map(|key| format!(" (key `{key}`)")).unwrap_or_default();
+        CommandError::invalid("config", format!("{}: not valid TOML: {message}{key}", self.place(&span)))
+    }
+
+    /// Returns the bare key assigned on the line holding `offset`, if the
+    /// line is a plain `key = ...` assignment whose key is not credential
+    /// shaped.
+    fn key_of_line(&self, offset: usize) -> Option<&str> {
+        let offset = offset.min(self.text.len());
+        let start = self.text[..offset].rfind('\n').map_or(0, |i| i + 1);
+        let line = self.text[start..].lines().next()?;
+        let key = line.split_once('=')?.0.trim();
+        let bare = !key.is_empty()
+            && key.len() <= 64
+            && key.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+        (bare && workmem::secret::find(key).is_none()).then_some(key)
+    }
+
+    fn unknown(&self, key: &str, span: &Range<usize>) -> CommandError {
+        let key = if workmem::secret::find(key).is_some() { "(not shown: it looks like a credential)" } else { key };
+        CommandError::invalid("config", format!("{}: unknown key `{key}`", self.place(span)))
+            .hinted("known keys: policy.{minimum_age_days, minimum_importance, repeat_threshold, supersession_repeat_threshold, stable_kinds, source.<name>.{minimum_age_days, minimum_importance}}, context.{recent_facts, budget}")
+    }
+
+    fn bad(&self, key: &str, span: &Range<usize>, message: impl std::fmt::Display) -> CommandError {
+        CommandError::invalid("config", format!("{}: `{key}` {message}", self.place(span)))
+    }
+
+    fn section<'t, 'i>(&self, value: &'t Spanned<DeValue<'i>>, key: &str) -> Result<&'t DeTable<'i>, CommandError> {
+        match value.get_ref() {
+            DeValue::Table(table) => Ok(table),
+            _ => Err(self.bad(key, &value.span(), "must be a table")),
+        }
+    }
+
+    /// Returns the integer at `value`, checked to lie in `min..=max`; the
+    /// message states the range, never the value found.
+    fn integer(&self, value: &Spanned<DeValue<'_>>, key: &str, min: i64, max: i64) -> Result<i64, CommandError> {
+        let range = format!("must be an integer from {min} to {max}");
+        match value.get_ref() {
+            DeValue::Integer(n) => match i64::from_str_radix(n.as_str(), n.radix()) {
+                Ok(n) if (min..=max).contains(&n) => Ok(n),
+                _ => Err(self.bad(key, &value.span(), range)),
+            },
+            other => Err(self.bad(key, &value.span(), format!("{range}, not {}", other.type_str()))),
+        }
+    }
+}
+
+/// Returns the 1-based line and column (in characters) just after `before`.
+fn line_column(before: &[u8]) -> (usize, usize) {
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let column = String::from_utf8_lossy(&before[start..]).chars().count() + 1;
+    (line, column)
+}
+
+fn apply_table(config: &mut Config, table: &DeTable<'_>, file: &File<'_>) -> Result<(), CommandError> {
     for (key, value) in table {
-        match key.as_str() {
-            "policy" => apply_policy(config, section(value, "policy", path)?, path)?,
+        match key.get_ref().as_ref() {
+            "policy" => apply_policy(config, file.section(value, "policy")?, file)?,
             "context" => {
-                for (name, value) in section(value, "context", path)? {
-                    let full = format!("context.{name}");
-                    match name.as_str() {
-                        "recent_facts" => config.recent_facts = integer(value, &full, path, 0, 1_000)? as usize,
-                        "budget" => config.context_budget = integer(value, &full, path, 0, 100_000_000)? as usize,
-                        _ => return Err(unknown(&full, path)),
+                for (name, value) in file.section(value, "context")? {
+                    let full = format!("context.{}", name.get_ref());
+                    match name.get_ref().as_ref() {
+                        "recent_facts" => config.recent_facts = file.integer(value, &full, 0, 1_000)? as usize,
+                        "budget" => config.context_budget = file.integer(value, &full, 0, 100_000_000)? as usize,
+                        _ => return Err(file.unknown(&full, &name.span())),
                     }
                 }
             }
-            _ => return Err(unknown(key, path)),
+            other => return Err(file.unknown(other, &key.span())),
         }
     }
     Ok(())
 }
 
-fn apply_policy(config: &mut Config, table: &Table, path: &Path) -> Result<(), CommandError> {
+fn apply_policy(config: &mut Config, table: &DeTable<'_>, file: &File<'_>) -> Result<(), CommandError> {
     let policy = &mut config.policy;
     for (name, value) in table {
-        let full = format!("policy.{name}");
-        match name.as_str() {
-            "minimum_age_days" => policy.minimum_age_days = integer(value, &full, path, 0, 365_000)? as u32,
-            "minimum_importance" => policy.minimum_importance = integer(value, &full, path, 1, 5)? as u8,
-            "repeat_threshold" => policy.repeat_threshold = integer(value, &full, path, 1, 1_000_000)? as u32,
+        let full = format!("policy.{}", name.get_ref());
+        match name.get_ref().as_ref() {
+            "minimum_age_days" => policy.minimum_age_days = file.integer(value, &full, 0, 365_000)? as u32,
+            "minimum_importance" => policy.minimum_importance = file.integer(value, &full, 1, 5)? as u8,
+            "repeat_threshold" => policy.repeat_threshold = file.integer(value, &full, 1, 1_000_000)? as u32,
             "supersession_repeat_threshold" => {
-                policy.supersession_repeat_threshold = integer(value, &full, path, 2, 1_000_000)? as u32;
+                policy.supersession_repeat_threshold = file.integer(value, &full, 2, 1_000_000)? as u32;
             }
             "stable_kinds" => {
-                let Value::Array(items) = value else {
-                    return Err(bad(&full, path, "must be a list of kind names"));
+                let DeValue::Array(items) = value.get_ref() else {
+                    return Err(file.bad(&full, &value.span(), "must be a list of kind names"));
                 };
                 policy.stable_kinds = items
                     .iter()
                     .map(|item| {
-                        item.as_str().and_then(|name| Kind::parse(name).ok()).ok_or_else(|| {
-                            bad(&full, path, format!("{item:?} is not decision, convention, pitfall or outcome"))
+                        match item.get_ref() {
+                            DeValue::String(name) => Kind::parse(name).ok(),
+                            _ => None,
+                        }
+                        .ok_or_else(|| {
+                            file.bad(&full, &item.span(), "items must be decision, convention, pitfall or outcome")
                         })
                     })
                     .collect::<Result<_, _>>()?;
             }
             "source" => {
-                for (source, overrides) in section(value, &full, path)? {
-                    let prefix = format!("policy.source.{source}");
-                    let slot = policy.sources.entry(source.clone()).or_default();
-                    for (name, value) in section(overrides, &prefix, path)? {
-                        let full = format!("{prefix}.{name}");
-                        match name.as_str() {
+                for (source, overrides) in file.section(value, &full)? {
+                    let prefix = format!("policy.source.{}", source.get_ref());
+                    let slot = policy.sources.entry(source.get_ref().to_string()).or_default();
+                    for (name, value) in file.section(overrides, &prefix)? {
+                        let full = format!("{prefix}.{}", name.get_ref());
+                        match name.get_ref().as_ref() {
                             "minimum_age_days" => {
-                                slot.minimum_age_days = Some(integer(value, &full, path, 0, 365_000)? as u32);
+                                slot.minimum_age_days = Some(file.integer(value, &full, 0, 365_000)? as u32);
                             }
                             "minimum_importance" => {
-                                slot.minimum_importance = Some(integer(value, &full, path, 1, 5)? as u8);
+                                slot.minimum_importance = Some(file.integer(value, &full, 1, 5)? as u8);
                             }
-                            _ => return Err(unknown(&full, path)),
+                            _ => return Err(file.unknown(&full, &name.span())),
                         }
                     }
                 }
             }
-            _ => return Err(unknown(&full, path)),
+            _ => return Err(file.unknown(&full, &name.span())),
         }
     }
     Ok(())
-}
-
-fn section<'a>(value: &'a Value, key: &str, path: &Path) -> Result<&'a Table, CommandError> {
-    value.as_table().ok_or_else(|| bad(key, path, "must be a table"))
-}
-
-fn integer(value: &Value, key: &str, path: &Path, min: i64, max: i64) -> Result<i64, CommandError> {
-    match value.as_integer() {
-        Some(n) if (min..=max).contains(&n) => Ok(n),
-        Some(n) => Err(bad(key, path, format!("{n} is outside {min}-{max}"))),
-        None => Err(bad(key, path, format!("{value:?} is not an integer"))),
-    }
-}
-
-fn unknown(key: &str, path: &Path) -> CommandError {
-    CommandError::invalid("config", format!("unknown key `{key}` in {}", path.display()))
-        .hinted("known keys: policy.{minimum_age_days, minimum_importance, repeat_threshold, supersession_repeat_threshold, stable_kinds, source.<name>.{minimum_age_days, minimum_importance}}, context.{recent_facts, budget}")
-}
-
-fn bad(key: &str, path: &Path, message: impl std::fmt::Display) -> CommandError {
-    CommandError::invalid("config", format!("`{key}` in {}: {message}", path.display()))
 }

@@ -6,7 +6,14 @@
 //! shape is the contract of `CLI.md`; fields may be added, never renamed or
 //! removed. Library records (facts, reports, conflict cases, day summaries)
 //! are serialized with their own format-stable serde types.
+//!
+//! Text output never writes a raw control or format character: everything
+//! printed to a terminal goes through [`escape_controls`], so a hostile
+//! memory directory cannot retitle, clear or reorder a terminal (JSON output
+//! is escaped by its encoder).
 
+use std::borrow::Cow;
+use std::fmt::Write as _;
 use std::io::{self, IsTerminal, Write};
 use std::path::Path;
 
@@ -103,27 +110,69 @@ impl Ui {
         writeln!(out).and_then(|()| out.flush()).map_err(|err| CommandError::stdout(&err))
     }
 
-    /// Writes `text` to stdout as is.
+    /// Writes `text` to stdout, control characters escaped.
     ///
     /// Errors: as [`Ui::json`].
     pub fn text(&self, text: &str) -> Result<(), CommandError> {
         let mut out = io::stdout().lock();
-        out.write_all(text.as_bytes()).and_then(|()| out.flush()).map_err(|err| CommandError::stdout(&err))
+        out.write_all(escape_controls(text).as_bytes())
+            .and_then(|()| out.flush())
+            .map_err(|err| CommandError::stdout(&err))
     }
 
-    /// Writes one line of results to stdout.
+    /// Writes one line of results to stdout, control characters escaped.
     ///
     /// Errors: as [`Ui::json`].
     pub fn line(&self, line: impl std::fmt::Display) -> Result<(), CommandError> {
         let mut out = io::stdout().lock();
-        writeln!(out, "{line}").map_err(|err| CommandError::stdout(&err))
+        writeln!(out, "{}", escape_controls(&line.to_string())).map_err(|err| CommandError::stdout(&err))
     }
 
-    /// Writes one status line to stderr unless `--quiet`.
+    /// Writes one status line to stderr unless `--quiet`, control
+    /// characters escaped.
     pub fn status(&self, line: impl std::fmt::Display) {
         if !self.quiet {
             // A closed stderr must not fail a command whose work is done.
-            let _ = writeln!(io::stderr().lock(), "{line}");
+            let _ = writeln!(io::stderr().lock(), "{}", escape_controls(&line.to_string()));
         }
+    }
+}
+
+/// Returns whether `c` must not reach a terminal raw: what the library
+/// refuses in stored text ([`workmem::fact::is_refused_char`]) plus the
+/// whitespace controls other than newline and tab (a carriage return or a
+/// form feed can still overwrite or clear what was printed).
+fn must_escape(c: char) -> bool {
+    workmem::fact::is_refused_char(c) || (c.is_control() && c != '\n' && c != '\t')
+}
+
+/// Returns `text` with every character that [`must_escape`] names written
+/// as `\u{XXXX}`; borrowed when nothing needed escaping (the usual case).
+pub fn escape_controls(text: &str) -> Cow<'_, str> {
+    let Some(start) = text.find(must_escape) else { return Cow::Borrowed(text) };
+    let mut out = String::with_capacity(text.len() + 16);
+    out.push_str(&text[..start]);
+    for c in text[start..].chars() {
+        if must_escape(c) {
+            // Writing to a String cannot fail.
+            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escape_controls;
+
+    #[test]
+    fn escapes_controls_and_format_characters_but_not_newlines_or_tabs() {
+        assert_eq!(escape_controls("plain\ttext\n"), "plain\ttext\n");
+        assert_eq!(
+            escape_controls("a\u{1b}]0;pwned\u{7}b\rc\u{9b}d\u{202e}e\u{200b}f"),
+            "a\\u{1b}]0;pwned\\u{7}b\\u{d}c\\u{9b}d\\u{202e}e\\u{200b}f"
+        );
     }
 }

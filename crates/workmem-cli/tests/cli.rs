@@ -917,3 +917,236 @@ fn verify_of_a_missing_memory_directory_is_a_problem_and_creates_nothing() {
     );
     assert!(!env.project().join(".workmem").exists());
 }
+
+/// Returns the first character of `text` a terminal could act on: a control
+/// character other than newline and tab, or a format character (bidi
+/// overrides, zero-width characters, the byte order mark).
+fn raw_control(text: &str) -> Option<char> {
+    text.chars().find(|&c| {
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{ad}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{206f}' | '\u{feff}')
+    })
+}
+
+/// Issue 12, item 7: control and format characters are refused in every
+/// text field of `remember` (exit 2, nothing written), and text output
+/// never writes one raw, even when it comes from a file workmem shows as is
+/// or from an error message quoting hostile input.
+#[test]
+fn control_characters_are_refused_and_never_printed_raw() {
+    let env = Env::new();
+    env.remember("existing", "outcome", 3, None, "2026-01-01T00:00:00Z");
+    let before = snapshot(env.root());
+    let cases: [(&[&str], &str); 5] = [
+        (&["Read \u{202e}txt.exe"], "content"),
+        (&["x", "--source", "us\u{200b}er"], "source"),
+        (&["x", "--source", "user\u{1b}]0;pwned\u{7}"], "source"),
+        (&["x", "-e", "file=a.rs\u{1b}]0;pwned\u{7}"], "evidence"),
+        (&["x", "-e", "fi\u{9b}le=a.rs"], "evidence"),
+    ];
+    for (args, field) in cases {
+        let out = env.cmd().arg("remember").args(args).assert().code(2);
+        let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        assert!(stderr.contains(field), "{args:?}: {stderr}");
+        assert_eq!(raw_control(&stderr), None, "{args:?}: raw control character in {stderr:?}");
+        assert_eq!(snapshot(env.root()), before, "{args:?} changed the tree");
+    }
+    // MEMORY.md without curated.json is shown as is: its escapes must not
+    // reach the terminal.
+    std::fs::write(
+        env.memory().join("MEMORY.md"),
+        "# Workspace Memory\n\u{1b}]0;pwned\u{7}\u{1b}[2J\r\u{9b}31m\u{202e}gnp.exe\n",
+    )
+    .unwrap();
+    for command in ["memory", "context"] {
+        let stdout = env.text(&[command]);
+        assert_eq!(raw_control(&stdout), None, "{command}: raw control character in {stdout:?}");
+        assert!(stdout.contains("\\u{1b}]0;pwned\\u{7}"), "{command}: {stdout:?}");
+    }
+    // An error message quoting hostile input (an unknown configuration key).
+    std::fs::write(env.project().join(".workmem/config.toml"), "\"\\u001b]0;pwned\\u0007\" = 1\n").unwrap();
+    let out = env.cmd().args(["facts"]).assert().code(2);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(stderr.contains("config.toml"), "{stderr}");
+    assert_eq!(raw_control(&stderr), None, "raw control character in {stderr:?}");
+}
+
+/// A fake AWS credentials file (the documented example keys).
+const CREDENTIALS: &str = "[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\n\
+                           aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n";
+
+/// Asserts `stderr` repeats nothing of [`CREDENTIALS`]' values.
+fn assert_no_credential(stderr: &str, label: &str) {
+    for needle in ["AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI", "EXAMPLEKEY"] {
+        assert!(!stderr.contains(needle), "{label}: the error quotes the file: {stderr}");
+    }
+}
+
+/// Issue 12, item 6: a `.workmem/config.toml` linked to a credentials file
+/// is refused by every command without printing a byte of it, and a
+/// configuration error in a regular file names file, line, column and key
+/// but never the content.
+#[test]
+fn a_symlinked_config_is_refused_and_config_errors_never_quote_the_file() {
+    let env = Env::new();
+    env.remember("existing", "outcome", 3, None, "2026-01-01T00:00:00Z");
+    let aws = env.root().join("home/.aws");
+    std::fs::create_dir_all(&aws).unwrap();
+    std::fs::write(aws.join("credentials"), CREDENTIALS).unwrap();
+    let config = env.project().join(".workmem/config.toml");
+    std::os::unix::fs::symlink(aws.join("credentials"), &config).unwrap();
+    let before = snapshot(&env.memory());
+    for args in [&["facts", "--all"][..], &["context"], &["distill"], &["remember", "x"], &["verify"]] {
+        let out = env.cmd().args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(4), "{args:?}: {stderr}");
+        assert!(stderr.contains("config.toml") && stderr.contains("symbolic link"), "{args:?}: {stderr}");
+        assert_no_credential(&stderr, &format!("{args:?}"));
+        assert_eq!(snapshot(&env.memory()), before, "{args:?} changed the memory directory");
+    }
+    // The same text in a regular file: a TOML error with place and key.
+    std::fs::remove_file(&config).unwrap();
+    std::fs::write(&config, CREDENTIALS).unwrap();
+    let out = env.cmd().args(["facts", "--all"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("config.toml:2:"), "no line and column: {stderr}");
+    assert!(stderr.contains("aws_access_key_id"), "no key: {stderr}");
+    assert_no_credential(&stderr, "TOML error");
+    // A value of the wrong type: place and key, not the value.
+    std::fs::write(&config, "[policy]\nminimum_importance = \"hunter2-is-my-password\"\n").unwrap();
+    let out = env.cmd().args(["facts", "--all", "--json"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("config.toml:2:22") && stderr.contains("`policy.minimum_importance`"), "{stderr}");
+    assert!(!stderr.contains("hunter2"), "the error quotes the value: {stderr}");
+    // A FIFO is refused without blocking.
+    std::fs::remove_file(&config).unwrap();
+    assert!(std::process::Command::new("mkfifo").arg(&config).status().unwrap().success());
+    let out = env.cmd().args(["facts", "--all"]).timeout(std::time::Duration::from_secs(20)).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(stderr.contains("config.toml") && stderr.contains("not a regular file"), "{stderr}");
+}
+
+/// Issue 12, item 6: a symlinked `.workmem` or `.workmem/memory` is refused
+/// (nothing is written through it); a memory directory named explicitly
+/// may be a link.
+#[test]
+fn a_symlinked_workmem_or_memory_directory_is_refused_unless_named() {
+    for linked in [".workmem", ".workmem/memory"] {
+        let env = Env::new();
+        let outside = env.root().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        let link = env.project().join(linked);
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(&outside, &link).unwrap();
+        for args in [&["remember", "Written outside?"][..], &["init"], &["facts", "--all"], &["distill"]] {
+            let out = env.cmd().args(args).output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(4), "{linked} {args:?}: {stderr}");
+            assert!(stderr.contains(linked) && stderr.contains("symbolic link"), "{linked} {args:?}: {stderr}");
+            assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "{linked} {args:?} wrote outside");
+        }
+    }
+    // Named explicitly, a linked memory directory is the user's choice.
+    let env = Env::new();
+    let outside = env.root().join("store");
+    std::fs::create_dir_all(&outside).unwrap();
+    let link = env.root().join("store-link");
+    std::os::unix::fs::symlink(&outside, &link).unwrap();
+    env.cmd().args(["remember", "Named store."]).arg("--memory-dir").arg(&link).assert().success();
+    env.cmd().args(["remember", "Named store, env."]).env("WORKMEM_MEMORY_DIR", &link).assert().success();
+    assert!(outside.join("daily").is_dir());
+}
+
+/// Issue 12, item 11: instants outside what workmem can store, and offsets
+/// outside RFC 3339's -23:59..+23:59, are invalid input (exit 2) with a
+/// clear message; the latest storable instant works through distill and
+/// explain without an arithmetic overflow.
+#[test]
+fn late_year_9999_instants_and_bad_offsets_are_invalid_input() {
+    let env = Env::new();
+    let cases: [(&[&str], &str); 6] = [
+        (&["remember", "x", "--at", "9999-12-31T23:59:59Z"], "outside the supported range"),
+        (&["remember", "x", "--at", "9999-12-31T12:00:00+00:00"], "outside the supported range"),
+        (&["remember", "x", "--at", "2026-01-01T00:00:00+25:00"], "-23:59 to +23:59"),
+        (&["remember", "x", "--at", "2026-01-01T00:00:00-24:00"], "-23:59 to +23:59"),
+        (&["distill", "--as-of", "9999-12-31T23:59:59Z"], "outside the supported range"),
+        (&["distill", "--as-of", "2026-06-01T00:00:00+25:00"], "-23:59 to +23:59"),
+    ];
+    for (args, needle) in cases {
+        let out = env.cmd().args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+        assert!(!stderr.contains("overflow") && !stderr.contains("parameter"), "{args:?}: internal message: {stderr}");
+    }
+    // The latest storable instant: stored, and distill and explain at it
+    // work (the fact waits for an age it can never reach).
+    let late = "9999-12-30T21:00:00Z";
+    let fact = env.json(&["remember", "Late.", "-k", "decision", "-i", "5", "--key", "late.key", "--at", late]);
+    let id = fact["fact_id"].as_str().unwrap().to_owned();
+    let as_of = "9999-12-30T22:00:00Z";
+    let report = env.json(&["distill", "--as-of", as_of]);
+    assert_eq!(report["scanned"], 0, "{report}");
+    let explained = env.json(&["explain", &id, "--as-of", as_of]);
+    assert_eq!(explained["reason"], "waiting_for_age", "{explained}");
+    env.cmd().args(["explain", "--key", "late.key", "--as-of", as_of]).assert().success();
+    env.cmd().args(["distill", "--explain", "--as-of", as_of]).assert().success();
+}
+
+/// Runs `workmem args` in `env`'s project with the memory directory on a
+/// read-only bind mount (a private mount namespace); `None` when this
+/// machine cannot make one (not root, or no `unshare`).
+fn run_on_read_only_mount(env: &Env, args: &[&str]) -> Option<std::process::Output> {
+    let memory = env.memory();
+    let script = format!(
+        "mount --bind '{d}' '{d}' && mount -o remount,ro,bind '{d}' '{d}' && exec \"$0\" \"$@\"",
+        d = memory.display()
+    );
+    let out = std::process::Command::new("unshare")
+        .args(["-m", "sh", "-c", &script, env!("CARGO_BIN_EXE_workmem")])
+        .args(args)
+        .env_clear()
+        .env("HOME", env.root().join("home"))
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .current_dir(env.project())
+        .output()
+        .ok()?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("unshare") || stderr.contains("mount:") {
+        return None;
+    }
+    Some(out)
+}
+
+/// Issue 12, item 11: on a read-only mount, `memory` and `context` answer
+/// from curated.json when MEMORY.md is stale, without writing.
+#[test]
+fn memory_and_context_answer_on_a_read_only_mount_with_a_stale_memory_md() {
+    let env = Env::new();
+    env.remember("Use WAL mode.", "decision", 5, None, "2026-01-01T00:00:00Z");
+    env.cmd().args(["distill", "--as-of", "2026-06-01T00:00:00Z", "-q"]).assert().success();
+    let expected = env.text(&["memory"]);
+    assert!(expected.contains("Use WAL mode."), "{expected}");
+    std::fs::write(env.memory().join("MEMORY.md"), "# Stale\n").unwrap();
+    let before = snapshot(&env.memory());
+    for command in ["memory", "context"] {
+        let Some(out) = run_on_read_only_mount(&env, &[command]) else {
+            println!("SKIPPED: no read-only bind mount here (needs root and unshare)");
+            return;
+        };
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{command}: {stderr}");
+        assert!(stdout.contains("Use WAL mode.") && !stdout.contains("# Stale"), "{command}: {stdout}");
+        assert_eq!(snapshot(&env.memory()), before, "{command} wrote on a read-only mount");
+    }
+    // The proof that the mount was read-only: a write fails there.
+    let out = run_on_read_only_mount(&env, &["remember", "x"]).unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    // Writable again, a read repairs MEMORY.md.
+    assert_eq!(env.text(&["memory"]), expected);
+    assert_eq!(std::fs::read_to_string(env.memory().join("MEMORY.md")).unwrap(), expected);
+}

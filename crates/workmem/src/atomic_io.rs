@@ -43,7 +43,7 @@ pub fn refuse_symlink(path: &Path) -> Result<()> {
 fn symlink_error(path: &Path) -> Error {
     Error::corrupt(
         Location::file(path),
-        "is a symbolic link; workmem refuses to follow links inside a memory directory",
+        "is a symbolic link; workmem refuses to follow links inside a project's .workmem or memory directory",
     )
 }
 
@@ -72,13 +72,22 @@ pub fn read_stamped(path: &Path) -> Result<Option<(Vec<u8>, FileStamp)>> {
     Ok(Some((data, stamp)))
 }
 
-/// Opens a file for reading without following a symlink; `None` when it
-/// does not exist.
+/// Opens a file for reading without following a symlink and without
+/// blocking; `None` when it does not exist. Anything but a regular file (a
+/// FIFO, a device, a directory, a socket) is refused: a hostile memory
+/// directory must not hang a reader on a pipe nobody writes to.
 ///
-/// Errors: [`Error::Io`], or [`Error::Corrupt`] for a symlink.
+/// Errors: [`Error::Io`], or [`Error::Corrupt`] for a symlink or a file
+/// that is not regular.
 pub fn open_optional(path: &Path) -> Result<Option<File>> {
-    match OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(path) {
-        Ok(file) => Ok(Some(file)),
+    // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
+    // writer. It changes nothing for the regular files that pass the check.
+    let flags = libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
+    match OpenOptions::new().read(true).custom_flags(flags).open(path) {
+        Ok(file) => {
+            ensure_regular(&file, path)?;
+            Ok(Some(file))
+        }
         Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(err) if err.raw_os_error() == Some(libc::ELOOP) => {
             refuse_symlink(path)?;
@@ -86,6 +95,56 @@ pub fn open_optional(path: &Path) -> Result<Option<File>> {
         }
         Err(err) => Err(err).at(path),
     }
+}
+
+/// Reads a whole file like [`read_optional`] but following a symlink: for
+/// files the user owns outside any workspace (their configuration), where
+/// links are common. Anything but a regular file is still refused, without
+/// blocking.
+///
+/// Errors: [`Error::Io`], or [`Error::Corrupt`] for a file that is not
+/// regular.
+pub fn read_optional_following(path: &Path) -> Result<Option<Vec<u8>>> {
+    let file = match OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC).open(path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(err).at(path),
+    };
+    ensure_regular(&file, path)?;
+    let mut data = Vec::new();
+    (&file).read_to_end(&mut data).at(path)?;
+    Ok(Some(data))
+}
+
+/// Fails unless the opened `file` (at `path`) is a regular file, checked on
+/// the descriptor itself so that nothing can be swapped in after the check.
+///
+/// Errors: [`Error::Corrupt`] naming the path and what is there instead;
+/// [`Error::Io`].
+pub fn ensure_regular(file: &File, path: &Path) -> Result<()> {
+    let kind = file.metadata().at(path)?.file_type();
+    if kind.is_file() { Ok(()) } else { Err(not_regular_error(path, kind)) }
+}
+
+fn not_regular_error(path: &Path, kind: fs::FileType) -> Error {
+    use std::os::unix::fs::FileTypeExt;
+    let what = if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "a special file"
+    };
+    Error::corrupt(
+        Location::file(path),
+        format!("is {what}, not a regular file; workmem reads and writes only regular files"),
+    )
 }
 
 /// The identity of a file's contents as caches see it: inode, size and
@@ -162,6 +221,33 @@ fn replace_with(path: &Path, data: &[u8], durable: bool) -> Result<()> {
     if durable { sync_dir(dir) } else { Ok(()) }
 }
 
+/// Removes the temporary files that [`replace`] left in `dir` when a crash
+/// stopped it between creating and renaming them (`.` + name + `.tmp`).
+/// Only for a caller holding the workspace lock: the lock holder's own
+/// replaces have not started yet, and a reader's replace (a derived file or
+/// a cache) that loses its temporary merely fails a best-effort repair.
+/// Best effort: a temporary that cannot be removed stays for the next time.
+///
+/// Returns the number removed.
+pub fn remove_temporaries(dir: &Path) -> usize {
+    let Ok(entries) = fs::read_dir(dir) else { return 0 };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        // Never a directory: only what `replace` creates is removed.
+        let is_temporary =
+            name.starts_with('.') && name.ends_with(".tmp") && entry.file_type().is_ok_and(|kind| !kind.is_dir());
+        if is_temporary && fs::remove_file(entry.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    if removed > 0 {
+        let _ = sync_dir(dir);
+    }
+    removed
+}
+
 /// Appends `record` (one or more whole lines, each ending in `\n`) to the
 /// JSONL file at `path` with a single `write` on an `O_APPEND` descriptor,
 /// then fsyncs. A torn final fragment left by a crash is repaired first:
@@ -214,6 +300,7 @@ pub fn append_unsynced(
 ) -> Result<PendingAppend> {
     let existed = match fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() => return Err(symlink_error(path)),
+        Ok(meta) if !meta.file_type().is_file() => return Err(not_regular_error(path, meta.file_type())),
         Ok(_) => true,
         Err(err) if err.kind() == io::ErrorKind::NotFound => false,
         Err(err) => return Err(err).at(path),
@@ -223,9 +310,11 @@ pub fn append_unsynced(
         .append(true)
         .create(true)
         .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(path)
         .at(path)?;
+    // Checked again on the descriptor: the name may have changed since.
+    ensure_regular(&file, path)?;
     file.lock_shared().at(path)?;
     if has_torn_tail(&file).at(path)? {
         // Upgrade: wait until no append is in flight, then look again.
@@ -298,11 +387,16 @@ pub fn sync_all(pending: Vec<PendingAppend>) -> Result<()> {
 /// Errors: [`Error::Io`].
 pub fn repair(path: &Path, is_complete_record: &dyn Fn(&[u8]) -> bool) -> Result<()> {
     refuse_symlink(path)?;
-    let file = match OpenOptions::new().read(true).append(true).custom_flags(libc::O_NOFOLLOW).open(path) {
+    let flags = libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
+    let file = match OpenOptions::new().read(true).append(true).custom_flags(flags).open(path) {
         Ok(file) => file,
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(err) if err.raw_os_error() == Some(libc::EISDIR) => {
+            return Err(not_regular_error(path, fs::symlink_metadata(path).at(path)?.file_type()));
+        }
         Err(err) => return Err(err).at(path),
     };
+    ensure_regular(&file, path)?;
     if !has_torn_tail(&file).at(path)? {
         return Ok(());
     }
@@ -362,12 +456,7 @@ fn last_line_start(file: &File, len: u64) -> io::Result<u64> {
 ///
 /// Errors: [`Error::Io`], [`Error::Corrupt`] for a symlink.
 pub fn last_complete_line(path: &Path) -> Result<Option<Vec<u8>>> {
-    refuse_symlink(path)?;
-    let file = match OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(path) {
-        Ok(file) => file,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(err).at(path),
-    };
+    let Some(file) = open_optional(path)? else { return Ok(None) };
     let len = file.metadata().at(path)?.len();
     // `end` is just after a newline; the line before it ends at `end - 1`.
     let mut end = last_line_start(&file, len).at(path)?;

@@ -161,6 +161,16 @@ impl Case {
         if self.revision < 1 {
             return Err(format!("case {id} has revision 0"));
         }
+        for (field, text) in
+            [("resolution_actor", &self.resolution_actor), ("resolution_rationale", &self.resolution_rationale)]
+        {
+            if let Some(text) = text {
+                crate::fact::check_text(field, text).map_err(|err| format!("case {id}: {err}"))?;
+            }
+        }
+        if let Some(event_id) = &self.resolution_event_id {
+            canon::check_id("resolution_event_id", event_id).map_err(|err| format!("case {id}: {err}"))?;
+        }
         if self.fingerprint != self.computed_fingerprint() {
             return Err(format!("case {id} has a fingerprint that does not match its content"));
         }

@@ -114,7 +114,11 @@ impl Policy {
     /// Returns the instant before which a fact of `source` must have been
     /// recorded to be aged at `as_of`.
     pub fn cutoff_for(&self, source: &str, as_of: &Stamp) -> jiff::Timestamp {
-        as_of.instant() - SignedDuration::from_hours(24 * i64::from(self.age_days_for(source)))
+        // Before the earliest representable instant nothing is aged.
+        as_of
+            .instant()
+            .checked_sub(SignedDuration::from_hours(24 * i64::from(self.age_days_for(source))))
+            .unwrap_or(jiff::Timestamp::MIN)
     }
 }
 
@@ -171,14 +175,17 @@ pub enum Reason {
         /// Its revision.
         revision: u32,
     },
-    /// Not newer than the active value: it cannot roll it back.
+    /// Enough facts to challenge the active value, but none newer than its
+    /// `last_seen`: it cannot roll it back (checked after
+    /// [`Reason::NeedsMoreEvidence`], SPEC 5.3c).
     Stale {
         /// The active entry.
         entry_key: String,
         /// The active entry's `last_seen`.
         active_last_seen: Stamp,
     },
-    /// A challenger without enough distinct facts to replace the active value.
+    /// A challenger without enough distinct facts to replace the active
+    /// value, whatever its age (the first test of SPEC 5.3c).
     NeedsMoreEvidence {
         /// The active entry.
         entry_key: String,
@@ -501,10 +508,13 @@ fn run<F: FactView>(
         let cutoff = if policy.sources.is_empty() { default_cutoff } else { policy.cutoff_for(fact.source(), as_of) };
         if fact.instant() >= cutoff {
             if record {
+                // A fact recorded late in 9999 never ages within the range
+                // of instants: it waits until the last one.
                 let until = Stamp::from_timestamp(
                     fact.instant()
-                        + SignedDuration::from_hours(24 * i64::from(policy.age_days_for(fact.source())))
-                        + SignedDuration::from_micros(1),
+                        .checked_add(SignedDuration::from_hours(24 * i64::from(policy.age_days_for(fact.source()))))
+                        .and_then(|at| at.checked_add(SignedDuration::from_micros(1)))
+                        .unwrap_or(jiff::Timestamp::MAX),
                 );
                 run.note(fact, Reason::WaitingForAge { until });
             }
@@ -838,18 +848,20 @@ impl Run<'_> {
         if !proposal.qualifies(self.policy) {
             return Verdict::Skipped(proposal.below_thresholds(self.policy));
         }
+        // SPEC 5.3c: the count test comes first, then recency; the order
+        // decides which facts the report counts as `stale`.
         if let Some(active) = active {
-            if proposal.last.instant() <= active.last_seen.instant() {
-                return Verdict::Skipped(Reason::Stale {
-                    entry_key: active.key.clone(),
-                    active_last_seen: active.last_seen.clone(),
-                });
-            }
             if (proposal.facts.len() as u64) < u64::from(self.policy.supersession_repeat_threshold) {
                 return Verdict::Skipped(Reason::NeedsMoreEvidence {
                     entry_key: active.key.clone(),
                     facts: proposal.facts.len(),
                     supersession_repeat_threshold: self.policy.supersession_repeat_threshold,
+                });
+            }
+            if proposal.last.instant() <= active.last_seen.instant() {
+                return Verdict::Skipped(Reason::Stale {
+                    entry_key: active.key.clone(),
+                    active_last_seen: active.last_seen.clone(),
                 });
             }
         }

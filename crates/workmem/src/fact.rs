@@ -380,10 +380,89 @@ fn json_type(value: &serde_json::Value) -> &'static str {
     }
 }
 
-/// Returns the first control character of `text` that is not whitespace
-/// (whitespace is collapsed on append, so none is left there).
-fn control_character(text: &str) -> Option<char> {
-    text.chars().find(|&c| c.is_control() && !canon::is_space(c))
+/// Unicode format characters (general category Cf): bidi overrides and
+/// isolates, zero-width characters, the byte order mark, tags and the like.
+/// Sorted, inclusive ranges; a unit test checks that every character the
+/// `regex` crate's Unicode tables call Cf is covered.
+const FORMAT_CHARACTERS: &[(u32, u32)] = &[
+    (0x00AD, 0x00AD),
+    (0x0600, 0x0605),
+    (0x061C, 0x061C),
+    (0x06DD, 0x06DD),
+    (0x070F, 0x070F),
+    (0x0890, 0x0891),
+    (0x08E2, 0x08E2),
+    (0x180E, 0x180E),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x2064),
+    (0x2066, 0x206F),
+    (0xFEFF, 0xFEFF),
+    (0xFFF9, 0xFFFB),
+    (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD),
+    (0x13430, 0x1343F),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0001, 0xE0001),
+    (0xE0020, 0xE007F),
+];
+
+/// Returns whether `c` is refused in every stored or printed text field: a
+/// control character (C0, DEL, C1) that is not whitespace, or a Unicode
+/// format character (bidi overrides, zero-width characters, ...). Such
+/// characters would reach terminals and prompts verbatim: an escape
+/// sequence can retitle or clear a terminal, a bidi override can make text
+/// read differently from what it is. Whitespace controls are not refused
+/// here: content, actor and rationale collapse them, source and evidence
+/// keys refuse them separately.
+pub fn is_refused_char(c: char) -> bool {
+    let code = u32::from(c);
+    match code {
+        0..=0x1F | 0x7F..=0x9F => !canon::is_space(c),
+        0x20..=0x7E | 0xA0..=0xAC => false,
+        _ => FORMAT_CHARACTERS
+            .binary_search_by(|&(start, end)| {
+                if end < code {
+                    std::cmp::Ordering::Less
+                } else if start > code {
+                    std::cmp::Ordering::Greater
+                } else {
+                    std::cmp::Ordering::Equal
+                }
+            })
+            .is_ok(),
+    }
+}
+
+/// Returns the first character of `text` that [`is_refused_char`] refuses.
+/// The one validator of characters for every text field (content, source,
+/// evidence, actor, rationale), on append and on read.
+pub fn refused_character(text: &str) -> Option<char> {
+    // Printable ASCII is never refused: skip to the first other byte (a
+    // char boundary, since every byte before it is ASCII).
+    let start = text.bytes().position(|b| !(0x20..0x7F).contains(&b))?;
+    text[start..].chars().find(|&c| is_refused_char(c))
+}
+
+/// Checks that `text`, the value of `field`, holds no character that
+/// [`is_refused_char`] refuses.
+///
+/// Errors: [`Error::InvalidInput`] naming the field and the character's
+/// code point (never the text).
+pub fn check_text(field: &str, text: &str) -> Result<()> {
+    match refused_character(text) {
+        None => Ok(()),
+        Some(c) => Err(Error::invalid(field, refused_message(c))),
+    }
+}
+
+fn refused_message(c: char) -> String {
+    format!(
+        "contains the control character U+{:04X}; control and format characters (C0, C1, bidi overrides, \
+         zero-width) are not allowed",
+        u32::from(c)
+    )
 }
 
 /// Checks content read from disk (a fact line, a curated entry, a conflict
@@ -399,8 +478,8 @@ pub fn check_stored_content(content: &str) -> std::result::Result<(), String> {
     if !canon::is_collapsed(content) || content.is_empty() {
         return Err("invalid content: empty or not whitespace-collapsed".to_owned());
     }
-    if let Some(c) = control_character(content) {
-        return Err(format!("invalid content: contains the control character U+{:04X}", u32::from(c)));
+    if let Some(c) = refused_character(content) {
+        return Err(format!("invalid content: {}", refused_message(c)));
     }
     if let Some(chars) = chars_over(content, MAX_CONTENT_CHARS) {
         return Err(format!("invalid content: {chars} characters; at most {MAX_CONTENT_CHARS} are allowed"));
@@ -713,13 +792,7 @@ fn check_content(raw: &str) -> Result<String> {
             format!("is {chars} characters; at most {MAX_CONTENT_CHARS} are allowed"),
         ));
     }
-    // Escape sequences and NULs would reach terminals and prompts verbatim.
-    if let Some(c) = control_character(&content) {
-        return Err(Error::invalid(
-            "content",
-            format!("contains the control character U+{:04X}; control characters are not allowed", u32::from(c)),
-        ));
-    }
+    check_text("content", &content)?;
     Ok(content)
 }
 
@@ -740,11 +813,12 @@ fn check_importance(value: i64) -> Result<u8> {
 }
 
 fn check_source(source: &str) -> Result<()> {
+    check_text("source", source)?;
     let chars = source.chars().count();
     if chars == 0 || chars > MAX_SOURCE_CHARS || source.chars().any(|c| canon::is_space(c) || c.is_control()) {
         return Err(Error::invalid(
             "source",
-            format!("{source:?} must be 1-{MAX_SOURCE_CHARS} characters without whitespace"),
+            format!("{} must be 1-{MAX_SOURCE_CHARS} characters without whitespace", abbreviated(source)),
         ));
     }
     Ok(())
@@ -770,6 +844,8 @@ fn abbreviated(text: &str) -> String {
 }
 
 fn check_evidence_pair(key: &str, value: &str) -> Result<()> {
+    check_text("evidence", key)?;
+    check_text("evidence", value)?;
     let key_chars = key.chars().count();
     if key_chars == 0 || key_chars > MAX_EVIDENCE_KEY_CHARS || key.chars().any(char::is_control) {
         return Err(Error::invalid(
@@ -859,6 +935,22 @@ mod tests {
             }
         }
         assert!(Fact::from_new(NewFact::new("x".repeat(2000)), ws, now(), || "id".into()).is_ok());
+    }
+
+    #[test]
+    fn every_control_and_format_character_is_refused() {
+        let format = regex::Regex::new(r"^\p{Cf}$").unwrap();
+        for c in (0..=0x10_FFFF).filter_map(char::from_u32) {
+            let expected = (c.is_control() && !canon::is_space(c)) || format.is_match(c.encode_utf8(&mut [0; 4]));
+            if expected {
+                assert!(is_refused_char(c), "U+{:04X} is not refused", u32::from(c));
+                assert_eq!(refused_character(&format!("ok {c}")), Some(c));
+            }
+        }
+        for fine in ['a', ' ', '\t', '\n', '\u{85}', '\u{a0}', '\u{e9}', '\u{4e2d}', '\u{1f600}', '\u{fe0f}'] {
+            assert!(!is_refused_char(fine), "U+{:04X} is refused", u32::from(fine));
+        }
+        assert_eq!(refused_character("plain ASCII text"), None);
     }
 
     #[test]

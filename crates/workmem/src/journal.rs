@@ -308,7 +308,9 @@ where
             value.get("schema_version").map_or("missing".to_owned(), Value::to_string)
         ));
     }
-    serde_json::from_value(value).map_err(|err| format!("invalid record: {err}"))
+    let record: T = serde_json::from_value(value).map_err(|err| format!("invalid record: {err}"))?;
+    record.check()?;
+    Ok(record)
 }
 
 fn has_float(value: &Value) -> bool {
@@ -324,11 +326,38 @@ fn has_float(value: &Value) -> bool {
 pub trait StreamRecord {
     /// Returns the record's workspace id.
     fn workspace(&self) -> &str;
+
+    /// Checks the record's text fields as on append (a hostile stream may
+    /// carry anything); returns a message naming the bad field.
+    fn check(&self) -> std::result::Result<(), String> {
+        Ok(())
+    }
 }
 
 impl StreamRecord for Adjudication {
     fn workspace(&self) -> &str {
         &self.workspace_id
+    }
+
+    fn check(&self) -> std::result::Result<(), String> {
+        self.check_fields().map_err(|err| err.to_string())
+    }
+}
+
+impl Adjudication {
+    /// Checks ids, actor and rationale with the rules of
+    /// [`crate::adjudication::Resolution::validated`].
+    ///
+    /// Errors: [`Error::InvalidInput`] naming the field.
+    pub fn check_fields(&self) -> Result<()> {
+        canon::check_id("event_id", &self.event_id)?;
+        canon::check_id("conflict_id", &self.conflict_id)?;
+        canon::check_id("selected_candidate_id", &self.selected_candidate_id)?;
+        for id in &self.evidence_ids {
+            canon::check_id("evidence_ids", id)?;
+        }
+        crate::fact::check_text("actor", &self.actor)?;
+        crate::fact::check_text("rationale", &self.rationale)
     }
 }
 
@@ -488,6 +517,7 @@ fn check_intent(intent: &Intent, line: &JournalLine, workspace_id: &str) -> std:
     {
         return Err(format!("intent was modified: transaction id {} does not match its event id", line.transaction_id));
     }
+    intent.adjudication.check_fields().map_err(|err| format!("transaction {}: {err}", line.transaction_id))?;
     if intent.adjudication.event_id != intent.event_id || intent.adjudication.conflict_id != intent.conflict_id {
         return Err(format!(
             "intent was modified: adjudication of {} names another event or case",

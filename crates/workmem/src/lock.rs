@@ -31,9 +31,10 @@ impl WorkspaceLock {
             .create(true)
             .truncate(false)
             .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
             .open(&path)
             .at(&path)?;
+        crate::atomic_io::ensure_regular(&file, &path)?;
         file.lock().at(&path)?;
         Ok(WorkspaceLock { file, path })
     }

@@ -91,12 +91,42 @@ pub(crate) fn parse_instant(text: &str) -> Result<Timestamp, String> {
     if !shaped {
         return Err(format!("{text:?} is not an RFC 3339 instant with an offset (e.g. 2026-01-01T12:00:00Z)"));
     }
-    let at = Timestamp::from_str(text).map_err(|err| format!("{text:?} is not a valid RFC 3339 instant: {err}"))?;
-    // 0001-01-01T00:00:00Z ..= 9999-12-31T23:59:59Z, the range Python stores.
-    if !(-62_135_596_800..253_402_300_800).contains(&at.as_second()) {
-        return Err(format!("{text:?} is outside the years 0001-9999"));
+    // RFC 3339 offsets are -23:59 ..= +23:59; jiff also takes +25:00.
+    if !bytes.ends_with(b"Z") && !bytes.ends_with(b"z") {
+        let offset = &text[text.len() - 6..];
+        let field = |range: std::ops::Range<usize>| offset.get(range).and_then(|d| d.parse::<u8>().ok());
+        let valid = offset.as_bytes()[3] == b':'
+            && field(1..3).is_some_and(|hours| hours <= 23)
+            && field(4..6).is_some_and(|minutes| minutes <= 59);
+        if !valid {
+            return Err(format!("{text:?} has the offset {offset:?}; an RFC 3339 offset is -23:59 to +23:59 (or Z)"));
+        }
+    }
+    let at = Timestamp::from_str(text).map_err(|err| {
+        // A valid date and time whose instant jiff cannot represent (late on
+        // 9999-12-31 in UTC) is out of range, not malformed.
+        let civil = &text[..text.len() - if bytes.ends_with(b"Z") || bytes.ends_with(b"z") { 1 } else { 6 }];
+        if jiff::civil::DateTime::from_str(civil).is_ok() { out_of_range(text) } else { malformed(text, &err) }
+    })?;
+    if !(Timestamp::from_second(FIRST_SECOND).unwrap_or(Timestamp::MIN)..=Timestamp::MAX).contains(&at) {
+        return Err(out_of_range(text));
     }
     Ok(at)
+}
+
+/// 0001-01-01T00:00:00Z, the earliest instant Python stores.
+const FIRST_SECOND: i64 = -62_135_596_800;
+
+fn out_of_range(text: &str) -> String {
+    format!(
+        "{text:?} is outside the supported range 0001-01-01T00:00:00Z to {}",
+        Stamp::from_timestamp(Timestamp::MAX).as_str()
+    )
+}
+
+fn malformed(text: &str, err: &jiff::Error) -> String {
+    // jiff's message explains what is wrong with which part of the text.
+    format!("{text:?} is not a valid RFC 3339 instant: {err}")
 }
 
 impl PartialEq for Stamp {
@@ -160,6 +190,22 @@ mod tests {
         for bad in ["2026-01-01T12:00:00", "2026-01-01", "yesterday", "2026-13-01T00:00:00Z", ""] {
             assert!(Stamp::parse(bad).is_err(), "{bad:?} accepted");
         }
+    }
+
+    #[test]
+    fn out_of_range_instants_and_offsets_are_refused_clearly() {
+        for bad in ["9999-12-31T23:59:59Z", "9999-12-31T00:00:00+00:00", "0000-12-31T23:59:59Z"] {
+            let err = Stamp::parse(bad).unwrap_err();
+            assert!(err.contains("outside the supported range"), "{bad}: {err}");
+        }
+        for bad in ["2026-01-01T00:00:00+25:00", "2026-01-01T00:00:00-24:00", "2026-01-01T00:00:00+23:60"] {
+            let err = Stamp::parse(bad).unwrap_err();
+            assert!(err.contains("RFC 3339 offset is -23:59 to +23:59"), "{bad}: {err}");
+        }
+        let latest = Stamp::parse_normalized("9999-12-30T22:00:00Z").unwrap();
+        assert_eq!(latest.instant(), Timestamp::from_second(253_402_207_200).unwrap());
+        assert!(Stamp::parse("2026-01-01T00:00:00+23:59").is_ok());
+        assert!(Stamp::parse("0001-01-01T00:00:00Z").is_ok());
     }
 
     #[test]

@@ -75,7 +75,9 @@ impl Workspace {
     /// unfinished resolution must be recovered (see [`Workspace::recover`]).
     ///
     /// Errors: [`Error::Io`] when the project cannot be resolved,
-    /// [`Error::InvalidInput`] for a non-UTF-8 path.
+    /// [`Error::InvalidInput`] for a non-UTF-8 path, [`Error::Corrupt`] when
+    /// the default memory directory is reached through a symlinked
+    /// `.workmem` or `.workmem/memory`.
     pub fn open(project: &Path, memory_dir: Option<&Path>) -> Result<Workspace> {
         let workspace = Workspace::open_read_only(project, memory_dir)?;
         // Every open finishes a resolution a crash left unfinished (SPEC 7).
@@ -103,7 +105,16 @@ impl Workspace {
         let memory_dir = match memory_dir {
             Some(dir) if dir.is_absolute() => dir.to_path_buf(),
             Some(dir) => project.join(dir),
-            None => project.join(DEFAULT_MEMORY_DIR),
+            None => {
+                // The default location is part of the checkout, which may be
+                // hostile: a linked `.workmem` or `.workmem/memory` would make
+                // appends write outside the project. A memory directory the
+                // caller names explicitly may be a link.
+                let dot = project.join(".workmem");
+                atomic_io::refuse_symlink(&dot)?;
+                atomic_io::refuse_symlink(&project.join(DEFAULT_MEMORY_DIR))?;
+                project.join(DEFAULT_MEMORY_DIR)
+            }
         };
         let log = FactLog::new(memory_dir.join("daily"), workspace_id.clone());
         Ok(Workspace {
@@ -414,12 +425,15 @@ impl Workspace {
         }
     }
 
-    /// Takes the workspace lock (creating the memory directory if needed).
+    /// Takes the workspace lock (creating the memory directory if needed)
+    /// and removes the temporary files a crashed atomic replace left behind.
     ///
     /// Errors: [`Error::Io`].
     pub fn lock(&self) -> Result<WorkspaceLock> {
         self.init()?;
-        WorkspaceLock::acquire(&self.memory_dir)
+        let lock = WorkspaceLock::acquire(&self.memory_dir)?;
+        atomic_io::remove_temporaries(&self.memory_dir);
+        Ok(lock)
     }
 
     /// Runs the distill policy at `as_of` (default now) and saves what
@@ -611,14 +625,28 @@ impl Workspace {
     /// and the projection index when it is stale; returns the rendering.
     /// `curated_stamp` identifies the curated.json `state` was read from.
     pub(crate) fn repair_projection(&self, state: &CuratedState) -> Result<String> {
-        self.repair_projection_from(state, file_stamp(&self.file(CURATED_FILE))?)
+        self.repair_projection_from(state, file_stamp(&self.file(CURATED_FILE))?, Repair::Required)
     }
 
-    fn repair_projection_from(&self, state: &CuratedState, curated_stamp: Option<FileStamp>) -> Result<String> {
+    fn repair_projection_from(
+        &self,
+        state: &CuratedState,
+        curated_stamp: Option<FileStamp>,
+        repair: Repair,
+    ) -> Result<String> {
         let rendered = projection::render_memory(&state.entries);
         let path = self.file(MEMORY_FILE);
         if atomic_io::read_optional(&path)?.as_deref() != Some(rendered.as_bytes()) {
-            return self.write_memory_md(state, curated_stamp);
+            return match repair {
+                Repair::Required => self.write_memory_md(state, curated_stamp),
+                // MEMORY.md is derived: a reader that cannot rewrite it (a
+                // read-only mount, a full disk) still answers from
+                // curated.json, and the next writer repairs it.
+                Repair::BestEffort => {
+                    let _ = self.write_memory_md(state, curated_stamp);
+                    Ok(rendered)
+                }
+            };
         }
         if self.fresh_projection()?.is_none() {
             // Only a cache: a reader that cannot write it (a read-only
@@ -699,7 +727,7 @@ impl Workspace {
             let existing = atomic_io::read_optional(&self.file(MEMORY_FILE))?;
             return Ok((existing.map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default(), state));
         }
-        Ok((self.repair_projection_from(&state, curated_stamp)?, state))
+        Ok((self.repair_projection_from(&state, curated_stamp, Repair::BestEffort)?, state))
     }
 
     /// Returns the bounded agent context (SPEC section 8) with `recent`
@@ -742,6 +770,14 @@ fn recorded_workspace(record: &[u8]) -> Option<String> {
         workspace_id: String,
     }
     serde_json::from_slice::<Scoped>(record).ok().map(|scoped| scoped.workspace_id)
+}
+
+/// Whether a stale MEMORY.md must be rewritten (writers) or only may be
+/// (readers, who answer from curated.json either way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Repair {
+    Required,
+    BestEffort,
 }
 
 /// The identity of a file's current content: inode, size and modification

@@ -195,7 +195,9 @@ fn canonical_json_is_pinned() {
 fn jsonl_fact_line_layout_is_pinned() {
     let mut evidence = BTreeMap::new();
     evidence.insert("file".to_owned(), "src/\u{e9}.rs".to_owned());
-    evidence.insert("note".to_owned(), "a\u{1}b\u{2028}c\td".to_owned());
+    // A whitespace control (U+001F) still needs a \u escape; other controls
+    // are refused in stored text.
+    evidence.insert("note".to_owned(), "a\u{1f}b\u{2028}c\td".to_owned());
     evidence.insert("url".to_owned(), "https://x/y?z=1".to_owned());
     let new = NewFact {
         content: "Nutze  Stra\u{df}e \u{4e2d}\u{6587} \u{1f680} \"q\" \\ end".to_owned(),
@@ -216,7 +218,7 @@ fn jsonl_fact_line_layout_is_pinned() {
     let new = serde_json::from_value::<NewFact>(json!({
         "content": "Nutze  Stra\u{df}e \u{4e2d}\u{6587} \u{1f680} \"q\" \\ end",
         "kind": "pitfall", "importance": 4, "memory_key": "Storage.Journal", "source": "user",
-        "evidence": {"file": "src/\u{e9}.rs", "note": "a\u{1}b\u{2028}c\td", "url": "https://x/y?z=1"},
+        "evidence": {"file": "src/\u{e9}.rs", "note": "a\u{1f}b\u{2028}c\td", "url": "https://x/y?z=1"},
         "recorded_at": "2026-01-02T02:04:05.500000Z", "fact_id": "f-1",
     }))
     .unwrap();
@@ -225,7 +227,7 @@ fn jsonl_fact_line_layout_is_pinned() {
     assert_eq!(written, EXPECTED_LINE.replace(WS, p.ws.workspace_id()));
 }
 
-const EXPECTED_LINE: &str = "{\"content\": \"Nutze Stra\u{df}e \u{4e2d}\u{6587} \u{1f680} \\\"q\\\" \\\\ end\", \"evidence\": {\"file\": \"src/\u{e9}.rs\", \"note\": \"a\\u0001b\u{2028}c\\td\", \"url\": \"https://x/y?z=1\"}, \"fact_id\": \"f-1\", \"importance\": 4, \"kind\": \"pitfall\", \"memory_key\": \"storage.journal\", \"recorded_at\": \"2026-01-02T02:04:05.500000Z\", \"schema_version\": 2, \"source\": \"user\", \"workspace_id\": \"0123456789abcdef\"}\n";
+const EXPECTED_LINE: &str = "{\"content\": \"Nutze Stra\u{df}e \u{4e2d}\u{6587} \u{1f680} \\\"q\\\" \\\\ end\", \"evidence\": {\"file\": \"src/\u{e9}.rs\", \"note\": \"a\\u001fb\u{2028}c\\td\", \"url\": \"https://x/y?z=1\"}, \"fact_id\": \"f-1\", \"importance\": 4, \"kind\": \"pitfall\", \"memory_key\": \"storage.journal\", \"recorded_at\": \"2026-01-02T02:04:05.500000Z\", \"schema_version\": 2, \"source\": \"user\", \"workspace_id\": \"0123456789abcdef\"}\n";
 
 #[test]
 fn curated_json_layout_is_pinned() {

@@ -364,3 +364,295 @@ fn other_workspace(bytes: &[u8]) -> Vec<u8> {
     let id = value["workspace_id"].as_str().expect("workspace id").to_owned();
     text.replace(&id, "0123456789abcdef").into_bytes()
 }
+
+/// Issue 12, item 7: control and format characters (ESC, OSC, BEL, C1,
+/// bidi overrides, zero-width) in any text field of a stored fact are
+/// refused on read like a bad content, naming the field and the code point.
+#[test]
+fn control_and_format_characters_in_each_text_field_of_a_fact_line() {
+    let cases: [(&str, &str, &str, &str); 7] = [
+        ("content", "\"Nightly build \\u200b passed.\"", "invalid content", "U+200B"),
+        ("content", "\"Nightly \\u202ebuild passed.\"", "invalid content", "U+202E"),
+        ("source", "\"agent\\u001b]0;pwned\\u0007\"", "invalid source", "U+001B"),
+        ("source", "\"ag\\u2066ent\"", "invalid source", "U+2066"),
+        ("evidence", "{\"file\\u009b\": \"a.rs\"}", "invalid evidence", "U+009B"),
+        ("evidence", "{\"file\": \"a.rs\\u001b[2J\"}", "invalid evidence", "U+001B"),
+        ("evidence", "{\"file\": \"a\\u200d.rs\"}", "invalid evidence", "U+200D"),
+    ];
+    for (field, json, word, code) in cases {
+        let h = Hostile::new();
+        h.plant_line(h.with_field(field, json).as_bytes());
+        let label = format!("{field} = {json}");
+        assert_log_refused(&h, &label, &day_line(&[word, code]));
+    }
+}
+
+/// Issue 12, item 7: the same characters are refused on append in every
+/// text field, naming the field, and nothing is written.
+#[test]
+fn control_and_format_characters_are_refused_on_append_and_resolve() {
+    let h = Hostile::new();
+    let ws = h.tied.open();
+    let before = files(&h.memory());
+    let evidence = |key: &str, value: &str| [(key.to_owned(), value.to_owned())].into_iter().collect();
+    let cases: Vec<(NewFact, &str, &str)> = vec![
+        (NewFact::new("Read \u{202e}txt.exe"), "content", "U+202E"),
+        (NewFact::new("zero\u{200b}width"), "content", "U+200B"),
+        (NewFact { source: Some("user\u{1b}]2;x\u{7}".into()), ..NewFact::new("x") }, "source", "U+001B"),
+        (NewFact { source: Some("us\u{feff}er".into()), ..NewFact::new("x") }, "source", "U+FEFF"),
+        (NewFact { evidence: evidence("k\u{9b}", "v"), ..NewFact::new("x") }, "evidence", "U+009B"),
+        (NewFact { evidence: evidence("k", "v\u{7}"), ..NewFact::new("x") }, "evidence", "U+0007"),
+        (NewFact { evidence: evidence("k", "v\u{2067}"), ..NewFact::new("x") }, "evidence", "U+2067"),
+    ];
+    for (new, field, code) in cases {
+        match ws.remember(new.clone()) {
+            Err(Error::InvalidInput { field: got, message }) => {
+                assert_eq!(got, field, "{new:?}");
+                assert!(message.contains(code), "{new:?}: {message}");
+            }
+            other => panic!("{new:?} gave {other:?}"),
+        }
+    }
+    for (actor, rationale, field) in [
+        ("rev\u{1b}[2Jiewer", "Production needs extensions.", "actor"),
+        ("reviewer", "Because \u{202e}snoisnetxe", "rationale"),
+        ("re\u{85}\u{9d}viewer", "ok", "actor"),
+    ] {
+        let mut request = h.tied.decision(&h.case);
+        request.actor = actor.into();
+        request.rationale = rationale.into();
+        match ws.resolve(request) {
+            Err(Error::InvalidInput { field: got, .. }) => assert_eq!(got, field, "{actor:?} {rationale:?}"),
+            other => panic!("{actor:?} {rationale:?} gave {other:?}"),
+        }
+    }
+    assert_eq!(files(&h.memory()), before, "a refused append or resolve changed the memory directory");
+    // Ordinary non-ASCII text and whitespace controls still pass.
+    ws.remember(NewFact { source: Some("r\u{e9}viseur".into()), ..NewFact::new("Caf\u{e9}\tau\u{a0}lait \u{4e2d}") })
+        .expect("plain Unicode is fine");
+}
+
+/// Issue 12, item 7: a hostile audit stream or review queue whose actor or
+/// rationale carries terminal escapes is refused like any invalid record.
+#[test]
+fn control_characters_in_a_stored_actor_or_rationale() {
+    for (file, field, ops) in [
+        (AUDIT_FILE, "actor", &["resolve"][..]),
+        (AUDIT_FILE, "rationale", &["resolve"][..]),
+        ("conflicts.json", "resolution_actor", QUEUE_OPS),
+        ("conflicts.json", "resolution_rationale", QUEUE_OPS),
+    ] {
+        let h = Hostile::new();
+        let ws = h.tied.open();
+        ws.resolve(h.tied.decision(&h.case)).expect("resolve");
+        let path = h.memory().join(file);
+        let text = fs::read_to_string(&path).expect("read");
+        let original = if field.ends_with("actor") { "reviewer@example.com" } else { "Production needs extensions." };
+        let hostile = text.replace(original, "x\\u001b]0;pwned\\u0007y");
+        assert_ne!(hostile, text, "{file}: {field} not found");
+        fs::write(&path, hostile).expect("damage");
+        let word = format!("invalid {field}");
+        let expect = Expect { code: 4, file, words: &[&word, "U+001B"] };
+        assert_state_refused(&h, &format!("{file} {field}"), &expect, ops);
+    }
+}
+
+/// What to plant where a regular file is expected.
+#[derive(Debug, Clone, Copy)]
+enum Special {
+    Fifo,
+    Directory,
+    Device,
+}
+
+impl Special {
+    /// Creates the special file at `path` (removing what is there).
+    fn plant(self, path: &std::path::Path) {
+        let _ = fs::remove_file(path);
+        let status = match self {
+            Special::Fifo => std::process::Command::new("mkfifo").arg(path).status(),
+            Special::Directory => return fs::create_dir(path).expect("plant a directory"),
+            // The null device's numbers: reading it never blocks, but it is
+            // no log either.
+            Special::Device => std::process::Command::new("mknod").arg(path).args(["c", "1", "3"]).status(),
+        };
+        assert!(status.is_ok_and(|s| s.success()), "cannot plant {self:?} at {}", path.display());
+    }
+
+    fn words(self) -> &'static str {
+        match self {
+            Special::Fifo => "is a FIFO (named pipe), not a regular file",
+            Special::Directory => "is a directory, not a regular file",
+            Special::Device => "is a character device, not a regular file",
+        }
+    }
+}
+
+/// Every regular file below `dir` with its bytes, never opening anything
+/// else (a FIFO would block the reader).
+fn regular_files(dir: &std::path::Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(next) = stack.pop() {
+        for entry in fs::read_dir(&next).expect("read dir") {
+            let path = entry.expect("entry").path();
+            let kind = fs::symlink_metadata(&path).expect("stat").file_type();
+            if kind.is_dir() {
+                stack.push(path);
+            } else if kind.is_file() {
+                out.insert(path.clone(), fs::read(&path).expect("read"));
+            }
+        }
+    }
+    out
+}
+
+/// Runs `op` on its own thread and returns its result, or panics naming
+/// `label` when it has not finished after 20 seconds (it hangs). A thread
+/// stuck on `fifo` is released by opening the FIFO for writing.
+fn within_time<T: Send + 'static>(
+    label: &str,
+    fifo: Option<&std::path::Path>,
+    op: impl FnOnce() -> T + Send + 'static,
+) -> T {
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = send.send(op());
+    });
+    match receive.recv_timeout(std::time::Duration::from_secs(20)) {
+        Ok(value) => value,
+        Err(_) => {
+            if let Some(fifo) = fifo {
+                use std::os::unix::fs::OpenOptionsExt;
+                drop(fs::OpenOptions::new().write(true).custom_flags(libc::O_NONBLOCK).open(fifo));
+            }
+            panic!("{label} hangs");
+        }
+    }
+}
+
+/// Issue 12, item 8: a FIFO, a directory or a device where a daily log or a
+/// state file is expected is refused as corruption naming the file, without
+/// blocking, and nothing changes.
+#[test]
+fn a_fifo_directory_or_device_where_a_file_is_expected() {
+    let targets: [(&str, &[&str]); 6] = [
+        // The newest day, so that the context reads it too.
+        ("daily/2026-05-09.jsonl", &["facts", "log_days", "context", "distill", "verify", "remember"]),
+        ("curated.json", &["memory", "context", "distill", "verify"]),
+        ("conflicts.json", &["conflicts", "distill", "verify"]),
+        (AUDIT_FILE, &["adjudications", "verify"]),
+        (JOURNAL_FILE, &["open", "verify"]),
+        ("MEMORY.md", &["memory"]),
+    ];
+    for (target, ops) in targets {
+        for special in [Special::Fifo, Special::Directory, Special::Device] {
+            let h = Hostile::new();
+            let ws = h.tied.open();
+            ws.resolve(h.tied.decision(&h.case)).expect("resolve");
+            let memory = h.memory();
+            let path = memory.join(target);
+            special.plant(&path);
+            let before = regular_files(&memory);
+            let fifo = matches!(special, Special::Fifo).then(|| path.clone());
+            for op in ops {
+                let label = format!("{special:?} at {target}: {op}");
+                let ws = ws.clone();
+                let root = h.tied.root.clone();
+                let name = op.to_string();
+                let result = within_time(&label, fifo.as_deref(), move || -> Result<(), Error> {
+                    match name.as_str() {
+                        "open" => Workspace::open(&root, None).map(drop),
+                        "facts" => ws.facts().map(drop),
+                        "log_days" => ws.log_days().map(drop),
+                        // Appending to the pipe would lose the fact.
+                        "remember" => ws
+                            .remember(NewFact {
+                                recorded_at: Some("2026-05-09T12:00:00Z".into()),
+                                ..NewFact::new("Appended to a pipe?")
+                            })
+                            .map(drop),
+                        "context" => ws.context(None).map(drop),
+                        "memory" => ws.memory().map(drop),
+                        "conflicts" => ws.conflicts().map(drop),
+                        "adjudications" => ws.adjudications().map(drop),
+                        "distill" => ws.distill(&Policy::default(), Some(stamp(AS_OF)), false).map(drop),
+                        "verify" => match ws.verify() {
+                            // Reported as a problem, or refused outright.
+                            Ok(problems) if problems.iter().any(|p| p.message.contains("not a regular file")) => {
+                                Err(Error::corrupt(workmem::Location::file(&root), format!("{problems:?}")))
+                            }
+                            Ok(problems) => panic!("verify is clean: {problems:?}"),
+                            Err(err) => Err(err),
+                        },
+                        other => panic!("unknown op {other}"),
+                    }
+                });
+                let file_name = std::path::Path::new(target).file_name().expect("name").to_str().expect("utf-8");
+                let expect = Expect { code: 4, file: file_name, words: &[special.words()] };
+                check_error(&label, op, result, &expect);
+                assert_eq!(regular_files(&memory), before, "{label} changed the memory directory");
+            }
+        }
+    }
+}
+
+/// Issue 12, item 6: a checkout whose `.workmem` or `.workmem/memory` is a
+/// symbolic link is refused on open (nothing is written through it); a
+/// memory directory named explicitly may be a link.
+#[test]
+fn a_symlinked_workmem_or_memory_directory() {
+    for linked in [".workmem", ".workmem/memory"] {
+        let dir = tempfile::tempdir().expect("temp");
+        let project = dir.path().join("project");
+        let outside = dir.path().join("outside");
+        fs::create_dir_all(&outside).expect("outside");
+        let link = project.join(linked);
+        fs::create_dir_all(link.parent().expect("parent")).expect("project");
+        std::os::unix::fs::symlink(&outside, &link).expect("link");
+        let expect = Expect { code: 4, file: linked, words: &["symbolic link"] };
+        check_error(linked, "open", Workspace::open(&project, None).map(drop), &expect);
+        assert_eq!(fs::read_dir(&outside).expect("list").count(), 0, "{linked}: something was written outside");
+        // Named explicitly, a path through the link is the caller's choice.
+        let ws = Workspace::open(&project, Some(&link.join("store"))).expect("an explicit memory directory");
+        ws.remember(NewFact::new("Stored where the user said.")).expect("remember");
+        assert!(outside.join("store/daily").is_dir(), "{linked}");
+    }
+}
+
+/// Issue 12, item 11: temporary files a crashed atomic replace left in the
+/// memory directory (`.` + name + `.tmp`) are removed by the next command
+/// that takes the workspace lock; nothing else is touched.
+#[test]
+fn leftover_temporary_files_are_removed_under_the_lock() {
+    for op in ["distill", "resolve"] {
+        let h = Hostile::new();
+        let memory = h.memory();
+        let leftovers = [".curated.json.Ab12Cd.tmp", ".MEMORY.md.x9Y8z7.tmp", ".conflicts.json.000000.tmp"];
+        for name in leftovers {
+            fs::write(memory.join(name), b"half a write").expect("plant");
+        }
+        let keep = ["notes.tmp", ".keep.tmp.bak"];
+        for name in keep {
+            fs::write(memory.join(name), b"not ours").expect("plant");
+        }
+        fs::create_dir(memory.join(".a-directory.tmp")).expect("plant dir");
+        let ws = h.tied.open();
+        match op {
+            "distill" => drop(ws.distill(&Policy::default(), Some(stamp(AS_OF)), false).expect("distill")),
+            _ => drop(ws.resolve(h.tied.decision(&h.case)).expect("resolve")),
+        }
+        for name in leftovers {
+            assert!(!memory.join(name).exists(), "{op}: {name} was not removed");
+        }
+        for name in keep {
+            assert!(memory.join(name).exists(), "{op}: {name} was removed");
+        }
+        assert!(memory.join(".a-directory.tmp").is_dir(), "{op}: a directory was removed");
+        // Reads take no lock and remove nothing.
+        fs::write(memory.join(".curated.json.later1.tmp"), b"x").expect("plant");
+        ws.facts().expect("facts");
+        ws.memory().expect("memory");
+        assert!(memory.join(".curated.json.later1.tmp").exists(), "{op}: a read removed a temporary");
+    }
+}

@@ -105,3 +105,23 @@ fn keyed_wording_prefers_importance_then_newest_then_largest_id() {
     assert_eq!(active.content, "Use Python 3.13.");
     assert_eq!(active.evidence_ids, ["x0", "x1", "x2"]);
 }
+
+/// Issue 12: SPEC 5.3c checks the supersession count before the recency
+/// test, so a lone challenger that is also not newer than the active value
+/// is skipped for lack of evidence, not counted stale.
+#[test]
+fn a_lone_old_challenger_needs_more_evidence_and_is_not_stale() {
+    let p = Project::new();
+    p.add("a1", "decision", 4, Some(KEY), "Use Python 3.11.", "2026-01-10T00:00:00Z");
+    p.distill();
+    p.add("b1", "decision", 5, Some(KEY), "Use Python 3.12.", "2026-01-05T00:00:00Z");
+    assert_eq!(p.distill(), report(2, 0, 0, 0, 2, 0, 0, 0, 0));
+    let (_, decisions) =
+        p.ws.distill_explained(&workmem::Policy::default(), Some(crate::common::stamp(crate::common::AS_OF)), true)
+            .unwrap();
+    let b1 = decisions.iter().find(|d| d.fact_id == "b1").unwrap();
+    assert!(matches!(b1.reason, workmem::Reason::NeedsMoreEvidence { facts: 1, .. }), "{:?}", b1.reason);
+    // With two such facts the count test passes and recency stops them.
+    p.add("b2", "decision", 5, Some(KEY), "Use Python 3.12.", "2026-01-06T00:00:00Z");
+    assert_eq!(p.distill(), report(3, 0, 0, 0, 3, 0, 0, 2, 0));
+}

@@ -334,7 +334,7 @@ struct Printer {
 impl Printer {
     fn err(&self, line: impl std::fmt::Display) {
         // A closed stderr must not stop the conversation.
-        let _ = writeln!(io::stderr().lock(), "{line}");
+        let _ = writeln!(io::stderr().lock(), "{}", crate::output::escape_controls(&line.to_string()));
     }
 }
 
@@ -342,7 +342,7 @@ impl Events for Printer {
     fn text(&mut self, text: &str) {
         let mut out = io::stdout().lock();
         // A closed stdout (a pipe reader that left) loses only the display.
-        let _ = writeln!(out, "{}", text.trim_end()).and_then(|()| out.flush());
+        let _ = writeln!(out, "{}", crate::output::escape_controls(text.trim_end())).and_then(|()| out.flush());
     }
 
     fn tool_call(&mut self, name: &str, input: &Value) {

@@ -102,7 +102,8 @@ pub fn describe_reason(reason: &Reason, entry: Option<(&str, Status)>) -> String
             active_last_seen.as_str()
         ),
         Reason::NeedsMoreEvidence { entry_key, facts, supersession_repeat_threshold } => format!(
-            "needs more evidence: {facts} fact(s), replacing the active {} takes {supersession_repeat_threshold}",
+            "needs more evidence: {facts} fact(s), replacing the active {} takes {supersession_repeat_threshold} \
+             (counted before recency is checked)",
             shown(entry_key)
         ),
         Reason::LostToStrongerProposal { conflict_id } => {
