@@ -736,12 +736,10 @@ fn set_tree(dir: &Path, tool: &[&str]) {
 #[test]
 fn a_read_only_memory_directory_fails_clearly_and_changes_nothing() {
     let project = busy_project();
-    let Some(how) = detect_read_only(&project.memory()) else {
-        println!(
-            "SKIPPED: no way to make a directory read-only here (not root: chmod; root: unshare + bind mount, or chattr +i)"
-        );
-        return;
-    };
+    // A test that cannot set itself up fails: it is never a silent pass.
+    let how = detect_read_only(&project.memory()).expect(
+        "this test needs a way to make a directory read-only (not root: chmod; root: unshare + bind mount, or chattr +i)",
+    );
     let commands = writing_commands(&project);
     let before = project.files();
     for args in &commands {
@@ -797,10 +795,10 @@ fn run_with_size_limit(project: &Project, limit: u64, args: &[String]) -> Output
 
 #[test]
 fn a_full_disk_fails_clearly_and_changes_nothing() {
-    if !Command::new("prlimit").arg("--version").output().is_ok_and(|o| o.status.success()) {
-        println!("SKIPPED: prlimit (util-linux) is not installed");
-        return;
-    }
+    assert!(
+        Command::new("prlimit").arg("--version").output().is_ok_and(|o| o.status.success()),
+        "this test needs prlimit (util-linux) to simulate a full disk"
+    );
     let project = busy_project();
     let commands = writing_commands(&project);
     let day = project.memory().join("daily/2026-01-01.jsonl");
