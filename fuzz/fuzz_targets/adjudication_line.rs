@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use workmem::journal::{self, Adjudication};
+use workmem::internals::journal::{self, Adjudication};
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(record) = journal::parse_record::<Adjudication>(data) {

@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use workmem::journal::{self, JournalLine};
+use workmem::internals::journal::{self, JournalLine};
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(record) = journal::parse_record::<JournalLine>(data) {

@@ -15,7 +15,7 @@ pub const BASH: &str = "bash";
 /// Name of the tool that appends a fact.
 pub const WRITE_MEMORY: &str = "write_memory";
 /// The `source` of facts the model writes.
-pub use workmem::fact::MODEL_TOOL_SOURCE;
+pub use workmem::MODEL_TOOL_SOURCE;
 /// The memory_key pattern of SPEC section 2.
 pub const MEMORY_KEY_PATTERN: &str = r"^[a-z][a-z0-9]*(?:[._-][a-z0-9]+)*$";
 

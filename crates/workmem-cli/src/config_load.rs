@@ -62,12 +62,11 @@ pub fn load(project: &Path) -> Result<Config, CommandError> {
     let mut config = Config::default();
     if let Some(path) = user_file() {
         // The user's own file may be a link (dotfile managers make them).
-        let text = workmem::atomic_io::read_optional_following(&path)?;
+        let text = workmem::read_user_file(&path)?;
         apply_text(&mut config, &path, text)?;
     }
     let path = workspace_file(project);
-    workmem::atomic_io::refuse_symlink(&project.join(".workmem"))?;
-    let text = workmem::atomic_io::read_optional(&path)?;
+    let text = workmem::read_workspace_file(project, "config.toml")?;
     apply_text(&mut config, &path, text)?;
     Ok(config)
 }
@@ -112,7 +111,7 @@ impl File<'_> {
         let message = err.message().lines().next().unwrap_or("").trim();
         // The parser's message names tokens and keys, not values; still,
         // never repeat anything that looks like a credential.
-        let message = if message.is_empty() || workmem::secret::find(message).is_some() {
+        let message = if message.is_empty() || workmem::find_secret(message).is_some() {
             "syntax error".to_owned()
         } else {
             message.to_owned()
@@ -132,11 +131,11 @@ impl File<'_> {
         let bare = !key.is_empty()
             && key.len() <= 64
             && key.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
-        (bare && workmem::secret::find(key).is_none()).then_some(key)
+        (bare && workmem::find_secret(key).is_none()).then_some(key)
     }
 
     fn unknown(&self, key: &str, span: &Range<usize>) -> CommandError {
-        let key = if workmem::secret::find(key).is_some() { "(not shown: it looks like a credential)" } else { key };
+        let key = if workmem::find_secret(key).is_some() { "(not shown: it looks like a credential)" } else { key };
         CommandError::invalid("config", format!("{}: unknown key `{key}`", self.place(span)))
             .hinted("known keys: policy.{minimum_age_days, minimum_importance, repeat_threshold, supersession_repeat_threshold, stable_kinds, source.<name>.{minimum_age_days, minimum_importance}}, context.{recent_facts, budget}")
     }

@@ -139,11 +139,11 @@ impl Ui {
 }
 
 /// Returns whether `c` must not reach a terminal raw: what the library
-/// refuses in stored text ([`workmem::fact::is_refused_char`]) plus the
+/// refuses in stored text ([`workmem::is_refused_char`]) plus the
 /// whitespace controls other than newline and tab (a carriage return or a
 /// form feed can still overwrite or clear what was printed).
 fn must_escape(c: char) -> bool {
-    workmem::fact::is_refused_char(c) || (c.is_control() && c != '\n' && c != '\t')
+    workmem::is_refused_char(c) || (c.is_control() && c != '\n' && c != '\t')
 }
 
 /// Returns `text` with every character that [`must_escape`] names written

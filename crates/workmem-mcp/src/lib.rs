@@ -36,7 +36,7 @@ pub const MEMORY_URI: &str = "workmem://memory";
 /// URI of the bounded agent context resource.
 pub const CONTEXT_URI: &str = "workmem://context";
 /// The source recorded on every fact written through MCP.
-pub use workmem::fact::MODEL_TOOL_SOURCE;
+pub use workmem::MODEL_TOOL_SOURCE;
 
 /// Errors that stop the stdio server.
 #[derive(Debug, thiserror::Error)]

@@ -9,8 +9,8 @@
 use std::fs;
 use std::time::Instant;
 
-use workmem::journal::{Adjudication, Intent, JOURNAL_FILE, Phase};
-use workmem::{Stamp, Workspace, canon};
+use workmem::internals::journal::{Adjudication, Intent, JOURNAL_FILE, Phase};
+use workmem::{Stamp, Workspace, internals::canon};
 
 fn journal_text(workspace_id: &str, transactions: usize) -> String {
     let at = Stamp::parse("2026-01-01T00:00:00Z").expect("stamp");

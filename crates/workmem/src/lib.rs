@@ -1,53 +1,92 @@
 //! workmem: a durable, auditable memory of one project for AI coding agents.
 //!
-//! Agents append small structured facts to an append-only, fsynced JSONL
-//! log ([`fact_log`]). A deterministic policy ([`distill`]) promotes the
-//! facts that stay relevant into a curated state with revision history
-//! ([`curated_state`]); ties between equally strong values become conflict
-//! cases for a human ([`conflict_queue`]). Only active curated values and a
-//! few recent facts reach a prompt ([`projection`]).
+//! Agents append small structured facts ([`Fact`]) to an append-only,
+//! fsynced JSONL log. A deterministic [`Policy`] promotes the facts that
+//! stay relevant into a curated state with revision history
+//! ([`CuratedState`]); ties between equally strong values become conflict
+//! cases ([`Case`]) that only a human resolves. Only active curated values
+//! and a few recent facts reach a prompt ([`Workspace::context`]).
 //!
-//! Start with [`Workspace::open`]. The library never prints, never reads
-//! the environment (except the crash-test failpoints) and never exits the
-//! process.
+//! Everything goes through a [`Workspace`]. The library never prints, never
+//! reads the environment (except the crash-test failpoints) and never exits
+//! the process.
+//!
+//! The source is layered, each layer using only those before it: `model`
+//! (facts, normal forms, ids, timestamps, the secret guard), `store` (the
+//! files of a memory directory and the only code that writes them),
+//! `policy` (distill, adjudication plans, projection: pure) and
+//! `workspace` (this facade: every operation, the lock and the journal).
 
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 #![forbid(unsafe_code)]
 
-pub mod adjudication;
-pub mod atomic_io;
-pub mod canon;
-pub mod clock;
-pub mod config;
-pub mod conflict_queue;
-pub mod curated_state;
-pub mod distill;
-pub mod domain_index;
-pub mod error;
-pub mod explain;
-pub mod fact;
-pub mod fact_log;
-pub mod failpoint;
-pub mod history;
-pub mod journal;
-pub mod lock;
-pub mod projection;
-mod resolve;
-pub mod secret;
-pub mod stamp;
-pub mod verify;
-pub mod workspace;
+mod error;
+mod model;
+mod policy;
+mod store;
+mod workspace;
 
-pub use adjudication::Resolution;
-pub use clock::{Clock, FixedClock, SystemClock};
-pub use config::Config;
-pub use conflict_queue::{Candidate, Case, CaseStatus, ConflictQueue};
-pub use curated_state::{CuratedState, Entry, Status};
-pub use distill::{Decision, Policy, Reason, Report, SourcePolicy};
+use std::path::Path;
+
 pub use error::{Error, Location, Result};
-pub use fact::{Fact, Kind, NewFact};
-pub use history::History;
-pub use journal::Adjudication;
-pub use stamp::Stamp;
-pub use verify::Problem;
-pub use workspace::{Imported, Workspace};
+pub use model::clock::{Clock, FixedClock, SystemClock};
+pub use model::fact::{Fact, Kind, MAX_CONTENT_CHARS, MODEL_TOOL_SOURCE, NewFact};
+pub use model::stamp::Stamp;
+pub use model::text::is_refused_char;
+pub use policy::adjudication::Resolution;
+pub use policy::config::Config;
+pub use policy::report::{Decision, Reason, Report};
+pub use policy::rules::{Policy, SourcePolicy};
+pub use store::conflict_queue::{Candidate, Case, CaseStatus, ConflictQueue};
+pub use store::curated_state::{CuratedState, Entry, Status};
+pub use store::journal::Adjudication;
+pub use workspace::explain::FactExplanation;
+pub use workspace::history::History;
+pub use workspace::verify::Problem;
+pub use workspace::{DaySummary, Imported, Workspace};
+
+/// Returns `raw` as a memory key in normal form (trimmed, case-folded),
+/// checked against the key syntax: what every append stores.
+///
+/// Errors: [`Error::InvalidInput`] naming `memory_key`.
+pub fn clean_memory_key(raw: &str) -> Result<String> {
+    model::canon::clean_memory_key(raw)
+}
+
+/// Returns the kind of credential `text` holds (`"private key"`, ...), if
+/// the secret guard finds one: what stops any write of that text.
+pub fn find_secret(text: &str) -> Option<&'static str> {
+    model::secret::find(text)
+}
+
+/// Reads a file of a project's `.workmem/` directory, which belongs to the
+/// checkout and so may be hostile: a symlinked `.workmem` or file, or a
+/// file that is not a regular file, is refused. `None` when it is missing.
+///
+/// Errors: [`Error::Corrupt`] for a link or a non-regular file,
+/// [`Error::Io`].
+pub fn read_workspace_file(project: &Path, name: &str) -> Result<Option<Vec<u8>>> {
+    let dir = project.join(".workmem");
+    store::atomic_io::refuse_symlink(&dir)?;
+    store::atomic_io::read_optional(&dir.join(name))
+}
+
+/// Reads a file of the user's own (a configuration file, which may be a
+/// link), refusing one that is not a regular file. `None` when it is
+/// missing.
+///
+/// Errors: [`Error::Corrupt`] for a non-regular file, [`Error::Io`].
+pub fn read_user_file(path: &Path) -> Result<Option<Vec<u8>>> {
+    store::atomic_io::read_optional_following(path)
+}
+
+/// The internals, for this crate's own tests, benches and fuzz targets
+/// only: no part of the API and free to change.
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::model::{canon, fact_line, secret};
+    pub use crate::policy::{distill, projection};
+    pub use crate::store::{atomic_io, conflict_queue, curated_state, journal};
+    pub use crate::workspace::IMPORT_BATCH;
+}

@@ -7,7 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use workmem::journal::{AUDIT_FILE, JOURNAL_FILE};
+use workmem::internals::journal::{AUDIT_FILE, JOURNAL_FILE};
 use workmem::{CaseStatus, Error, FixedClock, Kind, NewFact, Policy, Resolution, Stamp, Status, Workspace};
 
 const AS_OF: &str = "2026-06-01T00:00:00Z";
@@ -357,15 +357,15 @@ fn the_journal_is_read_line_by_line_and_only_uncommitted_intents_are_kept() {
     let case = open_case(&ws);
     ws.resolve(request(&case, &candidate_id(&case, "Use Postgres."), "review:j")).expect("resolve");
     let journal = ws.file(JOURNAL_FILE);
-    let committed = workmem::journal::transactions(&journal, ws.workspace_id()).expect("transactions");
+    let committed = workmem::internals::journal::transactions(&journal, ws.workspace_id()).expect("transactions");
     assert_eq!(committed.len(), 1);
     assert!(committed[0].committed() && committed[0].intent.is_none(), "a committed intent was kept");
     // The prepared line alone: the intent is kept for recovery.
     let text = fs::read_to_string(&journal).expect("journal");
     let prepared = text.lines().next().expect("prepared line");
     fs::write(&journal, format!("{prepared}\n{{\"torn")).expect("write journal");
-    let pending = workmem::journal::transactions(&journal, ws.workspace_id()).expect("transactions");
-    assert_eq!(pending[0].done, [workmem::journal::Phase::Prepared]);
+    let pending = workmem::internals::journal::transactions(&journal, ws.workspace_id()).expect("transactions");
+    assert_eq!(pending[0].done, [workmem::internals::journal::Phase::Prepared]);
     assert_eq!(pending[0].intent.as_ref().map(|i| i.event_id.as_str()), Some("review:j"));
 }
 

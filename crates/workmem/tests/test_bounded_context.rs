@@ -4,7 +4,7 @@
 #![allow(clippy::disallowed_methods)]
 
 use serde_json::{Value, json};
-use workmem::{Config, Entry, Workspace, canon, projection};
+use workmem::{Config, Entry, Workspace, internals::canon, internals::projection};
 
 use crate::common::{Project, fact, write_raw};
 

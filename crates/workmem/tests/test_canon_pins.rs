@@ -82,8 +82,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::json;
-use workmem::conflict_queue::{self, Candidate};
-use workmem::{Fact, Kind, NewFact, canon};
+use workmem::internals::conflict_queue::{self, Candidate};
+use workmem::{Fact, Kind, NewFact, internals::canon};
 
 use crate::common::{Project, stamp};
 

@@ -3,7 +3,7 @@
 #![allow(clippy::disallowed_methods)]
 
 use serde_json::{Value, json};
-use workmem::{Error, canon};
+use workmem::{Error, internals::canon};
 
 use crate::common::{Project, write_raw};
 

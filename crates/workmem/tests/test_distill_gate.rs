@@ -3,8 +3,8 @@
 //! evidence is never deleted.
 #![allow(clippy::disallowed_methods)]
 
-use workmem::distill::Policy;
-use workmem::{Kind, canon};
+use workmem::internals::distill::Policy;
+use workmem::{Kind, internals::canon};
 
 use crate::common::{Project, file_state, let_clock_tick, report};
 

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, TestRunner};
-use workmem::distill::{self, Policy, Reason, SourcePolicy};
+use workmem::internals::distill::{self, Policy, Reason, SourcePolicy};
 use workmem::{ConflictQueue, CuratedState, Fact, Kind, NewFact, Stamp};
 
 const WS: &str = "0123456789abcdef";

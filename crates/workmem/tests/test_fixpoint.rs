@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
-use workmem::distill::Policy;
+use workmem::internals::distill::Policy;
 use workmem::{Kind, NewFact, Status};
 
 use crate::common::{AS_OF, Project, fact, let_clock_tick, report};

@@ -7,7 +7,7 @@
 use std::fs;
 use std::path::PathBuf;
 
-use workmem::journal::{AUDIT_FILE, JOURNAL_FILE};
+use workmem::internals::journal::{AUDIT_FILE, JOURNAL_FILE};
 use workmem::{Error, NewFact, Policy, Workspace};
 
 use crate::test_torn_writes::{AS_OF, Tied, files, stamp};

@@ -1,7 +1,7 @@
 //! Acceptance 11: `import` validates everything before writing, then
 //! appends in batches.
 
-use workmem::workspace::IMPORT_BATCH;
+use workmem::internals::IMPORT_BATCH;
 use workmem::{Error, NewFact};
 
 use crate::common::{Project, fact};

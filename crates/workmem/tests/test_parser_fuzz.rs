@@ -7,8 +7,8 @@
 use std::path::Path;
 
 use proptest::prelude::*;
-use workmem::distill::{self, Policy};
-use workmem::journal::{self, Adjudication, JournalLine};
+use workmem::internals::distill::{self, Policy};
+use workmem::internals::journal::{self, Adjudication, JournalLine};
 use workmem::{ConflictQueue, CuratedState, Fact, NewFact, Stamp};
 
 const WORKSPACE: &str = "0123456789abcdef";

@@ -3,7 +3,7 @@
 #![allow(clippy::disallowed_methods)]
 
 use serde_json::json;
-use workmem::{Status, canon};
+use workmem::{Status, internals::canon};
 
 use crate::common::{Project, file_state, let_clock_tick, report, write_raw};
 

@@ -4,7 +4,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use workmem::{Error, canon};
+use workmem::{Error, internals::canon};
 
 use crate::common::{Project, append_raw, open, write_raw};
 

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use workmem::{Error, NewFact, secret};
+use workmem::{Error, NewFact, internals::secret};
 
 use crate::common::{Project, fact};
 

@@ -1,6 +1,6 @@
 //! Acceptance 3: keyed supersession (SPEC 5.3a-d).
 
-use workmem::{Status, canon};
+use workmem::{Status, internals::canon};
 
 use crate::common::{Project, report};
 

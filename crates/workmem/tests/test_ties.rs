@@ -2,7 +2,7 @@
 //! it byte for byte; new tied evidence supersedes it (SPEC 5.3e).
 
 use serde_json::{Value, json};
-use workmem::{CaseStatus, canon};
+use workmem::{CaseStatus, internals::canon};
 
 use crate::common::{Project, file_state, let_clock_tick, report};
 

@@ -15,7 +15,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use workmem::journal::{AUDIT_FILE, JOURNAL_FILE};
+use workmem::internals::journal::{AUDIT_FILE, JOURNAL_FILE};
 use workmem::{Case, CaseStatus, FixedClock, NewFact, Policy, Resolution, Stamp, Workspace};
 
 pub const AS_OF: &str = "2026-06-01T00:00:00Z";

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use serde_json::{Value, json};
-use workmem::journal::{AUDIT_FILE, JOURNAL_FILE};
-use workmem::{Problem, Workspace, canon};
+use workmem::internals::journal::{AUDIT_FILE, JOURNAL_FILE};
+use workmem::{Problem, Workspace, internals::canon};
 
 use crate::test_torn_writes::Tied;
 
@@ -159,7 +159,7 @@ fn a_candidate_with_an_escape_sequence_is_corruption_even_with_every_id_recomput
     candidates.sort_by(|a, b| a.candidate_id.cmp(&b.candidate_id));
     let observed: Vec<String> = serde_json::from_value(case["observed_fact_ids"].clone()).expect("observed");
     let active = case["active_entry_key"].as_str().map(str::to_owned);
-    let fingerprint = workmem::conflict_queue::fingerprint(&memory_key, active.as_deref(), &candidates, &observed);
+    let fingerprint = workmem::internals::conflict_queue::fingerprint(&memory_key, active.as_deref(), &candidates, &observed);
     let ws = tied.open();
     let conflict_id = canon::conflict_id(ws.workspace_id(), &memory_key, &fingerprint);
     case["candidates"] = serde_json::to_value(&candidates).expect("json");
@@ -276,7 +276,7 @@ fn an_audit_record_rewritten_together_with_its_case_differs_from_the_journal() {
     let problems = verify_unchanged(&tied);
     assert!(!problems.iter().any(|p| p.message.contains(&conflict)), "{problems:?}");
     let journal =
-        workmem::journal::transactions(&tied.memory().join(JOURNAL_FILE), tied.open().workspace_id()).expect("journal");
+        workmem::internals::journal::transactions(&tied.memory().join(JOURNAL_FILE), tied.open().workspace_id()).expect("journal");
     let words = ["adjudication review:db:1 differs from the one transaction", journal[0].transaction_id.as_str()];
     assert!(has(&problems, AUDIT_FILE, &words), "{problems:?}");
 }

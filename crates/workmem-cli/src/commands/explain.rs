@@ -3,7 +3,7 @@
 //! records its decisions, the same code that promotes facts.
 
 use clap::Args;
-use workmem::explain::FactExplanation;
+use workmem::FactExplanation;
 use workmem::{Reason, Status};
 
 use crate::command_error::CommandError;

@@ -34,7 +34,7 @@ pub struct FactsArgs {
 /// Errors: invalid `--day` or `--key` (exit 2); corruption, scope and I/O
 /// errors of the logs.
 pub fn run(ctx: &Ctx, args: &FactsArgs) -> Result<(), CommandError> {
-    let key = args.key.as_deref().map(workmem::canon::clean_memory_key).transpose()?;
+    let key = args.key.as_deref().map(workmem::clean_memory_key).transpose()?;
     let day = args.day.as_deref().map(check_day).transpose()?;
     let ws = ctx.workspace()?;
     let mut facts = if args.all {

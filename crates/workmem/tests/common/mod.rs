@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use workmem::distill::{Policy, Report};
+use workmem::internals::distill::{Policy, Report};
 use workmem::{Fact, FixedClock, NewFact, Stamp, Workspace};
 
 /// The `as_of` (and clock time) of most tests. With the default policy the

@@ -27,10 +27,10 @@ use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::atomic_io::{self, FileStamp};
+use crate::store::atomic_io::{self, FileStamp};
 use crate::error::Result;
-use crate::fact::FactSummary;
-use crate::fact_log::{DayFile, FactLog, FileRecords, map_in_parallel};
+use crate::model::fact_line::FactSummary;
+use crate::store::fact_log::{DayFile, FactLog, FileRecords, map_in_parallel};
 
 const HEADER: &str = "workmem-domain-index 1";
 

@@ -6,16 +6,16 @@
 //! then rolled forward by the same code recovery uses, so a crash at any
 //! boundary leaves exactly what recovery finishes.
 
-use crate::adjudication::{self, Resolution};
-use crate::canon;
-use crate::conflict_queue::ConflictQueue;
-use crate::curated_state::{CURATED_SCHEMA_VERSION, CuratedState};
+use crate::policy::adjudication::{self, Resolution};
+use crate::model::canon;
+use crate::store::conflict_queue::ConflictQueue;
+use crate::store::curated_state::{CURATED_SCHEMA_VERSION, CuratedState};
 use crate::error::{Error, Location, Result};
-use crate::failpoint;
-use crate::journal::{
+use crate::store::failpoint;
+use crate::store::journal::{
     self, AUDIT_FILE, Adjudication, Intent, JOURNAL_FILE, JOURNAL_SCHEMA_VERSION, JournalLine, Phase,
 };
-use crate::lock::WorkspaceLock;
+use crate::store::lock::WorkspaceLock;
 use crate::workspace::{CONFLICTS_FILE, CURATED_FILE, Workspace};
 
 impl Workspace {
@@ -50,7 +50,7 @@ impl Workspace {
         let memory_key = queue.get(&resolution.conflict_id).map(|case| case.memory_key.as_str());
         let domain = match memory_key {
             Some(key) => self.domain_fact_ids(key)?,
-            None => crate::domain_index::Lookup { ids: Vec::new(), updated: None },
+            None => crate::store::domain_index::Lookup { ids: Vec::new(), updated: None },
         };
         let resolved_at = resolution.resolved_at.clone().unwrap_or_else(|| self.now());
         let plan = adjudication::plan(&resolution, &curated, &queue, &domain.ids, resolved_at, self.workspace_id())?;
@@ -138,12 +138,12 @@ impl Workspace {
     /// snapshots before changing anything.
     fn roll_forward(&self, intent: &Intent, digest: &str, done: &[Phase]) -> Result<()> {
         let tid = &intent.transaction_id;
-        let snapshot = |entries: &[crate::curated_state::Entry]| {
+        let snapshot = |entries: &[crate::store::curated_state::Entry]| {
             let mut state = CuratedState { schema_version: CURATED_SCHEMA_VERSION, entries: entries.to_vec() };
             state.sort();
             state
         };
-        let queue_snapshot = |cases: &[crate::conflict_queue::Case]| {
+        let queue_snapshot = |cases: &[crate::store::conflict_queue::Case]| {
             let mut queue = ConflictQueue { cases: cases.to_vec() };
             queue.sort();
             queue

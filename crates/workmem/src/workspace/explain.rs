@@ -5,12 +5,12 @@
 
 use serde::Serialize;
 
-use crate::canon;
-use crate::curated_state::Entry;
-use crate::distill::{Policy, Reason};
+use crate::model::canon;
+use crate::store::curated_state::Entry;
+use crate::policy::distill::{Policy, Reason};
 use crate::error::{Error, Result};
-use crate::fact::Fact;
-use crate::stamp::Stamp;
+use crate::model::fact::Fact;
+use crate::model::stamp::Stamp;
 use crate::workspace::Workspace;
 
 /// One fact and where it stands.
@@ -93,7 +93,7 @@ impl Workspace {
         wanted: impl Fn(&Fact) -> bool,
     ) -> Result<(Vec<FactExplanation>, Vec<Entry>)> {
         let facts = self.facts()?;
-        let outcome = crate::distill::distill_explained(
+        let outcome = crate::policy::distill::distill_explained(
             &facts,
             self.curated()?,
             &self.conflicts()?,

@@ -135,7 +135,7 @@ pub fn check_id(field: &str, id: &str) -> Result<()> {
 
 /// Returns `text` whitespace-collapsed and checks it is non-empty, at most
 /// `max_chars` characters and free of control and format characters
-/// ([`crate::fact::check_text`]; used for actor and rationale).
+/// ([`crate::model::fact::check_text`]; used for actor and rationale).
 ///
 /// Errors: [`Error::InvalidInput`] naming `field`.
 pub fn clean_text(field: &str, text: &str, max_chars: usize) -> Result<String> {
@@ -143,7 +143,7 @@ pub fn clean_text(field: &str, text: &str, max_chars: usize) -> Result<String> {
     if cleaned.is_empty() {
         return Err(Error::invalid(field, "must not be empty"));
     }
-    crate::fact::check_text(field, &cleaned)?;
+    crate::model::text::check_text(field, &cleaned)?;
     let chars = cleaned.chars().count();
     if chars > max_chars {
         return Err(Error::invalid(field, format!("is {chars} characters; at most {max_chars} are allowed")));

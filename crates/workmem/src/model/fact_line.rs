@@ -1,251 +1,20 @@
-//! The fact: one line of a daily log (SPEC section 3), its validation, and
-//! its format-stable JSONL encoding.
-//!
-//! Facts are validated twice with the same rules: when a caller appends one,
-//! and when a line is read back from disk, because a cloned repository may
-//! carry a hostile memory directory.
+//! The format-stable JSONL line of a fact: the encoder of the append path,
+//! and the decoder every reader uses, which checks each field by the rules
+//! of [`crate::model::fact`] and reads either a whole [`Fact`] or the slim
+//! [`FactSummary`] whole-log scans need.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 use std::fmt;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
-use crate::canon;
-use crate::error::{Error, Result};
-use crate::secret;
-use crate::stamp::Stamp;
-
-/// Current schema version of a fact line.
-pub const FACT_SCHEMA_VERSION: u32 = 2;
-/// Longest accepted content, in characters (after whitespace cleaning).
-pub const MAX_CONTENT_CHARS: usize = 2_000;
-/// Most evidence entries one fact may carry.
-pub const MAX_EVIDENCE_ENTRIES: usize = 32;
-/// Longest evidence key, in characters.
-pub const MAX_EVIDENCE_KEY_CHARS: usize = 100;
-/// Longest evidence value, in characters.
-pub const MAX_EVIDENCE_VALUE_CHARS: usize = 4_000;
-/// Longest source name, in characters.
-pub const MAX_SOURCE_CHARS: usize = 64;
-
-/// What a fact records. Decisions, conventions and pitfalls are *stable*
-/// kinds that may be promoted; outcomes stay in the recent log.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Kind {
-    /// A choice the project made.
-    Decision,
-    /// A rule the project follows.
-    Convention,
-    /// A trap to avoid.
-    Pitfall,
-    /// Something that happened; never promoted by the default policy.
-    Outcome,
-}
-
-impl Kind {
-    /// Every kind, in the order MEMORY.md lists sections.
-    pub const ALL: [Kind; 4] = [Kind::Decision, Kind::Convention, Kind::Pitfall, Kind::Outcome];
-
-    /// Returns the on-disk name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Decision => "decision",
-            Kind::Convention => "convention",
-            Kind::Pitfall => "pitfall",
-            Kind::Outcome => "outcome",
-        }
-    }
-
-    /// Parses an on-disk name.
-    ///
-    /// Errors: [`Error::InvalidInput`] naming `kind`.
-    pub fn parse(name: &str) -> Result<Kind> {
-        Kind::ALL.into_iter().find(|kind| kind.as_str() == name).ok_or_else(|| {
-            Error::invalid("kind", format!("unknown kind {name:?}; expected decision, convention, pitfall or outcome"))
-        })
-    }
-}
-
-impl fmt::Display for Kind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// One immutable fact as stored in a daily log. Format-stable: the field set
-/// and the JSONL layout are pinned by golden tests.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Fact {
-    /// Whitespace-cleaned statement, 1 to 2,000 characters.
-    pub content: String,
-    /// Pointers to where the fact came from (file, commit, URL, ...).
-    pub evidence: BTreeMap<String, String>,
-    /// Unique id (random 32-hex UUID by default).
-    pub fact_id: String,
-    /// 1 (trivia) to 5 (critical).
-    pub importance: u8,
-    /// What the fact records.
-    pub kind: Kind,
-    /// The question the fact answers, for replaceable decisions.
-    pub memory_key: Option<String>,
-    /// When it was recorded (UTC).
-    pub recorded_at: Stamp,
-    /// 1 (legacy, unkeyed) or 2.
-    pub schema_version: u32,
-    /// Who recorded it (`agent`, `user`, `model_tool`, ...).
-    pub source: String,
-    /// The workspace it belongs to.
-    pub workspace_id: String,
-}
-
-/// A fact to append, before validation. `None` fields take their defaults.
-/// Serialized, it holds only the fields that were given.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NewFact {
-    /// The statement.
-    pub content: String,
-    /// Kind name; default `outcome`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
-    /// 1-5; default 3.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub importance: Option<i64>,
-    /// Optional conflict domain.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory_key: Option<String>,
-    /// Who records it; default `agent`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source: Option<String>,
-    /// Evidence pointers.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub evidence: BTreeMap<String, String>,
-    /// RFC 3339 instant (any offset); default now.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub recorded_at: Option<String>,
-    /// Explicit id; default a random UUID.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fact_id: Option<String>,
-}
-
-/// The source recorded for facts a model writes through a tool.
-pub const MODEL_TOOL_SOURCE: &str = "model_tool";
-
-impl NewFact {
-    /// Returns the fact a model's `write_memory` tool call asks for: fields
-    /// `content`, `kind`, `importance`, optional `memory_key` and `evidence`
-    /// (an object of strings), with source `model_tool`. The MCP server and
-    /// the agent loop share this one reading of the tool's input; the
-    /// values are checked afterwards like any append ([`Fact::from_new`]).
-    ///
-    /// Errors: [`Error::InvalidInput`] naming an unknown, missing or
-    /// mistyped field.
-    pub fn from_tool_input(args: &serde_json::Map<String, serde_json::Value>) -> Result<NewFact> {
-        const FIELDS: [&str; 5] = ["content", "kind", "importance", "memory_key", "evidence"];
-        if let Some(unknown) = args.keys().find(|key| !FIELDS.contains(&key.as_str())) {
-            return Err(Error::invalid(
-                unknown.as_str(),
-                format!("unknown field; expected one of {}", FIELDS.join(", ")),
-            ));
-        }
-        Ok(NewFact {
-            content: tool_field(args, "content", "a string")?
-                .ok_or_else(|| Error::invalid("content", "missing; expected a string"))?,
-            kind: Some(tool_field(args, "kind", "one of decision, convention, pitfall, outcome")?.ok_or_else(
-                || Error::invalid("kind", "missing; expected one of decision, convention, pitfall, outcome"),
-            )?),
-            importance: Some(
-                tool_field(args, "importance", "an integer from 1 to 5")?
-                    .ok_or_else(|| Error::invalid("importance", "missing; expected an integer from 1 to 5"))?,
-            ),
-            memory_key: tool_field(args, "memory_key", "a string")?,
-            source: Some(MODEL_TOOL_SOURCE.to_owned()),
-            evidence: tool_field(args, "evidence", "an object whose values are strings")?.unwrap_or_default(),
-            recorded_at: None,
-            fact_id: None,
-        })
-    }
-
-    /// Returns a new fact with `content` and every other field defaulted.
-    pub fn new(content: impl Into<String>) -> NewFact {
-        NewFact { content: content.into(), ..NewFact::default() }
-    }
-
-    /// Returns the canonical JSON of the fields as given (sorted keys, no
-    /// whitespace; fields left to their defaults are absent).
-    pub fn canonical_json(&self) -> String {
-        // Through a `Value`: its map sorts the keys, which this struct's
-        // field order does not.
-        let value = serde_json::to_value(self).expect("a NewFact is plain strings, numbers and maps");
-        canon::canonical_json(&value)
-    }
-}
+use crate::model::canon;
+use crate::model::fact::{
+    FACT_SCHEMA_VERSION, Fact, Kind, MAX_EVIDENCE_ENTRIES, check_evidence_pair, check_importance, check_source, check_stored_content, json_type,
+};
+use crate::model::stamp::Stamp;
 
 impl Fact {
-    /// Returns whether `self`, about to be appended, repeats `stored` (the
-    /// fact already under its id): the same content, kind, importance,
-    /// memory_key, source and evidence, and the same instant unless the
-    /// retry left `recorded_at` to its default. Such an append is a retry
-    /// and returns the stored fact instead of writing.
-    pub fn repeats(&self, stored: &Fact, recorded_at_given: bool) -> bool {
-        self.content == stored.content
-            && self.kind == stored.kind
-            && self.importance == stored.importance
-            && self.memory_key == stored.memory_key
-            && self.source == stored.source
-            && self.evidence == stored.evidence
-            && (!recorded_at_given || self.recorded_at.instant() == stored.recorded_at.instant())
-    }
-}
-
-impl Fact {
-    /// Returns the validated fact for `new`, stamped with `now` and
-    /// `fresh_id` where the input leaves them open.
-    ///
-    /// Errors: [`Error::InvalidInput`] naming the first bad field.
-    pub fn from_new(new: NewFact, workspace_id: &str, now: Stamp, fresh_id: impl FnOnce() -> String) -> Result<Fact> {
-        let content = check_content(&new.content)?;
-        let kind = Kind::parse(new.kind.as_deref().unwrap_or("outcome"))?;
-        let importance = check_importance(new.importance.unwrap_or(3))?;
-        let memory_key = match new.memory_key.as_deref() {
-            None => None,
-            Some(raw) => Some(canon::clean_memory_key(raw)?),
-        };
-        let source = new.source.unwrap_or_else(|| "agent".to_owned());
-        check_source(&source)?;
-        check_evidence(&new.evidence)?;
-        secret::check("content", &content)?;
-        for (key, value) in &new.evidence {
-            secret::check("evidence", key)?;
-            secret::check("evidence", value)?;
-        }
-        let recorded_at = match new.recorded_at.as_deref() {
-            None => now,
-            Some(text) => Stamp::parse_normalized(text).map_err(|msg| Error::invalid("recorded_at", msg))?,
-        };
-        let fact_id = match new.fact_id {
-            Some(id) => {
-                canon::check_id("fact_id", &id)?;
-                id
-            }
-            None => fresh_id(),
-        };
-        Ok(Fact {
-            content,
-            evidence: new.evidence,
-            fact_id,
-            importance,
-            kind,
-            memory_key,
-            recorded_at,
-            schema_version: FACT_SCHEMA_VERSION,
-            source,
-            workspace_id: workspace_id.to_owned(),
-        })
-    }
-
     /// Returns the JSONL record of this fact, newline included, laid out like
     /// Python's `json.dumps(sort_keys=True, ensure_ascii=False)`.
     pub fn to_line(&self) -> String {
@@ -295,11 +64,6 @@ impl Fact {
         let (raw, checked) = RawFact::parse(line)?;
         Ok(raw.into_fact(checked))
     }
-
-    /// Returns the normal form of the content.
-    pub fn normal_content(&self) -> String {
-        canon::normal_form(&self.content)
-    }
 }
 
 pub(crate) fn describe_json_error(err: &serde_json::Error) -> String {
@@ -308,20 +72,6 @@ pub(crate) fn describe_json_error(err: &serde_json::Error) -> String {
         Category::Syntax | Category::Eof => format!("not valid JSON ({err})"),
         Category::Data => format!("invalid record: {err}"),
         Category::Io => format!("unreadable record: {err}"),
-    }
-}
-
-/// Returns a tool argument; absent and `null` are both `None`.
-fn tool_field<T: serde::de::DeserializeOwned>(
-    args: &serde_json::Map<String, serde_json::Value>,
-    field: &str,
-    expected: &str,
-) -> Result<Option<T>> {
-    match args.get(field) {
-        None | Some(serde_json::Value::Null) => Ok(None),
-        Some(value) => serde_json::from_value(value.clone())
-            .map(Some)
-            .map_err(|_| Error::invalid(field, format!("expected {expected}, got {}", json_type(value)))),
     }
 }
 
@@ -368,124 +118,6 @@ const FIELD_TYPES: &[(&str, &str)] = &[
     ("workspace_id", "a string"),
 ];
 
-fn json_type(value: &serde_json::Value) -> &'static str {
-    match value {
-        serde_json::Value::Null => "null",
-        serde_json::Value::Bool(_) => "a boolean",
-        serde_json::Value::Number(n) if n.is_f64() => "a floating-point number",
-        serde_json::Value::Number(_) => "an integer",
-        serde_json::Value::String(_) => "a string",
-        serde_json::Value::Array(_) => "an array",
-        serde_json::Value::Object(_) => "an object",
-    }
-}
-
-/// Unicode format characters (general category Cf): bidi overrides and
-/// isolates, zero-width characters, the byte order mark, tags and the like.
-/// Sorted, inclusive ranges; a unit test checks that every character the
-/// `regex` crate's Unicode tables call Cf is covered.
-const FORMAT_CHARACTERS: &[(u32, u32)] = &[
-    (0x00AD, 0x00AD),
-    (0x0600, 0x0605),
-    (0x061C, 0x061C),
-    (0x06DD, 0x06DD),
-    (0x070F, 0x070F),
-    (0x0890, 0x0891),
-    (0x08E2, 0x08E2),
-    (0x180E, 0x180E),
-    (0x200B, 0x200F),
-    (0x202A, 0x202E),
-    (0x2060, 0x2064),
-    (0x2066, 0x206F),
-    (0xFEFF, 0xFEFF),
-    (0xFFF9, 0xFFFB),
-    (0x110BD, 0x110BD),
-    (0x110CD, 0x110CD),
-    (0x13430, 0x1343F),
-    (0x1BCA0, 0x1BCA3),
-    (0x1D173, 0x1D17A),
-    (0xE0001, 0xE0001),
-    (0xE0020, 0xE007F),
-];
-
-/// Returns whether `c` is refused in every stored or printed text field: a
-/// control character (C0, DEL, C1) that is not whitespace, or a Unicode
-/// format character (bidi overrides, zero-width characters, ...). Such
-/// characters would reach terminals and prompts verbatim: an escape
-/// sequence can retitle or clear a terminal, a bidi override can make text
-/// read differently from what it is. Whitespace controls are not refused
-/// here: content, actor and rationale collapse them, source and evidence
-/// keys refuse them separately.
-pub fn is_refused_char(c: char) -> bool {
-    let code = u32::from(c);
-    match code {
-        0..=0x1F | 0x7F..=0x9F => !canon::is_space(c),
-        0x20..=0x7E | 0xA0..=0xAC => false,
-        _ => FORMAT_CHARACTERS
-            .binary_search_by(|&(start, end)| {
-                if end < code {
-                    std::cmp::Ordering::Less
-                } else if start > code {
-                    std::cmp::Ordering::Greater
-                } else {
-                    std::cmp::Ordering::Equal
-                }
-            })
-            .is_ok(),
-    }
-}
-
-/// Returns the first character of `text` that [`is_refused_char`] refuses.
-/// The one validator of characters for every text field (content, source,
-/// evidence, actor, rationale), on append and on read.
-pub fn refused_character(text: &str) -> Option<char> {
-    // Printable ASCII is never refused: skip to the first other byte (a
-    // char boundary, since every byte before it is ASCII).
-    let start = text.bytes().position(|b| !(0x20..0x7F).contains(&b))?;
-    text[start..].chars().find(|&c| is_refused_char(c))
-}
-
-/// Checks that `text`, the value of `field`, holds no character that
-/// [`is_refused_char`] refuses.
-///
-/// Errors: [`Error::InvalidInput`] naming the field and the character's
-/// code point (never the text).
-pub fn check_text(field: &str, text: &str) -> Result<()> {
-    match refused_character(text) {
-        None => Ok(()),
-        Some(c) => Err(Error::invalid(field, refused_message(c))),
-    }
-}
-
-fn refused_message(c: char) -> String {
-    format!(
-        "contains the control character U+{:04X}; control and format characters (C0, C1, bidi overrides, \
-         zero-width) are not allowed",
-        u32::from(c)
-    )
-}
-
-/// Checks content read from disk (a fact line, a curated entry, a conflict
-/// candidate) by the rules content cleaning on append guarantees: already
-/// whitespace-collapsed and trimmed, not empty, no control characters, at
-/// most [`MAX_CONTENT_CHARS`] characters. Stored wording reaches MEMORY.md,
-/// prompts and terminals, so a hostile file must not smuggle newlines,
-/// headings or escape sequences through it.
-///
-/// Returns a message fragment starting with `invalid content`; the caller
-/// names the file and record.
-pub fn check_stored_content(content: &str) -> std::result::Result<(), String> {
-    if !canon::is_collapsed(content) || content.is_empty() {
-        return Err("invalid content: empty or not whitespace-collapsed".to_owned());
-    }
-    if let Some(c) = refused_character(content) {
-        return Err(format!("invalid content: {}", refused_message(c)));
-    }
-    if let Some(chars) = chars_over(content, MAX_CONTENT_CHARS) {
-        return Err(format!("invalid content: {chars} characters; at most {MAX_CONTENT_CHARS} are allowed"));
-    }
-    Ok(())
-}
 
 /// A fact line as parsed, borrowing from the line where it can. Validated
 /// once, then turned into a [`Fact`] or a [`FactSummary`].
@@ -591,7 +223,7 @@ impl RawFact<'_> {
             }
         }
         let recorded_at =
-            crate::stamp::parse_instant(&self.recorded_at).map_err(|msg| format!("invalid recorded_at: {msg}"))?;
+            crate::model::stamp::parse_instant(&self.recorded_at).map_err(|msg| format!("invalid recorded_at: {msg}"))?;
         if self.workspace_id.len() != 16 || !self.workspace_id.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(format!("invalid workspace_id {:?}", self.workspace_id));
         }
@@ -780,98 +412,13 @@ impl RawFact<'_> {
     }
 }
 
-fn check_content(raw: &str) -> Result<String> {
-    let content = canon::collapse_whitespace(raw);
-    if content.is_empty() {
-        return Err(Error::invalid("content", "must not be empty"));
-    }
-    let chars = content.chars().count();
-    if chars > MAX_CONTENT_CHARS {
-        return Err(Error::invalid(
-            "content",
-            format!("is {chars} characters; at most {MAX_CONTENT_CHARS} are allowed"),
-        ));
-    }
-    check_text("content", &content)?;
-    Ok(content)
-}
-
-/// Returns the number of characters of `text` when it is over `max`,
-/// counting them only when the byte length allows it.
-fn chars_over(text: &str, max: usize) -> Option<usize> {
-    if text.len() <= max {
-        return None;
-    }
-    Some(text.chars().count()).filter(|&chars| chars > max)
-}
-
-fn check_importance(value: i64) -> Result<u8> {
-    match u8::try_from(value) {
-        Ok(v @ 1..=5) => Ok(v),
-        _ => Err(Error::invalid("importance", format!("{value} is outside 1-5"))),
-    }
-}
-
-fn check_source(source: &str) -> Result<()> {
-    check_text("source", source)?;
-    let chars = source.chars().count();
-    if chars == 0 || chars > MAX_SOURCE_CHARS || source.chars().any(|c| canon::is_space(c) || c.is_control()) {
-        return Err(Error::invalid(
-            "source",
-            format!("{} must be 1-{MAX_SOURCE_CHARS} characters without whitespace", abbreviated(source)),
-        ));
-    }
-    Ok(())
-}
-
-fn check_evidence(evidence: &BTreeMap<String, String>) -> Result<()> {
-    if evidence.len() > MAX_EVIDENCE_ENTRIES {
-        return Err(Error::invalid(
-            "evidence",
-            format!("has {} entries; at most {MAX_EVIDENCE_ENTRIES} are allowed", evidence.len()),
-        ));
-    }
-    evidence.iter().try_for_each(|(key, value)| check_evidence_pair(key, value))
-}
-
-/// Returns `text` quoted for an error message, cut after 40 characters so
-/// that a huge input is never echoed back.
-fn abbreviated(text: &str) -> String {
-    match text.char_indices().nth(40) {
-        None => format!("{text:?}"),
-        Some((end, _)) => format!("{:?}...", &text[..end]),
-    }
-}
-
-fn check_evidence_pair(key: &str, value: &str) -> Result<()> {
-    check_text("evidence", key)?;
-    check_text("evidence", value)?;
-    let key_chars = key.chars().count();
-    if key_chars == 0 || key_chars > MAX_EVIDENCE_KEY_CHARS || key.chars().any(char::is_control) {
-        return Err(Error::invalid(
-            "evidence",
-            format!(
-                "key {} must be 1-{MAX_EVIDENCE_KEY_CHARS} characters without control characters (it has {key_chars})",
-                abbreviated(key)
-            ),
-        ));
-    }
-    if let Some(value_chars) = chars_over(value, MAX_EVIDENCE_VALUE_CHARS) {
-        return Err(Error::invalid(
-            "evidence",
-            format!(
-                "value of {} is {value_chars} characters; at most {MAX_EVIDENCE_VALUE_CHARS} are allowed",
-                abbreviated(key)
-            ),
-        ));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::canon::JsonStyle;
+    use crate::model::canon::JsonStyle;
+    use crate::error::Error;
+    use crate::model::fact::NewFact;
+    use crate::model::text::{is_refused_char, refused_character};
 
     fn now() -> Stamp {
         Stamp::parse("2026-01-02T03:04:05Z").unwrap()

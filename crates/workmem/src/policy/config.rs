@@ -1,9 +1,9 @@
 //! Plain configuration values handed to the library. Loading (files,
 //! environment, flags) is the caller's business.
 
-use crate::distill::Policy;
+use crate::policy::distill::Policy;
 use crate::error::{Error, Result};
-use crate::projection::{DEFAULT_CONTEXT_BUDGET, DEFAULT_RECENT_FACTS, MIN_CONTEXT_BUDGET};
+use crate::policy::projection::{DEFAULT_CONTEXT_BUDGET, DEFAULT_RECENT_FACTS, MIN_CONTEXT_BUDGET};
 
 /// Settings of a workspace session.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -17,10 +17,10 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::canon::{self, JsonStyle};
+use crate::model::canon::{self, JsonStyle};
 use crate::error::{Error, Location, Result};
-use crate::fact::Kind;
-use crate::stamp::Stamp;
+use crate::model::fact::Kind;
+use crate::model::stamp::Stamp;
 
 /// Schema version written to `curated.json`.
 pub const CURATED_SCHEMA_VERSION: u32 = 2;
@@ -37,7 +37,7 @@ pub enum Status {
 
 /// One curated revision. Format-stable.
 ///
-/// Fields are declared in sorted order: [`crate::canon::encode`] writes them
+/// Fields are declared in sorted order: [`crate::model::canon::encode`] writes them
 /// as declared.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -164,7 +164,7 @@ impl CuratedState {
     pub fn decode(data: &[u8], path: &Path, workspace_id: &str) -> Result<CuratedState> {
         let here = || Location::file(path);
         let raw: RawCurated = serde_json::from_slice(data)
-            .map_err(|err| Error::corrupt(here(), crate::fact::describe_json_error(&err)))?;
+            .map_err(|err| Error::corrupt(here(), crate::model::fact_line::describe_json_error(&err)))?;
         if raw.workspace_id != workspace_id {
             return Err(Error::Scope { location: here(), found: raw.workspace_id, expected: workspace_id.to_owned() });
         }
@@ -385,7 +385,7 @@ fn check_entry_fields(entry: &Entry) -> std::result::Result<(), String> {
     if entry.revision < 1 {
         return Err("revision must be >= 1".to_owned());
     }
-    crate::fact::check_stored_content(&entry.content)?;
+    crate::model::fact::check_stored_content(&entry.content)?;
     if let Some(key) = entry.memory_key.as_deref() {
         match canon::clean_memory_key(key) {
             Ok(clean) if clean == key => {}

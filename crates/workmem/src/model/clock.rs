@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::stamp::Stamp;
+use crate::model::stamp::Stamp;
 
 /// A source of the current time and of fresh fact ids.
 pub trait Clock: Send + Sync + std::fmt::Debug {

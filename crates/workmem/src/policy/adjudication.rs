@@ -7,13 +7,13 @@
 
 use std::path::Path;
 
-use crate::canon;
-use crate::conflict_queue::{Case, CaseStatus, ConflictQueue};
-use crate::curated_state::{CuratedState, Revision, push_revision};
-use crate::distill::observed_fact_ids;
+use crate::model::canon;
+use crate::store::conflict_queue::{Case, CaseStatus, ConflictQueue};
+use crate::store::curated_state::{CuratedState, Revision, push_revision};
+use crate::policy::distill::observed_fact_ids;
 use crate::error::{Error, Location, Result};
-use crate::journal::{Adjudication, JOURNAL_SCHEMA_VERSION};
-use crate::stamp::Stamp;
+use crate::store::journal::{Adjudication, JOURNAL_SCHEMA_VERSION};
+use crate::model::stamp::Stamp;
 
 /// Longest actor or rationale, in characters.
 pub const MAX_ACTOR_CHARS: usize = 1_000;
@@ -51,8 +51,8 @@ impl Resolution {
         }
         self.actor = canon::clean_text("actor", &self.actor, MAX_ACTOR_CHARS)?;
         self.rationale = canon::clean_text("rationale", &self.rationale, MAX_ACTOR_CHARS)?;
-        crate::secret::check("actor", &self.actor)?;
-        crate::secret::check("rationale", &self.rationale)?;
+        crate::model::secret::check("actor", &self.actor)?;
+        crate::model::secret::check("rationale", &self.rationale)?;
         Ok(self)
     }
 
@@ -161,7 +161,7 @@ pub fn plan(
 fn promote_candidate(
     state: &mut CuratedState,
     case: &Case,
-    candidate: &crate::conflict_queue::Candidate,
+    candidate: &crate::store::conflict_queue::Candidate,
 ) -> Result<String> {
     let active = state.entries.iter().position(|e| e.is_active() && e.memory_key.as_deref() == Some(&case.memory_key));
     let revision = Revision {
@@ -177,6 +177,6 @@ fn promote_candidate(
         .map_err(|message| Error::corrupt(Location::file(Path::new("curated.json")), message))?;
     let key = state.entries[position].key.clone();
     state.sort();
-    state.schema_version = crate::curated_state::CURATED_SCHEMA_VERSION;
+    state.schema_version = crate::store::curated_state::CURATED_SCHEMA_VERSION;
     Ok(key)
 }

@@ -24,7 +24,7 @@ impl WorkspaceLock {
     /// Errors: [`crate::Error::Io`].
     pub fn acquire(memory_dir: &Path) -> Result<WorkspaceLock> {
         let path = memory_dir.join(".lock");
-        crate::atomic_io::refuse_symlink(&path)?;
+        crate::store::atomic_io::refuse_symlink(&path)?;
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -34,7 +34,7 @@ impl WorkspaceLock {
             .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
             .open(&path)
             .at(&path)?;
-        crate::atomic_io::ensure_regular(&file, &path)?;
+        crate::store::atomic_io::ensure_regular(&file, &path)?;
         file.lock().at(&path)?;
         Ok(WorkspaceLock { file, path })
     }

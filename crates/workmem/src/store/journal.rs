@@ -23,12 +23,12 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::atomic_io;
-use crate::canon::{self, JsonStyle};
-use crate::conflict_queue::Case;
-use crate::curated_state::Entry;
+use crate::store::atomic_io;
+use crate::model::canon::{self, JsonStyle};
+use crate::store::conflict_queue::Case;
+use crate::store::curated_state::Entry;
 use crate::error::{Error, IoContext, Location, Result};
-use crate::stamp::Stamp;
+use crate::model::stamp::Stamp;
 
 /// File name of the audit stream.
 pub const AUDIT_FILE: &str = "conflict-adjudications.jsonl";
@@ -39,7 +39,7 @@ pub const JOURNAL_SCHEMA_VERSION: u32 = 1;
 
 /// One human decision, as appended to the audit stream. Format-stable.
 ///
-/// Fields are declared in sorted order: [`crate::canon::encode`] writes them
+/// Fields are declared in sorted order: [`crate::model::canon::encode`] writes them
 /// as declared.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -80,7 +80,7 @@ impl Adjudication {
 /// The full description of one resolution transaction. Format-stable: its
 /// canonical JSON is hashed into every journal line.
 ///
-/// Fields are declared in sorted order: [`crate::canon::encode`] writes them
+/// Fields are declared in sorted order: [`crate::model::canon::encode`] writes them
 /// as declared.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -180,7 +180,7 @@ impl fmt::Display for Phase {
 
 /// One line of the transaction journal. Format-stable.
 ///
-/// Fields are declared in sorted order: [`crate::canon::encode`] writes them
+/// Fields are declared in sorted order: [`crate::model::canon::encode`] writes them
 /// as declared.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -295,7 +295,7 @@ pub fn parse_record<T>(bytes: &[u8]) -> std::result::Result<T, String>
 where
     T: for<'de> Deserialize<'de> + StreamRecord,
 {
-    let value: Value = serde_json::from_slice(bytes).map_err(|err| crate::fact::describe_json_error(&err))?;
+    let value: Value = serde_json::from_slice(bytes).map_err(|err| crate::model::fact_line::describe_json_error(&err))?;
     // No workmem record holds a float; one in the free-form intent would not
     // survive a write and re-read bit for bit, and the digest covers it.
     if has_float(&value) {
@@ -346,7 +346,7 @@ impl StreamRecord for Adjudication {
 
 impl Adjudication {
     /// Checks ids, actor and rationale with the rules of
-    /// [`crate::adjudication::Resolution::validated`].
+    /// [`crate::policy::adjudication::Resolution::validated`].
     ///
     /// Errors: [`Error::InvalidInput`] naming the field.
     pub fn check_fields(&self) -> Result<()> {
@@ -356,8 +356,8 @@ impl Adjudication {
         for id in &self.evidence_ids {
             canon::check_id("evidence_ids", id)?;
         }
-        crate::fact::check_text("actor", &self.actor)?;
-        crate::fact::check_text("rationale", &self.rationale)
+        crate::model::text::check_text("actor", &self.actor)?;
+        crate::model::text::check_text("rationale", &self.rationale)
     }
 }
 

@@ -16,7 +16,7 @@ use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, IoContext, Location, Result};
-use crate::failpoint;
+use crate::store::failpoint;
 
 /// Creates `dir` and its missing parents with mode 0700, refusing a symlink
 /// at `dir` itself.

@@ -15,9 +15,10 @@ use std::path::{Path, PathBuf};
 
 use foldhash::{HashSet, HashSetExt};
 
-use crate::atomic_io::{self, FileStamp};
+use crate::store::atomic_io::{self, FileStamp};
 use crate::error::{Error, IoContext, Location, Result};
-use crate::fact::{Fact, LineError, LogRecord};
+use crate::model::fact::Fact;
+use crate::model::fact_line::{LineError, LogRecord};
 
 /// The daily fact log of one workspace.
 #[derive(Debug, Clone)]

@@ -16,17 +16,17 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::canon::{self, JsonStyle};
+use crate::model::canon::{self, JsonStyle};
 use crate::error::{Error, Location, Result};
-use crate::fact::Kind;
-use crate::stamp::Stamp;
+use crate::model::fact::Kind;
+use crate::model::stamp::Stamp;
 
 /// Schema version written to `conflicts.json`.
 pub const CONFLICTS_SCHEMA_VERSION: u32 = 1;
 
 /// One value competing in a conflict case. Format-stable.
 ///
-/// Fields are declared in sorted order: [`crate::canon::encode`] writes them
+/// Fields are declared in sorted order: [`crate::model::canon::encode`] writes them
 /// as declared.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -76,7 +76,7 @@ impl CaseStatus {
 
 /// One conflict case. Format-stable.
 ///
-/// Fields are declared in sorted order: [`crate::canon::encode`] writes them
+/// Fields are declared in sorted order: [`crate::model::canon::encode`] writes them
 /// as declared.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -165,7 +165,7 @@ impl Case {
             [("resolution_actor", &self.resolution_actor), ("resolution_rationale", &self.resolution_rationale)]
         {
             if let Some(text) = text {
-                crate::fact::check_text(field, text).map_err(|err| format!("case {id}: {err}"))?;
+                crate::model::text::check_text(field, text).map_err(|err| format!("case {id}: {err}"))?;
             }
         }
         if let Some(event_id) = &self.resolution_event_id {
@@ -190,7 +190,7 @@ impl Case {
         let mut incumbents = 0;
         for candidate in &self.candidates {
             let cid = &candidate.candidate_id;
-            if let Err(msg) = crate::fact::check_stored_content(&candidate.content) {
+            if let Err(msg) = crate::model::fact::check_stored_content(&candidate.content) {
                 return Err(format!("case {id}: candidate {cid}: {msg}"));
             }
             if *cid != canon::candidate_id(&self.memory_key, candidate.kind.as_str(), &candidate.content) {
@@ -281,7 +281,7 @@ impl ConflictQueue {
     pub fn decode(data: &[u8], path: &Path, workspace_id: &str) -> Result<ConflictQueue> {
         let here = || Location::file(path);
         let raw: RawQueue = serde_json::from_slice(data)
-            .map_err(|err| Error::corrupt(here(), crate::fact::describe_json_error(&err)))?;
+            .map_err(|err| Error::corrupt(here(), crate::model::fact_line::describe_json_error(&err)))?;
         if raw.workspace_id != workspace_id {
             return Err(Error::Scope { location: here(), found: raw.workspace_id, expected: workspace_id.to_owned() });
         }

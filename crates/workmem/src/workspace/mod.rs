@@ -8,24 +8,30 @@
 //! through `atomic_io::replace`, logs only appended through
 //! `atomic_io::append`, and every read-modify-write holds the workspace lock.
 
+pub mod explain;
+pub mod history;
+mod resolve;
+pub mod verify;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::atomic_io::{self, FileStamp, file_stamp};
-use crate::canon;
-use crate::clock::{Clock, SystemClock};
-use crate::config::Config;
-use crate::conflict_queue::ConflictQueue;
-use crate::curated_state::CuratedState;
-use crate::distill::{self, Policy, Report};
-use crate::domain_index::{self, DomainIndex};
+use crate::store::atomic_io::{self, FileStamp, file_stamp};
+use crate::model::canon;
+use crate::model::clock::{Clock, SystemClock};
+use crate::policy::config::Config;
+use crate::store::conflict_queue::ConflictQueue;
+use crate::store::curated_state::CuratedState;
+use crate::policy::distill::{self, Policy, Report};
+use crate::store::domain_index::{self, DomainIndex};
 use crate::error::{Error, IoContext, Result};
-use crate::fact::{Fact, FactSummary, NewFact};
-use crate::fact_log::{self, FactLog};
-use crate::failpoint;
-use crate::lock::WorkspaceLock;
-use crate::projection;
-use crate::stamp::Stamp;
+use crate::model::fact::{Fact, NewFact};
+use crate::model::fact_line::FactSummary;
+use crate::store::fact_log::{self, FactLog};
+use crate::store::failpoint;
+use crate::store::lock::WorkspaceLock;
+use crate::policy::projection;
+use crate::model::stamp::Stamp;
 
 /// Default memory directory, relative to the project.
 pub const DEFAULT_MEMORY_DIR: &str = ".workmem/memory";
@@ -45,7 +51,7 @@ pub const PROJECTION_INDEX_FILE: &str = ".projection.json";
 /// first and last write.
 pub const DISTILL_INTENT_FILE: &str = ".distill-pending.json";
 /// File name of the domain index, a cache of the keyed fact ids of each
-/// daily file (see [`crate::domain_index`]).
+/// daily file (see [`crate::store::domain_index`]).
 pub const DOMAIN_INDEX_FILE: &str = ".domain-index";
 
 /// An open workspace.
@@ -371,7 +377,7 @@ impl Workspace {
     ///
     /// Errors: as [`Workspace::facts`].
     pub fn facts_on(&self, day: &str) -> Result<Vec<Fact>> {
-        if !crate::fact_log::is_day_name(day) {
+        if !crate::store::fact_log::is_day_name(day) {
             return Err(Error::invalid("day", format!("{day:?} is not a YYYY-MM-DD date")));
         }
         self.log.read_file(&self.log.path_for_day(day))

@@ -1,0 +1,390 @@
+//! The fact: one line of a daily log, what a caller asks to append
+//! ([`NewFact`]), and the one set of rules both are validated by. The line
+//! encoding lives in [`crate::model::fact_line`].
+//!
+//! Facts are validated twice with the same rules: when a caller appends one,
+//! and when a line is read back from disk, because a cloned repository may
+//! carry a hostile memory directory.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::canon;
+use crate::error::{Error, Result};
+use crate::model::secret;
+use crate::model::stamp::Stamp;
+use crate::model::text::{check_text, refused_character, refused_message};
+
+/// Current schema version of a fact line.
+pub const FACT_SCHEMA_VERSION: u32 = 2;
+/// Longest accepted content, in characters (after whitespace cleaning).
+pub const MAX_CONTENT_CHARS: usize = 2_000;
+/// Most evidence entries one fact may carry.
+pub const MAX_EVIDENCE_ENTRIES: usize = 32;
+/// Longest evidence key, in characters.
+pub const MAX_EVIDENCE_KEY_CHARS: usize = 100;
+/// Longest evidence value, in characters.
+pub const MAX_EVIDENCE_VALUE_CHARS: usize = 4_000;
+/// Longest source name, in characters.
+pub const MAX_SOURCE_CHARS: usize = 64;
+
+/// What a fact records. Decisions, conventions and pitfalls are *stable*
+/// kinds that may be promoted; outcomes stay in the recent log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// A choice the project made.
+    Decision,
+    /// A rule the project follows.
+    Convention,
+    /// A trap to avoid.
+    Pitfall,
+    /// Something that happened; never promoted by the default policy.
+    Outcome,
+}
+
+impl Kind {
+    /// Every kind, in the order MEMORY.md lists sections.
+    pub const ALL: [Kind; 4] = [Kind::Decision, Kind::Convention, Kind::Pitfall, Kind::Outcome];
+
+    /// Returns the on-disk name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Decision => "decision",
+            Kind::Convention => "convention",
+            Kind::Pitfall => "pitfall",
+            Kind::Outcome => "outcome",
+        }
+    }
+
+    /// Parses an on-disk name.
+    ///
+    /// Errors: [`Error::InvalidInput`] naming `kind`.
+    pub fn parse(name: &str) -> Result<Kind> {
+        Kind::ALL.into_iter().find(|kind| kind.as_str() == name).ok_or_else(|| {
+            Error::invalid("kind", format!("unknown kind {name:?}; expected decision, convention, pitfall or outcome"))
+        })
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One immutable fact as stored in a daily log. Format-stable: the field set
+/// and the JSONL layout are pinned by golden tests.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Fact {
+    /// Whitespace-cleaned statement, 1 to 2,000 characters.
+    pub content: String,
+    /// Pointers to where the fact came from (file, commit, URL, ...).
+    pub evidence: BTreeMap<String, String>,
+    /// Unique id (random 32-hex UUID by default).
+    pub fact_id: String,
+    /// 1 (trivia) to 5 (critical).
+    pub importance: u8,
+    /// What the fact records.
+    pub kind: Kind,
+    /// The question the fact answers, for replaceable decisions.
+    pub memory_key: Option<String>,
+    /// When it was recorded (UTC).
+    pub recorded_at: Stamp,
+    /// 1 (legacy, unkeyed) or 2.
+    pub schema_version: u32,
+    /// Who recorded it (`agent`, `user`, `model_tool`, ...).
+    pub source: String,
+    /// The workspace it belongs to.
+    pub workspace_id: String,
+}
+
+/// A fact to append, before validation. `None` fields take their defaults.
+/// Serialized, it holds only the fields that were given.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewFact {
+    /// The statement.
+    pub content: String,
+    /// Kind name; default `outcome`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// 1-5; default 3.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub importance: Option<i64>,
+    /// Optional conflict domain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_key: Option<String>,
+    /// Who records it; default `agent`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// Evidence pointers.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub evidence: BTreeMap<String, String>,
+    /// RFC 3339 instant (any offset); default now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_at: Option<String>,
+    /// Explicit id; default a random UUID.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fact_id: Option<String>,
+}
+
+/// The source recorded for facts a model writes through a tool.
+pub const MODEL_TOOL_SOURCE: &str = "model_tool";
+
+impl NewFact {
+    /// Returns the fact a model's `write_memory` tool call asks for: fields
+    /// `content`, `kind`, `importance`, optional `memory_key` and `evidence`
+    /// (an object of strings), with source `model_tool`. The MCP server and
+    /// the agent loop share this one reading of the tool's input; the
+    /// values are checked afterwards like any append ([`Fact::from_new`]).
+    ///
+    /// Errors: [`Error::InvalidInput`] naming an unknown, missing or
+    /// mistyped field.
+    pub fn from_tool_input(args: &serde_json::Map<String, serde_json::Value>) -> Result<NewFact> {
+        const FIELDS: [&str; 5] = ["content", "kind", "importance", "memory_key", "evidence"];
+        if let Some(unknown) = args.keys().find(|key| !FIELDS.contains(&key.as_str())) {
+            return Err(Error::invalid(
+                unknown.as_str(),
+                format!("unknown field; expected one of {}", FIELDS.join(", ")),
+            ));
+        }
+        Ok(NewFact {
+            content: tool_field(args, "content", "a string")?
+                .ok_or_else(|| Error::invalid("content", "missing; expected a string"))?,
+            kind: Some(tool_field(args, "kind", "one of decision, convention, pitfall, outcome")?.ok_or_else(
+                || Error::invalid("kind", "missing; expected one of decision, convention, pitfall, outcome"),
+            )?),
+            importance: Some(
+                tool_field(args, "importance", "an integer from 1 to 5")?
+                    .ok_or_else(|| Error::invalid("importance", "missing; expected an integer from 1 to 5"))?,
+            ),
+            memory_key: tool_field(args, "memory_key", "a string")?,
+            source: Some(MODEL_TOOL_SOURCE.to_owned()),
+            evidence: tool_field(args, "evidence", "an object whose values are strings")?.unwrap_or_default(),
+            recorded_at: None,
+            fact_id: None,
+        })
+    }
+
+    /// Returns a new fact with `content` and every other field defaulted.
+    pub fn new(content: impl Into<String>) -> NewFact {
+        NewFact { content: content.into(), ..NewFact::default() }
+    }
+
+    /// Returns the canonical JSON of the fields as given (sorted keys, no
+    /// whitespace; fields left to their defaults are absent).
+    pub fn canonical_json(&self) -> String {
+        // Through a `Value`: its map sorts the keys, which this struct's
+        // field order does not.
+        let value = serde_json::to_value(self).expect("a NewFact is plain strings, numbers and maps");
+        canon::canonical_json(&value)
+    }
+}
+
+impl Fact {
+    /// Returns whether `self`, about to be appended, repeats `stored` (the
+    /// fact already under its id): the same content, kind, importance,
+    /// memory_key, source and evidence, and the same instant unless the
+    /// retry left `recorded_at` to its default. Such an append is a retry
+    /// and returns the stored fact instead of writing.
+    pub fn repeats(&self, stored: &Fact, recorded_at_given: bool) -> bool {
+        self.content == stored.content
+            && self.kind == stored.kind
+            && self.importance == stored.importance
+            && self.memory_key == stored.memory_key
+            && self.source == stored.source
+            && self.evidence == stored.evidence
+            && (!recorded_at_given || self.recorded_at.instant() == stored.recorded_at.instant())
+    }
+}
+
+impl Fact {
+    /// Returns the validated fact for `new`, stamped with `now` and
+    /// `fresh_id` where the input leaves them open.
+    ///
+    /// Errors: [`Error::InvalidInput`] naming the first bad field.
+    pub fn from_new(new: NewFact, workspace_id: &str, now: Stamp, fresh_id: impl FnOnce() -> String) -> Result<Fact> {
+        let content = check_content(&new.content)?;
+        let kind = Kind::parse(new.kind.as_deref().unwrap_or("outcome"))?;
+        let importance = check_importance(new.importance.unwrap_or(3))?;
+        let memory_key = match new.memory_key.as_deref() {
+            None => None,
+            Some(raw) => Some(canon::clean_memory_key(raw)?),
+        };
+        let source = new.source.unwrap_or_else(|| "agent".to_owned());
+        check_source(&source)?;
+        check_evidence(&new.evidence)?;
+        secret::check("content", &content)?;
+        for (key, value) in &new.evidence {
+            secret::check("evidence", key)?;
+            secret::check("evidence", value)?;
+        }
+        let recorded_at = match new.recorded_at.as_deref() {
+            None => now,
+            Some(text) => Stamp::parse_normalized(text).map_err(|msg| Error::invalid("recorded_at", msg))?,
+        };
+        let fact_id = match new.fact_id {
+            Some(id) => {
+                canon::check_id("fact_id", &id)?;
+                id
+            }
+            None => fresh_id(),
+        };
+        Ok(Fact {
+            content,
+            evidence: new.evidence,
+            fact_id,
+            importance,
+            kind,
+            memory_key,
+            recorded_at,
+            schema_version: FACT_SCHEMA_VERSION,
+            source,
+            workspace_id: workspace_id.to_owned(),
+        })
+    }
+
+    /// Returns the normal form of the content.
+    pub fn normal_content(&self) -> String {
+        canon::normal_form(&self.content)
+    }
+}
+
+/// Returns a tool argument; absent and `null` are both `None`.
+fn tool_field<T: serde::de::DeserializeOwned>(
+    args: &serde_json::Map<String, serde_json::Value>,
+    field: &str,
+    expected: &str,
+) -> Result<Option<T>> {
+    match args.get(field) {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(value) => serde_json::from_value(value.clone())
+            .map(Some)
+            .map_err(|_| Error::invalid(field, format!("expected {expected}, got {}", json_type(value)))),
+    }
+}
+
+/// Checks content read from disk (a fact line, a curated entry, a conflict
+/// candidate) by the rules content cleaning on append guarantees: already
+/// whitespace-collapsed and trimmed, not empty, no control characters, at
+/// most [`MAX_CONTENT_CHARS`] characters. Stored wording reaches MEMORY.md,
+/// prompts and terminals, so a hostile file must not smuggle newlines,
+/// headings or escape sequences through it.
+///
+/// Returns a message fragment starting with `invalid content`; the caller
+/// names the file and record.
+pub fn check_stored_content(content: &str) -> std::result::Result<(), String> {
+    if !canon::is_collapsed(content) || content.is_empty() {
+        return Err("invalid content: empty or not whitespace-collapsed".to_owned());
+    }
+    if let Some(c) = refused_character(content) {
+        return Err(format!("invalid content: {}", refused_message(c)));
+    }
+    if let Some(chars) = chars_over(content, MAX_CONTENT_CHARS) {
+        return Err(format!("invalid content: {chars} characters; at most {MAX_CONTENT_CHARS} are allowed"));
+    }
+    Ok(())
+}
+
+fn check_content(raw: &str) -> Result<String> {
+    let content = canon::collapse_whitespace(raw);
+    if content.is_empty() {
+        return Err(Error::invalid("content", "must not be empty"));
+    }
+    let chars = content.chars().count();
+    if chars > MAX_CONTENT_CHARS {
+        return Err(Error::invalid(
+            "content",
+            format!("is {chars} characters; at most {MAX_CONTENT_CHARS} are allowed"),
+        ));
+    }
+    check_text("content", &content)?;
+    Ok(content)
+}
+
+/// Returns the number of characters of `text` when it is over `max`,
+/// counting them only when the byte length allows it.
+fn chars_over(text: &str, max: usize) -> Option<usize> {
+    if text.len() <= max {
+        return None;
+    }
+    Some(text.chars().count()).filter(|&chars| chars > max)
+}
+
+pub(crate) fn check_importance(value: i64) -> Result<u8> {
+    match u8::try_from(value) {
+        Ok(v @ 1..=5) => Ok(v),
+        _ => Err(Error::invalid("importance", format!("{value} is outside 1-5"))),
+    }
+}
+
+pub(crate) fn check_source(source: &str) -> Result<()> {
+    check_text("source", source)?;
+    let chars = source.chars().count();
+    if chars == 0 || chars > MAX_SOURCE_CHARS || source.chars().any(|c| canon::is_space(c) || c.is_control()) {
+        return Err(Error::invalid(
+            "source",
+            format!("{} must be 1-{MAX_SOURCE_CHARS} characters without whitespace", abbreviated(source)),
+        ));
+    }
+    Ok(())
+}
+
+fn check_evidence(evidence: &BTreeMap<String, String>) -> Result<()> {
+    if evidence.len() > MAX_EVIDENCE_ENTRIES {
+        return Err(Error::invalid(
+            "evidence",
+            format!("has {} entries; at most {MAX_EVIDENCE_ENTRIES} are allowed", evidence.len()),
+        ));
+    }
+    evidence.iter().try_for_each(|(key, value)| check_evidence_pair(key, value))
+}
+
+/// Returns `text` quoted for an error message, cut after 40 characters so
+/// that a huge input is never echoed back.
+fn abbreviated(text: &str) -> String {
+    match text.char_indices().nth(40) {
+        None => format!("{text:?}"),
+        Some((end, _)) => format!("{:?}...", &text[..end]),
+    }
+}
+
+pub(crate) fn check_evidence_pair(key: &str, value: &str) -> Result<()> {
+    check_text("evidence", key)?;
+    check_text("evidence", value)?;
+    let key_chars = key.chars().count();
+    if key_chars == 0 || key_chars > MAX_EVIDENCE_KEY_CHARS || key.chars().any(char::is_control) {
+        return Err(Error::invalid(
+            "evidence",
+            format!(
+                "key {} must be 1-{MAX_EVIDENCE_KEY_CHARS} characters without control characters (it has {key_chars})",
+                abbreviated(key)
+            ),
+        ));
+    }
+    if let Some(value_chars) = chars_over(value, MAX_EVIDENCE_VALUE_CHARS) {
+        return Err(Error::invalid(
+            "evidence",
+            format!(
+                "value of {} is {value_chars} characters; at most {MAX_EVIDENCE_VALUE_CHARS} are allowed",
+                abbreviated(key)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+pub(crate) fn json_type(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(n) if n.is_f64() => "a floating-point number",
+        serde_json::Value::Number(_) => "an integer",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
+}

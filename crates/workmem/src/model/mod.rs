@@ -1,0 +1,11 @@
+//! The model: what a fact is, the text normal forms, ids and JSON encodings
+//! every implementation must agree on byte for byte, timestamps, the clock
+//! and the secret guard. Pure: nothing here touches the filesystem.
+
+pub mod canon;
+pub mod clock;
+pub mod fact;
+pub mod fact_line;
+pub mod secret;
+pub mod stamp;
+pub mod text;

@@ -1,0 +1,91 @@
+//! Which characters a stored or printed text may hold: no control
+//! characters and no Unicode format characters, in every field, on append
+//! and on read.
+
+use crate::error::{Error, Result};
+use crate::model::canon;
+
+/// Unicode format characters (general category Cf): bidi overrides and
+/// isolates, zero-width characters, the byte order mark, tags and the like.
+/// Sorted, inclusive ranges; a unit test checks that every character the
+/// `regex` crate's Unicode tables call Cf is covered.
+const FORMAT_CHARACTERS: &[(u32, u32)] = &[
+    (0x00AD, 0x00AD),
+    (0x0600, 0x0605),
+    (0x061C, 0x061C),
+    (0x06DD, 0x06DD),
+    (0x070F, 0x070F),
+    (0x0890, 0x0891),
+    (0x08E2, 0x08E2),
+    (0x180E, 0x180E),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x2064),
+    (0x2066, 0x206F),
+    (0xFEFF, 0xFEFF),
+    (0xFFF9, 0xFFFB),
+    (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD),
+    (0x13430, 0x1343F),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0001, 0xE0001),
+    (0xE0020, 0xE007F),
+];
+
+/// Returns whether `c` is refused in every stored or printed text field: a
+/// control character (C0, DEL, C1) that is not whitespace, or a Unicode
+/// format character (bidi overrides, zero-width characters, ...). Such
+/// characters would reach terminals and prompts verbatim: an escape
+/// sequence can retitle or clear a terminal, a bidi override can make text
+/// read differently from what it is. Whitespace controls are not refused
+/// here: content, actor and rationale collapse them, source and evidence
+/// keys refuse them separately.
+pub fn is_refused_char(c: char) -> bool {
+    let code = u32::from(c);
+    match code {
+        0..=0x1F | 0x7F..=0x9F => !canon::is_space(c),
+        0x20..=0x7E | 0xA0..=0xAC => false,
+        _ => FORMAT_CHARACTERS
+            .binary_search_by(|&(start, end)| {
+                if end < code {
+                    std::cmp::Ordering::Less
+                } else if start > code {
+                    std::cmp::Ordering::Greater
+                } else {
+                    std::cmp::Ordering::Equal
+                }
+            })
+            .is_ok(),
+    }
+}
+
+/// Returns the first character of `text` that [`is_refused_char`] refuses.
+/// The one validator of characters for every text field (content, source,
+/// evidence, actor, rationale), on append and on read.
+pub fn refused_character(text: &str) -> Option<char> {
+    // Printable ASCII is never refused: skip to the first other byte (a
+    // char boundary, since every byte before it is ASCII).
+    let start = text.bytes().position(|b| !(0x20..0x7F).contains(&b))?;
+    text[start..].chars().find(|&c| is_refused_char(c))
+}
+
+/// Checks that `text`, the value of `field`, holds no character that
+/// [`is_refused_char`] refuses.
+///
+/// Errors: [`Error::InvalidInput`] naming the field and the character's
+/// code point (never the text).
+pub fn check_text(field: &str, text: &str) -> Result<()> {
+    match refused_character(text) {
+        None => Ok(()),
+        Some(c) => Err(Error::invalid(field, refused_message(c))),
+    }
+}
+
+pub(crate) fn refused_message(c: char) -> String {
+    format!(
+        "contains the control character U+{:04X}; control and format characters (C0, C1, bidi overrides, \
+         zero-width) are not allowed",
+        u32::from(c)
+    )
+}

@@ -1,0 +1,11 @@
+//! The policy: distill, the plan of a human decision and the projection
+//! into MEMORY.md and the agent context. Pure functions from state to
+//! state: deterministic, cheap, and never touching the filesystem; the
+//! workspace reads their inputs and writes their results.
+
+pub mod adjudication;
+pub mod config;
+pub mod distill;
+pub mod projection;
+pub mod report;
+pub mod rules;
