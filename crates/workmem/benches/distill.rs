@@ -10,7 +10,8 @@
 use std::path::Path;
 use std::time::Instant;
 
-use workmem::{Policy, Stamp, Workspace};
+use workmem::DistillOptions;
+use workmem::{Stamp, Workspace};
 
 fn median(mut samples: Vec<f64>) -> f64 {
     samples.sort_by(f64::total_cmp);
@@ -34,10 +35,10 @@ fn main() {
         let facts = ws.facts().expect("facts");
         read.push(started.elapsed().as_secs_f64() * 1e3);
         let started = Instant::now();
-        let report = ws.distill(&Policy::default(), Some(as_of.clone()), false).expect("distill");
+        let report = ws.distill(&DistillOptions::new().as_of(as_of.clone())).expect("distill").report;
         first.push(started.elapsed().as_secs_f64() * 1e3);
         let started = Instant::now();
-        let again = ws.distill(&Policy::default(), Some(as_of.clone()), false).expect("distill");
+        let again = ws.distill(&DistillOptions::new().as_of(as_of.clone())).expect("distill").report;
         rerun.push(started.elapsed().as_secs_f64() * 1e3);
         if run == 0 {
             println!("{} facts; first run: {report:?}", facts.len());

@@ -129,7 +129,7 @@ impl Error {
 }
 
 /// Attaches a path to an `io::Error`.
-pub trait IoContext<T> {
+pub(crate) trait IoContext<T> {
     /// Returns the result with its error wrapped as [`Error::Io`] naming `path`.
     fn at(self, path: &Path) -> Result<T>;
 }

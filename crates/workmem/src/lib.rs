@@ -18,7 +18,10 @@
 //! `workspace` (this facade: every operation, the lock and the journal).
 
 #![deny(missing_docs)]
-#![warn(unreachable_pub)]
+#![deny(unreachable_pub)]
+// The hidden `internals` re-export modules whose docs link to private
+// items; the facade's docs never do.
+#![allow(rustdoc::private_intra_doc_links)]
 #![forbid(unsafe_code)]
 
 mod error;
@@ -44,7 +47,7 @@ pub use store::journal::Adjudication;
 pub use workspace::explain::FactExplanation;
 pub use workspace::history::History;
 pub use workspace::verify::Problem;
-pub use workspace::{DaySummary, Imported, Workspace};
+pub use workspace::{DaySummary, DistillOptions, Distilled, Imported, Workspace, WorkspaceBuilder};
 
 /// Returns `raw` as a memory key in normal form (trimmed, case-folded),
 /// checked against the key syntax: what every append stores.
@@ -89,4 +92,29 @@ pub mod internals {
     pub use crate::policy::{distill, projection};
     pub use crate::store::{atomic_io, conflict_queue, curated_state, journal};
     pub use crate::workspace::IMPORT_BATCH;
+
+    use std::path::PathBuf;
+
+    use crate::{ConflictQueue, CuratedState, Result, Workspace};
+
+    /// Replaces curated.json (and MEMORY.md) outside the lock and the
+    /// journal, as a hand edit would: for tests that build hostile or
+    /// stale state.
+    ///
+    /// Errors: as the save itself.
+    pub fn save_curated(ws: &Workspace, state: &CuratedState) -> Result<()> {
+        ws.save_curated(state)
+    }
+
+    /// Replaces conflicts.json outside the lock and the journal.
+    ///
+    /// Errors: as the save itself.
+    pub fn save_conflicts(ws: &Workspace, queue: &ConflictQueue) -> Result<()> {
+        ws.save_conflicts(queue)
+    }
+
+    /// Returns the path of the daily log of `day`.
+    pub fn day_file(ws: &Workspace, day: &str) -> PathBuf {
+        ws.log().path_for_day(day)
+    }
 }

@@ -7,8 +7,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use workmem::DistillOptions;
 use workmem::internals::journal::{AUDIT_FILE, JOURNAL_FILE};
-use workmem::{CaseStatus, Error, FixedClock, Kind, NewFact, Policy, Resolution, Stamp, Status, Workspace};
+use workmem::{CaseStatus, Error, FixedClock, Kind, NewFact, Resolution, Stamp, Status, Workspace};
 
 const AS_OF: &str = "2026-06-01T00:00:00Z";
 
@@ -26,9 +27,10 @@ impl Project {
     }
 
     fn open(&self) -> Workspace {
-        Workspace::open(&self.root, None)
+        Workspace::builder(&self.root)
+            .clock(Arc::new(FixedClock::new(Stamp::parse(AS_OF).expect("stamp"))))
+            .open()
             .expect("open")
-            .with_clock(Arc::new(FixedClock::new(Stamp::parse(AS_OF).expect("stamp"))))
     }
 }
 
@@ -46,7 +48,7 @@ fn fact(ws: &Workspace, id: &str, content: &str, importance: i64, key: &str, at:
 }
 
 fn distill(ws: &Workspace) -> workmem::Report {
-    ws.distill(&Policy::default(), Some(Stamp::parse(AS_OF).expect("stamp")), false).expect("distill")
+    ws.distill(&DistillOptions::new().as_of(Stamp::parse(AS_OF).expect("stamp"))).expect("distill").report
 }
 
 /// An active "Use SQLite." (revision 1) challenged by two equally strong
@@ -247,7 +249,7 @@ fn stale_reviews_change_nothing() {
     let active = curated.entries.iter_mut().find(|e| e.memory_key.as_deref() == Some("db.engine")).expect("entry");
     active.content = "Use SQLite 3.".into();
     active.key = active.computed_key();
-    ws.save_curated(&curated).expect("save");
+    workmem::internals::save_curated(&ws, &curated).expect("save");
     let before = snapshot(ws.memory_dir());
     assert_stale(ws.resolve(request(&case, &candidate_id(&case, "Use MySQL."), "review:f")), "active value");
     assert_eq!(snapshot(ws.memory_dir()), before);
@@ -311,11 +313,11 @@ fn a_tampered_intent_stops_recovery_and_changes_nothing() {
             schema_version: 2,
             entries: serde_json::from_value(intent["curated_before"].clone()).expect("entries"),
         };
-        ws.save_curated(&before).expect("save curated");
+        workmem::internals::save_curated(ws, &before).expect("save curated");
         let queue = workmem::ConflictQueue {
             cases: serde_json::from_value(intent["conflicts_before"].clone()).expect("cases"),
         };
-        ws.save_conflicts(&queue).expect("save conflicts");
+        workmem::internals::save_conflicts(ws, &queue).expect("save conflicts");
         fs::remove_file(ws.file(AUDIT_FILE)).expect("remove audit");
     };
     restore(&ws);
@@ -384,7 +386,7 @@ fn a_curated_state_matching_neither_snapshot_stops_recovery() {
     for entry in &mut other.entries {
         entry.first_seen = workmem::Stamp::parse("2025-12-01T00:00:00Z").expect("stamp");
     }
-    ws.save_curated(&other).expect("save");
+    workmem::internals::save_curated(&ws, &other).expect("save");
     let before = snapshot(ws.memory_dir());
     let err = Workspace::open(&project.root, None).expect_err("neither snapshot");
     assert_eq!(err.exit_code(), 4);
@@ -430,7 +432,7 @@ fn verify_reports_every_problem_with_file_and_line() {
     let project = Project::new();
     let ws = tied_workspace(&project);
     assert!(ws.verify().expect("verify").is_empty());
-    let day = ws.log().path_for_day("2026-02-10");
+    let day = workmem::internals::day_file(&ws, "2026-02-10");
     let mut text = fs::read_to_string(&day).expect("log");
     text.insert_str(0, "garbage\n");
     fs::write(&day, text).expect("write");

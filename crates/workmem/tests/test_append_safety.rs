@@ -14,7 +14,8 @@
 
 use std::sync::{Arc, Barrier};
 
-use workmem::{Error, NewFact, Policy, Workspace};
+use workmem::DistillOptions;
+use workmem::{Error, NewFact, Workspace};
 
 use crate::common::{AS_OF, Project, append_raw, fact, open, stamp, write_raw};
 
@@ -110,7 +111,7 @@ fn duplicate_ids_on_disk_never_fail_a_read_and_the_first_counts() {
     let facts = p.ws.facts().unwrap();
     assert_eq!(facts.iter().filter(|f| f.fact_id == "dup-1").collect::<Vec<_>>(), [&first]);
     assert_eq!(p.ws.facts_on("2026-01-01").unwrap().len(), 2);
-    p.ws.distill(&Policy::default(), Some(stamp("2026-06-01T00:00:00Z")), false).unwrap();
+    p.ws.distill(&DistillOptions::new().as_of(stamp("2026-06-01T00:00:00Z"))).unwrap();
     assert!(p.ws.memory().unwrap().contains("Use Python 3.12"));
     assert!(p.ws.context(None).is_ok());
     // A retry of the first still returns it; another fact is still refused.
@@ -170,7 +171,7 @@ fn an_append_checks_curated_json_when_there_is_no_log() {
     std::fs::create_dir(&b).unwrap();
     let pa = open(&a);
     pa.remember(fact("d1", "decision", 5, None, "Use WAL mode.", "2025-01-01T00:00:00Z")).unwrap();
-    pa.distill(&Policy::default(), Some(stamp(AS_OF)), false).unwrap();
+    pa.distill(&DistillOptions::new().as_of(stamp(AS_OF))).unwrap();
     // b gets a's curated state only (a copied memory without its log).
     let mb = b.join(".workmem/memory");
     std::fs::create_dir_all(&mb).unwrap();

@@ -35,7 +35,7 @@ fn write_many(p: &Project, n: usize) {
 }
 
 fn with_budget(ws: &Workspace, budget: usize) -> Workspace {
-    ws.clone().with_config(Config { context_budget: budget, ..Config::default() }).unwrap()
+    Workspace::builder(ws.project()).config(Config { context_budget: budget, ..Config::default() }).open().unwrap()
 }
 
 fn chars(text: &str) -> usize {

@@ -7,7 +7,8 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use workmem::{Fact, NewFact, Policy, Workspace};
+use workmem::DistillOptions;
+use workmem::{Fact, NewFact, Workspace};
 
 use crate::test_torn_writes::{files, scratch_dir, stamp};
 
@@ -27,7 +28,7 @@ fn ten_threads_append_while_distill_and_context_loop() {
                 let mut runs = 0;
                 while !done.load(Ordering::Acquire) || runs == 0 {
                     if reader == 0 {
-                        ws.distill(&Policy::default(), Some(stamp("2026-06-01T00:00:00Z")), false)
+                        ws.distill(&DistillOptions::new().as_of(stamp("2026-06-01T00:00:00Z")))
                             .expect("distill during appends");
                     } else {
                         ws.context(None).expect("context during appends");
@@ -89,9 +90,9 @@ fn ten_threads_append_while_distill_and_context_loop() {
         }
     }
     assert_eq!(lines, total, "one line per fact");
-    let final_report = ws.distill(&Policy::default(), Some(stamp("2026-06-01T00:00:00Z")), false).expect("distill");
+    let final_report = ws.distill(&DistillOptions::new().as_of(stamp("2026-06-01T00:00:00Z"))).expect("distill").report;
     assert_eq!(final_report.scanned, total / 2, "{final_report:?}");
-    let again = ws.distill(&Policy::default(), Some(stamp("2026-06-01T00:00:00Z")), false).expect("distill");
+    let again = ws.distill(&DistillOptions::new().as_of(stamp("2026-06-01T00:00:00Z"))).expect("distill").report;
     assert_eq!((again.created, again.updated), (0, 0), "a second distill changes nothing: {again:?}");
     assert_eq!(ws.curated().expect("curated").entries.len(), total / 2);
     let problems = ws.verify().expect("verify");

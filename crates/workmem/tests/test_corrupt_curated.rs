@@ -3,6 +3,7 @@
 #![allow(clippy::disallowed_methods)]
 
 use serde_json::{Value, json};
+use workmem::DistillOptions;
 use workmem::{Error, internals::canon};
 
 use crate::common::{Project, write_raw};
@@ -80,7 +81,7 @@ fn assert_rejected(p: &Project, key: &str, what: &str) {
     check(p.ws.curated().map(|_| String::new()), "curated()");
     check(p.ws.memory(), "memory()");
     check(p.ws.context(None), "context()");
-    check(p.ws.distill(&Default::default(), None, false).map(|_| String::new()), "distill()");
+    check(p.ws.distill(&DistillOptions::new()).map(|d| d.report).map(|_| String::new()), "distill()");
 }
 
 #[test]

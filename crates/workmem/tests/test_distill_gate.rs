@@ -3,6 +3,7 @@
 //! evidence is never deleted.
 #![allow(clippy::disallowed_methods)]
 
+use workmem::DistillOptions;
 use workmem::internals::distill::Policy;
 use workmem::{Kind, internals::canon};
 
@@ -108,7 +109,7 @@ fn policy_thresholds_are_honoured() {
         Policy { repeat_threshold: 0, ..Policy::default() },
         Policy { supersession_repeat_threshold: 1, ..Policy::default() },
     ] {
-        let err = p.ws.distill(&bad, None, false).unwrap_err();
+        let err = p.ws.distill(&DistillOptions::new().policy(bad.clone())).map(|d| d.report).unwrap_err();
         assert_eq!(err.exit_code(), 2, "{err}");
     }
 }
@@ -172,7 +173,10 @@ fn dry_run_reports_but_writes_nothing() {
     let p = Project::new();
     seed(&p);
     let before = p.snapshot();
-    let r = p.ws.distill(&Policy::default(), Some(crate::common::stamp(crate::common::AS_OF)), true).unwrap();
+    let r =
+        p.ws.distill(&DistillOptions::new().as_of(crate::common::stamp(crate::common::AS_OF)).dry_run())
+            .unwrap()
+            .report;
     assert_eq!(r, report(8, 5, 4, 0, 3, 0, 0, 0, 0));
     assert_eq!(p.snapshot(), before);
     assert!(!p.file("curated.json").exists());

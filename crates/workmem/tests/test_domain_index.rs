@@ -6,6 +6,7 @@
 use std::fs;
 use std::io::Write;
 
+use workmem::DistillOptions;
 use workmem::{CaseStatus, Error, Resolution};
 
 use crate::common::{Project, file_state, snapshot_dir};
@@ -110,6 +111,6 @@ fn distill_rewrites_the_index_only_when_the_log_changed() {
     assert!(fs::read_to_string(&index).expect("index").contains("key ci.runner x1"));
     // A dry run writes nothing, the index included.
     fs::remove_file(&index).expect("remove");
-    p.ws.distill(&workmem::Policy::default(), None, true).expect("dry run");
+    p.ws.distill(&DistillOptions::new().dry_run()).expect("dry run");
     assert!(!index.exists());
 }

@@ -4,6 +4,7 @@
 
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
+use workmem::DistillOptions;
 use workmem::internals::distill::Policy;
 use workmem::{Kind, NewFact, Status};
 
@@ -87,11 +88,11 @@ proptest! {
     ) {
         let p = Project::new();
         p.ws.import(build(&gens), &mut |_| {}).unwrap();
-        let first = p.ws.distill(&policy, Some(crate::common::stamp(AS_OF)), false).unwrap();
+        let first = p.ws.distill(&DistillOptions::new().policy(policy.clone()).as_of(crate::common::stamp(AS_OF))).unwrap().report;
         let before = p.snapshot();
         let curated = p.ws.curated().unwrap();
         let_clock_tick();
-        let second = p.ws.distill(&policy, Some(crate::common::stamp(AS_OF)), false).unwrap();
+        let second = p.ws.distill(&DistillOptions::new().policy(policy.clone()).as_of(crate::common::stamp(AS_OF))).unwrap().report;
         prop_assert_eq!(
             (second.created, second.updated, second.superseded, second.queued_conflicts, second.eligible),
             (0, 0, 0, 0, 0),
@@ -118,8 +119,8 @@ proptest! {
         for new in facts.into_iter().rev() {
             backward.ws.remember(new).unwrap();
         }
-        let a = forward.ws.distill(&policy, Some(crate::common::stamp(AS_OF)), false).unwrap();
-        let b = backward.ws.distill(&policy, Some(crate::common::stamp(AS_OF)), false).unwrap();
+        let a = forward.ws.distill(&DistillOptions::new().policy(policy.clone()).as_of(crate::common::stamp(AS_OF))).unwrap().report;
+        let b = backward.ws.distill(&DistillOptions::new().policy(policy.clone()).as_of(crate::common::stamp(AS_OF))).unwrap().report;
         prop_assert_eq!(&a.scanned, &b.scanned);
         prop_assert_eq!(forward.ws.curated().unwrap(), backward.ws.curated().unwrap());
         prop_assert_eq!(forward.ws.memory().unwrap(), backward.ws.memory().unwrap());

@@ -7,6 +7,7 @@
 use std::fs;
 use std::path::PathBuf;
 
+use workmem::DistillOptions;
 use workmem::internals::journal::{AUDIT_FILE, JOURNAL_FILE};
 use workmem::{Error, NewFact, Policy, Workspace};
 
@@ -106,7 +107,14 @@ fn assert_log_refused(h: &Hostile, label: &str, expect: &Expect) {
         ("facts_on", Box::new(|ws| ws.facts_on("2026-05-01").map(drop))),
         ("log_days", Box::new(|ws| ws.log_days().map(drop))),
         ("context", Box::new(|ws| ws.context(None).map(drop))),
-        ("distill", Box::new(move |ws| ws.distill(&policy, Some(stamp(AS_OF)), false).map(drop))),
+        (
+            "distill",
+            Box::new(move |ws| {
+                ws.distill(&DistillOptions::new().policy(policy.clone()).as_of(stamp(AS_OF)))
+                    .map(|d| d.report)
+                    .map(drop)
+            }),
+        ),
         (
             "remember with an explicit id",
             Box::new(|ws| {
@@ -230,7 +238,7 @@ fn assert_state_refused(h: &Hostile, label: &str, expect: &Expect, ops: &[&str])
     for op in ops {
         let result = match *op {
             "facts" => ws.facts().map(drop),
-            "distill" => ws.distill(&Policy::default(), Some(stamp(AS_OF)), false).map(drop),
+            "distill" => ws.distill(&DistillOptions::new().as_of(stamp(AS_OF))).map(|d| d.report).map(drop),
             "remember" => {
                 ws.remember(NewFact { fact_id: Some("late".into()), ..NewFact::new("After the damage.") }).map(drop)
             }
@@ -576,7 +584,7 @@ fn a_fifo_directory_or_device_where_a_file_is_expected() {
                         "memory" => ws.memory().map(drop),
                         "conflicts" => ws.conflicts().map(drop),
                         "adjudications" => ws.adjudications().map(drop),
-                        "distill" => ws.distill(&Policy::default(), Some(stamp(AS_OF)), false).map(drop),
+                        "distill" => ws.distill(&DistillOptions::new().as_of(stamp(AS_OF))).map(|d| d.report).map(drop),
                         "verify" => match ws.verify() {
                             // Reported as a problem, or refused outright.
                             Ok(problems) if problems.iter().any(|p| p.message.contains("not a regular file")) => {
@@ -639,7 +647,7 @@ fn leftover_temporary_files_are_removed_under_the_lock() {
         fs::create_dir(memory.join(".a-directory.tmp")).expect("plant dir");
         let ws = h.tied.open();
         match op {
-            "distill" => drop(ws.distill(&Policy::default(), Some(stamp(AS_OF)), false).expect("distill")),
+            "distill" => drop(ws.distill(&DistillOptions::new().as_of(stamp(AS_OF))).expect("distill").report),
             _ => drop(ws.resolve(h.tied.decision(&h.case)).expect("resolve")),
         }
         for name in leftovers {

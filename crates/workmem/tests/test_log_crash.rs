@@ -1,6 +1,7 @@
 //! Acceptance 6: crash safety of the daily log (SPEC 1 and 4).
 #![allow(clippy::disallowed_methods)]
 
+use workmem::DistillOptions;
 use workmem::{Error, Fact};
 
 use crate::common::{Project, append_raw, fact, write_raw};
@@ -26,7 +27,7 @@ fn torn_final_line_is_ignored_and_repaired_before_the_next_append() {
     assert_eq!(facts, vec![a.clone(), b.clone()]);
     assert_eq!(p.ws.facts_on(DAY).unwrap().len(), 2);
     assert!(p.ws.context(None).is_ok());
-    assert_eq!(p.ws.distill(&Default::default(), None, false).unwrap().scanned, 2);
+    assert_eq!(p.ws.distill(&DistillOptions::new()).unwrap().report.scanned, 2);
 
     let c = p.add("c1", "pitfall", 5, None, "Third.", "2026-01-01T03:00:00Z");
     let text = std::fs::read_to_string(&log).unwrap();
@@ -90,7 +91,7 @@ fn garbage_in_the_middle_is_corruption_naming_file_and_line() {
     // refused or leaves the damage for a human, and reads keep failing.
     let _ = p.ws.remember(fact("c1", "outcome", 3, None, "After.", "2026-01-01T09:00:00Z"));
     assert!(matches!(p.ws.facts(), Err(Error::Corrupt { .. })));
-    assert!(matches!(p.ws.distill(&Default::default(), None, false), Err(Error::Corrupt { .. })));
+    assert!(matches!(p.ws.distill(&DistillOptions::new()).map(|d| d.report), Err(Error::Corrupt { .. })));
 
     // An invalid record (valid JSON, bad field) in the middle is corruption too.
     write_raw(

@@ -7,11 +7,12 @@ use std::fs;
 use std::io::{Seek, Write};
 
 use crate::common::{AS_OF, Project, stamp};
+use workmem::DistillOptions;
 
 fn promote(p: &Project) {
     p.add("a1", "decision", 5, None, "Use WAL mode.", "2026-01-01T00:00:00Z");
     p.add("b1", "convention", 5, None, "Run fmt before commits.", "2026-01-02T00:00:00Z");
-    p.ws.distill(&workmem::Policy::default(), Some(stamp(AS_OF)), false).expect("distill");
+    p.ws.distill(&DistillOptions::new().as_of(stamp(AS_OF))).expect("distill");
 }
 
 #[test]
@@ -49,7 +50,7 @@ fn a_changed_curated_json_or_memory_md_makes_the_index_stale() {
     assert!(!fs::read_to_string(&memory).expect("read").contains("injected"));
     // A new curated state is picked up.
     p.add("c1", "pitfall", 5, None, "Never log tokens.", "2026-01-03T00:00:00Z");
-    p.ws.distill(&workmem::Policy::default(), Some(stamp(AS_OF)), false).expect("distill");
+    p.ws.distill(&DistillOptions::new().as_of(stamp(AS_OF))).expect("distill");
     assert!(p.ws.context(None).expect("context").contains("Never log tokens."));
 }
 

@@ -4,6 +4,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use workmem::DistillOptions;
 use workmem::{Error, internals::canon};
 
 use crate::common::{Project, append_raw, open, write_raw};
@@ -98,7 +99,7 @@ fn a_log_line_from_another_workspace_is_a_scope_error() {
     }
     // Every reader of the log refuses it, and distill writes nothing.
     assert!(matches!(a.ws.context(None), Err(Error::Scope { .. })));
-    assert!(matches!(a.ws.distill(&Default::default(), None, false), Err(Error::Scope { .. })));
+    assert!(matches!(a.ws.distill(&DistillOptions::new()).map(|d| d.report), Err(Error::Scope { .. })));
     assert!(!a.file("curated.json").exists());
 }
 

@@ -1,5 +1,6 @@
 //! Acceptance 3: keyed supersession (SPEC 5.3a-d).
 
+use workmem::DistillOptions;
 use workmem::{Status, internals::canon};
 
 use crate::common::{Project, report};
@@ -117,8 +118,9 @@ fn a_lone_old_challenger_needs_more_evidence_and_is_not_stale() {
     p.add("b1", "decision", 5, Some(KEY), "Use Python 3.12.", "2026-01-05T00:00:00Z");
     assert_eq!(p.distill(), report(2, 0, 0, 0, 2, 0, 0, 0, 0));
     let (_, decisions) =
-        p.ws.distill_explained(&workmem::Policy::default(), Some(crate::common::stamp(crate::common::AS_OF)), true)
-            .unwrap();
+        p.ws.distill(&DistillOptions::new().as_of(crate::common::stamp(crate::common::AS_OF)).dry_run().explain())
+            .unwrap()
+            .into_parts();
     let b1 = decisions.iter().find(|d| d.fact_id == "b1").unwrap();
     assert!(matches!(b1.reason, workmem::Reason::NeedsMoreEvidence { facts: 1, .. }), "{:?}", b1.reason);
     // With two such facts the count test passes and recency stops them.

@@ -15,8 +15,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use workmem::DistillOptions;
 use workmem::internals::journal::{AUDIT_FILE, JOURNAL_FILE};
-use workmem::{Case, CaseStatus, FixedClock, NewFact, Policy, Resolution, Stamp, Workspace};
+use workmem::{Case, CaseStatus, FixedClock, NewFact, Resolution, Stamp, Workspace};
 
 pub const AS_OF: &str = "2026-06-01T00:00:00Z";
 
@@ -35,7 +36,7 @@ impl Tied {
         let tied = Tied { _dir: dir, root };
         let ws = tied.open();
         decision(&ws, "s1", "Use SQLite.", "2026-01-01T00:00:00Z");
-        ws.distill(&Policy::default(), Some(stamp(AS_OF)), false).expect("distill");
+        ws.distill(&DistillOptions::new().as_of(stamp(AS_OF))).expect("distill");
         for (id, content, at) in [
             ("p1", "Use Postgres.", "2026-02-01T00:00:00Z"),
             ("p2", "Use Postgres.", "2026-02-10T00:00:00Z"),
@@ -44,14 +45,14 @@ impl Tied {
         ] {
             decision(&ws, id, content, at);
         }
-        let report = ws.distill(&Policy::default(), Some(stamp(AS_OF)), false).expect("distill");
+        let report = ws.distill(&DistillOptions::new().as_of(stamp(AS_OF))).expect("distill").report;
         assert_eq!(report.queued_conflicts, 1);
         tied
     }
 
     /// Opens the workspace (running recovery) on a clock fixed at AS_OF.
     pub fn open(&self) -> Workspace {
-        Workspace::open(&self.root, None).expect("open").with_clock(Arc::new(FixedClock::new(stamp(AS_OF))))
+        Workspace::builder(&self.root).clock(Arc::new(FixedClock::new(stamp(AS_OF)))).open().expect("open")
     }
 
     pub fn memory(&self) -> PathBuf {
@@ -220,9 +221,10 @@ fn a_torn_journal_or_audit_line_recovers_to_exactly_one_committed_decision() {
             let label = format!("phase {phase}, cut {cut} of {}", torn.len());
 
             // Opening recovers; the workspace is readable.
-            let ws = Workspace::open(&tied.root, None)
-                .unwrap_or_else(|err| panic!("{label}: open failed: {err}"))
-                .with_clock(Arc::new(FixedClock::new(stamp(AS_OF))));
+            let ws = Workspace::builder(&tied.root)
+                .clock(Arc::new(FixedClock::new(stamp(AS_OF))))
+                .open()
+                .unwrap_or_else(|err| panic!("{label}: open failed: {err}"));
             assert_eq!(ws.facts().expect("facts").len(), 5, "{label}");
             ws.context(None).unwrap_or_else(|err| panic!("{label}: context failed: {err}"));
             let adjudications = ws.adjudications().unwrap_or_else(|err| panic!("{label}: {err}"));
@@ -339,7 +341,7 @@ fn a_torn_daily_line_is_ignored_and_the_next_append_is_clean() {
         assert!(ids.contains(&"o1".to_owned()) && ids.contains(&"o0".to_owned()), "{label}");
         assert_eq!(ws.facts_on("2026-05-01").expect("day").len(), if complete { 3 } else { 2 }, "{label}");
         assert!(ws.verify().expect("verify").is_empty(), "{label}");
-        ws.distill(&Policy::default(), Some(stamp(AS_OF)), true).expect("distill reads");
+        ws.distill(&DistillOptions::new().as_of(stamp(AS_OF)).dry_run()).expect("distill reads");
 
         ws.remember(next.clone()).expect("append after the crash");
         let mut expected = lines[..2].concat();

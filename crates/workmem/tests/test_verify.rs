@@ -47,7 +47,7 @@ fn verify_unchanged(tied: &Tied) -> Vec<Problem> {
     let before = snapshot(&memory);
     // A write within the same clock tick could keep the mtime: wait a bit.
     std::thread::sleep(std::time::Duration::from_millis(20));
-    let ws = Workspace::open_read_only(&tied.root, None).expect("open read-only");
+    let ws = Workspace::builder(&tied.root).open_read_only().expect("open read-only");
     let problems = ws.verify().expect("verify");
     // (The snapshot lists every entry: a lock file or cache created by
     // verify would show as well as a rewrite.)
@@ -159,7 +159,8 @@ fn a_candidate_with_an_escape_sequence_is_corruption_even_with_every_id_recomput
     candidates.sort_by(|a, b| a.candidate_id.cmp(&b.candidate_id));
     let observed: Vec<String> = serde_json::from_value(case["observed_fact_ids"].clone()).expect("observed");
     let active = case["active_entry_key"].as_str().map(str::to_owned);
-    let fingerprint = workmem::internals::conflict_queue::fingerprint(&memory_key, active.as_deref(), &candidates, &observed);
+    let fingerprint =
+        workmem::internals::conflict_queue::fingerprint(&memory_key, active.as_deref(), &candidates, &observed);
     let ws = tied.open();
     let conflict_id = canon::conflict_id(ws.workspace_id(), &memory_key, &fingerprint);
     case["candidates"] = serde_json::to_value(&candidates).expect("json");
@@ -276,7 +277,8 @@ fn an_audit_record_rewritten_together_with_its_case_differs_from_the_journal() {
     let problems = verify_unchanged(&tied);
     assert!(!problems.iter().any(|p| p.message.contains(&conflict)), "{problems:?}");
     let journal =
-        workmem::internals::journal::transactions(&tied.memory().join(JOURNAL_FILE), tied.open().workspace_id()).expect("journal");
+        workmem::internals::journal::transactions(&tied.memory().join(JOURNAL_FILE), tied.open().workspace_id())
+            .expect("journal");
     let words = ["adjudication review:db:1 differs from the one transaction", journal[0].transaction_id.as_str()];
     assert!(has(&problems, AUDIT_FILE, &words), "{problems:?}");
 }
@@ -356,7 +358,7 @@ fn verify_reports_a_leftover_distill_intent_and_a_missing_memory_directory() {
     assert!(has(&problems, ".distill-pending.json", &["distill was interrupted"]), "{problems:?}");
 
     let empty = tempfile::tempdir().expect("temp dir");
-    let ws = Workspace::open_read_only(empty.path(), None).expect("open read-only");
+    let ws = Workspace::builder(empty.path()).open_read_only().expect("open read-only");
     let problems = ws.verify().expect("verify");
     assert!(has(&problems, ".workmem/memory", &["memory directory does not exist"]), "{problems:?}");
     assert_eq!(fs::read_dir(empty.path()).expect("read").count(), 0, "verify created something");

@@ -17,6 +17,7 @@ use std::sync::atomic::AtomicBool;
 
 use clap::Args;
 use serde_json::Value;
+use workmem::DistillOptions;
 use workmem_agent::settings::{self, parse_dotenv};
 use workmem_agent::{
     Agent, AgentError, AgentOptions, Cancel, ClientError, Events, HttpClient, RetryNotice, RetryPolicy, Settings,
@@ -257,7 +258,7 @@ fn distill_now(ctx: &Ctx) -> Result<(), CommandError> {
     let ws = ctx.workspace()?;
     let as_of = ws.now();
     let policy = ws.config().policy.clone();
-    let report = ws.distill(&policy, Some(as_of.clone()), false)?;
+    let report = ws.distill(&DistillOptions::new().policy(policy.clone()).as_of(as_of.clone()))?.report;
     ctx.ui.status(format_args!("distilled as of {}", as_of.as_str()));
     for line in distill::describe(&report) {
         ctx.ui.line(line)?;

@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use clap::Args;
 use jiff::SignedDuration;
+use workmem::DistillOptions;
 use workmem::{
     Case, CaseStatus, CuratedState, Fact, FixedClock, NewFact, Policy, Report, Resolution, Stamp, Workspace,
 };
@@ -87,7 +88,7 @@ impl Demo {
         let later = stamp(DAY_ZERO, LATER_DAYS)?;
         // The clock only stamps defaults; every fact and distill below names
         // its own instant.
-        let ws = Workspace::open(dir, None)?.with_clock(Arc::new(FixedClock::new(later.clone())));
+        let ws = Workspace::builder(dir).clock(Arc::new(FixedClock::new(later.clone()))).open()?;
         ws.init()?;
         Ok(Demo {
             ws,
@@ -271,7 +272,7 @@ impl Demo {
     }
 
     fn distill_quiet(&mut self, as_of: &Stamp) -> Result<Report, CommandError> {
-        Ok(self.ws.distill(&self.policy, Some(as_of.clone()), false)?)
+        Ok(self.ws.distill(&DistillOptions::new().policy(self.policy.clone()).as_of(as_of.clone()))?.report)
     }
 
     /// Runs distill, prints its report and what happened to each fact.

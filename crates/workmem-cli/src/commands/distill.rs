@@ -4,6 +4,7 @@
 
 use clap::Args;
 use serde::Serialize;
+use workmem::DistillOptions;
 use workmem::{Decision, Policy, Report, Stamp};
 
 use crate::commands::explain::describe_reason;
@@ -102,9 +103,16 @@ pub fn run(ctx: &Ctx, args: &DistillArgs) -> Result<(), CommandError> {
     let policy = args.policy.apply(&ws.config().policy);
     let as_of = as_of.unwrap_or_else(|| ws.now());
     let (report, decisions) = if args.explain {
-        ws.distill_explained(&policy, Some(as_of.clone()), args.dry_run)?
+        ws.distill(
+            &DistillOptions::new().policy(policy.clone()).as_of(as_of.clone()).dry_run_if(args.dry_run).explain(),
+        )?
+        .into_parts()
     } else {
-        (ws.distill(&policy, Some(as_of.clone()), args.dry_run)?, Vec::new())
+        (
+            ws.distill(&DistillOptions::new().policy(policy.clone()).as_of(as_of.clone()).dry_run_if(args.dry_run))?
+                .report,
+            Vec::new(),
+        )
     };
     if ctx.ui.is_json() {
         if args.explain {

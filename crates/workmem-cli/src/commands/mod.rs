@@ -108,20 +108,28 @@ impl Ctx {
     ///
     /// Errors: as [`Ctx::workspace`], except that no project is required.
     pub fn open_workspace(&self) -> Result<Workspace, CommandError> {
-        let config = crate::config_load::load(&self.project)?;
-        Ok(Workspace::open(&self.project, self.memory_dir.as_deref())?.with_config(config)?)
+        Ok(self.builder()?.open()?)
     }
 
-    /// Opens the workspace like [`Ctx::workspace`] but without recovery
-    /// ([`Workspace::open_read_only`]): for `verify`, which must never
-    /// write.
+    /// Opens the workspace like [`Ctx::workspace`] but without recovery, as
+    /// a handle that never writes ([`workmem::WorkspaceBuilder::open_read_only`]):
+    /// for `verify`.
     ///
-    /// Errors: configuration errors (exit 2); library errors of
-    /// [`Workspace::open_read_only`].
+    /// Errors: configuration errors (exit 2); library errors of opening.
     pub fn workspace_read_only(&self) -> Result<Workspace, CommandError> {
         self.require_project()?;
+        Ok(self.builder()?.open_read_only()?)
+    }
+
+    /// Returns the builder of the project's workspace with its
+    /// configuration (user file, then workspace file) and memory directory.
+    fn builder(&self) -> Result<workmem::WorkspaceBuilder, CommandError> {
         let config = crate::config_load::load(&self.project)?;
-        Ok(Workspace::open_read_only(&self.project, self.memory_dir.as_deref())?.with_config(config)?)
+        let builder = Workspace::builder(&self.project).config(config);
+        Ok(match &self.memory_dir {
+            Some(dir) => builder.memory_dir(dir),
+            None => builder,
+        })
     }
 }
 

@@ -135,7 +135,7 @@ pub fn check_id(field: &str, id: &str) -> Result<()> {
 
 /// Returns `text` whitespace-collapsed and checks it is non-empty, at most
 /// `max_chars` characters and free of control and format characters
-/// ([`crate::model::fact::check_text`]; used for actor and rationale).
+/// ([`crate::model::text::check_text`]; used for actor and rationale).
 ///
 /// Errors: [`Error::InvalidInput`] naming `field`.
 pub fn clean_text(field: &str, text: &str, max_chars: usize) -> Result<String> {

@@ -11,24 +11,24 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::canon;
 use crate::error::{Error, Result};
+use crate::model::canon;
 use crate::model::secret;
 use crate::model::stamp::Stamp;
 use crate::model::text::{check_text, refused_character, refused_message};
 
 /// Current schema version of a fact line.
-pub const FACT_SCHEMA_VERSION: u32 = 2;
+pub(crate) const FACT_SCHEMA_VERSION: u32 = 2;
 /// Longest accepted content, in characters (after whitespace cleaning).
 pub const MAX_CONTENT_CHARS: usize = 2_000;
 /// Most evidence entries one fact may carry.
-pub const MAX_EVIDENCE_ENTRIES: usize = 32;
+pub(crate) const MAX_EVIDENCE_ENTRIES: usize = 32;
 /// Longest evidence key, in characters.
-pub const MAX_EVIDENCE_KEY_CHARS: usize = 100;
+pub(crate) const MAX_EVIDENCE_KEY_CHARS: usize = 100;
 /// Longest evidence value, in characters.
-pub const MAX_EVIDENCE_VALUE_CHARS: usize = 4_000;
+pub(crate) const MAX_EVIDENCE_VALUE_CHARS: usize = 4_000;
 /// Longest source name, in characters.
-pub const MAX_SOURCE_CHARS: usize = 64;
+pub(crate) const MAX_SOURCE_CHARS: usize = 64;
 
 /// What a fact records. Decisions, conventions and pitfalls are *stable*
 /// kinds that may be promoted; outcomes stay in the recent log.
@@ -276,7 +276,7 @@ fn tool_field<T: serde::de::DeserializeOwned>(
 ///
 /// Returns a message fragment starting with `invalid content`; the caller
 /// names the file and record.
-pub fn check_stored_content(content: &str) -> std::result::Result<(), String> {
+pub(crate) fn check_stored_content(content: &str) -> std::result::Result<(), String> {
     if !canon::is_collapsed(content) || content.is_empty() {
         return Err("invalid content: empty or not whitespace-collapsed".to_owned());
     }

@@ -1,6 +1,6 @@
 //! The format-stable JSONL line of a fact: the encoder of the append path,
 //! and the decoder every reader uses, which checks each field by the rules
-//! of [`crate::model::fact`] and reads either a whole [`Fact`] or the slim
+//! of the fact model and reads either a whole [`Fact`] or the slim
 //! [`FactSummary`] whole-log scans need.
 
 use std::borrow::Cow;
@@ -10,7 +10,8 @@ use serde::Deserialize;
 
 use crate::model::canon;
 use crate::model::fact::{
-    FACT_SCHEMA_VERSION, Fact, Kind, MAX_EVIDENCE_ENTRIES, check_evidence_pair, check_importance, check_source, check_stored_content, json_type,
+    FACT_SCHEMA_VERSION, Fact, Kind, MAX_EVIDENCE_ENTRIES, check_evidence_pair, check_importance, check_source,
+    check_stored_content, json_type,
 };
 use crate::model::stamp::Stamp;
 
@@ -118,7 +119,6 @@ const FIELD_TYPES: &[(&str, &str)] = &[
     ("workspace_id", "a string"),
 ];
 
-
 /// A fact line as parsed, borrowing from the line where it can. Validated
 /// once, then turned into a [`Fact`] or a [`FactSummary`].
 #[derive(Deserialize)]
@@ -222,8 +222,8 @@ impl RawFact<'_> {
                 check_evidence_pair(key, value).map_err(|e| e.to_string())?;
             }
         }
-        let recorded_at =
-            crate::model::stamp::parse_instant(&self.recorded_at).map_err(|msg| format!("invalid recorded_at: {msg}"))?;
+        let recorded_at = crate::model::stamp::parse_instant(&self.recorded_at)
+            .map_err(|msg| format!("invalid recorded_at: {msg}"))?;
         if self.workspace_id.len() != 16 || !self.workspace_id.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(format!("invalid workspace_id {:?}", self.workspace_id));
         }
@@ -415,8 +415,8 @@ impl RawFact<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::canon::JsonStyle;
     use crate::error::Error;
+    use crate::model::canon::JsonStyle;
     use crate::model::fact::NewFact;
     use crate::model::text::{is_refused_char, refused_character};
 

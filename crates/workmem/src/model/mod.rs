@@ -3,9 +3,9 @@
 //! and the secret guard. Pure: nothing here touches the filesystem.
 
 pub mod canon;
-pub mod clock;
-pub mod fact;
+pub(crate) mod clock;
+pub(crate) mod fact;
 pub mod fact_line;
 pub mod secret;
-pub mod stamp;
-pub mod text;
+pub(crate) mod stamp;
+pub(crate) mod text;

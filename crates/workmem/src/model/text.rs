@@ -63,7 +63,7 @@ pub fn is_refused_char(c: char) -> bool {
 /// Returns the first character of `text` that [`is_refused_char`] refuses.
 /// The one validator of characters for every text field (content, source,
 /// evidence, actor, rationale), on append and on read.
-pub fn refused_character(text: &str) -> Option<char> {
+pub(crate) fn refused_character(text: &str) -> Option<char> {
     // Printable ASCII is never refused: skip to the first other byte (a
     // char boundary, since every byte before it is ASCII).
     let start = text.bytes().position(|b| !(0x20..0x7F).contains(&b))?;
@@ -75,7 +75,7 @@ pub fn refused_character(text: &str) -> Option<char> {
 ///
 /// Errors: [`Error::InvalidInput`] naming the field and the character's
 /// code point (never the text).
-pub fn check_text(field: &str, text: &str) -> Result<()> {
+pub(crate) fn check_text(field: &str, text: &str) -> Result<()> {
     match refused_character(text) {
         None => Ok(()),
         Some(c) => Err(Error::invalid(field, refused_message(c))),

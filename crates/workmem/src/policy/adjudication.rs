@@ -7,16 +7,16 @@
 
 use std::path::Path;
 
+use crate::error::{Error, Location, Result};
 use crate::model::canon;
+use crate::model::stamp::Stamp;
+use crate::policy::distill::observed_fact_ids;
 use crate::store::conflict_queue::{Case, CaseStatus, ConflictQueue};
 use crate::store::curated_state::{CuratedState, Revision, push_revision};
-use crate::policy::distill::observed_fact_ids;
-use crate::error::{Error, Location, Result};
 use crate::store::journal::{Adjudication, JOURNAL_SCHEMA_VERSION};
-use crate::model::stamp::Stamp;
 
 /// Longest actor or rationale, in characters.
-pub const MAX_ACTOR_CHARS: usize = 1_000;
+pub(crate) const MAX_ACTOR_CHARS: usize = 1_000;
 
 /// A reviewer's decision on one conflict case.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,7 +68,7 @@ impl Resolution {
 
 /// The effect of a decision: the after states and the audit record.
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// Curated state after the decision.
     pub curated_after: CuratedState,
     /// Conflict queue after the decision.
@@ -84,7 +84,7 @@ pub struct Plan {
 /// Errors: [`Error::ResolutionRejected`] for an unknown conflict or
 /// candidate; [`Error::StaleResolution`] when the revision differs, the case
 /// is closed, the active entry changed, or the evidence changed.
-pub fn plan(
+pub(crate) fn plan(
     resolution: &Resolution,
     curated: &CuratedState,
     queue: &ConflictQueue,

@@ -1,8 +1,8 @@
 //! Plain configuration values handed to the library. Loading (files,
 //! environment, flags) is the caller's business.
 
-use crate::policy::distill::Policy;
 use crate::error::{Error, Result};
+use crate::policy::distill::Policy;
 use crate::policy::projection::{DEFAULT_CONTEXT_BUDGET, DEFAULT_RECENT_FACTS, MIN_CONTEXT_BUDGET};
 
 /// Settings of a workspace session.

@@ -13,15 +13,15 @@ use std::path::Path;
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use jiff::SignedDuration;
 
-use crate::model::canon;
-use crate::store::conflict_queue::{self, Candidate, Case, CaseStatus, ConflictQueue};
-use crate::store::curated_state::{CuratedState, Entry, Revision, Status, push_revision};
 use crate::error::{Error, Location, Result};
-pub use crate::policy::report::{Decision, Reason, Report};
-pub use crate::policy::rules::{MAX_AGE_DAYS, Policy, SourcePolicy};
+use crate::model::canon;
 use crate::model::fact::{Fact, Kind};
 use crate::model::fact_line::FactSummary;
 use crate::model::stamp::Stamp;
+pub use crate::policy::report::{Decision, Reason, Report};
+pub use crate::policy::rules::{MAX_AGE_DAYS, Policy, SourcePolicy};
+use crate::store::conflict_queue::{self, Candidate, Case, CaseStatus, ConflictQueue};
+use crate::store::curated_state::{CuratedState, Entry, Revision, Status, push_revision};
 
 /// The result of [`distill`].
 #[derive(Debug, Clone)]

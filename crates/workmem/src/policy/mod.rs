@@ -3,9 +3,9 @@
 //! state: deterministic, cheap, and never touching the filesystem; the
 //! workspace reads their inputs and writes their results.
 
-pub mod adjudication;
-pub mod config;
+pub(crate) mod adjudication;
+pub(crate) mod config;
 pub mod distill;
 pub mod projection;
-pub mod report;
-pub mod rules;
+pub(crate) mod report;
+pub(crate) mod rules;

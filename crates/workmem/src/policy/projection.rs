@@ -12,9 +12,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::store::curated_state::Entry;
 use crate::model::fact::{Fact, Kind};
 use crate::model::stamp::Stamp;
+use crate::store::curated_state::Entry;
 
 /// What the projection needs of an active curated entry: its line in
 /// MEMORY.md and its priority in the bounded context. Kept in the

@@ -16,8 +16,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::canon::{self, JsonStyle};
 use crate::error::{Error, Location, Result};
+use crate::model::canon::{self, JsonStyle};
 use crate::model::fact::Kind;
 use crate::model::stamp::Stamp;
 

@@ -27,9 +27,9 @@ use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::store::atomic_io::{self, FileStamp};
 use crate::error::Result;
 use crate::model::fact_line::FactSummary;
+use crate::store::atomic_io::{self, FileStamp};
 use crate::store::fact_log::{DayFile, FactLog, FileRecords, map_in_parallel};
 
 const HEADER: &str = "workmem-domain-index 1";
@@ -75,20 +75,20 @@ impl IndexedFile {
 
 /// The index of a workspace: indexed files by day.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DomainIndex {
+pub(crate) struct DomainIndex {
     files: BTreeMap<String, IndexedFile>,
 }
 
 impl DomainIndex {
     /// Builds the index of files just read.
-    pub fn of(files: &[FileRecords<FactSummary>]) -> DomainIndex {
+    pub(crate) fn of(files: &[FileRecords<FactSummary>]) -> DomainIndex {
         let indexed = map_in_parallel(files, |f| (f.day.day.clone(), IndexedFile::of(f)));
         DomainIndex { files: indexed.into_iter().collect() }
     }
 
     /// Returns whether the index stored at `path` describes exactly these
     /// files with these stamps (reading only its `file` lines).
-    pub fn describes(path: &Path, workspace_id: &str, files: &[FileRecords<FactSummary>]) -> bool {
+    pub(crate) fn describes(path: &Path, workspace_id: &str, files: &[FileRecords<FactSummary>]) -> bool {
         let mut stored: BTreeMap<String, FileStamp> = BTreeMap::new();
         let parsed = atomic_io::read_optional(path).ok().flatten().is_some_and(|data| {
             parse(&data, workspace_id, |line| match line {
@@ -101,7 +101,7 @@ impl DomainIndex {
 
     /// Reads the index at `path`; `None` when it is missing, unreadable,
     /// torn or of another workspace (a cache miss, never an error).
-    pub fn load(path: &Path, workspace_id: &str) -> Option<DomainIndex> {
+    pub(crate) fn load(path: &Path, workspace_id: &str) -> Option<DomainIndex> {
         let data = atomic_io::read_optional(path).ok()??;
         let mut files: Vec<(String, IndexedFile)> = Vec::new();
         let complete = parse(&data, workspace_id, |line| match line {
@@ -122,7 +122,7 @@ impl DomainIndex {
     /// [`atomic_io::replace_cache`]).
     ///
     /// Errors: [`crate::Error::Io`].
-    pub fn save(&self, path: &Path, workspace_id: &str) -> Result<()> {
+    pub(crate) fn save(&self, path: &Path, workspace_id: &str) -> Result<()> {
         let mut text = String::with_capacity(self.files.values().map(|f| f.keys.len() + 64).sum::<usize>() + 64);
         let _ = writeln!(text, "{HEADER} {workspace_id}");
         for (day, file) in &self.files {
@@ -171,7 +171,7 @@ fn file_line(rest: &str) -> Option<(&str, FileStamp)> {
 /// The ids of a domain's facts, and the index brought up to date when
 /// files had to be read.
 #[derive(Debug)]
-pub struct Lookup {
+pub(crate) struct Lookup {
     /// Every fact id in the log with the memory key (unsorted; an id
     /// repeated across files appears once per file).
     pub ids: Vec<String>,
@@ -186,7 +186,12 @@ pub struct Lookup {
 /// now.
 ///
 /// Errors: as [`FactLog::read_file`] for the files it reads.
-pub fn domain_fact_ids(log: &FactLog, index_path: &Path, workspace_id: &str, memory_key: &str) -> Result<Lookup> {
+pub(crate) fn domain_fact_ids(
+    log: &FactLog,
+    index_path: &Path,
+    workspace_id: &str,
+    memory_key: &str,
+) -> Result<Lookup> {
     let mut index = DomainIndex::load(index_path, workspace_id).unwrap_or_default();
     let days = log.days()?;
     let mut stale: Vec<DayFile> = Vec::new();

@@ -15,21 +15,21 @@ use std::path::{Path, PathBuf};
 
 use foldhash::{HashSet, HashSetExt};
 
-use crate::store::atomic_io::{self, FileStamp};
 use crate::error::{Error, IoContext, Location, Result};
 use crate::model::fact::Fact;
 use crate::model::fact_line::{LineError, LogRecord};
+use crate::store::atomic_io::{self, FileStamp};
 
 /// The daily fact log of one workspace.
 #[derive(Debug, Clone)]
-pub struct FactLog {
+pub(crate) struct FactLog {
     dir: PathBuf,
     workspace_id: String,
 }
 
 /// One daily log file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DayFile {
+pub(crate) struct DayFile {
     /// `YYYY-MM-DD`.
     pub day: String,
     /// Its path.
@@ -38,24 +38,24 @@ pub struct DayFile {
 
 impl FactLog {
     /// Returns the log stored in `daily_dir` for `workspace_id`.
-    pub fn new(daily_dir: PathBuf, workspace_id: String) -> FactLog {
+    pub(crate) fn new(daily_dir: PathBuf, workspace_id: String) -> FactLog {
         FactLog { dir: daily_dir, workspace_id }
     }
 
     /// Returns the `daily/` directory.
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         &self.dir
     }
 
     /// Returns the path of the log of `day` (`YYYY-MM-DD`).
-    pub fn path_for_day(&self, day: &str) -> PathBuf {
+    pub(crate) fn path_for_day(&self, day: &str) -> PathBuf {
         self.dir.join(format!("{day}.jsonl"))
     }
 
     /// Returns the daily files, oldest first.
     ///
     /// Errors: [`Error::Io`]; [`Error::Corrupt`] when `daily/` is a symlink.
-    pub fn days(&self) -> Result<Vec<DayFile>> {
+    pub(crate) fn days(&self) -> Result<Vec<DayFile>> {
         atomic_io::refuse_symlink(&self.dir)?;
         let entries = match fs::read_dir(&self.dir) {
             Ok(entries) => entries,
@@ -80,7 +80,7 @@ impl FactLog {
     ///
     /// Errors: [`Error::Corrupt`] naming file and line, [`Error::Scope`] for
     /// a fact of another workspace, [`Error::Io`].
-    pub fn read_file(&self, path: &Path) -> Result<Vec<Fact>> {
+    pub(crate) fn read_file(&self, path: &Path) -> Result<Vec<Fact>> {
         let mut facts = self.read_records(path)?;
         drop_repeated_ids(&mut facts);
         Ok(facts)
@@ -118,7 +118,7 @@ impl FactLog {
     /// (see [`merge`]).
     ///
     /// Errors: as [`FactLog::read_file`].
-    pub fn read_all(&self) -> Result<Vec<Fact>> {
+    pub(crate) fn read_all(&self) -> Result<Vec<Fact>> {
         Ok(merge(self.read_files(&self.days()?)?))
     }
 
@@ -127,7 +127,7 @@ impl FactLog {
     /// each file's records are sorted by (recorded_at instant, fact_id).
     ///
     /// Errors: as [`FactLog::read_file`].
-    pub fn read_files<T: LogRecord>(&self, days: &[DayFile]) -> Result<Vec<FileRecords<T>>> {
+    pub(crate) fn read_files<T: LogRecord>(&self, days: &[DayFile]) -> Result<Vec<FileRecords<T>>> {
         let read = |day: &DayFile| -> Result<Option<FileRecords<T>>> {
             let Some((data, stamp)) = atomic_io::read_stamped(&day.path)? else { return Ok(None) };
             let mut records: Vec<T> = self.parse_records(&day.path, &data)?;
@@ -150,7 +150,7 @@ impl FactLog {
     /// as older files cannot change the answer.
     ///
     /// Errors: as [`FactLog::read_file`], for the files it opens.
-    pub fn recent(&self, limit: usize, keep: impl Fn(&Fact) -> bool) -> Result<Vec<Fact>> {
+    pub(crate) fn recent(&self, limit: usize, keep: impl Fn(&Fact) -> bool) -> Result<Vec<Fact>> {
         let mut found: Vec<Fact> = Vec::new();
         if limit == 0 {
             return Ok(found);
@@ -176,7 +176,7 @@ impl FactLog {
     /// `daily/` directories must exist.
     ///
     /// Errors: [`Error::Io`], [`Error::Corrupt`] for a symlinked file.
-    pub fn append(&self, facts: &[Fact]) -> Result<()> {
+    pub(crate) fn append(&self, facts: &[Fact]) -> Result<()> {
         atomic_io::refuse_symlink(&self.dir)?;
         let mut by_day: BTreeMap<String, String> = BTreeMap::new();
         for fact in facts {
@@ -199,7 +199,7 @@ impl FactLog {
 
 /// The records of one daily file and the file's stamp before the read.
 #[derive(Debug)]
-pub struct FileRecords<T> {
+pub(crate) struct FileRecords<T> {
     /// The file.
     pub day: DayFile,
     /// Its identity when it was read ([`atomic_io::read_stamped`]).
@@ -214,7 +214,7 @@ pub struct FileRecords<T> {
 /// (file name, line) order is kept and the others are ignored, whether or
 /// not they are identical (`verify` reports those that differ). Reads never
 /// fail on them, so no duplicate can make a workspace unreadable.
-pub fn merge<T: LogRecord>(files: Vec<FileRecords<T>>) -> Vec<T> {
+pub(crate) fn merge<T: LogRecord>(files: Vec<FileRecords<T>>) -> Vec<T> {
     let mut all: Vec<T> = Vec::with_capacity(files.iter().map(|f| f.records.len()).sum());
     for part in files {
         all.extend(part.records);
@@ -270,7 +270,7 @@ fn order<T: LogRecord>(a: &T, b: &T) -> std::cmp::Ordering {
 }
 
 /// Returns whether `day` has the `YYYY-MM-DD` shape of a daily file name.
-pub fn is_day_name(day: &str) -> bool {
+pub(crate) fn is_day_name(day: &str) -> bool {
     let b = day.as_bytes();
     b.len() == 10
         && b[4] == b'-'

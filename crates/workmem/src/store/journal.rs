@@ -23,12 +23,12 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::store::atomic_io;
+use crate::error::{Error, IoContext, Location, Result};
 use crate::model::canon::{self, JsonStyle};
+use crate::model::stamp::Stamp;
+use crate::store::atomic_io;
 use crate::store::conflict_queue::Case;
 use crate::store::curated_state::Entry;
-use crate::error::{Error, IoContext, Location, Result};
-use crate::model::stamp::Stamp;
 
 /// File name of the audit stream.
 pub const AUDIT_FILE: &str = "conflict-adjudications.jsonl";
@@ -295,7 +295,8 @@ pub fn parse_record<T>(bytes: &[u8]) -> std::result::Result<T, String>
 where
     T: for<'de> Deserialize<'de> + StreamRecord,
 {
-    let value: Value = serde_json::from_slice(bytes).map_err(|err| crate::model::fact_line::describe_json_error(&err))?;
+    let value: Value =
+        serde_json::from_slice(bytes).map_err(|err| crate::model::fact_line::describe_json_error(&err))?;
     // No workmem record holds a float; one in the free-form intent would not
     // survive a write and re-read bit for bit, and the digest covers it.
     if has_float(&value) {

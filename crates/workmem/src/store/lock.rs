@@ -6,15 +6,14 @@
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::error::{IoContext, Result};
 
 /// A held workspace lock; released on drop.
 #[derive(Debug)]
-pub struct WorkspaceLock {
+pub(crate) struct WorkspaceLock {
     file: File,
-    path: PathBuf,
 }
 
 impl WorkspaceLock {
@@ -22,7 +21,7 @@ impl WorkspaceLock {
     /// memory directory must exist.
     ///
     /// Errors: [`crate::Error::Io`].
-    pub fn acquire(memory_dir: &Path) -> Result<WorkspaceLock> {
+    pub(crate) fn acquire(memory_dir: &Path) -> Result<WorkspaceLock> {
         let path = memory_dir.join(".lock");
         crate::store::atomic_io::refuse_symlink(&path)?;
         let file = OpenOptions::new()
@@ -36,12 +35,7 @@ impl WorkspaceLock {
             .at(&path)?;
         crate::store::atomic_io::ensure_regular(&file, &path)?;
         file.lock().at(&path)?;
-        Ok(WorkspaceLock { file, path })
-    }
-
-    /// Returns the lock file's path.
-    pub fn path(&self) -> &Path {
-        &self.path
+        Ok(WorkspaceLock { file })
     }
 }
 

@@ -6,8 +6,8 @@
 pub mod atomic_io;
 pub mod conflict_queue;
 pub mod curated_state;
-pub mod domain_index;
-pub mod failpoint;
-pub mod fact_log;
+pub(crate) mod domain_index;
+pub(crate) mod fact_log;
+pub(crate) mod failpoint;
 pub mod journal;
-pub mod lock;
+pub(crate) mod lock;

@@ -5,12 +5,12 @@
 
 use serde::Serialize;
 
-use crate::model::canon;
-use crate::store::curated_state::Entry;
-use crate::policy::distill::{Policy, Reason};
 use crate::error::{Error, Result};
+use crate::model::canon;
 use crate::model::fact::Fact;
 use crate::model::stamp::Stamp;
+use crate::policy::distill::{Policy, Reason};
+use crate::store::curated_state::Entry;
 use crate::workspace::Workspace;
 
 /// One fact and where it stands.

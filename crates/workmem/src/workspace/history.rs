@@ -5,11 +5,11 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
+use crate::error::Result;
 use crate::model::canon;
+use crate::model::fact::Fact;
 use crate::store::conflict_queue::Case;
 use crate::store::curated_state::Entry;
-use crate::error::Result;
-use crate::model::fact::Fact;
 use crate::workspace::Workspace;
 
 /// One revision and its evidence facts.

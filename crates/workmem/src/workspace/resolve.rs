@@ -6,11 +6,11 @@
 //! then rolled forward by the same code recovery uses, so a crash at any
 //! boundary leaves exactly what recovery finishes.
 
-use crate::policy::adjudication::{self, Resolution};
+use crate::error::{Error, Location, Result};
 use crate::model::canon;
+use crate::policy::adjudication::{self, Resolution};
 use crate::store::conflict_queue::ConflictQueue;
 use crate::store::curated_state::{CURATED_SCHEMA_VERSION, CuratedState};
-use crate::error::{Error, Location, Result};
 use crate::store::failpoint;
 use crate::store::journal::{
     self, AUDIT_FILE, Adjudication, Intent, JOURNAL_FILE, JOURNAL_SCHEMA_VERSION, JournalLine, Phase,

@@ -20,11 +20,11 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use crate::error::{Error, Result};
+use crate::model::fact::Fact;
 use crate::store::atomic_io;
 use crate::store::conflict_queue::{Case, CaseStatus, ConflictQueue};
 use crate::store::curated_state::CuratedState;
-use crate::error::{Error, Result};
-use crate::model::fact::Fact;
 use crate::store::journal::{self, AUDIT_FILE, Adjudication, JOURNAL_FILE, Phase, Transaction};
 use crate::workspace::{CONFLICTS_FILE, CURATED_FILE, DISTILL_INTENT_FILE, Workspace};
 

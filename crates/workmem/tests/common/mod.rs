@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
+use workmem::DistillOptions;
 use workmem::internals::distill::{Policy, Report};
 use workmem::{Fact, FixedClock, NewFact, Stamp, Workspace};
 
@@ -62,7 +63,7 @@ impl Project {
 
     /// Runs distill with `policy` at `as_of`.
     pub fn distill_with(&self, policy: &Policy, as_of: &str) -> Report {
-        self.ws.distill(policy, Some(stamp(as_of)), false).expect("distill")
+        self.ws.distill(&DistillOptions::new().policy(policy.clone()).as_of(stamp(as_of))).expect("distill").report
     }
 
     /// Returns curated.json parsed as JSON.
@@ -83,7 +84,7 @@ impl Project {
 
 /// Opens the workspace of `project` with a clock fixed at [`AS_OF`].
 pub fn open(project: &Path) -> Workspace {
-    Workspace::open(project, None).expect("open workspace").with_clock(Arc::new(FixedClock::new(stamp(AS_OF))))
+    Workspace::builder(project).clock(Arc::new(FixedClock::new(stamp(AS_OF)))).open().expect("open workspace")
 }
 
 /// Returns a new fact with every field explicit.

@@ -1,0 +1,211 @@
+//! Appending facts: one fact ([`Workspace::remember`]) or a whole input
+//! ([`Workspace::import`]), each validated before a byte is written,
+//! checked against the workspace id of the state it joins, and, when an id
+//! could already be taken, checked and appended under the lock.
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::model::canon;
+use crate::model::fact::{Fact, NewFact};
+use crate::store::atomic_io;
+use crate::workspace::{CURATED_FILE, IMPORT_BATCH, Workspace};
+
+impl Workspace {
+    /// Validates `new` and returns the fact it would append, without writing.
+    ///
+    /// Errors: [`Error::InvalidInput`] naming the field.
+    pub fn prepare(&self, new: NewFact) -> Result<Fact> {
+        Fact::from_new(new, &self.workspace_id, self.clock.now(), || self.clock.fresh_id())
+    }
+
+    /// Appends one fact durably and returns it as stored.
+    ///
+    /// A fact with an explicit id is checked and appended under the
+    /// workspace lock, so two writers can never store different facts under
+    /// one id. When the id is already stored with the same content, kind,
+    /// importance, memory_key, source and evidence (and instant, when
+    /// `recorded_at` was given), the append is a retry: nothing is written
+    /// and the stored fact is returned. Facts without an id get a fresh
+    /// random one and append without the lock.
+    ///
+    /// Errors: [`Error::InvalidInput`] (nothing written), including an id
+    /// already used by another fact; [`Error::Scope`] when the existing
+    /// state belongs to another workspace (nothing written); [`Error::Io`].
+    pub fn remember(&self, new: NewFact) -> Result<Fact> {
+        self.writable()?;
+        let explicit_id = new.fact_id.is_some();
+        let recorded_at_given = new.recorded_at.is_some();
+        let fact = self.prepare(new)?;
+        self.check_append_scope([fact.recorded_at.utc_day()])?;
+        let facts = std::slice::from_ref(&fact);
+        if !explicit_id {
+            self.append_creating_dirs(facts)?;
+            return Ok(fact);
+        }
+        let _lock = self.lock()?;
+        match self.stored_under(facts)?.pop().flatten() {
+            Some(stored) if fact.repeats(&stored, recorded_at_given) => Ok(stored),
+            Some(_) => Err(Error::invalid("fact_id", format!("{} is already used by another fact", fact.fact_id))),
+            None => {
+                self.log.append(facts)?;
+                Ok(fact)
+            }
+        }
+    }
+
+    /// Validates every item first, then appends those not yet stored in
+    /// batches of [`IMPORT_BATCH`], one write and one fsync per batch and
+    /// daily file, under the workspace lock. `progress` is called with the
+    /// number appended so far.
+    ///
+    /// An item without `fact_id` gets a deterministic id (see
+    /// [`canon::import_fact_id`]), so an import that was interrupted (a
+    /// killed process) can be run again: it appends only what is missing.
+    /// An item whose id is stored with the same fields (the retry rule of
+    /// [`Workspace::remember`]) counts as already present.
+    ///
+    /// Errors: [`Error::InvalidInput`] naming the 1-based item (nothing
+    /// written), including an id given twice or stored with other fields;
+    /// [`Error::Scope`] (nothing written); [`Error::Io`].
+    pub fn import(&self, items: Vec<NewFact>, progress: &mut dyn FnMut(usize)) -> Result<Imported> {
+        self.writable()?;
+        let item_error = |index: usize, err: Error| match err {
+            Error::InvalidInput { field, message } => Error::invalid(format!("{field} of item {}", index + 1), message),
+            other => other,
+        };
+        let mut facts = Vec::with_capacity(items.len());
+        let mut times_given = Vec::with_capacity(items.len());
+        let mut ids = std::collections::HashSet::new();
+        let mut occurrences: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        for (index, mut new) in items.into_iter().enumerate() {
+            if new.fact_id.is_none() {
+                let json = new.canonical_json();
+                let seen = occurrences.entry(canon::import_fact_id(&self.workspace_id, &json, 0)).or_insert(0);
+                new.fact_id = Some(canon::import_fact_id(&self.workspace_id, &json, *seen));
+                *seen += 1;
+            }
+            times_given.push(new.recorded_at.is_some());
+            let fact = self.prepare(new).map_err(|err| item_error(index, err))?;
+            if !ids.insert(fact.fact_id.clone()) {
+                return Err(Error::invalid(
+                    format!("fact_id of item {}", index + 1),
+                    format!("{} appears twice in the input", fact.fact_id),
+                ));
+            }
+            facts.push(fact);
+        }
+        let days: std::collections::BTreeSet<String> = facts.iter().map(|f| f.recorded_at.utc_day()).collect();
+        self.check_append_scope(days)?;
+        let _lock = self.lock()?;
+        let stored = self.stored_under(&facts)?;
+        let mut already_present = 0;
+        let mut missing = Vec::with_capacity(facts.len());
+        for (index, (fact, stored)) in facts.into_iter().zip(stored).enumerate() {
+            match stored {
+                None => missing.push(fact),
+                Some(stored) if fact.repeats(&stored, times_given[index]) => already_present += 1,
+                Some(_) => {
+                    return Err(item_error(
+                        index,
+                        Error::invalid("fact_id", format!("{} is already used by another fact", fact.fact_id)),
+                    ));
+                }
+            }
+        }
+        let mut done = 0;
+        for batch in missing.chunks(IMPORT_BATCH) {
+            self.log.append(batch)?;
+            done += batch.len();
+            progress(done);
+        }
+        Ok(Imported { facts: missing, already_present })
+    }
+
+    /// Appends to the log, creating the memory and `daily/` directories
+    /// only when the append finds them missing (the hot path makes no
+    /// directory calls).
+    fn append_creating_dirs(&self, facts: &[Fact]) -> Result<()> {
+        match self.log.append(facts) {
+            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                self.init()?;
+                self.log.append(facts)
+            }
+            other => other,
+        }
+    }
+
+    /// Returns, for each of `facts`, the fact already stored under its id.
+    /// The caller holds the lock, so the answer stays true until it appends.
+    fn stored_under(&self, facts: &[Fact]) -> Result<Vec<Option<Fact>>> {
+        let wanted: std::collections::HashMap<&str, usize> =
+            facts.iter().enumerate().map(|(index, f)| (f.fact_id.as_str(), index)).collect();
+        let mut stored = vec![None; facts.len()];
+        for fact in self.log.read_all()? {
+            if let Some(&index) = wanted.get(fact.fact_id.as_str()) {
+                stored[index] = Some(fact);
+            }
+        }
+        Ok(stored)
+    }
+
+    /// Refuses an append that would join state of another workspace (a
+    /// moved or copied checkout, whose path gives another id): the
+    /// workspace id of each existing target daily file's first complete
+    /// line, else of the newest daily file's, else of curated.json, must be
+    /// this workspace's. Reads only the first line of those files.
+    ///
+    /// Errors: [`Error::Scope`] naming the file and both ids; [`Error::Io`].
+    fn check_append_scope(&self, days: impl IntoIterator<Item = String>) -> Result<()> {
+        let mut checked = false;
+        for day in days {
+            let path = self.log.path_for_day(&day);
+            if let Some(found) = atomic_io::first_complete_line(&path)?.and_then(|l| recorded_workspace(&l)) {
+                self.expect_workspace(&path, found)?;
+                checked = true;
+            }
+        }
+        if checked {
+            return Ok(());
+        }
+        if let Some(newest) = self.log.days()?.pop()
+            && let Some(found) = atomic_io::first_complete_line(&newest.path)?.and_then(|l| recorded_workspace(&l))
+        {
+            return self.expect_workspace(&newest.path, found);
+        }
+        let path = self.file(CURATED_FILE);
+        match atomic_io::read_optional(&path)?.and_then(|data| recorded_workspace(&data)) {
+            Some(found) => self.expect_workspace(&path, found),
+            None => Ok(()),
+        }
+    }
+
+    fn expect_workspace(&self, path: &Path, found: String) -> Result<()> {
+        if found == self.workspace_id {
+            return Ok(());
+        }
+        Err(Error::Scope { location: crate::error::Location::file(path), found, expected: self.workspace_id.clone() })
+    }
+}
+
+/// What an import appended and what it found already stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Imported {
+    /// The facts appended, in input order.
+    pub facts: Vec<Fact>,
+    /// How many items were already stored (an earlier run of the same
+    /// import, or a retry).
+    pub already_present: usize,
+}
+
+/// Returns the `workspace_id` field of a JSON record (a fact line or a
+/// state file), or `None` when the record does not parse or has none: the
+/// readers report such a record, the append scope check only looks for
+/// evidence of another workspace.
+fn recorded_workspace(record: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Scoped {
+        workspace_id: String,
+    }
+    serde_json::from_slice::<Scoped>(record).ok().map(|scoped| scoped.workspace_id)
+}

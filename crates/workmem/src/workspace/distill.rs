@@ -1,0 +1,248 @@
+//! Running distill on a workspace: reading the log, the curated state and
+//! the queue, running the pure policy, and saving what changed under the
+//! lock, with a durable intent between the writes so a crash is finished
+//! by the next writer.
+
+use crate::error::{Error, IoContext, Result};
+use crate::model::canon;
+use crate::model::fact_line::FactSummary;
+use crate::model::stamp::Stamp;
+use crate::policy::distill::{self, Decision, Policy, Report};
+use crate::store::atomic_io::{self, file_stamp};
+use crate::store::conflict_queue::ConflictQueue;
+use crate::store::domain_index::{self, DomainIndex};
+use crate::store::fact_log;
+use crate::store::failpoint;
+use crate::workspace::{CONFLICTS_FILE, CURATED_FILE, DISTILL_INTENT_FILE, DOMAIN_INDEX_FILE, Workspace};
+
+impl Workspace {
+    /// Runs the distill policy as `options` say and, unless it is a dry
+    /// run, saves what changed under the lock: curated.json then MEMORY.md,
+    /// then conflicts.json. The policy defaults to the workspace's
+    /// configuration, `as_of` to now. With `explain` the result also holds,
+    /// for every fact, where it stands after the run and why, decided by
+    /// the same code.
+    ///
+    /// A distill that changes curated.json first makes its intent durable
+    /// (`.distill-pending.json`), so a crash between its writes is finished
+    /// by the next open, like a resolution.
+    ///
+    /// ```
+    /// # fn main() -> workmem::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use workmem::{DistillOptions, Workspace};
+    /// let ws = Workspace::open(dir.path(), None)?;
+    /// let preview = ws.distill(&DistillOptions::new().dry_run().explain())?;
+    /// assert_eq!(preview.report.created, 0);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// Errors: [`Error::InvalidInput`] for a bad policy; read errors as
+    /// [`Workspace::facts`]; [`Error::Io`].
+    pub fn distill(&self, options: &DistillOptions) -> Result<Distilled> {
+        let policy = options.policy.as_ref().unwrap_or(&self.config.policy);
+        let outcome = self.run_distill(policy, options.as_of.clone(), options.dry_run, options.explain)?;
+        Ok(Distilled { report: outcome.report, decisions: outcome.decisions })
+    }
+
+    fn run_distill(
+        &self,
+        policy: &Policy,
+        as_of: Option<Stamp>,
+        dry_run: bool,
+        record: bool,
+    ) -> Result<distill::Outcome> {
+        policy.validate()?;
+        let as_of = as_of.unwrap_or_else(|| self.clock.now());
+        let _lock = if dry_run { None } else { Some(self.lock()?) };
+        if !dry_run {
+            self.finish_pending_locked()?;
+        }
+        let files = self.log.read_files::<FactSummary>(&self.log.days()?)?;
+        let index = if dry_run { None } else { self.stale_domain_index(&files) };
+        let facts = fact_log::merge(files);
+        let (curated, bytes) = self.curated_with_bytes()?;
+        // Only whether the file exists matters here; free its bytes (they
+        // grow with the log) before the policy runs.
+        let curated_exists = bytes.is_some();
+        drop(bytes);
+        let queue = self.conflicts()?;
+        let outcome = if record {
+            distill::distill_explained(&facts, curated, &queue, policy, &as_of, &self.workspace_id)?
+        } else {
+            distill::distill(&facts, curated, &queue, policy, &as_of, &self.workspace_id)?
+        };
+        if dry_run {
+            return Ok(outcome);
+        }
+        // Everything read was valid: the cache can describe it.
+        if let Some(index) = index {
+            self.save_domain_index(&index);
+        }
+        let conflicts_bytes = match outcome.queue_changed {
+            true => Some(outcome.queue.encode(&self.file(CONFLICTS_FILE), &self.workspace_id)?),
+            false => None,
+        };
+        if outcome.curated_changed {
+            let curated_bytes = outcome.curated.encode(&self.file(CURATED_FILE), &self.workspace_id)?;
+            self.write_distill_intent(&curated_bytes, conflicts_bytes.as_deref())?;
+            atomic_io::replace(&self.file(CURATED_FILE), &curated_bytes)?;
+            failpoint::hit("between_curated_and_projection");
+            self.write_memory_md(&outcome.curated, file_stamp(&self.file(CURATED_FILE))?)?;
+        } else if curated_exists {
+            // Unchanged: the outcome's state is the one read.
+            self.repair_projection(&outcome.curated)?;
+        }
+        failpoint::hit("distill_after_curated");
+        if let Some(conflicts) = conflicts_bytes {
+            atomic_io::replace(&self.file(CONFLICTS_FILE), &conflicts)?;
+        }
+        self.clear_distill_intent()?;
+        Ok(outcome)
+    }
+
+    /// Returns the domain index of the files just read when the stored one
+    /// does not describe them.
+    fn stale_domain_index(&self, files: &[fact_log::FileRecords<FactSummary>]) -> Option<DomainIndex> {
+        let current = DomainIndex::describes(&self.file(DOMAIN_INDEX_FILE), &self.workspace_id, files);
+        (!current).then(|| DomainIndex::of(files))
+    }
+
+    /// Saves the domain index. Only a cache: failing to write it is not an
+    /// error, the next reader reads the log instead.
+    pub(crate) fn save_domain_index(&self, index: &DomainIndex) {
+        let _ = index.save(&self.file(DOMAIN_INDEX_FILE), &self.workspace_id);
+    }
+
+    /// Returns the ids of every fact in the log with `memory_key`, through
+    /// the domain index; see [`domain_index::Lookup`].
+    ///
+    /// Errors: as [`Workspace::facts`], for the daily files it reads.
+    pub(crate) fn domain_fact_ids(&self, memory_key: &str) -> Result<domain_index::Lookup> {
+        domain_index::domain_fact_ids(&self.log, &self.file(DOMAIN_INDEX_FILE), &self.workspace_id, memory_key)
+    }
+
+    fn write_distill_intent(&self, curated: &[u8], conflicts: Option<&[u8]>) -> Result<()> {
+        let intent = serde_json::json!({
+            "schema_version": 1,
+            "workspace_id": self.workspace_id,
+            "curated_sha256": canon::sha256_hex(curated),
+            "conflicts": conflicts.map(String::from_utf8_lossy),
+        });
+        let mut text = canon::to_json(&intent, canon::JsonStyle::Pretty);
+        text.push('\n');
+        atomic_io::replace(&self.file(DISTILL_INTENT_FILE), text.as_bytes())
+    }
+
+    fn clear_distill_intent(&self) -> Result<()> {
+        let path = self.file(DISTILL_INTENT_FILE);
+        match std::fs::remove_file(&path) {
+            Ok(()) => atomic_io::sync_dir(&self.memory_dir),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(err) => Err(err).at(&path),
+        }
+    }
+
+    /// Returns whether a distill left its intent behind (a crash between
+    /// its writes).
+    pub(crate) fn distill_pending(&self) -> bool {
+        std::fs::symlink_metadata(self.file(DISTILL_INTENT_FILE)).is_ok()
+    }
+
+    /// Finishes a distill interrupted between its writes; the lock must be
+    /// held. When curated.json holds the new state, MEMORY.md and
+    /// conflicts.json are brought up to date; otherwise nothing was applied
+    /// and the intent is dropped.
+    pub(crate) fn finish_distill_locked(&self) -> Result<()> {
+        let path = self.file(DISTILL_INTENT_FILE);
+        let Some(data) = atomic_io::read_optional(&path)? else { return Ok(()) };
+        let corrupt = |message: &str| Error::corrupt(crate::error::Location::file(&path), message.to_owned());
+        let intent: serde_json::Value =
+            serde_json::from_slice(&data).map_err(|_| corrupt("not valid JSON; remove it and run distill again"))?;
+        if intent.get("workspace_id").and_then(|v| v.as_str()) != Some(self.workspace_id.as_str()) {
+            return Err(corrupt("belongs to another workspace"));
+        }
+        let Some(curated_sha) = intent.get("curated_sha256").and_then(|v| v.as_str()) else {
+            return Err(corrupt("lacks curated_sha256"));
+        };
+        let conflicts = intent.get("conflicts").and_then(|v| v.as_str());
+        let (state, bytes) = self.curated_with_bytes()?;
+        if bytes.as_deref().map(canon::sha256_hex).as_deref() == Some(curated_sha) {
+            self.repair_projection(&state)?;
+            if let Some(conflicts) = conflicts {
+                // Validate before writing: the intent is untrusted input too.
+                ConflictQueue::decode(conflicts.as_bytes(), &path, &self.workspace_id)?;
+                if atomic_io::read_optional(&self.file(CONFLICTS_FILE))?.as_deref() != Some(conflicts.as_bytes()) {
+                    atomic_io::replace(&self.file(CONFLICTS_FILE), conflicts.as_bytes())?;
+                }
+            }
+        }
+        self.clear_distill_intent()
+    }
+}
+
+/// How to run [`Workspace::distill`]: which policy, at which instant,
+/// whether to write, whether to explain every fact.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DistillOptions {
+    policy: Option<Policy>,
+    as_of: Option<Stamp>,
+    dry_run: bool,
+    explain: bool,
+}
+
+impl DistillOptions {
+    /// Returns the defaults: the workspace's policy, now, writing, no
+    /// per-fact explanation.
+    pub fn new() -> DistillOptions {
+        DistillOptions::default()
+    }
+
+    /// Returns these options with `policy` instead of the workspace's.
+    pub fn policy(mut self, policy: Policy) -> DistillOptions {
+        self.policy = Some(policy);
+        self
+    }
+
+    /// Returns these options judging the log as of `as_of`.
+    pub fn as_of(mut self, as_of: Stamp) -> DistillOptions {
+        self.as_of = Some(as_of);
+        self
+    }
+
+    /// Returns these options for a run that writes nothing and takes no
+    /// lock.
+    pub fn dry_run(self) -> DistillOptions {
+        self.dry_run_if(true)
+    }
+
+    /// Returns these options for a dry run when `dry_run` is true.
+    pub fn dry_run_if(mut self, dry_run: bool) -> DistillOptions {
+        self.dry_run = dry_run;
+        self
+    }
+
+    /// Returns these options recording every fact's [`Decision`].
+    pub fn explain(mut self) -> DistillOptions {
+        self.explain = true;
+        self
+    }
+}
+
+/// What [`Workspace::distill`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Distilled {
+    /// The counters of the run.
+    pub report: Report,
+    /// Every fact's decision, in log order; empty unless the options asked
+    /// to explain.
+    pub decisions: Vec<Decision>,
+}
+
+impl Distilled {
+    /// Returns the report and the decisions.
+    pub fn into_parts(self) -> (Report, Vec<Decision>) {
+        (self.report, self.decisions)
+    }
+}

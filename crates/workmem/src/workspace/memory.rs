@@ -1,0 +1,186 @@
+//! MEMORY.md and the agent context: rendering them from the curated state,
+//! repairing a stale MEMORY.md, and the projection index that lets
+//! `context` answer without parsing curated.json.
+
+use crate::error::{Error, Result};
+use crate::policy::projection;
+use crate::store::atomic_io::{self, FileStamp, file_stamp};
+use crate::store::conflict_queue::ConflictQueue;
+use crate::store::curated_state::CuratedState;
+use crate::store::failpoint;
+use crate::workspace::{CONFLICTS_FILE, CURATED_FILE, MEMORY_FILE, PROJECTION_INDEX_FILE, Workspace};
+
+impl Workspace {
+    /// Replaces curated.json, then MEMORY.md.
+    ///
+    /// Errors: [`Error::Io`]; [`Error::Corrupt`] if `state` breaks an
+    /// invariant.
+    pub(crate) fn save_curated(&self, state: &CuratedState) -> Result<()> {
+        let path = self.file(CURATED_FILE);
+        let bytes = state.encode(&path, &self.workspace_id)?;
+        atomic_io::replace(&path, &bytes)?;
+        failpoint::hit("between_curated_and_projection");
+        self.write_memory_md(state, file_stamp(&path)?).map(drop)
+    }
+
+    /// Replaces conflicts.json.
+    ///
+    /// Errors: [`Error::Io`]; [`Error::Corrupt`] if `queue` breaks an
+    /// invariant.
+    pub(crate) fn save_conflicts(&self, queue: &ConflictQueue) -> Result<()> {
+        let path = self.file(CONFLICTS_FILE);
+        let bytes = queue.encode(&path, &self.workspace_id)?;
+        atomic_io::replace(&path, &bytes)
+    }
+
+    /// Rewrites MEMORY.md when it differs from the rendering of `state`,
+    /// and the projection index when it is stale; returns the rendering.
+    /// `curated_stamp` identifies the curated.json `state` was read from.
+    pub(crate) fn repair_projection(&self, state: &CuratedState) -> Result<String> {
+        self.repair_projection_from(state, file_stamp(&self.file(CURATED_FILE))?, Repair::Required)
+    }
+
+    fn repair_projection_from(
+        &self,
+        state: &CuratedState,
+        curated_stamp: Option<FileStamp>,
+        repair: Repair,
+    ) -> Result<String> {
+        let rendered = projection::render_memory(&state.entries);
+        let path = self.file(MEMORY_FILE);
+        if atomic_io::read_optional(&path)?.as_deref() != Some(rendered.as_bytes()) {
+            return match repair {
+                Repair::Required => self.write_memory_md(state, curated_stamp),
+                // MEMORY.md is derived: a reader that cannot rewrite it (a
+                // read-only mount, a full disk) still answers from
+                // curated.json, and the next writer repairs it.
+                Repair::BestEffort => {
+                    if !self.read_only {
+                        let _ = self.write_memory_md(state, curated_stamp);
+                    }
+                    Ok(rendered)
+                }
+            };
+        }
+        if !self.read_only && self.fresh_projection()?.is_none() {
+            // Only a cache: a reader that cannot write it (a read-only
+            // checkout, say) still gets its answer, the slow way.
+            let _ = self.write_projection_index(state, curated_stamp);
+        }
+        Ok(rendered)
+    }
+
+    /// Replaces MEMORY.md with the rendering of `state`, then the projection
+    /// index; returns the rendering.
+    pub(super) fn write_memory_md(&self, state: &CuratedState, curated_stamp: Option<FileStamp>) -> Result<String> {
+        let rendered = projection::render_memory(&state.entries);
+        atomic_io::replace(&self.file(MEMORY_FILE), rendered.as_bytes())?;
+        self.write_projection_index(state, curated_stamp)?;
+        Ok(rendered)
+    }
+
+    /// Records what the bounded context needs of `state` (the active
+    /// entries, without their evidence lists) together with the identities
+    /// of the curated.json it came from and of MEMORY.md, so that `context`
+    /// can trust MEMORY.md without parsing curated.json, whose evidence
+    /// lists grow with the log. The index is a cache: it is used only while
+    /// both identities still match, and rebuilt otherwise.
+    fn write_projection_index(&self, state: &CuratedState, curated_stamp: Option<FileStamp>) -> Result<()> {
+        let (Some(curated), Some(memory)) = (curated_stamp, file_stamp(&self.file(MEMORY_FILE))?) else {
+            return Ok(());
+        };
+        let index = ProjectionIndex {
+            schema_version: 1,
+            workspace_id: self.workspace_id.clone(),
+            curated,
+            memory,
+            entries: projection::project(&state.entries),
+        };
+        let text = serde_json::to_string(&index)
+            .map_err(|err| Error::Io { path: self.file(PROJECTION_INDEX_FILE), source: std::io::Error::other(err) })?;
+        atomic_io::replace_cache(&self.file(PROJECTION_INDEX_FILE), text.as_bytes())
+    }
+
+    /// Returns MEMORY.md and the projected entries when the projection index
+    /// matches the current curated.json and MEMORY.md, reading neither
+    /// curated.json nor its evidence lists.
+    fn fresh_projection(&self) -> Result<Option<(String, Vec<projection::Projected>)>> {
+        // Any trouble with the cache (missing, unreadable, a directory or a
+        // link in its place) is a miss, never an error.
+        let Ok(Some(data)) = atomic_io::read_optional(&self.file(PROJECTION_INDEX_FILE)) else { return Ok(None) };
+        let Ok(index) = serde_json::from_slice::<ProjectionIndex>(&data) else { return Ok(None) };
+        let current = (file_stamp(&self.file(CURATED_FILE))?, file_stamp(&self.file(MEMORY_FILE))?);
+        if index.schema_version != 1
+            || index.workspace_id != self.workspace_id
+            || current != (Some(index.curated), Some(index.memory))
+        {
+            return Ok(None);
+        }
+        let Some(memory) = atomic_io::read_optional(&self.file(MEMORY_FILE))? else { return Ok(None) };
+        match String::from_utf8(memory) {
+            Ok(text) => Ok(Some((text, index.entries))),
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// Returns the MEMORY.md text, rebuilding the file from curated.json
+    /// when it differs. Without curated.json an existing MEMORY.md is
+    /// returned as is (empty string if there is none).
+    ///
+    /// Errors: [`Error::Corrupt`], [`Error::Scope`], [`Error::Io`].
+    pub fn memory(&self) -> Result<String> {
+        Ok(self.memory_and_state()?.0)
+    }
+
+    fn memory_and_state(&self) -> Result<(String, CuratedState)> {
+        // Identify curated.json before reading it: if a writer replaces it
+        // meanwhile, the index written below will not match and is ignored.
+        let curated_stamp = file_stamp(&self.file(CURATED_FILE))?;
+        let (state, bytes) = self.curated_with_bytes()?;
+        if bytes.is_none() {
+            let existing = atomic_io::read_optional(&self.file(MEMORY_FILE))?;
+            return Ok((existing.map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default(), state));
+        }
+        Ok((self.repair_projection_from(&state, curated_stamp, Repair::BestEffort)?, state))
+    }
+
+    /// Returns the bounded agent context (SPEC section 8) with `recent`
+    /// recent unkeyed facts (default from the config) within the configured
+    /// budget. Recent facts come from the newest daily files only, and
+    /// curated.json is parsed only when the projection index is stale, so
+    /// the cost does not grow with the log.
+    ///
+    /// Errors: as [`Workspace::memory`] and [`Workspace::facts`].
+    pub fn context(&self, recent: Option<usize>) -> Result<String> {
+        let (memory, entries) = match self.fresh_projection()? {
+            Some(fresh) => fresh,
+            None => {
+                let (memory, state) = self.memory_and_state()?;
+                (memory, projection::project(&state.entries))
+            }
+        };
+        let recent = self.log.recent(recent.unwrap_or(self.config.recent_facts), |f| f.memory_key.is_none())?;
+        Ok(projection::render_context(&memory, &entries, &recent, self.config.context_budget))
+    }
+}
+
+/// Whether a stale MEMORY.md must be rewritten (writers) or only may be
+/// (readers, who answer from curated.json either way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Repair {
+    Required,
+    BestEffort,
+}
+
+/// The identity of a file's current content: inode, size and modification
+/// time. Every atomic replace makes a new inode; an edit in place changes
+/// the size or the time.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProjectionIndex {
+    schema_version: u32,
+    workspace_id: String,
+    curated: FileStamp,
+    memory: FileStamp,
+    entries: Vec<projection::Projected>,
+}
