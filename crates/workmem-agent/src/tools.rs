@@ -9,15 +9,14 @@ use serde_json::{Map, Value, json};
 use workmem::{Error, NewFact, Workspace};
 
 use crate::api::ToolDefinition;
+use crate::tool_input::{WRITE_MEMORY_DESCRIPTION, WRITE_MEMORY_TOOL, reject_unknown_fields, write_memory_schema};
 
 /// Name of the shell tool.
 pub const BASH: &str = "bash";
 /// Name of the tool that appends a fact.
-pub const WRITE_MEMORY: &str = "write_memory";
+pub const WRITE_MEMORY: &str = WRITE_MEMORY_TOOL;
 /// The `source` of facts the model writes.
 pub use workmem::MODEL_TOOL_SOURCE;
-/// The memory_key pattern of SPEC section 2.
-pub const MEMORY_KEY_PATTERN: &str = r"^[a-z][a-z0-9]*(?:[._-][a-z0-9]+)*$";
 
 /// What a tool call returns to the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,47 +62,8 @@ pub fn definitions(bash_timeout_secs: u64, max_output_chars: usize) -> Vec<ToolD
         },
         ToolDefinition {
             name: WRITE_MEMORY.to_owned(),
-            description: "Append one fact to this project's durable memory log (recorded with source \
-                          model_tool) and return its fact_id. Record only what a future session should know: \
-                          decisions, conventions, pitfalls, and notable outcomes. Facts reach the curated memory \
-                          only through the project's deterministic distill policy; ties between competing values \
-                          wait for a human. Nothing written can be edited or deleted by you."
-                .to_owned(),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "content": {
-                        "type": "string",
-                        "minLength": 1,
-                        "maxLength": 2000,
-                        "description": "One short, self-contained statement in your own words. Never credentials or secrets (they are refused)."
-                    },
-                    "kind": {
-                        "type": "string",
-                        "enum": ["decision", "convention", "pitfall", "outcome"],
-                        "description": "decision, convention or pitfall (may be promoted into the curated memory), or outcome (what just happened; stays in the log)."
-                    },
-                    "importance": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "maximum": 5,
-                        "description": "1 (trivia) to 5 (critical)."
-                    },
-                    "memory_key": {
-                        "type": "string",
-                        "pattern": MEMORY_KEY_PATTERN,
-                        "maxLength": 120,
-                        "description": "The question the fact answers, e.g. runtime.python-version, for a value that may later be replaced. Name the question, never the answer; reuse the same key for the same question."
-                    },
-                    "evidence": {
-                        "type": "object",
-                        "additionalProperties": {"type": "string"},
-                        "description": "Where the fact comes from, as string pairs, e.g. {\"file\": \"pyproject.toml\", \"commit\": \"1a2b3c\"}."
-                    }
-                },
-                "required": ["content", "kind", "importance"],
-                "additionalProperties": false
-            }),
+            description: WRITE_MEMORY_DESCRIPTION.to_owned(),
+            input_schema: write_memory_schema(),
         },
     ]
 }
@@ -113,7 +73,7 @@ pub fn definitions(bash_timeout_secs: u64, max_output_chars: usize) -> Vec<ToolD
 /// Errors: a message naming the missing, mistyped or unknown field.
 pub fn bash_command(input: &Value) -> Result<String, String> {
     let object = as_object(input)?;
-    reject_unknown(object, &["command"])?;
+    reject_unknown_fields(object, &["command"]).map_err(|err| err.to_string())?;
     match object.get("command") {
         Some(Value::String(command)) => Ok(command.clone()),
         Some(_) => Err("invalid command: expected a string".to_owned()),
@@ -155,13 +115,6 @@ pub fn write_memory(workspace: &Workspace, input: &Value) -> ToolOutput {
 
 fn as_object(input: &Value) -> Result<&Map<String, Value>, String> {
     input.as_object().ok_or_else(|| "the tool input must be a JSON object".to_owned())
-}
-
-fn reject_unknown(object: &Map<String, Value>, known: &[&str]) -> Result<(), String> {
-    match object.keys().find(|key| !known.contains(&key.as_str())) {
-        None => Ok(()),
-        Some(key) => Err(format!("unknown field {key:?}; expected {}", known.join(", "))),
-    }
 }
 
 #[cfg(test)]

@@ -4,9 +4,6 @@
 
 #![allow(clippy::disallowed_methods)] // tests write fixtures directly
 
-#[path = "support/fake_server.rs"]
-mod fake_server;
-
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -17,7 +14,7 @@ use workmem_agent::{
     Agent, AgentError, AgentOptions, Cancel, ClientError, Events, HttpClient, RetryNotice, RetryPolicy, ToolOutput,
 };
 
-use fake_server::{FakeServer, Received, Reply, tool_use};
+use workmem_testutil::{FakeServer, Received, Reply, tool_use};
 
 /// Records what the loop reported.
 #[derive(Default)]

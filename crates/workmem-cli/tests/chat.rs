@@ -5,9 +5,6 @@
 
 #![allow(clippy::disallowed_methods)] // tests write fixtures directly
 
-#[path = "../../workmem-agent/tests/support/fake_server.rs"]
-mod fake_server;
-
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -16,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-use fake_server::{FakeServer, Reply, tool_use};
+use workmem_testutil::{FakeServer, Reply, tool_use};
 
 const AS_OF: &str = "2026-06-01T00:00:00Z";
 

@@ -629,10 +629,12 @@ fn demo_tells_the_story_and_exits_0() {
     let out = env.text(&["demo"]);
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
     for needle in [
-        "too young",
-        "outcome facts are never promoted",
-        "below thresholds",
+        "waiting for age",
+        "not a stable kind: outcome facts",
+        "below the thresholds",
+        "needs more evidence",
         "one newer fact is not enough",
+        "tied with an equally strong value",
         "revision 2 active",
         "superseded by",
         "conflict-",

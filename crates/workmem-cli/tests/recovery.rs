@@ -16,12 +16,18 @@ use serde_json::Value;
 
 const AS_OF: &str = "2026-06-01T00:00:00Z";
 
-#[path = "support/project.rs"]
-mod project;
+use workmem_testutil::Project;
 
-use project::Project;
+use crate::WORKMEM;
 
-impl Project {
+/// The helpers of these tests on the shared fixture.
+trait RecoveryProject {
+    fn crash(&self, args: &[&str], failpoint: &str);
+    fn remember(&self, id: &str, content: &str, importance: u8, key: Option<&str>, at: &str);
+    fn read(&self, name: &str) -> String;
+}
+
+impl RecoveryProject for Project {
     /// Runs `args` with `failpoint` armed and checks the process aborted.
     fn crash(&self, args: &[&str], failpoint: &str) {
         let out = self.cmd(args).env("WORKMEM_FAILPOINT", failpoint).output().expect("spawn");
@@ -159,7 +165,7 @@ const NEXT_COMMANDS: [&[&str]; 5] =
 #[test]
 fn every_resolve_failpoint_recovers_to_exactly_one_committed_decision() {
     for (index, failpoint) in RESOLVE_FAILPOINTS.iter().enumerate() {
-        let project = Project::new("workmem-recovery-");
+        let project = Project::new(WORKMEM, "workmem-recovery-");
         let (conflict, candidate, revision) = tied(&project);
         let revision = revision.to_string();
         project.crash(&resolve_args(&conflict, &candidate, &revision), failpoint);
@@ -180,12 +186,12 @@ fn every_distill_failpoint_is_finished_by_the_next_command() {
     for (index, failpoint) in ["between_curated_and_projection", "distill_after_curated"].iter().enumerate() {
         // Reference: the same scenario without a crash, in the same path.
         let reference = {
-            let project = Project::new("workmem-recovery-");
+            let project = Project::new(WORKMEM, "workmem-recovery-");
             distill_scenario(&project);
             project.ok(&["distill", "--as-of", AS_OF]);
             canonical(&project)
         };
-        let project = Project::new("workmem-recovery-");
+        let project = Project::new(WORKMEM, "workmem-recovery-");
         distill_scenario(&project);
         project.crash(&["distill", "--as-of", AS_OF], failpoint);
         project.ok(NEXT_COMMANDS[index]);
@@ -243,7 +249,7 @@ fn blank(value: &mut Value) {
 
 #[test]
 fn racing_resolutions_and_distills_are_serialised_by_the_lock() {
-    let project = Project::new("workmem-recovery-");
+    let project = Project::new(WORKMEM, "workmem-recovery-");
     let (conflict, candidate, revision) = tied(&project);
     let revision = revision.to_string();
     let mut children = Vec::new();
@@ -286,7 +292,7 @@ fn racing_resolutions_and_distills_are_serialised_by_the_lock() {
 
 #[test]
 fn appends_and_reads_do_not_wait_for_the_lock_but_distill_does() {
-    let project = Project::new("workmem-recovery-");
+    let project = Project::new(WORKMEM, "workmem-recovery-");
     project.remember("x1", "Use WAL mode.", 5, None, "2026-01-01T00:00:00Z");
     let lock_path = project.memory().join(".lock");
     let lock = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path).expect("lock");
@@ -306,7 +312,7 @@ fn appends_and_reads_do_not_wait_for_the_lock_but_distill_does() {
 
 #[test]
 fn readers_never_see_a_half_written_canonical_file() {
-    let project = Project::new("workmem-recovery-");
+    let project = Project::new(WORKMEM, "workmem-recovery-");
     for n in 0..40 {
         project.remember(&format!("f{n}"), &format!("Convention number {n}."), 4, None, "2026-01-01T00:00:00Z");
     }
@@ -338,7 +344,7 @@ fn readers_never_see_a_half_written_canonical_file() {
 
 #[test]
 fn resolve_exit_codes_follow_the_contract() {
-    let project = Project::new("workmem-recovery-");
+    let project = Project::new(WORKMEM, "workmem-recovery-");
     let (conflict, candidate, revision) = tied(&project);
     let rev = revision.to_string();
     let code = |args: &[&str]| project.run(args).status.code();
@@ -484,7 +490,7 @@ fn assert_verify_reports_unchanged(project: &Project, file: &str, label: &str) {
 #[test]
 fn verify_after_a_crash_reports_the_unfinished_work_and_writes_nothing() {
     for failpoint in ["after_prepared", "after_curated_write", "after_conflict_closed", "after_audit_appended"] {
-        let project = Project::new("workmem-recovery-");
+        let project = Project::new(WORKMEM, "workmem-recovery-");
         let (conflict, candidate, revision) = tied(&project);
         let revision = revision.to_string();
         project.crash(&resolve_args(&conflict, &candidate, &revision), failpoint);
@@ -494,7 +500,7 @@ fn verify_after_a_crash_reports_the_unfinished_work_and_writes_nothing() {
         assert_one_committed_decision(&project, &conflict);
         project.ok(&["verify"]);
     }
-    let project = Project::new("workmem-recovery-");
+    let project = Project::new(WORKMEM, "workmem-recovery-");
     distill_scenario(&project);
     project.crash(&["distill", "--as-of", AS_OF], "distill_after_curated");
     assert_verify_reports_unchanged(&project, ".distill-pending.json", "distill_after_curated");

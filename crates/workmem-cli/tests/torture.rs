@@ -32,20 +32,27 @@ fn full_run() -> bool {
     std::env::var_os("WORKMEM_TORTURE_FULL").is_some_and(|v| v == "1")
 }
 
-#[path = "support/project.rs"]
-mod project;
+use workmem_testutil::{Project, credential_samples};
 
-use project::Project;
+use crate::WORKMEM;
 
-impl Project {
+/// The helpers of these tests on the shared fixture.
+trait TortureProject {
+    fn in_ram() -> Project;
+    fn fact_ids(&self) -> BTreeSet<String>;
+    fn assert_verify_clean(&self);
+    fn assert_every_line_valid(&self);
+}
+
+impl TortureProject for Project {
     /// Returns a project in RAM when `/dev/shm` is available: a SIGKILL
     /// leaves the page cache intact, so the kill storm tests the same thing
     /// there, without paying for thousands of disk fsyncs.
     fn in_ram() -> Project {
         let shm = Path::new("/dev/shm");
         match shm.is_dir().then(|| tempfile::Builder::new().prefix("workmem-torture-").tempdir_in(shm).ok()).flatten() {
-            Some(dir) => Project::inside(dir),
-            None => Project::new("workmem-torture-"),
+            Some(dir) => Project::inside(WORKMEM, dir),
+            None => Project::new(WORKMEM, "workmem-torture-"),
         }
     }
 
@@ -103,7 +110,7 @@ impl Rng {
 fn eight_processes_remember_while_distill_and_context_loop() {
     const WRITERS: usize = 8;
     const PER_WRITER: usize = 250;
-    let project = Project::new("workmem-torture-");
+    let project = Project::new(WORKMEM, "workmem-torture-");
     project.ok(&["init"]);
     let done = std::sync::atomic::AtomicBool::new(false);
     let started = Instant::now();
@@ -362,7 +369,7 @@ fn kill_storm_never_loses_an_acknowledged_fact_or_decision() {
         .collect();
     let lost: Vec<&String> = storm.acknowledged_events.difference(&events).collect();
     assert!(lost.is_empty(), "acknowledged decisions missing: {lost:?}");
-    assert_eq!(events.len(), project.read_lines("conflict-adjudications.jsonl"), "one audit line per decision");
+    assert_eq!(events.len(), read_lines(&project, "conflict-adjudications.jsonl"), "one audit line per decision");
     project.assert_every_line_valid();
     project.assert_verify_clean();
     println!(
@@ -380,7 +387,13 @@ fn kill_storm_never_loses_an_acknowledged_fact_or_decision() {
 // ---------------------------------------------------------------------------
 // Issue 12: retries, races and killed imports never brick a workspace
 
-impl Project {
+/// What the retry and import tests check on the shared fixture.
+trait RetryChecks {
+    fn id_lines(&self) -> BTreeMap<String, usize>;
+    fn assert_readable(&self);
+}
+
+impl RetryChecks for Project {
     /// Returns how many lines of the daily logs carry each fact id.
     fn id_lines(&self) -> BTreeMap<String, usize> {
         let mut counts = BTreeMap::new();
@@ -414,7 +427,7 @@ fn spawn_remember(project: &Project, id: &str, content: &str) -> Child {
 #[test]
 fn one_id_from_concurrent_processes_is_stored_once() {
     const WRITERS: usize = 8;
-    let project = Project::new("workmem-retry-");
+    let project = Project::new(WORKMEM, "workmem-retry-");
     project.ok(&["init"]);
     // Eight retries of one fact: every one succeeds with the stored fact.
     let children: Vec<Child> = (0..WRITERS).map(|_| spawn_remember(&project, "retry-1", "same content")).collect();
@@ -484,7 +497,7 @@ fn import_killed_midway(project: &Project, path: &Path, wait_for_bytes: u64) -> 
 #[test]
 fn a_killed_import_run_again_adds_only_what_is_missing() {
     const ITEMS: usize = 30_000;
-    let project = Project::new("workmem-import-kill-");
+    let project = Project::new(WORKMEM, "workmem-import-kill-");
     project.ok(&["init"]);
     let items = idless_items(ITEMS);
     let path = import_file(&project, "facts.jsonl", &items);
@@ -577,10 +590,9 @@ fn retries_races_and_killed_imports_never_brick_a_workspace() {
     }
 }
 
-impl Project {
-    fn read_lines(&self, name: &str) -> usize {
-        std::fs::read_to_string(self.memory().join(name)).map(|t| t.lines().count()).unwrap_or(0)
-    }
+/// Returns how many lines the memory file `name` has (0 when missing).
+fn read_lines(project: &Project, name: &str) -> usize {
+    std::fs::read_to_string(project.memory().join(name)).map(|t| t.lines().count()).unwrap_or(0)
 }
 
 // ---------------------------------------------------------------------------
@@ -590,7 +602,7 @@ impl Project {
 /// case and aged facts that a distill would still promote, so that every
 /// writing command has something to write.
 fn busy_project() -> Project {
-    let project = Project::new("workmem-torture-");
+    let project = Project::new(WORKMEM, "workmem-torture-");
     for (id, content, key, at) in [
         ("s1", "Use SQLite.", Some("db.engine"), "2026-01-01T00:00:00Z"),
         ("w1", "Use WAL mode.", None, "2026-01-01T01:00:00Z"),
@@ -931,9 +943,6 @@ fn ten_megabytes_of_evidence_is_refused_naming_evidence() {
 // ---------------------------------------------------------------------------
 // Acceptance 6: the secret guard on every field
 
-#[path = "../../workmem/tests/fixtures/secret/credentials.rs"]
-mod credentials;
-
 fn assert_refused(project: &Project, out: &Output, field: &str, kind: &str, secret: &str) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -954,7 +963,7 @@ fn every_kind_of_secret_is_refused_in_every_field_and_nothing_is_written() {
     let candidate = case["candidates"][0]["candidate_id"].as_str().expect("id").to_owned();
     let revision = case["revision"].to_string();
     let before = project.files();
-    for (secret, kind) in credentials::credential_samples() {
+    for (secret, kind) in credential_samples() {
         let content = format!("The deploy uses {secret} for now.");
         let out = project.run(&["remember", &content]);
         assert_refused(&project, &out, "content", kind, &secret);

@@ -23,6 +23,7 @@
 #![forbid(unsafe_code)]
 
 mod server;
+mod tool_input;
 mod tools;
 
 use rmcp::ServiceExt;

@@ -6,7 +6,6 @@
 //! the library owns (kind names, importance range, memory_key form, secret
 //! guard) are left to the library, which names the field too.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
@@ -15,8 +14,10 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use workmem::{Error, NewFact};
 
+use crate::tool_input::{WRITE_MEMORY_DESCRIPTION, WRITE_MEMORY_TOOL, reject_unknown_fields, write_memory_schema};
+
 /// Name of the tool that appends a fact.
-pub const WRITE_MEMORY: &str = "write_memory";
+pub const WRITE_MEMORY: &str = WRITE_MEMORY_TOOL;
 /// Name of the tool that returns the bounded agent context.
 pub const GET_CONTEXT: &str = "get_context";
 /// Name of the tool that lists the newest facts.
@@ -30,37 +31,6 @@ pub const MAX_RECENT: u64 = 1_000;
 pub const DEFAULT_LIMIT: u64 = 20;
 /// Most facts `list_recent_facts` may return.
 pub const MAX_LIMIT: u64 = 1_000;
-
-// What a fact records: the `kind` enum of SPEC section 3 (schema only).
-#[derive(JsonSchema)]
-#[schemars(rename_all = "lowercase", inline)]
-#[allow(dead_code)] // only its schema is used
-enum KindArg {
-    Decision,
-    Convention,
-    Pitfall,
-    Outcome,
-}
-
-/// Input of `write_memory`.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-#[allow(dead_code)] // only its schema is used
-struct WriteMemoryInput {
-    /// The fact: one short, self-contained statement. Never include credentials: they are refused.
-    #[schemars(length(min = 1, max = 2000))]
-    content: String,
-    /// decision, convention or pitfall (may be promoted into memory), or outcome (stays in the log).
-    kind: KindArg,
-    /// 1 (trivia) to 5 (critical).
-    #[schemars(range(min = 1, max = 5))]
-    importance: u8,
-    /// The question the fact answers (e.g. `runtime.python-version`), for values that may change.
-    #[schemars(regex(pattern = r"^[a-z][a-z0-9]*(?:[._-][a-z0-9]+)*$"), length(max = 120))]
-    memory_key: Option<String>,
-    /// Where the fact came from, as string pairs (file, commit, url, ...).
-    evidence: Option<BTreeMap<String, String>>,
-}
 
 /// Input of `get_context`.
 #[derive(JsonSchema)]
@@ -91,16 +61,8 @@ struct ListConflictsInput {}
 /// Returns the definitions of every tool, in a fixed order.
 pub fn definitions() -> Vec<Tool> {
     vec![
-        Tool::new(
-            WRITE_MEMORY,
-            "Append one fact to this project's durable memory log (source model_tool) and return its \
-             fact_id. Use kind decision/convention/pitfall for things worth remembering, outcome for what \
-             just happened. Give a memory_key when the fact answers a question whose answer may change. \
-             Facts only reach the curated memory through the project's deterministic distill policy; ties \
-             between competing values wait for a human.",
-            schema::<WriteMemoryInput>(),
-        )
-        .with_annotations(ToolAnnotations::new().read_only(false).destructive(false).idempotent(false)),
+        Tool::new(WRITE_MEMORY, WRITE_MEMORY_DESCRIPTION, object_schema(write_memory_schema()))
+            .with_annotations(ToolAnnotations::new().read_only(false).destructive(false).idempotent(false)),
         Tool::new(
             GET_CONTEXT,
             "Return the bounded agent context: the curated project memory plus the most recent unkeyed facts.",
@@ -121,6 +83,15 @@ pub fn definitions() -> Vec<Tool> {
         )
         .with_annotations(ToolAnnotations::new().read_only(true)),
     ]
+}
+
+/// Returns `schema` as the object a tool definition holds.
+fn object_schema(schema: Value) -> Arc<JsonObject> {
+    match schema {
+        Value::Object(object) => Arc::new(object),
+        // The schemas are JSON object literals.
+        _ => Arc::new(JsonObject::new()),
+    }
 }
 
 fn schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
@@ -145,7 +116,7 @@ pub fn write_memory_args(args: &JsonObject) -> Result<NewFact, Error> {
 ///
 /// Errors: [`Error::InvalidInput`] naming the field.
 pub fn get_context_args(args: &JsonObject) -> Result<Option<usize>, Error> {
-    reject_unknown(args, &["recent"])?;
+    reject_unknown_fields(args, &["recent"])?;
     let recent = bounded(args, "recent", 0, MAX_RECENT)?;
     Ok(recent.map(to_usize))
 }
@@ -154,7 +125,7 @@ pub fn get_context_args(args: &JsonObject) -> Result<Option<usize>, Error> {
 ///
 /// Errors: [`Error::InvalidInput`] naming the field.
 pub fn list_recent_facts_args(args: &JsonObject) -> Result<usize, Error> {
-    reject_unknown(args, &["limit"])?;
+    reject_unknown_fields(args, &["limit"])?;
     Ok(to_usize(bounded(args, "limit", 1, MAX_LIMIT)?.unwrap_or(DEFAULT_LIMIT)))
 }
 
@@ -162,22 +133,12 @@ pub fn list_recent_facts_args(args: &JsonObject) -> Result<usize, Error> {
 ///
 /// Errors: [`Error::InvalidInput`] naming an unknown field.
 pub fn list_conflicts_args(args: &JsonObject) -> Result<(), Error> {
-    reject_unknown(args, &[])
+    reject_unknown_fields(args, &[])
 }
 
 fn to_usize(n: u64) -> usize {
     // Bounded by MAX_RECENT / MAX_LIMIT, far below usize::MAX.
     usize::try_from(n).unwrap_or(usize::MAX)
-}
-
-fn reject_unknown(args: &JsonObject, known: &[&str]) -> Result<(), Error> {
-    match args.keys().find(|key| !known.contains(&key.as_str())) {
-        None => Ok(()),
-        Some(key) if known.is_empty() => {
-            Err(Error::invalid(key.as_str(), "unknown field; this tool takes no arguments"))
-        }
-        Some(key) => Err(Error::invalid(key.as_str(), format!("unknown field; expected one of {}", known.join(", ")))),
-    }
 }
 
 /// Returns the field's value; absent and `null` are both `None`.

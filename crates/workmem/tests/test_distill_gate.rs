@@ -4,10 +4,9 @@
 #![allow(clippy::disallowed_methods)]
 
 use workmem::DistillOptions;
-use workmem::internals::distill::Policy;
-use workmem::{Kind, internals::canon};
+use workmem::{Kind, Policy, Report, internals::canon};
 
-use crate::common::{Project, file_state, let_clock_tick, report};
+use crate::common::{Project, file_state, let_clock_tick};
 
 /// Facts of every kind, importance and age around the default cutoff
 /// (as_of 2026-03-01, 30 days: cutoff 2026-01-30T00:00:00Z).
@@ -38,7 +37,7 @@ fn promotes_exactly_what_the_policy_names_with_exact_counters() {
     let p = Project::new();
     seed(&p);
     let r = p.distill();
-    assert_eq!(r, report(8, 5, 4, 0, 3, 0, 0, 0, 0));
+    assert_eq!(r, Report { scanned: 8, eligible: 5, created: 4, skipped: 3, ..Report::default() });
 
     let state = p.ws.curated().unwrap();
     let mut got: Vec<(Kind, Option<String>, String, Vec<String>)> = state
@@ -79,7 +78,7 @@ fn unkeyed_wording_prefers_importance_then_earliest_then_smallest_id() {
     p.add("a", "decision", 4, None, "use tabs.", "2026-01-02T00:00:00Z");
     p.add("c", "decision", 4, None, "Use Tabs.", "2026-01-01T00:00:00Z");
     p.add("d", "decision", 3, None, "use TABS.", "2025-12-01T00:00:00Z");
-    assert_eq!(p.distill(), report(4, 4, 1, 0, 0, 0, 0, 0, 0));
+    assert_eq!(p.distill(), Report { scanned: 4, eligible: 4, created: 1, ..Report::default() });
     let state = p.ws.curated().unwrap();
     assert_eq!(state.entries.len(), 1);
     assert_eq!(state.entries[0].content, "Use Tabs.");
@@ -96,10 +95,10 @@ fn policy_thresholds_are_honoured() {
     policy.stable_kinds.insert(Kind::Outcome);
     // Outcomes now stable but only 2 < repeat_threshold 3 and importance 2 < 3.
     let r = p.distill_with(&policy, "2026-03-01T00:00:00Z");
-    assert_eq!(r, report(3, 1, 1, 0, 2, 0, 0, 0, 0));
+    assert_eq!(r, Report { scanned: 3, eligible: 1, created: 1, skipped: 2, ..Report::default() });
     policy.repeat_threshold = 2;
     let r = p.distill_with(&policy, "2026-03-01T00:00:00Z");
-    assert_eq!(r, report(3, 2, 1, 0, 1, 0, 0, 0, 0));
+    assert_eq!(r, Report { scanned: 3, eligible: 2, created: 1, skipped: 1, ..Report::default() });
     let contents: Vec<String> = p.ws.curated().unwrap().entries.into_iter().map(|e| e.content).collect();
     assert_eq!(contents, ["Three is enough.", "Deployed."]);
     // Out-of-range policies are invalid input and write nothing.
@@ -132,8 +131,13 @@ fn second_identical_distill_changes_nothing_and_writes_nothing() {
     let_clock_tick();
 
     let second = p.distill();
-    let mut expected = report(10, 0, 0, 0, 10, 0, 1, 0, 0);
-    expected.conflict_case_ids = first.conflict_case_ids.clone();
+    let expected = Report {
+        scanned: 10,
+        skipped: 10,
+        conflicts: 1,
+        conflict_case_ids: first.conflict_case_ids.clone(),
+        ..Report::default()
+    };
     assert_eq!(second, expected);
     let after: Vec<_> = names.iter().map(|n| file_state(&p.file(n)).expect(n)).collect();
     for ((name, b), a) in names.iter().zip(&before).zip(&after) {
@@ -156,7 +160,7 @@ fn new_evidence_for_an_existing_entry_is_an_update_and_logs_stay_intact() {
     let r = p.distill();
     // Aged: f01-f05, f08-f12 = 10; candidates f04, f10, f11, f12; skipped
     // starts at 6, f04 and f10 stay skipped.
-    assert_eq!(r, report(10, 2, 0, 2, 8, 0, 0, 0, 0));
+    assert_eq!(r, Report { scanned: 10, eligible: 2, updated: 2, skipped: 8, ..Report::default() });
     let state = p.ws.curated().unwrap();
     let fmt = state.entries.iter().find(|e| e.content == "Run cargo fmt.").unwrap();
     assert_eq!(fmt.evidence_ids, ["f02", "f03", "f11"]);
@@ -177,7 +181,7 @@ fn dry_run_reports_but_writes_nothing() {
         p.ws.distill(&DistillOptions::new().as_of(crate::common::stamp(crate::common::AS_OF)).dry_run())
             .unwrap()
             .report;
-    assert_eq!(r, report(8, 5, 4, 0, 3, 0, 0, 0, 0));
+    assert_eq!(r, Report { scanned: 8, eligible: 5, created: 4, skipped: 3, ..Report::default() });
     assert_eq!(p.snapshot(), before);
     assert!(!p.file("curated.json").exists());
 }

@@ -5,10 +5,9 @@
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
 use workmem::DistillOptions;
-use workmem::internals::distill::Policy;
-use workmem::{Kind, NewFact, Status};
+use workmem::{Kind, NewFact, Policy, Report, Status};
 
-use crate::common::{AS_OF, Project, fact, let_clock_tick, report};
+use crate::common::{AS_OF, Project, fact, let_clock_tick};
 
 const KEYS: [&str; 3] = ["db.engine", "runtime.node", "ci.provider"];
 const VARIANTS: [&str; 4] = ["Use alpha.", "Use beta.", "Use gamma.", "Use delta."];
@@ -137,7 +136,7 @@ fn one_distill_reaches_the_fixpoint_npm_then_pnpm() {
     p.add("npm", "decision", 5, Some("tooling.pm"), "Use npm.", "2026-01-01T00:00:00Z");
     p.add("pnpm-1", "decision", 4, Some("tooling.pm"), "Use pnpm.", "2026-01-05T00:00:00Z");
     p.add("pnpm-2", "decision", 4, Some("tooling.pm"), "Use pnpm.", "2026-01-06T00:00:00Z");
-    assert_eq!(p.distill(), report(3, 3, 2, 0, 0, 1, 0, 0, 0));
+    assert_eq!(p.distill(), Report { scanned: 3, eligible: 3, created: 2, superseded: 1, ..Report::default() });
     let state = p.ws.curated().unwrap();
     assert_eq!(state.entries.len(), 2);
     let npm = state.entries.iter().find(|e| e.content == "Use npm.").unwrap();
@@ -149,7 +148,7 @@ fn one_distill_reaches_the_fixpoint_npm_then_pnpm() {
     assert_eq!(pnpm.evidence_ids, ["pnpm-1", "pnpm-2"]);
     let before = p.snapshot();
     let_clock_tick();
-    assert_eq!(p.distill(), report(3, 0, 0, 0, 3, 0, 0, 0, 0));
+    assert_eq!(p.distill(), Report { scanned: 3, skipped: 3, ..Report::default() });
     assert_eq!(p.snapshot(), before);
 }
 
@@ -167,10 +166,13 @@ fn fixpoint_chains_several_revisions_in_one_run() {
     p.add("c3", "decision", 3, key, "Use gamma.", "2026-01-06T00:00:00Z");
     p.add("d1", "decision", 2, key, "Use delta.", "2026-01-02T12:00:00Z");
     p.add("d2", "decision", 2, key, "Use delta.", "2026-01-03T12:00:00Z");
-    assert_eq!(p.distill(), report(8, 6, 3, 0, 2, 2, 0, 2, 0));
+    assert_eq!(
+        p.distill(),
+        Report { scanned: 8, eligible: 6, created: 3, skipped: 2, superseded: 2, stale: 2, ..Report::default() }
+    );
     let state = p.ws.curated().unwrap();
     let active = state.active_for("db.engine").unwrap();
     assert_eq!((active.content.as_str(), active.revision), ("Use gamma.", 3));
     let second = p.distill();
-    assert_eq!(second, report(8, 0, 0, 0, 8, 0, 0, 2, 0));
+    assert_eq!(second, Report { scanned: 8, skipped: 8, stale: 2, ..Report::default() });
 }

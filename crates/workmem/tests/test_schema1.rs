@@ -3,9 +3,9 @@
 #![allow(clippy::disallowed_methods)]
 
 use serde_json::json;
-use workmem::{Status, internals::canon};
+use workmem::{Report, Status, internals::canon};
 
-use crate::common::{Project, file_state, let_clock_tick, report, write_raw};
+use crate::common::{Project, file_state, let_clock_tick, write_raw};
 
 fn schema_one(p: &Project) -> Vec<u8> {
     let key = canon::unkeyed_entry_key("convention", "Run cargo fmt.");
@@ -46,7 +46,7 @@ fn distill_without_changes_leaves_schema_one_alone() {
     let bytes = schema_one(&p);
     let before = file_state(&p.file("curated.json")).unwrap();
     let_clock_tick();
-    assert_eq!(p.distill(), report(3, 0, 0, 0, 3, 0, 0, 0, 0));
+    assert_eq!(p.distill(), Report { scanned: 3, skipped: 3, ..Report::default() });
     assert_eq!(file_state(&p.file("curated.json")).unwrap(), before);
     assert_eq!(std::fs::read(p.file("curated.json")).unwrap(), bytes);
     assert_eq!(p.ws.curated().unwrap().schema_version, 1);
@@ -59,7 +59,7 @@ fn distill_that_changes_state_rewrites_as_schema_two() {
     p.add("s2", "convention", 3, None, "Run cargo fmt.", "2026-01-02T00:00:00Z");
     schema_one(&p);
     p.add("s3", "convention", 1, None, "run cargo fmt.", "2026-01-03T00:00:00Z");
-    assert_eq!(p.distill(), report(3, 1, 0, 1, 2, 0, 0, 0, 0));
+    assert_eq!(p.distill(), Report { scanned: 3, eligible: 1, updated: 1, skipped: 2, ..Report::default() });
     let written = p.curated_json();
     assert_eq!(written["schema_version"], 2);
     let entry = &written["entries"][0];

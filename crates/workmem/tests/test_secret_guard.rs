@@ -7,13 +7,9 @@
 use std::collections::BTreeMap;
 
 use workmem::{Error, NewFact, internals::secret};
+use workmem_testutil::credential_samples;
 
 use crate::common::{Project, fact};
-
-#[path = "fixtures/secret/credentials.rs"]
-mod credentials;
-
-pub use credentials::credential_samples;
 
 #[test]
 fn every_credential_kind_is_found_and_named() {

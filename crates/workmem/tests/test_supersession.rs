@@ -1,9 +1,9 @@
 //! Acceptance 3: keyed supersession (SPEC 5.3a-d).
 
 use workmem::DistillOptions;
-use workmem::{Status, internals::canon};
+use workmem::{Report, Status, internals::canon};
 
-use crate::common::{Project, report};
+use crate::common::Project;
 
 const KEY: &str = "runtime.python-version";
 
@@ -11,20 +11,23 @@ const KEY: &str = "runtime.python-version";
 fn keyed_supersession_lifecycle() {
     let p = Project::new();
     p.add("a1", "decision", 4, Some(KEY), "Use Python 3.11.", "2026-01-01T00:00:00Z");
-    assert_eq!(p.distill(), report(1, 1, 1, 0, 0, 0, 0, 0, 0));
+    assert_eq!(p.distill(), Report { scanned: 1, eligible: 1, created: 1, ..Report::default() });
     let rev1_key = canon::keyed_entry_key(KEY, 1, "decision", "Use Python 3.11.");
     assert_eq!(p.ws.curated().unwrap().active_for(KEY).unwrap().key, rev1_key);
 
     // One newer, more important fact never replaces the active value.
     p.add("b1", "decision", 5, Some(KEY), "Use Python 3.12.", "2026-01-10T00:00:00Z");
-    assert_eq!(p.distill(), report(2, 0, 0, 0, 2, 0, 0, 0, 0));
+    assert_eq!(p.distill(), Report { scanned: 2, skipped: 2, ..Report::default() });
     let state = p.ws.curated().unwrap();
     assert_eq!(state.entries.len(), 1);
     assert_eq!(state.active_for(KEY).unwrap().key, rev1_key);
 
     // A second one does: revision 2, mutual links, statuses.
     p.add("b2", "decision", 3, Some(KEY), "use  python 3.12.", "2026-01-12T00:00:00Z");
-    assert_eq!(p.distill(), report(3, 2, 1, 0, 1, 1, 0, 0, 0));
+    assert_eq!(
+        p.distill(),
+        Report { scanned: 3, eligible: 2, created: 1, skipped: 1, superseded: 1, ..Report::default() }
+    );
     let state = p.ws.curated().unwrap();
     assert_eq!(state.entries.len(), 2);
     let rev2_key = canon::keyed_entry_key(KEY, 2, "decision", "Use Python 3.12.");
@@ -51,13 +54,13 @@ fn keyed_supersession_lifecycle() {
     p.add("c1", "decision", 5, Some(KEY), "Use Python 3.11.", "2026-01-05T00:00:00Z");
     p.add("c2", "decision", 5, Some(KEY), "Use Python 3.11.", "2026-01-11T00:00:00Z");
     p.add("c3", "decision", 5, Some(KEY), "Use Python 3.11.", "2026-01-12T00:00:00Z");
-    assert_eq!(p.distill(), report(6, 0, 0, 0, 6, 0, 0, 3, 0));
+    assert_eq!(p.distill(), Report { scanned: 6, skipped: 6, stale: 3, ..Report::default() });
     let after = p.ws.curated().unwrap();
     assert_eq!(after, state, "stale evidence changed the curated state");
 
     // Facts repeating the active value only add evidence.
     p.add("d1", "decision", 1, Some(KEY), "USE PYTHON\t3.12.", "2026-01-20T00:00:00Z");
-    assert_eq!(p.distill(), report(7, 1, 0, 1, 6, 0, 0, 3, 0));
+    assert_eq!(p.distill(), Report { scanned: 7, eligible: 1, updated: 1, skipped: 6, stale: 3, ..Report::default() });
     let state = p.ws.curated().unwrap();
     assert_eq!(state.entries.len(), 2);
     let active = state.active_for(KEY).unwrap();
@@ -77,7 +80,7 @@ fn challenger_must_be_strictly_newer_than_last_seen() {
     // Two facts, the newest exactly at the active last_seen: stale.
     p.add("b1", "decision", 5, Some(KEY), "Use Python 3.12.", "2026-01-09T00:00:00Z");
     p.add("b2", "decision", 5, Some(KEY), "Use Python 3.12.", "2026-01-10T00:00:00Z");
-    assert_eq!(p.distill(), report(3, 0, 0, 0, 3, 0, 0, 2, 0));
+    assert_eq!(p.distill(), Report { scanned: 3, skipped: 3, stale: 2, ..Report::default() });
     // Reinforcing the active value moves last_seen; still stale.
     p.add("a2", "decision", 1, Some(KEY), "Use Python 3.11.", "2026-01-15T00:00:00Z");
     p.add("b3", "decision", 5, Some(KEY), "Use Python 3.12.", "2026-01-14T00:00:00Z");
@@ -116,7 +119,7 @@ fn a_lone_old_challenger_needs_more_evidence_and_is_not_stale() {
     p.add("a1", "decision", 4, Some(KEY), "Use Python 3.11.", "2026-01-10T00:00:00Z");
     p.distill();
     p.add("b1", "decision", 5, Some(KEY), "Use Python 3.12.", "2026-01-05T00:00:00Z");
-    assert_eq!(p.distill(), report(2, 0, 0, 0, 2, 0, 0, 0, 0));
+    assert_eq!(p.distill(), Report { scanned: 2, skipped: 2, ..Report::default() });
     let (_, decisions) =
         p.ws.distill(&DistillOptions::new().as_of(crate::common::stamp(crate::common::AS_OF)).dry_run().explain())
             .unwrap()
@@ -125,5 +128,5 @@ fn a_lone_old_challenger_needs_more_evidence_and_is_not_stale() {
     assert!(matches!(b1.reason, workmem::Reason::NeedsMoreEvidence { facts: 1, .. }), "{:?}", b1.reason);
     // With two such facts the count test passes and recency stops them.
     p.add("b2", "decision", 5, Some(KEY), "Use Python 3.12.", "2026-01-06T00:00:00Z");
-    assert_eq!(p.distill(), report(3, 0, 0, 0, 3, 0, 0, 2, 0));
+    assert_eq!(p.distill(), Report { scanned: 3, skipped: 3, stale: 2, ..Report::default() });
 }

@@ -2,9 +2,9 @@
 //! it byte for byte; new tied evidence supersedes it (SPEC 5.3e).
 
 use serde_json::{Value, json};
-use workmem::{CaseStatus, internals::canon};
+use workmem::{CaseStatus, Report, internals::canon};
 
-use crate::common::{Project, file_state, let_clock_tick, report};
+use crate::common::{Project, file_state, let_clock_tick};
 
 const KEY: &str = "db.engine";
 
@@ -62,8 +62,14 @@ fn equally_strong_challengers_open_one_case() {
     let case = &queue.cases[0];
     // Aged: a1 (already evidence), p1, p2, m1, m2, o1 (outcome), z1 (alone
     // and unqualified); y1 is too young.
-    let mut expected = report(7, 0, 0, 0, 7, 0, 1, 0, 1);
-    expected.conflict_case_ids = vec![case.conflict_id.clone()];
+    let expected = Report {
+        scanned: 7,
+        skipped: 7,
+        conflicts: 1,
+        queued_conflicts: 1,
+        conflict_case_ids: vec![case.conflict_id.clone()],
+        ..Report::default()
+    };
     assert_eq!(r, expected);
     // Fail closed: no revision, curated state and MEMORY.md untouched.
     assert_eq!(p.ws.curated().unwrap(), curated_before);

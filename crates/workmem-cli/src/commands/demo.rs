@@ -1,14 +1,18 @@
 //! `workmem demo`: an offline walk-through on a fresh workspace (a temporary
 //! directory unless `--dir`), told in human text: facts recorded days apart,
-//! a distill that promotes some and skips others (and says why), a keyed
+//! a distill that promotes some and skips others (and says why, in the
+//! words of `workmem explain`, from the decisions the library records while
+//! it distills: the demo never restates the policy), a keyed
 //! supersession, a tie that becomes a conflict case, its resolution by a
 //! human, and the final agent context.
 //!
 //! Every timestamp is explicit and relative to fixed instants, so the story
-//! and its ids are the same on every run. The demo never touches the
+//! and its fact and candidate ids are the same on every run (conflict ids
+//! also hash the workspace's random id). The demo never touches the
 //! user's workspace: it ignores `-C` and `--memory-dir`, and refuses a
 //! `--dir` that already holds a `.workmem/` directory.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -17,12 +21,14 @@ use clap::Args;
 use jiff::SignedDuration;
 use workmem::DistillOptions;
 use workmem::{
-    Case, CaseStatus, CuratedState, Fact, FixedClock, NewFact, Policy, Report, Resolution, Stamp, Workspace,
+    Case, CaseStatus, CuratedState, Decision, Fact, FixedClock, NewFact, Policy, Reason, Report, Resolution, Stamp,
+    Workspace,
 };
 
 use crate::command_error::CommandError;
 use crate::commands::Ctx;
 use crate::commands::conflicts::describe_case;
+use crate::commands::explain::describe_reason;
 
 /// Arguments of `workmem demo`.
 #[derive(Debug, Args)]
@@ -78,7 +84,7 @@ struct Demo {
     /// Facts recorded so far, in story order.
     facts: Vec<Fact>,
     /// What the previous distill said about each fact, by fact id.
-    verdicts: std::collections::BTreeMap<String, String>,
+    verdicts: BTreeMap<String, String>,
     out: String,
 }
 
@@ -275,21 +281,25 @@ impl Demo {
         Ok(self.ws.distill(&DistillOptions::new().policy(self.policy.clone()).as_of(as_of.clone()))?.report)
     }
 
-    /// Runs distill, prints its report and what happened to each fact.
+    /// Runs distill, prints its report and what happened to each fact: the
+    /// library's own decisions for this run, in story order.
     fn distill(&mut self, as_of: &Stamp) -> Result<Report, CommandError> {
-        let report = self.distill_quiet(as_of)?;
+        let (report, decisions) = self
+            .ws
+            .distill(&DistillOptions::new().policy(self.policy.clone()).as_of(as_of.clone()).explain())?
+            .into_parts();
         self.say(format_args!("\n$ workmem distill --as-of {}", as_of.as_str()));
         for line in crate::commands::distill::describe(&report) {
             self.say(format_args!("  {line}"));
         }
         let curated = self.ws.curated()?;
-        let open: Vec<Case> =
-            self.ws.conflicts()?.cases.into_iter().filter(|case| case.status == CaseStatus::Open).collect();
+        let decisions: BTreeMap<&str, &Decision> = decisions.iter().map(|d| (d.fact_id.as_str(), d)).collect();
         let first = self.verdicts.is_empty();
         let changed: Vec<(String, String)> = self
             .facts
             .iter()
-            .map(|fact| (fact.fact_id.clone(), self.verdict(fact, &curated, &open, as_of)))
+            .filter_map(|fact| decisions.get(fact.fact_id.as_str()))
+            .map(|decision| (decision.fact_id.clone(), verdict(decision, &curated)))
             .filter(|(id, verdict)| self.verdicts.get(id) != Some(verdict))
             .collect();
         self.say(if first { "What happened to each fact:" } else { "What changed since the previous distill:" });
@@ -301,62 +311,6 @@ impl Demo {
             self.verdicts.insert(id, verdict);
         }
         Ok(report)
-    }
-
-    /// Returns why `fact` is or is not part of the memory after a distill at
-    /// `as_of`. Promotion is read from the curated state itself; the reasons
-    /// for skipping restate the policy for this story's facts.
-    fn verdict(&self, fact: &Fact, curated: &CuratedState, open: &[Case], as_of: &Stamp) -> String {
-        if let Some(entry) = curated.entries.iter().find(|e| e.evidence_ids.contains(&fact.fact_id)) {
-            let status = if entry.is_active() { "active" } else { "superseded" };
-            return match &entry.memory_key {
-                Some(key) => format!("evidence of {key} revision {} ({status}): {:?}", entry.revision, entry.content),
-                None => format!("promoted: {:?} (seen {}x)", entry.content, entry.occurrences),
-            };
-        }
-        let age = as_of.instant().duration_since(fact.recorded_at.instant());
-        let min_age = SignedDuration::from_hours(24 * i64::from(self.policy.minimum_age_days));
-        if as_of.instant() - min_age <= fact.recorded_at.instant() {
-            return format!(
-                "too young: {} days old, the policy wants more than {}",
-                age.as_hours() / 24,
-                self.policy.minimum_age_days
-            );
-        }
-        if !self.policy.stable_kinds.contains(&fact.kind) {
-            return format!("kept in the log only: {} facts are never promoted", fact.kind);
-        }
-        if let Some(case) =
-            open.iter().find(|case| case.candidates.iter().any(|c| c.evidence_ids.contains(&fact.fact_id)))
-        {
-            return format!("held back: tie on {}, conflict case {} awaits a human", case.memory_key, case.conflict_id);
-        }
-        let same: Vec<&Fact> = self
-            .facts
-            .iter()
-            .filter(|other| {
-                other.memory_key == fact.memory_key
-                    && other.kind == fact.kind
-                    && other.normal_content() == fact.normal_content()
-                    && other.recorded_at.instant() < as_of.instant() - min_age
-            })
-            .collect();
-        match &fact.memory_key {
-            Some(key) if curated.entries.iter().any(|e| e.is_active() && e.memory_key.as_deref() == Some(key)) => {
-                format!(
-                    "skipped: {} newer fact(s) for this value; replacing the active {key} needs {}",
-                    same.len(),
-                    self.policy.supersession_repeat_threshold
-                )
-            }
-            _ => format!(
-                "below thresholds: importance {} < {} and {} fact(s) < {}",
-                fact.importance,
-                self.policy.minimum_importance,
-                same.len(),
-                self.policy.repeat_threshold
-            ),
-        }
     }
 
     fn memory(&mut self) -> Result<(), CommandError> {
@@ -397,6 +351,47 @@ impl Demo {
             self.say(line);
         }
         Ok(())
+    }
+}
+
+/// Returns where a fact stands after a distill, from the library's decision.
+///
+/// A fact that is evidence of an entry is told by that entry as it is now
+/// (whether this run or an earlier one promoted it, and whether a later
+/// revision has replaced it), so that "what changed" lists a fact again only
+/// when its standing changed; every other reason reads as in `workmem
+/// explain`.
+fn verdict(decision: &Decision, curated: &CuratedState) -> String {
+    let entry_of = |key: &str| curated.entries.iter().find(|entry| entry.key == key);
+    match &decision.reason {
+        Reason::Promoted { entry_key, .. } | Reason::AlreadyEvidence { entry_key, .. } => {
+            if let Some(entry) = entry_of(entry_key) {
+                let status = if entry.is_active() { "active" } else { "superseded" };
+                return match &entry.memory_key {
+                    Some(key) => {
+                        format!("evidence of {key} revision {} ({status}): {:?}", entry.revision, entry.content)
+                    }
+                    None => format!("promoted: {:?} (seen {}x)", entry.content, entry.occurrences),
+                };
+            }
+            describe_reason(&decision.reason, None)
+        }
+        reason => {
+            let entry = reason_entry_key(reason).and_then(entry_of).map(|e| (e.content.as_str(), e.status));
+            describe_reason(reason, entry)
+        }
+    }
+}
+
+/// Returns the key of the entry a reason names, if any.
+fn reason_entry_key(reason: &Reason) -> Option<&str> {
+    match reason {
+        Reason::AlreadyEvidence { entry_key, .. }
+        | Reason::Promoted { entry_key, .. }
+        | Reason::Reinforced { entry_key, .. }
+        | Reason::Stale { entry_key, .. }
+        | Reason::NeedsMoreEvidence { entry_key, .. } => Some(entry_key),
+        _ => None,
     }
 }
 

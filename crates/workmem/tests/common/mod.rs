@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use workmem::DistillOptions;
-use workmem::internals::distill::{Policy, Report};
 use workmem::{Fact, FixedClock, NewFact, Stamp, Workspace};
+use workmem::{Policy, Report};
 
 /// The `as_of` (and clock time) of most tests. With the default policy the
 /// cutoff is 2026-01-30T00:00:00Z.
@@ -161,31 +161,4 @@ pub fn append_raw(path: &Path, bytes: &[u8]) {
 /// (content, evidence ids).
 pub fn active_contents(state: &workmem::CuratedState) -> Vec<(String, Vec<String>)> {
     state.active_entries().map(|e| (e.content.clone(), e.evidence_ids.clone())).collect()
-}
-
-/// Returns a report with the given counters (and no conflict case ids).
-#[allow(clippy::too_many_arguments)]
-pub fn report(
-    scanned: usize,
-    eligible: usize,
-    created: usize,
-    updated: usize,
-    skipped: usize,
-    superseded: usize,
-    conflicts: usize,
-    stale: usize,
-    queued_conflicts: usize,
-) -> Report {
-    Report {
-        scanned,
-        eligible,
-        created,
-        updated,
-        skipped,
-        superseded,
-        conflicts,
-        stale,
-        queued_conflicts,
-        conflict_case_ids: Vec::new(),
-    }
 }

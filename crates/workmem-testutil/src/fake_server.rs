@@ -5,9 +5,7 @@
 //! It is bounded: it serves at most the scripted replies (plus a few
 //! unscripted ones answered with HTTP 400), gives up after
 //! [`LIFETIME`], and stops when [`FakeServer::finish`] is called or it is
-//! dropped. Shared by the agent tests and the CLI tests (`#[path]`).
-
-#![allow(dead_code)] // each test binary uses a different part
+//! dropped. Shared by the agent tests and the `workmem chat` tests.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};

@@ -1,8 +1,7 @@
-//! A temporary git-like project and the real `workmem` binary run in it
-//! with a cleared environment; shared by the CLI test binaries that include
-//! it with `#[path = "support/project.rs"] mod project;` (each adds its own
-//! helpers in further `impl Project` blocks).
-#![allow(dead_code)] // not every test binary uses every helper
+//! A temporary git-like project and a `workmem` binary run in it with a
+//! cleared environment. The binary is the caller's: only the CLI's own
+//! tests know its path (`env!("CARGO_BIN_EXE_workmem")`), so they pass it
+//! in; test modules add their helpers through extension traits.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -13,21 +12,25 @@ use serde_json::Value;
 /// A project directory (holding `.git`) inside a temporary directory.
 pub struct Project {
     _dir: tempfile::TempDir,
+    /// The `workmem` binary the commands run.
+    pub bin: PathBuf,
     /// The project directory.
     pub root: PathBuf,
 }
 
 impl Project {
-    /// Returns a new project under the system temporary directory.
-    pub fn new(prefix: &str) -> Project {
-        Project::inside(tempfile::Builder::new().prefix(prefix).tempdir().expect("temp dir"))
+    /// Returns a new project under the system temporary directory, whose
+    /// commands run the binary `bin`.
+    pub fn new(bin: impl Into<PathBuf>, prefix: &str) -> Project {
+        Project::inside(bin, tempfile::Builder::new().prefix(prefix).tempdir().expect("temp dir"))
     }
 
-    /// Returns a new project in `dir`, which it keeps alive.
-    pub fn inside(dir: tempfile::TempDir) -> Project {
+    /// Returns a new project in `dir`, which it keeps alive, whose commands
+    /// run the binary `bin`.
+    pub fn inside(bin: impl Into<PathBuf>, dir: tempfile::TempDir) -> Project {
         let root = dir.path().join("project");
         std::fs::create_dir_all(root.join(".git")).expect("project");
-        Project { _dir: dir, root }
+        Project { _dir: dir, bin: bin.into(), root }
     }
 
     /// Returns the memory directory.
@@ -38,7 +41,7 @@ impl Project {
     /// Returns `workmem ARGS` in the project, with a cleared environment and
     /// no standard input.
     pub fn cmd(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_workmem"));
+        let mut cmd = Command::new(&self.bin);
         cmd.env_clear().env("HOME", &self.root).env("USER", "reviewer").current_dir(&self.root).args(args);
         cmd.stdin(Stdio::null());
         cmd

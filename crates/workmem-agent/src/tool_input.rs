@@ -1,0 +1,76 @@
+//! The `write_memory` tool as models see it (name, description, JSON input
+//! schema) and the unknown-field check of tool arguments.
+//!
+//! Interim copy: this text belongs in the library, beside
+//! `NewFact::from_tool_input`, which reads exactly the fields the schema
+//! describes. `workmem-mcp` and `workmem-agent` each hold an identical copy
+//! until the library exports these items; then the file goes and each
+//! crate's `use crate::tool_input::...` becomes `use workmem::...`.
+
+use serde_json::{Map, Value, json};
+use workmem::Error;
+
+/// Name of the tool that appends a fact.
+pub const WRITE_MEMORY_TOOL: &str = "write_memory";
+
+/// What `write_memory` does, for the model.
+pub const WRITE_MEMORY_DESCRIPTION: &str = "Append one fact to this project's durable memory log (recorded with \
+     source model_tool) and return its fact_id. Record only what a future session should know: decision, \
+     convention or pitfall for knowledge worth keeping, outcome for what just happened. Give a memory_key when \
+     the fact answers a question whose answer may change. Facts reach the curated memory only through the \
+     project's deterministic distill policy; ties between competing values wait for a human. Nothing written \
+     can be edited or deleted through this tool.";
+
+/// Returns the JSON Schema of `write_memory`'s input: the fields
+/// `NewFact::from_tool_input` reads, with the library's value rules (kinds,
+/// importance range, content length, memory_key form).
+pub fn write_memory_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "content": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 2000,
+                "description": "One short, self-contained statement in your own words. Never credentials or secrets (they are refused)."
+            },
+            "kind": {
+                "type": "string",
+                "enum": ["decision", "convention", "pitfall", "outcome"],
+                "description": "decision, convention or pitfall (may be promoted into the curated memory), or outcome (what just happened; stays in the log)."
+            },
+            "importance": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 5,
+                "description": "1 (trivia) to 5 (critical)."
+            },
+            "memory_key": {
+                "type": "string",
+                "pattern": "^[a-z][a-z0-9]*(?:[._-][a-z0-9]+)*$",
+                "maxLength": 120,
+                "description": "The question the fact answers, e.g. runtime.python-version, for a value that may later be replaced. Name the question, never the answer; reuse the same key for the same question."
+            },
+            "evidence": {
+                "type": "object",
+                "additionalProperties": {"type": "string"},
+                "description": "Where the fact comes from, as string pairs, e.g. {\"file\": \"pyproject.toml\", \"commit\": \"1a2b3c\"}."
+            }
+        },
+        "required": ["content", "kind", "importance"],
+        "additionalProperties": false
+    })
+}
+
+/// Checks that `args` holds no field outside `known`.
+///
+/// Errors: [`Error::InvalidInput`] naming the first unknown field.
+pub fn reject_unknown_fields(args: &Map<String, Value>, known: &[&str]) -> Result<(), Error> {
+    match args.keys().find(|key| !known.contains(&key.as_str())) {
+        None => Ok(()),
+        Some(key) if known.is_empty() => {
+            Err(Error::invalid(key.as_str(), "unknown field; this tool takes no arguments"))
+        }
+        Some(key) => Err(Error::invalid(key.as_str(), format!("unknown field; expected one of {}", known.join(", ")))),
+    }
+}

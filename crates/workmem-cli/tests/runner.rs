@@ -1,0 +1,43 @@
+//! The single integration-test binary of the CLI: every `tests/<topic>.rs`
+//! file is a module of it, run against the `workmem` binary of this
+//! package. `mcp` and `chat` exist only with the features of those names
+//! (both on by default); `recovery` needs `--features failpoints`, which the
+//! README's test command (`cargo xtask test`) passes.
+
+#[cfg(feature = "chat")]
+mod chat;
+mod cli;
+mod explain;
+#[cfg(feature = "mcp")]
+mod mcp;
+mod recovery;
+mod torture;
+
+/// The binary under test.
+const WORKMEM: &str = env!("CARGO_BIN_EXE_workmem");
+
+/// Fails when a `tests/*.rs` file exists that is not declared above, or a
+/// declared module has no file: an unlisted file would silently never run
+/// because the crate sets `autotests = false`.
+#[test]
+fn every_test_file_is_declared_in_the_runner() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let runner = std::fs::read_to_string(dir.join("runner.rs")).expect("runner.rs is readable");
+    let declared: std::collections::BTreeSet<String> = runner
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("mod ")?.strip_suffix(';').map(str::to_owned))
+        .collect();
+    let mut files = std::collections::BTreeSet::new();
+    for entry in std::fs::read_dir(&dir).expect("tests/ is readable") {
+        let name = entry.expect("directory entry").file_name().into_string().expect("UTF-8 file name");
+        if let Some(stem) = name.strip_suffix(".rs")
+            && stem != "runner"
+        {
+            files.insert(stem.to_owned());
+        }
+    }
+    let undeclared: Vec<&String> = files.difference(&declared).collect();
+    assert!(undeclared.is_empty(), "tests/{undeclared:?}.rs not declared in tests/runner.rs");
+    let missing: Vec<&String> = declared.difference(&files).collect();
+    assert!(missing.is_empty(), "runner.rs declares modules without a file: {missing:?}");
+}

@@ -1,0 +1,22 @@
+//! Test fixtures shared by the workmem crates, used only as a
+//! dev-dependency (never published):
+//!
+//! - [`Project`]: a temporary git-like project and a `workmem` binary run
+//!   in it with a cleared environment (the CLI tests);
+//! - [`FakeServer`]: a scripted fake of the Anthropic Messages API on
+//!   127.0.0.1 (the agent and `workmem chat` tests);
+//! - [`credential_samples`]: a credential of every kind the secret guard
+//!   knows (the library's guard tests and the CLI's torture tests).
+//!
+//! It depends on no workmem crate, so every crate of the workspace,
+//! the library included, can use it.
+
+#![forbid(unsafe_code)]
+
+mod credentials;
+mod fake_server;
+mod project;
+
+pub use credentials::credential_samples;
+pub use fake_server::{FakeServer, LIFETIME, Received, Reply, tool_use};
+pub use project::Project;
