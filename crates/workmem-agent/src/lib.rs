@@ -24,7 +24,6 @@ pub mod cancel;
 pub mod client;
 pub mod prompt;
 pub mod settings;
-mod tool_input;
 pub mod tools;
 
 pub use agent::{Agent, AgentError, AgentOptions, Events, Silent, TurnSummary};

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 use workmem::{Error, NewFact, Workspace};
 
 use crate::api::ToolDefinition;
-use crate::tool_input::{WRITE_MEMORY_DESCRIPTION, WRITE_MEMORY_TOOL, reject_unknown_fields, write_memory_schema};
+use workmem::{WRITE_MEMORY_DESCRIPTION, WRITE_MEMORY_TOOL, reject_unknown_fields, write_memory_schema};
 
 /// Name of the shell tool.
 pub const BASH: &str = "bash";

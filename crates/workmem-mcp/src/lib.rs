@@ -23,7 +23,6 @@
 #![forbid(unsafe_code)]
 
 mod server;
-mod tool_input;
 mod tools;
 
 use rmcp::ServiceExt;

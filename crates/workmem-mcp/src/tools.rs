@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use workmem::{Error, NewFact};
 
-use crate::tool_input::{WRITE_MEMORY_DESCRIPTION, WRITE_MEMORY_TOOL, reject_unknown_fields, write_memory_schema};
+use workmem::{WRITE_MEMORY_DESCRIPTION, WRITE_MEMORY_TOOL, reject_unknown_fields, write_memory_schema};
 
 /// Name of the tool that appends a fact.
 pub const WRITE_MEMORY: &str = WRITE_MEMORY_TOOL;

@@ -145,12 +145,7 @@ impl NewFact {
     /// mistyped field.
     pub fn from_tool_input(args: &serde_json::Map<String, serde_json::Value>) -> Result<NewFact> {
         const FIELDS: [&str; 5] = ["content", "kind", "importance", "memory_key", "evidence"];
-        if let Some(unknown) = args.keys().find(|key| !FIELDS.contains(&key.as_str())) {
-            return Err(Error::invalid(
-                unknown.as_str(),
-                format!("unknown field; expected one of {}", FIELDS.join(", ")),
-            ));
-        }
+        crate::model::tool_input::reject_unknown_fields(args, &FIELDS)?;
         Ok(NewFact {
             content: tool_field(args, "content", "a string")?
                 .ok_or_else(|| Error::invalid("content", "missing; expected a string"))?,

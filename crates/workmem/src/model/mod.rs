@@ -9,3 +9,4 @@ pub mod fact_line;
 pub mod secret;
 pub(crate) mod stamp;
 pub(crate) mod text;
+pub(crate) mod tool_input;

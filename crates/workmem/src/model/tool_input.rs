@@ -1,14 +1,11 @@
 //! The `write_memory` tool as models see it (name, description, JSON input
-//! schema) and the unknown-field check of tool arguments.
-//!
-//! Interim copy: this text belongs in the library, beside
-//! `NewFact::from_tool_input`, which reads exactly the fields the schema
-//! describes. `workmem-mcp` and `workmem-agent` each hold an identical copy
-//! until the library exports these items; then the file goes and each
-//! crate's `use crate::tool_input::...` becomes `use workmem::...`.
+//! schema) and the unknown-field check of tool arguments: one definition
+//! for the MCP server and the agent loop, beside
+//! [`NewFact::from_tool_input`](crate::NewFact::from_tool_input), which reads
+//! exactly the fields the schema describes.
 
+use crate::error::Error;
 use serde_json::{Map, Value, json};
-use workmem::Error;
 
 /// Name of the tool that appends a fact.
 pub const WRITE_MEMORY_TOOL: &str = "write_memory";
@@ -31,7 +28,7 @@ pub fn write_memory_schema() -> Value {
             "content": {
                 "type": "string",
                 "minLength": 1,
-                "maxLength": 2000,
+                "maxLength": crate::model::fact::MAX_CONTENT_CHARS,
                 "description": "One short, self-contained statement in your own words. Never credentials or secrets (they are refused)."
             },
             "kind": {
