@@ -16,6 +16,8 @@ use crate::output::escape_controls;
 pub const EXIT_USAGE: i32 = 2;
 /// Exit code of an I/O or unexpected failure.
 pub const EXIT_IO: i32 = 1;
+/// Exit code of invalid or inconsistent durable state.
+pub const EXIT_CORRUPT: i32 = 4;
 
 /// A failed command: what went wrong, how the process exits, and hints.
 #[derive(Debug)]
@@ -42,7 +44,7 @@ impl CommandError {
 
     /// Returns a corruption error (exit 4), for problems `verify` found.
     pub fn corrupt(message: impl Into<String>) -> CommandError {
-        CommandError::new("corruption", 4, message)
+        CommandError::new("corruption", EXIT_CORRUPT, message)
     }
 
     /// Returns an I/O error (exit 1) about `what`.
@@ -126,7 +128,8 @@ impl CommandError {
 
 impl From<workmem::Error> for CommandError {
     fn from(err: workmem::Error) -> CommandError {
-        let mut error = CommandError::new(err.kind(), err.exit_code(), err.to_string());
+        let (kind, exit_code) = kind_and_exit_code(&err);
+        let mut error = CommandError::new(kind, exit_code, err.to_string());
         // The library's messages already include their immediate source;
         // list only deeper causes, and none twice.
         let mut source = std::error::Error::source(&err);
@@ -156,6 +159,23 @@ impl From<workmem::Error> for CommandError {
             _ => {}
         }
         error
+    }
+}
+
+/// Returns the stable kind name of `--json` error output and the exit code
+/// of the command-line contract for a library error: the one place the
+/// exit-code table lives.
+fn kind_and_exit_code(err: &workmem::Error) -> (&'static str, i32) {
+    match err {
+        workmem::Error::Io { .. } => ("io", EXIT_IO),
+        workmem::Error::InvalidInput { .. } => ("invalid_input", EXIT_USAGE),
+        workmem::Error::StaleResolution(_) => ("stale_resolution", 3),
+        workmem::Error::Corrupt { .. } => ("corruption", EXIT_CORRUPT),
+        workmem::Error::Scope { .. } => ("scope", 5),
+        workmem::Error::ResolutionRejected(_) => ("resolution_rejected", 6),
+        // The library may gain variants: an unknown one is an unexpected
+        // failure, like I/O.
+        _ => ("error", EXIT_IO),
     }
 }
 

@@ -1,7 +1,7 @@
 //! The library's error type.
 //!
-//! Every failure a caller can act on has its own variant, and every variant
-//! maps to one exit code of the command-line contract (`CLI.md`). Messages are
+//! Every failure a caller can act on has its own variant; the command line
+//! maps each to its exit code. Messages are
 //! lowercase fragments that name the object, its file and, where known, the
 //! line.
 
@@ -101,30 +101,6 @@ impl Error {
     /// Returns a corruption error at `location`.
     pub fn corrupt(location: Location, message: impl Into<String>) -> Self {
         Error::Corrupt { location, message: message.into() }
-    }
-
-    /// Returns the stable kind name used in `--json` error output.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Error::InvalidInput { .. } => "invalid_input",
-            Error::Scope { .. } => "scope",
-            Error::Corrupt { .. } => "corruption",
-            Error::StaleResolution(_) => "stale_resolution",
-            Error::ResolutionRejected(_) => "resolution_rejected",
-            Error::Io { .. } => "io",
-        }
-    }
-
-    /// Returns the process exit code of the command-line contract.
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            Error::Io { .. } => 1,
-            Error::InvalidInput { .. } => 2,
-            Error::StaleResolution(_) => 3,
-            Error::Corrupt { .. } => 4,
-            Error::Scope { .. } => 5,
-            Error::ResolutionRejected(_) => 6,
-        }
     }
 }
 

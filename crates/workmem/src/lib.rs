@@ -11,6 +11,31 @@
 //! reads the environment (except the crash-test failpoints) and never exits
 //! the process.
 //!
+//! ```
+//! # fn main() -> workmem::Result<()> {
+//! use workmem::{DistillOptions, NewFact, Stamp, Workspace};
+//!
+//! let project = tempfile::tempdir().unwrap();
+//! let ws = Workspace::open(project.path(), None)?;
+//! ws.init()?;
+//! // An agent records a decision...
+//! ws.remember(NewFact {
+//!     content: "Use SQLite in WAL mode for the cache".into(),
+//!     kind: Some("decision".into()),
+//!     importance: Some(4),
+//!     recorded_at: Some("2026-01-05T09:00:00Z".into()),
+//!     ..NewFact::default()
+//! })?;
+//! // ...the policy promotes it once it is 30 days old...
+//! let as_of = Stamp::parse("2026-03-01T00:00:00Z").unwrap();
+//! let distilled = ws.distill(&DistillOptions::new().as_of(as_of))?;
+//! assert_eq!(distilled.report.created, 1);
+//! // ...and it reaches the next prompt.
+//! assert!(ws.context(None)?.contains("- Use SQLite in WAL mode for the cache"));
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! The source is layered, each layer using only those before it: `model`
 //! (facts, normal forms, ids, timestamps, the secret guard), `store` (the
 //! files of a memory directory and the only code that writes them),
@@ -35,7 +60,7 @@ use std::path::Path;
 pub use error::{Error, Location, Result};
 pub use model::clock::{Clock, FixedClock, SystemClock};
 pub use model::fact::{Fact, Kind, MAX_CONTENT_CHARS, MODEL_TOOL_SOURCE, NewFact};
-pub use model::stamp::Stamp;
+pub use model::stamp::{Stamp, StampError};
 pub use model::text::is_refused_char;
 pub use model::tool_input::{WRITE_MEMORY_DESCRIPTION, WRITE_MEMORY_TOOL, reject_unknown_fields, write_memory_schema};
 pub use policy::adjudication::Resolution;

@@ -219,7 +219,9 @@ impl Fact {
         }
         let recorded_at = match new.recorded_at.as_deref() {
             None => now,
-            Some(text) => Stamp::parse_normalized(text).map_err(|msg| Error::invalid("recorded_at", msg))?,
+            Some(text) => {
+                Stamp::parse_normalized(text).map_err(|err| Error::invalid("recorded_at", err.to_string()))?
+            }
         };
         let fact_id = match new.fact_id {
             Some(id) => {

@@ -36,8 +36,8 @@ impl Stamp {
     /// Parses an RFC 3339 instant with an explicit offset, keeping `text`
     /// verbatim.
     ///
-    /// Returns a message fragment on failure.
-    pub fn parse(text: &str) -> Result<Stamp, String> {
+    /// Errors: [`StampError`] saying what is wrong with the text.
+    pub fn parse(text: &str) -> Result<Stamp, StampError> {
         let at = parse_instant(text)?;
         Ok(Stamp { text: text.into(), at })
     }
@@ -50,7 +50,9 @@ impl Stamp {
 
     /// Parses any RFC 3339 instant (any offset) and returns it normalised to
     /// the UTC form new records use.
-    pub fn parse_normalized(text: &str) -> Result<Stamp, String> {
+    ///
+    /// Errors: as [`Stamp::parse`].
+    pub fn parse_normalized(text: &str) -> Result<Stamp, StampError> {
         Ok(Stamp::from_timestamp(parse_instant(text)?))
     }
 
@@ -74,9 +76,45 @@ impl Stamp {
     }
 }
 
-/// Parses an RFC 3339 instant with an explicit offset; returns a message
-/// fragment on failure.
-pub(crate) fn parse_instant(text: &str) -> Result<Timestamp, String> {
+/// Why a text is not a timestamp workmem accepts.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StampError {
+    /// Not the RFC 3339 shape with a date, a `T`, a time and an offset.
+    #[error("{text:?} is not an RFC 3339 instant with an offset (e.g. 2026-01-01T12:00:00Z)")]
+    NotRfc3339 {
+        /// The text.
+        text: String,
+    },
+    /// An offset outside -23:59 to +23:59.
+    #[error("{text:?} has the offset {offset:?}; an RFC 3339 offset is -23:59 to +23:59 (or Z)")]
+    BadOffset {
+        /// The text.
+        text: String,
+        /// Its offset.
+        offset: String,
+    },
+    /// A valid instant outside 0001-01-01T00:00:00Z to the latest
+    /// representable one.
+    #[error("{text:?} is outside the supported range 0001-01-01T00:00:00Z to {latest}")]
+    OutOfRange {
+        /// The text.
+        text: String,
+        /// The latest instant accepted.
+        latest: String,
+    },
+    /// The RFC 3339 shape with an impossible date or time.
+    #[error("{text:?} is not a valid RFC 3339 instant: {detail}")]
+    Invalid {
+        /// The text.
+        text: String,
+        /// What is wrong with which part of it.
+        detail: String,
+    },
+}
+
+/// Parses an RFC 3339 instant with an explicit offset.
+pub(crate) fn parse_instant(text: &str) -> Result<Timestamp, StampError> {
     // RFC 3339 needs a date, a 'T' and an explicit offset; jiff's parser is
     // more lenient, so the shape is checked first.
     let bytes = text.as_bytes();
@@ -89,7 +127,7 @@ pub(crate) fn parse_instant(text: &str) -> Result<Timestamp, String> {
             || bytes[bytes.len() - 6..].starts_with(b"+")
             || bytes[bytes.len() - 6..].starts_with(b"-"));
     if !shaped {
-        return Err(format!("{text:?} is not an RFC 3339 instant with an offset (e.g. 2026-01-01T12:00:00Z)"));
+        return Err(StampError::NotRfc3339 { text: text.to_owned() });
     }
     // RFC 3339 offsets are -23:59 ..= +23:59; jiff also takes +25:00.
     if !bytes.ends_with(b"Z") && !bytes.ends_with(b"z") {
@@ -99,7 +137,7 @@ pub(crate) fn parse_instant(text: &str) -> Result<Timestamp, String> {
             && field(1..3).is_some_and(|hours| hours <= 23)
             && field(4..6).is_some_and(|minutes| minutes <= 59);
         if !valid {
-            return Err(format!("{text:?} has the offset {offset:?}; an RFC 3339 offset is -23:59 to +23:59 (or Z)"));
+            return Err(StampError::BadOffset { text: text.to_owned(), offset: offset.to_owned() });
         }
     }
     let at = Timestamp::from_str(text).map_err(|err| {
@@ -117,16 +155,13 @@ pub(crate) fn parse_instant(text: &str) -> Result<Timestamp, String> {
 /// 0001-01-01T00:00:00Z, the earliest instant Python stores.
 const FIRST_SECOND: i64 = -62_135_596_800;
 
-fn out_of_range(text: &str) -> String {
-    format!(
-        "{text:?} is outside the supported range 0001-01-01T00:00:00Z to {}",
-        Stamp::from_timestamp(Timestamp::MAX).as_str()
-    )
+fn out_of_range(text: &str) -> StampError {
+    StampError::OutOfRange { text: text.to_owned(), latest: Stamp::from_timestamp(Timestamp::MAX).as_str().to_owned() }
 }
 
-fn malformed(text: &str, err: &jiff::Error) -> String {
+fn malformed(text: &str, err: &jiff::Error) -> StampError {
     // jiff's message explains what is wrong with which part of the text.
-    format!("{text:?} is not a valid RFC 3339 instant: {err}")
+    StampError::Invalid { text: text.to_owned(), detail: err.to_string() }
 }
 
 impl PartialEq for Stamp {
@@ -196,11 +231,12 @@ mod tests {
     fn out_of_range_instants_and_offsets_are_refused_clearly() {
         for bad in ["9999-12-31T23:59:59Z", "9999-12-31T00:00:00+00:00", "0000-12-31T23:59:59Z"] {
             let err = Stamp::parse(bad).unwrap_err();
-            assert!(err.contains("outside the supported range"), "{bad}: {err}");
+            assert!(matches!(err, StampError::OutOfRange { .. }), "{bad}: {err}");
+            assert!(err.to_string().contains("outside the supported range"), "{bad}: {err}");
         }
         for bad in ["2026-01-01T00:00:00+25:00", "2026-01-01T00:00:00-24:00", "2026-01-01T00:00:00+23:60"] {
             let err = Stamp::parse(bad).unwrap_err();
-            assert!(err.contains("RFC 3339 offset is -23:59 to +23:59"), "{bad}: {err}");
+            assert!(matches!(err, StampError::BadOffset { .. }), "{bad}: {err}");
         }
         let latest = Stamp::parse_normalized("9999-12-30T22:00:00Z").unwrap();
         assert_eq!(latest.instant(), Timestamp::from_second(253_402_207_200).unwrap());

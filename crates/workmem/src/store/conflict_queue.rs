@@ -332,7 +332,7 @@ impl ConflictQueue {
     }
 
     /// Checks every invariant; the message names the case.
-    pub fn validate(&self, workspace_id: &str) -> std::result::Result<(), String> {
+    pub(crate) fn validate(&self, workspace_id: &str) -> std::result::Result<(), String> {
         match self.problems(workspace_id).into_iter().next() {
             Some(problem) => Err(problem),
             None => Ok(()),

@@ -214,7 +214,7 @@ impl CuratedState {
     }
 
     /// Checks every invariant of SPEC section 4; the message names the entry.
-    pub fn validate(&self) -> std::result::Result<(), String> {
+    pub(crate) fn validate(&self) -> std::result::Result<(), String> {
         match self.problems().into_iter().next() {
             Some(problem) => Err(problem),
             None => Ok(()),

@@ -29,6 +29,21 @@ impl Workspace {
     /// and the stored fact is returned. Facts without an id get a fresh
     /// random one and append without the lock.
     ///
+    /// ```
+    /// # fn main() -> workmem::Result<()> {
+    /// # let project = tempfile::tempdir().unwrap();
+    /// use workmem::{NewFact, Workspace};
+    /// let ws = Workspace::open(project.path(), None)?;
+    /// ws.init()?;
+    /// let new = NewFact { fact_id: Some("ci-42".into()), ..NewFact::new("The nightly build passed") };
+    /// let stored = ws.remember(new.clone())?;
+    /// // A retry of the same fact returns what is stored and writes nothing.
+    /// assert_eq!(ws.remember(new)?, stored);
+    /// assert_eq!(ws.facts()?.len(), 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
     /// Errors: [`Error::InvalidInput`] (nothing written), including an id
     /// already used by another fact; [`Error::Scope`] when the existing
     /// state belongs to another workspace (nothing written); [`Error::Io`].
@@ -64,6 +79,21 @@ impl Workspace {
     /// killed process) can be run again: it appends only what is missing.
     /// An item whose id is stored with the same fields (the retry rule of
     /// [`Workspace::remember`]) counts as already present.
+    ///
+    /// ```
+    /// # fn main() -> workmem::Result<()> {
+    /// # let project = tempfile::tempdir().unwrap();
+    /// use workmem::{NewFact, Workspace};
+    /// let ws = Workspace::open(project.path(), None)?;
+    /// ws.init()?;
+    /// let items = vec![NewFact::new("Tests take 4 minutes"), NewFact::new("Docs build with mdbook")];
+    /// let first = ws.import(items[..1].to_vec(), &mut |_| {})?;
+    /// // Running the whole input again adds only what is missing.
+    /// let again = ws.import(items, &mut |_| {})?;
+    /// assert_eq!((first.facts.len(), again.facts.len(), again.already_present), (1, 1, 1));
+    /// # Ok(())
+    /// # }
+    /// ```
     ///
     /// Errors: [`Error::InvalidInput`] naming the 1-based item (nothing
     /// written), including an id given twice or stored with other fields;

@@ -150,6 +150,19 @@ impl Workspace {
     /// curated.json is parsed only when the projection index is stale, so
     /// the cost does not grow with the log.
     ///
+    /// ```
+    /// # fn main() -> workmem::Result<()> {
+    /// # let project = tempfile::tempdir().unwrap();
+    /// use workmem::{NewFact, Workspace};
+    /// let ws = Workspace::open(project.path(), None)?;
+    /// assert_eq!(ws.context(None)?, "(no workspace memory yet)");
+    /// ws.init()?;
+    /// ws.remember(NewFact::new("Migrated the cache to WAL mode"))?;
+    /// assert!(ws.context(None)?.starts_with("# Recent Workspace Facts"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
     /// Errors: as [`Workspace::memory`] and [`Workspace::facts`].
     pub fn context(&self, recent: Option<usize>) -> Result<String> {
         let (memory, entries) = match self.fresh_projection()? {

@@ -25,6 +25,41 @@ impl Workspace {
     /// and the same decision returns the stored adjudication without
     /// writing anything.
     ///
+    /// ```
+    /// # fn main() -> workmem::Result<()> {
+    /// # let project = tempfile::tempdir().unwrap();
+    /// use workmem::{DistillOptions, NewFact, Resolution, Stamp, Workspace};
+    /// let ws = Workspace::open(project.path(), None)?;
+    /// ws.init()?;
+    /// // Two equally strong answers to one question: distill will not guess.
+    /// for tool in ["Use npm", "Use pnpm"] {
+    ///     ws.remember(NewFact {
+    ///         kind: Some("decision".into()),
+    ///         importance: Some(4),
+    ///         memory_key: Some("tooling.package-manager".into()),
+    ///         recorded_at: Some("2026-01-05T09:00:00Z".into()),
+    ///         ..NewFact::new(tool)
+    ///     })?;
+    /// }
+    /// let as_of = Stamp::parse("2026-03-01T00:00:00Z").unwrap();
+    /// ws.distill(&DistillOptions::new().as_of(as_of))?;
+    /// let case = ws.conflicts()?.cases.remove(0);
+    /// let pnpm = case.candidates.iter().find(|c| c.content == "Use pnpm").unwrap();
+    /// let decision = ws.resolve(Resolution {
+    ///     conflict_id: case.conflict_id.clone(),
+    ///     candidate_id: pnpm.candidate_id.clone(),
+    ///     expected_revision: i64::from(case.revision),
+    ///     actor: "Ada <ada@example.com>".into(),
+    ///     rationale: "pnpm is what CI uses".into(),
+    ///     event_id: "review:1".into(),
+    ///     resolved_at: None,
+    /// })?;
+    /// assert_eq!(decision.selected_candidate_id, pnpm.candidate_id);
+    /// assert!(ws.memory()?.contains("- Use pnpm"));
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
     /// Errors: [`Error::InvalidInput`] for a malformed id, actor, rationale
     /// or revision; [`Error::ResolutionRejected`] for an unknown conflict or
     /// candidate or an event id used for another decision;

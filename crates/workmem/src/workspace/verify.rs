@@ -73,6 +73,20 @@ impl Workspace {
     /// tampered journal and a missing memory directory are all problems in
     /// the list.
     ///
+    /// ```
+    /// # fn main() -> workmem::Result<()> {
+    /// # let project = tempfile::tempdir().unwrap();
+    /// use workmem::{NewFact, Workspace};
+    /// let ws = Workspace::open(project.path(), None)?;
+    /// ws.init()?;
+    /// ws.remember(NewFact::new("Release 1.2 shipped"))?;
+    /// // A read-only handle checks the state as it is, and never repairs it.
+    /// let checker = Workspace::builder(project.path()).open_read_only()?;
+    /// assert!(checker.verify()?.is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
     /// Errors: none in practice; the `Result` is kept for callers.
     pub fn verify(&self) -> Result<Vec<Problem>> {
         let mut problems = Vec::new();
