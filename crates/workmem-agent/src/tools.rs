@@ -100,11 +100,11 @@ pub fn write_memory(workspace: &Workspace, input: &Value) -> ToolOutput {
         Ok(fact) => ToolOutput::ok(
             json!({
                 "stored": true,
-                "fact_id": fact.fact_id,
-                "kind": fact.kind.as_str(),
-                "importance": fact.importance,
-                "memory_key": fact.memory_key,
-                "recorded_at": fact.recorded_at.as_str(),
+                "fact_id": fact.fact_id(),
+                "kind": fact.kind().as_str(),
+                "importance": fact.importance(),
+                "memory_key": fact.memory_key(),
+                "recorded_at": fact.recorded_at().as_str(),
             })
             .to_string(),
         ),

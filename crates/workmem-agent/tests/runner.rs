@@ -156,12 +156,12 @@ fn write_memory_then_text_rebuilds_the_prompt_and_continues_the_conversation() {
     let facts = s.ws.facts().unwrap();
     assert_eq!(facts.len(), 1);
     let fact = &facts[0];
-    assert_eq!(fact.content, "Switched the HTTP layer to ureq 3");
-    assert_eq!(fact.source, "model_tool");
-    assert_eq!(fact.kind.as_str(), "outcome");
-    assert_eq!(fact.importance, 3);
-    assert_eq!(fact.memory_key, None);
-    assert_eq!(fact.evidence.get("commit").map(String::as_str), Some("1a2b3c"));
+    assert_eq!(fact.content(), "Switched the HTTP layer to ureq 3");
+    assert_eq!(fact.source(), "model_tool");
+    assert_eq!(fact.kind().as_str(), "outcome");
+    assert_eq!(fact.importance(), 3);
+    assert_eq!(fact.memory_key(), None);
+    assert_eq!(fact.evidence().get("commit").map(String::as_str), Some("1a2b3c"));
 
     // A second turn carries the whole conversation.
     s.agent.turn("thanks", &mut events, &Cancel::new()).unwrap();
@@ -183,7 +183,7 @@ fn write_memory_then_text_rebuilds_the_prompt_and_continues_the_conversation() {
     assert_eq!(results[0]["tool_use_id"], "toolu_01");
     assert_eq!(results[0].get("is_error"), None);
     let receipt: Value = serde_json::from_str(results[0]["content"].as_str().unwrap()).unwrap();
-    assert_eq!(receipt["fact_id"], fact.fact_id.as_str());
+    assert_eq!(receipt["fact_id"], fact.fact_id());
     let messages = three["messages"].as_array().unwrap();
     assert_eq!(messages.len(), 5);
     assert_eq!(messages[3], json!({"role": "assistant", "content": [{"type": "text", "text": "Noted."}]}));
@@ -226,8 +226,8 @@ fn two_tool_uses_in_one_reply_get_two_results_in_order() {
     assert!(results.iter().all(|r| r.get("is_error").is_none()), "{results:?}");
     let facts = s.ws.facts().unwrap();
     assert_eq!(facts.len(), 1);
-    assert_eq!(facts[0].memory_key.as_deref(), Some("cache.engine"));
-    assert_eq!(facts[0].source, "model_tool");
+    assert_eq!(facts[0].memory_key(), Some("cache.engine"));
+    assert_eq!(facts[0].source(), "model_tool");
     // Keyed raw facts never reach the prompt (SPEC 8).
     assert!(!received[1].body["system"].as_str().unwrap().contains("SQLite"));
 }

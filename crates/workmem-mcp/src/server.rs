@@ -54,7 +54,7 @@ impl WorkmemServer {
 
     fn write_memory(&self, args: &JsonObject) -> Result<CallToolResult, workmem::Error> {
         let fact = self.workspace.remember(tools::write_memory_args(args)?)?;
-        Ok(CallToolResult::structured(json!({ "fact_id": fact.fact_id })))
+        Ok(CallToolResult::structured(json!({ "fact_id": fact.fact_id() })))
     }
 
     fn get_context(&self, args: &JsonObject) -> Result<CallToolResult, workmem::Error> {

@@ -139,6 +139,25 @@ pub mod internals {
         ws.save_conflicts(queue)
     }
 
+    /// Returns the fact `new` makes, validated as on append, without a
+    /// workspace: for tests of the validation and the line codec.
+    ///
+    /// Errors: as the validation.
+    pub fn fact_from_new(
+        new: crate::NewFact,
+        workspace_id: &str,
+        now: crate::Stamp,
+        fresh_id: impl FnOnce() -> String,
+    ) -> Result<crate::Fact> {
+        crate::Fact::from_new(new, workspace_id, now, fresh_id)
+    }
+
+    /// Parses and checks one fact line as every reader does; the message
+    /// names the bad field.
+    pub fn parse_fact_line(line: &[u8]) -> std::result::Result<crate::Fact, String> {
+        crate::Fact::parse_line(line)
+    }
+
     /// Returns the path of the daily log of `day`.
     pub fn day_file(ws: &Workspace, day: &str) -> PathBuf {
         ws.log().path_for_day(day)

@@ -460,7 +460,7 @@ fn history_shows_every_revision_with_evidence_and_cases() {
     let revisions: Vec<(u32, &str, Vec<&str>)> = history
         .revisions
         .iter()
-        .map(|r| (r.entry.revision, r.entry.content.as_str(), r.facts.iter().map(|f| f.fact_id.as_str()).collect()))
+        .map(|r| (r.entry.revision, r.entry.content.as_str(), r.facts.iter().map(|f| f.fact_id()).collect()))
         .collect();
     assert_eq!(revisions, vec![(1, "Use SQLite.", vec!["s1"]), (2, "Use Postgres.", vec!["p1", "p2"])]);
     assert_eq!(history.cases.len(), 1);

@@ -109,7 +109,7 @@ fn duplicate_ids_on_disk_never_fail_a_read_and_the_first_counts() {
     append_raw(&p.day_file("2026-01-01"), first.to_line().as_bytes());
 
     let facts = p.ws.facts().unwrap();
-    assert_eq!(facts.iter().filter(|f| f.fact_id == "dup-1").collect::<Vec<_>>(), [&first]);
+    assert_eq!(facts.iter().filter(|f| f.fact_id() == "dup-1").collect::<Vec<_>>(), [&first]);
     assert_eq!(p.ws.facts_on("2026-01-01").unwrap().len(), 2);
     p.ws.distill(&DistillOptions::new().as_of(stamp("2026-06-01T00:00:00Z"))).unwrap();
     assert!(p.ws.memory().unwrap().contains("Use Python 3.12"));
@@ -196,7 +196,7 @@ fn an_import_run_again_appends_only_what_is_missing() {
     // A prefix, as a killed import leaves it.
     let first = p.ws.import(items[..17].to_vec(), &mut |_| {}).unwrap();
     assert_eq!((first.facts.len(), first.already_present), (17, 0));
-    assert!(first.facts.iter().all(|f| f.fact_id.starts_with("import-") && f.fact_id.len() == 39));
+    assert!(first.facts.iter().all(|f| f.fact_id().starts_with("import-") && f.fact_id().len() == 39));
     let again = p.ws.import(items.clone(), &mut |_| {}).unwrap();
     assert_eq!((again.facts.len(), again.already_present), (24, 17));
     assert_eq!(p.ws.facts().unwrap().len(), 41);
@@ -208,5 +208,5 @@ fn an_import_run_again_appends_only_what_is_missing() {
     // The ids depend on the workspace: another project gets other ones.
     let q = Project::new();
     let other = q.ws.import(vec![item("Imported fact 0.", "2026-01-01T00:00:00Z")], &mut |_| {}).unwrap();
-    assert_ne!(other.facts[0].fact_id, first.facts[0].fact_id);
+    assert_ne!(other.facts[0].fact_id(), first.facts[0].fact_id());
 }

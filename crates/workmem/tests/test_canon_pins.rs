@@ -83,7 +83,7 @@ use std::path::Path;
 
 use serde_json::json;
 use workmem::internals::conflict_queue::{self, Candidate};
-use workmem::{Fact, Kind, NewFact, internals::canon};
+use workmem::{Kind, NewFact, internals::canon};
 
 use crate::common::{Project, stamp};
 
@@ -209,9 +209,9 @@ fn jsonl_fact_line_layout_is_pinned() {
         recorded_at: Some("2026-01-02T03:04:05.5+01:00".to_owned()),
         fact_id: Some("f-1".to_owned()),
     };
-    let fact = Fact::from_new(new, WS, stamp("2026-03-01T00:00:00Z"), || unreachable!()).unwrap();
+    let fact = workmem::internals::fact_from_new(new, WS, stamp("2026-03-01T00:00:00Z"), || unreachable!()).unwrap();
     assert_eq!(fact.to_line(), EXPECTED_LINE);
-    assert_eq!(Fact::parse_line(EXPECTED_LINE.trim_end().as_bytes()).unwrap(), fact);
+    assert_eq!(workmem::internals::parse_fact_line(EXPECTED_LINE.trim_end().as_bytes()).unwrap(), fact);
 
     // Through a workspace the same bytes land in the daily file.
     let p = Project::new();

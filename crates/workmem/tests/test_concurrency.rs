@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use workmem::DistillOptions;
-use workmem::{Fact, NewFact, Workspace};
+use workmem::{NewFact, Workspace};
 
 use crate::test_torn_writes::{files, scratch_dir, stamp};
 
@@ -57,7 +57,7 @@ fn ten_threads_append_while_distill_and_context_loop() {
                             ..NewFact::default()
                         })
                         .expect("remember");
-                    ids.push(fact.fact_id);
+                    ids.push(fact.fact_id().to_owned());
                 }
                 ids
             })
@@ -73,10 +73,10 @@ fn ten_threads_append_while_distill_and_context_loop() {
     assert_eq!(acknowledged.len(), total);
     let facts = ws.facts().expect("facts");
     assert_eq!(facts.len(), total, "exactly one fact per remember");
-    let ids: BTreeSet<&str> = facts.iter().map(|f| f.fact_id.as_str()).collect();
+    let ids: BTreeSet<&str> = facts.iter().map(|f| f.fact_id()).collect();
     assert_eq!(ids.len(), total, "fact ids are distinct");
     assert_eq!(ids, acknowledged.iter().map(String::as_str).collect(), "every acknowledged id is stored");
-    let contents: BTreeSet<&str> = facts.iter().map(|f| f.content.as_str()).collect();
+    let contents: BTreeSet<&str> = facts.iter().map(|f| f.content()).collect();
     assert_eq!(contents.len(), total, "contents are distinct");
 
     let mut lines = 0;
@@ -84,7 +84,7 @@ fn ten_threads_append_while_distill_and_context_loop() {
         if path.starts_with("daily") {
             assert!(bytes.ends_with(b"\n"), "{} has a torn tail", path.display());
             for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-                Fact::parse_line(line).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
+                workmem::internals::parse_fact_line(line).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
                 lines += 1;
             }
         }

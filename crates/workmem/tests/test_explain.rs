@@ -68,7 +68,8 @@ fn facts(gens: &[Gen], as_of: jiff::Timestamp, offset: usize) -> Vec<Fact> {
                 fact_id: Some(format!("f{:04}", offset + i)),
                 ..NewFact::default()
             };
-            Fact::from_new(new, WS, stamp("2026-01-01T00:00:00Z"), || unreachable!()).expect("valid fact")
+            workmem::internals::fact_from_new(new, WS, stamp("2026-01-01T00:00:00Z"), || unreachable!())
+                .expect("valid fact")
         })
         .collect()
 }
@@ -130,7 +131,7 @@ fn fact(id: &str, content: &str, importance: i64, key: Option<&str>, source: &st
         fact_id: Some(id.into()),
         ..NewFact::default()
     };
-    Fact::from_new(new, WS, stamp("2026-01-01T00:00:00Z"), || unreachable!()).expect("fact")
+    workmem::internals::fact_from_new(new, WS, stamp("2026-01-01T00:00:00Z"), || unreachable!()).expect("fact")
 }
 
 fn reasons(all: &[Fact], policy: &Policy, as_of: &str) -> BTreeMap<String, Reason> {

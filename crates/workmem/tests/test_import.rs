@@ -73,6 +73,6 @@ fn appends_in_batches_and_keeps_input_order_per_day() {
     assert_eq!(p.ws.facts().unwrap().len(), n + 3);
     let last_day = std::fs::read_to_string(p.day_file("2026-01-01")).unwrap();
     assert!(last_day.ends_with(
-        &again.iter().filter(|f| f.recorded_at.utc_day() == "2026-01-01").map(|f| f.to_line()).collect::<String>()
+        &again.iter().filter(|f| f.recorded_at().utc_day() == "2026-01-01").map(|f| f.to_line()).collect::<String>()
     ));
 }

@@ -32,7 +32,7 @@ fn an_instruction_like_fact_only_appends_its_own_line() {
                 ..NewFact::default()
             })
             .expect("an instruction-like fact is ordinary data");
-        assert_eq!(stored.content, text, "stored verbatim");
+        assert_eq!(stored.content(), text, "stored verbatim");
         let after = files(&tied.memory());
         let day = PathBuf::from(format!("daily/2026-05-0{i}.jsonl"));
         let mut expected = before.clone();
@@ -49,6 +49,6 @@ fn an_instruction_like_fact_only_appends_its_own_line() {
     assert!(ws.adjudications().expect("audit").is_empty());
     // It is listed verbatim, as data.
     let facts = ws.facts().expect("facts");
-    assert_eq!(facts.iter().filter(|f| f.content == text).count(), 2);
+    assert_eq!(facts.iter().filter(|f| f.content() == text).count(), 2);
     assert!(ws.context(None).expect("context").contains(&text));
 }

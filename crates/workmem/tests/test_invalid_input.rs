@@ -112,9 +112,9 @@ fn boundary_values_are_accepted() {
     new.fact_id = Some(format!("A{}", "b".repeat(199)));
     new.recorded_at = Some("2026-01-01T01:00:00+01:00".to_owned());
     let stored = p.ws.remember(new).unwrap();
-    assert_eq!(stored.content.chars().count(), 2_000);
-    assert_eq!(stored.memory_key, Some("a".repeat(120)));
-    assert_eq!(stored.recorded_at.as_str(), "2026-01-01T00:00:00Z");
+    assert_eq!(stored.content().chars().count(), 2_000);
+    assert_eq!(stored.memory_key(), Some("a".repeat(120).as_str()));
+    assert_eq!(stored.recorded_at().as_str(), "2026-01-01T00:00:00Z");
     let mut low = base();
     low.fact_id = Some("x".to_owned());
     low.importance = Some(1);

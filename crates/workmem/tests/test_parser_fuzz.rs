@@ -15,7 +15,7 @@ const WORKSPACE: &str = "0123456789abcdef";
 
 /// Real records, so that mutations of them reach the deep validation.
 fn seeds() -> Vec<Vec<u8>> {
-    let fact = Fact::from_new(
+    let fact = workmem::internals::fact_from_new(
         NewFact {
             content: "Use WAL mode.".into(),
             kind: Some("decision".into()),
@@ -64,7 +64,7 @@ fn tied_state() -> (CuratedState, ConflictQueue) {
 }
 
 fn fact(id: &str, content: &str, key: Option<&str>, at: &str) -> Fact {
-    Fact::from_new(
+    workmem::internals::fact_from_new(
         NewFact {
             content: content.into(),
             kind: Some("decision".into()),
@@ -83,7 +83,7 @@ fn fact(id: &str, content: &str, key: Option<&str>, at: &str) -> Fact {
 
 /// Feeds `bytes` to every parser; only a panic fails.
 fn parse_everything(bytes: &[u8]) {
-    let _ = Fact::parse_line(bytes);
+    let _ = workmem::internals::parse_fact_line(bytes);
     let _ = CuratedState::decode(bytes, Path::new("curated.json"), WORKSPACE);
     let _ = ConflictQueue::decode(bytes, Path::new("conflicts.json"), WORKSPACE);
     let _ = journal::parse_record::<JournalLine>(bytes);
@@ -150,10 +150,10 @@ proptest! {
         };
         // Inputs the guard refuses (a generated secret-like string) or
         // that clean to nothing are not records.
-        if let Ok(fact) = Fact::from_new(new, WORKSPACE, Stamp::from_timestamp(at), || unreachable!()) {
+        if let Ok(fact) = workmem::internals::fact_from_new(new, WORKSPACE, Stamp::from_timestamp(at), || unreachable!()) {
             let line = fact.to_line();
             prop_assert!(line.ends_with('\n') && !line[..line.len() - 1].contains('\n'));
-            let back = Fact::parse_line(line.trim_end_matches('\n').as_bytes()).expect("parses back");
+            let back = workmem::internals::parse_fact_line(line.trim_end_matches('\n').as_bytes()).expect("parses back");
             prop_assert_eq!(&back, &fact);
             prop_assert_eq!(back.to_line(), line);
         }
@@ -173,7 +173,7 @@ proptest! {
             .flat_map(|(g, (key, content, copies, importance, day))| {
                 (0..*copies).map(move |c| {
                     let at = jiff::Timestamp::new(1_700_000_000 + i64::from(*day) * 86_400 + i64::from(c), 0).expect("t");
-                    Fact::from_new(
+                    workmem::internals::fact_from_new(
                         NewFact {
                             content: (*content).into(),
                             kind: Some("decision".into()),
@@ -208,7 +208,7 @@ proptest! {
 #[test]
 fn the_seeds_parse() {
     let seeds = seeds();
-    assert!(Fact::parse_line(&seeds[0]).is_ok());
+    assert!(workmem::internals::parse_fact_line(&seeds[0]).is_ok());
     assert!(CuratedState::decode(&seeds[1], Path::new("curated.json"), WORKSPACE).is_ok());
     assert!(ConflictQueue::decode(&seeds[2], Path::new("conflicts.json"), WORKSPACE).is_ok());
     assert!(journal::parse_record::<JournalLine>(&seeds[3]).is_ok());

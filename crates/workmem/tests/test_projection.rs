@@ -189,7 +189,7 @@ fn recent_facts_come_from_the_newest_files_without_opening_older_ones() {
     assert!(context.contains("- Old decision. (seen 1x; evidence: 1)"), "{context}");
     let lines: Vec<&str> = context.split("# Recent Workspace Facts\n\n").nth(1).unwrap().lines().collect();
     let expected: Vec<String> =
-        recent.iter().map(|f| format!("- [outcome] {} ({})", f.content, f.recorded_at.utc_day())).collect();
+        recent.iter().map(|f| format!("- [outcome] {} ({})", f.content(), f.recorded_at().utc_day())).collect();
     assert_eq!(lines, expected);
     // Asking for one more fact than the newer files hold must open the old
     // file, and fails on its damage.

@@ -35,9 +35,9 @@ fn two_projects_never_share_facts() {
     assert_ne!(a.ws.workspace_id(), b.ws.workspace_id());
     let a_facts = a.ws.facts().unwrap();
     let b_facts = b.ws.facts().unwrap();
-    assert_eq!(a_facts.iter().map(|f| f.content.as_str()).collect::<Vec<_>>(), ["Only in A."]);
-    assert_eq!(b_facts.iter().map(|f| f.content.as_str()).collect::<Vec<_>>(), ["Only in B."]);
-    assert_eq!(a_facts[0].workspace_id, a.ws.workspace_id());
+    assert_eq!(a_facts.iter().map(|f| f.content()).collect::<Vec<_>>(), ["Only in A."]);
+    assert_eq!(b_facts.iter().map(|f| f.content()).collect::<Vec<_>>(), ["Only in B."]);
+    assert_eq!(a_facts[0].workspace_id(), a.ws.workspace_id());
     // Distilling one project promotes nothing in the other.
     a.distill();
     b.distill();
@@ -73,7 +73,7 @@ fn relative_path_and_symlink_give_one_workspace_id() {
     via_link
         .remember(crate::common::fact("via-link", "outcome", 3, None, "Written via link.", "2026-01-01T00:00:00Z"))
         .unwrap();
-    let ids: Vec<String> = project.ws.facts().unwrap().into_iter().map(|f| f.fact_id).collect();
+    let ids: Vec<String> = project.ws.facts().unwrap().iter().map(|f| f.fact_id().to_owned()).collect();
     assert_eq!(ids, ["via-link"]);
 }
 

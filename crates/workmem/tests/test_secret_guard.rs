@@ -58,7 +58,7 @@ fn prose_about_credentials_is_stored() {
     .enumerate()
     {
         let stored = p.ws.remember(NewFact { fact_id: Some(format!("p{i}")), ..NewFact::new(text) }).unwrap();
-        assert_eq!(stored.content, text);
+        assert_eq!(stored.content(), text);
     }
     assert_eq!(p.ws.facts().unwrap().len(), 5);
 }

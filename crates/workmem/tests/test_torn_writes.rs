@@ -336,7 +336,7 @@ fn a_torn_daily_line_is_ignored_and_the_next_append_is_clean() {
         let complete = cut == last.len() - 1;
 
         let ws = tied.open();
-        let ids: Vec<String> = ws.facts().expect("facts").into_iter().map(|f| f.fact_id).collect();
+        let ids: Vec<String> = ws.facts().expect("facts").iter().map(|f| f.fact_id().to_owned()).collect();
         assert_eq!(ids.contains(&"o2".to_owned()), complete, "{label}: {ids:?}");
         assert!(ids.contains(&"o1".to_owned()) && ids.contains(&"o0".to_owned()), "{label}");
         assert_eq!(ws.facts_on("2026-05-01").expect("day").len(), if complete { 3 } else { 2 }, "{label}");

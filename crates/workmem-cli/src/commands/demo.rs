@@ -264,14 +264,14 @@ impl Demo {
             fact_id: Some(id.to_owned()),
         };
         let fact = self.ws.remember(new)?;
-        let key = fact.memory_key.as_deref().map(|k| format!(" {k}:")).unwrap_or_default();
+        let key = fact.memory_key().map(|k| format!(" {k}:")).unwrap_or_default();
         self.say(format_args!(
             "  {:<7} {}  {:<10} importance {}{key} {:?}",
-            fact.fact_id,
-            fact.recorded_at.utc_day(),
-            fact.kind.as_str(),
-            fact.importance,
-            fact.content
+            fact.fact_id(),
+            fact.recorded_at().utc_day(),
+            fact.kind().as_str(),
+            fact.importance(),
+            fact.content()
         ));
         self.facts.push(fact);
         Ok(())
@@ -298,7 +298,7 @@ impl Demo {
         let changed: Vec<(String, String)> = self
             .facts
             .iter()
-            .filter_map(|fact| decisions.get(fact.fact_id.as_str()))
+            .filter_map(|fact| decisions.get(fact.fact_id()))
             .map(|decision| (decision.fact_id.clone(), verdict(decision, &curated)))
             .filter(|(id, verdict)| self.verdicts.get(id) != Some(verdict))
             .collect();

@@ -55,7 +55,7 @@ pub fn run(ctx: &Ctx, args: &ExplainArgs) -> Result<(), CommandError> {
             ctx.ui.status(format!("no facts with memory_key {}", explained.memory_key));
         }
         for item in &explained.facts {
-            ctx.ui.line(format!("  {}  \"{}\": {}", item.fact.fact_id, item.fact.content, describe(item)))?;
+            ctx.ui.line(format!("  {}  \"{}\": {}", item.fact.fact_id(), item.fact.content(), describe(item)))?;
         }
         return Ok(());
     }
@@ -64,7 +64,12 @@ pub fn run(ctx: &Ctx, args: &ExplainArgs) -> Result<(), CommandError> {
     if ctx.ui.is_json() {
         return ctx.ui.json(&explained);
     }
-    ctx.ui.line(format!("{} [{}] \"{}\"", explained.fact.fact_id, explained.fact.kind, explained.fact.content))?;
+    ctx.ui.line(format!(
+        "{} [{}] \"{}\"",
+        explained.fact.fact_id(),
+        explained.fact.kind(),
+        explained.fact.content()
+    ))?;
     ctx.ui.line(format!("as of {}: {}", as_of.as_str(), describe(&explained)))
 }
 

@@ -46,7 +46,7 @@ pub fn run(ctx: &Ctx, args: &FactsArgs) -> Result<(), CommandError> {
         ws.facts_on(&day)?
     };
     if let Some(key) = &key {
-        facts.retain(|fact| fact.memory_key.as_ref() == Some(key));
+        facts.retain(|fact| fact.memory_key() == Some(key.as_str()));
     }
     if ctx.ui.is_json() {
         return ctx.ui.json(&facts);
@@ -73,13 +73,13 @@ fn check_day(text: &str) -> Result<String, CommandError> {
 
 /// Returns the one-line human form of a fact.
 pub fn describe(fact: &Fact) -> String {
-    let key = fact.memory_key.as_deref().map(|k| format!(" {k}:")).unwrap_or_default();
+    let key = fact.memory_key().map(|k| format!(" {k}:")).unwrap_or_default();
     format!(
         "{}  {:<10} {}{key} {}  ({})",
-        fact.recorded_at.as_str(),
-        fact.kind.as_str(),
-        fact.importance,
-        fact.content,
-        fact.fact_id
+        fact.recorded_at().as_str(),
+        fact.kind().as_str(),
+        fact.importance(),
+        fact.content(),
+        fact.fact_id()
     )
 }

@@ -38,7 +38,11 @@ pub fn run(ctx: &Ctx, args: &HistoryArgs) -> Result<(), CommandError> {
         for fact in &revision.facts {
             ctx.ui.line(format!(
                 "  {}  {}  importance {}  {}  {:?}",
-                fact.fact_id, fact.recorded_at, fact.importance, fact.source, fact.content
+                fact.fact_id(),
+                fact.recorded_at(),
+                fact.importance(),
+                fact.source(),
+                fact.content()
             ))?;
         }
         let missing = entry.evidence_ids.len() - revision.facts.len();

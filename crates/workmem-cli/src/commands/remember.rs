@@ -81,14 +81,14 @@ pub fn run(ctx: &Ctx, args: &RememberArgs) -> Result<(), CommandError> {
         return ctx.ui.json(&fact);
     }
     if ctx.ui.is_quiet() {
-        return ctx.ui.line(&fact.fact_id);
+        return ctx.ui.line(fact.fact_id());
     }
-    let key = fact.memory_key.as_deref().map(|k| format!(", key {k}")).unwrap_or_default();
+    let key = fact.memory_key().map(|k| format!(", key {k}")).unwrap_or_default();
     ctx.ui.line(format_args!(
         "remembered {} ({}, importance {}{key}, {})",
-        fact.fact_id,
-        fact.kind,
-        fact.importance,
-        fact.recorded_at.as_str()
+        fact.fact_id(),
+        fact.kind(),
+        fact.importance(),
+        fact.recorded_at().as_str()
     ))
 }

@@ -75,30 +75,33 @@ impl fmt::Display for Kind {
     }
 }
 
-/// One immutable fact as stored in a daily log. Format-stable: the field set
-/// and the JSONL layout are pinned by golden tests.
+/// One immutable fact as stored in a daily log, valid by construction: it is
+/// made only by [`Workspace::remember`](crate::Workspace::remember) and its
+/// siblings from a checked [`NewFact`], or read back from a checked line.
+/// Format-stable: the field set and the JSONL layout are pinned by golden
+/// tests.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Fact {
     /// Whitespace-cleaned statement, 1 to 2,000 characters.
-    pub content: String,
+    pub(crate) content: String,
     /// Pointers to where the fact came from (file, commit, URL, ...).
-    pub evidence: BTreeMap<String, String>,
+    pub(crate) evidence: BTreeMap<String, String>,
     /// Unique id (random 32-hex UUID by default).
-    pub fact_id: String,
+    pub(crate) fact_id: String,
     /// 1 (trivia) to 5 (critical).
-    pub importance: u8,
+    pub(crate) importance: u8,
     /// What the fact records.
-    pub kind: Kind,
+    pub(crate) kind: Kind,
     /// The question the fact answers, for replaceable decisions.
-    pub memory_key: Option<String>,
+    pub(crate) memory_key: Option<String>,
     /// When it was recorded (UTC).
-    pub recorded_at: Stamp,
+    pub(crate) recorded_at: Stamp,
     /// 1 (legacy, unkeyed) or 2.
-    pub schema_version: u32,
+    pub(crate) schema_version: u32,
     /// Who recorded it (`agent`, `user`, `model_tool`, ...).
-    pub source: String,
+    pub(crate) source: String,
     /// The workspace it belongs to.
-    pub workspace_id: String,
+    pub(crate) workspace_id: String,
 }
 
 /// A fact to append, before validation. `None` fields take their defaults.
@@ -180,12 +183,62 @@ impl NewFact {
 }
 
 impl Fact {
+    /// Returns the whitespace-cleaned statement (1 to 2,000 characters).
+    pub fn content(&self) -> &str {
+        &self.content
+    }
+
+    /// Returns the evidence pointers (file, commit, URL, ...).
+    pub fn evidence(&self) -> &BTreeMap<String, String> {
+        &self.evidence
+    }
+
+    /// Returns the fact id.
+    pub fn fact_id(&self) -> &str {
+        &self.fact_id
+    }
+
+    /// Returns the importance, 1 (trivia) to 5 (critical).
+    pub fn importance(&self) -> u8 {
+        self.importance
+    }
+
+    /// Returns what the fact records.
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    /// Returns the question the fact answers, for replaceable decisions.
+    pub fn memory_key(&self) -> Option<&str> {
+        self.memory_key.as_deref()
+    }
+
+    /// Returns when it was recorded, as stored.
+    pub fn recorded_at(&self) -> &Stamp {
+        &self.recorded_at
+    }
+
+    /// Returns the schema version of its line: 1 (legacy, unkeyed) or 2.
+    pub fn schema_version(&self) -> u32 {
+        self.schema_version
+    }
+
+    /// Returns who recorded it (`agent`, `user`, `model_tool`, ...).
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// Returns the workspace it belongs to.
+    pub fn workspace_id(&self) -> &str {
+        &self.workspace_id
+    }
+
     /// Returns whether `self`, about to be appended, repeats `stored` (the
     /// fact already under its id): the same content, kind, importance,
     /// memory_key, source and evidence, and the same instant unless the
     /// retry left `recorded_at` to its default. Such an append is a retry
     /// and returns the stored fact instead of writing.
-    pub fn repeats(&self, stored: &Fact, recorded_at_given: bool) -> bool {
+    pub(crate) fn repeats(&self, stored: &Fact, recorded_at_given: bool) -> bool {
         self.content == stored.content
             && self.kind == stored.kind
             && self.importance == stored.importance
@@ -201,7 +254,12 @@ impl Fact {
     /// `fresh_id` where the input leaves them open.
     ///
     /// Errors: [`Error::InvalidInput`] naming the first bad field.
-    pub fn from_new(new: NewFact, workspace_id: &str, now: Stamp, fresh_id: impl FnOnce() -> String) -> Result<Fact> {
+    pub(crate) fn from_new(
+        new: NewFact,
+        workspace_id: &str,
+        now: Stamp,
+        fresh_id: impl FnOnce() -> String,
+    ) -> Result<Fact> {
         let content = check_content(&new.content)?;
         let kind = Kind::parse(new.kind.as_deref().unwrap_or("outcome"))?;
         let importance = check_importance(new.importance.unwrap_or(3))?;
@@ -242,11 +300,6 @@ impl Fact {
             source,
             workspace_id: workspace_id.to_owned(),
         })
-    }
-
-    /// Returns the normal form of the content.
-    pub fn normal_content(&self) -> String {
-        canon::normal_form(&self.content)
     }
 }
 

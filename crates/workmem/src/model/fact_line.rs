@@ -61,7 +61,7 @@ impl Fact {
     ///
     /// Returns a message fragment naming the bad field; the caller adds the
     /// file and line. Scope is checked by the caller.
-    pub fn parse_line(line: &[u8]) -> std::result::Result<Fact, String> {
+    pub(crate) fn parse_line(line: &[u8]) -> std::result::Result<Fact, String> {
         let (raw, checked) = RawFact::parse(line)?;
         Ok(raw.into_fact(checked))
     }
