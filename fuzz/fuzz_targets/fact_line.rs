@@ -3,7 +3,6 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use workmem::Fact;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(fact) = workmem::internals::parse_fact_line(data) {
