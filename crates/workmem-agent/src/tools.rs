@@ -6,7 +6,7 @@
 //! stay with the human at the REPL (SPEC section 6).
 
 use serde_json::{Map, Value, json};
-use workmem::{Error, NewFact, Workspace};
+use workmem::{Error, Invalid, NewFact, Workspace};
 
 use crate::api::ToolDefinition;
 use workmem::{WRITE_MEMORY_DESCRIPTION, WRITE_MEMORY_TOOL, reject_unknown_fields, write_memory_schema};
@@ -87,7 +87,9 @@ pub fn bash_command(input: &Value) -> Result<String, String> {
 /// Errors: [`Error::InvalidInput`] naming an unknown, missing or mistyped
 /// field.
 pub fn write_memory_fact(input: &Value) -> Result<NewFact, Error> {
-    let object = as_object(input).map_err(|message| Error::invalid("input", message))?;
+    let object = input.as_object().ok_or_else(|| {
+        Error::invalid("input", Invalid::WrongType { expected: "a JSON object", got: "another value" })
+    })?;
     NewFact::from_tool_input(object)
 }
 

@@ -126,6 +126,16 @@ impl CommandError {
     }
 }
 
+impl CommandError {
+    /// Returns the invalid-input error of the library's `reason` for
+    /// `field` as the CLI names it, with the library's hints.
+    pub fn from_invalid(field: &str, reason: &workmem::Invalid) -> CommandError {
+        let mut error = CommandError::invalid(field, reason);
+        error.hints.extend(field_hint(field, reason).map(str::to_owned));
+        error
+    }
+}
+
 impl From<workmem::Error> for CommandError {
     fn from(err: workmem::Error) -> CommandError {
         let (kind, exit_code) = kind_and_exit_code(&err);
@@ -141,10 +151,8 @@ impl From<workmem::Error> for CommandError {
             source = cause.source();
         }
         match &err {
-            workmem::Error::InvalidInput { field, message } => {
-                if let Some(hint) = field_hint(field, message) {
-                    error.hints.push(hint.to_owned());
-                }
+            workmem::Error::InvalidInput { field, reason, .. } => {
+                error.hints.extend(field_hint(field, reason).map(str::to_owned));
             }
             workmem::Error::Scope { .. } => {
                 error.hints.push(
@@ -179,18 +187,19 @@ fn kind_and_exit_code(err: &workmem::Error) -> (&'static str, i32) {
     }
 }
 
-/// Returns a hint for an invalid field, keyed by the field name the library
-/// reports (possibly suffixed, e.g. `content of item 3`).
-fn field_hint(field: &str, message: &str) -> Option<&'static str> {
-    if message.contains("secret") {
+/// Returns a hint for an invalid field, by the reason and the field name
+/// the library reports (possibly suffixed, e.g. `evidence value of "k"`).
+fn field_hint(field: &str, reason: &workmem::Invalid) -> Option<&'static str> {
+    match reason {
         // The library's message already says what to do.
-        return None;
+        workmem::Invalid::Secret { .. } | workmem::Invalid::ReadOnly => return None,
+        workmem::Invalid::IdTaken { .. } | workmem::Invalid::IdRepeated { .. } => {
+            return Some("fact ids are unique: a retry must repeat every field exactly");
+        }
+        _ => {}
     }
     let base = field.split(' ').next().unwrap_or(field);
     Some(match base {
-        "fact_id" if message.contains("twice") || message.contains("already used") => {
-            "fact ids are unique: a retry must repeat every field exactly"
-        }
         "content" => "content must be 1 to 2000 characters after whitespace is collapsed",
         "importance" => "importance is 1 (trivia) to 5 (critical)",
         "kind" => "kinds are decision, convention, pitfall and outcome",

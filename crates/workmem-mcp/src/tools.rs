@@ -12,7 +12,7 @@ use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use workmem::{Error, NewFact};
+use workmem::{Error, Invalid, NewFact};
 
 use workmem::{WRITE_MEMORY_DESCRIPTION, WRITE_MEMORY_TOOL, reject_unknown_fields, write_memory_schema};
 
@@ -142,35 +142,41 @@ fn to_usize(n: u64) -> usize {
 }
 
 /// Returns the field's value; absent and `null` are both `None`.
-fn optional<T: DeserializeOwned>(args: &JsonObject, field: &str, expected: &str) -> Result<Option<T>, Error> {
+fn optional<T: DeserializeOwned>(args: &JsonObject, field: &str, expected: &'static str) -> Result<Option<T>, Error> {
     match args.get(field) {
         None | Some(Value::Null) => Ok(None),
         Some(value) => serde_json::from_value(value.clone())
             .map(Some)
-            .map_err(|_| Error::invalid(field, format!("expected {expected}, got {}", describe(value)))),
+            .map_err(|_| Error::invalid(field, Invalid::WrongType { expected, got: describe(value) })),
     }
 }
 
 fn bounded(args: &JsonObject, field: &str, min: u64, max: u64) -> Result<Option<u64>, Error> {
-    let expected = format!("an integer from {min} to {max}");
-    match optional::<u64>(args, field, &expected)? {
-        Some(n) if !(min..=max).contains(&n) => {
-            Err(Error::invalid(field, format!("{n} is out of range; expected {expected}")))
-        }
+    match optional::<u64>(args, field, "a non-negative integer")? {
+        Some(n) if !(min..=max).contains(&n) => Err(Error::invalid(
+            field,
+            Invalid::OutOfRange {
+                value: i64::try_from(n).unwrap_or(i64::MAX),
+                min: i64::try_from(min).unwrap_or(i64::MAX),
+                max: i64::try_from(max).unwrap_or(i64::MAX),
+            },
+        )),
         other => Ok(other),
     }
 }
 
 /// Returns a short description of a JSON value for an error message,
 /// without echoing long or sensitive text.
-fn describe(value: &Value) -> String {
+fn describe(value: &Value) -> &'static str {
     match value {
-        Value::Null => "null".to_owned(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => n.to_string(),
-        Value::String(_) => "a string".to_owned(),
-        Value::Array(_) => "an array".to_owned(),
-        Value::Object(_) => "an object".to_owned(),
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_f64() => "a fractional number",
+        Value::Number(n) if n.is_i64() => "a negative integer",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
     }
 }
 

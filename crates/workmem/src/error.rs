@@ -44,14 +44,15 @@ impl fmt::Display for Location {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// Input rejected before anything was written (bad kind, importance,
-    /// memory_key, id, timestamp, policy value, detected secret, ...).
-    #[error("invalid {field}: {message}")]
+    /// Input rejected before anything was written: which field, and why.
+    #[error("invalid {field}{}: {reason}", item.map(|i| format!(" of item {i}")).unwrap_or_default())]
     InvalidInput {
         /// The field or argument that was wrong.
         field: String,
+        /// The 1-based item of a batch (an import) it belongs to.
+        item: Option<usize>,
         /// What was wrong with it.
-        message: String,
+        reason: Invalid,
     },
     /// A durable record belongs to another workspace.
     #[error("{location}: belongs to workspace {found}, not {expected}")]
@@ -73,13 +74,12 @@ pub enum Error {
     },
     /// A resolution was based on a view that is no longer current.
     #[error("stale resolution: {0}")]
-    StaleResolution(String),
-    /// A resolution was refused (unknown conflict or candidate, event id
-    /// reused for another decision).
+    StaleResolution(Stale),
+    /// A resolution was refused.
     #[error("resolution rejected: {0}")]
-    ResolutionRejected(String),
+    ResolutionRejected(Rejected),
     /// An operating-system call failed on a path.
-    #[error("{path}: {source}")]
+    #[error("cannot access {path}")]
     Io {
         /// The file or directory the call was about.
         path: PathBuf,
@@ -89,13 +89,217 @@ pub enum Error {
     },
 }
 
+/// Why an input was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Invalid {
+    /// A required field is absent.
+    #[error("missing; expected {expected}")]
+    Missing {
+        /// What was expected.
+        expected: &'static str,
+    },
+    /// A value of the wrong JSON type.
+    #[error("expected {expected}, got {got}")]
+    WrongType {
+        /// What was expected.
+        expected: &'static str,
+        /// What was given.
+        got: &'static str,
+    },
+    /// A field this input does not have.
+    #[error("unknown field; {}", if expected.is_empty() { "this tool takes no arguments".to_owned() } else { format!("expected one of {}", expected.join(", ")) })]
+    UnknownField {
+        /// The fields it has.
+        expected: Vec<String>,
+    },
+    /// Empty after whitespace is collapsed.
+    #[error("must not be empty")]
+    Empty,
+    /// Longer than allowed.
+    #[error("is {chars} characters; at most {max} are allowed")]
+    TooLong {
+        /// Its length in characters.
+        chars: usize,
+        /// The most allowed.
+        max: usize,
+    },
+    /// More entries than allowed.
+    #[error("has {count} entries; at most {max} are allowed")]
+    TooMany {
+        /// How many were given.
+        count: usize,
+        /// The most allowed.
+        max: usize,
+    },
+    /// A number outside its range.
+    #[error("{value} is outside {min}-{max}")]
+    OutOfRange {
+        /// The value given.
+        value: i64,
+        /// The smallest allowed.
+        min: i64,
+        /// The largest allowed.
+        max: i64,
+    },
+    /// A number below its minimum.
+    #[error("{value} is below the minimum of {min}")]
+    TooSmall {
+        /// The value given.
+        value: i64,
+        /// The smallest allowed.
+        min: i64,
+    },
+    /// A number above its maximum.
+    #[error("{value} is above the maximum of {max}")]
+    TooLarge {
+        /// The value given.
+        value: i64,
+        /// The largest allowed.
+        max: i64,
+    },
+    /// A value that does not have the required form.
+    #[error("{value:?} must be {rule}")]
+    Malformed {
+        /// The value, shortened when long.
+        value: String,
+        /// The form it must have.
+        rule: &'static str,
+    },
+    /// A control or format character (C0, C1, bidi override, zero-width).
+    #[error(
+        "contains the control character U+{code_point:04X}; control and format characters (C0, C1, bidi \
+         overrides, zero-width) are not allowed"
+    )]
+    ControlCharacter {
+        /// Its code point.
+        code_point: u32,
+    },
+    /// A credential, which workmem never stores.
+    #[error("looks like it contains a secret ({kind}); workmem never stores credentials, remove it and retry")]
+    Secret {
+        /// The kind of credential (`private key`, `AWS access key`, ...).
+        kind: &'static str,
+    },
+    /// An instant workmem does not accept.
+    #[error("{0}")]
+    Instant(#[from] crate::model::stamp::StampError),
+    /// A fact id already stored with other fields.
+    #[error("{id} is already used by another fact")]
+    IdTaken {
+        /// The id.
+        id: String,
+    },
+    /// A fact id given twice in one input.
+    #[error("{id} appears twice in the input")]
+    IdRepeated {
+        /// The id.
+        id: String,
+    },
+    /// An id that names nothing in this workspace.
+    #[error("no fact {id} in this workspace")]
+    NoSuchFact {
+        /// The id.
+        id: String,
+    },
+    /// The project is not a directory workmem can use.
+    #[error("{path} is {problem}")]
+    Project {
+        /// The path.
+        path: PathBuf,
+        /// What is wrong with it.
+        problem: &'static str,
+    },
+    /// A write through a handle opened read-only.
+    #[error("opened read-only; this operation writes")]
+    ReadOnly,
+}
+
+/// Why a resolution no longer applies to the case as it is now.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Stale {
+    /// The case has another revision than the one reviewed.
+    #[error("conflict {conflict_id} is at revision {current}, not {expected}; review it again")]
+    Revision {
+        /// The case.
+        conflict_id: String,
+        /// Its revision now.
+        current: u32,
+        /// The revision reviewed.
+        expected: i64,
+    },
+    /// The case was resolved or superseded meanwhile.
+    #[error("conflict {conflict_id} is {status}, not open")]
+    Closed {
+        /// The case.
+        conflict_id: String,
+        /// Its status now.
+        status: &'static str,
+    },
+    /// The domain's active value changed since the case was detected.
+    #[error("the active value of {memory_key} changed since conflict {conflict_id} was detected")]
+    ActiveChanged {
+        /// The case.
+        conflict_id: String,
+        /// Its domain.
+        memory_key: String,
+    },
+    /// Facts of the domain were added since the case was detected.
+    #[error(
+        "evidence changed: facts with memory_key {memory_key} were added since conflict {conflict_id} was \
+         detected; run distill and review again"
+    )]
+    EvidenceChanged {
+        /// The case.
+        conflict_id: String,
+        /// Its domain.
+        memory_key: String,
+    },
+}
+
+/// Why a resolution was refused outright.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Rejected {
+    /// No case has this id.
+    #[error("unknown conflict {conflict_id}")]
+    UnknownConflict {
+        /// The id given.
+        conflict_id: String,
+    },
+    /// The case has no candidate with this id.
+    #[error("candidate {candidate_id} is not part of conflict {conflict_id}")]
+    UnknownCandidate {
+        /// The case.
+        conflict_id: String,
+        /// The id given.
+        candidate_id: String,
+    },
+    /// The event id already records another decision.
+    #[error("event id {event_id} was already used for a different decision")]
+    EventIdReused {
+        /// The event id.
+        event_id: String,
+    },
+}
+
 /// A `Result` whose error is [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     /// Returns an invalid-input error for `field`.
-    pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
-        Error::InvalidInput { field: field.into(), message: message.into() }
+    pub fn invalid(field: impl Into<String>, reason: Invalid) -> Self {
+        Error::InvalidInput { field: field.into(), item: None, reason }
+    }
+
+    /// Returns this error placed at the 1-based `item` of a batch, when it
+    /// is an invalid-input error.
+    pub fn at_item(self, index: usize) -> Self {
+        match self {
+            Error::InvalidInput { field, reason, .. } => Error::InvalidInput { field, item: Some(index), reason },
+            other => other,
+        }
     }
 
     /// Returns a corruption error at `location`.

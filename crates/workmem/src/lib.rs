@@ -57,7 +57,7 @@ mod workspace;
 
 use std::path::Path;
 
-pub use error::{Error, Location, Result};
+pub use error::{Error, Invalid, Location, Rejected, Result, Stale};
 pub use model::clock::{Clock, FixedClock, SystemClock};
 pub use model::fact::{Fact, Kind, MAX_CONTENT_CHARS, MODEL_TOOL_SOURCE, NewFact};
 pub use model::stamp::{Stamp, StampError};

@@ -15,7 +15,7 @@
 use std::sync::{Arc, Barrier};
 
 use workmem::DistillOptions;
-use workmem::{Error, NewFact, Workspace};
+use workmem::{Error, Invalid, NewFact, Workspace};
 
 use crate::common::{AS_OF, Project, append_raw, fact, open, stamp, write_raw};
 
@@ -52,9 +52,8 @@ fn another_fact_under_a_stored_id_is_invalid_input_and_writes_nothing() {
     ];
     for other in others {
         match p.ws.remember(other.clone()) {
-            Err(Error::InvalidInput { field, message }) => {
-                assert_eq!(field, "fact_id");
-                assert!(message.contains("retry-1 is already used by another fact"), "{message}");
+            Err(Error::InvalidInput { field, item: None, reason: Invalid::IdTaken { id } }) => {
+                assert_eq!((field.as_str(), id.as_str()), ("fact_id", "retry-1"));
             }
             result => panic!("{other:?}: expected invalid input, got {result:?}"),
         }

@@ -24,7 +24,7 @@ fn a_bad_item_at_the_end_writes_nothing() {
     input.push(NewFact { importance: Some(9), ..fact("bad", "outcome", 3, None, "Bad.", "2026-01-01T00:00:00Z") });
     let mut calls = 0;
     match p.ws.import(input, &mut |_| calls += 1) {
-        Err(Error::InvalidInput { field, .. }) => assert_eq!(field, "importance of item 51"),
+        Err(Error::InvalidInput { field, item, .. }) => assert_eq!((field.as_str(), item), ("importance", Some(51))),
         other => panic!("expected invalid input, got {other:?}"),
     }
     assert_eq!(calls, 0);
@@ -36,13 +36,16 @@ fn a_bad_item_at_the_end_writes_nothing() {
     let mut input = items(20);
     input.push(fact("bad", "outcome", 3, Some("Not A Key"), "Bad key.", "2026-01-01T00:00:00Z"));
     let err = p.ws.import(input, &mut |_| {}).unwrap_err();
-    assert!(matches!(&err, Error::InvalidInput { field, .. } if field == "memory_key of item 21"), "{err:?}");
+    assert!(matches!(&err, Error::InvalidInput { field, item: Some(21), .. } if field == "memory_key"), "{err:?}");
     assert_eq!(p.snapshot(), before);
     // Duplicate ids inside the input are refused too.
     let mut input = items(5);
     input.push(items(1).remove(0));
     let err = p.ws.import(input, &mut |_| {}).unwrap_err();
-    assert!(matches!(&err, Error::InvalidInput { field, .. } if field == "fact_id of item 6"), "{err:?}");
+    assert!(
+        matches!(&err, Error::InvalidInput { field, item: Some(6), reason: workmem::Invalid::IdRepeated { .. } } if field == "fact_id"),
+        "{err:?}"
+    );
     assert_eq!(p.snapshot(), before);
 }
 

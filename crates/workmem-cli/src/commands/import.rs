@@ -109,14 +109,12 @@ fn parse(data: &[u8], label: &str) -> Result<(Vec<NewFact>, Vec<usize>), Command
     Ok((items, lines))
 }
 
-/// Rewrites the library's `<field> of item K` into `<field> on line L of
-/// <input>`.
+/// Names the input line of an invalid item: `<field> on line L of <input>`.
 fn relabel(err: workmem::Error, lines: &[usize], label: &str) -> CommandError {
-    if let workmem::Error::InvalidInput { field, message } = &err
-        && let Some((base, item)) = field.rsplit_once(" of item ")
-        && let Some(line) = item.parse::<usize>().ok().and_then(|k| lines.get(k.checked_sub(1)?))
+    if let workmem::Error::InvalidInput { field, item: Some(item), reason } = &err
+        && let Some(line) = item.checked_sub(1).and_then(|k| lines.get(k))
     {
-        return workmem::Error::invalid(format!("{base} on line {line} of {label}"), message.clone()).into();
+        return CommandError::from_invalid(&format!("{field} on line {line} of {label}"), reason);
     }
     err.into()
 }

@@ -9,7 +9,7 @@
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Invalid, Result};
 
 /// Longest accepted memory_key, in characters.
 pub const MAX_MEMORY_KEY_CHARS: usize = 120;
@@ -77,18 +77,22 @@ pub fn clean_memory_key(raw: &str) -> Result<String> {
     let trimmed = raw.trim_matches(is_space);
     let key = if trimmed.is_ascii() { trimmed.to_ascii_lowercase() } else { caseless::default_case_fold_str(trimmed) };
     if key.is_empty() {
-        return Err(Error::invalid("memory_key", "must not be empty"));
+        return Err(Error::invalid("memory_key", Invalid::Empty));
     }
     if key.chars().count() > MAX_MEMORY_KEY_CHARS {
-        return Err(Error::invalid("memory_key", format!("longer than {MAX_MEMORY_KEY_CHARS} characters")));
+        return Err(Error::invalid(
+            "memory_key",
+            Invalid::TooLong { chars: key.chars().count(), max: MAX_MEMORY_KEY_CHARS },
+        ));
     }
     if !memory_key_shape(&key) {
         return Err(Error::invalid(
             "memory_key",
-            format!(
-                "{key:?} must be lowercase words of a-z and 0-9 joined by '.', '_' or '-', \
-                 starting with a letter (e.g. runtime.python-version)"
-            ),
+            Invalid::Malformed {
+                value: key,
+                rule: "lowercase words of a-z and 0-9 joined by '.', '_' or '-', starting with a letter \
+                       (e.g. runtime.python-version)",
+            },
         ));
     }
     Ok(key)
@@ -125,10 +129,10 @@ pub fn check_id(field: &str, id: &str) -> Result<()> {
     } else {
         Err(Error::invalid(
             field,
-            format!(
-                "{id:?} must be 1-{MAX_ID_CHARS} characters of A-Z a-z 0-9 . _ : / -, \
-                 starting with a letter or digit"
-            ),
+            Invalid::Malformed {
+                value: id.chars().take(MAX_ID_CHARS + 1).collect(),
+                rule: "1-200 characters of A-Z a-z 0-9 . _ : / -, starting with a letter or digit",
+            },
         ))
     }
 }
@@ -141,12 +145,12 @@ pub fn check_id(field: &str, id: &str) -> Result<()> {
 pub fn clean_text(field: &str, text: &str, max_chars: usize) -> Result<String> {
     let cleaned = collapse_whitespace(text);
     if cleaned.is_empty() {
-        return Err(Error::invalid(field, "must not be empty"));
+        return Err(Error::invalid(field, Invalid::Empty));
     }
     crate::model::text::check_text(field, &cleaned)?;
     let chars = cleaned.chars().count();
     if chars > max_chars {
-        return Err(Error::invalid(field, format!("is {chars} characters; at most {max_chars} are allowed")));
+        return Err(Error::invalid(field, Invalid::TooLong { chars, max: max_chars }));
     }
     Ok(cleaned)
 }

@@ -11,7 +11,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Invalid, Result};
 use crate::model::canon;
 use crate::model::secret;
 use crate::model::stamp::Stamp;
@@ -64,7 +64,10 @@ impl Kind {
     /// Errors: [`Error::InvalidInput`] naming `kind`.
     pub fn parse(name: &str) -> Result<Kind> {
         Kind::ALL.into_iter().find(|kind| kind.as_str() == name).ok_or_else(|| {
-            Error::invalid("kind", format!("unknown kind {name:?}; expected decision, convention, pitfall or outcome"))
+            Error::invalid(
+                "kind",
+                Invalid::Malformed { value: shortened(name), rule: "one of decision, convention, pitfall or outcome" },
+            )
         })
     }
 }
@@ -151,14 +154,18 @@ impl NewFact {
         crate::model::tool_input::reject_unknown_fields(args, &FIELDS)?;
         Ok(NewFact {
             content: tool_field(args, "content", "a string")?
-                .ok_or_else(|| Error::invalid("content", "missing; expected a string"))?,
+                .ok_or_else(|| Error::invalid("content", Invalid::Missing { expected: "a string" }))?,
             kind: Some(tool_field(args, "kind", "one of decision, convention, pitfall, outcome")?.ok_or_else(
-                || Error::invalid("kind", "missing; expected one of decision, convention, pitfall, outcome"),
+                || {
+                    Error::invalid(
+                        "kind",
+                        Invalid::Missing { expected: "one of decision, convention, pitfall, outcome" },
+                    )
+                },
             )?),
-            importance: Some(
-                tool_field(args, "importance", "an integer from 1 to 5")?
-                    .ok_or_else(|| Error::invalid("importance", "missing; expected an integer from 1 to 5"))?,
-            ),
+            importance: Some(tool_field(args, "importance", "an integer from 1 to 5")?.ok_or_else(|| {
+                Error::invalid("importance", Invalid::Missing { expected: "an integer from 1 to 5" })
+            })?),
             memory_key: tool_field(args, "memory_key", "a string")?,
             source: Some(MODEL_TOOL_SOURCE.to_owned()),
             evidence: tool_field(args, "evidence", "an object whose values are strings")?.unwrap_or_default(),
@@ -278,7 +285,7 @@ impl Fact {
         let recorded_at = match new.recorded_at.as_deref() {
             None => now,
             Some(text) => {
-                Stamp::parse_normalized(text).map_err(|err| Error::invalid("recorded_at", err.to_string()))?
+                Stamp::parse_normalized(text).map_err(|err| Error::invalid("recorded_at", Invalid::Instant(err)))?
             }
         };
         let fact_id = match new.fact_id {
@@ -307,13 +314,13 @@ impl Fact {
 fn tool_field<T: serde::de::DeserializeOwned>(
     args: &serde_json::Map<String, serde_json::Value>,
     field: &str,
-    expected: &str,
+    expected: &'static str,
 ) -> Result<Option<T>> {
     match args.get(field) {
         None | Some(serde_json::Value::Null) => Ok(None),
         Some(value) => serde_json::from_value(value.clone())
             .map(Some)
-            .map_err(|_| Error::invalid(field, format!("expected {expected}, got {}", json_type(value)))),
+            .map_err(|_| Error::invalid(field, Invalid::WrongType { expected, got: json_type(value) })),
     }
 }
 
@@ -342,14 +349,11 @@ pub(crate) fn check_stored_content(content: &str) -> std::result::Result<(), Str
 fn check_content(raw: &str) -> Result<String> {
     let content = canon::collapse_whitespace(raw);
     if content.is_empty() {
-        return Err(Error::invalid("content", "must not be empty"));
+        return Err(Error::invalid("content", Invalid::Empty));
     }
     let chars = content.chars().count();
     if chars > MAX_CONTENT_CHARS {
-        return Err(Error::invalid(
-            "content",
-            format!("is {chars} characters; at most {MAX_CONTENT_CHARS} are allowed"),
-        ));
+        return Err(Error::invalid("content", Invalid::TooLong { chars, max: MAX_CONTENT_CHARS }));
     }
     check_text("content", &content)?;
     Ok(content)
@@ -367,7 +371,7 @@ fn chars_over(text: &str, max: usize) -> Option<usize> {
 pub(crate) fn check_importance(value: i64) -> Result<u8> {
     match u8::try_from(value) {
         Ok(v @ 1..=5) => Ok(v),
-        _ => Err(Error::invalid("importance", format!("{value} is outside 1-5"))),
+        _ => Err(Error::invalid("importance", Invalid::OutOfRange { value, min: 1, max: 5 })),
     }
 }
 
@@ -377,7 +381,7 @@ pub(crate) fn check_source(source: &str) -> Result<()> {
     if chars == 0 || chars > MAX_SOURCE_CHARS || source.chars().any(|c| canon::is_space(c) || c.is_control()) {
         return Err(Error::invalid(
             "source",
-            format!("{} must be 1-{MAX_SOURCE_CHARS} characters without whitespace", abbreviated(source)),
+            Invalid::Malformed { value: shortened(source), rule: "1-64 characters without whitespace" },
         ));
     }
     Ok(())
@@ -385,20 +389,17 @@ pub(crate) fn check_source(source: &str) -> Result<()> {
 
 fn check_evidence(evidence: &BTreeMap<String, String>) -> Result<()> {
     if evidence.len() > MAX_EVIDENCE_ENTRIES {
-        return Err(Error::invalid(
-            "evidence",
-            format!("has {} entries; at most {MAX_EVIDENCE_ENTRIES} are allowed", evidence.len()),
-        ));
+        return Err(Error::invalid("evidence", Invalid::TooMany { count: evidence.len(), max: MAX_EVIDENCE_ENTRIES }));
     }
     evidence.iter().try_for_each(|(key, value)| check_evidence_pair(key, value))
 }
 
-/// Returns `text` quoted for an error message, cut after 40 characters so
-/// that a huge input is never echoed back.
-fn abbreviated(text: &str) -> String {
+/// Returns `text` for an error message, cut after 40 characters so that a
+/// huge input is never echoed back.
+pub(crate) fn shortened(text: &str) -> String {
     match text.char_indices().nth(40) {
-        None => format!("{text:?}"),
-        Some((end, _)) => format!("{:?}...", &text[..end]),
+        None => text.to_owned(),
+        Some((end, _)) => format!("{}...", &text[..end]),
     }
 }
 
@@ -409,19 +410,16 @@ pub(crate) fn check_evidence_pair(key: &str, value: &str) -> Result<()> {
     if key_chars == 0 || key_chars > MAX_EVIDENCE_KEY_CHARS || key.chars().any(char::is_control) {
         return Err(Error::invalid(
             "evidence",
-            format!(
-                "key {} must be 1-{MAX_EVIDENCE_KEY_CHARS} characters without control characters (it has {key_chars})",
-                abbreviated(key)
-            ),
+            Invalid::Malformed {
+                value: shortened(key),
+                rule: "an evidence key of 1-100 characters without control characters",
+            },
         ));
     }
     if let Some(value_chars) = chars_over(value, MAX_EVIDENCE_VALUE_CHARS) {
         return Err(Error::invalid(
             "evidence",
-            format!(
-                "value of {} is {value_chars} characters; at most {MAX_EVIDENCE_VALUE_CHARS} are allowed",
-                abbreviated(key)
-            ),
+            Invalid::TooLong { chars: value_chars, max: MAX_EVIDENCE_VALUE_CHARS },
         ));
     }
     Ok(())

@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Invalid, Result};
 
 struct Detector {
     kind: &'static str,
@@ -185,10 +185,7 @@ fn is_placeholder(value: &str) -> bool {
 pub fn check(field: &str, text: &str) -> Result<()> {
     match find(text) {
         None => Ok(()),
-        Some(kind) => Err(Error::invalid(
-            field,
-            format!("looks like it contains a secret ({kind}); workmem never stores credentials, remove it and retry"),
-        )),
+        Some(kind) => Err(Error::invalid(field, Invalid::Secret { kind })),
     }
 }
 

@@ -2,7 +2,7 @@
 //! characters and no Unicode format characters, in every field, on append
 //! and on read.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Invalid, Result};
 use crate::model::canon;
 
 /// Unicode format characters (general category Cf): bidi overrides and
@@ -78,14 +78,10 @@ pub(crate) fn refused_character(text: &str) -> Option<char> {
 pub(crate) fn check_text(field: &str, text: &str) -> Result<()> {
     match refused_character(text) {
         None => Ok(()),
-        Some(c) => Err(Error::invalid(field, refused_message(c))),
+        Some(c) => Err(Error::invalid(field, Invalid::ControlCharacter { code_point: u32::from(c) })),
     }
 }
 
 pub(crate) fn refused_message(c: char) -> String {
-    format!(
-        "contains the control character U+{:04X}; control and format characters (C0, C1, bidi overrides, \
-         zero-width) are not allowed",
-        u32::from(c)
-    )
+    Invalid::ControlCharacter { code_point: u32::from(c) }.to_string()
 }

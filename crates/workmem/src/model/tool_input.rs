@@ -4,7 +4,7 @@
 //! [`NewFact::from_tool_input`](crate::NewFact::from_tool_input), which reads
 //! exactly the fields the schema describes.
 
-use crate::error::Error;
+use crate::error::{Error, Invalid};
 use serde_json::{Map, Value, json};
 
 /// Name of the tool that appends a fact.
@@ -65,9 +65,9 @@ pub fn write_memory_schema() -> Value {
 pub fn reject_unknown_fields(args: &Map<String, Value>, known: &[&str]) -> Result<(), Error> {
     match args.keys().find(|key| !known.contains(&key.as_str())) {
         None => Ok(()),
-        Some(key) if known.is_empty() => {
-            Err(Error::invalid(key.as_str(), "unknown field; this tool takes no arguments"))
-        }
-        Some(key) => Err(Error::invalid(key.as_str(), format!("unknown field; expected one of {}", known.join(", ")))),
+        Some(key) => Err(Error::invalid(
+            key.as_str(),
+            Invalid::UnknownField { expected: known.iter().map(|k| (*k).to_owned()).collect() },
+        )),
     }
 }

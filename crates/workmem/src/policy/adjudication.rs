@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use crate::error::{Error, Location, Result};
+use crate::error::{Error, Invalid, Location, Rejected, Result, Stale};
 use crate::model::canon;
 use crate::model::stamp::Stamp;
 use crate::policy::distill::observed_fact_ids;
@@ -47,7 +47,10 @@ impl Resolution {
         canon::check_id("candidate_id", &self.candidate_id)?;
         canon::check_id("event_id", &self.event_id)?;
         if self.expected_revision < 1 || self.expected_revision > i64::from(u32::MAX) {
-            return Err(Error::invalid("revision", format!("{} must be an integer >= 1", self.expected_revision)));
+            return Err(Error::invalid(
+                "revision",
+                Invalid::OutOfRange { value: self.expected_revision, min: 1, max: i64::from(u32::MAX) },
+            ));
         }
         self.actor = canon::clean_text("actor", &self.actor, MAX_ACTOR_CHARS)?;
         self.rationale = canon::clean_text("rationale", &self.rationale, MAX_ACTOR_CHARS)?;
@@ -93,32 +96,38 @@ pub(crate) fn plan(
     workspace_id: &str,
 ) -> Result<Plan> {
     let id = &resolution.conflict_id;
-    let case = queue.get(id).ok_or_else(|| Error::ResolutionRejected(format!("unknown conflict {id}")))?;
+    let case = queue
+        .get(id)
+        .ok_or_else(|| Error::ResolutionRejected(Rejected::UnknownConflict { conflict_id: id.clone() }))?;
     if i64::from(case.revision) != resolution.expected_revision {
-        return Err(Error::StaleResolution(format!(
-            "conflict {id} is at revision {}, not {}; review it again",
-            case.revision, resolution.expected_revision
-        )));
+        return Err(Error::StaleResolution(Stale::Revision {
+            conflict_id: id.clone(),
+            current: case.revision,
+            expected: resolution.expected_revision,
+        }));
     }
     if case.status != CaseStatus::Open {
-        return Err(Error::StaleResolution(format!("conflict {id} is {}, not open", case.status.as_str())));
+        return Err(Error::StaleResolution(Stale::Closed { conflict_id: id.clone(), status: case.status.as_str() }));
     }
     let candidate = case.candidate(&resolution.candidate_id).ok_or_else(|| {
-        Error::ResolutionRejected(format!("candidate {} is not part of conflict {id}", resolution.candidate_id))
+        Error::ResolutionRejected(Rejected::UnknownCandidate {
+            conflict_id: id.clone(),
+            candidate_id: resolution.candidate_id.clone(),
+        })
     })?;
     let active = curated.active_for(&case.memory_key);
     if active.map(|e| e.key.as_str()) != case.active_entry_key.as_deref() {
-        return Err(Error::StaleResolution(format!(
-            "the active value of {} changed since conflict {id} was detected",
-            case.memory_key
-        )));
+        return Err(Error::StaleResolution(Stale::ActiveChanged {
+            conflict_id: id.clone(),
+            memory_key: case.memory_key.clone(),
+        }));
     }
     let observed = observed_fact_ids(domain_fact_ids.iter().map(String::as_str), &case.candidates);
     if observed != case.observed_fact_ids {
-        return Err(Error::StaleResolution(format!(
-            "evidence changed: facts with memory_key {} were added since conflict {id} was detected; run distill and review again",
-            case.memory_key
-        )));
+        return Err(Error::StaleResolution(Stale::EvidenceChanged {
+            conflict_id: id.clone(),
+            memory_key: case.memory_key.clone(),
+        }));
     }
 
     let mut curated_after = curated.clone();

@@ -1,7 +1,7 @@
 //! Plain configuration values handed to the library. Loading (files,
 //! environment, flags) is the caller's business.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Invalid, Result};
 use crate::policy::distill::Policy;
 use crate::policy::projection::{DEFAULT_CONTEXT_BUDGET, DEFAULT_RECENT_FACTS, MIN_CONTEXT_BUDGET};
 
@@ -30,12 +30,15 @@ impl Config {
         self.policy.validate()?;
         if self.context_budget != 0 && self.context_budget < MIN_CONTEXT_BUDGET {
             return Err(Error::invalid(
-                "context_budget",
-                format!("{} is below the minimum of {MIN_CONTEXT_BUDGET} (0 means unbounded)", self.context_budget),
+                "context_budget (0 means unbounded)",
+                Invalid::TooSmall { value: self.context_budget as i64, min: MIN_CONTEXT_BUDGET as i64 },
             ));
         }
         if self.recent_facts > 1_000 {
-            return Err(Error::invalid("recent_facts", "must be at most 1000"));
+            return Err(Error::invalid(
+                "recent_facts",
+                Invalid::TooLarge { value: self.recent_facts as i64, max: 1_000 },
+            ));
         }
         Ok(())
     }

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use jiff::SignedDuration;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Invalid, Result};
 use crate::model::fact::Kind;
 use crate::model::stamp::Stamp;
 
@@ -59,16 +59,28 @@ impl Policy {
     /// Errors: [`Error::InvalidInput`] naming the setting.
     pub fn validate(&self) -> Result<()> {
         if !(1..=5).contains(&self.minimum_importance) {
-            return Err(Error::invalid("minimum_importance", format!("{} is outside 1-5", self.minimum_importance)));
+            return Err(Error::invalid(
+                "minimum_importance",
+                Invalid::OutOfRange { value: self.minimum_importance.into(), min: 1, max: 5 },
+            ));
         }
         if self.repeat_threshold < 1 {
-            return Err(Error::invalid("repeat_threshold", "must be >= 1"));
+            return Err(Error::invalid(
+                "repeat_threshold",
+                Invalid::TooSmall { value: self.repeat_threshold.into(), min: 1 },
+            ));
         }
         if self.supersession_repeat_threshold < 2 {
-            return Err(Error::invalid("supersession_repeat_threshold", "must be >= 2"));
+            return Err(Error::invalid(
+                "supersession_repeat_threshold",
+                Invalid::TooSmall { value: self.supersession_repeat_threshold.into(), min: 2 },
+            ));
         }
         if self.minimum_age_days > MAX_AGE_DAYS {
-            return Err(Error::invalid("minimum_age_days", format!("must be at most {MAX_AGE_DAYS}")));
+            return Err(Error::invalid(
+                "minimum_age_days",
+                Invalid::TooLarge { value: self.minimum_age_days.into(), max: MAX_AGE_DAYS.into() },
+            ));
         }
         for (source, overrides) in &self.sources {
             if let Some(importance) = overrides.minimum_importance
@@ -76,13 +88,13 @@ impl Policy {
             {
                 return Err(Error::invalid(
                     format!("source.{source}.minimum_importance"),
-                    format!("{importance} is outside 1-5"),
+                    Invalid::OutOfRange { value: importance.into(), min: 1, max: 5 },
                 ));
             }
-            if overrides.minimum_age_days.is_some_and(|days| days > MAX_AGE_DAYS) {
+            if let Some(days) = overrides.minimum_age_days.filter(|&days| days > MAX_AGE_DAYS) {
                 return Err(Error::invalid(
                     format!("source.{source}.minimum_age_days"),
-                    format!("must be at most {MAX_AGE_DAYS}"),
+                    Invalid::TooLarge { value: days.into(), max: MAX_AGE_DAYS.into() },
                 ));
             }
         }

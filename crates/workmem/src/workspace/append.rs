@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Invalid, Result};
 use crate::model::canon;
 use crate::model::fact::{Fact, NewFact};
 use crate::store::atomic_io;
@@ -61,7 +61,7 @@ impl Workspace {
         let _lock = self.lock()?;
         match self.stored_under(facts)?.pop().flatten() {
             Some(stored) if fact.repeats(&stored, recorded_at_given) => Ok(stored),
-            Some(_) => Err(Error::invalid("fact_id", format!("{} is already used by another fact", fact.fact_id))),
+            Some(_) => Err(Error::invalid("fact_id", Invalid::IdTaken { id: fact.fact_id })),
             None => {
                 self.log.append(facts)?;
                 Ok(fact)
@@ -100,10 +100,6 @@ impl Workspace {
     /// [`Error::Scope`] (nothing written); [`Error::Io`].
     pub fn import(&self, items: Vec<NewFact>, progress: &mut dyn FnMut(usize)) -> Result<Imported> {
         self.writable()?;
-        let item_error = |index: usize, err: Error| match err {
-            Error::InvalidInput { field, message } => Error::invalid(format!("{field} of item {}", index + 1), message),
-            other => other,
-        };
         let mut facts = Vec::with_capacity(items.len());
         let mut times_given = Vec::with_capacity(items.len());
         let mut ids = std::collections::HashSet::new();
@@ -116,12 +112,9 @@ impl Workspace {
                 *seen += 1;
             }
             times_given.push(new.recorded_at.is_some());
-            let fact = self.prepare(new).map_err(|err| item_error(index, err))?;
+            let fact = self.prepare(new).map_err(|err| err.at_item(index + 1))?;
             if !ids.insert(fact.fact_id.clone()) {
-                return Err(Error::invalid(
-                    format!("fact_id of item {}", index + 1),
-                    format!("{} appears twice in the input", fact.fact_id),
-                ));
+                return Err(Error::invalid("fact_id", Invalid::IdRepeated { id: fact.fact_id }).at_item(index + 1));
             }
             facts.push(fact);
         }
@@ -136,10 +129,7 @@ impl Workspace {
                 None => missing.push(fact),
                 Some(stored) if fact.repeats(&stored, times_given[index]) => already_present += 1,
                 Some(_) => {
-                    return Err(item_error(
-                        index,
-                        Error::invalid("fact_id", format!("{} is already used by another fact", fact.fact_id)),
-                    ));
+                    return Err(Error::invalid("fact_id", Invalid::IdTaken { id: fact.fact_id }).at_item(index + 1));
                 }
             }
         }

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Invalid, Result};
 use crate::model::canon;
 use crate::model::fact::Fact;
 use crate::model::stamp::Stamp;
@@ -67,7 +67,7 @@ impl Workspace {
         canon::check_id("fact_id", fact_id)?;
         let as_of = as_of.unwrap_or_else(|| self.now());
         let (mut found, _) = self.explain_matching(policy, &as_of, |f| f.fact_id == fact_id)?;
-        found.pop().ok_or_else(|| Error::invalid("fact_id", format!("no fact {fact_id} in this workspace")))
+        found.pop().ok_or_else(|| Error::invalid("fact_id", Invalid::NoSuchFact { id: fact_id.to_owned() }))
     }
 
     /// Explains every fact of `memory_key` under `policy` at `as_of`

@@ -24,7 +24,7 @@ pub use open::WorkspaceBuilder;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Invalid, Result};
 use crate::model::clock::Clock;
 use crate::model::fact::Fact;
 use crate::model::stamp::Stamp;
@@ -137,7 +137,7 @@ impl Workspace {
     /// Errors: as [`Workspace::facts`].
     pub fn facts_on(&self, day: &str) -> Result<Vec<Fact>> {
         if !crate::store::fact_log::is_day_name(day) {
-            return Err(Error::invalid("day", format!("{day:?} is not a YYYY-MM-DD date")));
+            return Err(Error::invalid("day", Invalid::Malformed { value: day.to_owned(), rule: "a YYYY-MM-DD date" }));
         }
         self.log.read_file(&self.log.path_for_day(day))
     }
@@ -196,7 +196,7 @@ impl Workspace {
     /// Errors: [`Error::InvalidInput`] naming `workspace`.
     pub(crate) fn writable(&self) -> Result<()> {
         match self.read_only {
-            true => Err(Error::invalid("workspace", "opened read-only; this operation writes")),
+            true => Err(Error::invalid("workspace", Invalid::ReadOnly)),
             false => Ok(()),
         }
     }

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, Invalid, IoContext, Result};
 use crate::model::canon;
 use crate::model::clock::{Clock, SystemClock};
 use crate::policy::config::Config;
@@ -112,11 +112,11 @@ impl WorkspaceBuilder {
         let memory_dir = memory_dir.as_deref();
         let project = std::fs::canonicalize(&project).at(&project)?;
         if !project.is_dir() {
-            return Err(Error::invalid("project", format!("{} is not a directory", project.display())));
+            return Err(Error::invalid("project", Invalid::Project { path: project, problem: "not a directory" }));
         }
-        let text = project
-            .to_str()
-            .ok_or_else(|| Error::invalid("project", format!("{} is not valid UTF-8", project.display())))?;
+        let text = project.to_str().ok_or_else(|| {
+            Error::invalid("project", Invalid::Project { path: project.clone(), problem: "not valid UTF-8" })
+        })?;
         let workspace_id = canon::workspace_id(text);
         let memory_dir = match memory_dir {
             Some(dir) if dir.is_absolute() => dir.to_path_buf(),

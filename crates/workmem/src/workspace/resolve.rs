@@ -6,7 +6,7 @@
 //! then rolled forward by the same code recovery uses, so a crash at any
 //! boundary leaves exactly what recovery finishes.
 
-use crate::error::{Error, Location, Result};
+use crate::error::{Error, Location, Rejected, Result};
 use crate::model::canon;
 use crate::policy::adjudication::{self, Resolution};
 use crate::store::conflict_queue::ConflictQueue;
@@ -75,10 +75,7 @@ impl Workspace {
             if resolution.matches(&stored) {
                 return Ok(stored);
             }
-            return Err(Error::ResolutionRejected(format!(
-                "event id {} was already used for a different decision",
-                resolution.event_id
-            )));
+            return Err(Error::ResolutionRejected(Rejected::EventIdReused { event_id: resolution.event_id }));
         }
         let curated = self.curated()?;
         let queue = self.conflicts()?;
