@@ -87,7 +87,8 @@ fn test(extra: Vec<OsString>) -> Result<bool, String> {
     let mut child = command.spawn().map_err(|err| format!("cannot run cargo: {err}"))?;
     let mut totals = Totals::default();
     if let Some(mut stdout) = child.stdout.take() {
-        totals = stream(&mut stdout, &mut io::stdout()).map_err(|err| format!("reading cargo test output: {err}"))?;
+        totals = stream(&mut stdout, &mut io::stdout())
+            .map_err(|err| format!("reading cargo test output: {err}"))?;
     }
     let status = child.wait().map_err(|err| format!("waiting for cargo test: {err}"))?;
 
@@ -110,7 +111,9 @@ fn test_selection(extra: &[OsString]) -> Vec<String> {
     while let Some(word) = words.next() {
         if word == "-p" || word == "--package" {
             packages.push(words.next().map(|name| name.into_owned()).unwrap_or_default());
-        } else if let Some(name) = word.strip_prefix("--package=").or_else(|| word.strip_prefix("-p")) {
+        } else if let Some(name) =
+            word.strip_prefix("--package=").or_else(|| word.strip_prefix("-p"))
+        {
             packages.push(name.to_owned());
         }
     }
@@ -184,19 +187,26 @@ fn stream(input: &mut impl Read, out: &mut impl Write) -> io::Result<Totals> {
 /// installing the pinned `mcp` into it unless it already holds that version.
 fn mcp_python(root: &Path) -> Result<PathBuf, String> {
     let venv = root.join(VENV);
-    let python = if cfg!(windows) { venv.join("Scripts").join("python.exe") } else { venv.join("bin").join("python") };
+    let python = if cfg!(windows) {
+        venv.join("Scripts").join("python.exe")
+    } else {
+        venv.join("bin").join("python")
+    };
     if has_pinned_mcp(&python) {
         return Ok(python);
     }
 
-    eprintln!("xtask: installing the Python MCP client (mcp=={MCP_VERSION}) into {VENV} for the MCP tests");
+    eprintln!(
+        "xtask: installing the Python MCP client (mcp=={MCP_VERSION}) into {VENV} for the MCP tests"
+    );
     let hint = format!(
         "the MCP client tests (crates/workmem-cli/tests/mcp.rs) need Python 3.10 or newer with the `venv` module \
          (Debian and Ubuntu: `apt install python3-venv`) and access to PyPI once, to install mcp=={MCP_VERSION} \
          into {VENV}"
     );
     if venv.exists() {
-        std::fs::remove_dir_all(&venv).map_err(|err| format!("cannot remove the old {}: {err}", venv.display()))?;
+        std::fs::remove_dir_all(&venv)
+            .map_err(|err| format!("cannot remove the old {}: {err}", venv.display()))?;
     }
     let system_python = ["python3", "python"]
         .into_iter()
@@ -221,7 +231,9 @@ fn mcp_python(root: &Path) -> Result<PathBuf, String> {
 
 /// Whether `python` runs and has exactly the pinned `mcp` installed.
 fn has_pinned_mcp(python: &Path) -> bool {
-    let check = format!("import importlib.metadata as m, sys; sys.exit(m.version('mcp') != '{MCP_VERSION}')");
+    let check = format!(
+        "import importlib.metadata as m, sys; sys.exit(m.version('mcp') != '{MCP_VERSION}')"
+    );
     python.exists() && succeeds(Command::new(python).args(["-c", &check]).stderr(Stdio::null()))
 }
 
@@ -258,7 +270,13 @@ test this_test_result: is not a result line ... ok
         assert_eq!(test_selection(&args(&["--", "-p", "x"])), whole);
         assert!(test_selection(&args(&["-p", "workmem"])).is_empty());
         assert!(test_selection(&args(&["--package=workmem"])).is_empty());
-        assert_eq!(test_selection(&args(&["-pworkmem-cli"])), ["--features", "workmem-cli/failpoints"]);
-        assert_eq!(test_selection(&args(&["--package", "workmem-cli"])), ["--features", "workmem-cli/failpoints"]);
+        assert_eq!(
+            test_selection(&args(&["-pworkmem-cli"])),
+            ["--features", "workmem-cli/failpoints"]
+        );
+        assert_eq!(
+            test_selection(&args(&["--package", "workmem-cli"])),
+            ["--features", "workmem-cli/failpoints"]
+        );
     }
 }

@@ -169,7 +169,12 @@ impl<C: MessagesClient> Agent<C> {
     ///
     /// Errors: [`AgentError`]; the turn is then removed from the
     /// conversation.
-    pub fn turn(&mut self, user: &str, events: &mut dyn Events, cancel: &Cancel) -> Result<TurnSummary, AgentError> {
+    pub fn turn(
+        &mut self,
+        user: &str,
+        events: &mut dyn Events,
+        cancel: &Cancel,
+    ) -> Result<TurnSummary, AgentError> {
         let start = self.messages.len();
         let outcome = self.run_turn(user, events, cancel);
         if outcome.is_err() {
@@ -178,7 +183,12 @@ impl<C: MessagesClient> Agent<C> {
         outcome
     }
 
-    fn run_turn(&mut self, user: &str, events: &mut dyn Events, cancel: &Cancel) -> Result<TurnSummary, AgentError> {
+    fn run_turn(
+        &mut self,
+        user: &str,
+        events: &mut dyn Events,
+        cancel: &Cancel,
+    ) -> Result<TurnSummary, AgentError> {
         self.messages.push(Message { role: Role::User, content: vec![Block::text(user)] });
         let mut model_calls = 0;
         let mut tool_calls = 0;
@@ -190,7 +200,8 @@ impl<C: MessagesClient> Agent<C> {
                 return Err(AgentError::Cancelled);
             }
             let request = self.request()?;
-            let response = self.client.create(&request, cancel, &mut |notice| events.retry(notice))?;
+            let response =
+                self.client.create(&request, cancel, &mut |notice| events.retry(notice))?;
             model_calls += 1;
             for block in &response.content {
                 if let Some(text) = block.as_text() {
@@ -203,10 +214,16 @@ impl<C: MessagesClient> Agent<C> {
                 .filter_map(Block::as_tool_use)
                 .map(|(id, name, input)| (id.to_owned(), name.to_owned(), input.clone()))
                 .collect();
-            let text = response.content.iter().filter_map(Block::as_text).collect::<Vec<_>>().join("\n");
+            let text =
+                response.content.iter().filter_map(Block::as_text).collect::<Vec<_>>().join("\n");
             self.messages.push(Message { role: Role::Assistant, content: response.content });
             if uses.is_empty() {
-                return Ok(TurnSummary { text, model_calls, tool_calls, stop_reason: response.stop_reason });
+                return Ok(TurnSummary {
+                    text,
+                    model_calls,
+                    tool_calls,
+                    stop_reason: response.stop_reason,
+                });
             }
             let mut results = Vec::with_capacity(uses.len());
             for (id, name, input) in uses {

@@ -77,8 +77,16 @@ impl Block {
     }
 
     /// Returns a tool result block answering `tool_use_id`.
-    pub fn tool_result(tool_use_id: impl Into<String>, content: impl Into<String>, is_error: bool) -> Block {
-        Block::Known(KnownBlock::ToolResult { tool_use_id: tool_use_id.into(), content: content.into(), is_error })
+    pub fn tool_result(
+        tool_use_id: impl Into<String>,
+        content: impl Into<String>,
+        is_error: bool,
+    ) -> Block {
+        Block::Known(KnownBlock::ToolResult {
+            tool_use_id: tool_use_id.into(),
+            content: content.into(),
+            is_error,
+        })
     }
 
     /// Returns the text of a text block.

@@ -56,7 +56,10 @@ fn rules() -> Vec<(Regex, &'static str)> {
         Rule { pattern: r"\bmkfs(?:\.\w+)?\b", reason: "formatting a filesystem" },
         Rule { pattern: r"\b(?:wipefs|shred)\b", reason: "wiping data irrecoverably" },
         Rule { pattern: r"\bdd\b[^;&|]*\bof=/dev/", reason: "writing to a raw device" },
-        Rule { pattern: r">\s*/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk)", reason: "writing to a raw device" },
+        Rule {
+            pattern: r">\s*/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk)",
+            reason: "writing to a raw device",
+        },
         Rule { pattern: r":\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:", reason: "a fork bomb" },
         Rule { pattern: r"\b(?:shutdown|reboot|halt|poweroff)\b", reason: "stopping the machine" },
         Rule {
@@ -207,11 +210,19 @@ impl BashTool {
         let (status_line, is_error) = match ending {
             Ending::Exited(status) if status.success() => (None, false),
             Ending::Exited(status) => (Some(describe_status(status)), true),
-            Ending::Failed(message) => (Some(format!("[waiting for the command failed: {message}]")), true),
-            Ending::Cancelled => (Some("[cancelled by the user; the command was killed]".to_owned()), true),
-            Ending::TimedOut => {
-                (Some(format!("[timed out after {} s; the command was killed]", self.timeout.as_secs_f64())), true)
+            Ending::Failed(message) => {
+                (Some(format!("[waiting for the command failed: {message}]")), true)
             }
+            Ending::Cancelled => {
+                (Some("[cancelled by the user; the command was killed]".to_owned()), true)
+            }
+            Ending::TimedOut => (
+                Some(format!(
+                    "[timed out after {} s; the command was killed]",
+                    self.timeout.as_secs_f64()
+                )),
+                true,
+            ),
         };
         if finished < readers {
             text.push_str("\n[output still open after the command ended (a background process?); not awaited]");
@@ -246,7 +257,12 @@ struct Captured {
 fn spawn(command: &str, dir: &Path) -> std::io::Result<Child> {
     let build = |shell: &str| {
         let mut cmd = Command::new(shell);
-        cmd.arg("-c").arg(command).current_dir(dir).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd.arg("-c")
+            .arg(command)
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         #[cfg(unix)]
         {
             use std::os::unix::process::CommandExt;
@@ -262,23 +278,28 @@ fn spawn(command: &str, dir: &Path) -> std::io::Result<Child> {
     }
 }
 
-fn start_reader(mut pipe: impl Read + Send + 'static, sink: Arc<Mutex<Captured>>, done: mpsc::Sender<()>) {
-    let spawned = std::thread::Builder::new().name("workmem-bash-output".to_owned()).spawn(move || {
-        let mut buf = [0u8; 8192];
-        loop {
-            match pipe.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    let Ok(mut captured) = sink.lock() else { break };
-                    let room = MAX_CAPTURE_BYTES.saturating_sub(captured.bytes.len());
-                    let kept = n.min(room);
-                    captured.bytes.extend_from_slice(&buf[..kept]);
-                    captured.dropped += n - kept;
+fn start_reader(
+    mut pipe: impl Read + Send + 'static,
+    sink: Arc<Mutex<Captured>>,
+    done: mpsc::Sender<()>,
+) {
+    let spawned =
+        std::thread::Builder::new().name("workmem-bash-output".to_owned()).spawn(move || {
+            let mut buf = [0u8; 8192];
+            loop {
+                match pipe.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        let Ok(mut captured) = sink.lock() else { break };
+                        let room = MAX_CAPTURE_BYTES.saturating_sub(captured.bytes.len());
+                        let kept = n.min(room);
+                        captured.bytes.extend_from_slice(&buf[..kept]);
+                        captured.dropped += n - kept;
+                    }
                 }
             }
-        }
-        let _ = done.send(());
-    });
+            let _ = done.send(());
+        });
     // Without a reader the output is lost, which the result then shows as
     // missing; the command itself still runs and is waited for.
     drop(spawned);
@@ -483,7 +504,11 @@ mod tests {
         assert!(!out.is_error);
         assert!(out.content.chars().count() < 1_200, "{}", out.content.len());
         assert!(out.content.starts_with("1\n2\n"));
-        assert!(out.content.ends_with("99999\n100000\n"), "{}", &out.content[out.content.len() - 40..]);
+        assert!(
+            out.content.ends_with("99999\n100000\n"),
+            "{}",
+            &out.content[out.content.len() - 40..]
+        );
         assert!(out.content.contains("characters cut"));
     }
 

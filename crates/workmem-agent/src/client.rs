@@ -106,7 +106,11 @@ pub struct RetryPolicy {
 
 impl Default for RetryPolicy {
     fn default() -> Self {
-        RetryPolicy { max_retries: 5, base_delay: Duration::from_secs(1), max_delay: Duration::from_secs(60) }
+        RetryPolicy {
+            max_retries: 5,
+            base_delay: Duration::from_secs(1),
+            max_delay: Duration::from_secs(60),
+        }
     }
 }
 
@@ -143,7 +147,10 @@ pub struct HttpClient {
 
 impl std::fmt::Debug for HttpClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HttpClient").field("url", &self.url).field("retry", &self.retry).finish_non_exhaustive()
+        f.debug_struct("HttpClient")
+            .field("url", &self.url)
+            .field("retry", &self.retry)
+            .finish_non_exhaustive()
     }
 }
 
@@ -152,7 +159,11 @@ type Exchange = Result<(u16, Option<String>, String), String>;
 
 impl HttpClient {
     /// Returns a client posting to `messages_url` with `api_key`.
-    pub fn new(messages_url: impl Into<String>, api_key: impl Into<String>, retry: RetryPolicy) -> HttpClient {
+    pub fn new(
+        messages_url: impl Into<String>,
+        api_key: impl Into<String>,
+        retry: RetryPolicy,
+    ) -> HttpClient {
         let config = ureq::Agent::config_builder()
             // Error statuses are answers to read (retry-after, message), not errors.
             .http_status_as_error(false)
@@ -161,7 +172,12 @@ impl HttpClient {
             .timeout_global(Some(Duration::from_secs(600)))
             .user_agent(concat!("workmem/", env!("CARGO_PKG_VERSION")))
             .build();
-        HttpClient { agent: config.into(), url: messages_url.into(), api_key: api_key.into(), retry }
+        HttpClient {
+            agent: config.into(),
+            url: messages_url.into(),
+            api_key: api_key.into(),
+            retry,
+        }
     }
 
     /// Returns the URL posted to.
@@ -211,7 +227,11 @@ fn post(agent: &ureq::Agent, url: &str, key: &str, body: &[u8]) -> Exchange {
         .send(body)
         .map_err(|err| err.to_string())?;
     let status = response.status().as_u16();
-    let retry_after = response.headers().get("retry-after").and_then(|value| value.to_str().ok()).map(str::to_owned);
+    let retry_after = response
+        .headers()
+        .get("retry-after")
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
     let text = response
         .body_mut()
         .with_config()
@@ -227,7 +247,10 @@ fn error_detail(text: &str) -> (String, String) {
         Ok(body) => (body.error.kind, body.error.message),
         Err(_) => {
             let snippet: String = text.chars().take(300).collect();
-            (String::new(), if snippet.trim().is_empty() { "(empty body)".to_owned() } else { snippet })
+            (
+                String::new(),
+                if snippet.trim().is_empty() { "(empty body)".to_owned() } else { snippet },
+            )
         }
     }
 }
@@ -254,16 +277,20 @@ impl MessagesClient for HttpClient {
         cancel: &Cancel,
         on_retry: &mut dyn FnMut(&RetryNotice),
     ) -> Result<MessagesResponse, ClientError> {
-        let body = serde_json::to_vec(request).map_err(|err| ClientError::InvalidResponse(err.to_string()))?;
+        let body = serde_json::to_vec(request)
+            .map_err(|err| ClientError::InvalidResponse(err.to_string()))?;
         let max_attempts = self.retry.max_retries.saturating_add(1);
         let mut attempt = 0;
         loop {
             attempt += 1;
             let (failure, retry_after) = match self.exchange(&body, cancel)? {
                 Ok((status, _, text)) if (200..300).contains(&status) => {
-                    return serde_json::from_str(&text).map_err(|err| ClientError::InvalidResponse(err.to_string()));
+                    return serde_json::from_str(&text)
+                        .map_err(|err| ClientError::InvalidResponse(err.to_string()));
                 }
-                Ok((401, _, text)) => return Err(ClientError::Unauthorized { message: error_detail(&text).1 }),
+                Ok((401, _, text)) => {
+                    return Err(ClientError::Unauthorized { message: error_detail(&text).1 });
+                }
                 Ok((status, retry_after, text)) => {
                     let (kind, message) = error_detail(&text);
                     let error = ClientError::Api { status, kind, message, attempts: attempt };
@@ -272,14 +299,19 @@ impl MessagesClient for HttpClient {
                     }
                     (error, retry_after.as_deref().and_then(parse_retry_after))
                 }
-                Err(message) => (ClientError::Network { url: self.url.clone(), message, attempts: attempt }, None),
+                Err(message) => (
+                    ClientError::Network { url: self.url.clone(), message, attempts: attempt },
+                    None,
+                ),
             };
             if attempt >= max_attempts {
                 return Err(failure);
             }
             let delay = self.retry.delay(attempt, retry_after);
             let reason = match &failure {
-                ClientError::Api { status, kind, .. } if kind.is_empty() => format!("HTTP {status}"),
+                ClientError::Api { status, kind, .. } if kind.is_empty() => {
+                    format!("HTTP {status}")
+                }
                 ClientError::Api { status, kind, .. } => format!("HTTP {status} {kind}"),
                 ClientError::Network { message, .. } => message.clone(),
                 other => other.to_string(),
@@ -331,8 +363,9 @@ mod tests {
 
     #[test]
     fn error_bodies() {
-        let (kind, message) =
-            error_detail(r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#);
+        let (kind, message) = error_detail(
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+        );
         assert_eq!((kind.as_str(), message.as_str()), ("overloaded_error", "Overloaded"));
         assert_eq!(error_detail("").1, "(empty body)");
         assert_eq!(error_detail("<html>bad gateway</html>").1, "<html>bad gateway</html>");

@@ -87,12 +87,14 @@ impl Settings {
         let base_url = base_url.trim_end_matches('/').to_owned();
         let max_tokens = match get(MAX_TOKENS_VAR) {
             None => DEFAULT_MAX_TOKENS,
-            Some(text) => text.parse::<u32>().ok().filter(|n| (1..=MAX_MAX_TOKENS).contains(n)).ok_or_else(|| {
-                SettingsError::Invalid {
-                    name: MAX_TOKENS_VAR,
-                    message: format!("{text:?} is not an integer from 1 to {MAX_MAX_TOKENS}"),
-                }
-            })?,
+            Some(text) => {
+                text.parse::<u32>().ok().filter(|n| (1..=MAX_MAX_TOKENS).contains(n)).ok_or_else(
+                    || SettingsError::Invalid {
+                        name: MAX_TOKENS_VAR,
+                        message: format!("{text:?} is not an integer from 1 to {MAX_MAX_TOKENS}"),
+                    },
+                )?
+            }
         };
         Ok(Settings { api_key, base_url, model, max_tokens })
     }
@@ -139,7 +141,8 @@ mod tests {
     use super::*;
 
     fn lookup(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let map: BTreeMap<String, String> = pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        let map: BTreeMap<String, String> =
+            pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
         move |name| map.get(name).cloned()
     }
 
@@ -147,7 +150,8 @@ mod tests {
     fn model_is_required() {
         let err = Settings::from_lookup(lookup(&[(API_KEY_VAR, "k")])).unwrap_err();
         assert_eq!(err, SettingsError::Missing { name: MODEL_VAR });
-        let err = Settings::from_lookup(lookup(&[(API_KEY_VAR, "k"), (MODEL_VAR, "  ")])).unwrap_err();
+        let err =
+            Settings::from_lookup(lookup(&[(API_KEY_VAR, "k"), (MODEL_VAR, "  ")])).unwrap_err();
         assert_eq!(err, SettingsError::Missing { name: MODEL_VAR });
     }
 
@@ -172,12 +176,20 @@ mod tests {
     #[test]
     fn bad_values_are_refused() {
         for bad in ["0", "-1", "ten", "1000001"] {
-            let err = Settings::from_lookup(lookup(&[(API_KEY_VAR, "k"), (MODEL_VAR, "m"), (MAX_TOKENS_VAR, bad)]))
-                .unwrap_err();
+            let err = Settings::from_lookup(lookup(&[
+                (API_KEY_VAR, "k"),
+                (MODEL_VAR, "m"),
+                (MAX_TOKENS_VAR, bad),
+            ]))
+            .unwrap_err();
             assert!(matches!(err, SettingsError::Invalid { name: MAX_TOKENS_VAR, .. }), "{bad}");
         }
-        let err = Settings::from_lookup(lookup(&[(API_KEY_VAR, "k"), (MODEL_VAR, "m"), (BASE_URL_VAR, "ftp://x")]))
-            .unwrap_err();
+        let err = Settings::from_lookup(lookup(&[
+            (API_KEY_VAR, "k"),
+            (MODEL_VAR, "m"),
+            (BASE_URL_VAR, "ftp://x"),
+        ]))
+        .unwrap_err();
         assert!(matches!(err, SettingsError::Invalid { name: BASE_URL_VAR, .. }));
     }
 

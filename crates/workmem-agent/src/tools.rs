@@ -9,7 +9,9 @@ use serde_json::{Map, Value, json};
 use workmem::{Error, Invalid, NewFact, Workspace};
 
 use crate::api::ToolDefinition;
-use workmem::{WRITE_MEMORY_DESCRIPTION, WRITE_MEMORY_TOOL, reject_unknown_fields, write_memory_schema};
+use workmem::{
+    WRITE_MEMORY_DESCRIPTION, WRITE_MEMORY_TOOL, reject_unknown_fields, write_memory_schema,
+};
 
 /// Name of the shell tool.
 pub const BASH: &str = "bash";
@@ -88,7 +90,10 @@ pub fn bash_command(input: &Value) -> Result<String, String> {
 /// field.
 pub fn write_memory_fact(input: &Value) -> Result<NewFact, Error> {
     let object = input.as_object().ok_or_else(|| {
-        Error::invalid("input", Invalid::WrongType { expected: "a JSON object", got: "another value" })
+        Error::invalid(
+            "input",
+            Invalid::WrongType { expected: "a JSON object", got: "another value" },
+        )
     })?;
     NewFact::from_tool_input(object)
 }
@@ -110,7 +115,9 @@ pub fn write_memory(workspace: &Workspace, input: &Value) -> ToolOutput {
             })
             .to_string(),
         ),
-        Err(err @ Error::InvalidInput { .. }) => ToolOutput::error(format!("{err}; nothing was written")),
+        Err(err @ Error::InvalidInput { .. }) => {
+            ToolOutput::error(format!("{err}; nothing was written"))
+        }
         Err(err) => ToolOutput::error(format!("the fact could not be stored: {err}")),
     }
 }
@@ -145,15 +152,27 @@ mod tests {
         assert_eq!(ok.evidence.get("file").map(String::as_str), Some("a"));
         for (input, field) in [
             (json!("text"), "input"),
-            (json!({"content": "x", "kind": "decision", "importance": 4, "source": "user"}), "source"),
+            (
+                json!({"content": "x", "kind": "decision", "importance": 4, "source": "user"}),
+                "source",
+            ),
             (json!({"kind": "decision", "importance": 4}), "content"),
             (json!({"content": 1, "kind": "decision", "importance": 4}), "content"),
             (json!({"content": "x", "importance": 4}), "kind"),
             (json!({"content": "x", "kind": "decision", "importance": "4"}), "importance"),
             (json!({"content": "x", "kind": "decision", "importance": 4.5}), "importance"),
-            (json!({"content": "x", "kind": "decision", "importance": 4, "memory_key": 3}), "memory_key"),
-            (json!({"content": "x", "kind": "decision", "importance": 4, "evidence": {"a": 1}}), "evidence"),
-            (json!({"content": "x", "kind": "decision", "importance": 4, "evidence": ["a"]}), "evidence"),
+            (
+                json!({"content": "x", "kind": "decision", "importance": 4, "memory_key": 3}),
+                "memory_key",
+            ),
+            (
+                json!({"content": "x", "kind": "decision", "importance": 4, "evidence": {"a": 1}}),
+                "evidence",
+            ),
+            (
+                json!({"content": "x", "kind": "decision", "importance": 4, "evidence": ["a"]}),
+                "evidence",
+            ),
         ] {
             match write_memory_fact(&input) {
                 Err(Error::InvalidInput { field: got, .. }) => assert_eq!(got, field, "{input}"),

@@ -11,7 +11,8 @@ use tempfile::TempDir;
 use workmem::{NewFact, Workspace};
 use workmem_agent::prompt::system_prompt;
 use workmem_agent::{
-    Agent, AgentError, AgentOptions, Cancel, ClientError, Events, HttpClient, RetryNotice, RetryPolicy, ToolOutput,
+    Agent, AgentError, AgentOptions, Cancel, ClientError, Events, HttpClient, RetryNotice,
+    RetryPolicy, ToolOutput,
 };
 
 use workmem_testutil::{FakeServer, Received, Reply, tool_use};
@@ -48,7 +49,11 @@ struct Setup {
 }
 
 fn quick_retries() -> RetryPolicy {
-    RetryPolicy { max_retries: 3, base_delay: Duration::from_millis(1), max_delay: Duration::from_millis(10) }
+    RetryPolicy {
+        max_retries: 3,
+        base_delay: Duration::from_millis(1),
+        max_delay: Duration::from_millis(10),
+    }
 }
 
 fn setup(replies: Vec<Reply>) -> Setup {
@@ -170,7 +175,9 @@ fn write_memory_then_text_rebuilds_the_prompt_and_continues_the_conversation() {
     let (one, two, three) = (&received[0].body, &received[1].body, &received[2].body);
     assert!(!one["system"].as_str().unwrap().contains("ureq 3"));
     // The prompt is rebuilt before every call: the new fact is in the context.
-    assert!(two["system"].as_str().unwrap().contains("- [outcome] Switched the HTTP layer to ureq 3 ("));
+    assert!(
+        two["system"].as_str().unwrap().contains("- [outcome] Switched the HTTP layer to ureq 3 (")
+    );
     assert_eq!(two["system"], expected_system(&s.ws));
     let messages = two["messages"].as_array().unwrap();
     assert_eq!(messages.len(), 3);
@@ -186,7 +193,10 @@ fn write_memory_then_text_rebuilds_the_prompt_and_continues_the_conversation() {
     assert_eq!(receipt["fact_id"], fact.fact_id());
     let messages = three["messages"].as_array().unwrap();
     assert_eq!(messages.len(), 5);
-    assert_eq!(messages[3], json!({"role": "assistant", "content": [{"type": "text", "text": "Noted."}]}));
+    assert_eq!(
+        messages[3],
+        json!({"role": "assistant", "content": [{"type": "text", "text": "Noted."}]})
+    );
     assert_eq!(messages[4], user_text("thanks"));
 }
 
@@ -234,14 +244,20 @@ fn two_tool_uses_in_one_reply_get_two_results_in_order() {
 
 #[test]
 fn tool_use_with_end_turn_still_runs_the_tool() {
-    let first =
-        Reply::message(json!([tool_use("toolu_x", "bash", json!({"command": "echo ran > ran.txt"}))]), "end_turn");
+    let first = Reply::message(
+        json!([tool_use("toolu_x", "bash", json!({"command": "echo ran > ran.txt"}))]),
+        "end_turn",
+    );
     let mut s = setup(vec![first, Reply::text("Created ran.txt.")]);
     let summary = s.agent.turn("make a file", &mut Recorder::default(), &Cancel::new()).unwrap();
     assert_eq!(summary.text, "Created ran.txt.");
     assert_eq!(std::fs::read_to_string(s.ws.project().join("ran.txt")).unwrap(), "ran\n");
     let received = s.server.finish();
-    assert_eq!(received.len(), 2, "the loop must continue after a tool_use, whatever stop_reason says");
+    assert_eq!(
+        received.len(),
+        2,
+        "the loop must continue after a tool_use, whatever stop_reason says"
+    );
     let results = tool_results(&received[1]);
     assert_eq!(results.len(), 1);
     assert_eq!(results[0]["tool_use_id"], "toolu_x");
@@ -251,7 +267,11 @@ fn tool_use_with_end_turn_still_runs_the_tool() {
 fn invalid_write_memory_input_is_an_error_result_and_writes_nothing() {
     let first = Reply::message(
         json!([
-            tool_use("toolu_1", "write_memory", json!({"content": "x", "kind": "decision", "importance": 9})),
+            tool_use(
+                "toolu_1",
+                "write_memory",
+                json!({"content": "x", "kind": "decision", "importance": 9})
+            ),
             tool_use(
                 "toolu_2",
                 "write_memory",
@@ -262,7 +282,11 @@ fn invalid_write_memory_input_is_an_error_result_and_writes_nothing() {
                 "write_memory",
                 json!({"content": "z", "kind": "decision", "importance": 3, "source": "user"})
             ),
-            tool_use("toolu_4", "write_memory", json!({"content": "w", "kind": "opinion", "importance": 3})),
+            tool_use(
+                "toolu_4",
+                "write_memory",
+                json!({"content": "w", "kind": "opinion", "importance": 3})
+            ),
             tool_use("toolu_5", "write_memory", json!({"kind": "decision", "importance": 3})),
             tool_use("toolu_6", "resolve_conflict", json!({"conflict_id": "conflict-1"})),
             tool_use(
@@ -280,7 +304,8 @@ fn invalid_write_memory_input_is_an_error_result_and_writes_nothing() {
     let results = tool_results(&received[1]);
     let ids: Vec<&str> = results.iter().map(|r| r["tool_use_id"].as_str().unwrap()).collect();
     assert_eq!(ids, ["toolu_1", "toolu_2", "toolu_3", "toolu_4", "toolu_5", "toolu_6", "toolu_7"]);
-    let expected = ["importance", "memory_key", "source", "kind", "content", "unknown tool", "refused"];
+    let expected =
+        ["importance", "memory_key", "source", "kind", "content", "unknown tool", "refused"];
     for (result, word) in results.iter().zip(expected) {
         assert_eq!(result["is_error"], true, "{result}");
         let text = result["content"].as_str().unwrap();
@@ -293,7 +318,11 @@ fn invalid_write_memory_input_is_an_error_result_and_writes_nothing() {
 #[test]
 fn overloaded_then_success_is_retried_honouring_retry_after() {
     // Without retry-after the client would wait 5 s per retry.
-    let slow = RetryPolicy { max_retries: 3, base_delay: Duration::from_secs(5), max_delay: Duration::from_secs(5) };
+    let slow = RetryPolicy {
+        max_retries: 3,
+        base_delay: Duration::from_secs(5),
+        max_delay: Duration::from_secs(5),
+    };
     let replies = vec![
         Reply::error(529, "overloaded_error", "Overloaded").header("retry-after", "0"),
         Reply::error(429, "rate_limit_error", "Slow down").header("retry-after", "0"),
@@ -318,8 +347,11 @@ fn overloaded_then_success_is_retried_honouring_retry_after() {
 #[test]
 fn server_errors_give_up_after_the_retry_budget() {
     let replies = (0..3).map(|_| Reply::error(500, "api_error", "Internal")).collect();
-    let retry =
-        RetryPolicy { max_retries: 2, base_delay: Duration::from_millis(1), max_delay: Duration::from_millis(5) };
+    let retry = RetryPolicy {
+        max_retries: 2,
+        base_delay: Duration::from_millis(1),
+        max_delay: Duration::from_millis(5),
+    };
     let mut s = setup_with(replies, retry);
     let err = s.agent.turn("hi", &mut Recorder::default(), &Cancel::new()).unwrap_err();
     match &err {
@@ -354,11 +386,15 @@ fn network_errors_are_reported_not_panics() {
     };
     let dir = tempfile::tempdir().unwrap();
     let ws = Workspace::open(dir.path(), None).unwrap();
-    let client = HttpClient::new(format!("http://127.0.0.1:{port}/v1/messages"), "k", quick_retries());
+    let client =
+        HttpClient::new(format!("http://127.0.0.1:{port}/v1/messages"), "k", quick_retries());
     let mut agent = Agent::new(client, ws, AgentOptions::new("m", 10));
     let mut events = Recorder::default();
     let err = agent.turn("hi", &mut events, &Cancel::new()).unwrap_err();
-    assert!(matches!(&err, AgentError::Client(ClientError::Network { attempts: 4, .. })), "{err:?}");
+    assert!(
+        matches!(&err, AgentError::Client(ClientError::Network { attempts: 4, .. })),
+        "{err:?}"
+    );
     assert!(err.to_string().contains(&format!("127.0.0.1:{port}")), "{err}");
     assert_eq!(events.retries.len(), 3);
 }
@@ -383,7 +419,12 @@ fn cancel_abandons_a_slow_request() {
 
 #[test]
 fn a_turn_that_never_stops_calling_tools_is_stopped() {
-    let looping = || Reply::message(json!([tool_use("toolu_loop", "bash", json!({"command": "true"}))]), "tool_use");
+    let looping = || {
+        Reply::message(
+            json!([tool_use("toolu_loop", "bash", json!({"command": "true"}))]),
+            "tool_use",
+        )
+    };
     let dir = tempfile::tempdir().unwrap();
     let ws = Workspace::open(dir.path(), None).unwrap();
     let server = FakeServer::start(vec![looping(), looping(), looping()]);

@@ -115,7 +115,11 @@ fn workspace_figures(dir: &Path) {
         .map(|entries| {
             entries
                 .filter_map(Result::ok)
-                .map(|e| std::fs::read(e.path()).map(|b| b.iter().filter(|&&c| c == b'\n').count()).unwrap_or(0))
+                .map(|e| {
+                    std::fs::read(e.path())
+                        .map(|b| b.iter().filter(|&&c| c == b'\n').count())
+                        .unwrap_or(0)
+                })
                 .sum()
         })
         .unwrap_or(0);
@@ -124,7 +128,8 @@ fn workspace_figures(dir: &Path) {
     println!("start + open (workmem init -q): median {open:.2} ms");
 
     let memory = dir.join(".workmem/memory");
-    let (mut first, mut first_rss, mut again, mut again_rss) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut first, mut first_rss, mut again, mut again_rss) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for _ in 0..3 {
         for name in DERIVED {
             let _ = std::fs::remove_file(memory.join(name));
@@ -161,7 +166,8 @@ fn workspace_figures(dir: &Path) {
             let fact_id = format!("{key}-{id}");
             let ok = workmem(dir)
                 .args([
-                    "remember", content, "-k", "decision", "-i", "4", "--key", &key, "--at", at, "--id", &fact_id, "-q",
+                    "remember", content, "-k", "decision", "-i", "4", "--key", &key, "--at", at,
+                    "--id", &fact_id, "-q",
                 ])
                 .stdout(Stdio::null())
                 .status()

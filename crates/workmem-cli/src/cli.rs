@@ -54,7 +54,13 @@ pub struct Cli {
 pub struct GlobalArgs {
     /// Project directory [default: nearest ancestor holding .workmem/, else
     /// .git, else the current directory]
-    #[arg(short = 'C', long = "project", value_name = "DIR", global = true, help_heading = "Global Options")]
+    #[arg(
+        short = 'C',
+        long = "project",
+        value_name = "DIR",
+        global = true,
+        help_heading = "Global Options"
+    )]
     pub project: Option<PathBuf>,
     /// Where the memory files live (default `<project>/.workmem/memory`).
     #[arg(

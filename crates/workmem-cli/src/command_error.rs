@@ -120,7 +120,9 @@ impl CommandError {
         struct Document<'a> {
             error: Body<'a>,
         }
-        let doc = Document { error: Body { kind: self.kind, message: &self.message, hints: &self.hints } };
+        let doc = Document {
+            error: Body { kind: self.kind, message: &self.message, hints: &self.hints },
+        };
         serde_json::to_writer(&mut *out, &doc).map_err(io::Error::other)?;
         writeln!(out)
     }

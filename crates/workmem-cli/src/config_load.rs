@@ -81,12 +81,17 @@ fn apply_text(config: &mut Config, path: &Path, data: Option<Vec<u8>>) -> Result
         let offset = err.utf8_error().valid_up_to();
         let bytes = err.into_bytes();
         let (line, column) = line_column(&bytes[..offset]);
-        CommandError::invalid("config", format!("{}:{line}:{column}: not valid UTF-8", path.display()))
+        CommandError::invalid(
+            "config",
+            format!("{}:{line}:{column}: not valid UTF-8", path.display()),
+        )
     })?;
     let file = File { path, text: &text };
     let table = DeTable::parse(&text).map_err(|err| file.syntax_error(&err))?;
     apply_table(config, table.get_ref(), &file)?;
-    config.validate().map_err(|err| CommandError::invalid("config", format!("{err} (in {})", path.display())))
+    config
+        .validate()
+        .map_err(|err| CommandError::invalid("config", format!("{err} (in {})", path.display())))
 }
 
 /// A configuration file being applied: where errors point.
@@ -116,8 +121,12 @@ impl File<'_> {
         } else {
             message.to_owned()
         };
-        let key = self.key_of_line(span.start).map(|key| format!(" (key `{key}`)")).unwrap_or_default();
-        CommandError::invalid("config", format!("{}: not valid TOML: {message}{key}", self.place(&span)))
+        let key =
+            self.key_of_line(span.start).map(|key| format!(" (key `{key}`)")).unwrap_or_default();
+        CommandError::invalid(
+            "config",
+            format!("{}: not valid TOML: {message}{key}", self.place(&span)),
+        )
     }
 
     /// Returns the bare key assigned on the line holding `offset`, if the
@@ -135,7 +144,11 @@ impl File<'_> {
     }
 
     fn unknown(&self, key: &str, span: &Range<usize>) -> CommandError {
-        let key = if workmem::find_secret(key).is_some() { "(not shown: it looks like a credential)" } else { key };
+        let key = if workmem::find_secret(key).is_some() {
+            "(not shown: it looks like a credential)"
+        } else {
+            key
+        };
         CommandError::invalid("config", format!("{}: unknown key `{key}`", self.place(span)))
             .hinted("known keys: policy.{minimum_age_days, minimum_importance, repeat_threshold, supersession_repeat_threshold, stable_kinds, source.<name>.{minimum_age_days, minimum_importance}}, context.{recent_facts, budget}")
     }
@@ -144,7 +157,11 @@ impl File<'_> {
         CommandError::invalid("config", format!("{}: `{key}` {message}", self.place(span)))
     }
 
-    fn section<'t, 'i>(&self, value: &'t Spanned<DeValue<'i>>, key: &str) -> Result<&'t DeTable<'i>, CommandError> {
+    fn section<'t, 'i>(
+        &self,
+        value: &'t Spanned<DeValue<'i>>,
+        key: &str,
+    ) -> Result<&'t DeTable<'i>, CommandError> {
         match value.get_ref() {
             DeValue::Table(table) => Ok(table),
             _ => Err(self.bad(key, &value.span(), "must be a table")),
@@ -153,14 +170,22 @@ impl File<'_> {
 
     /// Returns the integer at `value`, checked to lie in `min..=max`; the
     /// message states the range, never the value found.
-    fn integer(&self, value: &Spanned<DeValue<'_>>, key: &str, min: i64, max: i64) -> Result<i64, CommandError> {
+    fn integer(
+        &self,
+        value: &Spanned<DeValue<'_>>,
+        key: &str,
+        min: i64,
+        max: i64,
+    ) -> Result<i64, CommandError> {
         let range = format!("must be an integer from {min} to {max}");
         match value.get_ref() {
             DeValue::Integer(n) => match i64::from_str_radix(n.as_str(), n.radix()) {
                 Ok(n) if (min..=max).contains(&n) => Ok(n),
                 _ => Err(self.bad(key, &value.span(), range)),
             },
-            other => Err(self.bad(key, &value.span(), format!("{range}, not {}", other.type_str()))),
+            other => {
+                Err(self.bad(key, &value.span(), format!("{range}, not {}", other.type_str())))
+            }
         }
     }
 }
@@ -173,7 +198,11 @@ fn line_column(before: &[u8]) -> (usize, usize) {
     (line, column)
 }
 
-fn apply_table(config: &mut Config, table: &DeTable<'_>, file: &File<'_>) -> Result<(), CommandError> {
+fn apply_table(
+    config: &mut Config,
+    table: &DeTable<'_>,
+    file: &File<'_>,
+) -> Result<(), CommandError> {
     for (key, value) in table {
         match key.get_ref().as_ref() {
             "policy" => apply_policy(config, file.section(value, "policy")?, file)?,
@@ -181,8 +210,13 @@ fn apply_table(config: &mut Config, table: &DeTable<'_>, file: &File<'_>) -> Res
                 for (name, value) in file.section(value, "context")? {
                     let full = format!("context.{}", name.get_ref());
                     match name.get_ref().as_ref() {
-                        "recent_facts" => config.recent_facts = file.integer(value, &full, 0, 1_000)? as usize,
-                        "budget" => config.context_budget = file.integer(value, &full, 0, 100_000_000)? as usize,
+                        "recent_facts" => {
+                            config.recent_facts = file.integer(value, &full, 0, 1_000)? as usize
+                        }
+                        "budget" => {
+                            config.context_budget =
+                                file.integer(value, &full, 0, 100_000_000)? as usize
+                        }
                         _ => return Err(file.unknown(&full, &name.span())),
                     }
                 }
@@ -193,16 +227,27 @@ fn apply_table(config: &mut Config, table: &DeTable<'_>, file: &File<'_>) -> Res
     Ok(())
 }
 
-fn apply_policy(config: &mut Config, table: &DeTable<'_>, file: &File<'_>) -> Result<(), CommandError> {
+fn apply_policy(
+    config: &mut Config,
+    table: &DeTable<'_>,
+    file: &File<'_>,
+) -> Result<(), CommandError> {
     let policy = &mut config.policy;
     for (name, value) in table {
         let full = format!("policy.{}", name.get_ref());
         match name.get_ref().as_ref() {
-            "minimum_age_days" => policy.minimum_age_days = file.integer(value, &full, 0, 365_000)? as u32,
-            "minimum_importance" => policy.minimum_importance = file.integer(value, &full, 1, 5)? as u8,
-            "repeat_threshold" => policy.repeat_threshold = file.integer(value, &full, 1, 1_000_000)? as u32,
+            "minimum_age_days" => {
+                policy.minimum_age_days = file.integer(value, &full, 0, 365_000)? as u32
+            }
+            "minimum_importance" => {
+                policy.minimum_importance = file.integer(value, &full, 1, 5)? as u8
+            }
+            "repeat_threshold" => {
+                policy.repeat_threshold = file.integer(value, &full, 1, 1_000_000)? as u32
+            }
             "supersession_repeat_threshold" => {
-                policy.supersession_repeat_threshold = file.integer(value, &full, 2, 1_000_000)? as u32;
+                policy.supersession_repeat_threshold =
+                    file.integer(value, &full, 2, 1_000_000)? as u32;
             }
             "stable_kinds" => {
                 let DeValue::Array(items) = value.get_ref() else {
@@ -216,7 +261,11 @@ fn apply_policy(config: &mut Config, table: &DeTable<'_>, file: &File<'_>) -> Re
                             _ => None,
                         }
                         .ok_or_else(|| {
-                            file.bad(&full, &item.span(), "items must be decision, convention, pitfall or outcome")
+                            file.bad(
+                                &full,
+                                &item.span(),
+                                "items must be decision, convention, pitfall or outcome",
+                            )
                         })
                     })
                     .collect::<Result<_, _>>()?;
@@ -229,10 +278,12 @@ fn apply_policy(config: &mut Config, table: &DeTable<'_>, file: &File<'_>) -> Re
                         let full = format!("{prefix}.{}", name.get_ref());
                         match name.get_ref().as_ref() {
                             "minimum_age_days" => {
-                                slot.minimum_age_days = Some(file.integer(value, &full, 0, 365_000)? as u32);
+                                slot.minimum_age_days =
+                                    Some(file.integer(value, &full, 0, 365_000)? as u32);
                             }
                             "minimum_importance" => {
-                                slot.minimum_importance = Some(file.integer(value, &full, 1, 5)? as u8);
+                                slot.minimum_importance =
+                                    Some(file.integer(value, &full, 1, 5)? as u8);
                             }
                             _ => return Err(file.unknown(&full, &name.span())),
                         }

@@ -24,7 +24,8 @@ use crate::cli::Cli;
 use crate::command_error::{CommandError, EXIT_USAGE};
 
 fn main() -> ExitCode {
-    let json_requested = std::env::args_os().skip(1).take_while(|a| a != "--").any(|a| a == "--json");
+    let json_requested =
+        std::env::args_os().skip(1).take_while(|a| a != "--").any(|a| a == "--json");
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => return usage_error(&err, json_requested),
@@ -55,7 +56,12 @@ fn usage_error(err: &clap::Error, json: bool) -> ExitCode {
         }
         _ if json => {
             let rendered = err.render().to_string();
-            let message = rendered.lines().next().unwrap_or("usage error").trim_start_matches("error: ").to_owned();
+            let message = rendered
+                .lines()
+                .next()
+                .unwrap_or("usage error")
+                .trim_start_matches("error: ")
+                .to_owned();
             CommandError::usage(message).report(true);
             exit_code(EXIT_USAGE)
         }

@@ -106,7 +106,8 @@ impl Ui {
     /// as such).
     pub fn json<T: Serialize + ?Sized>(&self, value: &T) -> Result<(), CommandError> {
         let mut out = io::stdout().lock();
-        serde_json::to_writer(&mut out, value).map_err(|err| CommandError::stdout(&io::Error::from(err)))?;
+        serde_json::to_writer(&mut out, value)
+            .map_err(|err| CommandError::stdout(&io::Error::from(err)))?;
         writeln!(out).and_then(|()| out.flush()).map_err(|err| CommandError::stdout(&err))
     }
 
@@ -125,7 +126,8 @@ impl Ui {
     /// Errors: as [`Ui::json`].
     pub fn line(&self, line: impl std::fmt::Display) -> Result<(), CommandError> {
         let mut out = io::stdout().lock();
-        writeln!(out, "{}", escape_controls(&line.to_string())).map_err(|err| CommandError::stdout(&err))
+        writeln!(out, "{}", escape_controls(&line.to_string()))
+            .map_err(|err| CommandError::stdout(&err))
     }
 
     /// Writes one status line to stderr unless `--quiet`, control

@@ -43,7 +43,10 @@ impl Env {
     /// The binary in the project with a cleared environment.
     fn cmd(&self) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_workmem"));
-        cmd.env_clear().env("HOME", self.root.path().join("home")).env("USER", "tester").current_dir(self.project());
+        cmd.env_clear()
+            .env("HOME", self.root.path().join("home"))
+            .env("USER", "tester")
+            .current_dir(self.project());
         if let Some(path) = std::env::var_os("PATH") {
             cmd.env("PATH", path);
         }
@@ -94,7 +97,8 @@ impl Env {
 
 /// Runs `cmd` with `input` on stdin, killing it after a minute.
 fn run(mut cmd: Command, input: &str) -> Run {
-    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child =
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     // A process that exits before reading its input (e.g. on a missing
     // MODEL_ID) closes the pipe first: that is not a failure of the test.
     if let Err(err) = child.stdin.take().unwrap().write_all(input.as_bytes()) {
@@ -204,21 +208,52 @@ fn piped_session_runs_tools_lists_and_resolves_a_conflict() {
 
     // stdout: the model's text and the slash commands' output, no prompt.
     assert!(!out.stdout.contains("workmem>"), "{}", out.stdout);
-    assert!(out.stdout.starts_with("Checking the project.\nDone: noted the HTTP client.\n"), "{}", out.stdout);
-    assert!(out.stdout.contains(&format!("{conflict_id}  open  key test.runner  revision 1")), "{}", out.stdout);
-    assert!(out.stdout.contains(&format!("resolved {conflict_id} (revision 1) with {candidate_id}")), "{}", out.stdout);
-    assert!(out.stdout.contains("The HTTP client is ureq 3"), "/today lists the new fact: {}", out.stdout);
+    assert!(
+        out.stdout.starts_with("Checking the project.\nDone: noted the HTTP client.\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(&format!("{conflict_id}  open  key test.runner  revision 1")),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(&format!("resolved {conflict_id} (revision 1) with {candidate_id}")),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("The HTTP client is ureq 3"),
+        "/today lists the new fact: {}",
+        out.stdout
+    );
     // stderr: what the tools ran.
     assert!(out.stderr.contains("$ echo bash-was-here"), "{}", out.stderr);
-    assert!(out.stderr.contains("+ write_memory [decision 4] The HTTP client is ureq 3"), "{}", out.stderr);
-    assert!(out.stderr.contains("no conflict cases"), "the second /conflicts lists none: {}", out.stderr);
+    assert!(
+        out.stderr.contains("+ write_memory [decision 4] The HTTP client is ureq 3"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("no conflict cases"),
+        "the second /conflicts lists none: {}",
+        out.stderr
+    );
 
     let received = server.finish();
     assert_eq!(received.len(), 2, "slash commands and lines after /quit never reach the model");
     let system = received[0].body["system"].as_str().unwrap();
-    assert!(system.contains("- Use WAL mode (seen 1x; evidence: 1)"), "curated memory in the prompt: {system}");
-    let tools: Vec<&str> =
-        received[0].body["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert!(
+        system.contains("- Use WAL mode (seen 1x; evidence: 1)"),
+        "curated memory in the prompt: {system}"
+    );
+    let tools: Vec<&str> = received[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
     assert_eq!(tools, ["bash", "write_memory"]);
     let results = received[1].body["messages"][2]["content"].as_array().unwrap();
     assert_eq!(results[0]["tool_use_id"], "toolu_1");
@@ -234,7 +269,8 @@ fn piped_session_runs_tools_lists_and_resolves_a_conflict() {
     assert_eq!(adjudications[0]["rationale"], "We standardise on this runner");
     assert!(env.json(&["conflicts"]).as_array().unwrap().is_empty());
     let facts = env.json(&["facts", "--all"]);
-    let model_facts: Vec<&Value> = facts.as_array().unwrap().iter().filter(|f| f["source"] == "model_tool").collect();
+    let model_facts: Vec<&Value> =
+        facts.as_array().unwrap().iter().filter(|f| f["source"] == "model_tool").collect();
     assert_eq!(model_facts.len(), 1);
     assert_eq!(model_facts[0]["evidence"], json!({"file": "Cargo.toml"}));
 }
@@ -243,8 +279,7 @@ fn piped_session_runs_tools_lists_and_resolves_a_conflict() {
 fn slash_command_errors_are_reported_and_the_session_goes_on() {
     let env = Env::new();
     let server = FakeServer::start(vec![Reply::text("still alive")]);
-    let input =
-        "/resolve conflict-0000000000000000 1 candidate-0000000000000000 ev:1 because\n/resolve x\n/bogus\nping\n";
+    let input = "/resolve conflict-0000000000000000 1 candidate-0000000000000000 ev:1 because\n/resolve x\n/bogus\nping\n";
     let out = run(env.chat(&server), input);
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert!(out.stderr.contains("error: resolution rejected"), "{}", out.stderr);
@@ -257,10 +292,15 @@ fn slash_command_errors_are_reported_and_the_session_goes_on() {
 #[test]
 fn unauthorized_ends_a_piped_session_with_exit_1() {
     let env = Env::new();
-    let server = FakeServer::start(vec![Reply::error(401, "authentication_error", "invalid x-api-key")]);
+    let server =
+        FakeServer::start(vec![Reply::error(401, "authentication_error", "invalid x-api-key")]);
     let out = run(env.chat(&server), "hello\nsecond line\n");
     assert_eq!(out.code, Some(1), "{}", out.stderr);
-    assert!(out.stderr.contains("rejected the API key (HTTP 401): invalid x-api-key"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("rejected the API key (HTTP 401): invalid x-api-key"),
+        "{}",
+        out.stderr
+    );
     assert!(out.stderr.contains("hint: check ANTHROPIC_API_KEY"), "{}", out.stderr);
     assert_eq!(server.finish().len(), 1, "a 401 is not retried");
 }
@@ -276,7 +316,9 @@ fn overloaded_is_retried_and_reported() {
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert_eq!(out.stdout, "Back.\n");
     assert!(
-        out.stderr.contains("model API unavailable (HTTP 529 overloaded_error); retrying in 0.0 s (attempt 2 of 6)"),
+        out.stderr.contains(
+            "model API unavailable (HTTP 529 overloaded_error); retrying in 0.0 s (attempt 2 of 6)"
+        ),
         "{}",
         out.stderr
     );
@@ -295,7 +337,8 @@ fn network_failure_is_an_error_not_a_panic() {
     // Connection refused is retried with backoff (1 + 2 + 4 + 8 + 16 s by
     // default), so only the first attempt is awaited here: the process is
     // checked for a panic message, then stopped.
-    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child =
+        cmd.stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
     child.stdin.take().unwrap().write_all(b"hello\n").unwrap();
     let mut stderr = child.stderr.take().unwrap();
     let reader = std::thread::spawn(move || {
@@ -329,7 +372,11 @@ fn pty_session_chat_conflicts_resolve_cancel_quit() {
     session.send_line("/conflicts").unwrap();
     session.exp_string(&format!("{conflict_id}  open  key test.runner")).unwrap();
     session.exp_string("workmem> ").unwrap();
-    session.send_line(&format!("/resolve {conflict_id} 1 {candidate_id} review:pty:1 Chosen at the terminal")).unwrap();
+    session
+        .send_line(&format!(
+            "/resolve {conflict_id} 1 {candidate_id} review:pty:1 Chosen at the terminal"
+        ))
+        .unwrap();
     session.exp_string(&format!("resolved {conflict_id} (revision 1)")).unwrap();
     session.exp_string("workmem> ").unwrap();
     // Ctrl-C cancels a request that hangs, and the REPL goes on.
@@ -343,7 +390,11 @@ fn pty_session_chat_conflicts_resolve_cancel_quit() {
 
     let received = server.finish();
     assert_eq!(received.len(), 2);
-    assert_eq!(received[1].body["messages"].as_array().unwrap().len(), 3, "the first turn stayed in the conversation");
+    assert_eq!(
+        received[1].body["messages"].as_array().unwrap().len(),
+        3,
+        "the first turn stayed in the conversation"
+    );
     let adjudications = env.json(&["adjudications"]);
     assert_eq!(adjudications[0]["event_id"], "review:pty:1");
     assert_eq!(adjudications[0]["rationale"], "Chosen at the terminal");

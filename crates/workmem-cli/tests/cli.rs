@@ -58,8 +58,10 @@ impl Env {
 
     /// Runs a command that must succeed and returns its stdout as JSON.
     fn json(&self, args: &[&str]) -> Value {
-        let out = self.cmd().args(args).arg("--json").assert().success().get_output().stdout.clone();
-        serde_json::from_slice(&out).unwrap_or_else(|err| panic!("{args:?}: {err}: {}", String::from_utf8_lossy(&out)))
+        let out =
+            self.cmd().args(args).arg("--json").assert().success().get_output().stdout.clone();
+        serde_json::from_slice(&out)
+            .unwrap_or_else(|err| panic!("{args:?}: {err}: {}", String::from_utf8_lossy(&out)))
     }
 
     /// Runs a command that must succeed and returns its stdout.
@@ -188,7 +190,10 @@ fn remember_prints_the_stored_fact() {
     assert_eq!(fact["importance"], 4);
     assert_eq!(fact["memory_key"], "runtime.python-version");
     assert_eq!(fact["source"], "user");
-    assert_eq!(fact["evidence"], serde_json::json!({"file": "pyproject.toml", "commit": "abc=def"}));
+    assert_eq!(
+        fact["evidence"],
+        serde_json::json!({"file": "pyproject.toml", "commit": "abc=def"})
+    );
     assert_eq!(fact["recorded_at"], "2026-01-05T09:30:00Z");
     assert_eq!(fact["fact_id"], "py-1");
     assert_eq!(fact["schema_version"], 2);
@@ -216,14 +221,16 @@ fn facts_and_logs_list_what_was_recorded() {
     let today = env.json(&["remember", "today's fact"]);
 
     let on_day = env.json(&["facts", "--day", "2026-01-01"]);
-    let contents: Vec<&str> = on_day.as_array().unwrap().iter().map(|f| f["content"].as_str().unwrap()).collect();
+    let contents: Vec<&str> =
+        on_day.as_array().unwrap().iter().map(|f| f["content"].as_str().unwrap()).collect();
     assert_eq!(contents, ["first", "second"]);
     assert_eq!(keys(&on_day[0]), FACT_KEYS);
 
     let all = env.json(&["facts", "--all"]);
     assert_eq!(all.as_array().unwrap().len(), 4);
     let recent = env.json(&["facts", "--recent", "2"]);
-    let contents: Vec<&str> = recent.as_array().unwrap().iter().map(|f| f["content"].as_str().unwrap()).collect();
+    let contents: Vec<&str> =
+        recent.as_array().unwrap().iter().map(|f| f["content"].as_str().unwrap()).collect();
     assert_eq!(contents, ["third", "today's fact"]);
     let keyed = env.json(&["facts", "--all", "--key", "A.B"]);
     assert_eq!(keyed.as_array().unwrap().len(), 1);
@@ -239,7 +246,11 @@ fn facts_and_logs_list_what_was_recorded() {
     assert!(human.contains("2026-01-01T09:00:00Z  decision   4 a.b: second"), "{human}");
     assert_eq!(env.text(&["facts", "--day", "2025-12-31"]), "");
 
-    env.cmd().args(["facts", "--day", "../../etc/passwd"]).assert().code(2).stderr(predicate::str::contains("--day"));
+    env.cmd()
+        .args(["facts", "--day", "../../etc/passwd"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--day"));
     env.cmd().args(["facts", "--day", "2026-02-30"]).assert().code(2);
     env.cmd().args(["facts", "--all", "--recent", "3"]).assert().code(2);
 
@@ -297,7 +308,12 @@ fn distill_memory_context_and_conflicts() {
     assert_eq!(env.json(&["conflicts", "--status", "superseded"]).as_array().unwrap().len(), 0);
     env.cmd().args(["conflicts", "--status", "closed"]).assert().code(2);
     let human = env.text(&["conflicts"]);
-    assert!(human.contains(&case_id) && human.contains("Use nextest") && human.contains("Use cargo test"), "{human}");
+    assert!(
+        human.contains(&case_id)
+            && human.contains("Use nextest")
+            && human.contains("Use cargo test"),
+        "{human}"
+    );
 
     let human = env.text(&["distill", "--as-of", AS_OF]);
     assert!(human.contains("scanned") && human.contains(&case_id), "{human}");
@@ -310,10 +326,28 @@ fn distill_policy_flags_are_applied_and_validated() {
     env.remember("Young and minor", "pitfall", 2, None, "2026-05-31T00:00:00Z");
     let strict = env.json(&["distill", "--as-of", AS_OF, "--dry-run"]);
     assert_eq!(strict["scanned"], 0);
-    let loose = env.json(&["distill", "--as-of", AS_OF, "--dry-run", "--min-age-days", "0", "--min-importance", "2"]);
+    let loose = env.json(&[
+        "distill",
+        "--as-of",
+        AS_OF,
+        "--dry-run",
+        "--min-age-days",
+        "0",
+        "--min-importance",
+        "2",
+    ]);
     assert_eq!(loose["scanned"], 1);
     assert_eq!(loose["created"], 1);
-    let repeat = env.json(&["distill", "--as-of", AS_OF, "--dry-run", "--min-age-days", "0", "--repeat", "1"]);
+    let repeat = env.json(&[
+        "distill",
+        "--as-of",
+        AS_OF,
+        "--dry-run",
+        "--min-age-days",
+        "0",
+        "--repeat",
+        "1",
+    ]);
     assert_eq!(repeat["created"], 1);
 
     for (flag, value, field) in [
@@ -322,7 +356,11 @@ fn distill_policy_flags_are_applied_and_validated() {
         ("--supersede-repeat", "1", "supersession_repeat_threshold"),
         ("--as-of", "yesterday", "--as-of"),
     ] {
-        env.cmd().args(["distill", flag, value]).assert().code(2).stderr(predicate::str::contains(field));
+        env.cmd()
+            .args(["distill", flag, value])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(field));
     }
 }
 
@@ -334,13 +372,18 @@ fn project_is_discovered_from_a_subdirectory_holding_workmem() {
     let deep = outer.join("inner/src/deep");
     std::fs::create_dir_all(&deep).unwrap();
     std::fs::create_dir_all(outer.join("inner/.git")).unwrap();
-    let init = env.cmd_in(&outer).args(["init", "--json"]).assert().success().get_output().stdout.clone();
+    let init =
+        env.cmd_in(&outer).args(["init", "--json"]).assert().success().get_output().stdout.clone();
     let init: Value = serde_json::from_slice(&init).unwrap();
 
-    let from_deep = env.cmd_in(&deep).args(["init", "--json"]).assert().success().get_output().stdout.clone();
+    let from_deep =
+        env.cmd_in(&deep).args(["init", "--json"]).assert().success().get_output().stdout.clone();
     let from_deep: Value = serde_json::from_slice(&from_deep).unwrap();
     assert_eq!(from_deep, init);
-    env.cmd_in(&deep).args(["remember", "found it", "--at", "2026-01-01T00:00:00Z"]).assert().success();
+    env.cmd_in(&deep)
+        .args(["remember", "found it", "--at", "2026-01-01T00:00:00Z"])
+        .assert()
+        .success();
     assert!(outer.join(".workmem/memory/daily/2026-01-01.jsonl").is_file());
     assert!(!deep.join(".workmem").exists());
     assert!(!outer.join("inner/.workmem").exists());
@@ -351,7 +394,8 @@ fn project_falls_back_to_the_nearest_git_directory() {
     let env = Env::new();
     let sub = env.project().join("src/module");
     std::fs::create_dir_all(&sub).unwrap();
-    let out = env.cmd_in(&sub).args(["init", "--json"]).assert().success().get_output().stdout.clone();
+    let out =
+        env.cmd_in(&sub).args(["init", "--json"]).assert().success().get_output().stdout.clone();
     let out: Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(out["project"], std::fs::canonicalize(env.project()).unwrap().to_str().unwrap());
     assert!(env.memory().is_dir());
@@ -361,7 +405,11 @@ fn project_falls_back_to_the_nearest_git_directory() {
     std::fs::create_dir(&other).unwrap();
     env.cmd_in(&sub).args(["-C", "../../../other", "init"]).assert().success();
     assert!(other.join(".workmem/memory").is_dir());
-    env.cmd().args(["-C", "missing", "init"]).assert().code(2).stderr(predicate::str::contains("missing"));
+    env.cmd()
+        .args(["-C", "missing", "init"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("missing"));
 }
 
 #[test]
@@ -383,7 +431,12 @@ fn memory_dir_flag_and_environment_redirect_the_store() {
     assert!(env_dir.join("daily/2026-01-02.jsonl").is_file());
     assert!(!env.project().join(".workmem").exists());
 
-    let listed = env.cmd().env("WORKMEM_MEMORY_DIR", &env_dir).args(["facts", "--all", "--json"]).assert().success();
+    let listed = env
+        .cmd()
+        .env("WORKMEM_MEMORY_DIR", &env_dir)
+        .args(["facts", "--all", "--json"])
+        .assert()
+        .success();
     let listed: Value = serde_json::from_slice(&listed.get_output().stdout).unwrap();
     assert_eq!(listed.as_array().unwrap().len(), 1);
     assert_eq!(listed[0]["content"], "via env");
@@ -431,7 +484,12 @@ fn invalid_remember_input_exits_2_names_the_field_and_writes_nothing() {
         }
         let before = snapshot(env.root());
         for (args, field) in &cases {
-            env.cmd().arg("remember").args(args).assert().code(2).stderr(predicate::str::contains(*field));
+            env.cmd()
+                .arg("remember")
+                .args(args)
+                .assert()
+                .code(2)
+                .stderr(predicate::str::contains(*field));
             let json = env.cmd().arg("remember").args(args).arg("--json").assert().code(2);
             let error: Value = serde_json::from_slice(&json.get_output().stderr).unwrap();
             assert_eq!(error["error"]["kind"], "invalid_input", "{args:?}");
@@ -457,8 +515,16 @@ fn usage_errors_exit_2() {
     env.cmd().assert().code(2);
     env.cmd().args(["frobnicate"]).assert().code(2);
     env.cmd().args(["remember"]).assert().code(2);
-    env.cmd().args(["remember", "x", "-i", "many"]).assert().code(2).stderr(predicate::str::contains("--importance"));
-    env.cmd().args(["remember", "x", "-e", "novalue"]).assert().code(2).stderr(predicate::str::contains("KEY=VALUE"));
+    env.cmd()
+        .args(["remember", "x", "-i", "many"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--importance"));
+    env.cmd()
+        .args(["remember", "x", "-e", "novalue"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("KEY=VALUE"));
     env.cmd()
         .args(["remember", "x", "-e", "a=1", "-e", "a=2"])
         .assert()
@@ -475,14 +541,33 @@ fn usage_errors_exit_2() {
 fn help_documents_exit_codes_environment_and_examples() {
     let env = Env::new();
     let help = env.text(&["--help"]);
-    for needle in ["Exit codes:", "WORKMEM_MEMORY_DIR", "4  corruption", "5  scope error", "6  resolution rejected"] {
+    for needle in [
+        "Exit codes:",
+        "WORKMEM_MEMORY_DIR",
+        "4  corruption",
+        "5  scope error",
+        "6  resolution rejected",
+    ] {
         assert!(help.contains(needle), "top-level help lacks {needle:?}");
     }
-    for command in ["init", "remember", "import", "facts", "logs", "distill", "memory", "context", "conflicts", "demo"]
-    {
+    for command in [
+        "init",
+        "remember",
+        "import",
+        "facts",
+        "logs",
+        "distill",
+        "memory",
+        "context",
+        "conflicts",
+        "demo",
+    ] {
         let help = env.text(&[command, "--help"]);
         assert!(help.contains("Examples:"), "{command} --help lacks examples");
-        assert!(help.contains(&format!("workmem {command}")), "{command} --help has no example of itself");
+        assert!(
+            help.contains(&format!("workmem {command}")),
+            "{command} --help has no example of itself"
+        );
         let summary = help.lines().next().unwrap();
         assert!(!summary.ends_with('.'), "{command}: {summary:?}");
     }
@@ -503,15 +588,14 @@ fn import_with_one_bad_line_exits_2_names_the_line_and_writes_nothing() {
     let before = snapshot(env.root());
     for (bad, expected) in cases {
         // Line 2 is blank; with the last case, "dup" appears twice.
-        let input = format!("{good}\n\n{bad}\n{good}\n{}\n", r#"{"content": "also", "fact_id": "dup"}"#);
+        let input =
+            format!("{good}\n\n{bad}\n{good}\n{}\n", r#"{"content": "also", "fact_id": "dup"}"#);
         let file = env.root().join("home/facts.jsonl");
         std::fs::write(&file, &input).unwrap();
         let before_with_file = snapshot(env.root());
-        env.cmd()
-            .args(["import", file.to_str().unwrap()])
-            .assert()
-            .code(2)
-            .stderr(predicate::str::contains(expected).and(predicate::str::contains("facts.jsonl")));
+        env.cmd().args(["import", file.to_str().unwrap()]).assert().code(2).stderr(
+            predicate::str::contains(expected).and(predicate::str::contains("facts.jsonl")),
+        );
         env.cmd()
             .args(["import", "-", "--json"])
             .write_stdin(input)
@@ -540,7 +624,8 @@ fn import_appends_every_fact_of_a_good_file() {
     let out = env.json(&["import", file.to_str().unwrap()]);
     assert_eq!(out, serde_json::json!({"imported": 3, "already_present": 0}));
     let all = env.json(&["facts", "--all"]);
-    let ids: Vec<&str> = all.as_array().unwrap().iter().map(|f| f["fact_id"].as_str().unwrap()).collect();
+    let ids: Vec<&str> =
+        all.as_array().unwrap().iter().map(|f| f["fact_id"].as_str().unwrap()).collect();
     assert_eq!(ids, ["imp-1", "imp-2", "imp-3"]);
     assert_eq!(all[0]["source"], "ci");
     assert_eq!(all[0]["evidence"]["run"], "1");
@@ -551,7 +636,12 @@ fn import_appends_every_fact_of_a_good_file() {
     assert_eq!(again, serde_json::json!({"imported": 0, "already_present": 3}));
     assert_eq!(env.json(&["facts", "--all"]).as_array().unwrap().len(), 3);
 
-    let human = env.cmd().args(["import", "-"]).write_stdin("{\"content\": \"from stdin\"}\n").assert().success();
+    let human = env
+        .cmd()
+        .args(["import", "-"])
+        .write_stdin("{\"content\": \"from stdin\"}\n")
+        .assert()
+        .success();
     assert_eq!(String::from_utf8_lossy(&human.get_output().stdout), "imported 1 fact\n");
 }
 
@@ -561,11 +651,10 @@ fn a_fact_of_another_workspace_is_a_scope_error() {
     env.remember("mine", "outcome", 3, None, "2026-01-01T00:00:00Z");
     let foreign = r#"{"content": "theirs", "evidence": {}, "fact_id": "f-1", "importance": 3, "kind": "outcome", "memory_key": null, "recorded_at": "2026-01-02T00:00:00Z", "schema_version": 2, "source": "agent", "workspace_id": "0000000000000000"}"#;
     std::fs::write(env.daily("2026-01-02"), format!("{foreign}\n")).unwrap();
-    env.cmd()
-        .args(["facts", "--all"])
-        .assert()
-        .code(5)
-        .stderr(predicate::str::contains("2026-01-02.jsonl:1").and(predicate::str::contains("0000000000000000")));
+    env.cmd().args(["facts", "--all"]).assert().code(5).stderr(
+        predicate::str::contains("2026-01-02.jsonl:1")
+            .and(predicate::str::contains("0000000000000000")),
+    );
     let json = env.cmd().args(["facts", "--all", "--json"]).assert().code(5);
     let error: Value = serde_json::from_slice(&json.get_output().stderr).unwrap();
     assert_eq!(error["error"]["kind"], "scope");
@@ -578,12 +667,15 @@ fn garbage_inside_a_daily_log_is_corruption_naming_file_and_line() {
     let path = env.daily("2026-01-01");
     let good = std::fs::read_to_string(&path).unwrap();
     std::fs::write(&path, format!("{good}this is not json\n{good}")).unwrap();
-    for args in [&["facts", "--all"][..], &["facts", "--day", "2026-01-01"], &["logs"], &["distill", "--dry-run"]] {
-        env.cmd()
-            .args(args)
-            .assert()
-            .code(4)
-            .stderr(predicate::str::contains("2026-01-01.jsonl:2").and(predicate::str::contains("error:")));
+    for args in [
+        &["facts", "--all"][..],
+        &["facts", "--day", "2026-01-01"],
+        &["logs"],
+        &["distill", "--dry-run"],
+    ] {
+        env.cmd().args(args).assert().code(4).stderr(
+            predicate::str::contains("2026-01-01.jsonl:2").and(predicate::str::contains("error:")),
+        );
     }
 }
 
@@ -599,7 +691,8 @@ fn a_torn_final_line_is_ignored() {
     // The next append repairs the tail instead of fusing with it.
     env.remember("after the crash", "outcome", 3, None, "2026-01-01T01:00:00Z");
     let all = env.json(&["facts", "--all"]);
-    let contents: Vec<&str> = all.as_array().unwrap().iter().map(|f| f["content"].as_str().unwrap()).collect();
+    let contents: Vec<&str> =
+        all.as_array().unwrap().iter().map(|f| f["content"].as_str().unwrap()).collect();
     assert_eq!(contents, ["complete", "after the crash"]);
 }
 
@@ -732,11 +825,21 @@ fn a_moved_checkout_is_refused_with_exit_5_naming_both_ids_and_nothing_is_writte
     env.remember("Use WAL mode", "decision", 4, None, "2026-01-01T00:00:00Z");
     let moved = env.root().join("moved");
     std::fs::rename(env.project(), &moved).unwrap();
-    let new_id = env.cmd_in(&moved).args(["init", "--json"]).assert().code(0).get_output().stdout.clone();
-    let new_id = serde_json::from_slice::<Value>(&new_id).unwrap()["workspace_id"].as_str().unwrap().to_owned();
+    let new_id =
+        env.cmd_in(&moved).args(["init", "--json"]).assert().code(0).get_output().stdout.clone();
+    let new_id = serde_json::from_slice::<Value>(&new_id).unwrap()["workspace_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let before = snapshot(&moved.join(".workmem"));
     for at in ["2026-01-01T05:00:00Z", "2026-01-09T00:00:00Z"] {
-        let out = env.cmd_in(&moved).args(["remember", "x", "--at", at]).assert().code(5).get_output().clone();
+        let out = env
+            .cmd_in(&moved)
+            .args(["remember", "x", "--at", at])
+            .assert()
+            .code(5)
+            .get_output()
+            .clone();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains(&old_id) && stderr.contains(&new_id), "{stderr}");
         assert!(stderr.contains("2026-01-01.jsonl"), "{stderr}");
@@ -745,7 +848,11 @@ fn a_moved_checkout_is_refused_with_exit_5_naming_both_ids_and_nothing_is_writte
     assert_eq!(snapshot(&moved.join(".workmem")), before, "a refused append wrote");
     // Moved back, the memory reads and writes as before.
     std::fs::rename(&moved, env.project()).unwrap();
-    env.cmd().args(["facts", "--all"]).assert().success().stdout(predicate::str::contains("Use WAL mode"));
+    env.cmd()
+        .args(["facts", "--all"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Use WAL mode"));
     env.cmd().args(["remember", "z"]).assert().success();
 }
 
@@ -754,10 +861,15 @@ fn outside_a_project_only_init_creates_a_workspace() {
     let env = Env::new();
     let bare = env.root().join("bare");
     std::fs::create_dir(&bare).unwrap();
-    for args in [&["remember", "x"][..], &["distill"], &["facts"], &["context"], &["import", "-"], &["mcp"]] {
+    for args in
+        [&["remember", "x"][..], &["distill"], &["facts"], &["context"], &["import", "-"], &["mcp"]]
+    {
         let out = env.cmd_in(&bare).args(args).assert().code(2).get_output().clone();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains("not inside a project") && stderr.contains("workmem init"), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("not inside a project") && stderr.contains("workmem init"),
+            "{args:?}: {stderr}"
+        );
         assert!(!bare.join(".workmem").exists(), "{args:?} created a workspace");
     }
     // -C names a directory, not a project: the same rule applies.
@@ -765,7 +877,10 @@ fn outside_a_project_only_init_creates_a_workspace() {
     assert!(!bare.join(".workmem").exists());
     // An explicit memory directory is a workspace named by the user.
     let store = env.root().join("store");
-    env.cmd_in(&bare).args(["--memory-dir", store.to_str().unwrap(), "remember", "x"]).assert().success();
+    env.cmd_in(&bare)
+        .args(["--memory-dir", store.to_str().unwrap(), "remember", "x"])
+        .assert()
+        .success();
     // init creates one, and then every command works there.
     env.cmd_in(&bare).arg("init").assert().success();
     env.cmd_in(&bare).args(["remember", "x"]).assert().success();
@@ -781,7 +896,10 @@ fn the_mcp_server_never_serves_the_root_or_home_implicitly() {
     for dir in [Path::new("/"), home.as_path()] {
         let out = env.cmd_in(dir).arg("mcp").assert().code(2).get_output().clone();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains("refusing to serve") || stderr.contains("not inside a project"), "{stderr}");
+        assert!(
+            stderr.contains("refusing to serve") || stderr.contains("not inside a project"),
+            "{stderr}"
+        );
         assert!(stderr.contains("-C"), "{stderr}");
     }
     assert!(!home.join(".workmem").exists());
@@ -875,7 +993,10 @@ fn verify_reports_an_unfinished_transaction_instead_of_recovering_it() {
     assert!(
         problems.iter().any(|p| p["file"].as_str().unwrap().ends_with(JOURNAL)
             && p["line"] == 1
-            && p["message"].as_str().unwrap().contains("is not committed (last phase conflict_closed)")),
+            && p["message"]
+                .as_str()
+                .unwrap()
+                .contains("is not committed (last phase conflict_closed)")),
         "{problems:?}"
     );
     // Text mode: the same list as `file:line: message`, still no write.
@@ -896,7 +1017,8 @@ fn verify_lists_a_tampered_intent_as_a_problem() {
     let env = Env::new();
     resolved_then_cut(&env, 1);
     let journal = env.memory().join(JOURNAL);
-    let mut prepared: Value = serde_json::from_str(std::fs::read_to_string(&journal).unwrap().trim_end()).unwrap();
+    let mut prepared: Value =
+        serde_json::from_str(std::fs::read_to_string(&journal).unwrap().trim_end()).unwrap();
     prepared["intent"]["adjudication"]["rationale"] = Value::from("edited");
     std::fs::write(&journal, format!("{prepared}\n")).unwrap();
     let problems = verify_problems(&env);
@@ -966,7 +1088,8 @@ fn control_characters_are_refused_and_never_printed_raw() {
         assert!(stdout.contains("\\u{1b}]0;pwned\\u{7}"), "{command}: {stdout:?}");
     }
     // An error message quoting hostile input (an unknown configuration key).
-    std::fs::write(env.project().join(".workmem/config.toml"), "\"\\u001b]0;pwned\\u0007\" = 1\n").unwrap();
+    std::fs::write(env.project().join(".workmem/config.toml"), "\"\\u001b]0;pwned\\u0007\" = 1\n")
+        .unwrap();
     let out = env.cmd().args(["facts"]).assert().code(2);
     let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
     assert!(stderr.contains("config.toml"), "{stderr}");
@@ -998,11 +1121,16 @@ fn a_symlinked_config_is_refused_and_config_errors_never_quote_the_file() {
     let config = env.project().join(".workmem/config.toml");
     std::os::unix::fs::symlink(aws.join("credentials"), &config).unwrap();
     let before = snapshot(&env.memory());
-    for args in [&["facts", "--all"][..], &["context"], &["distill"], &["remember", "x"], &["verify"]] {
+    for args in
+        [&["facts", "--all"][..], &["context"], &["distill"], &["remember", "x"], &["verify"]]
+    {
         let out = env.cmd().args(args).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(4), "{args:?}: {stderr}");
-        assert!(stderr.contains("config.toml") && stderr.contains("symbolic link"), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("config.toml") && stderr.contains("symbolic link"),
+            "{args:?}: {stderr}"
+        );
         assert_no_credential(&stderr, &format!("{args:?}"));
         assert_eq!(snapshot(&env.memory()), before, "{args:?} changed the memory directory");
     }
@@ -1020,12 +1148,20 @@ fn a_symlinked_config_is_refused_and_config_errors_never_quote_the_file() {
     let out = env.cmd().args(["facts", "--all", "--json"]).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("config.toml:2:22") && stderr.contains("`policy.minimum_importance`"), "{stderr}");
+    assert!(
+        stderr.contains("config.toml:2:22") && stderr.contains("`policy.minimum_importance`"),
+        "{stderr}"
+    );
     assert!(!stderr.contains("hunter2"), "the error quotes the value: {stderr}");
     // A FIFO is refused without blocking.
     std::fs::remove_file(&config).unwrap();
     assert!(std::process::Command::new("mkfifo").arg(&config).status().unwrap().success());
-    let out = env.cmd().args(["facts", "--all"]).timeout(std::time::Duration::from_secs(20)).output().unwrap();
+    let out = env
+        .cmd()
+        .args(["facts", "--all"])
+        .timeout(std::time::Duration::from_secs(20))
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(4), "{stderr}");
     assert!(stderr.contains("config.toml") && stderr.contains("not a regular file"), "{stderr}");
@@ -1043,12 +1179,21 @@ fn a_symlinked_workmem_or_memory_directory_is_refused_unless_named() {
         let link = env.project().join(linked);
         std::fs::create_dir_all(link.parent().unwrap()).unwrap();
         std::os::unix::fs::symlink(&outside, &link).unwrap();
-        for args in [&["remember", "Written outside?"][..], &["init"], &["facts", "--all"], &["distill"]] {
+        for args in
+            [&["remember", "Written outside?"][..], &["init"], &["facts", "--all"], &["distill"]]
+        {
             let out = env.cmd().args(args).output().unwrap();
             let stderr = String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(4), "{linked} {args:?}: {stderr}");
-            assert!(stderr.contains(linked) && stderr.contains("symbolic link"), "{linked} {args:?}: {stderr}");
-            assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "{linked} {args:?} wrote outside");
+            assert!(
+                stderr.contains(linked) && stderr.contains("symbolic link"),
+                "{linked} {args:?}: {stderr}"
+            );
+            assert_eq!(
+                std::fs::read_dir(&outside).unwrap().count(),
+                0,
+                "{linked} {args:?} wrote outside"
+            );
         }
     }
     // Named explicitly, a linked memory directory is the user's choice.
@@ -1058,7 +1203,11 @@ fn a_symlinked_workmem_or_memory_directory_is_refused_unless_named() {
     let link = env.root().join("store-link");
     std::os::unix::fs::symlink(&outside, &link).unwrap();
     env.cmd().args(["remember", "Named store."]).arg("--memory-dir").arg(&link).assert().success();
-    env.cmd().args(["remember", "Named store, env."]).env("WORKMEM_MEMORY_DIR", &link).assert().success();
+    env.cmd()
+        .args(["remember", "Named store, env."])
+        .env("WORKMEM_MEMORY_DIR", &link)
+        .assert()
+        .success();
     assert!(outside.join("daily").is_dir());
 }
 
@@ -1082,12 +1231,17 @@ fn late_year_9999_instants_and_bad_offsets_are_invalid_input() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains(needle), "{args:?}: {stderr}");
-        assert!(!stderr.contains("overflow") && !stderr.contains("parameter"), "{args:?}: internal message: {stderr}");
+        assert!(
+            !stderr.contains("overflow") && !stderr.contains("parameter"),
+            "{args:?}: internal message: {stderr}"
+        );
     }
     // The latest storable instant: stored, and distill and explain at it
     // work (the fact waits for an age it can never reach).
     let late = "9999-12-30T21:00:00Z";
-    let fact = env.json(&["remember", "Late.", "-k", "decision", "-i", "5", "--key", "late.key", "--at", late]);
+    let fact = env.json(&[
+        "remember", "Late.", "-k", "decision", "-i", "5", "--key", "late.key", "--at", late,
+    ]);
     let id = fact["fact_id"].as_str().unwrap().to_owned();
     let as_of = "9999-12-30T22:00:00Z";
     let report = env.json(&["distill", "--as-of", as_of]);
@@ -1136,12 +1290,16 @@ fn memory_and_context_answer_on_a_read_only_mount_with_a_stale_memory_md() {
     let before = snapshot(&env.memory());
     for command in ["memory", "context"] {
         // A test that cannot set itself up fails: it is never a silent pass.
-        let out = run_on_read_only_mount(&env, &[command])
-            .expect("this test needs a read-only bind mount: run it as root with unshare (util-linux)");
+        let out = run_on_read_only_mount(&env, &[command]).expect(
+            "this test needs a read-only bind mount: run it as root with unshare (util-linux)",
+        );
         let stdout = String::from_utf8_lossy(&out.stdout);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(0), "{command}: {stderr}");
-        assert!(stdout.contains("Use WAL mode.") && !stdout.contains("# Stale"), "{command}: {stdout}");
+        assert!(
+            stdout.contains("Use WAL mode.") && !stdout.contains("# Stale"),
+            "{command}: {stdout}"
+        );
         assert_eq!(snapshot(&env.memory()), before, "{command} wrote on a read-only mount");
     }
     // The proof that the mount was read-only: a write fails there.

@@ -50,9 +50,18 @@ impl Project {
         serde_json::from_str(&self.ok(&all)).expect("json")
     }
 
-    fn fact(&self, id: &str, content: &str, kind: &str, importance: u8, key: Option<&str>, at: &str) {
+    fn fact(
+        &self,
+        id: &str,
+        content: &str,
+        kind: &str,
+        importance: u8,
+        key: Option<&str>,
+        at: &str,
+    ) {
         let imp = importance.to_string();
-        let mut args = vec!["remember", content, "-k", kind, "-i", &imp, "--at", at, "--id", id, "-q"];
+        let mut args =
+            vec!["remember", content, "-k", kind, "-i", &imp, "--at", at, "--id", id, "-q"];
         if let Some(key) = key {
             args.extend(["--key", key]);
         }
@@ -100,9 +109,18 @@ fn every_reason() -> Project {
     p.fact("t2", "Use spaces.", "convention", 4, Some("style.indent"), "2026-01-02T00:00:00Z");
     p.ok(&["distill", "--as-of", AS_OF, "-q"]);
     let cases = p.json(&["conflicts"]);
-    let case = cases.as_array().expect("cases").iter().find(|c| c["memory_key"] == "style.indent").expect("case");
-    let tabs =
-        case["candidates"].as_array().expect("candidates").iter().find(|c| c["content"] == "Use tabs.").expect("tabs");
+    let case = cases
+        .as_array()
+        .expect("cases")
+        .iter()
+        .find(|c| c["memory_key"] == "style.indent")
+        .expect("case");
+    let tabs = case["candidates"]
+        .as_array()
+        .expect("candidates")
+        .iter()
+        .find(|c| c["content"] == "Use tabs.")
+        .expect("tabs");
     let revision = case["revision"].to_string();
     p.ok(&[
         "resolve",
@@ -174,7 +192,12 @@ fn explain_key_and_distill_explain_list_every_proposal() {
         .as_array()
         .expect("facts")
         .iter()
-        .map(|f| (f["fact"]["fact_id"].as_str().expect("id").to_owned(), f["reason"].as_str().expect("r").to_owned()))
+        .map(|f| {
+            (
+                f["fact"]["fact_id"].as_str().expect("id").to_owned(),
+                f["reason"].as_str().expect("r").to_owned(),
+            )
+        })
         .collect();
     assert_eq!(reasons.len(), 11, "{reasons:?}");
     assert!(reasons.contains(&("d2".into(), "lost_to_stronger_proposal".into())));
@@ -228,14 +251,20 @@ fn configuration_errors_name_the_key_and_the_file() {
     let cases = [
         ("[polcy]\n", "unknown key `polcy`"),
         ("[policy]\nminimum_importanc = 3\n", "unknown key `policy.minimum_importanc`"),
-        ("[policy.source.user]\nrepeat_threshold = 3\n", "unknown key `policy.source.user.repeat_threshold`"),
+        (
+            "[policy.source.user]\nrepeat_threshold = 3\n",
+            "unknown key `policy.source.user.repeat_threshold`",
+        ),
         ("[context]\nwidth = 3\n", "unknown key `context.width`"),
         ("[policy]\nminimum_importance = 7\n", "`policy.minimum_importance`"),
         ("[policy]\nminimum_importance = \"high\"\n", "`policy.minimum_importance`"),
         ("[policy]\nsupersession_repeat_threshold = 1\n", "`policy.supersession_repeat_threshold`"),
         ("[policy]\nminimum_age_days = -1\n", "`policy.minimum_age_days`"),
         ("[policy]\nstable_kinds = [\"idea\"]\n", "`policy.stable_kinds`"),
-        ("[policy.source.user]\nminimum_importance = 0\n", "`policy.source.user.minimum_importance`"),
+        (
+            "[policy.source.user]\nminimum_importance = 0\n",
+            "`policy.source.user.minimum_importance`",
+        ),
         ("[context]\nbudget = 10\n", "context_budget"),
         ("policy = 3\n", "`policy`"),
         ("[policy\n", "not valid TOML"),

@@ -128,9 +128,11 @@ impl Server {
         let deadline = Instant::now() + TIMEOUT;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            let line = self.lines.recv_timeout(left).unwrap_or_else(|_| panic!("no response to {method}"));
+            let line =
+                self.lines.recv_timeout(left).unwrap_or_else(|_| panic!("no response to {method}"));
             self.seen.push(line.clone());
-            let message: Value = serde_json::from_str(&line).unwrap_or_else(|_| panic!("not JSON: {line:?}"));
+            let message: Value =
+                serde_json::from_str(&line).unwrap_or_else(|_| panic!("not JSON: {line:?}"));
             if message["id"] == json!(id) {
                 return message;
             }
@@ -138,7 +140,8 @@ impl Server {
     }
 
     fn call_tool(&mut self, id: u64, name: &str, arguments: Value) -> Value {
-        let response = self.request(id, "tools/call", json!({"name": name, "arguments": arguments}));
+        let response =
+            self.request(id, "tools/call", json!({"name": name, "arguments": arguments}));
         response["result"].clone()
     }
 
@@ -149,7 +152,10 @@ impl Server {
         let status = wait(&mut self.child, TIMEOUT);
         let mut stderr = String::new();
         std::io::Read::read_to_string(self.child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
-        assert!(status.success(), "server exited with {status} after stdin closed; stderr: {stderr}");
+        assert!(
+            status.success(),
+            "server exited with {status} after stdin closed; stderr: {stderr}"
+        );
         // The reader thread ends at EOF, which has come: the process is gone.
         self.seen.extend(self.lines.iter());
         (self.seen, stderr)
@@ -179,18 +185,35 @@ fn stdout_carries_only_protocol_messages_and_stdin_close_ends_the_server() {
     assert_eq!(init["result"]["serverInfo"]["name"], "workmem", "{init}");
 
     let tools = server.request(2, "tools/list", json!({}));
-    let names: BTreeSet<&str> =
-        tools["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, BTreeSet::from(["get_context", "list_conflicts", "list_recent_facts", "write_memory"]));
+    let names: BTreeSet<&str> = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        BTreeSet::from(["get_context", "list_conflicts", "list_recent_facts", "write_memory"])
+    );
 
-    let written =
-        server.call_tool(3, "write_memory", json!({"content": "Use WAL", "kind": "decision", "importance": 4}));
+    let written = server.call_tool(
+        3,
+        "write_memory",
+        json!({"content": "Use WAL", "kind": "decision", "importance": 4}),
+    );
     assert_eq!(written["isError"], false, "{written}");
     let fact_id = written["structuredContent"]["fact_id"].as_str().unwrap().to_owned();
 
-    let refused = server.call_tool(4, "write_memory", json!({"content": "Use WAL", "kind": "guess", "importance": 4}));
+    let refused = server.call_tool(
+        4,
+        "write_memory",
+        json!({"content": "Use WAL", "kind": "guess", "importance": 4}),
+    );
     assert_eq!(refused["isError"], true, "{refused}");
-    assert!(refused["content"][0]["text"].as_str().unwrap().starts_with("invalid kind:"), "{refused}");
+    assert!(
+        refused["content"][0]["text"].as_str().unwrap().starts_with("invalid kind:"),
+        "{refused}"
+    );
 
     let memory = server.request(5, "resources/read", json!({"uri": "workmem://memory"}));
     assert_eq!(memory["result"]["contents"][0]["uri"], "workmem://memory", "{memory}");
@@ -202,7 +225,8 @@ fn stdout_carries_only_protocol_messages_and_stdin_close_ends_the_server() {
     let (lines, stderr) = server.finish();
     assert!(lines.len() >= 7, "{lines:?}");
     for line in &lines {
-        let message: Value = serde_json::from_str(line).unwrap_or_else(|_| panic!("stdout line is not JSON: {line:?}"));
+        let message: Value = serde_json::from_str(line)
+            .unwrap_or_else(|_| panic!("stdout line is not JSON: {line:?}"));
         assert_eq!(message["jsonrpc"], "2.0", "stdout line is not JSON-RPC: {line}");
     }
     assert!(stderr.contains("workmem mcp: serving"), "stderr: {stderr}");
@@ -254,7 +278,10 @@ fn run_client(python: &Path, project: &Project, args: &[&str], limit: Duration) 
     let status = wait(&mut child, limit);
     let stdout = std::fs::read_to_string(&out_path).unwrap();
     let stderr = std::fs::read_to_string(&err_path).unwrap();
-    assert!(status.success(), "{CLIENT} {args:?} exited with {status}\nstdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(
+        status.success(),
+        "{CLIENT} {args:?} exited with {status}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
     stdout
 }
 
@@ -263,7 +290,12 @@ fn python_client_writes_reads_and_is_refused_invalid_and_secret_input() {
     let python = python();
     let project = Project::new();
     let dir = project.dir();
-    let stdout = run_client(&python, &project, &["scenario", BIN, dir.to_str().unwrap()], Duration::from_secs(180));
+    let stdout = run_client(
+        &python,
+        &project,
+        &["scenario", BIN, dir.to_str().unwrap()],
+        Duration::from_secs(180),
+    );
     assert!(stdout.contains("scenario: ok"), "{stdout}");
 
     // Two facts through MCP, two tied ones through the CLI; nothing from
@@ -273,7 +305,10 @@ fn python_client_writes_reads_and_is_refused_invalid_and_secret_input() {
     assert_eq!(sources.iter().filter(|s| **s == "model_tool").count(), 2, "{facts:?}");
     assert_eq!(facts.len(), 4, "{facts:?}");
     let raw = project.daily_bytes();
-    assert!(!raw.contains("AKIAIOSFODNN7EXAMPLE") && !raw.contains("ghp_"), "a secret reached the log");
+    assert!(
+        !raw.contains("AKIAIOSFODNN7EXAMPLE") && !raw.contains("ghp_"),
+        "a secret reached the log"
+    );
     assert!(!raw.contains("Ship it"), "a refused write reached the log");
 }
 
@@ -286,20 +321,27 @@ fn ten_servers_writing_concurrently_lose_nothing() {
     let dir = project.dir();
     let ids_path = project.root.path().join("ids.json");
     let (servers, facts) = (SERVERS.to_string(), FACTS.to_string());
-    let args = ["concurrent", BIN, dir.to_str().unwrap(), &servers, &facts, ids_path.to_str().unwrap()];
+    let args =
+        ["concurrent", BIN, dir.to_str().unwrap(), &servers, &facts, ids_path.to_str().unwrap()];
     run_client(&python, &project, &args, Duration::from_secs(600));
 
     let returned: BTreeSet<String> =
-        serde_json::from_str::<Vec<String>>(&std::fs::read_to_string(ids_path).unwrap()).unwrap().into_iter().collect();
+        serde_json::from_str::<Vec<String>>(&std::fs::read_to_string(ids_path).unwrap())
+            .unwrap()
+            .into_iter()
+            .collect();
     assert_eq!(returned.len(), SERVERS * FACTS);
 
     let stored = project.facts();
     assert_eq!(stored.len(), SERVERS * FACTS, "facts were lost or duplicated");
-    let stored_ids: BTreeSet<String> = stored.iter().map(|f| f["fact_id"].as_str().unwrap().to_owned()).collect();
+    let stored_ids: BTreeSet<String> =
+        stored.iter().map(|f| f["fact_id"].as_str().unwrap().to_owned()).collect();
     assert_eq!(stored_ids, returned, "stored ids differ from the ids the servers returned");
-    let contents: BTreeSet<String> = stored.iter().map(|f| f["content"].as_str().unwrap().to_owned()).collect();
-    let expected: BTreeSet<String> =
-        (0..SERVERS).flat_map(|s| (0..FACTS).map(move |n| format!("server {s} fact {n}"))).collect();
+    let contents: BTreeSet<String> =
+        stored.iter().map(|f| f["content"].as_str().unwrap().to_owned()).collect();
+    let expected: BTreeSet<String> = (0..SERVERS)
+        .flat_map(|s| (0..FACTS).map(move |n| format!("server {s} fact {n}")))
+        .collect();
     assert_eq!(contents, expected);
     assert!(stored.iter().all(|f| f["source"] == "model_tool"));
 }

@@ -42,7 +42,8 @@ impl RecoveryProject for Project {
 
     fn remember(&self, id: &str, content: &str, importance: u8, key: Option<&str>, at: &str) {
         let imp = importance.to_string();
-        let mut args = vec!["remember", content, "-k", "decision", "-i", &imp, "--at", at, "--id", id];
+        let mut args =
+            vec!["remember", content, "-k", "decision", "-i", &imp, "--at", at, "--id", id];
         if let Some(key) = key {
             args.extend(["--key", key]);
         }
@@ -125,22 +126,36 @@ fn assert_one_committed_decision(project: &Project, conflict: &str) {
             (2, "active".to_owned(), "Use Postgres.".to_owned())
         ]
     );
-    let conflicts: Value = serde_json::from_str(&project.read("conflicts.json")).expect("conflicts");
-    let case =
-        conflicts["cases"].as_array().expect("cases").iter().find(|c| c["conflict_id"] == conflict).expect("case");
+    let conflicts: Value =
+        serde_json::from_str(&project.read("conflicts.json")).expect("conflicts");
+    let case = conflicts["cases"]
+        .as_array()
+        .expect("cases")
+        .iter()
+        .find(|c| c["conflict_id"] == conflict)
+        .expect("case");
     assert_eq!(case["status"], "resolved");
     let memory = project.read("MEMORY.md");
-    assert!(memory.contains("- Use Postgres. (seen 2x; evidence: 2)") && !memory.contains("SQLite"), "{memory}");
+    assert!(
+        memory.contains("- Use Postgres. (seen 2x; evidence: 2)") && !memory.contains("SQLite"),
+        "{memory}"
+    );
     let phases: Vec<(String, String)> = project
         .read("conflict-resolution-transactions.jsonl")
         .lines()
         .map(|line| {
             let v: Value = serde_json::from_str(line).expect("journal line");
-            (v["transaction_id"].as_str().expect("tid").to_owned(), v["phase"].as_str().expect("phase").to_owned())
+            (
+                v["transaction_id"].as_str().expect("tid").to_owned(),
+                v["phase"].as_str().expect("phase").to_owned(),
+            )
         })
         .collect();
     let names: Vec<&str> = phases.iter().map(|(_, p)| p.as_str()).collect();
-    assert_eq!(names, ["prepared", "curated_applied", "conflict_closed", "audit_appended", "committed"]);
+    assert_eq!(
+        names,
+        ["prepared", "curated_applied", "conflict_closed", "audit_appended", "committed"]
+    );
     assert!(phases.iter().all(|(t, _)| *t == phases[0].0));
     assert!(!project.memory().join(".distill-pending.json").exists());
 }
@@ -159,8 +174,13 @@ const RESOLVE_FAILPOINTS: [&str; 10] = [
 ];
 
 /// The next command "of any kind": each failpoint is followed by another.
-const NEXT_COMMANDS: [&[&str]; 5] =
-    [&["facts", "--all"], &["context"], &["conflicts"], &["remember", "unrelated outcome", "--at", AS_OF], &["logs"]];
+const NEXT_COMMANDS: [&[&str]; 5] = [
+    &["facts", "--all"],
+    &["context"],
+    &["conflicts"],
+    &["remember", "unrelated outcome", "--at", AS_OF],
+    &["logs"],
+];
 
 #[test]
 fn every_resolve_failpoint_recovers_to_exactly_one_committed_decision() {
@@ -183,7 +203,9 @@ fn every_resolve_failpoint_recovers_to_exactly_one_committed_decision() {
 
 #[test]
 fn every_distill_failpoint_is_finished_by_the_next_command() {
-    for (index, failpoint) in ["between_curated_and_projection", "distill_after_curated"].iter().enumerate() {
+    for (index, failpoint) in
+        ["between_curated_and_projection", "distill_after_curated"].iter().enumerate()
+    {
         // Reference: the same scenario without a crash, in the same path.
         let reference = {
             let project = Project::new(WORKMEM, "workmem-recovery-");
@@ -224,7 +246,8 @@ fn shape(files: &[String; 3]) -> Vec<Value> {
     files
         .iter()
         .map(|text| {
-            let mut value: Value = serde_json::from_str(text).unwrap_or(Value::String(text.clone()));
+            let mut value: Value =
+                serde_json::from_str(text).unwrap_or(Value::String(text.clone()));
             blank(&mut value);
             value
         })
@@ -276,10 +299,14 @@ fn racing_resolutions_and_distills_are_serialised_by_the_lock() {
             .collect()
         };
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-        children.push(project.cmd(&refs).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("spawn"));
+        children.push(
+            project.cmd(&refs).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("spawn"),
+        );
     }
-    let codes: Vec<i32> =
-        children.into_iter().map(|c| c.wait_with_output().expect("wait").status.code().unwrap_or(-1)).collect();
+    let codes: Vec<i32> = children
+        .into_iter()
+        .map(|c| c.wait_with_output().expect("wait").status.code().unwrap_or(-1))
+        .collect();
     // Exactly one resolution wins; the others see a closed case (stale).
     let resolves: Vec<i32> = codes.iter().skip(1).step_by(2).copied().collect();
     assert_eq!(resolves.iter().filter(|c| **c == 0).count(), 1, "{codes:?}");
@@ -295,14 +322,20 @@ fn appends_and_reads_do_not_wait_for_the_lock_but_distill_does() {
     let project = Project::new(WORKMEM, "workmem-recovery-");
     project.remember("x1", "Use WAL mode.", 5, None, "2026-01-01T00:00:00Z");
     let lock_path = project.memory().join(".lock");
-    let lock = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path).expect("lock");
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .expect("lock");
     lock.lock().expect("hold the workspace lock");
     // Appends and reads finish while the lock is held.
     project.ok(&["remember", "appended while locked"]);
     project.ok(&["context"]);
     project.ok(&["facts", "--all"]);
     // A distill waits for it.
-    let mut distill = project.cmd(&["distill", "--as-of", AS_OF]).stdout(Stdio::null()).spawn().expect("spawn");
+    let mut distill =
+        project.cmd(&["distill", "--as-of", AS_OF]).stdout(Stdio::null()).spawn().expect("spawn");
     std::thread::sleep(std::time::Duration::from_millis(500));
     assert!(distill.try_wait().expect("poll").is_none(), "distill ran while the lock was held");
     lock.unlock().expect("unlock");
@@ -314,7 +347,13 @@ fn appends_and_reads_do_not_wait_for_the_lock_but_distill_does() {
 fn readers_never_see_a_half_written_canonical_file() {
     let project = Project::new(WORKMEM, "workmem-recovery-");
     for n in 0..40 {
-        project.remember(&format!("f{n}"), &format!("Convention number {n}."), 4, None, "2026-01-01T00:00:00Z");
+        project.remember(
+            &format!("f{n}"),
+            &format!("Convention number {n}."),
+            4,
+            None,
+            "2026-01-01T00:00:00Z",
+        );
     }
     let root = project.root.clone();
     let writer = std::thread::spawn(move || {
@@ -351,16 +390,49 @@ fn resolve_exit_codes_follow_the_contract() {
     let before = project.files();
     // Malformed input: exit 2.
     assert_eq!(
-        code(&["resolve", &conflict, &candidate, "--revision", "0", "--event-id", "e1", "--rationale", "r"]),
+        code(&[
+            "resolve",
+            &conflict,
+            &candidate,
+            "--revision",
+            "0",
+            "--event-id",
+            "e1",
+            "--rationale",
+            "r"
+        ]),
         Some(2)
     );
     assert_eq!(
-        code(&["resolve", &conflict, &candidate, "--revision", &rev, "--event-id", "bad id", "--rationale", "r"]),
+        code(&[
+            "resolve",
+            &conflict,
+            &candidate,
+            "--revision",
+            &rev,
+            "--event-id",
+            "bad id",
+            "--rationale",
+            "r"
+        ]),
         Some(2)
     );
-    assert_eq!(code(&["resolve", &conflict, &candidate, "--revision", &rev, "--event-id", "e1"]), Some(2));
     assert_eq!(
-        code(&["resolve", &conflict, &candidate, "--revision", &rev, "--event-id", "e1", "--rationale", " "]),
+        code(&["resolve", &conflict, &candidate, "--revision", &rev, "--event-id", "e1"]),
+        Some(2)
+    );
+    assert_eq!(
+        code(&[
+            "resolve",
+            &conflict,
+            &candidate,
+            "--revision",
+            &rev,
+            "--event-id",
+            "e1",
+            "--rationale",
+            " "
+        ]),
         Some(2)
     );
     // Unknown conflict or candidate: exit 6.
@@ -395,13 +467,32 @@ fn resolve_exit_codes_follow_the_contract() {
     // Stale revision: exit 3.
     let stale = (revision + 1).to_string();
     assert_eq!(
-        code(&["resolve", &conflict, &candidate, "--revision", &stale, "--event-id", "e1", "--rationale", "r"]),
+        code(&[
+            "resolve",
+            &conflict,
+            &candidate,
+            "--revision",
+            &stale,
+            "--event-id",
+            "e1",
+            "--rationale",
+            "r"
+        ]),
         Some(3)
     );
     assert_eq!(project.files(), before, "a refused resolution wrote something");
     // Success, then the same event id for another choice: exit 6.
-    let event =
-        project.json(&["resolve", &conflict, &candidate, "--revision", &rev, "--event-id", "e1", "--rationale", "r"]);
+    let event = project.json(&[
+        "resolve",
+        &conflict,
+        &candidate,
+        "--revision",
+        &rev,
+        "--event-id",
+        "e1",
+        "--rationale",
+        "r",
+    ]);
     assert_eq!(event["selected_candidate_id"], candidate.as_str());
     assert_eq!(event["actor"], "reviewer");
     let cases = project.json(&["conflicts", "--status", "all"]);
@@ -415,7 +506,17 @@ fn resolve_exit_codes_follow_the_contract() {
         .expect("id")
         .to_owned();
     assert_eq!(
-        code(&["resolve", &conflict, &other, "--revision", &rev, "--event-id", "e1", "--rationale", "r"]),
+        code(&[
+            "resolve",
+            &conflict,
+            &other,
+            "--revision",
+            &rev,
+            "--event-id",
+            "e1",
+            "--rationale",
+            "r"
+        ]),
         Some(6)
     );
     // The audit stream, history and verify reflect the decision.
@@ -435,11 +536,8 @@ fn resolve_exit_codes_follow_the_contract() {
     let report: Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(report["ok"], false);
     assert!(
-        report["problems"]
-            .as_array()
-            .expect("problems")
-            .iter()
-            .any(|p| p["line"] == 1 && p["file"].as_str().is_some_and(|f| f.ends_with("2026-02-10.jsonl")))
+        report["problems"].as_array().expect("problems").iter().any(|p| p["line"] == 1
+            && p["file"].as_str().is_some_and(|f| f.ends_with("2026-02-10.jsonl")))
     );
 }
 
@@ -489,12 +587,18 @@ fn assert_verify_reports_unchanged(project: &Project, file: &str, label: &str) {
 
 #[test]
 fn verify_after_a_crash_reports_the_unfinished_work_and_writes_nothing() {
-    for failpoint in ["after_prepared", "after_curated_write", "after_conflict_closed", "after_audit_appended"] {
+    for failpoint in
+        ["after_prepared", "after_curated_write", "after_conflict_closed", "after_audit_appended"]
+    {
         let project = Project::new(WORKMEM, "workmem-recovery-");
         let (conflict, candidate, revision) = tied(&project);
         let revision = revision.to_string();
         project.crash(&resolve_args(&conflict, &candidate, &revision), failpoint);
-        assert_verify_reports_unchanged(&project, "conflict-resolution-transactions.jsonl", failpoint);
+        assert_verify_reports_unchanged(
+            &project,
+            "conflict-resolution-transactions.jsonl",
+            failpoint,
+        );
         // The next ordinary command finishes it; then verify is clean.
         project.ok(&["facts", "--all"]);
         assert_one_committed_decision(&project, &conflict);

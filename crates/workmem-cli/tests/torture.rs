@@ -50,7 +50,11 @@ impl TortureProject for Project {
     /// there, without paying for thousands of disk fsyncs.
     fn in_ram() -> Project {
         let shm = Path::new("/dev/shm");
-        match shm.is_dir().then(|| tempfile::Builder::new().prefix("workmem-torture-").tempdir_in(shm).ok()).flatten() {
+        match shm
+            .is_dir()
+            .then(|| tempfile::Builder::new().prefix("workmem-torture-").tempdir_in(shm).ok())
+            .flatten()
+        {
             Some(dir) => Project::inside(WORKMEM, dir),
             None => Project::new(WORKMEM, "workmem-torture-"),
         }
@@ -58,7 +62,12 @@ impl TortureProject for Project {
 
     fn fact_ids(&self) -> BTreeSet<String> {
         let facts = self.json(&["facts", "--all"]);
-        facts.as_array().expect("list").iter().map(|f| f["fact_id"].as_str().expect("id").to_owned()).collect()
+        facts
+            .as_array()
+            .expect("list")
+            .iter()
+            .map(|f| f["fact_id"].as_str().expect("id").to_owned())
+            .collect()
     }
 
     fn assert_verify_clean(&self) {
@@ -75,7 +84,11 @@ impl TortureProject for Project {
     fn assert_every_line_valid(&self) {
         for (path, bytes) in self.files() {
             if path.extension().is_some_and(|e| e == "jsonl") {
-                assert!(bytes.is_empty() || bytes.ends_with(b"\n"), "{} has a torn tail", path.display());
+                assert!(
+                    bytes.is_empty() || bytes.ends_with(b"\n"),
+                    "{} has a torn tail",
+                    path.display()
+                );
                 for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
                     let value: Value = serde_json::from_slice(line)
                         .unwrap_or_else(|err| panic!("{}: invalid line ({err})", path.display()));
@@ -122,8 +135,11 @@ fn eight_processes_remember_while_distill_and_context_loop() {
                 scope.spawn(move || {
                     let mut runs = 0;
                     while !done.load(std::sync::atomic::Ordering::Acquire) || runs == 0 {
-                        let args: Vec<&str> =
-                            if command == "distill" { vec!["distill", "--as-of", AS_OF] } else { vec!["context"] };
+                        let args: Vec<&str> = if command == "distill" {
+                            vec!["distill", "--as-of", AS_OF]
+                        } else {
+                            vec!["context"]
+                        };
                         project.ok(&args);
                         runs += 1;
                     }
@@ -173,7 +189,8 @@ fn eight_processes_remember_while_distill_and_context_loop() {
     let ids: BTreeSet<&str> = facts.iter().map(|f| f["fact_id"].as_str().expect("id")).collect();
     assert_eq!(ids.len(), total, "all distinct");
     assert_eq!(ids, acknowledged.iter().map(String::as_str).collect::<BTreeSet<_>>());
-    let contents: BTreeSet<&str> = facts.iter().map(|f| f["content"].as_str().expect("content")).collect();
+    let contents: BTreeSet<&str> =
+        facts.iter().map(|f| f["content"].as_str().expect("content")).collect();
     assert_eq!(contents.len(), total);
     project.assert_every_line_valid();
     project.ok(&["distill", "--as-of", AS_OF]);
@@ -274,8 +291,10 @@ fn kill_storm_never_loses_an_acknowledged_fact_or_decision() {
                 let id = format!("storm-{n}");
                 let content = format!("Storm decision number {n}.");
                 let at = format!("2026-0{}-{:02}T00:00:00Z", 1 + rng.below(4), 1 + rng.below(28));
-                let cmd = project
-                    .cmd(&["remember", &content, "-k", "decision", "-i", "5", "--at", &at, "--id", &id, "--json"]);
+                let cmd = project.cmd(&[
+                    "remember", &content, "-k", "decision", "-i", "5", "--at", &at, "--id", &id,
+                    "--json",
+                ]);
                 if let Some(out) = storm.run(&mut rng, "remember", cmd) {
                     let fact: Value = serde_json::from_slice(&out.stdout).expect("fact json");
                     assert_eq!(fact["fact_id"], id.as_str());
@@ -297,12 +316,14 @@ fn kill_storm_never_loses_an_acknowledged_fact_or_decision() {
                             "fact_id": format!("import-{n}-{j}"),
                         });
                         if tie {
-                            fact["content"] = Value::String(format!("Value {} for key {n}.", j % 2));
+                            fact["content"] =
+                                Value::String(format!("Value {} for key {n}.", j % 2));
                             fact["kind"] = Value::String("decision".into());
                             fact["importance"] = Value::from(4);
                             fact["memory_key"] = Value::String(format!("storm.key{n}"));
                             // Both values end at the same instant: a tie.
-                            fact["recorded_at"] = Value::String(format!("2026-02-{day:02}T00:00:0{}Z", j / 2));
+                            fact["recorded_at"] =
+                                Value::String(format!("2026-02-{day:02}T00:00:0{}Z", j / 2));
                         }
                         fact
                     })
@@ -313,7 +334,9 @@ fn kill_storm_never_loses_an_acknowledged_fact_or_decision() {
                     let report: Value = serde_json::from_slice(&out.stdout).expect("import json");
                     assert_eq!(report["imported"], facts.len());
                     for fact in &facts {
-                        storm.acknowledged_facts.insert(fact["fact_id"].as_str().expect("id").to_owned());
+                        storm
+                            .acknowledged_facts
+                            .insert(fact["fact_id"].as_str().expect("id").to_owned());
                     }
                 }
             }
@@ -327,7 +350,8 @@ fn kill_storm_never_loses_an_acknowledged_fact_or_decision() {
                 let cases = project.json(&["conflicts"]);
                 let Some(case) = cases.as_array().expect("cases").first() else { continue };
                 let conflict = case["conflict_id"].as_str().expect("id").to_owned();
-                let candidate = case["candidates"][0]["candidate_id"].as_str().expect("id").to_owned();
+                let candidate =
+                    case["candidates"][0]["candidate_id"].as_str().expect("id").to_owned();
                 let revision = case["revision"].to_string();
                 let event = format!("storm:{conflict}");
                 let cmd = project.cmd(&[
@@ -343,7 +367,8 @@ fn kill_storm_never_loses_an_acknowledged_fact_or_decision() {
                     "--json",
                 ]);
                 if let Some(out) = storm.run(&mut rng, "resolve", cmd) {
-                    let stored: Value = serde_json::from_slice(&out.stdout).expect("adjudication json");
+                    let stored: Value =
+                        serde_json::from_slice(&out.stdout).expect("adjudication json");
                     assert_eq!(stored["event_id"], event.as_str());
                     storm.acknowledged_events.insert(event);
                 }
@@ -352,7 +377,11 @@ fn kill_storm_never_loses_an_acknowledged_fact_or_decision() {
         if storm.commands % 50 == 0 {
             let stored = project.fact_ids();
             let missing: Vec<&String> = storm.acknowledged_facts.difference(&stored).collect();
-            assert!(missing.is_empty(), "acknowledged facts missing after {} kills: {missing:?}", storm.kills);
+            assert!(
+                missing.is_empty(),
+                "acknowledged facts missing after {} kills: {missing:?}",
+                storm.kills
+            );
         }
     }
     // A last command of each kind recovers whatever the last kill left.
@@ -369,7 +398,11 @@ fn kill_storm_never_loses_an_acknowledged_fact_or_decision() {
         .collect();
     let lost: Vec<&String> = storm.acknowledged_events.difference(&events).collect();
     assert!(lost.is_empty(), "acknowledged decisions missing: {lost:?}");
-    assert_eq!(events.len(), read_lines(&project, "conflict-adjudications.jsonl"), "one audit line per decision");
+    assert_eq!(
+        events.len(),
+        read_lines(&project, "conflict-adjudications.jsonl"),
+        "one audit line per decision"
+    );
     project.assert_every_line_valid();
     project.assert_verify_clean();
     println!(
@@ -401,7 +434,9 @@ impl RetryChecks for Project {
             if path.starts_with("daily") {
                 for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
                     let Ok(value) = serde_json::from_slice::<Value>(line) else { continue };
-                    *counts.entry(value["fact_id"].as_str().expect("id").to_owned()).or_insert(0) += 1;
+                    *counts
+                        .entry(value["fact_id"].as_str().expect("id").to_owned())
+                        .or_insert(0) += 1;
                 }
             }
         }
@@ -410,7 +445,9 @@ impl RetryChecks for Project {
 
     /// Asserts every command that reads the log still works.
     fn assert_readable(&self) {
-        for args in [&["facts", "--all"][..], &["context"], &["distill", "--as-of", AS_OF], &["logs"]] {
+        for args in
+            [&["facts", "--all"][..], &["context"], &["distill", "--as-of", AS_OF], &["logs"]]
+        {
             self.ok(args);
         }
         self.assert_verify_clean();
@@ -419,7 +456,8 @@ impl RetryChecks for Project {
 
 /// Starts `workmem remember CONTENT --id ID` and returns the child.
 fn spawn_remember(project: &Project, id: &str, content: &str) -> Child {
-    let mut cmd = project.cmd(&["remember", content, "-k", "decision", "-i", "4", "--id", id, "--json"]);
+    let mut cmd =
+        project.cmd(&["remember", content, "-k", "decision", "-i", "4", "--id", id, "--json"]);
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     cmd.spawn().expect("spawn workmem")
 }
@@ -430,12 +468,18 @@ fn one_id_from_concurrent_processes_is_stored_once() {
     let project = Project::new(WORKMEM, "workmem-retry-");
     project.ok(&["init"]);
     // Eight retries of one fact: every one succeeds with the stored fact.
-    let children: Vec<Child> = (0..WRITERS).map(|_| spawn_remember(&project, "retry-1", "same content")).collect();
-    let outputs: Vec<Output> = children.into_iter().map(|c| c.wait_with_output().expect("wait")).collect();
+    let children: Vec<Child> =
+        (0..WRITERS).map(|_| spawn_remember(&project, "retry-1", "same content")).collect();
+    let outputs: Vec<Output> =
+        children.into_iter().map(|c| c.wait_with_output().expect("wait")).collect();
     let stored: BTreeSet<Vec<u8>> = outputs
         .iter()
         .map(|out| {
-            assert!(out.status.success(), "a retry failed: {}", String::from_utf8_lossy(&out.stderr));
+            assert!(
+                out.status.success(),
+                "a retry failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
             out.stdout.clone()
         })
         .collect();
@@ -444,12 +488,15 @@ fn one_id_from_concurrent_processes_is_stored_once() {
     // input (exit 2) naming the id.
     let children: Vec<Child> =
         (0..WRITERS).map(|i| spawn_remember(&project, "race-2", &format!("content {i}"))).collect();
-    let outputs: Vec<Output> = children.into_iter().map(|c| c.wait_with_output().expect("wait")).collect();
+    let outputs: Vec<Output> =
+        children.into_iter().map(|c| c.wait_with_output().expect("wait")).collect();
     let winners = outputs.iter().filter(|out| out.status.success()).count();
     assert_eq!(winners, 1, "{outputs:?}");
     for out in outputs.iter().filter(|out| !out.status.success()) {
         assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
-        assert!(String::from_utf8_lossy(&out.stderr).contains("race-2 is already used by another fact"));
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("race-2 is already used by another fact")
+        );
     }
     let lines = project.id_lines();
     assert_eq!((lines["retry-1"], lines["race-2"], lines.len()), (1, 1, 2));
@@ -484,7 +531,9 @@ fn import_killed_midway(project: &Project, path: &Path, wait_for_bytes: u64) -> 
             return false;
         }
         let written: u64 = std::fs::read_dir(&daily)
-            .map(|entries| entries.flatten().filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum())
+            .map(|entries| {
+                entries.flatten().filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum()
+            })
             .unwrap_or(0);
         if written >= wait_for_bytes {
             child.kill().expect("SIGKILL");
@@ -504,8 +553,11 @@ fn a_killed_import_run_again_adds_only_what_is_missing() {
     let killed = import_killed_midway(&project, &path, 1);
     let prefix: usize = project.id_lines().values().sum();
     let report = project.json(&["import", path.to_str().expect("utf-8")]);
-    let (imported, present) = (report["imported"].as_u64().unwrap(), report["already_present"].as_u64().unwrap());
-    println!("killed: {killed}; prefix {prefix} facts; re-run imported {imported}, already present {present}");
+    let (imported, present) =
+        (report["imported"].as_u64().unwrap(), report["already_present"].as_u64().unwrap());
+    println!(
+        "killed: {killed}; prefix {prefix} facts; re-run imported {imported}, already present {present}"
+    );
     assert_eq!(present as usize, prefix);
     assert_eq!((imported + present) as usize, ITEMS);
     let lines = project.id_lines();
@@ -513,7 +565,10 @@ fn a_killed_import_run_again_adds_only_what_is_missing() {
     assert!(lines.values().all(|&n| n == 1), "an item was stored twice");
     // A third run finds everything.
     let report = project.json(&["import", path.to_str().expect("utf-8")]);
-    assert_eq!((report["imported"].as_u64(), report["already_present"].as_u64()), (Some(0), Some(ITEMS as u64)));
+    assert_eq!(
+        (report["imported"].as_u64(), report["already_present"].as_u64()),
+        (Some(0), Some(ITEMS as u64))
+    );
     project.assert_readable();
 }
 
@@ -565,11 +620,16 @@ fn retries_races_and_killed_imports_never_brick_a_workspace() {
                         let fact: Value = serde_json::from_slice(&out.stdout).expect("fact json");
                         let stored = fact["content"].as_str().expect("content").to_owned();
                         let previous = acknowledged.insert(id.clone(), stored.clone());
-                        assert!(previous.is_none_or(|p| p == stored), "{id} acknowledged with two contents");
+                        assert!(
+                            previous.is_none_or(|p| p == stored),
+                            "{id} acknowledged with two contents"
+                        );
                         // A retry returns the stored fact, whatever it sent.
                         assert!(stored == content || acknowledged.contains_key(&id));
                     }
-                    Some(2) => assert!(String::from_utf8_lossy(&out.stderr).contains("already used")),
+                    Some(2) => {
+                        assert!(String::from_utf8_lossy(&out.stderr).contains("already used"))
+                    }
                     _ => panic!("remember {id}: {out:?}"),
                 }
             }
@@ -579,14 +639,25 @@ fn retries_races_and_killed_imports_never_brick_a_workspace() {
         let path = import_file(&project, "all.jsonl", &items);
         project.json(&["import", path.to_str().expect("utf-8")]);
         let lines = project.id_lines();
-        assert!(lines.values().all(|&n| n == 1), "case {case}: a fact id is stored twice: {lines:?}");
+        assert!(
+            lines.values().all(|&n| n == 1),
+            "case {case}: a fact id is stored twice: {lines:?}"
+        );
         assert_eq!(lines.keys().filter(|id| id.starts_with("import-")).count(), items.len());
         let facts = project.json(&["facts", "--all"]);
         for (id, content) in &acknowledged {
-            let stored = facts.as_array().expect("list").iter().find(|f| f["fact_id"] == id.as_str());
-            assert_eq!(stored.map(|f| f["content"].as_str()), Some(Some(content.as_str())), "case {case}: {id}");
+            let stored =
+                facts.as_array().expect("list").iter().find(|f| f["fact_id"] == id.as_str());
+            assert_eq!(
+                stored.map(|f| f["content"].as_str()),
+                Some(Some(content.as_str())),
+                "case {case}: {id}"
+            );
         }
-        println!("case {case}: {} pool ids acknowledged; an import finished: {imports_finished}", acknowledged.len());
+        println!(
+            "case {case}: {} pool ids acknowledged; an import finished: {imports_finished}",
+            acknowledged.len()
+        );
     }
 }
 
@@ -607,7 +678,8 @@ fn busy_project() -> Project {
         ("s1", "Use SQLite.", Some("db.engine"), "2026-01-01T00:00:00Z"),
         ("w1", "Use WAL mode.", None, "2026-01-01T01:00:00Z"),
     ] {
-        let mut args = vec!["remember", content, "-k", "decision", "-i", "5", "--at", at, "--id", id];
+        let mut args =
+            vec!["remember", content, "-k", "decision", "-i", "5", "--at", at, "--id", id];
         if let Some(key) = key {
             args.extend(["--key", key]);
         }
@@ -620,7 +692,20 @@ fn busy_project() -> Project {
         ("m1", "Use MySQL.", "2026-02-02T00:00:00Z"),
         ("m2", "Use MySQL.", "2026-02-10T00:00:00Z"),
     ] {
-        project.ok(&["remember", content, "-k", "decision", "-i", "4", "--key", "db.engine", "--at", at, "--id", id]);
+        project.ok(&[
+            "remember",
+            content,
+            "-k",
+            "decision",
+            "-i",
+            "4",
+            "--key",
+            "db.engine",
+            "--at",
+            at,
+            "--id",
+            id,
+        ]);
     }
     project.ok(&["distill", "--as-of", AS_OF]);
     project.ok(&[
@@ -692,7 +777,9 @@ fn detect_read_only(dir: &Path) -> Option<ReadOnly> {
         p = probe.display()
     );
     let out = Command::new("unshare").args(["-m", "sh", "-c", &script]).output();
-    if out.is_ok_and(|o| !o.status.success() && String::from_utf8_lossy(&o.stderr).contains("Read-only file system")) {
+    if out.is_ok_and(|o| {
+        !o.status.success() && String::from_utf8_lossy(&o.stderr).contains("Read-only file system")
+    }) {
         return Some(ReadOnly::BindMount);
     }
     if Command::new("chattr").arg("+i").arg(dir).status().is_ok_and(|s| s.success()) {
@@ -712,7 +799,10 @@ fn run_read_only(project: &Project, how: &ReadOnly, args: &[String]) -> Output {
     match how {
         ReadOnly::Chmod => {
             set_tree(&memory, &["chmod", "a-w"]);
-            let out = project.cmd(&args.iter().map(String::as_str).collect::<Vec<_>>()).output().expect("spawn");
+            let out = project
+                .cmd(&args.iter().map(String::as_str).collect::<Vec<_>>())
+                .output()
+                .expect("spawn");
             set_tree(&memory, &["chmod", "u+w"]);
             out
         }
@@ -722,17 +812,29 @@ fn run_read_only(project: &Project, how: &ReadOnly, args: &[String]) -> Output {
                 "mount --bind '{d}' '{d}' && mount -o remount,ro,bind '{d}' '{d}' && exec \"$0\" \"$@\"",
                 d = memory.display()
             );
-            let mut full =
-                vec!["-m".to_owned(), "sh".into(), "-c".into(), script, env!("CARGO_BIN_EXE_workmem").into()];
+            let mut full = vec![
+                "-m".to_owned(),
+                "sh".into(),
+                "-c".into(),
+                script,
+                env!("CARGO_BIN_EXE_workmem").into(),
+            ];
             full.extend(args.iter().cloned());
             let program = std::mem::replace(&mut cmd, Command::new("unshare"));
             let _ = program;
-            cmd.env_clear().env("HOME", &project.root).env("USER", "reviewer").current_dir(&project.root).args(full);
+            cmd.env_clear()
+                .env("HOME", &project.root)
+                .env("USER", "reviewer")
+                .current_dir(&project.root)
+                .args(full);
             cmd.stdin(Stdio::null()).output().expect("spawn")
         }
         ReadOnly::Immutable => {
             set_tree(&memory, &["chattr", "+i"]);
-            let out = project.cmd(&args.iter().map(String::as_str).collect::<Vec<_>>()).output().expect("spawn");
+            let out = project
+                .cmd(&args.iter().map(String::as_str).collect::<Vec<_>>())
+                .output()
+                .expect("spawn");
             set_tree(&memory, &["chattr", "-i"]);
             out
         }
@@ -758,7 +860,10 @@ fn a_read_only_memory_directory_fails_clearly_and_changes_nothing() {
         let out = run_read_only(&project, &how, args);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{args:?} on a read-only directory: {stderr}");
-        assert!(stderr.contains(project.memory().to_str().expect("utf-8")), "{args:?}: no path named: {stderr}");
+        assert!(
+            stderr.contains(project.memory().to_str().expect("utf-8")),
+            "{args:?}: no path named: {stderr}"
+        );
         assert!(
             ["Read-only file system", "Operation not permitted", "Permission denied"]
                 .iter()
@@ -768,7 +873,9 @@ fn a_read_only_memory_directory_fails_clearly_and_changes_nothing() {
         assert_eq!(project.files(), before, "{args:?} changed the memory directory");
     }
     // Reading still works on the read-only directory.
-    for args in [vec!["facts".to_owned(), "--all".into()], vec!["context".into()], vec!["verify".into()]] {
+    for args in
+        [vec!["facts".to_owned(), "--all".into()], vec!["context".into()], vec!["verify".into()]]
+    {
         let out = run_read_only(&project, &how, &args);
         assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
     }
@@ -797,11 +904,19 @@ fn assert_same(got: &BTreeMap<PathBuf, Vec<u8>>, want: &BTreeMap<PathBuf, Vec<u8
 /// Runs `workmem args` with a file-size limit of `limit` bytes and SIGXFSZ
 /// ignored, so writes past the limit fail with EFBIG like on a full disk.
 fn run_with_size_limit(project: &Project, limit: u64, args: &[String]) -> Output {
-    let mut full = vec!["-c".to_owned(), "trap '' XFSZ; exec prlimit --fsize=\"$0\" \"$@\"".into(), limit.to_string()];
+    let mut full = vec![
+        "-c".to_owned(),
+        "trap '' XFSZ; exec prlimit --fsize=\"$0\" \"$@\"".into(),
+        limit.to_string(),
+    ];
     full.push(env!("CARGO_BIN_EXE_workmem").into());
     full.extend(args.iter().cloned());
     let mut cmd = Command::new("sh");
-    cmd.env_clear().env("HOME", &project.root).env("USER", "reviewer").current_dir(&project.root).args(full);
+    cmd.env_clear()
+        .env("HOME", &project.root)
+        .env("USER", "reviewer")
+        .current_dir(&project.root)
+        .args(full);
     cmd.stdin(Stdio::null()).output().expect("spawn")
 }
 
@@ -892,7 +1007,10 @@ fn control_characters_and_the_length_boundary() {
     let out = project.run(&["remember", &over]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("content") && stderr.contains("2001") || stderr.contains("2,001"), "{stderr}");
+    assert!(
+        stderr.contains("content") && stderr.contains("2001") || stderr.contains("2,001"),
+        "{stderr}"
+    );
     assert_eq!(project.files(), before);
     project.assert_verify_clean();
 }
@@ -936,7 +1054,11 @@ fn ten_megabytes_of_evidence_is_refused_naming_evidence() {
     let out = project.run(&["remember", "Long evidence.", "-e", &long]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr.contains("evidence") && stderr.contains("4000"), "{}", &stderr[..stderr.len().min(500)]);
+    assert!(
+        stderr.contains("evidence") && stderr.contains("4000"),
+        "{}",
+        &stderr[..stderr.len().min(500)]
+    );
     assert_eq!(project.files(), before);
 }
 
@@ -1049,12 +1171,22 @@ fn an_instruction_like_fact_is_stored_as_data_and_triggers_nothing() {
     let mut expected = before.clone();
     let mut line = before[&day].clone();
     let stored = project.json(&["facts", "--day", "2026-01-01"]);
-    let stored = stored.as_array().expect("list").iter().find(|f| f["fact_id"] == "inject").expect("stored").clone();
+    let stored = stored
+        .as_array()
+        .expect("list")
+        .iter()
+        .find(|f| f["fact_id"] == "inject")
+        .expect("stored")
+        .clone();
     assert_eq!(stored["content"], text.as_str(), "listed verbatim as data");
     line.extend_from_slice(&after[&day][before[&day].len()..]);
     expected.insert(day.clone(), line);
     assert_eq!(after, expected, "remember changed more than its own daily line");
-    assert_eq!(after[&day][before[&day].len()..].iter().filter(|&&b| b == b'\n').count(), 1, "exactly one line");
+    assert_eq!(
+        after[&day][before[&day].len()..].iter().filter(|&&b| b == b'\n').count(),
+        1,
+        "exactly one line"
+    );
     let open = project.json(&["conflicts"]);
     assert_eq!(open[0]["conflict_id"], conflict.as_str());
     assert_eq!(open[0]["status"], "open");

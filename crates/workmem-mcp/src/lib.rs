@@ -63,7 +63,10 @@ pub enum ServeError {
 /// Errors: [`ServeError::Runtime`], [`ServeError::Initialize`] for a broken
 /// handshake, [`ServeError::Stopped`] when the server task panicked.
 pub fn serve_stdio(workspace: Workspace) -> Result<(), ServeError> {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(ServeError::Runtime)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(ServeError::Runtime)?;
     let outcome = runtime.block_on(async move {
         let service = match WorkmemServer::new(workspace).serve(rmcp::transport::stdio()).await {
             Ok(service) => service,

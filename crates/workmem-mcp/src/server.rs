@@ -6,9 +6,10 @@
 //! is a protocol error.
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -49,7 +50,8 @@ impl WorkmemServer {
             tools::LIST_CONFLICTS => self.list_conflicts(args),
             _ => return Err(ErrorData::invalid_params(format!("unknown tool {name:?}"), None)),
         };
-        Ok(outcome.unwrap_or_else(|err| CallToolResult::error(vec![ContentBlock::text(err.to_string())])))
+        Ok(outcome
+            .unwrap_or_else(|err| CallToolResult::error(vec![ContentBlock::text(err.to_string())])))
     }
 
     fn write_memory(&self, args: &JsonObject) -> Result<CallToolResult, workmem::Error> {
@@ -94,11 +96,15 @@ pub fn resources() -> Vec<Resource> {
     vec![
         Resource::new(MEMORY_URI, "MEMORY.md")
             .with_title("Workspace memory")
-            .with_description("The curated project memory (MEMORY.md), rebuilt from curated.json when stale")
+            .with_description(
+                "The curated project memory (MEMORY.md), rebuilt from curated.json when stale",
+            )
             .with_mime_type("text/markdown"),
         Resource::new(CONTEXT_URI, "context")
             .with_title("Agent context")
-            .with_description("The bounded agent context: curated memory plus the most recent unkeyed facts")
+            .with_description(
+                "The bounded agent context: curated memory plus the most recent unkeyed facts",
+            )
             .with_mime_type("text/markdown"),
     ]
 }

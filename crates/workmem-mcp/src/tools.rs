@@ -14,7 +14,9 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use workmem::{Error, Invalid, NewFact};
 
-use workmem::{WRITE_MEMORY_DESCRIPTION, WRITE_MEMORY_TOOL, reject_unknown_fields, write_memory_schema};
+use workmem::{
+    WRITE_MEMORY_DESCRIPTION, WRITE_MEMORY_TOOL, reject_unknown_fields, write_memory_schema,
+};
 
 /// Name of the tool that appends a fact.
 pub const WRITE_MEMORY: &str = WRITE_MEMORY_TOOL;
@@ -142,12 +144,16 @@ fn to_usize(n: u64) -> usize {
 }
 
 /// Returns the field's value; absent and `null` are both `None`.
-fn optional<T: DeserializeOwned>(args: &JsonObject, field: &str, expected: &'static str) -> Result<Option<T>, Error> {
+fn optional<T: DeserializeOwned>(
+    args: &JsonObject,
+    field: &str,
+    expected: &'static str,
+) -> Result<Option<T>, Error> {
     match args.get(field) {
         None | Some(Value::Null) => Ok(None),
-        Some(value) => serde_json::from_value(value.clone())
-            .map(Some)
-            .map_err(|_| Error::invalid(field, Invalid::WrongType { expected, got: describe(value) })),
+        Some(value) => serde_json::from_value(value.clone()).map(Some).map_err(|_| {
+            Error::invalid(field, Invalid::WrongType { expected, got: describe(value) })
+        }),
     }
 }
 
@@ -226,14 +232,30 @@ mod tests {
             (json!({"content": "x", "importance": 3}), "kind"),
             (json!({"content": "x", "kind": "decision", "importance": 2.5}), "importance"),
             (json!({"content": "x", "kind": "decision", "importance": "3"}), "importance"),
-            (json!({"content": "x", "kind": "decision", "importance": 3, "evidence": {"a": 1}}), "evidence"),
-            (json!({"content": "x", "kind": "decision", "importance": 3, "evidence": ["a"]}), "evidence"),
-            (json!({"content": "x", "kind": "decision", "importance": 3, "memory_key": 5}), "memory_key"),
-            (json!({"content": "x", "kind": "decision", "importance": 3, "source": "user"}), "source"),
+            (
+                json!({"content": "x", "kind": "decision", "importance": 3, "evidence": {"a": 1}}),
+                "evidence",
+            ),
+            (
+                json!({"content": "x", "kind": "decision", "importance": 3, "evidence": ["a"]}),
+                "evidence",
+            ),
+            (
+                json!({"content": "x", "kind": "decision", "importance": 3, "memory_key": 5}),
+                "memory_key",
+            ),
+            (
+                json!({"content": "x", "kind": "decision", "importance": 3, "source": "user"}),
+                "source",
+            ),
         ];
         assert!(write_memory_args(&object(base)).is_ok());
         for (args, field) in cases {
-            assert_eq!(field_of(write_memory_args(&object(args.clone())).unwrap_err()), field, "{args}");
+            assert_eq!(
+                field_of(write_memory_args(&object(args.clone())).unwrap_err()),
+                field,
+                "{args}"
+            );
         }
     }
 
@@ -241,12 +263,24 @@ mod tests {
     fn counts_are_bounded() {
         assert_eq!(get_context_args(&object(json!({}))).unwrap(), None);
         assert_eq!(get_context_args(&object(json!({"recent": 0}))).unwrap(), Some(0));
-        assert_eq!(field_of(get_context_args(&object(json!({"recent": 1001}))).unwrap_err()), "recent");
-        assert_eq!(field_of(get_context_args(&object(json!({"recent": -1}))).unwrap_err()), "recent");
+        assert_eq!(
+            field_of(get_context_args(&object(json!({"recent": 1001}))).unwrap_err()),
+            "recent"
+        );
+        assert_eq!(
+            field_of(get_context_args(&object(json!({"recent": -1}))).unwrap_err()),
+            "recent"
+        );
         assert_eq!(list_recent_facts_args(&object(json!({}))).unwrap(), 20);
         assert_eq!(list_recent_facts_args(&object(json!({"limit": 3}))).unwrap(), 3);
-        assert_eq!(field_of(list_recent_facts_args(&object(json!({"limit": 0}))).unwrap_err()), "limit");
-        assert_eq!(field_of(list_conflicts_args(&object(json!({"status": "all"}))).unwrap_err()), "status");
+        assert_eq!(
+            field_of(list_recent_facts_args(&object(json!({"limit": 0}))).unwrap_err()),
+            "limit"
+        );
+        assert_eq!(
+            field_of(list_conflicts_args(&object(json!({"status": "all"}))).unwrap_err()),
+            "status"
+        );
     }
 
     #[test]

@@ -153,7 +153,12 @@ impl Drop for FakeServer {
     }
 }
 
-fn serve(listener: &TcpListener, replies: Vec<Reply>, received: &Mutex<Vec<Received>>, stop: &AtomicBool) {
+fn serve(
+    listener: &TcpListener,
+    replies: Vec<Reply>,
+    received: &Mutex<Vec<Received>>,
+    stop: &AtomicBool,
+) {
     let deadline = Instant::now() + LIFETIME;
     let mut replies = replies.into_iter();
     let mut unscripted = 0;

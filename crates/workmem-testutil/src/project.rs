@@ -42,7 +42,11 @@ impl Project {
     /// no standard input.
     pub fn cmd(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(&self.bin);
-        cmd.env_clear().env("HOME", &self.root).env("USER", "reviewer").current_dir(&self.root).args(args);
+        cmd.env_clear()
+            .env("HOME", &self.root)
+            .env("USER", "reviewer")
+            .current_dir(&self.root)
+            .args(args);
         cmd.stdin(Stdio::null());
         cmd
     }
@@ -80,7 +84,10 @@ impl Project {
                     stack.push(path);
                 } else {
                     let bytes = std::fs::read(&path).expect("read");
-                    out.insert(path.strip_prefix(self.memory()).expect("prefix").to_path_buf(), bytes);
+                    out.insert(
+                        path.strip_prefix(self.memory()).expect("prefix").to_path_buf(),
+                        bytes,
+                    );
                 }
             }
         }

@@ -35,14 +35,16 @@ fn main() {
     let ws = Workspace::open(dir.path(), None).expect("open");
     ws.init().expect("init");
     let floor_file = dir.path().join("floor.jsonl");
-    let sample = ws.prepare(NewFact::new("Use SQLite in WAL mode for the local cache.")).expect("fact");
+    let sample =
+        ws.prepare(NewFact::new("Use SQLite in WAL mode for the local cache.")).expect("fact");
     let line = sample.to_line();
     // Interleave the two, alternating which goes first, so that both see
     // the same machine and journal conditions.
     let (mut floor, mut library) = (Vec::new(), Vec::new());
     let remember = |n: usize| {
         let started = Instant::now();
-        let mut new = NewFact::new(format!("Use SQLite in WAL mode for the local cache, note {n}."));
+        let mut new =
+            NewFact::new(format!("Use SQLite in WAL mode for the local cache, note {n}."));
         new.kind = Some("decision".into());
         new.importance = Some(4);
         ws.remember(new).expect("remember");

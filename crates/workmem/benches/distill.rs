@@ -35,14 +35,19 @@ fn main() {
         let facts = ws.facts().expect("facts");
         read.push(started.elapsed().as_secs_f64() * 1e3);
         let started = Instant::now();
-        let report = ws.distill(&DistillOptions::new().as_of(as_of.clone())).expect("distill").report;
+        let report =
+            ws.distill(&DistillOptions::new().as_of(as_of.clone())).expect("distill").report;
         first.push(started.elapsed().as_secs_f64() * 1e3);
         let started = Instant::now();
-        let again = ws.distill(&DistillOptions::new().as_of(as_of.clone())).expect("distill").report;
+        let again =
+            ws.distill(&DistillOptions::new().as_of(as_of.clone())).expect("distill").report;
         rerun.push(started.elapsed().as_secs_f64() * 1e3);
         if run == 0 {
             println!("{} facts; first run: {report:?}", facts.len());
-            println!("re-run: created={} updated={} queued={}", again.created, again.updated, again.queued_conflicts);
+            println!(
+                "re-run: created={} updated={} queued={}",
+                again.created, again.updated, again.queued_conflicts
+            );
         }
     }
     println!(

@@ -73,7 +73,8 @@ fn main() {
         fs::create_dir_all(&root).expect("project");
         let ws = Workspace::open(&root, None).expect("open");
         ws.init().expect("init");
-        fs::write(ws.file(JOURNAL_FILE), journal_text(ws.workspace_id(), transactions)).expect("journal");
+        fs::write(ws.file(JOURNAL_FILE), journal_text(ws.workspace_id(), transactions))
+            .expect("journal");
         let size = fs::metadata(ws.file(JOURNAL_FILE)).expect("size").len();
         let median = median_open_micros(&root, 501);
         let base = *baseline.get_or_insert(median);

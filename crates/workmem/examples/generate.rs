@@ -27,8 +27,10 @@ impl Rng {
     }
 }
 
-const TOPICS: [&str; 12] =
-    ["storage", "runtime", "ci", "api", "auth", "build", "deploy", "logging", "cache", "queue", "frontend", "tests"];
+const TOPICS: [&str; 12] = [
+    "storage", "runtime", "ci", "api", "auth", "build", "deploy", "logging", "cache", "queue",
+    "frontend", "tests",
+];
 const STATEMENTS: [&str; 10] = [
     "Run the migrations before the integration tests",
     "Never commit generated protobuf files",
@@ -50,7 +52,8 @@ pub fn facts(count: usize, seed: u64) -> Vec<NewFact> {
     let keys = 300;
     let mut out = Vec::with_capacity(count);
     for i in 0..count {
-        let at = start + jiff::SignedDuration::from_secs((i as i64 * span_seconds) / count.max(1) as i64);
+        let at = start
+            + jiff::SignedDuration::from_secs((i as i64 * span_seconds) / count.max(1) as i64);
         let roll = rng.below(100);
         let mut fact = NewFact::default();
         if roll < 45 {
@@ -102,5 +105,10 @@ fn main() {
     let ws = Workspace::open(&dir, None).expect("open");
     let started = std::time::Instant::now();
     let stored = ws.import(facts(count, seed), &mut |_| {}).expect("import").facts;
-    eprintln!("wrote {} facts to {} in {:.2?}", stored.len(), ws.memory_dir().display(), started.elapsed());
+    eprintln!(
+        "wrote {} facts to {} in {:.2?}",
+        stored.len(),
+        ws.memory_dir().display(),
+        started.elapsed()
+    );
 }

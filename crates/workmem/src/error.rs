@@ -176,7 +176,9 @@ pub enum Invalid {
         code_point: u32,
     },
     /// A credential, which workmem never stores.
-    #[error("looks like it contains a secret ({kind}); workmem never stores credentials, remove it and retry")]
+    #[error(
+        "looks like it contains a secret ({kind}); workmem never stores credentials, remove it and retry"
+    )]
     Secret {
         /// The kind of credential (`private key`, `AWS access key`, ...).
         kind: &'static str,
@@ -297,7 +299,9 @@ impl Error {
     /// is an invalid-input error.
     pub fn at_item(self, index: usize) -> Self {
         match self {
-            Error::InvalidInput { field, reason, .. } => Error::InvalidInput { field, item: Some(index), reason },
+            Error::InvalidInput { field, reason, .. } => {
+                Error::InvalidInput { field, item: Some(index), reason }
+            }
             other => other,
         }
     }

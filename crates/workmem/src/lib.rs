@@ -62,7 +62,9 @@ pub use model::clock::{Clock, FixedClock, SystemClock};
 pub use model::fact::{Fact, Kind, MAX_CONTENT_CHARS, MODEL_TOOL_SOURCE, NewFact};
 pub use model::stamp::{Stamp, StampError};
 pub use model::text::is_refused_char;
-pub use model::tool_input::{WRITE_MEMORY_DESCRIPTION, WRITE_MEMORY_TOOL, reject_unknown_fields, write_memory_schema};
+pub use model::tool_input::{
+    WRITE_MEMORY_DESCRIPTION, WRITE_MEMORY_TOOL, reject_unknown_fields, write_memory_schema,
+};
 pub use policy::adjudication::Resolution;
 pub use policy::config::Config;
 pub use policy::report::{Decision, Reason, Report};

@@ -44,7 +44,8 @@ fn every_test_file_is_declared_in_the_runner() {
         .collect();
     let mut files = std::collections::BTreeSet::new();
     for entry in std::fs::read_dir(&dir).expect("tests/ is readable") {
-        let name = entry.expect("directory entry").file_name().into_string().expect("UTF-8 file name");
+        let name =
+            entry.expect("directory entry").file_name().into_string().expect("UTF-8 file name");
         if let Some(stem) = name.strip_suffix(".rs")
             && stem.starts_with("test_")
         {

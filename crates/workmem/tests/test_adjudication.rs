@@ -48,7 +48,9 @@ fn fact(ws: &Workspace, id: &str, content: &str, importance: i64, key: &str, at:
 }
 
 fn distill(ws: &Workspace) -> workmem::Report {
-    ws.distill(&DistillOptions::new().as_of(Stamp::parse(AS_OF).expect("stamp"))).expect("distill").report
+    ws.distill(&DistillOptions::new().as_of(Stamp::parse(AS_OF).expect("stamp")))
+        .expect("distill")
+        .report
 }
 
 /// An active "Use SQLite." (revision 1) challenged by two equally strong
@@ -100,7 +102,10 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (Vec<u8>, std::time::SystemTime)> {
                 stack.push(path);
             } else {
                 let meta = fs::metadata(&path).expect("metadata");
-                out.insert(path.clone(), (fs::read(&path).expect("read"), meta.modified().expect("mtime")));
+                out.insert(
+                    path.clone(),
+                    (fs::read(&path).expect("read"), meta.modified().expect("mtime")),
+                );
             }
         }
     }
@@ -117,13 +122,15 @@ fn choosing_a_challenger_creates_the_next_revision_and_closes_the_case() {
     let ws = tied_workspace(&project);
     let case = open_case(&ws);
     let incumbent = case.candidates.iter().find(|c| c.incumbent).expect("incumbent").clone();
-    let postgres = case.candidates.iter().find(|c| c.content == "Use Postgres.").expect("postgres").clone();
+    let postgres =
+        case.candidates.iter().find(|c| c.content == "Use Postgres.").expect("postgres").clone();
     let event = ws.resolve(request(&case, &postgres.candidate_id, "review:1")).expect("resolve");
     assert_eq!(event.prior_active_entry_key.as_deref(), case.active_entry_key.as_deref());
     assert_eq!(event.evidence_ids, vec!["p1", "p2"]);
 
     let curated = ws.curated().expect("curated");
-    let revisions: Vec<_> = curated.entries.iter().filter(|e| e.memory_key.as_deref() == Some("db.engine")).collect();
+    let revisions: Vec<_> =
+        curated.entries.iter().filter(|e| e.memory_key.as_deref() == Some("db.engine")).collect();
     assert_eq!(revisions.len(), 2);
     let old = revisions.iter().find(|e| e.revision == 1).expect("rev 1");
     let new = revisions.iter().find(|e| e.revision == 2).expect("rev 2");
@@ -154,7 +161,10 @@ fn choosing_a_challenger_creates_the_next_revision_and_closes_the_case() {
     let report = distill(&ws);
     assert_eq!((report.created, report.conflicts, report.queued_conflicts), (0, 0, 0));
     assert_eq!(snapshot(ws.memory_dir()), before);
-    assert_eq!(ws.curated().expect("curated").active_for("db.engine").expect("active").content, "Use Postgres.");
+    assert_eq!(
+        ws.curated().expect("curated").active_for("db.engine").expect("active").content,
+        "Use Postgres."
+    );
     assert!(ws.verify().expect("verify").is_empty());
 }
 
@@ -168,7 +178,8 @@ fn choosing_the_incumbent_records_the_decision_only() {
     let ws = tied_workspace(&project);
     let case = open_case(&ws);
     let curated_before = fs::read(ws.file("curated.json")).expect("curated");
-    let incumbent = case.candidates.iter().find(|c| c.incumbent).expect("incumbent").candidate_id.clone();
+    let incumbent =
+        case.candidates.iter().find(|c| c.incumbent).expect("incumbent").candidate_id.clone();
     let event = ws.resolve(request(&case, &incumbent, "review:keep")).expect("resolve");
     assert_eq!(event.resulting_active_entry_key, case.active_entry_key.clone().expect("active"));
     assert_eq!(fs::read(ws.file("curated.json")).expect("curated"), curated_before);
@@ -177,7 +188,10 @@ fn choosing_the_incumbent_records_the_decision_only() {
         let report = distill(&ws);
         assert_eq!((report.created, report.superseded, report.conflicts), (0, 0, 0));
     }
-    assert_eq!(ws.curated().expect("curated").active_for("db.engine").expect("active").content, "Use SQLite.");
+    assert_eq!(
+        ws.curated().expect("curated").active_for("db.engine").expect("active").content,
+        "Use SQLite."
+    );
     assert!(ws.verify().expect("verify").is_empty());
 }
 
@@ -237,7 +251,10 @@ fn stale_reviews_change_nothing() {
     fact(&ws, "m3", "Use MySQL.", 4, "db.engine", "2026-02-20T00:00:00Z");
     assert_eq!(distill(&ws).queued_conflicts, 1);
     let before = snapshot(ws.memory_dir());
-    assert_stale(ws.resolve(request(&case, &candidate_id(&case, "Use MySQL."), "review:e")), "superseded");
+    assert_stale(
+        ws.resolve(request(&case, &candidate_id(&case, "Use MySQL."), "review:e")),
+        "superseded",
+    );
     assert_eq!(snapshot(ws.memory_dir()), before);
 
     // Active entry changed since detection (a hand-made curated state where
@@ -246,12 +263,19 @@ fn stale_reviews_change_nothing() {
     let ws = tied_workspace(&project);
     let case = open_case(&ws);
     let mut curated = ws.curated().expect("curated");
-    let active = curated.entries.iter_mut().find(|e| e.memory_key.as_deref() == Some("db.engine")).expect("entry");
+    let active = curated
+        .entries
+        .iter_mut()
+        .find(|e| e.memory_key.as_deref() == Some("db.engine"))
+        .expect("entry");
     active.content = "Use SQLite 3.".into();
     active.key = active.computed_key();
     workmem::internals::save_curated(&ws, &curated).expect("save");
     let before = snapshot(ws.memory_dir());
-    assert_stale(ws.resolve(request(&case, &candidate_id(&case, "Use MySQL."), "review:f")), "active value");
+    assert_stale(
+        ws.resolve(request(&case, &candidate_id(&case, "Use MySQL."), "review:f")),
+        "active value",
+    );
     assert_eq!(snapshot(ws.memory_dir()), before);
 }
 
@@ -275,9 +299,15 @@ fn unknown_ids_are_rejected_and_malformed_input_is_invalid() {
 
     let mut unknown = request(&case, &postgres, "review:x");
     unknown.conflict_id = "conflict-0000000000000000".into();
-    assert!(matches!(ws.resolve(unknown).expect_err("unknown conflict"), Error::ResolutionRejected(_)));
+    assert!(matches!(
+        ws.resolve(unknown).expect_err("unknown conflict"),
+        Error::ResolutionRejected(_)
+    ));
     let unknown = request(&case, "candidate-0000000000000000", "review:x");
-    assert!(matches!(ws.resolve(unknown).expect_err("unknown candidate"), Error::ResolutionRejected(_)));
+    assert!(matches!(
+        ws.resolve(unknown).expect_err("unknown candidate"),
+        Error::ResolutionRejected(_)
+    ));
 
     let cases: Vec<(Resolution, &str)> = vec![
         (Resolution { event_id: " bad id".into(), ..request(&case, &postgres, "x") }, "event_id"),
@@ -359,14 +389,19 @@ fn the_journal_is_read_line_by_line_and_only_uncommitted_intents_are_kept() {
     let case = open_case(&ws);
     ws.resolve(request(&case, &candidate_id(&case, "Use Postgres."), "review:j")).expect("resolve");
     let journal = ws.file(JOURNAL_FILE);
-    let committed = workmem::internals::journal::transactions(&journal, ws.workspace_id()).expect("transactions");
+    let committed = workmem::internals::journal::transactions(&journal, ws.workspace_id())
+        .expect("transactions");
     assert_eq!(committed.len(), 1);
-    assert!(committed[0].committed() && committed[0].intent.is_none(), "a committed intent was kept");
+    assert!(
+        committed[0].committed() && committed[0].intent.is_none(),
+        "a committed intent was kept"
+    );
     // The prepared line alone: the intent is kept for recovery.
     let text = fs::read_to_string(&journal).expect("journal");
     let prepared = text.lines().next().expect("prepared line");
     fs::write(&journal, format!("{prepared}\n{{\"torn")).expect("write journal");
-    let pending = workmem::internals::journal::transactions(&journal, ws.workspace_id()).expect("transactions");
+    let pending = workmem::internals::journal::transactions(&journal, ws.workspace_id())
+        .expect("transactions");
     assert_eq!(pending[0].done, [workmem::internals::journal::Phase::Prepared]);
     assert_eq!(pending[0].intent.as_ref().map(|i| i.event_id.as_str()), Some("review:j"));
 }
@@ -399,7 +434,8 @@ fn torn_tails_of_the_journal_and_audit_are_ignored_then_repaired() {
     let project = Project::new();
     let ws = tied_workspace(&project);
     let case = open_case(&ws);
-    ws.resolve(request(&case, &candidate_id(&case, "Use Postgres."), "review:torn")).expect("resolve");
+    ws.resolve(request(&case, &candidate_id(&case, "Use Postgres."), "review:torn"))
+        .expect("resolve");
     for name in [JOURNAL_FILE, AUDIT_FILE] {
         let mut file = fs::OpenOptions::new().append(true).open(ws.file(name)).expect("open");
         std::io::Write::write_all(&mut file, b"{\"schema_version\": 1, \"torn").expect("tear");
@@ -414,7 +450,8 @@ fn torn_tails_of_the_journal_and_audit_are_ignored_then_repaired() {
     fact(&ws, "d2", "Use DuckDB.", 4, "db.engine", "2026-03-10T00:00:00Z");
     assert_eq!(distill(&ws).queued_conflicts, 1);
     let case = open_case(&ws);
-    ws.resolve(request(&case, &candidate_id(&case, "Use DuckDB."), "review:torn-2")).expect("resolve");
+    ws.resolve(request(&case, &candidate_id(&case, "Use DuckDB."), "review:torn-2"))
+        .expect("resolve");
     for name in [JOURNAL_FILE, AUDIT_FILE] {
         let text = fs::read_to_string(ws.file(name)).expect("read");
         assert!(text.ends_with('\n'), "{name} not repaired");
@@ -440,11 +477,14 @@ fn verify_reports_every_problem_with_file_and_line() {
     curated = curated.replacen("\"occurrences\": 1", "\"occurrences\": 7", 1);
     fs::write(ws.file("curated.json"), curated).expect("write");
     let problems = ws.verify().expect("verify");
-    assert!(problems.iter().any(|p| p.file.ends_with("2026-02-10.jsonl") && p.line == Some(1)), "{problems:?}");
     assert!(
-        problems
-            .iter()
-            .any(|p| p.file.ends_with("curated.json") && p.message.contains("occurrences 7") && p.line.is_some()),
+        problems.iter().any(|p| p.file.ends_with("2026-02-10.jsonl") && p.line == Some(1)),
+        "{problems:?}"
+    );
+    assert!(
+        problems.iter().any(|p| p.file.ends_with("curated.json")
+            && p.message.contains("occurrences 7")
+            && p.line.is_some()),
         "{problems:?}"
     );
 }
@@ -460,9 +500,18 @@ fn history_shows_every_revision_with_evidence_and_cases() {
     let revisions: Vec<(u32, &str, Vec<&str>)> = history
         .revisions
         .iter()
-        .map(|r| (r.entry.revision, r.entry.content.as_str(), r.facts.iter().map(|f| f.fact_id()).collect()))
+        .map(|r| {
+            (
+                r.entry.revision,
+                r.entry.content.as_str(),
+                r.facts.iter().map(|f| f.fact_id()).collect(),
+            )
+        })
         .collect();
-    assert_eq!(revisions, vec![(1, "Use SQLite.", vec!["s1"]), (2, "Use Postgres.", vec!["p1", "p2"])]);
+    assert_eq!(
+        revisions,
+        vec![(1, "Use SQLite.", vec!["s1"]), (2, "Use Postgres.", vec!["p1", "p2"])]
+    );
     assert_eq!(history.cases.len(), 1);
     assert_eq!(history.cases[0].status, CaseStatus::Resolved);
 }

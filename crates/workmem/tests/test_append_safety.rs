@@ -30,7 +30,11 @@ fn an_identical_retry_returns_the_stored_fact_and_writes_nothing() {
     let before = p.snapshot();
     // The same fact again, with recorded_at left to the clock (a retry of
     // a command that did not say when): still the stored fact.
-    let retry = NewFact { recorded_at: None, content: "  Use   Python 3.12 ".into(), ..keyed("retry-1", "") };
+    let retry = NewFact {
+        recorded_at: None,
+        content: "  Use   Python 3.12 ".into(),
+        ..keyed("retry-1", "")
+    };
     assert_eq!(p.ws.remember(retry).unwrap(), stored);
     assert_eq!(p.ws.remember(keyed("retry-1", "Use Python 3.12")).unwrap(), stored);
     assert_eq!(p.snapshot(), before, "a retry wrote");
@@ -47,8 +51,14 @@ fn another_fact_under_a_stored_id_is_invalid_input_and_writes_nothing() {
         NewFact { kind: Some("convention".into()), ..keyed("retry-1", "Use Python 3.12") },
         NewFact { memory_key: None, ..keyed("retry-1", "Use Python 3.12") },
         NewFact { source: Some("user".into()), ..keyed("retry-1", "Use Python 3.12") },
-        NewFact { evidence: [("file".into(), "pyproject.toml".into())].into(), ..keyed("retry-1", "Use Python 3.12") },
-        NewFact { recorded_at: Some("2026-01-02T10:00:00Z".into()), ..keyed("retry-1", "Use Python 3.12") },
+        NewFact {
+            evidence: [("file".into(), "pyproject.toml".into())].into(),
+            ..keyed("retry-1", "Use Python 3.12")
+        },
+        NewFact {
+            recorded_at: Some("2026-01-02T10:00:00Z".into()),
+            ..keyed("retry-1", "Use Python 3.12")
+        },
     ];
     for other in others {
         match p.ws.remember(other.clone()) {
@@ -75,7 +85,10 @@ fn concurrent_writers_of_one_id_store_one_fact() {
                 scope.spawn(move || {
                     let ws = open(&path);
                     barrier.wait();
-                    ws.remember(keyed("race-1", if i % 2 == 0 { "Use Python 3.12" } else { "Use Python 3.13" }))
+                    ws.remember(keyed(
+                        "race-1",
+                        if i % 2 == 0 { "Use Python 3.12" } else { "Use Python 3.13" },
+                    ))
                 })
             })
             .collect();
@@ -115,10 +128,14 @@ fn duplicate_ids_on_disk_never_fail_a_read_and_the_first_counts() {
     assert!(p.ws.context(None).is_ok());
     // A retry of the first still returns it; another fact is still refused.
     assert_eq!(p.ws.remember(keyed("dup-1", "Use Python 3.12")).unwrap(), first);
-    assert!(matches!(p.ws.remember(keyed("dup-1", "Use Python 3.9")), Err(Error::InvalidInput { .. })));
+    assert!(matches!(
+        p.ws.remember(keyed("dup-1", "Use Python 3.9")),
+        Err(Error::InvalidInput { .. })
+    ));
     // Verify reports the two that differ, not the identical copy.
     let problems = p.ws.verify().unwrap();
-    let duplicates: Vec<_> = problems.iter().filter(|p| p.message.contains("dup-1 is used twice")).collect();
+    let duplicates: Vec<_> =
+        problems.iter().filter(|p| p.message.contains("dup-1 is used twice")).collect();
     assert_eq!(duplicates.len(), 2, "{problems:?}");
 }
 
@@ -189,13 +206,20 @@ fn an_import_run_again_appends_only_what_is_missing() {
     let p = Project::new();
     // Identical items count separately (their occurrence is part of the id).
     let items: Vec<NewFact> = (0..40)
-        .map(|i| item(&format!("Imported fact {}.", i % 30), &format!("2026-01-{:02}T00:00:00Z", 1 + i % 3)))
+        .map(|i| {
+            item(
+                &format!("Imported fact {}.", i % 30),
+                &format!("2026-01-{:02}T00:00:00Z", 1 + i % 3),
+            )
+        })
         .chain([NewFact::new("No date: the clock decides.")])
         .collect();
     // A prefix, as a killed import leaves it.
     let first = p.ws.import(items[..17].to_vec(), &mut |_| {}).unwrap();
     assert_eq!((first.facts.len(), first.already_present), (17, 0));
-    assert!(first.facts.iter().all(|f| f.fact_id().starts_with("import-") && f.fact_id().len() == 39));
+    assert!(
+        first.facts.iter().all(|f| f.fact_id().starts_with("import-") && f.fact_id().len() == 39)
+    );
     let again = p.ws.import(items.clone(), &mut |_| {}).unwrap();
     assert_eq!((again.facts.len(), again.already_present), (24, 17));
     assert_eq!(p.ws.facts().unwrap().len(), 41);
@@ -206,6 +230,7 @@ fn an_import_run_again_appends_only_what_is_missing() {
     assert_eq!(p.ws.facts().unwrap().len(), 41);
     // The ids depend on the workspace: another project gets other ones.
     let q = Project::new();
-    let other = q.ws.import(vec![item("Imported fact 0.", "2026-01-01T00:00:00Z")], &mut |_| {}).unwrap();
+    let other =
+        q.ws.import(vec![item("Imported fact 0.", "2026-01-01T00:00:00Z")], &mut |_| {}).unwrap();
     assert_ne!(other.facts[0].fact_id(), first.facts[0].fact_id());
 }

@@ -29,13 +29,17 @@ fn write_many(p: &Project, n: usize) {
             })
         })
         .collect();
-    let payload = json!({"schema_version": 2, "workspace_id": p.ws.workspace_id(), "entries": entries});
+    let payload =
+        json!({"schema_version": 2, "workspace_id": p.ws.workspace_id(), "entries": entries});
     p.ws.init().unwrap();
     write_raw(&p.file("curated.json"), serde_json::to_string_pretty(&payload).unwrap().as_bytes());
 }
 
 fn with_budget(ws: &Workspace, budget: usize) -> Workspace {
-    Workspace::builder(ws.project()).config(Config { context_budget: budget, ..Config::default() }).open().unwrap()
+    Workspace::builder(ws.project())
+        .config(Config { context_budget: budget, ..Config::default() })
+        .open()
+        .unwrap()
 }
 
 fn chars(text: &str) -> usize {
@@ -66,7 +70,14 @@ fn two_thousand_entries_stay_within_the_budget() {
     write_many(&p, 2_000);
     // Recent unkeyed facts compete for the same budget.
     for i in 0..3 {
-        p.add(&format!("r{i}"), "outcome", 3, None, &format!("Recent fact {i}."), &format!("2026-02-2{i}T00:00:00Z"));
+        p.add(
+            &format!("r{i}"),
+            "outcome",
+            3,
+            None,
+            &format!("Recent fact {i}."),
+            &format!("2026-02-2{i}T00:00:00Z"),
+        );
     }
     let state = p.ws.curated().unwrap();
     assert_eq!(state.entries.len(), 2_000);
@@ -81,15 +92,19 @@ fn two_thousand_entries_stay_within_the_budget() {
     assert!(chars(&context) <= budget, "context has {} chars", chars(&context));
 
     let curated_part = context.split("\n\n# Recent Workspace Facts").next().unwrap();
-    let shown: Vec<&str> = curated_part.lines().filter(|l| l.starts_with("- ") && !l.starts_with("- (")).collect();
+    let shown: Vec<&str> =
+        curated_part.lines().filter(|l| l.starts_with("- ") && !l.starts_with("- (")).collect();
     let k = shown.len();
     assert!(k > 100 && k < 2_000, "{k} entries shown");
 
     // Exactly the k highest-priority entries, laid out like MEMORY.md with
     // the overflow line closing the last section.
     let priority = by_priority(&state.entries);
-    let expected_curated =
-        format!("{}\n{}", projection::render_memory(priority[..k].iter().copied()).trim(), overflow(2_000 - k));
+    let expected_curated = format!(
+        "{}\n{}",
+        projection::render_memory(priority[..k].iter().copied()).trim(),
+        overflow(2_000 - k)
+    );
     assert_eq!(curated_part, expected_curated);
     assert!(curated_part.ends_with(&overflow(2_000 - k)));
     // The next entry would not have fitted (even with a shorter overflow
@@ -126,11 +141,15 @@ fn priority_puts_more_evidence_first_then_recency_then_content() {
     // The top entries have 5 evidence ids and the latest last_seen (01-09).
     assert_eq!(priority[0].evidence_ids.len(), 5);
     assert_eq!(priority[0].last_seen.as_str(), "2026-01-09T00:00:00Z");
-    let shown: Vec<&str> = context.lines().filter(|l| l.starts_with("- ") && !l.starts_with("- (")).collect();
+    let shown: Vec<&str> =
+        context.lines().filter(|l| l.starts_with("- ") && !l.starts_with("- (")).collect();
     assert!(!shown.is_empty());
     let k = shown.len();
-    let expected =
-        format!("{}\n{}", projection::render_memory(priority[..k].iter().copied()).trim(), overflow(2_000 - k));
+    let expected = format!(
+        "{}\n{}",
+        projection::render_memory(priority[..k].iter().copied()).trim(),
+        overflow(2_000 - k)
+    );
     assert_eq!(context, expected);
 }
 
@@ -139,7 +158,14 @@ fn under_the_budget_the_context_is_the_unbounded_text() {
     let p = Project::new();
     write_many(&p, 12);
     for i in 0..8 {
-        p.add(&format!("r{i}"), "outcome", 3, None, &format!("Recent fact {i}."), &format!("2026-02-1{i}T00:00:00Z"));
+        p.add(
+            &format!("r{i}"),
+            "outcome",
+            3,
+            None,
+            &format!("Recent fact {i}."),
+            &format!("2026-02-1{i}T00:00:00Z"),
+        );
     }
     let unbounded = with_budget(&p.ws, 0).context(None).unwrap();
     let memory = p.ws.memory().unwrap();
@@ -181,7 +207,10 @@ fn recent_facts_are_whole_or_absent_at_every_budget() {
         for line in context.lines().filter(|l| l.starts_with("- [")) {
             assert!(full.lines().any(|f| f == line), "budget {budget}: partial line {line:?}");
         }
-        for line in context.lines().filter(|l| l.starts_with("- ") && !l.starts_with("- (") && !l.starts_with("- [")) {
+        for line in context
+            .lines()
+            .filter(|l| l.starts_with("- ") && !l.starts_with("- (") && !l.starts_with("- ["))
+        {
             assert!(full.lines().any(|f| f == line), "budget {budget}: partial entry {line:?}");
         }
         if budget >= chars(&full) {

@@ -117,24 +117,49 @@ fn entry_keys_are_pinned() {
     assert_eq!(canon::unkeyed_entry_key("decision", "Stra\u{df}e"), "3d011904a8a5b86e");
     // Case and whitespace variants share the key.
     assert_eq!(canon::unkeyed_entry_key("decision", "  STRASSE "), "3d011904a8a5b86e");
-    assert_eq!(canon::unkeyed_entry_key("convention", "\u{4e2d}\u{6587}\u{3000}\u{6d4b}\u{8bd5}"), "d32fe209f0bc50e8");
+    assert_eq!(
+        canon::unkeyed_entry_key("convention", "\u{4e2d}\u{6587}\u{3000}\u{6d4b}\u{8bd5}"),
+        "d32fe209f0bc50e8"
+    );
     assert_eq!(canon::unkeyed_entry_key("pitfall", "Deploy \u{1f680}  NOW"), "7ed98055c980a451");
     assert_eq!(canon::unkeyed_entry_key("decision", "Use\tWAL\u{1c}mode\n"), "7b5af006ab05b3b1");
     // The kind is part of the key.
     assert_ne!(canon::unkeyed_entry_key("pitfall", "Stra\u{df}e"), "3d011904a8a5b86e");
-    assert_eq!(canon::keyed_entry_key("runtime.python-version", 2, "decision", "Use Python 3.12."), "09da39186bcdd584");
+    assert_eq!(
+        canon::keyed_entry_key("runtime.python-version", 2, "decision", "Use Python 3.12."),
+        "09da39186bcdd584"
+    );
     assert_eq!(canon::keyed_entry_key("db.engine", 1, "decision", "STRASSE"), "9d7f32b54a642ef4");
-    assert_eq!(canon::keyed_entry_key("db.engine", 1, "decision", "stra\u{df}e"), "9d7f32b54a642ef4");
-    assert_eq!(canon::keyed_entry_key("db.engine", 10, "pitfall", "\u{1f680} Rocket"), "e9add4301c3c9914");
+    assert_eq!(
+        canon::keyed_entry_key("db.engine", 1, "decision", "stra\u{df}e"),
+        "9d7f32b54a642ef4"
+    );
+    assert_eq!(
+        canon::keyed_entry_key("db.engine", 10, "pitfall", "\u{1f680} Rocket"),
+        "e9add4301c3c9914"
+    );
 }
 
 #[test]
 fn candidate_conflict_transaction_and_workspace_ids_are_pinned() {
-    assert_eq!(canon::candidate_id("db.engine", "decision", "\u{4e2d}\u{6587}"), "candidate-d0fa93c876f15c73");
-    assert_eq!(canon::candidate_id("db.engine", "decision", "Use  POSTGRES."), "candidate-be86aecb3654ef75");
-    assert_eq!(canon::candidate_id("db.engine", "decision", "use postgres.\n"), "candidate-be86aecb3654ef75");
     assert_eq!(
-        canon::conflict_id(WS, "db.engine", "5430367b87854760e9cb745ba96dcfd773ba4315f6f44fd3074e11291628ba13"),
+        canon::candidate_id("db.engine", "decision", "\u{4e2d}\u{6587}"),
+        "candidate-d0fa93c876f15c73"
+    );
+    assert_eq!(
+        canon::candidate_id("db.engine", "decision", "Use  POSTGRES."),
+        "candidate-be86aecb3654ef75"
+    );
+    assert_eq!(
+        canon::candidate_id("db.engine", "decision", "use postgres.\n"),
+        "candidate-be86aecb3654ef75"
+    );
+    assert_eq!(
+        canon::conflict_id(
+            WS,
+            "db.engine",
+            "5430367b87854760e9cb745ba96dcfd773ba4315f6f44fd3074e11291628ba13"
+        ),
         "conflict-6717767476cb55a4"
     );
     assert_eq!(canon::transaction_id(WS, "evt-1"), "resolution-00e1457987bc10c1c10eaa6c");
@@ -175,7 +200,8 @@ fn pinned_candidates() -> Vec<Candidate> {
 fn fingerprint_is_pinned() {
     let candidates = pinned_candidates();
     let observed: Vec<String> = ["f0", "f1", "f2", "f9"].iter().map(|s| s.to_string()).collect();
-    let fp = conflict_queue::fingerprint("db.engine", Some("00112233aabbccdd"), &candidates, &observed);
+    let fp =
+        conflict_queue::fingerprint("db.engine", Some("00112233aabbccdd"), &candidates, &observed);
     assert_eq!(fp, "5430367b87854760e9cb745ba96dcfd773ba4315f6f44fd3074e11291628ba13");
     assert_eq!(canon::conflict_id(WS, "db.engine", &fp), "conflict-6717767476cb55a4");
     let fp_null = conflict_queue::fingerprint("db.engine", None, &candidates, &observed);
@@ -184,7 +210,8 @@ fn fingerprint_is_pinned() {
 
 #[test]
 fn canonical_json_is_pinned() {
-    let value = json!({"b": [1, "x"], "a": {"\u{e9}": "\u{1}\n\u{2028}"}, "\u{1f680}": null, "Z": true});
+    let value =
+        json!({"b": [1, "x"], "a": {"\u{e9}": "\u{1}\n\u{2028}"}, "\u{1f680}": null, "Z": true});
     assert_eq!(
         canon::canonical_json(&value),
         "{\"Z\":true,\"a\":{\"\u{e9}\":\"\\u0001\\n\u{2028}\"},\"b\":[1,\"x\"],\"\u{1f680}\":null}"
@@ -209,9 +236,18 @@ fn jsonl_fact_line_layout_is_pinned() {
         recorded_at: Some("2026-01-02T03:04:05.5+01:00".to_owned()),
         fact_id: Some("f-1".to_owned()),
     };
-    let fact = workmem::internals::fact_from_new(new, WS, stamp("2026-03-01T00:00:00Z"), || unreachable!()).unwrap();
+    let fact = workmem::internals::fact_from_new(
+        new,
+        WS,
+        stamp("2026-03-01T00:00:00Z"),
+        || unreachable!(),
+    )
+    .unwrap();
     assert_eq!(fact.to_line(), EXPECTED_LINE);
-    assert_eq!(workmem::internals::parse_fact_line(EXPECTED_LINE.trim_end().as_bytes()).unwrap(), fact);
+    assert_eq!(
+        workmem::internals::parse_fact_line(EXPECTED_LINE.trim_end().as_bytes()).unwrap(),
+        fact
+    );
 
     // Through a workspace the same bytes land in the daily file.
     let p = Project::new();

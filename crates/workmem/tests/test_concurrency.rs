@@ -53,7 +53,8 @@ fn ten_threads_append_while_distill_and_context_loop() {
                             content: format!("Writer {thread} records fact {i}."),
                             kind: Some(if aged { "decision" } else { "outcome" }.into()),
                             importance: Some(if aged { 5 } else { 3 }),
-                            recorded_at: aged.then(|| format!("2026-01-{:02}T00:00:00Z", 1 + (i % 28))),
+                            recorded_at: aged
+                                .then(|| format!("2026-01-{:02}T00:00:00Z", 1 + (i % 28))),
                             ..NewFact::default()
                         })
                         .expect("remember");
@@ -63,7 +64,8 @@ fn ten_threads_append_while_distill_and_context_loop() {
             })
         })
         .collect();
-    let acknowledged: Vec<String> = writers.into_iter().flat_map(|w| w.join().expect("writer")).collect();
+    let acknowledged: Vec<String> =
+        writers.into_iter().flat_map(|w| w.join().expect("writer")).collect();
     done.store(true, Ordering::Release);
     for reader in readers {
         assert!(reader.join().expect("reader") >= 1);
@@ -75,7 +77,11 @@ fn ten_threads_append_while_distill_and_context_loop() {
     assert_eq!(facts.len(), total, "exactly one fact per remember");
     let ids: BTreeSet<&str> = facts.iter().map(|f| f.fact_id()).collect();
     assert_eq!(ids.len(), total, "fact ids are distinct");
-    assert_eq!(ids, acknowledged.iter().map(String::as_str).collect(), "every acknowledged id is stored");
+    assert_eq!(
+        ids,
+        acknowledged.iter().map(String::as_str).collect(),
+        "every acknowledged id is stored"
+    );
     let contents: BTreeSet<&str> = facts.iter().map(|f| f.content()).collect();
     assert_eq!(contents.len(), total, "contents are distinct");
 
@@ -84,16 +90,27 @@ fn ten_threads_append_while_distill_and_context_loop() {
         if path.starts_with("daily") {
             assert!(bytes.ends_with(b"\n"), "{} has a torn tail", path.display());
             for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-                workmem::internals::parse_fact_line(line).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
+                workmem::internals::parse_fact_line(line)
+                    .unwrap_or_else(|err| panic!("{}: {err}", path.display()));
                 lines += 1;
             }
         }
     }
     assert_eq!(lines, total, "one line per fact");
-    let final_report = ws.distill(&DistillOptions::new().as_of(stamp("2026-06-01T00:00:00Z"))).expect("distill").report;
+    let final_report = ws
+        .distill(&DistillOptions::new().as_of(stamp("2026-06-01T00:00:00Z")))
+        .expect("distill")
+        .report;
     assert_eq!(final_report.scanned, total / 2, "{final_report:?}");
-    let again = ws.distill(&DistillOptions::new().as_of(stamp("2026-06-01T00:00:00Z"))).expect("distill").report;
-    assert_eq!((again.created, again.updated), (0, 0), "a second distill changes nothing: {again:?}");
+    let again = ws
+        .distill(&DistillOptions::new().as_of(stamp("2026-06-01T00:00:00Z")))
+        .expect("distill")
+        .report;
+    assert_eq!(
+        (again.created, again.updated),
+        (0, 0),
+        "a second distill changes nothing: {again:?}"
+    );
     assert_eq!(ws.curated().expect("curated").entries.len(), total / 2);
     let problems = ws.verify().expect("verify");
     assert!(problems.is_empty(), "{problems:?}");

@@ -61,7 +61,8 @@ fn valid_entries() -> Vec<Value> {
 }
 
 fn write_state(p: &Project, entries: &[Value]) {
-    let payload = json!({"schema_version": 2, "workspace_id": p.ws.workspace_id(), "entries": entries});
+    let payload =
+        json!({"schema_version": 2, "workspace_id": p.ws.workspace_id(), "entries": entries});
     p.ws.init().unwrap();
     write_raw(&p.file("curated.json"), serde_json::to_string_pretty(&payload).unwrap().as_bytes());
 }
@@ -72,8 +73,14 @@ fn assert_rejected(p: &Project, key: &str, what: &str) {
     let check = |result: Result<String, Error>, via: &str| match result {
         Err(err @ Error::Corrupt { .. }) => {
             let message = err.to_string();
-            assert!(message.contains(key), "{what} via {via}: message does not name {key}: {message}");
-            assert!(message.contains("curated.json"), "{what} via {via}: message does not name the file: {message}");
+            assert!(
+                message.contains(key),
+                "{what} via {via}: message does not name {key}: {message}"
+            );
+            assert!(
+                message.contains("curated.json"),
+                "{what} via {via}: message does not name the file: {message}"
+            );
             assert!(matches!(err, Error::Corrupt { .. }));
         }
         other => panic!("{what} via {via}: expected corruption, got {other:?}"),
@@ -81,7 +88,10 @@ fn assert_rejected(p: &Project, key: &str, what: &str) {
     check(p.ws.curated().map(|_| String::new()), "curated()");
     check(p.ws.memory(), "memory()");
     check(p.ws.context(None), "context()");
-    check(p.ws.distill(&DistillOptions::new()).map(|d| d.report).map(|_| String::new()), "distill()");
+    check(
+        p.ws.distill(&DistillOptions::new()).map(|d| d.report).map(|_| String::new()),
+        "distill()",
+    );
 }
 
 #[test]
@@ -91,7 +101,10 @@ fn the_valid_baseline_loads() {
     let state = p.ws.curated().unwrap();
     assert_eq!(state.entries.len(), 4);
     let memory = p.ws.memory().unwrap();
-    assert!(memory.contains("Value aaaaaaaaaaaaaaa2.") && !memory.contains("Value aaaaaaaaaaaaaaa1."), "{memory}");
+    assert!(
+        memory.contains("Value aaaaaaaaaaaaaaa2.") && !memory.contains("Value aaaaaaaaaaaaaaa1."),
+        "{memory}"
+    );
 }
 
 #[test]
@@ -131,7 +144,11 @@ fn broken_links_are_rejected() {
     let mut entries = valid_entries();
     entries[1]["supersedes"] = json!("ffffffffffffffff");
     write_state(&p, &entries);
-    assert_rejected(&p, &key_of(&entries, A1), "dangling supersedes (A1's superseded_by is no longer mutual)");
+    assert_rejected(
+        &p,
+        &key_of(&entries, A1),
+        "dangling supersedes (A1's superseded_by is no longer mutual)",
+    );
 
     // Active entry with superseded_by.
     let p = Project::new();

@@ -91,7 +91,12 @@ fn policy_thresholds_are_honoured() {
     p.add("o1", "outcome", 2, None, "Deployed.", "2026-01-01T00:00:00Z");
     p.add("o2", "outcome", 2, None, "Deployed.", "2026-01-02T00:00:00Z");
     p.add("d1", "decision", 3, None, "Three is enough.", "2026-02-20T00:00:00Z");
-    let mut policy = Policy { minimum_age_days: 5, minimum_importance: 3, repeat_threshold: 3, ..Policy::default() };
+    let mut policy = Policy {
+        minimum_age_days: 5,
+        minimum_importance: 3,
+        repeat_threshold: 3,
+        ..Policy::default()
+    };
     policy.stable_kinds.insert(Kind::Outcome);
     // Outcomes now stable but only 2 < repeat_threshold 3 and importance 2 < 3.
     let r = p.distill_with(&policy, "2026-03-01T00:00:00Z");
@@ -99,7 +104,8 @@ fn policy_thresholds_are_honoured() {
     policy.repeat_threshold = 2;
     let r = p.distill_with(&policy, "2026-03-01T00:00:00Z");
     assert_eq!(r, Report { scanned: 3, eligible: 2, created: 1, skipped: 1, ..Report::default() });
-    let contents: Vec<String> = p.ws.curated().unwrap().entries.into_iter().map(|e| e.content).collect();
+    let contents: Vec<String> =
+        p.ws.curated().unwrap().entries.into_iter().map(|e| e.content).collect();
     assert_eq!(contents, ["Three is enough.", "Deployed."]);
     // Out-of-range policies are invalid input and write nothing.
     for bad in [
@@ -108,7 +114,8 @@ fn policy_thresholds_are_honoured() {
         Policy { repeat_threshold: 0, ..Policy::default() },
         Policy { supersession_repeat_threshold: 1, ..Policy::default() },
     ] {
-        let err = p.ws.distill(&DistillOptions::new().policy(bad.clone())).map(|d| d.report).unwrap_err();
+        let err =
+            p.ws.distill(&DistillOptions::new().policy(bad.clone())).map(|d| d.report).unwrap_err();
         assert!(matches!(err, workmem::Error::InvalidInput { .. }), "{err}");
     }
 }
@@ -118,9 +125,10 @@ fn second_identical_distill_changes_nothing_and_writes_nothing() {
     let p = Project::new();
     seed(&p);
     // A tie too, so conflicts.json exists.
-    for (id, content, at) in
-        [("t1", "Use Postgres.", "2026-01-10T00:00:00Z"), ("t2", "Use MySQL.", "2026-01-10T00:00:00Z")]
-    {
+    for (id, content, at) in [
+        ("t1", "Use Postgres.", "2026-01-10T00:00:00Z"),
+        ("t2", "Use MySQL.", "2026-01-10T00:00:00Z"),
+    ] {
         p.add(id, "decision", 5, Some("db.replica"), content, at);
     }
     let daily_before = crate::common::snapshot_dir(&p.ws.memory_dir().join("daily"));
@@ -167,7 +175,10 @@ fn new_evidence_for_an_existing_entry_is_an_update_and_logs_stay_intact() {
     assert_eq!(fmt.occurrences, 3);
     assert_eq!(fmt.last_seen.as_str(), "2026-01-20T00:00:00Z");
     let db = state.active_for("db.engine").unwrap();
-    assert_eq!((db.revision, db.evidence_ids.clone()), (1, vec!["f09".to_owned(), "f12".to_owned()]));
+    assert_eq!(
+        (db.revision, db.evidence_ids.clone()),
+        (1, vec!["f09".to_owned(), "f12".to_owned()])
+    );
     assert_eq!(crate::common::snapshot_dir(&p.ws.memory_dir().join("daily")), daily_before);
     assert_eq!(p.ws.facts().unwrap().len(), 12);
 }
@@ -177,10 +188,11 @@ fn dry_run_reports_but_writes_nothing() {
     let p = Project::new();
     seed(&p);
     let before = p.snapshot();
-    let r =
-        p.ws.distill(&DistillOptions::new().as_of(crate::common::stamp(crate::common::AS_OF)).dry_run())
-            .unwrap()
-            .report;
+    let r = p
+        .ws
+        .distill(&DistillOptions::new().as_of(crate::common::stamp(crate::common::AS_OF)).dry_run())
+        .unwrap()
+        .report;
     assert_eq!(r, Report { scanned: 8, eligible: 5, created: 4, skipped: 3, ..Report::default() });
     assert_eq!(p.snapshot(), before);
     assert!(!p.file("curated.json").exists());

@@ -28,11 +28,22 @@ fn tied() -> Project {
 }
 
 fn decision(p: &Project, event_id: &str) -> Resolution {
-    let case = p.ws.conflicts().expect("conflicts").cases.into_iter().find(|c| c.status == CaseStatus::Open);
+    let case =
+        p.ws.conflicts()
+            .expect("conflicts")
+            .cases
+            .into_iter()
+            .find(|c| c.status == CaseStatus::Open);
     let case = case.expect("an open case");
     Resolution {
         conflict_id: case.conflict_id.clone(),
-        candidate_id: case.candidates.iter().find(|c| !c.incumbent).expect("a challenger").candidate_id.clone(),
+        candidate_id: case
+            .candidates
+            .iter()
+            .find(|c| !c.incumbent)
+            .expect("a challenger")
+            .candidate_id
+            .clone(),
         expected_revision: i64::from(case.revision),
         actor: "reviewer".into(),
         rationale: "We run Postgres in production.".into(),
@@ -77,7 +88,10 @@ fn a_fact_appended_after_distill_is_seen_and_a_refused_resolve_writes_nothing() 
     // A new file, and a corrupt line in it, are seen too.
     fs::write(p.day_file("2026-01-20"), b"{not json}\n").expect("plant");
     let err = p.ws.resolve(decision(&p, "ev:2")).expect_err("a corrupt line");
-    assert!(matches!(err, Error::Corrupt { .. }) && err.to_string().contains("2026-01-20.jsonl"), "{err}");
+    assert!(
+        matches!(err, Error::Corrupt { .. }) && err.to_string().contains("2026-01-20.jsonl"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -89,12 +103,20 @@ fn a_missing_torn_or_foreign_index_is_rebuilt_with_the_same_answer() {
         match damage {
             "missing" => fs::remove_file(&index).expect("remove"),
             "torn" => fs::write(&index, &full[..full.len() - 2]).expect("cut"),
-            _ => fs::write(&index, b"workmem-domain-index 1 0000000000000000\nend\n").expect("foreign"),
+            _ => fs::write(&index, b"workmem-domain-index 1 0000000000000000\nend\n")
+                .expect("foreign"),
         }
         p.ws.resolve(decision(&p, "ev:1")).unwrap_or_else(|err| panic!("{damage}: {err}"));
-        assert_eq!(p.ws.conflicts().expect("conflicts").cases[0].status, CaseStatus::Resolved, "{damage}");
+        assert_eq!(
+            p.ws.conflicts().expect("conflicts").cases[0].status,
+            CaseStatus::Resolved,
+            "{damage}"
+        );
         let rebuilt = fs::read_to_string(&index).expect("rebuilt index");
-        assert!(rebuilt.contains("key db.engine") && rebuilt.ends_with("\nend\n"), "{damage}: {rebuilt}");
+        assert!(
+            rebuilt.contains("key db.engine") && rebuilt.ends_with("\nend\n"),
+            "{damage}: {rebuilt}"
+        );
     }
 }
 
@@ -106,7 +128,14 @@ fn distill_rewrites_the_index_only_when_the_log_changed() {
     crate::common::let_clock_tick();
     p.distill();
     assert_eq!(file_state(&index), Some(first), "a re-run rewrote the index");
-    p.add("x1", "decision", 4, Some("ci.runner"), "Use self-hosted runners.", "2026-01-05T00:00:00Z");
+    p.add(
+        "x1",
+        "decision",
+        4,
+        Some("ci.runner"),
+        "Use self-hosted runners.",
+        "2026-01-05T00:00:00Z",
+    );
     p.distill();
     assert!(fs::read_to_string(&index).expect("index").contains("key ci.runner x1"));
     // A dry run writes nothing, the index included.

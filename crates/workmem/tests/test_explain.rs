@@ -27,9 +27,22 @@ struct Gen {
 }
 
 fn fact_gen() -> impl Strategy<Value = Gen> {
-    (prop::sample::select(Kind::ALL.to_vec()), 1..=5u8, prop::option::of(0..3u8), 0..4u8, 0..120u16, 0..3u8).prop_map(
-        |(kind, importance, key, value, days_before, source)| Gen { kind, importance, key, value, days_before, source },
+    (
+        prop::sample::select(Kind::ALL.to_vec()),
+        1..=5u8,
+        prop::option::of(0..3u8),
+        0..4u8,
+        0..120u16,
+        0..3u8,
     )
+        .prop_map(|(kind, importance, key, value, days_before, source)| Gen {
+            kind,
+            importance,
+            key,
+            value,
+            days_before,
+            source,
+        })
 }
 
 fn policy() -> impl Strategy<Value = Policy> {
@@ -45,7 +58,10 @@ fn policy() -> impl Strategy<Value = Policy> {
             if let Some((days, importance)) = user {
                 policy.sources.insert(
                     "user".into(),
-                    SourcePolicy { minimum_age_days: Some(days), minimum_importance: Some(importance) },
+                    SourcePolicy {
+                        minimum_age_days: Some(days),
+                        minimum_importance: Some(importance),
+                    },
                 );
             }
             policy
@@ -57,7 +73,8 @@ fn facts(gens: &[Gen], as_of: jiff::Timestamp, offset: usize) -> Vec<Fact> {
     gens.iter()
         .enumerate()
         .map(|(i, g)| {
-            let at = as_of - jiff::SignedDuration::from_hours(24 * i64::from(g.days_before) + (i % 7) as i64);
+            let at = as_of
+                - jiff::SignedDuration::from_hours(24 * i64::from(g.days_before) + (i % 7) as i64);
             let new = NewFact {
                 content: format!("Value {} for the question.", g.value),
                 kind: Some(g.kind.as_str().into()),
@@ -68,16 +85,28 @@ fn facts(gens: &[Gen], as_of: jiff::Timestamp, offset: usize) -> Vec<Fact> {
                 fact_id: Some(format!("f{:04}", offset + i)),
                 ..NewFact::default()
             };
-            workmem::internals::fact_from_new(new, WS, stamp("2026-01-01T00:00:00Z"), || unreachable!())
-                .expect("valid fact")
+            workmem::internals::fact_from_new(
+                new,
+                WS,
+                stamp("2026-01-01T00:00:00Z"),
+                || unreachable!(),
+            )
+            .expect("valid fact")
         })
         .collect()
 }
 
 /// Checks that the decisions of a run agree with the state a plain distill
 /// of the same inputs produces.
-fn agree(all: &[Fact], curated: &CuratedState, queue: &ConflictQueue, policy: &Policy, as_of: &Stamp) {
-    let explained = distill::distill_explained(all, curated.clone(), queue, policy, as_of, WS).expect("explained");
+fn agree(
+    all: &[Fact],
+    curated: &CuratedState,
+    queue: &ConflictQueue,
+    policy: &Policy,
+    as_of: &Stamp,
+) {
+    let explained = distill::distill_explained(all, curated.clone(), queue, policy, as_of, WS)
+        .expect("explained");
     let plain = distill::distill(all, curated.clone(), queue, policy, as_of, WS).expect("distill");
     assert_eq!(explained.curated, plain.curated, "recording changed the outcome");
     assert_eq!(explained.report, plain.report);
@@ -101,16 +130,23 @@ fn agree(all: &[Fact], curated: &CuratedState, queue: &ConflictQueue, policy: &P
 #[test]
 fn explain_and_distill_agree_on_a_thousand_random_workspaces() {
     let mut runner = TestRunner::new(ProptestConfig { cases: 1_000, ..ProptestConfig::default() });
-    let strategy = (prop::collection::vec(fact_gen(), 1..40), prop::collection::vec(fact_gen(), 0..20), policy());
+    let strategy = (
+        prop::collection::vec(fact_gen(), 1..40),
+        prop::collection::vec(fact_gen(), 0..20),
+        policy(),
+    );
     runner
         .run(&strategy, |(first, later, policy)| {
             let as_of = stamp("2026-03-01T00:00:00Z");
-            let before = facts(&first, as_of.instant() - jiff::SignedDuration::from_hours(24 * 20), 0);
+            let before =
+                facts(&first, as_of.instant() - jiff::SignedDuration::from_hours(24 * 20), 0);
             let empty = (CuratedState::new(), ConflictQueue::default());
             agree(&before, &empty.0, &empty.1, &policy, &as_of);
             // A second run over a populated state exercises evidence that
             // already exists, reinforcement, supersession and reused cases.
-            let first_run = distill::distill(&before, empty.0.clone(), &empty.1, &policy, &as_of, WS).expect("distill");
+            let first_run =
+                distill::distill(&before, empty.0.clone(), &empty.1, &policy, &as_of, WS)
+                    .expect("distill");
             let mut all = before;
             all.extend(facts(&later, as_of.instant(), 1_000));
             let later_as_of = stamp("2026-04-15T00:00:00Z");
@@ -120,7 +156,14 @@ fn explain_and_distill_agree_on_a_thousand_random_workspaces() {
         .expect("explain agrees with distill");
 }
 
-fn fact(id: &str, content: &str, importance: i64, key: Option<&str>, source: &str, at: &str) -> Fact {
+fn fact(
+    id: &str,
+    content: &str,
+    importance: i64,
+    key: Option<&str>,
+    source: &str,
+    at: &str,
+) -> Fact {
     let new = NewFact {
         content: content.into(),
         kind: Some("decision".into()),
@@ -131,20 +174,30 @@ fn fact(id: &str, content: &str, importance: i64, key: Option<&str>, source: &st
         fact_id: Some(id.into()),
         ..NewFact::default()
     };
-    workmem::internals::fact_from_new(new, WS, stamp("2026-01-01T00:00:00Z"), || unreachable!()).expect("fact")
+    workmem::internals::fact_from_new(new, WS, stamp("2026-01-01T00:00:00Z"), || unreachable!())
+        .expect("fact")
 }
 
 fn reasons(all: &[Fact], policy: &Policy, as_of: &str) -> BTreeMap<String, Reason> {
-    let outcome =
-        distill::distill_explained(all, CuratedState::new(), &ConflictQueue::default(), policy, &stamp(as_of), WS)
-            .expect("distill");
+    let outcome = distill::distill_explained(
+        all,
+        CuratedState::new(),
+        &ConflictQueue::default(),
+        policy,
+        &stamp(as_of),
+        WS,
+    )
+    .expect("distill");
     outcome.decisions.into_iter().map(|d| (d.fact_id, d.reason)).collect()
 }
 
 #[test]
 fn source_overrides_apply_fact_by_fact() {
     let mut policy = Policy::default();
-    policy.sources.insert("user".into(), SourcePolicy { minimum_age_days: Some(7), minimum_importance: Some(3) });
+    policy.sources.insert(
+        "user".into(),
+        SourcePolicy { minimum_age_days: Some(7), minimum_importance: Some(3) },
+    );
     let all = vec![
         // 10 days old: aged for `user` (7 days) but not for `agent` (30).
         fact("u1", "Confirmed by a person.", 3, None, "user", "2026-02-19T00:00:00Z"),
@@ -162,7 +215,12 @@ fn source_overrides_apply_fact_by_fact() {
     assert!(matches!(got["u2"], Reason::Promoted { .. }), "{:?}", got["u2"]);
     assert_eq!(
         got["a2"],
-        Reason::BelowThresholds { importance: 3, minimum_importance: 4, facts: 1, repeat_threshold: 2 }
+        Reason::BelowThresholds {
+            importance: 3,
+            minimum_importance: 4,
+            facts: 1,
+            repeat_threshold: 2
+        }
     );
     assert!(matches!(got["g1"], Reason::Promoted { .. }) && got["g1"] == got["g2"]);
     // Without overrides the same log behaves exactly as SPEC 5.
@@ -179,7 +237,10 @@ fn source_overrides_apply_fact_by_fact() {
 #[test]
 fn invalid_source_overrides_are_rejected() {
     let mut policy = Policy::default();
-    policy.sources.insert("user".into(), SourcePolicy { minimum_age_days: None, minimum_importance: Some(0) });
+    policy.sources.insert(
+        "user".into(),
+        SourcePolicy { minimum_age_days: None, minimum_importance: Some(0) },
+    );
     let err = policy.validate().expect_err("importance 0");
     assert!(err.to_string().contains("source.user.minimum_importance"), "{err}");
     let kinds: BTreeSet<Kind> = BTreeSet::new();

@@ -62,7 +62,11 @@ fn build(gens: &[Gen]) -> Vec<NewFact> {
             },
             _ => {
                 let key = key.map(|k| KEYS[k]);
-                let content = if key.is_some() { VARIANTS[variant].to_owned() } else { format!("Note {variant}.") };
+                let content = if key.is_some() {
+                    VARIANTS[variant].to_owned()
+                } else {
+                    format!("Note {variant}.")
+                };
                 fact(&format!("g{i:03}"), KINDS[kind], importance, key, &content, &at)
             }
         };
@@ -136,7 +140,10 @@ fn one_distill_reaches_the_fixpoint_npm_then_pnpm() {
     p.add("npm", "decision", 5, Some("tooling.pm"), "Use npm.", "2026-01-01T00:00:00Z");
     p.add("pnpm-1", "decision", 4, Some("tooling.pm"), "Use pnpm.", "2026-01-05T00:00:00Z");
     p.add("pnpm-2", "decision", 4, Some("tooling.pm"), "Use pnpm.", "2026-01-06T00:00:00Z");
-    assert_eq!(p.distill(), Report { scanned: 3, eligible: 3, created: 2, superseded: 1, ..Report::default() });
+    assert_eq!(
+        p.distill(),
+        Report { scanned: 3, eligible: 3, created: 2, superseded: 1, ..Report::default() }
+    );
     let state = p.ws.curated().unwrap();
     assert_eq!(state.entries.len(), 2);
     let npm = state.entries.iter().find(|e| e.content == "Use npm.").unwrap();
@@ -168,7 +175,15 @@ fn fixpoint_chains_several_revisions_in_one_run() {
     p.add("d2", "decision", 2, key, "Use delta.", "2026-01-03T12:00:00Z");
     assert_eq!(
         p.distill(),
-        Report { scanned: 8, eligible: 6, created: 3, skipped: 2, superseded: 2, stale: 2, ..Report::default() }
+        Report {
+            scanned: 8,
+            eligible: 6,
+            created: 3,
+            skipped: 2,
+            superseded: 2,
+            stale: 2,
+            ..Report::default()
+        }
     );
     let state = p.ws.curated().unwrap();
     let active = state.active_for("db.engine").unwrap();

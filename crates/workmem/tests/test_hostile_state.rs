@@ -88,12 +88,22 @@ fn check_error(label: &str, op: &str, result: Result<(), Error>, expect: &Expect
         Err(err) => err,
     };
     let message = err.to_string();
-    let variant_matches =
-        if expect.scope { matches!(err, Error::Scope { .. }) } else { matches!(err, Error::Corrupt { .. }) };
+    let variant_matches = if expect.scope {
+        matches!(err, Error::Scope { .. })
+    } else {
+        matches!(err, Error::Corrupt { .. })
+    };
     assert!(variant_matches, "{label}: {op}: {message}");
-    assert!(message.contains(expect.file), "{label}: {op}: the message does not name {}: {message}", expect.file);
+    assert!(
+        message.contains(expect.file),
+        "{label}: {op}: the message does not name {}: {message}",
+        expect.file
+    );
     for word in expect.words {
-        assert!(message.contains(word), "{label}: {op}: the message does not say {word:?}: {message}");
+        assert!(
+            message.contains(word),
+            "{label}: {op}: the message does not say {word:?}: {message}"
+        );
     }
 }
 
@@ -120,7 +130,11 @@ fn assert_log_refused(h: &Hostile, label: &str, expect: &Expect) {
         (
             "remember with an explicit id",
             Box::new(|ws| {
-                ws.remember(NewFact { fact_id: Some("late".into()), ..NewFact::new("After the damage.") }).map(drop)
+                ws.remember(NewFact {
+                    fact_id: Some("late".into()),
+                    ..NewFact::new("After the damage.")
+                })
+                .map(drop)
             }),
         ),
         (
@@ -137,7 +151,10 @@ fn assert_log_refused(h: &Hostile, label: &str, expect: &Expect) {
         assert_eq!(files(&memory), before, "{label}: {op} changed the memory directory");
     }
     let problems = ws.verify().expect("verify reads");
-    assert!(problems.iter().any(|p| reported(p, expect)), "{label}: verify does not report it: {problems:?}");
+    assert!(
+        problems.iter().any(|p| reported(p, expect)),
+        "{label}: verify does not report it: {problems:?}"
+    );
     assert_eq!(files(&memory), before, "{label}: verify changed the memory directory");
 }
 
@@ -157,7 +174,8 @@ fn day_line<'a>(words: &'a [&'a str]) -> Expect<'a> {
 #[test]
 fn invalid_utf8_in_a_log_line() {
     let h = Hostile::new();
-    let mut bad = h.line.replace("Nightly build n1 passed.", "Nightly build \u{fffd} passed.").into_bytes();
+    let mut bad =
+        h.line.replace("Nightly build n1 passed.", "Nightly build \u{fffd} passed.").into_bytes();
     let at = bad.windows(3).position(|w| w == "\u{fffd}".as_bytes()).expect("marker");
     bad.splice(at..at + 3, [0xff, 0xfe]);
     h.plant_line(&bad);
@@ -212,14 +230,22 @@ fn a_wrong_type_in_each_field_of_a_fact() {
 fn an_unknown_schema_version_of_a_fact() {
     let h = Hostile::new();
     h.plant_line(h.with_field("schema_version", "3").as_bytes());
-    assert_log_refused(&h, "fact schema 3", &day_line(&["unsupported fact schema_version 3", "supported: 1, 2"]));
+    assert_log_refused(
+        &h,
+        "fact schema 3",
+        &day_line(&["unsupported fact schema_version 3", "supported: 1, 2"]),
+    );
 }
 
 #[test]
 fn a_fact_of_another_workspace() {
     let h = Hostile::new();
     h.plant_line(h.with_field("workspace_id", "\"0123456789abcdef\"").as_bytes());
-    let expect = Expect { scope: true, file: "2026-05-01.jsonl:2", words: &["belongs to workspace 0123456789abcdef"] };
+    let expect = Expect {
+        scope: true,
+        file: "2026-05-01.jsonl:2",
+        words: &["belongs to workspace 0123456789abcdef"],
+    };
     assert_log_refused(&h, "other workspace", &expect);
 }
 
@@ -240,10 +266,15 @@ fn assert_state_refused(h: &Hostile, label: &str, expect: &Expect, ops: &[&str])
     for op in ops {
         let result = match *op {
             "facts" => ws.facts().map(drop),
-            "distill" => ws.distill(&DistillOptions::new().as_of(stamp(AS_OF))).map(|d| d.report).map(drop),
-            "remember" => {
-                ws.remember(NewFact { fact_id: Some("late".into()), ..NewFact::new("After the damage.") }).map(drop)
+            "distill" => {
+                ws.distill(&DistillOptions::new().as_of(stamp(AS_OF))).map(|d| d.report).map(drop)
             }
+            "remember" => ws
+                .remember(NewFact {
+                    fact_id: Some("late".into()),
+                    ..NewFact::new("After the damage.")
+                })
+                .map(drop),
             "memory" => ws.memory().map(drop),
             "context" => ws.context(None).map(drop),
             "curated" => ws.curated().map(drop),
@@ -260,7 +291,10 @@ fn assert_state_refused(h: &Hostile, label: &str, expect: &Expect, ops: &[&str])
         assert_eq!(files(&memory), before, "{label}: {op} changed the memory directory");
     }
     let problems = ws.verify().expect("verify reads");
-    assert!(problems.iter().any(|p| reported(p, expect)), "{label}: verify does not report it: {problems:?}");
+    assert!(
+        problems.iter().any(|p| reported(p, expect)),
+        "{label}: verify does not report it: {problems:?}"
+    );
     assert_eq!(files(&memory), before, "{label}: verify changed the memory directory");
 }
 
@@ -283,14 +317,24 @@ fn curated_json_truncated_empty_or_from_another_workspace() {
         (
             "another workspace",
             Box::new(|b: &[u8]| other_workspace(b)),
-            Expect { scope: true, file: "curated.json", words: &["belongs to workspace 0123456789abcdef"] },
+            Expect {
+                scope: true,
+                file: "curated.json",
+                words: &["belongs to workspace 0123456789abcdef"],
+            },
         ),
         (
             "schema 3",
             Box::new(|b: &[u8]| {
-                String::from_utf8_lossy(b).replace("\"schema_version\": 2", "\"schema_version\": 3").into_bytes()
+                String::from_utf8_lossy(b)
+                    .replace("\"schema_version\": 2", "\"schema_version\": 3")
+                    .into_bytes()
             }),
-            Expect { scope: false, file: "curated.json", words: &["unsupported curated schema_version 3"] },
+            Expect {
+                scope: false,
+                file: "curated.json",
+                words: &["unsupported curated schema_version 3"],
+            },
         ),
     ];
     for (label, damage, expect) in cases {
@@ -317,7 +361,11 @@ fn conflicts_json_truncated_empty_from_another_workspace_or_forged() {
         (
             "another workspace",
             Box::new(|b: &[u8]| other_workspace(b)),
-            Expect { scope: true, file: "conflicts.json", words: &["belongs to workspace 0123456789abcdef"] },
+            Expect {
+                scope: true,
+                file: "conflicts.json",
+                words: &["belongs to workspace 0123456789abcdef"],
+            },
         ),
         (
             "forged fingerprint",
@@ -333,9 +381,15 @@ fn conflicts_json_truncated_empty_from_another_workspace_or_forged() {
         (
             "schema 2",
             Box::new(|b: &[u8]| {
-                String::from_utf8_lossy(b).replace("\"schema_version\": 1", "\"schema_version\": 2").into_bytes()
+                String::from_utf8_lossy(b)
+                    .replace("\"schema_version\": 1", "\"schema_version\": 2")
+                    .into_bytes()
             }),
-            Expect { scope: false, file: "conflicts.json", words: &["unsupported conflicts schema_version 2"] },
+            Expect {
+                scope: false,
+                file: "conflicts.json",
+                words: &["unsupported conflicts schema_version 2"],
+            },
         ),
     ];
     for (label, damage, expect) in cases {
@@ -348,16 +402,18 @@ fn conflicts_json_truncated_empty_from_another_workspace_or_forged() {
 
 #[test]
 fn an_unknown_schema_version_in_the_journal_or_audit_stream() {
-    for (file, phase_words) in
-        [(JOURNAL_FILE, "unsupported schema_version 2"), (AUDIT_FILE, "unsupported schema_version 2")]
-    {
+    for (file, phase_words) in [
+        (JOURNAL_FILE, "unsupported schema_version 2"),
+        (AUDIT_FILE, "unsupported schema_version 2"),
+    ] {
         let h = Hostile::new();
         let ws = h.tied.open();
         let case = h.tied.case();
         ws.resolve(h.tied.decision(&case)).expect("resolve");
         let path = h.memory().join(file);
         let text = fs::read_to_string(&path).expect("read");
-        let mut first: serde_json::Value = serde_json::from_str(text.lines().next().expect("a line")).expect("json");
+        let mut first: serde_json::Value =
+            serde_json::from_str(text.lines().next().expect("a line")).expect("json");
         first["schema_version"] = serde_json::json!(2);
         let rest: String = text.lines().skip(1).map(|l| format!("{l}\n")).collect();
         fs::write(&path, format!("{first}\n{rest}")).expect("damage");
@@ -404,20 +460,31 @@ fn control_and_format_characters_are_refused_on_append_and_resolve() {
     let h = Hostile::new();
     let ws = h.tied.open();
     let before = files(&h.memory());
-    let evidence = |key: &str, value: &str| [(key.to_owned(), value.to_owned())].into_iter().collect();
+    let evidence =
+        |key: &str, value: &str| [(key.to_owned(), value.to_owned())].into_iter().collect();
     let cases: Vec<(NewFact, &str, &str)> = vec![
         (NewFact::new("Read \u{202e}txt.exe"), "content", "U+202E"),
         (NewFact::new("zero\u{200b}width"), "content", "U+200B"),
-        (NewFact { source: Some("user\u{1b}]2;x\u{7}".into()), ..NewFact::new("x") }, "source", "U+001B"),
+        (
+            NewFact { source: Some("user\u{1b}]2;x\u{7}".into()), ..NewFact::new("x") },
+            "source",
+            "U+001B",
+        ),
         (NewFact { source: Some("us\u{feff}er".into()), ..NewFact::new("x") }, "source", "U+FEFF"),
         (NewFact { evidence: evidence("k\u{9b}", "v"), ..NewFact::new("x") }, "evidence", "U+009B"),
         (NewFact { evidence: evidence("k", "v\u{7}"), ..NewFact::new("x") }, "evidence", "U+0007"),
-        (NewFact { evidence: evidence("k", "v\u{2067}"), ..NewFact::new("x") }, "evidence", "U+2067"),
+        (
+            NewFact { evidence: evidence("k", "v\u{2067}"), ..NewFact::new("x") },
+            "evidence",
+            "U+2067",
+        ),
     ];
     for (new, field, code) in cases {
         match ws.remember(new.clone()) {
             Err(Error::InvalidInput {
-                field: got, reason: reason @ workmem::Invalid::ControlCharacter { .. }, ..
+                field: got,
+                reason: reason @ workmem::Invalid::ControlCharacter { .. },
+                ..
             }) => {
                 assert!(got.starts_with(field), "{new:?}: {got}");
                 assert!(reason.to_string().contains(code), "{new:?}: {reason}");
@@ -434,14 +501,23 @@ fn control_and_format_characters_are_refused_on_append_and_resolve() {
         request.actor = actor.into();
         request.rationale = rationale.into();
         match ws.resolve(request) {
-            Err(Error::InvalidInput { field: got, .. }) => assert_eq!(got, field, "{actor:?} {rationale:?}"),
+            Err(Error::InvalidInput { field: got, .. }) => {
+                assert_eq!(got, field, "{actor:?} {rationale:?}")
+            }
             other => panic!("{actor:?} {rationale:?} gave {other:?}"),
         }
     }
-    assert_eq!(files(&h.memory()), before, "a refused append or resolve changed the memory directory");
+    assert_eq!(
+        files(&h.memory()),
+        before,
+        "a refused append or resolve changed the memory directory"
+    );
     // Ordinary non-ASCII text and whitespace controls still pass.
-    ws.remember(NewFact { source: Some("r\u{e9}viseur".into()), ..NewFact::new("Caf\u{e9}\tau\u{a0}lait \u{4e2d}") })
-        .expect("plain Unicode is fine");
+    ws.remember(NewFact {
+        source: Some("r\u{e9}viseur".into()),
+        ..NewFact::new("Caf\u{e9}\tau\u{a0}lait \u{4e2d}")
+    })
+    .expect("plain Unicode is fine");
 }
 
 /// Issue 12, item 7: a hostile audit stream or review queue whose actor or
@@ -459,7 +535,11 @@ fn control_characters_in_a_stored_actor_or_rationale() {
         ws.resolve(h.tied.decision(&h.case)).expect("resolve");
         let path = h.memory().join(file);
         let text = fs::read_to_string(&path).expect("read");
-        let original = if field.ends_with("actor") { "reviewer@example.com" } else { "Production needs extensions." };
+        let original = if field.ends_with("actor") {
+            "reviewer@example.com"
+        } else {
+            "Production needs extensions."
+        };
         let hostile = text.replace(original, "x\\u001b]0;pwned\\u0007y");
         assert_ne!(hostile, text, "{file}: {field} not found");
         fs::write(&path, hostile).expect("damage");
@@ -486,7 +566,9 @@ impl Special {
             Special::Directory => return fs::create_dir(path).expect("plant a directory"),
             // The null device's numbers: reading it never blocks, but it is
             // no log either.
-            Special::Device => std::process::Command::new("mknod").arg(path).args(["c", "1", "3"]).status(),
+            Special::Device => {
+                std::process::Command::new("mknod").arg(path).args(["c", "1", "3"]).status()
+            }
         };
         assert!(status.is_ok_and(|s| s.success()), "cannot plant {self:?} at {}", path.display());
     }
@@ -550,7 +632,10 @@ fn within_time<T: Send + 'static>(
 fn a_fifo_directory_or_device_where_a_file_is_expected() {
     let targets: [(&str, &[&str]); 6] = [
         // The newest day, so that the context reads it too.
-        ("daily/2026-05-09.jsonl", &["facts", "log_days", "context", "distill", "verify", "remember"]),
+        (
+            "daily/2026-05-09.jsonl",
+            &["facts", "log_days", "context", "distill", "verify", "remember"],
+        ),
         ("curated.json", &["memory", "context", "distill", "verify"]),
         ("conflicts.json", &["conflicts", "distill", "verify"]),
         (AUDIT_FILE, &["adjudications", "verify"]),
@@ -588,11 +673,21 @@ fn a_fifo_directory_or_device_where_a_file_is_expected() {
                         "memory" => ws.memory().map(drop),
                         "conflicts" => ws.conflicts().map(drop),
                         "adjudications" => ws.adjudications().map(drop),
-                        "distill" => ws.distill(&DistillOptions::new().as_of(stamp(AS_OF))).map(|d| d.report).map(drop),
+                        "distill" => ws
+                            .distill(&DistillOptions::new().as_of(stamp(AS_OF)))
+                            .map(|d| d.report)
+                            .map(drop),
                         "verify" => match ws.verify() {
                             // Reported as a problem, or refused outright.
-                            Ok(problems) if problems.iter().any(|p| p.message.contains("not a regular file")) => {
-                                Err(Error::corrupt(workmem::Location::file(&root), format!("{problems:?}")))
+                            Ok(problems)
+                                if problems
+                                    .iter()
+                                    .any(|p| p.message.contains("not a regular file")) =>
+                            {
+                                Err(Error::corrupt(
+                                    workmem::Location::file(&root),
+                                    format!("{problems:?}"),
+                                ))
                             }
                             Ok(problems) => panic!("verify is clean: {problems:?}"),
                             Err(err) => Err(err),
@@ -600,7 +695,11 @@ fn a_fifo_directory_or_device_where_a_file_is_expected() {
                         other => panic!("unknown op {other}"),
                     }
                 });
-                let file_name = std::path::Path::new(target).file_name().expect("name").to_str().expect("utf-8");
+                let file_name = std::path::Path::new(target)
+                    .file_name()
+                    .expect("name")
+                    .to_str()
+                    .expect("utf-8");
                 let expect = Expect { scope: false, file: file_name, words: &[special.words()] };
                 check_error(&label, op, result, &expect);
                 assert_eq!(regular_files(&memory), before, "{label} changed the memory directory");
@@ -624,9 +723,14 @@ fn a_symlinked_workmem_or_memory_directory() {
         std::os::unix::fs::symlink(&outside, &link).expect("link");
         let expect = Expect { scope: false, file: linked, words: &["symbolic link"] };
         check_error(linked, "open", Workspace::open(&project, None).map(drop), &expect);
-        assert_eq!(fs::read_dir(&outside).expect("list").count(), 0, "{linked}: something was written outside");
+        assert_eq!(
+            fs::read_dir(&outside).expect("list").count(),
+            0,
+            "{linked}: something was written outside"
+        );
         // Named explicitly, a path through the link is the caller's choice.
-        let ws = Workspace::open(&project, Some(&link.join("store"))).expect("an explicit memory directory");
+        let ws = Workspace::open(&project, Some(&link.join("store")))
+            .expect("an explicit memory directory");
         ws.remember(NewFact::new("Stored where the user said.")).expect("remember");
         assert!(outside.join("store/daily").is_dir(), "{linked}");
     }
@@ -640,7 +744,8 @@ fn leftover_temporary_files_are_removed_under_the_lock() {
     for op in ["distill", "resolve"] {
         let h = Hostile::new();
         let memory = h.memory();
-        let leftovers = [".curated.json.Ab12Cd.tmp", ".MEMORY.md.x9Y8z7.tmp", ".conflicts.json.000000.tmp"];
+        let leftovers =
+            [".curated.json.Ab12Cd.tmp", ".MEMORY.md.x9Y8z7.tmp", ".conflicts.json.000000.tmp"];
         for name in leftovers {
             fs::write(memory.join(name), b"half a write").expect("plant");
         }
@@ -651,7 +756,9 @@ fn leftover_temporary_files_are_removed_under_the_lock() {
         fs::create_dir(memory.join(".a-directory.tmp")).expect("plant dir");
         let ws = h.tied.open();
         match op {
-            "distill" => drop(ws.distill(&DistillOptions::new().as_of(stamp(AS_OF))).expect("distill").report),
+            "distill" => drop(
+                ws.distill(&DistillOptions::new().as_of(stamp(AS_OF))).expect("distill").report,
+            ),
             _ => drop(ws.resolve(h.tied.decision(&h.case)).expect("resolve")),
         }
         for name in leftovers {
@@ -665,6 +772,9 @@ fn leftover_temporary_files_are_removed_under_the_lock() {
         fs::write(memory.join(".curated.json.later1.tmp"), b"x").expect("plant");
         ws.facts().expect("facts");
         ws.memory().expect("memory");
-        assert!(memory.join(".curated.json.later1.tmp").exists(), "{op}: a read removed a temporary");
+        assert!(
+            memory.join(".curated.json.later1.tmp").exists(),
+            "{op}: a read removed a temporary"
+        );
     }
 }

@@ -12,7 +12,14 @@ fn items(n: usize) -> Vec<NewFact> {
         .map(|i| {
             let day = ["2026-01-01", "2026-01-02", "2026-01-03"][i % 3];
             let at = format!("{day}T{:02}:{:02}:{:02}Z", (i / 3600) % 24, (i / 60) % 60, i % 60);
-            fact(&format!("imp-{i:06}"), ["decision", "outcome", "pitfall"][i % 3], 3, None, &format!("Fact {i}."), &at)
+            fact(
+                &format!("imp-{i:06}"),
+                ["decision", "outcome", "pitfall"][i % 3],
+                3,
+                None,
+                &format!("Fact {i}."),
+                &at,
+            )
         })
         .collect()
 }
@@ -21,10 +28,15 @@ fn items(n: usize) -> Vec<NewFact> {
 fn a_bad_item_at_the_end_writes_nothing() {
     let p = Project::new();
     let mut input = items(50);
-    input.push(NewFact { importance: Some(9), ..fact("bad", "outcome", 3, None, "Bad.", "2026-01-01T00:00:00Z") });
+    input.push(NewFact {
+        importance: Some(9),
+        ..fact("bad", "outcome", 3, None, "Bad.", "2026-01-01T00:00:00Z")
+    });
     let mut calls = 0;
     match p.ws.import(input, &mut |_| calls += 1) {
-        Err(Error::InvalidInput { field, item, .. }) => assert_eq!((field.as_str(), item), ("importance", Some(51))),
+        Err(Error::InvalidInput { field, item, .. }) => {
+            assert_eq!((field.as_str(), item), ("importance", Some(51)))
+        }
         other => panic!("expected invalid input, got {other:?}"),
     }
     assert_eq!(calls, 0);
@@ -36,7 +48,10 @@ fn a_bad_item_at_the_end_writes_nothing() {
     let mut input = items(20);
     input.push(fact("bad", "outcome", 3, Some("Not A Key"), "Bad key.", "2026-01-01T00:00:00Z"));
     let err = p.ws.import(input, &mut |_| {}).unwrap_err();
-    assert!(matches!(&err, Error::InvalidInput { field, item: Some(21), .. } if field == "memory_key"), "{err:?}");
+    assert!(
+        matches!(&err, Error::InvalidInput { field, item: Some(21), .. } if field == "memory_key"),
+        "{err:?}"
+    );
     assert_eq!(p.snapshot(), before);
     // Duplicate ids inside the input are refused too.
     let mut input = items(5);
@@ -59,8 +74,12 @@ fn appends_in_batches_and_keeps_input_order_per_day() {
     assert_eq!(stored.len(), n);
     for (day_index, day) in ["2026-01-01", "2026-01-02", "2026-01-03"].iter().enumerate() {
         let text = std::fs::read_to_string(p.day_file(day)).unwrap();
-        let expected: String =
-            stored.iter().enumerate().filter(|(i, _)| i % 3 == day_index).map(|(_, f)| f.to_line()).collect();
+        let expected: String = stored
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % 3 == day_index)
+            .map(|(_, f)| f.to_line())
+            .collect();
         assert!(text == expected, "{day}: file does not hold the facts in input order");
     }
     let all = p.ws.facts().unwrap();
@@ -75,7 +94,13 @@ fn appends_in_batches_and_keeps_input_order_per_day() {
     assert_eq!(again.len(), 3);
     assert_eq!(p.ws.facts().unwrap().len(), n + 3);
     let last_day = std::fs::read_to_string(p.day_file("2026-01-01")).unwrap();
-    assert!(last_day.ends_with(
-        &again.iter().filter(|f| f.recorded_at().utc_day() == "2026-01-01").map(|f| f.to_line()).collect::<String>()
-    ));
+    assert!(
+        last_day.ends_with(
+            &again
+                .iter()
+                .filter(|f| f.recorded_at().utc_day() == "2026-01-01")
+                .map(|f| f.to_line())
+                .collect::<String>()
+        )
+    );
 }

@@ -62,7 +62,10 @@ fn invalid_inputs() -> Vec<(NewFact, &'static str)> {
         (with(&|n| n.content = "Deploy key AKIAIOSFODNN7EXAMPLE for CI.".to_owned()), "content"),
         (with(&|n| n.content = "Set password=hunter2hunter2 in the env.".to_owned()), "content"),
         (
-            with(&|n| n.evidence = BTreeMap::from([("token".to_owned(), "ghp_".to_owned() + &"a".repeat(36))])),
+            with(&|n| {
+                n.evidence =
+                    BTreeMap::from([("token".to_owned(), "ghp_".to_owned() + &"a".repeat(36))])
+            }),
             "evidence",
         ),
     ]

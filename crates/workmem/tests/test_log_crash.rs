@@ -62,7 +62,10 @@ fn complete_but_unterminated_final_record_is_kept_and_terminated() {
     let (a, b) = two_facts(&p);
     let log = p.day_file(DAY);
     // The crash hit after the record but before its newline.
-    let whole = a.to_line().replace("\"fact_id\": \"a1\"", "\"fact_id\": \"a2\"").replace("First.", "Unterminated.");
+    let whole = a
+        .to_line()
+        .replace("\"fact_id\": \"a1\"", "\"fact_id\": \"a2\"")
+        .replace("First.", "Unterminated.");
     append_raw(&log, whole.trim_end().as_bytes());
     let c = p.add("c1", "pitfall", 5, None, "Third.", "2026-01-01T03:00:00Z");
     let text = std::fs::read_to_string(&log).unwrap();
@@ -91,13 +94,21 @@ fn garbage_in_the_middle_is_corruption_naming_file_and_line() {
     // refused or leaves the damage for a human, and reads keep failing.
     let _ = p.ws.remember(fact("c1", "outcome", 3, None, "After.", "2026-01-01T09:00:00Z"));
     assert!(matches!(p.ws.facts(), Err(Error::Corrupt { .. })));
-    assert!(matches!(p.ws.distill(&DistillOptions::new()).map(|d| d.report), Err(Error::Corrupt { .. })));
+    assert!(matches!(
+        p.ws.distill(&DistillOptions::new()).map(|d| d.report),
+        Err(Error::Corrupt { .. })
+    ));
 
     // An invalid record (valid JSON, bad field) in the middle is corruption too.
     write_raw(
         &log,
-        format!("{}{}{}", a.to_line(), a.to_line().replace("\"importance\": 3", "\"importance\": 9"), b.to_line())
-            .as_bytes(),
+        format!(
+            "{}{}{}",
+            a.to_line(),
+            a.to_line().replace("\"importance\": 3", "\"importance\": 9"),
+            b.to_line()
+        )
+        .as_bytes(),
     );
     let err = p.ws.facts().unwrap_err();
     assert!(err.to_string().contains(&format!("{}:2", log.display())), "{err}");

@@ -96,8 +96,11 @@ fn hostile_bytes() -> impl Strategy<Value = Vec<u8>> {
     let seeds = seeds();
     prop_oneof![
         prop::collection::vec(any::<u8>(), 0..600),
-        (0..seeds.len(), prop::collection::vec((any::<prop::sample::Index>(), any::<u8>(), 0..3u8), 1..8)).prop_map(
-            move |(seed, edits)| {
+        (
+            0..seeds.len(),
+            prop::collection::vec((any::<prop::sample::Index>(), any::<u8>(), 0..3u8), 1..8)
+        )
+            .prop_map(move |(seed, edits)| {
                 let mut bytes = seeds[seed].clone();
                 for (at, byte, op) in edits {
                     if bytes.is_empty() {
@@ -113,8 +116,7 @@ fn hostile_bytes() -> impl Strategy<Value = Vec<u8>> {
                     }
                 }
                 bytes
-            }
-        ),
+            }),
     ]
 }
 

@@ -79,7 +79,10 @@ fn sections_appear_only_with_active_entries() {
 #[test]
 fn hand_edited_memory_md_is_repaired() {
     let p = seeded();
-    write_raw(&p.file("MEMORY.md"), b"# Workspace Memory\n\n- Use MongoDB. (seen 99x; evidence: 99)\n");
+    write_raw(
+        &p.file("MEMORY.md"),
+        b"# Workspace Memory\n\n- Use MongoDB. (seen 99x; evidence: 99)\n",
+    );
     assert_eq!(p.ws.memory().unwrap(), EXPECTED_MEMORY);
     assert_eq!(std::fs::read_to_string(p.file("MEMORY.md")).unwrap(), EXPECTED_MEMORY);
     // An intact file is not rewritten by reading it.
@@ -122,7 +125,14 @@ fn context_shows_only_active_values_and_recent_unkeyed_facts() {
     // Recent facts: keyed raw facts are newest but must not show.
     p.add("r1", "outcome", 3, None, "Recent one.", "2026-02-20T10:00:00Z");
     p.add("r2", "pitfall", 2, None, "Recent two.", "2026-02-21T10:00:00Z");
-    p.add("r3", "decision", 5, Some("runtime.python"), "KEYED-RAW Use Python 3.13.", "2026-02-22T10:00:00Z");
+    p.add(
+        "r3",
+        "decision",
+        5,
+        Some("runtime.python"),
+        "KEYED-RAW Use Python 3.13.",
+        "2026-02-22T10:00:00Z",
+    );
     p.add("r4", "decision", 5, Some("db.engine"), "KEYED-RAW Use Oracle.", "2026-02-23T10:00:00Z");
 
     let context = p.ws.context(None).unwrap();
@@ -135,14 +145,18 @@ fn context_shows_only_active_values_and_recent_unkeyed_facts() {
         "- [outcome] Recent one. (2026-02-20)",
         "- [pitfall] Recent two. (2026-02-21)",
     ];
-    let expected = format!("{}\n\n# Recent Workspace Facts\n\n{}", EXPECTED_MEMORY.trim(), recent.join("\n"));
+    let expected =
+        format!("{}\n\n# Recent Workspace Facts\n\n{}", EXPECTED_MEMORY.trim(), recent.join("\n"));
     assert_eq!(context, expected);
     for hidden in ["KEYED-RAW", "CANDIDATE-", "Use Python 3.11."] {
         assert!(!context.contains(hidden), "context shows {hidden}:\n{context}");
     }
     // Fewer recent facts on request.
     let short = p.ws.context(Some(1)).unwrap();
-    assert!(short.ends_with("# Recent Workspace Facts\n\n- [pitfall] Recent two. (2026-02-21)"), "{short}");
+    assert!(
+        short.ends_with("# Recent Workspace Facts\n\n- [pitfall] Recent two. (2026-02-21)"),
+        "{short}"
+    );
     let none = p.ws.context(Some(0)).unwrap();
     assert_eq!(none, EXPECTED_MEMORY.trim());
 }
@@ -178,7 +192,14 @@ fn recent_facts_come_from_the_newest_files_without_opening_older_ones() {
             ))
             .unwrap(),
         );
-        p.add(&format!("k{i}"), "decision", 3, Some("some.key"), "Keyed.", &format!("{day}T0{i}:30:00Z"));
+        p.add(
+            &format!("k{i}"),
+            "decision",
+            3,
+            Some("some.key"),
+            "Keyed.",
+            &format!("{day}T0{i}:30:00Z"),
+        );
     }
     let old = corrupt_old_day(&p);
     // The whole log is unreadable ...
@@ -187,9 +208,12 @@ fn recent_facts_come_from_the_newest_files_without_opening_older_ones() {
     // ... but the six newest unkeyed facts are all in newer files.
     let context = p.ws.context(None).unwrap();
     assert!(context.contains("- Old decision. (seen 1x; evidence: 1)"), "{context}");
-    let lines: Vec<&str> = context.split("# Recent Workspace Facts\n\n").nth(1).unwrap().lines().collect();
-    let expected: Vec<String> =
-        recent.iter().map(|f| format!("- [outcome] {} ({})", f.content(), f.recorded_at().utc_day())).collect();
+    let lines: Vec<&str> =
+        context.split("# Recent Workspace Facts\n\n").nth(1).unwrap().lines().collect();
+    let expected: Vec<String> = recent
+        .iter()
+        .map(|f| format!("- [outcome] {} ({})", f.content(), f.recorded_at().utc_day()))
+        .collect();
     assert_eq!(lines, expected);
     // Asking for one more fact than the newer files hold must open the old
     // file, and fails on its damage.
@@ -206,7 +230,14 @@ fn keyed_facts_do_not_count_towards_the_recent_limit() {
     // Newer files: only 4 unkeyed facts, many keyed ones.
     for i in 0..8 {
         let key = if i % 2 == 0 { None } else { Some("some.key") };
-        p.add(&format!("n{i}"), "outcome", 3, key, &format!("New {i}."), &format!("2026-02-2{}T00:00:00Z", i % 3 + 5));
+        p.add(
+            &format!("n{i}"),
+            "outcome",
+            3,
+            key,
+            &format!("New {i}."),
+            &format!("2026-02-2{}T00:00:00Z", i % 3 + 5),
+        );
     }
     corrupt_old_day(&p);
     assert!(matches!(p.ws.context(None), Err(Error::Corrupt { .. })));

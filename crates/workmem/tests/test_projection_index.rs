@@ -65,5 +65,8 @@ fn a_reader_that_cannot_write_the_index_still_answers() {
     fs::create_dir(&index).expect("directory");
     fs::write(index.join("keep"), b"x").expect("fill");
     assert_eq!(p.ws.context(None).expect("context without an index"), expected);
-    assert_eq!(p.ws.memory().expect("memory"), fs::read_to_string(p.ws.memory_dir().join("MEMORY.md")).expect("read"));
+    assert_eq!(
+        p.ws.memory().expect("memory"),
+        fs::read_to_string(p.ws.memory_dir().join("MEMORY.md")).expect("read")
+    );
 }

@@ -100,12 +100,23 @@ fn public_names(item: &str) -> Vec<String> {
             .into_iter()
             .map(|name| name.trim().to_owned())
             .filter(|name| !name.is_empty())
-            .map(|name| name.rsplit(" as ").next().unwrap_or(&name).rsplit("::").next().unwrap_or("").to_owned())
+            .map(|name| {
+                name.rsplit(" as ")
+                    .next()
+                    .unwrap_or(&name)
+                    .rsplit("::")
+                    .next()
+                    .unwrap_or("")
+                    .to_owned()
+            })
             .collect();
     }
-    for keyword in ["pub fn ", "pub mod ", "pub struct ", "pub enum ", "pub const ", "pub trait ", "pub type "] {
+    for keyword in
+        ["pub fn ", "pub mod ", "pub struct ", "pub enum ", "pub const ", "pub trait ", "pub type "]
+    {
         if let Some(rest) = item.strip_prefix(keyword) {
-            let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            let name: String =
+                rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
             return vec![name];
         }
     }
@@ -115,9 +126,13 @@ fn public_names(item: &str) -> Vec<String> {
 #[test]
 fn the_crate_root_exports_the_facade_and_nothing_else() {
     let source = lib_rs();
-    let mut names: Vec<String> = root_items(&source).iter().flat_map(|item| public_names(item)).collect();
+    let mut names: Vec<String> =
+        root_items(&source).iter().flat_map(|item| public_names(item)).collect();
     names.sort();
-    assert_eq!(names, FACADE, "the public facade changed: update FACADE on purpose, or make the item private");
+    assert_eq!(
+        names, FACADE,
+        "the public facade changed: update FACADE on purpose, or make the item private"
+    );
 }
 
 #[test]
@@ -133,7 +148,14 @@ fn every_module_is_private_but_the_hidden_internals() {
         }
     }
     let hidden = source.lines().collect::<Vec<_>>();
-    let at = hidden.iter().position(|line| line.starts_with("pub mod internals")).expect("internals module");
-    assert_eq!(hidden[at - 1], "#[doc(hidden)]", "internals must stay hidden from the documentation");
+    let at = hidden
+        .iter()
+        .position(|line| line.starts_with("pub mod internals"))
+        .expect("internals module");
+    assert_eq!(
+        hidden[at - 1],
+        "#[doc(hidden)]",
+        "internals must stay hidden from the documentation"
+    );
     assert!(source.contains("#![deny(unreachable_pub)]"), "unreachable_pub must stay an error");
 }

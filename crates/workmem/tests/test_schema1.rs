@@ -32,7 +32,10 @@ fn schema_one_is_read_with_defaults() {
     assert_eq!(state.schema_version, 1);
     assert_eq!(state.entries.len(), 1);
     let entry = &state.entries[0];
-    assert_eq!((entry.revision, entry.status, entry.memory_key.as_deref()), (1, Status::Active, None));
+    assert_eq!(
+        (entry.revision, entry.status, entry.memory_key.as_deref()),
+        (1, Status::Active, None)
+    );
     assert_eq!((entry.supersedes.as_deref(), entry.superseded_by.as_deref()), (None, None));
     assert!(p.ws.memory().unwrap().contains("- Run cargo fmt. (seen 2x; evidence: 2)"));
 }
@@ -59,7 +62,10 @@ fn distill_that_changes_state_rewrites_as_schema_two() {
     p.add("s2", "convention", 3, None, "Run cargo fmt.", "2026-01-02T00:00:00Z");
     schema_one(&p);
     p.add("s3", "convention", 1, None, "run cargo fmt.", "2026-01-03T00:00:00Z");
-    assert_eq!(p.distill(), Report { scanned: 3, eligible: 1, updated: 1, skipped: 2, ..Report::default() });
+    assert_eq!(
+        p.distill(),
+        Report { scanned: 3, eligible: 1, updated: 1, skipped: 2, ..Report::default() }
+    );
     let written = p.curated_json();
     assert_eq!(written["schema_version"], 2);
     let entry = &written["entries"][0];
@@ -68,7 +74,10 @@ fn distill_that_changes_state_rewrites_as_schema_two() {
     assert_eq!(entry["revision"], 1);
     assert_eq!(entry["status"], "active");
     for field in ["memory_key", "supersedes", "superseded_by"] {
-        assert!(entry.get(field).is_some_and(|v| v.is_null()), "{field} missing or not null: {entry}");
+        assert!(
+            entry.get(field).is_some_and(|v| v.is_null()),
+            "{field} missing or not null: {entry}"
+        );
     }
     assert_eq!(p.ws.curated().unwrap().schema_version, 2);
 }

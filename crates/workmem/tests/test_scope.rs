@@ -71,9 +71,17 @@ fn relative_path_and_symlink_give_one_workspace_id() {
 
     // Both handles read and write the same log.
     via_link
-        .remember(crate::common::fact("via-link", "outcome", 3, None, "Written via link.", "2026-01-01T00:00:00Z"))
+        .remember(crate::common::fact(
+            "via-link",
+            "outcome",
+            3,
+            None,
+            "Written via link.",
+            "2026-01-01T00:00:00Z",
+        ))
         .unwrap();
-    let ids: Vec<String> = project.ws.facts().unwrap().iter().map(|f| f.fact_id().to_owned()).collect();
+    let ids: Vec<String> =
+        project.ws.facts().unwrap().iter().map(|f| f.fact_id().to_owned()).collect();
     assert_eq!(ids, ["via-link"]);
 }
 
@@ -99,7 +107,10 @@ fn a_log_line_from_another_workspace_is_a_scope_error() {
     }
     // Every reader of the log refuses it, and distill writes nothing.
     assert!(matches!(a.ws.context(None), Err(Error::Scope { .. })));
-    assert!(matches!(a.ws.distill(&DistillOptions::new()).map(|d| d.report), Err(Error::Scope { .. })));
+    assert!(matches!(
+        a.ws.distill(&DistillOptions::new()).map(|d| d.report),
+        Err(Error::Scope { .. })
+    ));
     assert!(!a.file("curated.json").exists());
 }
 

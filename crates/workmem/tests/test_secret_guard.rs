@@ -24,9 +24,11 @@ fn a_credential_is_refused_in_content_and_evidence_and_nothing_is_written() {
     p.add("base", "decision", 3, None, "Existing fact.", "2026-01-01T00:00:00Z");
     let before = p.snapshot();
     for (text, kind) in credential_samples() {
-        let mut in_content = fact("s1", "decision", 3, None, &format!("Note: {text}"), "2026-01-01T01:00:00Z");
+        let mut in_content =
+            fact("s1", "decision", 3, None, &format!("Note: {text}"), "2026-01-01T01:00:00Z");
         in_content.evidence = BTreeMap::new();
-        let mut in_value = fact("s2", "decision", 3, None, "Deploy the worker.", "2026-01-01T01:00:00Z");
+        let mut in_value =
+            fact("s2", "decision", 3, None, "Deploy the worker.", "2026-01-01T01:00:00Z");
         in_value.evidence = BTreeMap::from([("file".to_owned(), text.clone())]);
         for (new, field) in [(in_content, "content"), (in_value, "evidence")] {
             match p.ws.remember(new) {
@@ -57,7 +59,9 @@ fn prose_about_credentials_is_stored() {
     .into_iter()
     .enumerate()
     {
-        let stored = p.ws.remember(NewFact { fact_id: Some(format!("p{i}")), ..NewFact::new(text) }).unwrap();
+        let stored =
+            p.ws.remember(NewFact { fact_id: Some(format!("p{i}")), ..NewFact::new(text) })
+                .unwrap();
         assert_eq!(stored.content(), text);
     }
     assert_eq!(p.ws.facts().unwrap().len(), 5);
@@ -73,9 +77,18 @@ fn false_positive_rate_on_engineering_prose_is_below_half_a_percent() {
     let flagged: Vec<(&str, &str)> =
         lines.iter().filter_map(|line| secret::find(line).map(|kind| (*line, kind))).collect();
     let rate = flagged.len() as f64 / lines.len() as f64;
-    println!("secret guard false positives: {} of {} sentences ({:.3}%)", flagged.len(), lines.len(), rate * 100.0);
+    println!(
+        "secret guard false positives: {} of {} sentences ({:.3}%)",
+        flagged.len(),
+        lines.len(),
+        rate * 100.0
+    );
     for (line, kind) in &flagged {
         println!("  flagged as {kind}: {line}");
     }
-    assert!(rate < 0.005, "false positive rate {:.3}% is not below 0.5%: {flagged:#?}", rate * 100.0);
+    assert!(
+        rate < 0.005,
+        "false positive rate {:.3}% is not below 0.5%: {flagged:#?}",
+        rate * 100.0
+    );
 }

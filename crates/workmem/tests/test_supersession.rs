@@ -26,7 +26,14 @@ fn keyed_supersession_lifecycle() {
     p.add("b2", "decision", 3, Some(KEY), "use  python 3.12.", "2026-01-12T00:00:00Z");
     assert_eq!(
         p.distill(),
-        Report { scanned: 3, eligible: 2, created: 1, skipped: 1, superseded: 1, ..Report::default() }
+        Report {
+            scanned: 3,
+            eligible: 2,
+            created: 1,
+            skipped: 1,
+            superseded: 1,
+            ..Report::default()
+        }
     );
     let state = p.ws.curated().unwrap();
     assert_eq!(state.entries.len(), 2);
@@ -46,7 +53,10 @@ fn keyed_supersession_lifecycle() {
     assert_eq!(rev2.superseded_by, None);
     assert_eq!(rev2.memory_key.as_deref(), Some(KEY));
     assert_eq!(rev2.evidence_ids, ["b1", "b2"]);
-    assert_eq!((rev2.first_seen.as_str(), rev2.last_seen.as_str()), ("2026-01-10T00:00:00Z", "2026-01-12T00:00:00Z"));
+    assert_eq!(
+        (rev2.first_seen.as_str(), rev2.last_seen.as_str()),
+        ("2026-01-10T00:00:00Z", "2026-01-12T00:00:00Z")
+    );
     assert!(p.ws.memory().unwrap().contains("- Use Python 3.12. (seen 2x; evidence: 2)"));
     assert!(!p.ws.memory().unwrap().contains("3.11"));
 
@@ -60,7 +70,10 @@ fn keyed_supersession_lifecycle() {
 
     // Facts repeating the active value only add evidence.
     p.add("d1", "decision", 1, Some(KEY), "USE PYTHON\t3.12.", "2026-01-20T00:00:00Z");
-    assert_eq!(p.distill(), Report { scanned: 7, eligible: 1, updated: 1, skipped: 6, stale: 3, ..Report::default() });
+    assert_eq!(
+        p.distill(),
+        Report { scanned: 7, eligible: 1, updated: 1, skipped: 6, stale: 3, ..Report::default() }
+    );
     let state = p.ws.curated().unwrap();
     assert_eq!(state.entries.len(), 2);
     let active = state.active_for(KEY).unwrap();
@@ -121,11 +134,20 @@ fn a_lone_old_challenger_needs_more_evidence_and_is_not_stale() {
     p.add("b1", "decision", 5, Some(KEY), "Use Python 3.12.", "2026-01-05T00:00:00Z");
     assert_eq!(p.distill(), Report { scanned: 2, skipped: 2, ..Report::default() });
     let (_, decisions) =
-        p.ws.distill(&DistillOptions::new().as_of(crate::common::stamp(crate::common::AS_OF)).dry_run().explain())
-            .unwrap()
-            .into_parts();
+        p.ws.distill(
+            &DistillOptions::new()
+                .as_of(crate::common::stamp(crate::common::AS_OF))
+                .dry_run()
+                .explain(),
+        )
+        .unwrap()
+        .into_parts();
     let b1 = decisions.iter().find(|d| d.fact_id == "b1").unwrap();
-    assert!(matches!(b1.reason, workmem::Reason::NeedsMoreEvidence { facts: 1, .. }), "{:?}", b1.reason);
+    assert!(
+        matches!(b1.reason, workmem::Reason::NeedsMoreEvidence { facts: 1, .. }),
+        "{:?}",
+        b1.reason
+    );
     // With two such facts the count test passes and recency stops them.
     p.add("b2", "decision", 5, Some(KEY), "Use Python 3.12.", "2026-01-06T00:00:00Z");
     assert_eq!(p.distill(), Report { scanned: 3, skipped: 3, stale: 2, ..Report::default() });

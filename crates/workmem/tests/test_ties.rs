@@ -181,8 +181,12 @@ fn new_tied_evidence_supersedes_the_case_with_revision_two() {
     assert_eq!(new.observed_fact_ids, ["a1", "m1", "m2", "m3", "o1", "p1", "p2", "p3", "y1"]);
     // Cases are stored sorted by (memory_key, revision).
     let stored = p.conflicts_json();
-    let revisions: Vec<i64> =
-        stored["cases"].as_array().unwrap().iter().map(|c| c["revision"].as_i64().unwrap()).collect();
+    let revisions: Vec<i64> = stored["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["revision"].as_i64().unwrap())
+        .collect();
     assert_eq!(revisions, [1, 2]);
     assert_eq!(stored["cases"][0]["superseded_at"], as_of);
 }
@@ -205,7 +209,14 @@ fn a_settled_domain_supersedes_its_open_case() {
 fn tie_without_an_active_value_has_no_incumbent() {
     let p = Project::new();
     p.add("x1", "convention", 5, Some("style.indent"), "Indent with tabs.", "2026-01-01T00:00:00Z");
-    p.add("x2", "convention", 5, Some("style.indent"), "Indent with spaces.", "2026-01-01T00:00:00Z");
+    p.add(
+        "x2",
+        "convention",
+        5,
+        Some("style.indent"),
+        "Indent with spaces.",
+        "2026-01-01T00:00:00Z",
+    );
     let r = p.distill();
     assert_eq!((r.conflicts, r.queued_conflicts, r.created, r.skipped), (1, 1, 0, 2));
     assert!(!p.file("curated.json").exists() || p.ws.curated().unwrap().entries.is_empty());

@@ -45,14 +45,18 @@ impl Tied {
         ] {
             decision(&ws, id, content, at);
         }
-        let report = ws.distill(&DistillOptions::new().as_of(stamp(AS_OF))).expect("distill").report;
+        let report =
+            ws.distill(&DistillOptions::new().as_of(stamp(AS_OF))).expect("distill").report;
         assert_eq!(report.queued_conflicts, 1);
         tied
     }
 
     /// Opens the workspace (running recovery) on a clock fixed at AS_OF.
     pub fn open(&self) -> Workspace {
-        Workspace::builder(&self.root).clock(Arc::new(FixedClock::new(stamp(AS_OF)))).open().expect("open")
+        Workspace::builder(&self.root)
+            .clock(Arc::new(FixedClock::new(stamp(AS_OF))))
+            .open()
+            .expect("open")
     }
 
     pub fn memory(&self) -> PathBuf {
@@ -67,7 +71,8 @@ impl Tied {
 
     /// The decision for "Use Postgres." on the open case.
     pub fn decision(&self, case: &Case) -> Resolution {
-        let candidate = case.candidates.iter().find(|c| c.content == "Use Postgres.").expect("candidate");
+        let candidate =
+            case.candidates.iter().find(|c| c.content == "Use Postgres.").expect("candidate");
         Resolution {
             conflict_id: case.conflict_id.clone(),
             candidate_id: candidate.candidate_id.clone(),
@@ -121,7 +126,9 @@ pub fn files(memory: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
             let path = entry.expect("dir entry").path();
             if path.is_dir() {
                 stack.push(path);
-            } else if path.file_name().is_some_and(|n| n != ".lock" && n != ".projection.json" && n != ".domain-index")
+            } else if path
+                .file_name()
+                .is_some_and(|n| n != ".lock" && n != ".projection.json" && n != ".domain-index")
             {
                 // (The lock file and the two caches, whose contents name
                 // inodes, are not state.)
@@ -166,10 +173,14 @@ fn cuts(len: usize) -> Vec<usize> {
 fn assert_every_line_valid(memory: &Path) {
     for (path, bytes) in files(memory) {
         if path.extension().is_some_and(|e| e == "jsonl") {
-            assert!(bytes.is_empty() || bytes.ends_with(b"\n"), "{} has a torn tail", path.display());
+            assert!(
+                bytes.is_empty() || bytes.ends_with(b"\n"),
+                "{} has a torn tail",
+                path.display()
+            );
             for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-                let value: serde_json::Value =
-                    serde_json::from_slice(line).unwrap_or_else(|err| panic!("{}: invalid line {err}", path.display()));
+                let value: serde_json::Value = serde_json::from_slice(line)
+                    .unwrap_or_else(|err| panic!("{}: invalid line {err}", path.display()));
                 assert!(value.is_object());
             }
         }
@@ -186,7 +197,11 @@ fn a_torn_journal_or_audit_line_recovers_to_exactly_one_committed_decision() {
     tied.open().resolve(request.clone()).expect("resolve");
     let after = files(&memory);
     let journal = split_lines(&after[Path::new(JOURNAL_FILE)]);
-    assert_eq!(journal.len(), 5, "prepared, curated_applied, conflict_closed, audit_appended, committed");
+    assert_eq!(
+        journal.len(),
+        5,
+        "prepared, curated_applied, conflict_closed, audit_appended, committed"
+    );
     let audit = after[Path::new(AUDIT_FILE)].clone();
 
     // (file being appended, lines of the journal complete before it, index
@@ -196,12 +211,16 @@ fn a_torn_journal_or_audit_line_recovers_to_exactly_one_committed_decision() {
         // phase 0..=4: the journal line of that phase is torn; 5: the audit
         // line is torn (it is written between conflict_closed and
         // audit_appended).
-        let (torn, kept) = if phase < 5 { (journal[phase].clone(), phase) } else { (audit.clone(), 3) };
+        let (torn, kept) =
+            if phase < 5 { (journal[phase].clone(), phase) } else { (audit.clone(), 3) };
         for cut in cuts(torn.len()) {
             let mut state = if kept == 0 && phase == 0 { before.clone() } else { after.clone() };
             if phase == 1 {
                 // conflicts.json is replaced only after curated_applied.
-                state.insert(PathBuf::from("conflicts.json"), before[Path::new("conflicts.json")].clone());
+                state.insert(
+                    PathBuf::from("conflicts.json"),
+                    before[Path::new("conflicts.json")].clone(),
+                );
             }
             let mut journal_bytes: Vec<u8> = journal[..kept].concat();
             if phase < 5 {
@@ -235,11 +254,17 @@ fn a_torn_journal_or_audit_line_recovers_to_exactly_one_committed_decision() {
                 assert!(ws.curated().expect("curated") == tied_curated(&before, &ws), "{label}");
             } else {
                 // Once `prepared` is durable the decision commits exactly once.
-                assert_same(&files(&memory), &after, &format!("{label}: recovery did not reach the committed state"));
+                assert_same(
+                    &files(&memory),
+                    &after,
+                    &format!("{label}: recovery did not reach the committed state"),
+                );
             }
             // The next append is clean: a retry of the same decision is
             // either the first commit or an idempotent no-op.
-            let stored = ws.resolve(request.clone()).unwrap_or_else(|err| panic!("{label}: resolve failed: {err}"));
+            let stored = ws
+                .resolve(request.clone())
+                .unwrap_or_else(|err| panic!("{label}: resolve failed: {err}"));
             assert_eq!(stored.event_id, request.event_id);
             assert_same(&files(&memory), &after, &format!("{label}: state after the retry"));
             assert_every_line_valid(&memory);
@@ -264,7 +289,9 @@ fn assert_same(got: &BTreeMap<PathBuf, Vec<u8>>, want: &BTreeMap<PathBuf, Vec<u8
         .filter(|name| got.get(*name) != want.get(*name))
         .map(|name| {
             let show = |state: &BTreeMap<PathBuf, Vec<u8>>| {
-                state.get(name).map_or("<missing>".to_owned(), |b| String::from_utf8_lossy(b).into_owned())
+                state
+                    .get(name)
+                    .map_or("<missing>".to_owned(), |b| String::from_utf8_lossy(b).into_owned())
             };
             format!("{}:\n--- got\n{}\n--- want\n{}", name.display(), show(got), show(want))
         })
@@ -295,8 +322,12 @@ fn without_journal_times(state: &BTreeMap<PathBuf, Vec<u8>>) -> BTreeMap<PathBuf
 }
 
 fn tied_curated(before: &BTreeMap<PathBuf, Vec<u8>>, ws: &Workspace) -> workmem::CuratedState {
-    workmem::CuratedState::decode(&before[Path::new("curated.json")], Path::new("curated.json"), ws.workspace_id())
-        .expect("before state decodes")
+    workmem::CuratedState::decode(
+        &before[Path::new("curated.json")],
+        Path::new("curated.json"),
+        ws.workspace_id(),
+    )
+    .expect("before state decodes")
 }
 
 #[test]
@@ -306,7 +337,9 @@ fn a_torn_daily_line_is_ignored_and_the_next_append_is_clean() {
     let ws = tied.open();
     for i in 0..3 {
         ws.remember(NewFact {
-            content: format!("Outcome number {i} of the nightly build, with \u{e9}l\u{e8}ve and \u{1f980}."),
+            content: format!(
+                "Outcome number {i} of the nightly build, with \u{e9}l\u{e8}ve and \u{1f980}."
+            ),
             evidence: BTreeMap::from([("run".to_owned(), format!("build-{i}"))]),
             recorded_at: Some(format!("2026-05-01T0{i}:00:00Z")),
             fact_id: Some(format!("o{i}")),
@@ -336,10 +369,15 @@ fn a_torn_daily_line_is_ignored_and_the_next_append_is_clean() {
         let complete = cut == last.len() - 1;
 
         let ws = tied.open();
-        let ids: Vec<String> = ws.facts().expect("facts").iter().map(|f| f.fact_id().to_owned()).collect();
+        let ids: Vec<String> =
+            ws.facts().expect("facts").iter().map(|f| f.fact_id().to_owned()).collect();
         assert_eq!(ids.contains(&"o2".to_owned()), complete, "{label}: {ids:?}");
         assert!(ids.contains(&"o1".to_owned()) && ids.contains(&"o0".to_owned()), "{label}");
-        assert_eq!(ws.facts_on("2026-05-01").expect("day").len(), if complete { 3 } else { 2 }, "{label}");
+        assert_eq!(
+            ws.facts_on("2026-05-01").expect("day").len(),
+            if complete { 3 } else { 2 },
+            "{label}"
+        );
         assert!(ws.verify().expect("verify").is_empty(), "{label}");
         ws.distill(&DistillOptions::new().as_of(stamp(AS_OF)).dry_run()).expect("distill reads");
 

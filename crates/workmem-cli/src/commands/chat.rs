@@ -20,8 +20,8 @@ use serde_json::Value;
 use workmem::DistillOptions;
 use workmem_agent::settings::{self, parse_dotenv};
 use workmem_agent::{
-    Agent, AgentError, AgentOptions, Cancel, ClientError, Events, HttpClient, RetryNotice, RetryPolicy, Settings,
-    SettingsError, ToolOutput,
+    Agent, AgentError, AgentOptions, Cancel, ClientError, Events, HttpClient, RetryNotice,
+    RetryPolicy, Settings, SettingsError, ToolOutput,
 };
 
 use crate::command_error::CommandError;
@@ -69,12 +69,18 @@ pub struct ChatArgs {}
 /// 1); library errors opening the workspace.
 pub fn run(ctx: &Ctx, _args: &ChatArgs) -> Result<(), CommandError> {
     if ctx.ui.is_json() {
-        return Err(CommandError::usage("chat has no JSON output").hinted("run `workmem chat` without --json"));
+        return Err(CommandError::usage("chat has no JSON output")
+            .hinted("run `workmem chat` without --json"));
     }
     let settings = load_settings(&ctx.project)?;
     let workspace = ctx.workspace()?;
-    let client = HttpClient::new(settings.messages_url(), settings.api_key.clone(), RetryPolicy::default());
-    let mut agent = Agent::new(client, workspace, AgentOptions::new(settings.model.clone(), settings.max_tokens));
+    let client =
+        HttpClient::new(settings.messages_url(), settings.api_key.clone(), RetryPolicy::default());
+    let mut agent = Agent::new(
+        client,
+        workspace,
+        AgentOptions::new(settings.model.clone(), settings.max_tokens),
+    );
     let cancel = install_interrupt()?;
     let interactive = io::stdin().is_terminal();
     let mut input = if interactive {
@@ -85,8 +91,9 @@ pub fn run(ctx: &Ctx, _args: &ChatArgs) -> Result<(), CommandError> {
             settings.base_url,
             agent.workspace().project().display()
         ));
-        let editor = rustyline::DefaultEditor::new()
-            .map_err(|err| CommandError::io("cannot start the line editor", &io::Error::other(err.to_string())))?;
+        let editor = rustyline::DefaultEditor::new().map_err(|err| {
+            CommandError::io("cannot start the line editor", &io::Error::other(err.to_string()))
+        })?;
         Input::Terminal(Box::new(editor))
     } else {
         Input::Piped(io::stdin().lock())
@@ -112,7 +119,9 @@ pub fn run(ctx: &Ctx, _args: &ChatArgs) -> Result<(), CommandError> {
                     println!();
                 }
             }
-            Err(AgentError::Cancelled) => ctx.ui.status("cancelled; this turn was dropped from the conversation"),
+            Err(AgentError::Cancelled) => {
+                ctx.ui.status("cancelled; this turn was dropped from the conversation")
+            }
             Err(err) => {
                 let err = turn_error(err);
                 if !interactive {
@@ -159,9 +168,14 @@ fn load_settings(project: &Path) -> Result<Settings, CommandError> {
     Settings::from_lookup(|name| from_env(name).or_else(|| from_file(name))).map_err(|err| {
         let hint = match &err {
             SettingsError::Missing { name } if *name == settings::MODEL_VAR => {
-                format!("set MODEL_ID in the environment or in {}, e.g. MODEL_ID=claude-sonnet-4-5", path.display())
+                format!(
+                    "set MODEL_ID in the environment or in {}, e.g. MODEL_ID=claude-sonnet-4-5",
+                    path.display()
+                )
             }
-            SettingsError::Missing { name } => format!("set {name} in the environment or in {}", path.display()),
+            SettingsError::Missing { name } => {
+                format!("set {name} in the environment or in {}", path.display())
+            }
             _ => "see `workmem chat --help` for the variables".to_owned(),
         };
         CommandError::usage(err.to_string()).hinted(hint)
@@ -205,7 +219,10 @@ impl Input {
                     Err(rustyline::error::ReadlineError::Interrupted) => continue,
                     Err(rustyline::error::ReadlineError::Eof) => return Ok(None),
                     Err(err) => {
-                        return Err(CommandError::io("cannot read input", &io::Error::other(err.to_string())));
+                        return Err(CommandError::io(
+                            "cannot read input",
+                            &io::Error::other(err.to_string()),
+                        ));
                     }
                 }
             },
@@ -233,10 +250,14 @@ fn slash<C: workmem_agent::MessagesClient>(ctx: &Ctx, agent: &mut Agent<C>, comm
     let result = match name {
         "quit" | "exit" | "q" => return Flow::Quit,
         "memory" => memory::run(ctx, &memory::MemoryArgs {}),
-        "today" => facts::run(ctx, &facts::FactsArgs { day: None, all: false, recent: None, key: None }),
+        "today" => {
+            facts::run(ctx, &facts::FactsArgs { day: None, all: false, recent: None, key: None })
+        }
         "logs" => logs::run(ctx, &logs::LogsArgs {}),
         "distill" => distill_now(ctx),
-        "conflicts" => conflicts::run(ctx, &conflicts::ConflictsArgs { status: conflicts::StatusFilter::Open }),
+        "conflicts" => {
+            conflicts::run(ctx, &conflicts::ConflictsArgs { status: conflicts::StatusFilter::Open })
+        }
         "resolve" => resolve_args(rest).and_then(|args| resolve::run(ctx, &args)),
         "reset" => {
             agent.reset();
@@ -244,7 +265,8 @@ fn slash<C: workmem_agent::MessagesClient>(ctx: &Ctx, agent: &mut Agent<C>, comm
             Ok(())
         }
         "help" | "?" => ctx.ui.line(SLASH_HELP),
-        other => Err(CommandError::usage(format!("unknown command /{other}")).hinted("type /help for the list")),
+        other => Err(CommandError::usage(format!("unknown command /{other}"))
+            .hinted("type /help for the list")),
     };
     if let Err(err) = result {
         err.report(false);
@@ -258,7 +280,8 @@ fn distill_now(ctx: &Ctx) -> Result<(), CommandError> {
     let ws = ctx.workspace()?;
     let as_of = ws.now();
     let policy = ws.config().policy.clone();
-    let report = ws.distill(&DistillOptions::new().policy(policy.clone()).as_of(as_of.clone()))?.report;
+    let report =
+        ws.distill(&DistillOptions::new().policy(policy.clone()).as_of(as_of.clone()))?.report;
     ctx.ui.status(format_args!("distilled as of {}", as_of.as_str()));
     for line in distill::describe(&report) {
         ctx.ui.line(line)?;
@@ -266,7 +289,8 @@ fn distill_now(ctx: &Ctx) -> Result<(), CommandError> {
     Ok(())
 }
 
-const RESOLVE_USAGE: &str = "usage: /resolve <conflict_id> <revision> <candidate_id> <event_id> <rationale>";
+const RESOLVE_USAGE: &str =
+    "usage: /resolve <conflict_id> <revision> <candidate_id> <event_id> <rationale>";
 
 /// Returns the `workmem resolve` arguments of a `/resolve` line: four
 /// words, then the rationale (the rest of the line, quotes optional). The
@@ -277,18 +301,22 @@ fn resolve_args(rest: &str) -> Result<resolve::ResolveArgs, CommandError> {
     for _ in 0..4 {
         let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
         if end == 0 {
-            return Err(CommandError::usage(RESOLVE_USAGE).hinted("/conflicts lists the ids and revisions"));
+            return Err(
+                CommandError::usage(RESOLVE_USAGE).hinted("/conflicts lists the ids and revisions")
+            );
         }
         words.push(rest[..end].to_owned());
         rest = rest[end..].trim_start();
     }
     let rationale = unquote(rest.trim());
     if rationale.is_empty() {
-        return Err(CommandError::usage(RESOLVE_USAGE).hinted("end the line with why this value is right"));
+        return Err(
+            CommandError::usage(RESOLVE_USAGE).hinted("end the line with why this value is right")
+        );
     }
-    let revision = words[1]
-        .parse::<i64>()
-        .map_err(|_| CommandError::invalid("revision", format!("{:?} is not an integer", words[1])))?;
+    let revision = words[1].parse::<i64>().map_err(|_| {
+        CommandError::invalid("revision", format!("{:?} is not an integer", words[1]))
+    })?;
     Ok(resolve::ResolveArgs {
         conflict_id: words[0].clone(),
         candidate_id: words[2].clone(),
@@ -335,7 +363,8 @@ struct Printer {
 impl Printer {
     fn err(&self, line: impl std::fmt::Display) {
         // A closed stderr must not stop the conversation.
-        let _ = writeln!(io::stderr().lock(), "{}", crate::output::escape_controls(&line.to_string()));
+        let _ =
+            writeln!(io::stderr().lock(), "{}", crate::output::escape_controls(&line.to_string()));
     }
 }
 
@@ -343,14 +372,20 @@ impl Events for Printer {
     fn text(&mut self, text: &str) {
         let mut out = io::stdout().lock();
         // A closed stdout (a pipe reader that left) loses only the display.
-        let _ = writeln!(out, "{}", crate::output::escape_controls(text.trim_end())).and_then(|()| out.flush());
+        let _ = writeln!(out, "{}", crate::output::escape_controls(text.trim_end()))
+            .and_then(|()| out.flush());
     }
 
     fn tool_call(&mut self, name: &str, input: &Value) {
         let line = match name {
-            "bash" => format!("$ {}", input.get("command").and_then(Value::as_str).unwrap_or("(no command)")),
+            "bash" => format!(
+                "$ {}",
+                input.get("command").and_then(Value::as_str).unwrap_or("(no command)")
+            ),
             "write_memory" => {
-                let field = |key: &str| input.get(key).map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned));
+                let field = |key: &str| {
+                    input.get(key).map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+                };
                 let key = field("memory_key").map(|k| format!(" {k}:")).unwrap_or_default();
                 format!(
                     "+ write_memory [{} {}]{key} {}",
@@ -366,7 +401,8 @@ impl Events for Printer {
 
     fn tool_result(&mut self, name: &str, output: &ToolOutput) {
         if output.is_error {
-            let first: String = output.content.lines().last().unwrap_or("").chars().take(300).collect();
+            let first: String =
+                output.content.lines().last().unwrap_or("").chars().take(300).collect();
             self.err(format!("  ! {name} failed: {first}"));
         } else if name == "write_memory" && self.interactive {
             self.err("  remembered");
@@ -390,9 +426,15 @@ mod tests {
 
     #[test]
     fn resolve_line_parsing() {
-        let args = resolve_args(" conflict-1  2 candidate-3 ev:1  'Production needs  PostGIS' ").unwrap();
+        let args =
+            resolve_args(" conflict-1  2 candidate-3 ev:1  'Production needs  PostGIS' ").unwrap();
         assert_eq!(
-            (args.conflict_id.as_str(), args.revision, args.candidate_id.as_str(), args.event_id.as_str()),
+            (
+                args.conflict_id.as_str(),
+                args.revision,
+                args.candidate_id.as_str(),
+                args.event_id.as_str()
+            ),
             ("conflict-1", 2, "candidate-3", "ev:1")
         );
         assert_eq!(args.rationale.as_deref(), Some("Production needs  PostGIS"));

@@ -48,7 +48,8 @@ impl StatusFilter {
 /// Errors: corruption and scope errors of conflicts.json, I/O errors.
 pub fn run(ctx: &Ctx, args: &ConflictsArgs) -> Result<(), CommandError> {
     let queue = ctx.workspace()?.conflicts()?;
-    let cases: Vec<&Case> = queue.cases.iter().filter(|case| args.status.accepts(case.status)).collect();
+    let cases: Vec<&Case> =
+        queue.cases.iter().filter(|case| args.status.accepts(case.status)).collect();
     if ctx.ui.is_json() {
         return ctx.ui.json(&cases);
     }

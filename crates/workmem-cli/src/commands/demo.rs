@@ -21,8 +21,8 @@ use clap::Args;
 use jiff::SignedDuration;
 use workmem::DistillOptions;
 use workmem::{
-    Case, CaseStatus, CuratedState, Decision, Fact, FixedClock, NewFact, Policy, Reason, Report, Resolution, Stamp,
-    Workspace,
+    Case, CaseStatus, CuratedState, Decision, Fact, FixedClock, NewFact, Policy, Reason, Report,
+    Resolution, Stamp, Workspace,
 };
 
 use crate::command_error::CommandError;
@@ -57,8 +57,11 @@ pub fn run(ctx: &Ctx, args: &DemoArgs) -> Result<(), CommandError> {
     let dir: &Path = match &args.dir {
         Some(dir) => {
             if dir.join(".workmem").exists() {
-                return Err(CommandError::usage(format!("{} already holds a .workmem directory", dir.display()))
-                    .hinted("the demo needs a fresh directory; pick another --dir or omit it"));
+                return Err(CommandError::usage(format!(
+                    "{} already holds a .workmem directory",
+                    dir.display()
+                ))
+                .hinted("the demo needs a fresh directory; pick another --dir or omit it"));
             }
             std::fs::create_dir_all(dir).map_err(|err| CommandError::io(dir.display(), &err))?;
             dir
@@ -118,7 +121,14 @@ impl Demo {
         ));
 
         self.chapter("1. Facts recorded over two months");
-        self.record("wal-1", "decision", 4, None, -60, "Use SQLite in WAL mode for the local cache")?;
+        self.record(
+            "wal-1",
+            "decision",
+            4,
+            None,
+            -60,
+            "Use SQLite in WAL mode for the local cache",
+        )?;
         self.record("fmt-1", "convention", 3, None, -50, "Run cargo fmt before every commit")?;
         self.record("fmt-2", "convention", 3, None, -45, "run cargo fmt   before every commit")?;
         self.record("ci-1", "pitfall", 2, None, -40, "The CI runner has only 2 cores")?;
@@ -132,11 +142,16 @@ impl Demo {
         self.memory()?;
 
         let later = self.later.clone();
-        self.chapter(&format!("3. A keyed value changes ({PYTHON_KEY}); distill as of {}", later.as_str()));
+        self.chapter(&format!(
+            "3. A keyed value changes ({PYTHON_KEY}); distill as of {}",
+            later.as_str()
+        ));
         self.say("One newer fact proposes Python 3.12:");
         self.record("py-2", "decision", 4, Some(PYTHON_KEY), 2, "Use Python 3.12")?;
         self.distill(&later)?;
-        self.say(format_args!("-> one newer fact is not enough: {PYTHON_KEY} keeps revision 1 (Python 3.11)."));
+        self.say(format_args!(
+            "-> one newer fact is not enough: {PYTHON_KEY} keeps revision 1 (Python 3.11)."
+        ));
         self.say("\nA second newer fact agrees:");
         self.record("py-3", "decision", 3, Some(PYTHON_KEY), 5, "Use Python 3.12")?;
         self.distill(&later)?;
@@ -144,12 +159,29 @@ impl Demo {
 
         self.chapter(&format!("4. A tie ({RUNNER_KEY}) becomes a conflict case"));
         self.say("Two equally strong, equally recent proposals for the same question:");
-        self.record("run-1", "convention", 4, Some(RUNNER_KEY), 6, "Run the tests with cargo nextest")?;
-        self.record("run-2", "convention", 4, Some(RUNNER_KEY), 6, "Run the tests with plain cargo test")?;
+        self.record(
+            "run-1",
+            "convention",
+            4,
+            Some(RUNNER_KEY),
+            6,
+            "Run the tests with cargo nextest",
+        )?;
+        self.record(
+            "run-2",
+            "convention",
+            4,
+            Some(RUNNER_KEY),
+            6,
+            "Run the tests with plain cargo test",
+        )?;
         let report = self.distill(&later)?;
         let queue = self.ws.conflicts()?;
-        let cases: Vec<&Case> =
-            queue.cases.iter().filter(|case| report.conflict_case_ids.contains(&case.conflict_id)).collect();
+        let cases: Vec<&Case> = queue
+            .cases
+            .iter()
+            .filter(|case| report.conflict_case_ids.contains(&case.conflict_id))
+            .collect();
         self.say("-> distill does not guess. The conflict case, with its candidates:");
         for case in &cases {
             for line in describe_case(case) {
@@ -162,8 +194,12 @@ impl Demo {
         let Some(case) = cases.first().map(|case| (*case).clone()) else {
             return Err(CommandError::invalid("demo", "the tie did not produce a conflict case"));
         };
-        let Some(chosen) = case.candidates.iter().find(|c| c.content.contains("nextest")).cloned() else {
-            return Err(CommandError::invalid("demo", "the conflict case lacks the nextest candidate"));
+        let Some(chosen) = case.candidates.iter().find(|c| c.content.contains("nextest")).cloned()
+        else {
+            return Err(CommandError::invalid(
+                "demo",
+                "the conflict case lacks the nextest candidate",
+            ));
         };
         self.say(format_args!(
             "$ workmem resolve {} {} --revision {} --event-id demo-decision-1 --actor demo-reviewer \\\n    \
@@ -183,7 +219,12 @@ impl Demo {
             "-> adjudication {} is in the audit stream: {:?} chosen by {}; the new active entry is {}.",
             adjudication.event_id, chosen.content, adjudication.actor, adjudication.resulting_active_entry_key
         ));
-        let status = self.ws.conflicts()?.get(&case.conflict_id).map(|c| c.status.as_str()).unwrap_or("missing");
+        let status = self
+            .ws
+            .conflicts()?
+            .get(&case.conflict_id)
+            .map(|c| c.status.as_str())
+            .unwrap_or("missing");
         self.say(format_args!("   The case is now {status}."));
         self.revisions(RUNNER_KEY)?;
 
@@ -191,7 +232,13 @@ impl Demo {
         let before = self.state_files()?;
         let report = self.distill_quiet(&later)?;
         let unchanged = before == self.state_files()?;
-        let open = self.ws.conflicts()?.cases.iter().filter(|case| case.status == CaseStatus::Open).count();
+        let open = self
+            .ws
+            .conflicts()?
+            .cases
+            .iter()
+            .filter(|case| case.status == CaseStatus::Open)
+            .count();
         self.say(format_args!(
             "created {}, updated {}, superseded {}, new conflict cases {}; {open} case(s) open. The rejected \
              candidate cannot come back without new evidence.",
@@ -204,7 +251,9 @@ impl Demo {
         });
 
         self.chapter("7. The context an agent receives");
-        self.say("Active curated values plus the most recent unkeyed facts; keyed raw facts, superseded");
+        self.say(
+            "Active curated values plus the most recent unkeyed facts; keyed raw facts, superseded",
+        );
         self.say("revisions and conflict candidates never appear.\n");
         self.say("$ workmem context");
         let context = self.ws.context(None)?;
@@ -278,7 +327,10 @@ impl Demo {
     }
 
     fn distill_quiet(&mut self, as_of: &Stamp) -> Result<Report, CommandError> {
-        Ok(self.ws.distill(&DistillOptions::new().policy(self.policy.clone()).as_of(as_of.clone()))?.report)
+        Ok(self
+            .ws
+            .distill(&DistillOptions::new().policy(self.policy.clone()).as_of(as_of.clone()))?
+            .report)
     }
 
     /// Runs distill, prints its report and what happened to each fact: the
@@ -286,14 +338,17 @@ impl Demo {
     fn distill(&mut self, as_of: &Stamp) -> Result<Report, CommandError> {
         let (report, decisions) = self
             .ws
-            .distill(&DistillOptions::new().policy(self.policy.clone()).as_of(as_of.clone()).explain())?
+            .distill(
+                &DistillOptions::new().policy(self.policy.clone()).as_of(as_of.clone()).explain(),
+            )?
             .into_parts();
         self.say(format_args!("\n$ workmem distill --as-of {}", as_of.as_str()));
         for line in crate::commands::distill::describe(&report) {
             self.say(format_args!("  {line}"));
         }
         let curated = self.ws.curated()?;
-        let decisions: BTreeMap<&str, &Decision> = decisions.iter().map(|d| (d.fact_id.as_str(), d)).collect();
+        let decisions: BTreeMap<&str, &Decision> =
+            decisions.iter().map(|d| (d.fact_id.as_str(), d)).collect();
         let first = self.verdicts.is_empty();
         let changed: Vec<(String, String)> = self
             .facts
@@ -302,7 +357,11 @@ impl Demo {
             .map(|decision| (decision.fact_id.clone(), verdict(decision, &curated)))
             .filter(|(id, verdict)| self.verdicts.get(id) != Some(verdict))
             .collect();
-        self.say(if first { "What happened to each fact:" } else { "What changed since the previous distill:" });
+        self.say(if first {
+            "What happened to each fact:"
+        } else {
+            "What changed since the previous distill:"
+        });
         if changed.is_empty() {
             self.say("  nothing");
         }
@@ -369,7 +428,10 @@ fn verdict(decision: &Decision, curated: &CuratedState) -> String {
                 let status = if entry.is_active() { "active" } else { "superseded" };
                 return match &entry.memory_key {
                     Some(key) => {
-                        format!("evidence of {key} revision {} ({status}): {:?}", entry.revision, entry.content)
+                        format!(
+                            "evidence of {key} revision {} ({status}): {:?}",
+                            entry.revision, entry.content
+                        )
                     }
                     None => format!("promoted: {:?} (seen {}x)", entry.content, entry.occurrences),
                 };
@@ -377,7 +439,8 @@ fn verdict(decision: &Decision, curated: &CuratedState) -> String {
             describe_reason(&decision.reason, None)
         }
         reason => {
-            let entry = reason_entry_key(reason).and_then(entry_of).map(|e| (e.content.as_str(), e.status));
+            let entry =
+                reason_entry_key(reason).and_then(entry_of).map(|e| (e.content.as_str(), e.status));
             describe_reason(reason, entry)
         }
     }

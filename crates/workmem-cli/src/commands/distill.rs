@@ -77,7 +77,8 @@ impl PolicyArgs {
 pub fn parse_as_of(text: Option<&str>) -> Result<Option<Stamp>, CommandError> {
     text.map(|text| {
         Stamp::parse_normalized(text).map_err(|msg| {
-            CommandError::invalid("--as-of", msg).hinted("use an RFC 3339 instant, e.g. 2026-01-01T12:00:00Z")
+            CommandError::invalid("--as-of", msg)
+                .hinted("use an RFC 3339 instant, e.g. 2026-01-01T12:00:00Z")
         })
     })
     .transpose()
@@ -104,13 +105,22 @@ pub fn run(ctx: &Ctx, args: &DistillArgs) -> Result<(), CommandError> {
     let as_of = as_of.unwrap_or_else(|| ws.now());
     let (report, decisions) = if args.explain {
         ws.distill(
-            &DistillOptions::new().policy(policy.clone()).as_of(as_of.clone()).dry_run_if(args.dry_run).explain(),
+            &DistillOptions::new()
+                .policy(policy.clone())
+                .as_of(as_of.clone())
+                .dry_run_if(args.dry_run)
+                .explain(),
         )?
         .into_parts()
     } else {
         (
-            ws.distill(&DistillOptions::new().policy(policy.clone()).as_of(as_of.clone()).dry_run_if(args.dry_run))?
-                .report,
+            ws.distill(
+                &DistillOptions::new()
+                    .policy(policy.clone())
+                    .as_of(as_of.clone())
+                    .dry_run_if(args.dry_run),
+            )?
+            .report,
             Vec::new(),
         )
     };
@@ -136,7 +146,8 @@ pub fn run(ctx: &Ctx, args: &DistillArgs) -> Result<(), CommandError> {
 /// Returns the per-group lines of `distill --explain`: facts that share a
 /// memory key (or, unkeyed, an outcome) are listed under one heading.
 pub fn describe_decisions(decisions: &[Decision]) -> Vec<String> {
-    let mut groups: std::collections::BTreeMap<String, Vec<&Decision>> = std::collections::BTreeMap::new();
+    let mut groups: std::collections::BTreeMap<String, Vec<&Decision>> =
+        std::collections::BTreeMap::new();
     for decision in decisions {
         let group = match &decision.memory_key {
             Some(key) => format!("key {key}"),
@@ -148,7 +159,11 @@ pub fn describe_decisions(decisions: &[Decision]) -> Vec<String> {
     for (group, items) in groups {
         lines.push(format!("{group}:"));
         for decision in items {
-            lines.push(format!("  {}  {}", decision.fact_id, describe_reason(&decision.reason, None)));
+            lines.push(format!(
+                "  {}  {}",
+                decision.fact_id,
+                describe_reason(&decision.reason, None)
+            ));
         }
     }
     lines
@@ -173,7 +188,11 @@ pub fn describe(report: &Report) -> Vec<String> {
         .filter(|(name, value, _)| *name == "scanned" || *value > 0)
         .map(|(name, value, meaning)| format!("{name:<11}{value:>6}  {meaning}"))
         .collect();
-    if report.created == 0 && report.updated == 0 && report.superseded == 0 && report.queued_conflicts == 0 {
+    if report.created == 0
+        && report.updated == 0
+        && report.superseded == 0
+        && report.queued_conflicts == 0
+    {
         lines.push("nothing changed".to_owned());
     }
     for id in &report.conflict_case_ids {

@@ -55,7 +55,12 @@ pub fn run(ctx: &Ctx, args: &ExplainArgs) -> Result<(), CommandError> {
             ctx.ui.status(format!("no facts with memory_key {}", explained.memory_key));
         }
         for item in &explained.facts {
-            ctx.ui.line(format!("  {}  \"{}\": {}", item.fact.fact_id(), item.fact.content(), describe(item)))?;
+            ctx.ui.line(format!(
+                "  {}  \"{}\": {}",
+                item.fact.fact_id(),
+                item.fact.content(),
+                describe(item)
+            ))?;
         }
         return Ok(());
     }
@@ -86,20 +91,29 @@ pub fn describe_reason(reason: &Reason, entry: Option<(&str, Status)>) -> String
         None => format!("entry {key}"),
     };
     match reason {
-        Reason::WaitingForAge { until } => format!("waiting for age: it can be promoted from {}", until.as_str()),
-        Reason::NotStableKind { kind } => format!("not a stable kind: {kind} facts stay in the recent log"),
+        Reason::WaitingForAge { until } => {
+            format!("waiting for age: it can be promoted from {}", until.as_str())
+        }
+        Reason::NotStableKind { kind } => {
+            format!("not a stable kind: {kind} facts stay in the recent log")
+        }
         Reason::AlreadyEvidence { entry_key, revision, status } => {
             let state = if *status == Status::Active { "active" } else { "superseded" };
             format!("promoted into {} revision {revision} ({state})", shown(entry_key))
         }
-        Reason::BelowThresholds { importance, minimum_importance, facts, repeat_threshold } => format!(
-            "below the thresholds: importance {importance} < {minimum_importance} and {facts} fact(s) < {repeat_threshold}"
-        ),
+        Reason::BelowThresholds { importance, minimum_importance, facts, repeat_threshold } => {
+            format!(
+                "below the thresholds: importance {importance} < {minimum_importance} and {facts} fact(s) < {repeat_threshold}"
+            )
+        }
         Reason::Promoted { entry_key, revision } => {
             format!("promoted into {} revision {revision} by the next distill", shown(entry_key))
         }
         Reason::Reinforced { entry_key, revision } => {
-            format!("reinforcing the active value: more evidence for {} revision {revision}", shown(entry_key))
+            format!(
+                "reinforcing the active value: more evidence for {} revision {revision}",
+                shown(entry_key)
+            )
         }
         Reason::Stale { entry_key, active_last_seen } => format!(
             "stale: not newer than the active value {} (last seen {}), so it cannot replace it",
@@ -112,10 +126,14 @@ pub fn describe_reason(reason: &Reason, entry: Option<(&str, Status)>) -> String
             shown(entry_key)
         ),
         Reason::LostToStrongerProposal { conflict_id } => {
-            format!("losing to a stronger proposal: the stronger values are tied in conflict case {conflict_id}")
+            format!(
+                "losing to a stronger proposal: the stronger values are tied in conflict case {conflict_id}"
+            )
         }
         Reason::Tied { conflict_id } => {
-            format!("tied with an equally strong value: conflict case {conflict_id} awaits a human decision")
+            format!(
+                "tied with an equally strong value: conflict case {conflict_id} awaits a human decision"
+            )
         }
         Reason::RejectedByAdjudication { conflict_id, event_id } => format!(
             "rejected by adjudication {event_id} of conflict case {conflict_id}; it needs new evidence to return"

@@ -64,10 +64,16 @@ pub fn run(ctx: &Ctx, args: &FactsArgs) -> Result<(), CommandError> {
 ///
 /// Errors: invalid input naming `--day`.
 fn check_day(text: &str) -> Result<String, CommandError> {
-    let parsed = text.parse::<jiff::civil::Date>().ok().filter(|date| date.strftime("%Y-%m-%d").to_string() == text);
+    let parsed = text
+        .parse::<jiff::civil::Date>()
+        .ok()
+        .filter(|date| date.strftime("%Y-%m-%d").to_string() == text);
     match parsed {
         Some(_) => Ok(text.to_owned()),
-        None => Err(CommandError::invalid("--day", format!("{text:?} is not a date written YYYY-MM-DD"))),
+        None => Err(CommandError::invalid(
+            "--day",
+            format!("{text:?} is not a date written YYYY-MM-DD"),
+        )),
     }
 }
 

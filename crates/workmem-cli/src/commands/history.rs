@@ -33,7 +33,13 @@ pub fn run(ctx: &Ctx, args: &HistoryArgs) -> Result<(), CommandError> {
         let status = if entry.is_active() { "active" } else { "superseded" };
         ctx.ui.line(format!(
             "revision {} ({status}) [{}] {}  key {}  seen {}x, {} .. {}",
-            entry.revision, entry.kind, entry.content, entry.key, entry.occurrences, entry.first_seen, entry.last_seen
+            entry.revision,
+            entry.kind,
+            entry.content,
+            entry.key,
+            entry.occurrences,
+            entry.first_seen,
+            entry.last_seen
         ))?;
         for fact in &revision.facts {
             ctx.ui.line(format!(

@@ -65,7 +65,9 @@ pub fn run(ctx: &Ctx, args: &ImportArgs) -> Result<(), CommandError> {
     let noun = if imported == 1 { "fact" } else { "facts" };
     ctx.ui.line(format_args!("imported {imported} {noun}"))?;
     if already_present > 0 {
-        ctx.ui.status(format_args!("{already_present} already present (stored by an earlier run; skipped)"));
+        ctx.ui.status(format_args!(
+            "{already_present} already present (stored by an earlier run; skipped)"
+        ));
     }
     Ok(())
 }
@@ -80,7 +82,10 @@ fn read_input(file: Option<&PathBuf>) -> Result<(String, Vec<u8>), CommandError>
             Ok((label, data))
         }
         _ => {
-            io::stdin().lock().read_to_end(&mut data).map_err(|err| CommandError::io("stdin", &err))?;
+            io::stdin()
+                .lock()
+                .read_to_end(&mut data)
+                .map_err(|err| CommandError::io("stdin", &err))?;
             Ok(("stdin".to_owned(), data))
         }
     }
@@ -100,8 +105,11 @@ fn parse(data: &[u8], label: &str) -> Result<(Vec<NewFact>, Vec<usize>), Command
             // serde's position is within the line; the line is ours to name.
             let text = err.to_string();
             let text = text.rsplit_once(" at line ").map_or(text.as_str(), |(head, _)| head);
-            CommandError::invalid(&format!("line {number} of {label}"), format_args!("column {}: {text}", err.column()))
-                .hinted("each line must be one JSON object with the fields of `workmem remember`")
+            CommandError::invalid(
+                &format!("line {number} of {label}"),
+                format_args!("column {}: {text}", err.column()),
+            )
+            .hinted("each line must be one JSON object with the fields of `workmem remember`")
         })?;
         items.push(item);
         lines.push(number);

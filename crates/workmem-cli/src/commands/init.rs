@@ -21,7 +21,11 @@ pub struct InitArgs {}
 pub fn run(ctx: &Ctx, _args: &InitArgs) -> Result<(), CommandError> {
     let ws = ctx.open_workspace()?;
     ws.init()?;
-    let out = InitOutput { project: ws.project(), memory_dir: ws.memory_dir(), workspace_id: ws.workspace_id() };
+    let out = InitOutput {
+        project: ws.project(),
+        memory_dir: ws.memory_dir(),
+        workspace_id: ws.workspace_id(),
+    };
     if ctx.ui.is_json() {
         return ctx.ui.json(&out);
     }

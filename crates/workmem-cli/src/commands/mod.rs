@@ -60,8 +60,11 @@ impl Ctx {
             Some(dir) => {
                 let dir = cwd.join(dir);
                 if !dir.is_dir() {
-                    return Err(CommandError::usage(format!("project directory {} does not exist", dir.display()))
-                        .hinted("-C/--project takes an existing directory"));
+                    return Err(CommandError::usage(format!(
+                        "project directory {} does not exist",
+                        dir.display()
+                    ))
+                    .hinted("-C/--project takes an existing directory"));
                 }
                 dir
             }
@@ -69,8 +72,11 @@ impl Ctx {
         };
         // A relative --memory-dir means what it says on the command line:
         // relative to where the user stands, not to the discovered project.
-        let memory_dir =
-            global.memory_dir.as_ref().filter(|d| !d.as_os_str().is_empty()).map(|d| resolve(&cwd.join(d)));
+        let memory_dir = global
+            .memory_dir
+            .as_ref()
+            .filter(|d| !d.as_os_str().is_empty())
+            .map(|d| resolve(&cwd.join(d)));
         let found = memory_dir.is_some() || is_project(&project);
         Ok(Ctx {
             project,

@@ -44,13 +44,14 @@ pub struct ResolveArgs {
 /// case or candidate or a reused event id, 4 for corrupt state.
 pub fn run(ctx: &Ctx, args: &ResolveArgs) -> Result<(), CommandError> {
     let Some(rationale) = args.rationale.clone() else {
-        return Err(
-            CommandError::invalid("rationale", "is required").hinted("add --rationale 'why this value is right'")
-        );
+        return Err(CommandError::invalid("rationale", "is required")
+            .hinted("add --rationale 'why this value is right'"));
     };
     let resolved_at = match &args.at {
         None => None,
-        Some(text) => Some(Stamp::parse_normalized(text).map_err(|msg| CommandError::invalid("at", msg))?),
+        Some(text) => {
+            Some(Stamp::parse_normalized(text).map_err(|msg| CommandError::invalid("at", msg))?)
+        }
     };
     let actor = args.actor.clone().unwrap_or_else(os_user);
     let ws = ctx.workspace()?;
@@ -66,7 +67,8 @@ pub fn run(ctx: &Ctx, args: &ResolveArgs) -> Result<(), CommandError> {
     if ctx.ui.is_json() {
         return ctx.ui.json(&event);
     }
-    let kept = event.prior_active_entry_key.as_deref() == Some(event.resulting_active_entry_key.as_str());
+    let kept =
+        event.prior_active_entry_key.as_deref() == Some(event.resulting_active_entry_key.as_str());
     ctx.ui.line(format!(
         "resolved {} (revision {}) with {}: {}",
         event.conflict_id,

@@ -45,7 +45,9 @@ pub fn run(ctx: &Ctx, _args: &VerifyArgs) -> Result<(), CommandError> {
     } else {
         for problem in &problems {
             match problem.line {
-                Some(line) => ctx.ui.line(format!("{}:{line}: {}", problem.file, problem.message))?,
+                Some(line) => {
+                    ctx.ui.line(format!("{}:{line}: {}", problem.file, problem.message))?
+                }
                 None => ctx.ui.line(format!("{}: {}", problem.file, problem.message))?,
             }
         }

@@ -75,7 +75,11 @@ pub fn normal_form(text: &str) -> String {
 /// Errors: [`Error::InvalidInput`] naming `memory_key`.
 pub fn clean_memory_key(raw: &str) -> Result<String> {
     let trimmed = raw.trim_matches(is_space);
-    let key = if trimmed.is_ascii() { trimmed.to_ascii_lowercase() } else { caseless::default_case_fold_str(trimmed) };
+    let key = if trimmed.is_ascii() {
+        trimmed.to_ascii_lowercase()
+    } else {
+        caseless::default_case_fold_str(trimmed)
+    };
     if key.is_empty() {
         return Err(Error::invalid("memory_key", Invalid::Empty));
     }
@@ -123,7 +127,9 @@ pub fn check_id(field: &str, id: &str) -> Result<()> {
     let ok = !bytes.is_empty()
         && bytes.len() <= MAX_ID_CHARS
         && bytes[0].is_ascii_alphanumeric()
-        && bytes.iter().all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'/' | b'-'));
+        && bytes
+            .iter()
+            .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'/' | b'-'));
     if ok {
         Ok(())
     } else {
@@ -183,7 +189,10 @@ pub fn keyed_entry_key(memory_key: &str, revision: u32, kind: &str, content: &st
 
 /// Returns the candidate id of a proposal in a conflict domain.
 pub fn candidate_id(memory_key: &str, kind: &str, content: &str) -> String {
-    format!("candidate-{}", short_hash(&format!("{memory_key}\0{kind}\0{}", normal_form(content)), 16))
+    format!(
+        "candidate-{}",
+        short_hash(&format!("{memory_key}\0{kind}\0{}", normal_form(content)), 16)
+    )
 }
 
 /// Returns the conflict id of a case with `fingerprint`.
@@ -243,7 +252,9 @@ pub fn encode<T: serde::Serialize + ?Sized>(record: &T, style: JsonStyle) -> Str
     let mut out = Vec::with_capacity(256);
     let written = match style {
         JsonStyle::Canonical => record.serialize(&mut serde_json::Serializer::new(&mut out)),
-        JsonStyle::Line => record.serialize(&mut serde_json::Serializer::with_formatter(&mut out, LineFormatter)),
+        JsonStyle::Line => {
+            record.serialize(&mut serde_json::Serializer::with_formatter(&mut out, LineFormatter))
+        }
         JsonStyle::Pretty => record.serialize(&mut serde_json::Serializer::with_formatter(
             &mut out,
             serde_json::ser::PrettyFormatter::with_indent(b"  "),
@@ -264,15 +275,26 @@ pub fn encode<T: serde::Serialize + ?Sized>(record: &T, style: JsonStyle) -> Str
 struct LineFormatter;
 
 impl serde_json::ser::Formatter for LineFormatter {
-    fn begin_array_value<W: ?Sized + std::io::Write>(&mut self, writer: &mut W, first: bool) -> std::io::Result<()> {
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
         if first { Ok(()) } else { writer.write_all(b", ") }
     }
 
-    fn begin_object_key<W: ?Sized + std::io::Write>(&mut self, writer: &mut W, first: bool) -> std::io::Result<()> {
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
         if first { Ok(()) } else { writer.write_all(b", ") }
     }
 
-    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, writer: &mut W) -> std::io::Result<()> {
+    fn begin_object_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+    ) -> std::io::Result<()> {
         writer.write_all(b": ")
     }
 }
@@ -392,7 +414,9 @@ mod tests {
 
     #[test]
     fn collapsed_check_agrees_with_collapse() {
-        for text in ["", " ", "a", "a b", " a", "a ", "a  b", "a\tb", "a\u{3000}b", "\u{1c}", "ab c d"] {
+        for text in
+            ["", " ", "a", "a b", " a", "a ", "a  b", "a\tb", "a\u{3000}b", "\u{1c}", "ab c d"]
+        {
             assert_eq!(is_collapsed(text), collapse_whitespace(text) == text, "{text:?}");
         }
     }
@@ -405,7 +429,10 @@ mod tests {
 
     #[test]
     fn memory_key_rules() {
-        assert_eq!(clean_memory_key("  Runtime.Python-Version ").unwrap(), "runtime.python-version");
+        assert_eq!(
+            clean_memory_key("  Runtime.Python-Version ").unwrap(),
+            "runtime.python-version"
+        );
         for bad in ["", "1abc", "a..b", "a.", "a b", "_a", "a-_b", "Ä"] {
             assert!(clean_memory_key(bad).is_err(), "{bad:?} accepted");
         }

@@ -66,7 +66,10 @@ impl Kind {
         Kind::ALL.into_iter().find(|kind| kind.as_str() == name).ok_or_else(|| {
             Error::invalid(
                 "kind",
-                Invalid::Malformed { value: shortened(name), rule: "one of decision, convention, pitfall or outcome" },
+                Invalid::Malformed {
+                    value: shortened(name),
+                    rule: "one of decision, convention, pitfall or outcome",
+                },
             )
         })
     }
@@ -153,22 +156,32 @@ impl NewFact {
         const FIELDS: [&str; 5] = ["content", "kind", "importance", "memory_key", "evidence"];
         crate::model::tool_input::reject_unknown_fields(args, &FIELDS)?;
         Ok(NewFact {
-            content: tool_field(args, "content", "a string")?
-                .ok_or_else(|| Error::invalid("content", Invalid::Missing { expected: "a string" }))?,
-            kind: Some(tool_field(args, "kind", "one of decision, convention, pitfall, outcome")?.ok_or_else(
-                || {
+            content: tool_field(args, "content", "a string")?.ok_or_else(|| {
+                Error::invalid("content", Invalid::Missing { expected: "a string" })
+            })?,
+            kind: Some(
+                tool_field(args, "kind", "one of decision, convention, pitfall, outcome")?
+                    .ok_or_else(|| {
+                        Error::invalid(
+                            "kind",
+                            Invalid::Missing {
+                                expected: "one of decision, convention, pitfall, outcome",
+                            },
+                        )
+                    })?,
+            ),
+            importance: Some(
+                tool_field(args, "importance", "an integer from 1 to 5")?.ok_or_else(|| {
                     Error::invalid(
-                        "kind",
-                        Invalid::Missing { expected: "one of decision, convention, pitfall, outcome" },
+                        "importance",
+                        Invalid::Missing { expected: "an integer from 1 to 5" },
                     )
-                },
-            )?),
-            importance: Some(tool_field(args, "importance", "an integer from 1 to 5")?.ok_or_else(|| {
-                Error::invalid("importance", Invalid::Missing { expected: "an integer from 1 to 5" })
-            })?),
+                })?,
+            ),
             memory_key: tool_field(args, "memory_key", "a string")?,
             source: Some(MODEL_TOOL_SOURCE.to_owned()),
-            evidence: tool_field(args, "evidence", "an object whose values are strings")?.unwrap_or_default(),
+            evidence: tool_field(args, "evidence", "an object whose values are strings")?
+                .unwrap_or_default(),
             recorded_at: None,
             fact_id: None,
         })
@@ -184,7 +197,8 @@ impl NewFact {
     pub fn canonical_json(&self) -> String {
         // Through a `Value`: its map sorts the keys, which this struct's
         // field order does not.
-        let value = serde_json::to_value(self).expect("a NewFact is plain strings, numbers and maps");
+        let value =
+            serde_json::to_value(self).expect("a NewFact is plain strings, numbers and maps");
         canon::canonical_json(&value)
     }
 }
@@ -284,9 +298,8 @@ impl Fact {
         }
         let recorded_at = match new.recorded_at.as_deref() {
             None => now,
-            Some(text) => {
-                Stamp::parse_normalized(text).map_err(|err| Error::invalid("recorded_at", Invalid::Instant(err)))?
-            }
+            Some(text) => Stamp::parse_normalized(text)
+                .map_err(|err| Error::invalid("recorded_at", Invalid::Instant(err)))?,
         };
         let fact_id = match new.fact_id {
             Some(id) => {
@@ -318,9 +331,9 @@ fn tool_field<T: serde::de::DeserializeOwned>(
 ) -> Result<Option<T>> {
     match args.get(field) {
         None | Some(serde_json::Value::Null) => Ok(None),
-        Some(value) => serde_json::from_value(value.clone())
-            .map(Some)
-            .map_err(|_| Error::invalid(field, Invalid::WrongType { expected, got: json_type(value) })),
+        Some(value) => serde_json::from_value(value.clone()).map(Some).map_err(|_| {
+            Error::invalid(field, Invalid::WrongType { expected, got: json_type(value) })
+        }),
     }
 }
 
@@ -341,7 +354,9 @@ pub(crate) fn check_stored_content(content: &str) -> std::result::Result<(), Str
         return Err(format!("invalid content: {}", refused_message(c)));
     }
     if let Some(chars) = chars_over(content, MAX_CONTENT_CHARS) {
-        return Err(format!("invalid content: {chars} characters; at most {MAX_CONTENT_CHARS} are allowed"));
+        return Err(format!(
+            "invalid content: {chars} characters; at most {MAX_CONTENT_CHARS} are allowed"
+        ));
     }
     Ok(())
 }
@@ -378,10 +393,16 @@ pub(crate) fn check_importance(value: i64) -> Result<u8> {
 pub(crate) fn check_source(source: &str) -> Result<()> {
     check_text("source", source)?;
     let chars = source.chars().count();
-    if chars == 0 || chars > MAX_SOURCE_CHARS || source.chars().any(|c| canon::is_space(c) || c.is_control()) {
+    if chars == 0
+        || chars > MAX_SOURCE_CHARS
+        || source.chars().any(|c| canon::is_space(c) || c.is_control())
+    {
         return Err(Error::invalid(
             "source",
-            Invalid::Malformed { value: shortened(source), rule: "1-64 characters without whitespace" },
+            Invalid::Malformed {
+                value: shortened(source),
+                rule: "1-64 characters without whitespace",
+            },
         ));
     }
     Ok(())
@@ -389,7 +410,10 @@ pub(crate) fn check_source(source: &str) -> Result<()> {
 
 fn check_evidence(evidence: &BTreeMap<String, String>) -> Result<()> {
     if evidence.len() > MAX_EVIDENCE_ENTRIES {
-        return Err(Error::invalid("evidence", Invalid::TooMany { count: evidence.len(), max: MAX_EVIDENCE_ENTRIES }));
+        return Err(Error::invalid(
+            "evidence",
+            Invalid::TooMany { count: evidence.len(), max: MAX_EVIDENCE_ENTRIES },
+        ));
     }
     evidence.iter().try_for_each(|(key, value)| check_evidence_pair(key, value))
 }

@@ -10,8 +10,8 @@ use serde::Deserialize;
 
 use crate::model::canon;
 use crate::model::fact::{
-    FACT_SCHEMA_VERSION, Fact, Kind, MAX_EVIDENCE_ENTRIES, check_evidence_pair, check_importance, check_source,
-    check_stored_content, json_type,
+    FACT_SCHEMA_VERSION, Fact, Kind, MAX_EVIDENCE_ENTRIES, check_evidence_pair, check_importance,
+    check_source, check_stored_content, json_type,
 };
 use crate::model::stamp::Stamp;
 
@@ -95,7 +95,10 @@ fn describe_line_error(line: &[u8], err: &serde_json::Error) -> String {
                 "a string" => found.is_string(),
                 "a string or null" => found.is_string() || found.is_null(),
                 "an integer or null" => found.is_i64() || found.is_u64() || found.is_null(),
-                _ => found.is_null() || found.as_object().is_some_and(|map| map.values().all(|v| v.is_string())),
+                _ => {
+                    found.is_null()
+                        || found.as_object().is_some_and(|map| map.values().all(|v| v.is_string()))
+                }
             };
             if !fits {
                 return format!("invalid {name}: expected {expected}, found {}", json_type(found));
@@ -150,16 +153,23 @@ struct RawFact<'a> {
 struct RawEvidence<'a>(Vec<(Cow<'a, str>, Cow<'a, str>)>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for RawEvidence<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> std::result::Result<Self, D::Error> {
         struct Pairs<'a>(std::marker::PhantomData<&'a ()>);
         impl<'de: 'a, 'a> serde::de::Visitor<'de> for Pairs<'a> {
             type Value = RawEvidence<'a>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object of strings")
             }
-            fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> std::result::Result<Self::Value, M::Error> {
+            fn visit_map<M: serde::de::MapAccess<'de>>(
+                self,
+                mut map: M,
+            ) -> std::result::Result<Self::Value, M::Error> {
                 let mut pairs = Vec::new();
-                while let Some((key, value)) = map.next_entry::<BorrowedText<'a>, BorrowedText<'a>>()? {
+                while let Some((key, value)) =
+                    map.next_entry::<BorrowedText<'a>, BorrowedText<'a>>()?
+                {
                     if pairs.len() == MAX_EVIDENCE_ENTRIES {
                         return Err(serde::de::Error::custom(format!(
                             "more than {MAX_EVIDENCE_ENTRIES} evidence entries"
@@ -178,7 +188,9 @@ impl<'de: 'a, 'a> Deserialize<'de> for RawEvidence<'a> {
 struct BorrowedText<'a>(Cow<'a, str>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for BorrowedText<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> std::result::Result<Self, D::Error> {
         Cow::<'a, str>::deserialize(deserializer).map(BorrowedText)
     }
 }
@@ -199,13 +211,16 @@ impl RawFact<'_> {
             1 => 1,
             2 => 2,
             other => {
-                return Err(format!("unsupported fact schema_version {other} (supported: 1, {FACT_SCHEMA_VERSION})"));
+                return Err(format!(
+                    "unsupported fact schema_version {other} (supported: 1, {FACT_SCHEMA_VERSION})"
+                ));
             }
         };
         canon::check_id("fact_id", &self.fact_id).map_err(|e| e.to_string())?;
         check_stored_content(&self.content)?;
         let kind = Kind::parse(&self.kind).map_err(|e| e.to_string())?;
-        let importance = check_importance(self.importance.unwrap_or(3)).map_err(|e| e.to_string())?;
+        let importance =
+            check_importance(self.importance.unwrap_or(3)).map_err(|e| e.to_string())?;
         let has_key = match self.memory_key.as_deref() {
             None | Some("") => false,
             Some(raw) => {
@@ -224,7 +239,9 @@ impl RawFact<'_> {
         }
         let recorded_at = crate::model::stamp::parse_instant(&self.recorded_at)
             .map_err(|msg| format!("invalid recorded_at: {msg}"))?;
-        if self.workspace_id.len() != 16 || !self.workspace_id.bytes().all(|b| b.is_ascii_hexdigit()) {
+        if self.workspace_id.len() != 16
+            || !self.workspace_id.bytes().all(|b| b.is_ascii_hexdigit())
+        {
             return Err(format!("invalid workspace_id {:?}", self.workspace_id));
         }
         Ok(Checked { kind, importance, has_key, recorded_at, schema_version })
@@ -233,9 +250,11 @@ impl RawFact<'_> {
     fn parse(line: &[u8]) -> std::result::Result<(RawFact<'_>, Checked), String> {
         // One UTF-8 check of the whole line is cheaper than serde_json's
         // check of every string in it.
-        let text = std::str::from_utf8(line)
-            .map_err(|bad| format!("not valid UTF-8 (invalid byte at offset {})", bad.valid_up_to()))?;
-        let raw: RawFact<'_> = serde_json::from_str(text).map_err(|err| describe_line_error(line, &err))?;
+        let text = std::str::from_utf8(line).map_err(|bad| {
+            format!("not valid UTF-8 (invalid byte at offset {})", bad.valid_up_to())
+        })?;
+        let raw: RawFact<'_> =
+            serde_json::from_str(text).map_err(|err| describe_line_error(line, &err))?;
         let checked = raw.check()?;
         Ok((raw, checked))
     }
@@ -472,7 +491,10 @@ mod tests {
             (NewFact { kind: Some("idea".into()), ..NewFact::new("x") }, "kind"),
             (NewFact { memory_key: Some("Bad Key".into()), ..NewFact::new("x") }, "memory_key"),
             (NewFact { fact_id: Some("-x".into()), ..NewFact::new("x") }, "fact_id"),
-            (NewFact { recorded_at: Some("2026-01-01".into()), ..NewFact::new("x") }, "recorded_at"),
+            (
+                NewFact { recorded_at: Some("2026-01-01".into()), ..NewFact::new("x") },
+                "recorded_at",
+            ),
             (NewFact { source: Some("two words".into()), ..NewFact::new("x") }, "source"),
         ];
         for (new, field) in cases {
@@ -488,13 +510,25 @@ mod tests {
     fn every_control_and_format_character_is_refused() {
         let format = regex::Regex::new(r"^\p{Cf}$").unwrap();
         for c in (0..=0x10_FFFF).filter_map(char::from_u32) {
-            let expected = (c.is_control() && !canon::is_space(c)) || format.is_match(c.encode_utf8(&mut [0; 4]));
+            let expected = (c.is_control() && !canon::is_space(c))
+                || format.is_match(c.encode_utf8(&mut [0; 4]));
             if expected {
                 assert!(is_refused_char(c), "U+{:04X} is not refused", u32::from(c));
                 assert_eq!(refused_character(&format!("ok {c}")), Some(c));
             }
         }
-        for fine in ['a', ' ', '\t', '\n', '\u{85}', '\u{a0}', '\u{e9}', '\u{4e2d}', '\u{1f600}', '\u{fe0f}'] {
+        for fine in [
+            'a',
+            ' ',
+            '\t',
+            '\n',
+            '\u{85}',
+            '\u{a0}',
+            '\u{e9}',
+            '\u{4e2d}',
+            '\u{1f600}',
+            '\u{fe0f}',
+        ] {
             assert!(!is_refused_char(fine), "U+{:04X} is refused", u32::from(fine));
         }
         assert_eq!(refused_character("plain ASCII text"), None);

@@ -26,17 +26,32 @@ fn detector(kind: &'static str, pattern: &str) -> Detector {
 static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
     vec![
         detector("private key block", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
-        detector("AWS access key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|A3T[A-Z0-9])[A-Z0-9]{16}\b"),
-        detector("AWS secret access key", r#"(?i)\baws_?secret_?access_?key\b\s*[:=]\s*["']?[A-Za-z0-9/+=]{40}\b"#),
-        detector("GitHub token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b"),
+        detector(
+            "AWS access key",
+            r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|A3T[A-Z0-9])[A-Z0-9]{16}\b",
+        ),
+        detector(
+            "AWS secret access key",
+            r#"(?i)\baws_?secret_?access_?key\b\s*[:=]\s*["']?[A-Za-z0-9/+=]{40}\b"#,
+        ),
+        detector(
+            "GitHub token",
+            r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b",
+        ),
         detector("GitLab token", r"\bgl(?:pat|ptt|dt|rt|cbt|oas)-[A-Za-z0-9_-]{20,}"),
         detector("Slack token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
-        detector("Slack webhook", r"hooks\.slack\.com/services/T[A-Za-z0-9_]+/B[A-Za-z0-9_]+/[A-Za-z0-9_]+"),
+        detector(
+            "Slack webhook",
+            r"hooks\.slack\.com/services/T[A-Za-z0-9_]+/B[A-Za-z0-9_]+/[A-Za-z0-9_]+",
+        ),
         detector("Anthropic API key", r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
         detector("OpenAI API key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
         detector("Stripe key", r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"),
         detector("Google API key", r"\bAIza[0-9A-Za-z_-]{35}"),
-        detector("JSON Web Token", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+        detector(
+            "JSON Web Token",
+            r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+        ),
         detector("bearer token", r"(?i)\bbearer\s+[A-Za-z0-9._~+/-]{20,}=*"),
     ]
 });
@@ -253,7 +268,10 @@ mod tests {
     fn message_names_kind_not_value() {
         let err = check("content", "use password=hunter2 for staging").expect_err("secret");
         let text = err.to_string();
-        assert!(text.contains("content") && text.contains("password or secret assignment"), "{text}");
+        assert!(
+            text.contains("content") && text.contains("password or secret assignment"),
+            "{text}"
+        );
         assert!(!text.contains("hunter2"), "{text}");
     }
 }

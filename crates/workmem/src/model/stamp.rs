@@ -132,7 +132,8 @@ pub(crate) fn parse_instant(text: &str) -> Result<Timestamp, StampError> {
     // RFC 3339 offsets are -23:59 ..= +23:59; jiff also takes +25:00.
     if !bytes.ends_with(b"Z") && !bytes.ends_with(b"z") {
         let offset = &text[text.len() - 6..];
-        let field = |range: std::ops::Range<usize>| offset.get(range).and_then(|d| d.parse::<u8>().ok());
+        let field =
+            |range: std::ops::Range<usize>| offset.get(range).and_then(|d| d.parse::<u8>().ok());
         let valid = offset.as_bytes()[3] == b':'
             && field(1..3).is_some_and(|hours| hours <= 23)
             && field(4..6).is_some_and(|minutes| minutes <= 59);
@@ -143,10 +144,17 @@ pub(crate) fn parse_instant(text: &str) -> Result<Timestamp, StampError> {
     let at = Timestamp::from_str(text).map_err(|err| {
         // A valid date and time whose instant jiff cannot represent (late on
         // 9999-12-31 in UTC) is out of range, not malformed.
-        let civil = &text[..text.len() - if bytes.ends_with(b"Z") || bytes.ends_with(b"z") { 1 } else { 6 }];
-        if jiff::civil::DateTime::from_str(civil).is_ok() { out_of_range(text) } else { malformed(text, &err) }
+        let civil = &text
+            [..text.len() - if bytes.ends_with(b"Z") || bytes.ends_with(b"z") { 1 } else { 6 }];
+        if jiff::civil::DateTime::from_str(civil).is_ok() {
+            out_of_range(text)
+        } else {
+            malformed(text, &err)
+        }
     })?;
-    if !(Timestamp::from_second(FIRST_SECOND).unwrap_or(Timestamp::MIN)..=Timestamp::MAX).contains(&at) {
+    if !(Timestamp::from_second(FIRST_SECOND).unwrap_or(Timestamp::MIN)..=Timestamp::MAX)
+        .contains(&at)
+    {
         return Err(out_of_range(text));
     }
     Ok(at)
@@ -156,7 +164,10 @@ pub(crate) fn parse_instant(text: &str) -> Result<Timestamp, StampError> {
 const FIRST_SECOND: i64 = -62_135_596_800;
 
 fn out_of_range(text: &str) -> StampError {
-    StampError::OutOfRange { text: text.to_owned(), latest: Stamp::from_timestamp(Timestamp::MAX).as_str().to_owned() }
+    StampError::OutOfRange {
+        text: text.to_owned(),
+        latest: Stamp::from_timestamp(Timestamp::MAX).as_str().to_owned(),
+    }
 }
 
 fn malformed(text: &str, err: &jiff::Error) -> StampError {
@@ -234,7 +245,9 @@ mod tests {
             assert!(matches!(err, StampError::OutOfRange { .. }), "{bad}: {err}");
             assert!(err.to_string().contains("outside the supported range"), "{bad}: {err}");
         }
-        for bad in ["2026-01-01T00:00:00+25:00", "2026-01-01T00:00:00-24:00", "2026-01-01T00:00:00+23:60"] {
+        for bad in
+            ["2026-01-01T00:00:00+25:00", "2026-01-01T00:00:00-24:00", "2026-01-01T00:00:00+23:60"]
+        {
             let err = Stamp::parse(bad).unwrap_err();
             assert!(matches!(err, StampError::BadOffset { .. }), "{bad}: {err}");
         }

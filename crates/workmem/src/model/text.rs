@@ -78,7 +78,9 @@ pub(crate) fn refused_character(text: &str) -> Option<char> {
 pub(crate) fn check_text(field: &str, text: &str) -> Result<()> {
     match refused_character(text) {
         None => Ok(()),
-        Some(c) => Err(Error::invalid(field, Invalid::ControlCharacter { code_point: u32::from(c) })),
+        Some(c) => {
+            Err(Error::invalid(field, Invalid::ControlCharacter { code_point: u32::from(c) }))
+        }
     }
 }
 

@@ -49,7 +49,11 @@ impl Resolution {
         if self.expected_revision < 1 || self.expected_revision > i64::from(u32::MAX) {
             return Err(Error::invalid(
                 "revision",
-                Invalid::OutOfRange { value: self.expected_revision, min: 1, max: i64::from(u32::MAX) },
+                Invalid::OutOfRange {
+                    value: self.expected_revision,
+                    min: 1,
+                    max: i64::from(u32::MAX),
+                },
             ));
         }
         self.actor = canon::clean_text("actor", &self.actor, MAX_ACTOR_CHARS)?;
@@ -96,9 +100,9 @@ pub(crate) fn plan(
     workspace_id: &str,
 ) -> Result<Plan> {
     let id = &resolution.conflict_id;
-    let case = queue
-        .get(id)
-        .ok_or_else(|| Error::ResolutionRejected(Rejected::UnknownConflict { conflict_id: id.clone() }))?;
+    let case = queue.get(id).ok_or_else(|| {
+        Error::ResolutionRejected(Rejected::UnknownConflict { conflict_id: id.clone() })
+    })?;
     if i64::from(case.revision) != resolution.expected_revision {
         return Err(Error::StaleResolution(Stale::Revision {
             conflict_id: id.clone(),
@@ -107,7 +111,10 @@ pub(crate) fn plan(
         }));
     }
     if case.status != CaseStatus::Open {
-        return Err(Error::StaleResolution(Stale::Closed { conflict_id: id.clone(), status: case.status.as_str() }));
+        return Err(Error::StaleResolution(Stale::Closed {
+            conflict_id: id.clone(),
+            status: case.status.as_str(),
+        }));
     }
     let candidate = case.candidate(&resolution.candidate_id).ok_or_else(|| {
         Error::ResolutionRejected(Rejected::UnknownCandidate {
@@ -138,7 +145,8 @@ pub(crate) fn plan(
         promote_candidate(&mut curated_after, case, candidate)?
     };
     let mut queue_after = queue.clone();
-    let closed = queue_after.cases.iter_mut().find(|c| c.conflict_id == *id).expect("case found above");
+    let closed =
+        queue_after.cases.iter_mut().find(|c| c.conflict_id == *id).expect("case found above");
     closed.status = CaseStatus::Resolved;
     closed.resolved_at = Some(resolved_at.clone());
     closed.selected_candidate_id = Some(candidate.candidate_id.clone());
@@ -172,7 +180,10 @@ fn promote_candidate(
     case: &Case,
     candidate: &crate::store::conflict_queue::Candidate,
 ) -> Result<String> {
-    let active = state.entries.iter().position(|e| e.is_active() && e.memory_key.as_deref() == Some(&case.memory_key));
+    let active = state
+        .entries
+        .iter()
+        .position(|e| e.is_active() && e.memory_key.as_deref() == Some(&case.memory_key));
     let revision = Revision {
         memory_key: &case.memory_key,
         kind: candidate.kind,
@@ -181,9 +192,12 @@ fn promote_candidate(
         first_seen: candidate.first_seen.clone(),
         last_seen: candidate.last_seen.clone(),
     };
-    let taken: std::collections::HashSet<String> = state.entries.iter().map(|e| e.key.clone()).collect();
+    let taken: std::collections::HashSet<String> =
+        state.entries.iter().map(|e| e.key.clone()).collect();
     let position = push_revision(&mut state.entries, active, revision, |key| taken.contains(key))
-        .map_err(|message| Error::corrupt(Location::file(Path::new("curated.json")), message))?;
+        .map_err(|message| {
+        Error::corrupt(Location::file(Path::new("curated.json")), message)
+    })?;
     let key = state.entries[position].key.clone();
     state.sort();
     state.schema_version = crate::store::curated_state::CURATED_SCHEMA_VERSION;

@@ -18,7 +18,11 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
-        Config { policy: Policy::default(), recent_facts: DEFAULT_RECENT_FACTS, context_budget: DEFAULT_CONTEXT_BUDGET }
+        Config {
+            policy: Policy::default(),
+            recent_facts: DEFAULT_RECENT_FACTS,
+            context_budget: DEFAULT_CONTEXT_BUDGET,
+        }
     }
 }
 
@@ -31,7 +35,10 @@ impl Config {
         if self.context_budget != 0 && self.context_budget < MIN_CONTEXT_BUDGET {
             return Err(Error::invalid(
                 "context_budget (0 means unbounded)",
-                Invalid::TooSmall { value: self.context_budget as i64, min: MIN_CONTEXT_BUDGET as i64 },
+                Invalid::TooSmall {
+                    value: self.context_budget as i64,
+                    min: MIN_CONTEXT_BUDGET as i64,
+                },
             ));
         }
         if self.recent_facts > 1_000 {

@@ -142,12 +142,17 @@ struct Proposal<'a, F: FactView> {
 
 impl<'a, F: FactView> Proposal<'a, F> {
     fn new(kind: Kind, facts: Vec<&'a F>) -> Proposal<'a, F> {
-        let first = facts.iter().min_by_key(|f| f.instant()).expect("non-empty group").recorded_at();
+        let first =
+            facts.iter().min_by_key(|f| f.instant()).expect("non-empty group").recorded_at();
         let last = facts.iter().max_by_key(|f| f.instant()).expect("non-empty group").recorded_at();
         let wording = *facts
             .iter()
             .max_by(|a, b| {
-                (a.importance(), a.instant(), &a.fact_id()).cmp(&(b.importance(), b.instant(), &b.fact_id()))
+                (a.importance(), a.instant(), &a.fact_id()).cmp(&(
+                    b.importance(),
+                    b.instant(),
+                    &b.fact_id(),
+                ))
             })
             .expect("non-empty group");
         let max_importance = facts.iter().map(|f| f.importance()).max().unwrap_or(1);
@@ -170,7 +175,12 @@ impl<'a, F: FactView> Proposal<'a, F> {
     fn below_thresholds(&self, policy: &Policy) -> Reason {
         Reason::BelowThresholds {
             importance: self.max_importance,
-            minimum_importance: self.facts.iter().map(|f| policy.importance_for(f.source())).min().unwrap_or(5),
+            minimum_importance: self
+                .facts
+                .iter()
+                .map(|f| policy.importance_for(f.source()))
+                .min()
+                .unwrap_or(5),
             facts: self.facts.len(),
             repeat_threshold: policy.repeat_threshold,
         }
@@ -178,7 +188,11 @@ impl<'a, F: FactView> Proposal<'a, F> {
 
     fn candidate(&self, memory_key: &str) -> Candidate {
         Candidate {
-            candidate_id: canon::candidate_id(memory_key, self.kind.as_str(), self.wording.content()),
+            candidate_id: canon::candidate_id(
+                memory_key,
+                self.kind.as_str(),
+                self.wording.content(),
+            ),
             kind: self.kind,
             content: self.wording.content().to_owned(),
             evidence_ids: self.ids.clone(),
@@ -248,7 +262,8 @@ fn run<F: FactView>(
             false => facts.iter().map(|f| evidence_of.get(f.fact_id()).copied()).collect(),
         }
     };
-    let evidence_entry = |position: usize| evidence_entry.get(position).copied().flatten().map(|e| e as usize);
+    let evidence_entry =
+        |position: usize| evidence_entry.get(position).copied().flatten().map(|e| e as usize);
     let schema_version = curated.schema_version;
     let mut run = Run {
         reasons: HashMap::new(),
@@ -278,14 +293,20 @@ fn run<F: FactView>(
         if let Some(key) = fact.memory_key() {
             domain_ids.entry(key).or_default().push(fact.fact_id());
         }
-        let cutoff = if policy.sources.is_empty() { default_cutoff } else { policy.cutoff_for(fact.source(), as_of) };
+        let cutoff = if policy.sources.is_empty() {
+            default_cutoff
+        } else {
+            policy.cutoff_for(fact.source(), as_of)
+        };
         if fact.instant() >= cutoff {
             if record {
                 // A fact recorded late in 9999 never ages within the range
                 // of instants: it waits until the last one.
                 let until = Stamp::from_timestamp(
                     fact.instant()
-                        .checked_add(SignedDuration::from_hours(24 * i64::from(policy.age_days_for(fact.source()))))
+                        .checked_add(SignedDuration::from_hours(
+                            24 * i64::from(policy.age_days_for(fact.source())),
+                        ))
                         .and_then(|at| at.checked_add(SignedDuration::from_micros(1)))
                         .unwrap_or(jiff::Timestamp::MAX),
                 );
@@ -313,7 +334,10 @@ fn run<F: FactView>(
             continue;
         }
         match fact.memory_key() {
-            None => unkeyed.entry((fact.kind(), canon::normal_form(fact.content()))).or_default().push(fact),
+            None => unkeyed
+                .entry((fact.kind(), canon::normal_form(fact.content())))
+                .or_default()
+                .push(fact),
             Some(key) => keyed
                 .entry(key)
                 .or_default()
@@ -328,7 +352,9 @@ fn run<F: FactView>(
     // handled in key order.
     let mut unkeyed: Vec<(String, Vec<&F>)> = unkeyed
         .into_iter()
-        .map(|((kind, _), group)| (canon::unkeyed_entry_key(kind.as_str(), group[0].content()), group))
+        .map(|((kind, _), group)| {
+            (canon::unkeyed_entry_key(kind.as_str(), group[0].content()), group)
+        })
         .collect();
     unkeyed.sort_by(|a, b| a.0.cmp(&b.0));
     for (key, group) in unkeyed {
@@ -341,7 +367,9 @@ fn run<F: FactView>(
     let importance: HashMap<&str, u8> = if keyed.is_empty() {
         HashMap::new()
     } else {
-        let cited = |position: usize| evidence_entry(position).is_some_and(|e| run.entries[e].memory_key.is_some());
+        let cited = |position: usize| {
+            evidence_entry(position).is_some_and(|e| run.entries[e].memory_key.is_some())
+        };
         facts
             .iter()
             .enumerate()
@@ -440,7 +468,11 @@ impl Run<'_> {
         let count = proposal.facts.len();
         let key_for_note = if self.record { key.clone() } else { String::new() };
         if let Some(&i) = self.index.get(&key) {
-            self.entries[i].merge_evidence(proposal.ids.iter().map(String::as_str), &proposal.first, &proposal.last);
+            self.entries[i].merge_evidence(
+                proposal.ids.iter().map(String::as_str),
+                &proposal.first,
+                &proposal.last,
+            );
             self.report.updated += 1;
         } else if proposal.qualifies(self.policy) {
             // Unkeyed wording: highest importance, then earliest, then smallest id.
@@ -483,7 +515,9 @@ impl Run<'_> {
     }
 
     fn active_index(&self, memory_key: &str) -> Option<usize> {
-        self.entries.iter().position(|e| e.is_active() && e.memory_key.as_deref() == Some(memory_key))
+        self.entries
+            .iter()
+            .position(|e| e.is_active() && e.memory_key.as_deref() == Some(memory_key))
     }
 
     fn keyed_domain<F: FactView>(
@@ -512,7 +546,8 @@ impl Run<'_> {
                 self.report.eligible += proposal.facts.len();
                 self.curated_changed = true;
                 let entry = &self.entries[i];
-                let reason = Reason::Reinforced { entry_key: entry.key.clone(), revision: entry.revision };
+                let reason =
+                    Reason::Reinforced { entry_key: entry.key.clone(), revision: entry.revision };
                 self.note_all(&proposal.facts, &reason);
             } else {
                 proposals.push(proposal);
@@ -522,14 +557,19 @@ impl Run<'_> {
         let mut tie: Option<Vec<usize>> = None;
         let mut verdicts: Vec<Verdict>;
         loop {
-            let rejected = active.and_then(|i| self.rejected_by_adjudication(memory_key, &self.entries[i].key));
+            let rejected = active
+                .and_then(|i| self.rejected_by_adjudication(memory_key, &self.entries[i].key));
             verdicts = proposals
                 .iter()
-                .map(|p| self.judge(memory_key, p, active.map(|i| &self.entries[i]), rejected.as_ref()))
+                .map(|p| {
+                    self.judge(memory_key, p, active.map(|i| &self.entries[i]), rejected.as_ref())
+                })
                 .collect();
-            let qualified: Vec<usize> = (0..proposals.len()).filter(|&i| verdicts[i] == Verdict::Qualified).collect();
+            let qualified: Vec<usize> =
+                (0..proposals.len()).filter(|&i| verdicts[i] == Verdict::Qualified).collect();
             let Some(best) = qualified.iter().map(|&i| proposals[i].score()).max() else { break };
-            let winners: Vec<usize> = qualified.iter().copied().filter(|&i| proposals[i].score() == best).collect();
+            let winners: Vec<usize> =
+                qualified.iter().copied().filter(|&i| proposals[i].score() == best).collect();
             if winners.len() > 1 {
                 tie = Some(winners);
                 break;
@@ -548,7 +588,9 @@ impl Run<'_> {
             }
             None => {
                 // 5.4: the domain was settled this run; open cases are moot.
-                for case in self.cases.iter_mut().filter(|c| c.memory_key == memory_key && c.is_open()) {
+                for case in
+                    self.cases.iter_mut().filter(|c| c.memory_key == memory_key && c.is_open())
+                {
                     case.status = CaseStatus::Superseded;
                     case.superseded_at = Some(self.as_of.clone());
                     self.queue_changed = true;
@@ -596,7 +638,9 @@ impl Run<'_> {
             losers: latest
                 .candidates
                 .iter()
-                .filter(|c| Some(c.candidate_id.as_str()) != latest.selected_candidate_id.as_deref())
+                .filter(|c| {
+                    Some(c.candidate_id.as_str()) != latest.selected_candidate_id.as_deref()
+                })
                 .map(|c| (c.candidate_id.clone(), c.evidence_ids.clone()))
                 .collect(),
         })
@@ -610,7 +654,8 @@ impl Run<'_> {
         rejected: Option<&Rejected>,
     ) -> Verdict {
         if let Some(rejected) = rejected {
-            let id = canon::candidate_id(memory_key, proposal.kind.as_str(), proposal.wording.content());
+            let id =
+                canon::candidate_id(memory_key, proposal.kind.as_str(), proposal.wording.content());
             if rejected.losers.get(&id) == Some(&proposal.ids) {
                 return Verdict::Skipped(Reason::RejectedByAdjudication {
                     conflict_id: rejected.conflict_id.clone(),
@@ -624,7 +669,8 @@ impl Run<'_> {
         // SPEC 5.3c: the count test comes first, then recency; the order
         // decides which facts the report counts as `stale`.
         if let Some(active) = active {
-            if (proposal.facts.len() as u64) < u64::from(self.policy.supersession_repeat_threshold) {
+            if (proposal.facts.len() as u64) < u64::from(self.policy.supersession_repeat_threshold)
+            {
                 return Verdict::Skipped(Reason::NeedsMoreEvidence {
                     entry_key: active.key.clone(),
                     facts: proposal.facts.len(),
@@ -657,8 +703,11 @@ impl Run<'_> {
             last_seen: winner.last.clone(),
         };
         let index = &self.index;
-        let position = push_revision(&mut self.entries, active, revision, |key| index.contains_key(key))
-            .map_err(|message| Error::corrupt(Location::file(Path::new("curated.json")), message))?;
+        let position =
+            push_revision(&mut self.entries, active, revision, |key| index.contains_key(key))
+                .map_err(|message| {
+                    Error::corrupt(Location::file(Path::new("curated.json")), message)
+                })?;
         let (key, revision) = (self.entries[position].key.clone(), self.entries[position].revision);
         self.index.insert(key, position);
         if superseding {
@@ -668,7 +717,8 @@ impl Run<'_> {
         self.report.eligible += winner.facts.len();
         self.curated_changed = true;
         if self.record {
-            let reason = Reason::Promoted { entry_key: self.entries[position].key.clone(), revision };
+            let reason =
+                Reason::Promoted { entry_key: self.entries[position].key.clone(), revision };
             self.note_all(&winner.facts, &reason);
         }
         Ok(position)
@@ -685,8 +735,12 @@ impl Run<'_> {
         let mut candidates: Vec<Candidate> = tied.iter().map(|p| p.candidate(memory_key)).collect();
         let active_entry_key = active.map(|i| {
             let entry = &self.entries[i];
-            let maximum_importance =
-                entry.evidence_ids.iter().filter_map(|id| importance.get(id.as_str()).copied()).max().unwrap_or(1);
+            let maximum_importance = entry
+                .evidence_ids
+                .iter()
+                .filter_map(|id| importance.get(id.as_str()).copied())
+                .max()
+                .unwrap_or(1);
             candidates.push(Candidate {
                 candidate_id: canon::candidate_id(memory_key, entry.kind.as_str(), &entry.content),
                 kind: entry.kind,
@@ -702,7 +756,12 @@ impl Run<'_> {
         });
         candidates.sort_by(|a, b| a.candidate_id.cmp(&b.candidate_id));
         let observed = observed_fact_ids(domain_fact_ids.iter().copied(), &candidates);
-        let fingerprint = conflict_queue::fingerprint(memory_key, active_entry_key.as_deref(), &candidates, &observed);
+        let fingerprint = conflict_queue::fingerprint(
+            memory_key,
+            active_entry_key.as_deref(),
+            &candidates,
+            &observed,
+        );
         let conflict_id = canon::conflict_id(self.workspace_id, memory_key, &fingerprint);
         self.report.conflicts += 1;
         self.report.conflict_case_ids.push(conflict_id.clone());

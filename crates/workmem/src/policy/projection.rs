@@ -50,11 +50,14 @@ impl From<&Entry> for Projected {
 
 /// Returns the projections of the active entries among `entries`.
 pub fn project<'a>(entries: impl IntoIterator<Item = &'a Entry>) -> Vec<Projected> {
-    entries.into_iter().filter(|e| e.is_active() && e.kind != Kind::Outcome).map(Projected::from).collect()
+    entries
+        .into_iter()
+        .filter(|e| e.is_active() && e.kind != Kind::Outcome)
+        .map(Projected::from)
+        .collect()
 }
 
-const TITLE: &str =
-    "# Workspace Memory\n\nDerived from append-only project facts. Edit the source log or policy, not this view.";
+const TITLE: &str = "# Workspace Memory\n\nDerived from append-only project facts. Edit the source log or policy, not this view.";
 const RECENT_TITLE: &str = "# Recent Workspace Facts";
 const EMPTY_CONTEXT: &str = "(no workspace memory yet)";
 
@@ -129,7 +132,12 @@ fn chars(text: &str) -> usize {
 /// within `budget` characters (0: unbounded).
 ///
 /// `entries` is used only when the unbounded text exceeds the budget.
-pub fn render_context(memory_md: &str, entries: &[Projected], recent: &[Fact], budget: usize) -> String {
+pub fn render_context(
+    memory_md: &str,
+    entries: &[Projected],
+    recent: &[Fact],
+    budget: usize,
+) -> String {
     let recent: Vec<&Fact> = recent.iter().filter(|f| f.memory_key.is_none()).collect();
     let full = join_context(memory_md.trim(), &recent);
     if budget == 0 || chars(&full) <= budget {
@@ -151,12 +159,17 @@ pub fn render_context(memory_md: &str, entries: &[Projected], recent: &[Fact], b
     let mut sections = [false; 3];
     let mut shown = 0;
     let fits = |used: usize, hidden: usize, any: bool| {
-        let overflow = if hidden > 0 { chars(&overflow_line(hidden)) + if any { 1 } else { 2 } } else { 0 };
+        let overflow =
+            if hidden > 0 { chars(&overflow_line(hidden)) + if any { 1 } else { 2 } } else { 0 };
         used + overflow <= budget
     };
     for entry in &active {
         let slot = entry.kind as usize;
-        let heading = if sections[slot] { 0 } else { 2 + chars(section_title(entry.kind).unwrap_or_default()) + 1 };
+        let heading = if sections[slot] {
+            0
+        } else {
+            2 + chars(section_title(entry.kind).unwrap_or_default()) + 1
+        };
         let next = used + heading + 1 + chars(&item_line(entry));
         if !fits(next, total - shown - 1, true) {
             break;

@@ -109,7 +109,10 @@ impl Policy {
     /// Returns the importance at which a fact of `source` qualifies its
     /// group.
     pub fn importance_for(&self, source: &str) -> u8 {
-        self.sources.get(source).and_then(|o| o.minimum_importance).unwrap_or(self.minimum_importance)
+        self.sources
+            .get(source)
+            .and_then(|o| o.minimum_importance)
+            .unwrap_or(self.minimum_importance)
     }
 
     /// Returns the instant before which a fact of `source` must have been

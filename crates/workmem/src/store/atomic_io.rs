@@ -105,7 +105,11 @@ pub fn open_optional(path: &Path) -> Result<Option<File>> {
 /// Errors: [`Error::Io`], or [`Error::Corrupt`] for a file that is not
 /// regular.
 pub fn read_optional_following(path: &Path) -> Result<Option<Vec<u8>>> {
-    let file = match OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC).open(path) {
+    let file = match OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+    {
         Ok(file) => file,
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(err) => return Err(err).at(path),
@@ -207,7 +211,11 @@ fn replace_with(path: &Path, data: &[u8], durable: bool) -> Result<()> {
     refuse_symlink(path)?;
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let mut temp = tempfile::Builder::new().prefix(&format!(".{name}.")).suffix(".tmp").tempfile_in(dir).at(dir)?;
+    let mut temp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .at(dir)?;
     temp.write_all(data).at(temp.path())?;
     if durable {
         temp.as_file().sync_all().at(temp.path())?;
@@ -236,8 +244,9 @@ pub fn remove_temporaries(dir: &Path) -> usize {
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
         // Never a directory: only what `replace` creates is removed.
-        let is_temporary =
-            name.starts_with('.') && name.ends_with(".tmp") && entry.file_type().is_ok_and(|kind| !kind.is_dir());
+        let is_temporary = name.starts_with('.')
+            && name.ends_with(".tmp")
+            && entry.file_type().is_ok_and(|kind| !kind.is_dir());
         if is_temporary && fs::remove_file(entry.path()).is_ok() {
             removed += 1;
         }
@@ -256,7 +265,11 @@ pub fn remove_temporaries(dir: &Path) -> usize {
 ///
 /// Errors: [`Error::Io`] (including short writes), or [`Error::Corrupt`] for
 /// a symlink.
-pub fn append(path: &Path, record: &[u8], is_complete_record: &dyn Fn(&[u8]) -> bool) -> Result<()> {
+pub fn append(
+    path: &Path,
+    record: &[u8],
+    is_complete_record: &dyn Fn(&[u8]) -> bool,
+) -> Result<()> {
     let pending = append_unsynced(path, record, is_complete_record)?;
     let created = pending.created;
     pending.sync()?;
@@ -300,7 +313,9 @@ pub fn append_unsynced(
 ) -> Result<PendingAppend> {
     let existed = match fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() => return Err(symlink_error(path)),
-        Ok(meta) if !meta.file_type().is_file() => return Err(not_regular_error(path, meta.file_type())),
+        Ok(meta) if !meta.file_type().is_file() => {
+            return Err(not_regular_error(path, meta.file_type()));
+        }
         Ok(_) => true,
         Err(err) if err.kind() == io::ErrorKind::NotFound => false,
         Err(err) => return Err(err).at(path),
@@ -376,7 +391,9 @@ pub fn sync_all(pending: Vec<PendingAppend>) -> Result<()> {
             .into_iter()
             .map(|chunk| scope.spawn(move || chunk.into_iter().try_for_each(PendingAppend::sync)))
             .collect();
-        handles.into_iter().try_for_each(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+        handles
+            .into_iter()
+            .try_for_each(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
     })
 }
 
@@ -528,8 +545,10 @@ mod tests {
     use super::*;
 
     fn entries(dir: &Path) -> Vec<String> {
-        let mut names: Vec<String> =
-            fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
         names.sort();
         names
     }

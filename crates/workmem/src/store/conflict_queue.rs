@@ -136,7 +136,12 @@ pub fn fingerprint(
 impl Case {
     /// Returns the fingerprint recomputed from this case's content.
     pub fn computed_fingerprint(&self) -> String {
-        fingerprint(&self.memory_key, self.active_entry_key.as_deref(), &self.candidates, &self.observed_fact_ids)
+        fingerprint(
+            &self.memory_key,
+            self.active_entry_key.as_deref(),
+            &self.candidates,
+            &self.observed_fact_ids,
+        )
     }
 
     /// Returns whether the case awaits a decision.
@@ -161,15 +166,18 @@ impl Case {
         if self.revision < 1 {
             return Err(format!("case {id} has revision 0"));
         }
-        for (field, text) in
-            [("resolution_actor", &self.resolution_actor), ("resolution_rationale", &self.resolution_rationale)]
-        {
+        for (field, text) in [
+            ("resolution_actor", &self.resolution_actor),
+            ("resolution_rationale", &self.resolution_rationale),
+        ] {
             if let Some(text) = text {
-                crate::model::text::check_text(field, text).map_err(|err| format!("case {id}: {err}"))?;
+                crate::model::text::check_text(field, text)
+                    .map_err(|err| format!("case {id}: {err}"))?;
             }
         }
         if let Some(event_id) = &self.resolution_event_id {
-            canon::check_id("resolution_event_id", event_id).map_err(|err| format!("case {id}: {err}"))?;
+            canon::check_id("resolution_event_id", event_id)
+                .map_err(|err| format!("case {id}: {err}"))?;
         }
         if self.fingerprint != self.computed_fingerprint() {
             return Err(format!("case {id} has a fingerprint that does not match its content"));
@@ -193,30 +201,50 @@ impl Case {
             if let Err(msg) = crate::model::fact::check_stored_content(&candidate.content) {
                 return Err(format!("case {id}: candidate {cid}: {msg}"));
             }
-            if *cid != canon::candidate_id(&self.memory_key, candidate.kind.as_str(), &candidate.content) {
-                return Err(format!("case {id}: candidate {cid} does not match its kind and content"));
+            if *cid
+                != canon::candidate_id(
+                    &self.memory_key,
+                    candidate.kind.as_str(),
+                    &candidate.content,
+                )
+            {
+                return Err(format!(
+                    "case {id}: candidate {cid} does not match its kind and content"
+                ));
             }
             if candidate.incumbent {
                 incumbents += 1;
             }
             if candidate.occurrences != candidate.evidence_ids.len() as u64 {
-                return Err(format!("case {id}: candidate {cid} has occurrences that differ from its evidence"));
+                return Err(format!(
+                    "case {id}: candidate {cid} has occurrences that differ from its evidence"
+                ));
             }
             if candidate.evidence_ids.windows(2).any(|w| w[0] >= w[1]) {
-                return Err(format!("case {id}: candidate {cid} has evidence_ids not sorted and unique"));
+                return Err(format!(
+                    "case {id}: candidate {cid} has evidence_ids not sorted and unique"
+                ));
             }
             if !(1..=5).contains(&candidate.maximum_importance) {
-                return Err(format!("case {id}: candidate {cid} has maximum_importance outside 1-5"));
+                return Err(format!(
+                    "case {id}: candidate {cid} has maximum_importance outside 1-5"
+                ));
             }
-            if let Some(missing) = candidate.evidence_ids.iter().find(|e| !observed.contains(e.as_str())) {
-                return Err(format!("case {id}: candidate {cid} evidence {missing} is not in observed_fact_ids"));
+            if let Some(missing) =
+                candidate.evidence_ids.iter().find(|e| !observed.contains(e.as_str()))
+            {
+                return Err(format!(
+                    "case {id}: candidate {cid} evidence {missing} is not in observed_fact_ids"
+                ));
             }
         }
         if incumbents > 1 {
             return Err(format!("case {id} has more than one incumbent"));
         }
         if (incumbents == 1) != self.active_entry_key.is_some() {
-            return Err(format!("case {id} must have an incumbent exactly when active_entry_key is set"));
+            return Err(format!(
+                "case {id} must have an incumbent exactly when active_entry_key is set"
+            ));
         }
         let resolution = [
             self.resolved_at.is_some(),
@@ -234,11 +262,15 @@ impl Case {
             }
             CaseStatus::Resolved => {
                 if !resolution.iter().all(|set| *set) || self.superseded_at.is_some() {
-                    return Err(format!("resolved case {id} must have every resolution field and no superseded_at"));
+                    return Err(format!(
+                        "resolved case {id} must have every resolution field and no superseded_at"
+                    ));
                 }
                 let selected = self.selected_candidate_id.as_deref().unwrap_or_default();
                 if self.candidate(selected).is_none() {
-                    return Err(format!("resolved case {id} selected unknown candidate {selected}"));
+                    return Err(format!(
+                        "resolved case {id} selected unknown candidate {selected}"
+                    ));
                 }
             }
             CaseStatus::Superseded => {
@@ -280,10 +312,15 @@ impl ConflictQueue {
     /// Errors: [`Error::Corrupt`] naming the file and case, [`Error::Scope`].
     pub fn decode(data: &[u8], path: &Path, workspace_id: &str) -> Result<ConflictQueue> {
         let here = || Location::file(path);
-        let raw: RawQueue = serde_json::from_slice(data)
-            .map_err(|err| Error::corrupt(here(), crate::model::fact_line::describe_json_error(&err)))?;
+        let raw: RawQueue = serde_json::from_slice(data).map_err(|err| {
+            Error::corrupt(here(), crate::model::fact_line::describe_json_error(&err))
+        })?;
         if raw.workspace_id != workspace_id {
-            return Err(Error::Scope { location: here(), found: raw.workspace_id, expected: workspace_id.to_owned() });
+            return Err(Error::Scope {
+                location: here(),
+                found: raw.workspace_id,
+                expected: workspace_id.to_owned(),
+            });
         }
         if raw.schema_version != i64::from(CONFLICTS_SCHEMA_VERSION) {
             return Err(Error::corrupt(
@@ -311,8 +348,9 @@ impl ConflictQueue {
     ///
     /// Errors: [`Error::Corrupt`] if an invariant does not hold (a bug).
     pub fn encode(&self, path: &Path, workspace_id: &str) -> Result<Vec<u8>> {
-        self.validate(workspace_id)
-            .map_err(|msg| Error::corrupt(Location::file(path), format!("refusing to save: {msg}")))?;
+        self.validate(workspace_id).map_err(|msg| {
+            Error::corrupt(Location::file(path), format!("refusing to save: {msg}"))
+        })?;
         let mut cases: Vec<&Case> = self.cases.iter().collect();
         cases.sort_by(|a, b| (&a.memory_key, a.revision).cmp(&(&b.memory_key, b.revision)));
         let file = QueueFile { cases, schema_version: CONFLICTS_SCHEMA_VERSION, workspace_id };
@@ -350,10 +388,14 @@ impl ConflictQueue {
                 problems.push(format!("conflict id {} appears twice", case.conflict_id));
             }
             if !revisions.insert((case.memory_key.as_str(), case.revision)) {
-                problems.push(format!("memory_key {} has two cases at revision {}", case.memory_key, case.revision));
+                problems.push(format!(
+                    "memory_key {} has two cases at revision {}",
+                    case.memory_key, case.revision
+                ));
             }
             if case.is_open() && !open.insert(case.memory_key.as_str()) {
-                problems.push(format!("memory_key {} has more than one open case", case.memory_key));
+                problems
+                    .push(format!("memory_key {} has more than one open case", case.memory_key));
             }
             if let Err(problem) = case.check(workspace_id) {
                 problems.push(problem);

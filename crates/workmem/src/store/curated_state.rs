@@ -93,12 +93,19 @@ impl Entry {
     pub fn computed_key(&self) -> String {
         match self.memory_key.as_deref() {
             None => canon::unkeyed_entry_key(self.kind.as_str(), &self.content),
-            Some(memory_key) => canon::keyed_entry_key(memory_key, self.revision, self.kind.as_str(), &self.content),
+            Some(memory_key) => {
+                canon::keyed_entry_key(memory_key, self.revision, self.kind.as_str(), &self.content)
+            }
         }
     }
 
     /// Adds evidence ids and widens first/last_seen.
-    pub fn merge_evidence<'a>(&mut self, ids: impl IntoIterator<Item = &'a str>, first: &Stamp, last: &Stamp) {
+    pub fn merge_evidence<'a>(
+        &mut self,
+        ids: impl IntoIterator<Item = &'a str>,
+        first: &Stamp,
+        last: &Stamp,
+    ) {
         let mut added: Vec<&str> = ids.into_iter().collect();
         added.sort_unstable();
         added.dedup();
@@ -163,10 +170,15 @@ impl CuratedState {
     /// [`Error::Scope`] for another workspace.
     pub fn decode(data: &[u8], path: &Path, workspace_id: &str) -> Result<CuratedState> {
         let here = || Location::file(path);
-        let raw: RawCurated = serde_json::from_slice(data)
-            .map_err(|err| Error::corrupt(here(), crate::model::fact_line::describe_json_error(&err)))?;
+        let raw: RawCurated = serde_json::from_slice(data).map_err(|err| {
+            Error::corrupt(here(), crate::model::fact_line::describe_json_error(&err))
+        })?;
         if raw.workspace_id != workspace_id {
-            return Err(Error::Scope { location: here(), found: raw.workspace_id, expected: workspace_id.to_owned() });
+            return Err(Error::Scope {
+                location: here(),
+                found: raw.workspace_id,
+                expected: workspace_id.to_owned(),
+            });
         }
         let schema_version = match raw.schema_version {
             1 => 1,
@@ -174,7 +186,9 @@ impl CuratedState {
             other => {
                 return Err(Error::corrupt(
                     here(),
-                    format!("unsupported curated schema_version {other} (supported: 1, {CURATED_SCHEMA_VERSION})"),
+                    format!(
+                        "unsupported curated schema_version {other} (supported: 1, {CURATED_SCHEMA_VERSION})"
+                    ),
                 ));
             }
         };
@@ -189,7 +203,9 @@ impl CuratedState {
     ///
     /// Errors: [`Error::Corrupt`] if an invariant does not hold (a bug).
     pub fn encode(&self, path: &Path, workspace_id: &str) -> Result<Vec<u8>> {
-        self.validate().map_err(|msg| Error::corrupt(Location::file(path), format!("refusing to save: {msg}")))?;
+        self.validate().map_err(|msg| {
+            Error::corrupt(Location::file(path), format!("refusing to save: {msg}"))
+        })?;
         let mut entries: Vec<&Entry> = self.entries.iter().collect();
         entries.sort_by(|a, b| entry_order(a, b));
         let file = CuratedFile { entries, schema_version: CURATED_SCHEMA_VERSION, workspace_id };
@@ -254,18 +270,24 @@ impl CuratedState {
                     || entry.supersedes.is_some()
                     || entry.superseded_by.is_some()
                 {
-                    problems.push(format!("unkeyed entry {} must be revision 1, active and unlinked", entry.key));
+                    problems.push(format!(
+                        "unkeyed entry {} must be revision 1, active and unlinked",
+                        entry.key
+                    ));
                 }
                 continue;
             };
             domains.insert(domain);
             if entry.is_active() {
                 if let Some(other) = active_by_domain.insert(domain, entry) {
-                    problems
-                        .push(format!("memory_key {domain} has two active revisions: {} and {}", other.key, entry.key));
+                    problems.push(format!(
+                        "memory_key {domain} has two active revisions: {} and {}",
+                        other.key, entry.key
+                    ));
                 }
                 if entry.superseded_by.is_some() {
-                    problems.push(format!("active entry {} must not have superseded_by", entry.key));
+                    problems
+                        .push(format!("active entry {} must not have superseded_by", entry.key));
                 }
             } else if entry.superseded_by.is_none() {
                 problems.push(format!("superseded entry {} has no superseded_by", entry.key));
@@ -274,7 +296,10 @@ impl CuratedState {
                 problems.push(format!("entry {} is revision 1 but has supersedes", entry.key));
             }
             if entry.revision > 1 && entry.supersedes.is_none() {
-                problems.push(format!("entry {} is revision {} but has no supersedes", entry.key, entry.revision));
+                problems.push(format!(
+                    "entry {} is revision {} but has no supersedes",
+                    entry.key, entry.revision
+                ));
             }
         }
         for domain in domains.iter().filter(|d| !active_by_domain.contains_key(*d)) {
@@ -283,20 +308,33 @@ impl CuratedState {
         for entry in &self.entries {
             if let Some(next) = entry.superseded_by.as_deref() {
                 match by_key.get(next) {
-                    Some(successor) if successor.supersedes.as_deref() == Some(entry.key.as_str()) => {}
-                    _ => problems.push(format!("entry {} has a broken superseded_by link to {next}", entry.key)),
+                    Some(successor)
+                        if successor.supersedes.as_deref() == Some(entry.key.as_str()) => {}
+                    _ => problems.push(format!(
+                        "entry {} has a broken superseded_by link to {next}",
+                        entry.key
+                    )),
                 }
             }
             if let Some(prev) = entry.supersedes.as_deref() {
                 let Some(previous) = by_key.get(prev) else {
-                    problems.push(format!("entry {} has a broken supersedes link to {prev}", entry.key));
+                    problems.push(format!(
+                        "entry {} has a broken supersedes link to {prev}",
+                        entry.key
+                    ));
                     continue;
                 };
                 if previous.superseded_by.as_deref() != Some(entry.key.as_str()) {
-                    problems.push(format!("entry {} has a broken supersedes link to {prev}", entry.key));
+                    problems.push(format!(
+                        "entry {} has a broken supersedes link to {prev}",
+                        entry.key
+                    ));
                 }
                 if previous.memory_key != entry.memory_key {
-                    problems.push(format!("entry {} supersedes {prev} of another memory_key", entry.key));
+                    problems.push(format!(
+                        "entry {} supersedes {prev} of another memory_key",
+                        entry.key
+                    ));
                 }
                 if entry.revision != previous.revision + 1 {
                     problems.push(format!(
@@ -351,9 +389,17 @@ pub fn push_revision(
     taken: impl Fn(&str) -> bool,
 ) -> std::result::Result<usize, String> {
     let number = active.map_or(1, |i| entries[i].revision + 1);
-    let key = canon::keyed_entry_key(revision.memory_key, number, revision.kind.as_str(), &revision.content);
+    let key = canon::keyed_entry_key(
+        revision.memory_key,
+        number,
+        revision.kind.as_str(),
+        &revision.content,
+    );
     if taken(&key) {
-        return Err(format!("new revision {number} of {} collides with existing entry {key}", revision.memory_key));
+        return Err(format!(
+            "new revision {number} of {} collides with existing entry {key}",
+            revision.memory_key
+        ));
     }
     let supersedes = active.map(|i| {
         let old = &mut entries[i];
@@ -442,9 +488,17 @@ mod tests {
                 superseded_by: None,
                 supersedes: None,
             };
-            entry.merge_evidence(added.iter().copied(), &stamp("2026-01-01T00:00:00Z"), &stamp("2026-01-02T00:00:00Z"));
+            entry.merge_evidence(
+                added.iter().copied(),
+                &stamp("2026-01-01T00:00:00Z"),
+                &stamp("2026-01-02T00:00:00Z"),
+            );
             let union: BTreeSet<&str> = old.iter().chain(added).copied().collect();
-            assert_eq!(entry.evidence_ids, union.into_iter().collect::<Vec<_>>(), "{old:?} + {added:?}");
+            assert_eq!(
+                entry.evidence_ids,
+                union.into_iter().collect::<Vec<_>>(),
+                "{old:?} + {added:?}"
+            );
             assert_eq!(entry.occurrences, entry.evidence_ids.len() as u64);
             assert_eq!(entry.first_seen.as_str(), "2026-01-01T00:00:00Z");
             assert_eq!(entry.last_seen.as_str(), "2026-01-03T00:00:00Z");

@@ -88,7 +88,11 @@ impl DomainIndex {
 
     /// Returns whether the index stored at `path` describes exactly these
     /// files with these stamps (reading only its `file` lines).
-    pub(crate) fn describes(path: &Path, workspace_id: &str, files: &[FileRecords<FactSummary>]) -> bool {
+    pub(crate) fn describes(
+        path: &Path,
+        workspace_id: &str,
+        files: &[FileRecords<FactSummary>],
+    ) -> bool {
         let mut stored: BTreeMap<String, FileStamp> = BTreeMap::new();
         let parsed = atomic_io::read_optional(path).ok().flatten().is_some_and(|data| {
             parse(&data, workspace_id, |line| match line {
@@ -96,7 +100,9 @@ impl DomainIndex {
                 Line::Key(_) => true,
             })
         });
-        parsed && stored.len() == files.len() && files.iter().all(|f| stored.get(&f.day.day) == Some(&f.stamp))
+        parsed
+            && stored.len() == files.len()
+            && files.iter().all(|f| stored.get(&f.day.day) == Some(&f.stamp))
     }
 
     /// Reads the index at `path`; `None` when it is missing, unreadable,
@@ -123,7 +129,9 @@ impl DomainIndex {
     ///
     /// Errors: [`crate::Error::Io`].
     pub(crate) fn save(&self, path: &Path, workspace_id: &str) -> Result<()> {
-        let mut text = String::with_capacity(self.files.values().map(|f| f.keys.len() + 64).sum::<usize>() + 64);
+        let mut text = String::with_capacity(
+            self.files.values().map(|f| f.keys.len() + 64).sum::<usize>() + 64,
+        );
         let _ = writeln!(text, "{HEADER} {workspace_id}");
         for (day, file) in &self.files {
             let [inode, size, seconds, nanos] = file.stamp;
@@ -147,10 +155,16 @@ enum Line<'a> {
 /// line or the final `end` is wrong, or `on_line` refuses a line.
 fn parse(data: &[u8], workspace_id: &str, mut on_line: impl FnMut(Line<'_>) -> bool) -> bool {
     let Ok(text) = std::str::from_utf8(data) else { return false };
-    let header = text.strip_prefix(HEADER).and_then(|t| t.strip_prefix(' ')).and_then(|t| t.strip_prefix(workspace_id));
+    let header = text
+        .strip_prefix(HEADER)
+        .and_then(|t| t.strip_prefix(' '))
+        .and_then(|t| t.strip_prefix(workspace_id));
     let Some(body) = header.and_then(|t| t.strip_prefix('\n')) else { return false };
     // `end` must be a whole line: a torn file never ends that way.
-    let Some(body) = body.strip_suffix("end\n").filter(|b| b.is_empty() || b.ends_with('\n')) else { return false };
+    let Some(body) = body.strip_suffix("end\n").filter(|b| b.is_empty() || b.ends_with('\n'))
+    else {
+        return false;
+    };
     body.split_inclusive('\n').all(|line| match line.strip_prefix("file ") {
         Some(rest) => file_line(rest).is_some_and(|(day, stamp)| on_line(Line::File(day, stamp))),
         None => line.starts_with("key ") && on_line(Line::Key(line)),

@@ -107,7 +107,9 @@ impl FactLog {
                 }
                 // A torn final line is an unacknowledged append: ignore it.
                 Err(LineError::Invalid(_)) if !terminated => {}
-                Err(LineError::Invalid(message)) => return Err(Error::corrupt(Location::line(path, number), message)),
+                Err(LineError::Invalid(message)) => {
+                    return Err(Error::corrupt(Location::line(path, number), message));
+                }
             }
         }
         Ok(records)
@@ -141,7 +143,8 @@ impl FactLog {
             }
             Ok(Some(FileRecords { day: day.clone(), stamp, records }))
         };
-        let files: Vec<Option<FileRecords<T>>> = map_in_parallel(days, read).into_iter().collect::<Result<_>>()?;
+        let files: Vec<Option<FileRecords<T>>> =
+            map_in_parallel(days, read).into_iter().collect::<Result<_>>()?;
         Ok(files.into_iter().flatten().collect())
     }
 
@@ -156,8 +159,11 @@ impl FactLog {
             return Ok(found);
         }
         for day in self.days()?.into_iter().rev() {
-            let mut facts: Vec<Fact> = self.read_file(&day.path)?.into_iter().filter(&keep).collect();
-            facts.sort_by(|a, b| (a.recorded_at.instant(), &a.fact_id).cmp(&(b.recorded_at.instant(), &b.fact_id)));
+            let mut facts: Vec<Fact> =
+                self.read_file(&day.path)?.into_iter().filter(&keep).collect();
+            facts.sort_by(|a, b| {
+                (a.recorded_at.instant(), &a.fact_id).cmp(&(b.recorded_at.instant(), &b.fact_id))
+            });
             // Every fact of a newer file is newer than those of older files.
             let take = facts.len().min(limit - found.len());
             let mut newest: Vec<Fact> = facts.split_off(facts.len() - take);
@@ -184,9 +190,11 @@ impl FactLog {
         }
         let mut pending = Vec::with_capacity(by_day.len());
         for (day, lines) in by_day {
-            pending.push(atomic_io::append_unsynced(&self.path_for_day(&day), lines.as_bytes(), &|fragment| {
-                Fact::parse_line(fragment).is_ok()
-            })?);
+            pending.push(atomic_io::append_unsynced(
+                &self.path_for_day(&day),
+                lines.as_bytes(),
+                &|fragment| Fact::parse_line(fragment).is_ok(),
+            )?);
         }
         let created = pending.iter().any(|p| p.created);
         atomic_io::sync_all(pending)?;
@@ -258,9 +266,14 @@ pub(crate) fn map_in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R
     let chunk = items.len().div_ceil(threads).max(1);
     let f = &f;
     std::thread::scope(|scope| {
-        let handles: Vec<_> =
-            items.chunks(chunk).map(|part| scope.spawn(move || part.iter().map(f).collect::<Vec<R>>())).collect();
-        handles.into_iter().flat_map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
+        let handles: Vec<_> = items
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(f).collect::<Vec<R>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .collect()
     })
 }
 

@@ -161,8 +161,13 @@ pub enum Phase {
 
 impl Phase {
     /// Every phase in order.
-    pub const ALL: [Phase; 5] =
-        [Phase::Prepared, Phase::CuratedApplied, Phase::ConflictClosed, Phase::AuditAppended, Phase::Committed];
+    pub const ALL: [Phase; 5] = [
+        Phase::Prepared,
+        Phase::CuratedApplied,
+        Phase::ConflictClosed,
+        Phase::AuditAppended,
+        Phase::Committed,
+    ];
 }
 
 impl fmt::Display for Phase {
@@ -278,7 +283,8 @@ where
         if text.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let record = parse_record::<T>(text).map_err(|msg| Error::corrupt(Location::line(path, line), msg))?;
+        let record = parse_record::<T>(text)
+            .map_err(|msg| Error::corrupt(Location::line(path, line), msg))?;
         if record.workspace() != workspace_id {
             return Err(Error::Scope {
                 location: Location::line(path, line),
@@ -295,12 +301,15 @@ pub fn parse_record<T>(bytes: &[u8]) -> std::result::Result<T, String>
 where
     T: for<'de> Deserialize<'de> + StreamRecord,
 {
-    let value: Value =
-        serde_json::from_slice(bytes).map_err(|err| crate::model::fact_line::describe_json_error(&err))?;
+    let value: Value = serde_json::from_slice(bytes)
+        .map_err(|err| crate::model::fact_line::describe_json_error(&err))?;
     // No workmem record holds a float; one in the free-form intent would not
     // survive a write and re-read bit for bit, and the digest covers it.
     if has_float(&value) {
-        return Err("invalid record: holds a floating-point number; workmem records hold integers only".to_owned());
+        return Err(
+            "invalid record: holds a floating-point number; workmem records hold integers only"
+                .to_owned(),
+        );
     }
     let version = value.get("schema_version").and_then(Value::as_i64);
     if version != Some(i64::from(JOURNAL_SCHEMA_VERSION)) {
@@ -309,7 +318,8 @@ where
             value.get("schema_version").map_or("missing".to_owned(), Value::to_string)
         ));
     }
-    let record: T = serde_json::from_value(value).map_err(|err| format!("invalid record: {err}"))?;
+    let record: T =
+        serde_json::from_value(value).map_err(|err| format!("invalid record: {err}"))?;
     record.check()?;
     Ok(record)
 }
@@ -455,7 +465,8 @@ pub fn transactions(path: &Path, workspace_id: &str) -> Result<Vec<Transaction>>
                 }
                 let intent: Intent = serde_json::from_value(raw)
                     .map_err(|err| Error::corrupt(here(), format!("intent was modified: {err}")))?;
-                check_intent(&intent, &record, workspace_id).map_err(|msg| Error::corrupt(here(), msg))?;
+                check_intent(&intent, &record, workspace_id)
+                    .map_err(|msg| Error::corrupt(here(), msg))?;
                 index.insert(record.transaction_id.clone(), out.len());
                 out.push(Transaction {
                     transaction_id: record.transaction_id.clone(),
@@ -482,7 +493,10 @@ pub fn transactions(path: &Path, workspace_id: &str) -> Result<Vec<Transaction>>
         if record.intent.is_some() {
             return Err(Error::corrupt(
                 here(),
-                format!("{} line of {} must not carry an intent", record.phase, record.transaction_id),
+                format!(
+                    "{} line of {} must not carry an intent",
+                    record.phase, record.transaction_id
+                ),
             ));
         }
         let expected = Phase::ALL.get(transaction.done.len()).copied();
@@ -506,9 +520,18 @@ pub fn transactions(path: &Path, workspace_id: &str) -> Result<Vec<Transaction>>
     Ok(out)
 }
 
-fn check_intent(intent: &Intent, line: &JournalLine, workspace_id: &str) -> std::result::Result<(), String> {
-    if intent.schema_version != JOURNAL_SCHEMA_VERSION || intent.adjudication.schema_version != JOURNAL_SCHEMA_VERSION {
-        return Err(format!("transaction {} has an unsupported schema_version", line.transaction_id));
+fn check_intent(
+    intent: &Intent,
+    line: &JournalLine,
+    workspace_id: &str,
+) -> std::result::Result<(), String> {
+    if intent.schema_version != JOURNAL_SCHEMA_VERSION
+        || intent.adjudication.schema_version != JOURNAL_SCHEMA_VERSION
+    {
+        return Err(format!(
+            "transaction {} has an unsupported schema_version",
+            line.transaction_id
+        ));
     }
     if intent.workspace_id != workspace_id || intent.adjudication.workspace_id != workspace_id {
         return Err(format!("transaction {} belongs to another workspace", line.transaction_id));
@@ -516,10 +539,18 @@ fn check_intent(intent: &Intent, line: &JournalLine, workspace_id: &str) -> std:
     if intent.transaction_id != line.transaction_id
         || intent.transaction_id != canon::transaction_id(workspace_id, &intent.event_id)
     {
-        return Err(format!("intent was modified: transaction id {} does not match its event id", line.transaction_id));
+        return Err(format!(
+            "intent was modified: transaction id {} does not match its event id",
+            line.transaction_id
+        ));
     }
-    intent.adjudication.check_fields().map_err(|err| format!("transaction {}: {err}", line.transaction_id))?;
-    if intent.adjudication.event_id != intent.event_id || intent.adjudication.conflict_id != intent.conflict_id {
+    intent
+        .adjudication
+        .check_fields()
+        .map_err(|err| format!("transaction {}: {err}", line.transaction_id))?;
+    if intent.adjudication.event_id != intent.event_id
+        || intent.adjudication.conflict_id != intent.conflict_id
+    {
         return Err(format!(
             "intent was modified: adjudication of {} names another event or case",
             line.transaction_id
@@ -536,8 +567,9 @@ fn check_intent(intent: &Intent, line: &JournalLine, workspace_id: &str) -> std:
 /// [`Error::Io`].
 pub fn last_is_committed(path: &Path, workspace_id: &str) -> Result<bool> {
     let Some(last) = atomic_io::last_complete_line(path)? else { return Ok(true) };
-    let record: JournalLine = parse_record(&last)
-        .map_err(|msg| Error::corrupt(Location::file(path), format!("last complete line: {msg}")))?;
+    let record: JournalLine = parse_record(&last).map_err(|msg| {
+        Error::corrupt(Location::file(path), format!("last complete line: {msg}"))
+    })?;
     if record.workspace_id != workspace_id {
         return Err(Error::Scope {
             location: Location::file(path),

@@ -103,22 +103,27 @@ impl Workspace {
         let mut facts = Vec::with_capacity(items.len());
         let mut times_given = Vec::with_capacity(items.len());
         let mut ids = std::collections::HashSet::new();
-        let mut occurrences: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        let mut occurrences: std::collections::HashMap<String, usize> =
+            std::collections::HashMap::new();
         for (index, mut new) in items.into_iter().enumerate() {
             if new.fact_id.is_none() {
                 let json = new.canonical_json();
-                let seen = occurrences.entry(canon::import_fact_id(&self.workspace_id, &json, 0)).or_insert(0);
+                let seen = occurrences
+                    .entry(canon::import_fact_id(&self.workspace_id, &json, 0))
+                    .or_insert(0);
                 new.fact_id = Some(canon::import_fact_id(&self.workspace_id, &json, *seen));
                 *seen += 1;
             }
             times_given.push(new.recorded_at.is_some());
             let fact = self.prepare(new).map_err(|err| err.at_item(index + 1))?;
             if !ids.insert(fact.fact_id.clone()) {
-                return Err(Error::invalid("fact_id", Invalid::IdRepeated { id: fact.fact_id }).at_item(index + 1));
+                return Err(Error::invalid("fact_id", Invalid::IdRepeated { id: fact.fact_id })
+                    .at_item(index + 1));
             }
             facts.push(fact);
         }
-        let days: std::collections::BTreeSet<String> = facts.iter().map(|f| f.recorded_at.utc_day()).collect();
+        let days: std::collections::BTreeSet<String> =
+            facts.iter().map(|f| f.recorded_at.utc_day()).collect();
         self.check_append_scope(days)?;
         let _lock = self.lock()?;
         let stored = self.stored_under(&facts)?;
@@ -129,7 +134,8 @@ impl Workspace {
                 None => missing.push(fact),
                 Some(stored) if fact.repeats(&stored, times_given[index]) => already_present += 1,
                 Some(_) => {
-                    return Err(Error::invalid("fact_id", Invalid::IdTaken { id: fact.fact_id }).at_item(index + 1));
+                    return Err(Error::invalid("fact_id", Invalid::IdTaken { id: fact.fact_id })
+                        .at_item(index + 1));
                 }
             }
         }
@@ -180,7 +186,9 @@ impl Workspace {
         let mut checked = false;
         for day in days {
             let path = self.log.path_for_day(&day);
-            if let Some(found) = atomic_io::first_complete_line(&path)?.and_then(|l| recorded_workspace(&l)) {
+            if let Some(found) =
+                atomic_io::first_complete_line(&path)?.and_then(|l| recorded_workspace(&l))
+            {
                 self.expect_workspace(&path, found)?;
                 checked = true;
             }
@@ -189,7 +197,8 @@ impl Workspace {
             return Ok(());
         }
         if let Some(newest) = self.log.days()?.pop()
-            && let Some(found) = atomic_io::first_complete_line(&newest.path)?.and_then(|l| recorded_workspace(&l))
+            && let Some(found) =
+                atomic_io::first_complete_line(&newest.path)?.and_then(|l| recorded_workspace(&l))
         {
             return self.expect_workspace(&newest.path, found);
         }
@@ -204,7 +213,11 @@ impl Workspace {
         if found == self.workspace_id {
             return Ok(());
         }
-        Err(Error::Scope { location: crate::error::Location::file(path), found, expected: self.workspace_id.clone() })
+        Err(Error::Scope {
+            location: crate::error::Location::file(path),
+            found,
+            expected: self.workspace_id.clone(),
+        })
     }
 }
 

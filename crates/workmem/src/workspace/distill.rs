@@ -13,7 +13,9 @@ use crate::store::conflict_queue::ConflictQueue;
 use crate::store::domain_index::{self, DomainIndex};
 use crate::store::fact_log;
 use crate::store::failpoint;
-use crate::workspace::{CONFLICTS_FILE, CURATED_FILE, DISTILL_INTENT_FILE, DOMAIN_INDEX_FILE, Workspace};
+use crate::workspace::{
+    CONFLICTS_FILE, CURATED_FILE, DISTILL_INTENT_FILE, DOMAIN_INDEX_FILE, Workspace,
+};
 
 impl Workspace {
     /// Runs the distill policy as `options` say and, unless it is a dry
@@ -42,7 +44,8 @@ impl Workspace {
     /// [`Workspace::facts`]; [`Error::Io`].
     pub fn distill(&self, options: &DistillOptions) -> Result<Distilled> {
         let policy = options.policy.as_ref().unwrap_or(&self.config.policy);
-        let outcome = self.run_distill(policy, options.as_of.clone(), options.dry_run, options.explain)?;
+        let outcome =
+            self.run_distill(policy, options.as_of.clone(), options.dry_run, options.explain)?;
         Ok(Distilled { report: outcome.report, decisions: outcome.decisions })
     }
 
@@ -85,7 +88,8 @@ impl Workspace {
             false => None,
         };
         if outcome.curated_changed {
-            let curated_bytes = outcome.curated.encode(&self.file(CURATED_FILE), &self.workspace_id)?;
+            let curated_bytes =
+                outcome.curated.encode(&self.file(CURATED_FILE), &self.workspace_id)?;
             self.write_distill_intent(&curated_bytes, conflicts_bytes.as_deref())?;
             atomic_io::replace(&self.file(CURATED_FILE), &curated_bytes)?;
             failpoint::hit("between_curated_and_projection");
@@ -104,8 +108,12 @@ impl Workspace {
 
     /// Returns the domain index of the files just read when the stored one
     /// does not describe them.
-    fn stale_domain_index(&self, files: &[fact_log::FileRecords<FactSummary>]) -> Option<DomainIndex> {
-        let current = DomainIndex::describes(&self.file(DOMAIN_INDEX_FILE), &self.workspace_id, files);
+    fn stale_domain_index(
+        &self,
+        files: &[fact_log::FileRecords<FactSummary>],
+    ) -> Option<DomainIndex> {
+        let current =
+            DomainIndex::describes(&self.file(DOMAIN_INDEX_FILE), &self.workspace_id, files);
         (!current).then(|| DomainIndex::of(files))
     }
 
@@ -120,7 +128,12 @@ impl Workspace {
     ///
     /// Errors: as [`Workspace::facts`], for the daily files it reads.
     pub(crate) fn domain_fact_ids(&self, memory_key: &str) -> Result<domain_index::Lookup> {
-        domain_index::domain_fact_ids(&self.log, &self.file(DOMAIN_INDEX_FILE), &self.workspace_id, memory_key)
+        domain_index::domain_fact_ids(
+            &self.log,
+            &self.file(DOMAIN_INDEX_FILE),
+            &self.workspace_id,
+            memory_key,
+        )
     }
 
     fn write_distill_intent(&self, curated: &[u8], conflicts: Option<&[u8]>) -> Result<()> {
@@ -157,9 +170,10 @@ impl Workspace {
     pub(crate) fn finish_distill_locked(&self) -> Result<()> {
         let path = self.file(DISTILL_INTENT_FILE);
         let Some(data) = atomic_io::read_optional(&path)? else { return Ok(()) };
-        let corrupt = |message: &str| Error::corrupt(crate::error::Location::file(&path), message.to_owned());
-        let intent: serde_json::Value =
-            serde_json::from_slice(&data).map_err(|_| corrupt("not valid JSON; remove it and run distill again"))?;
+        let corrupt =
+            |message: &str| Error::corrupt(crate::error::Location::file(&path), message.to_owned());
+        let intent: serde_json::Value = serde_json::from_slice(&data)
+            .map_err(|_| corrupt("not valid JSON; remove it and run distill again"))?;
         if intent.get("workspace_id").and_then(|v| v.as_str()) != Some(self.workspace_id.as_str()) {
             return Err(corrupt("belongs to another workspace"));
         }
@@ -173,7 +187,9 @@ impl Workspace {
             if let Some(conflicts) = conflicts {
                 // Validate before writing: the intent is untrusted input too.
                 ConflictQueue::decode(conflicts.as_bytes(), &path, &self.workspace_id)?;
-                if atomic_io::read_optional(&self.file(CONFLICTS_FILE))?.as_deref() != Some(conflicts.as_bytes()) {
+                if atomic_io::read_optional(&self.file(CONFLICTS_FILE))?.as_deref()
+                    != Some(conflicts.as_bytes())
+                {
                     atomic_io::replace(&self.file(CONFLICTS_FILE), conflicts.as_bytes())?;
                 }
             }

@@ -41,7 +41,10 @@ pub struct KeyExplanation {
 impl Reason {
     /// Returns whether the fact is (or would become) evidence of an entry.
     pub fn is_promoted(&self) -> bool {
-        matches!(self, Reason::Promoted { .. } | Reason::Reinforced { .. } | Reason::AlreadyEvidence { .. })
+        matches!(
+            self,
+            Reason::Promoted { .. } | Reason::Reinforced { .. } | Reason::AlreadyEvidence { .. }
+        )
     }
 
     /// Returns the entry key the reason names, if any.
@@ -63,11 +66,18 @@ impl Workspace {
     ///
     /// Errors: [`Error::InvalidInput`] naming `fact_id` when no such fact
     /// exists; read errors as [`Workspace::facts`].
-    pub fn explain_fact(&self, fact_id: &str, policy: &Policy, as_of: Option<Stamp>) -> Result<FactExplanation> {
+    pub fn explain_fact(
+        &self,
+        fact_id: &str,
+        policy: &Policy,
+        as_of: Option<Stamp>,
+    ) -> Result<FactExplanation> {
         canon::check_id("fact_id", fact_id)?;
         let as_of = as_of.unwrap_or_else(|| self.now());
         let (mut found, _) = self.explain_matching(policy, &as_of, |f| f.fact_id == fact_id)?;
-        found.pop().ok_or_else(|| Error::invalid("fact_id", Invalid::NoSuchFact { id: fact_id.to_owned() }))
+        found.pop().ok_or_else(|| {
+            Error::invalid("fact_id", Invalid::NoSuchFact { id: fact_id.to_owned() })
+        })
     }
 
     /// Explains every fact of `memory_key` under `policy` at `as_of`
@@ -75,12 +85,20 @@ impl Workspace {
     ///
     /// Errors: [`Error::InvalidInput`] for a malformed key; read errors as
     /// [`Workspace::facts`].
-    pub fn explain_key(&self, memory_key: &str, policy: &Policy, as_of: Option<Stamp>) -> Result<KeyExplanation> {
+    pub fn explain_key(
+        &self,
+        memory_key: &str,
+        policy: &Policy,
+        as_of: Option<Stamp>,
+    ) -> Result<KeyExplanation> {
         let memory_key = canon::clean_memory_key(memory_key)?;
         let as_of = as_of.unwrap_or_else(|| self.now());
-        let (facts, entries) =
-            self.explain_matching(policy, &as_of, |f| f.memory_key.as_deref() == Some(memory_key.as_str()))?;
-        let active = entries.into_iter().find(|e| e.is_active() && e.memory_key.as_deref() == Some(&memory_key));
+        let (facts, entries) = self.explain_matching(policy, &as_of, |f| {
+            f.memory_key.as_deref() == Some(memory_key.as_str())
+        })?;
+        let active = entries
+            .into_iter()
+            .find(|e| e.is_active() && e.memory_key.as_deref() == Some(&memory_key));
         Ok(KeyExplanation { memory_key, as_of, active, facts })
     }
 
@@ -106,8 +124,10 @@ impl Workspace {
         let mut out = Vec::new();
         for fact in facts.iter().filter(|f| wanted(f)) {
             let Some(reason) = reasons.remove(fact.fact_id.as_str()) else { continue };
-            let entry =
-                reason.entry_key().and_then(|key| outcome.curated.entries.iter().find(|e| e.key == key)).cloned();
+            let entry = reason
+                .entry_key()
+                .and_then(|key| outcome.curated.entries.iter().find(|e| e.key == key))
+                .cloned();
             out.push(FactExplanation { fact: fact.clone(), reason: reason.clone(), entry });
         }
         Ok((out, outcome.curated.entries))

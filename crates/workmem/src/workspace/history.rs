@@ -41,20 +41,28 @@ impl Workspace {
     /// errors as [`Workspace::facts`].
     pub fn history(&self, memory_key: &str) -> Result<History> {
         let memory_key = canon::clean_memory_key(memory_key)?;
-        let mut entries: Vec<Entry> =
-            self.curated()?.entries.into_iter().filter(|e| e.memory_key.as_deref() == Some(&memory_key)).collect();
+        let mut entries: Vec<Entry> = self
+            .curated()?
+            .entries
+            .into_iter()
+            .filter(|e| e.memory_key.as_deref() == Some(&memory_key))
+            .collect();
         entries.sort_by_key(|e| e.revision);
         let facts = self.facts()?;
         let by_id: HashMap<&str, &Fact> = facts.iter().map(|f| (f.fact_id.as_str(), f)).collect();
         let revisions = entries
             .into_iter()
             .map(|entry| {
-                let facts =
-                    entry.evidence_ids.iter().filter_map(|id| by_id.get(id.as_str()).map(|f| (*f).clone())).collect();
+                let facts = entry
+                    .evidence_ids
+                    .iter()
+                    .filter_map(|id| by_id.get(id.as_str()).map(|f| (*f).clone()))
+                    .collect();
                 RevisionHistory { entry, facts }
             })
             .collect();
-        let cases = self.conflicts()?.cases.into_iter().filter(|c| c.memory_key == memory_key).collect();
+        let cases =
+            self.conflicts()?.cases.into_iter().filter(|c| c.memory_key == memory_key).collect();
         Ok(History { memory_key, revisions, cases })
     }
 }

@@ -8,7 +8,9 @@ use crate::store::atomic_io::{self, FileStamp, file_stamp};
 use crate::store::conflict_queue::ConflictQueue;
 use crate::store::curated_state::CuratedState;
 use crate::store::failpoint;
-use crate::workspace::{CONFLICTS_FILE, CURATED_FILE, MEMORY_FILE, PROJECTION_INDEX_FILE, Workspace};
+use crate::workspace::{
+    CONFLICTS_FILE, CURATED_FILE, MEMORY_FILE, PROJECTION_INDEX_FILE, Workspace,
+};
 
 impl Workspace {
     /// Replaces curated.json, then MEMORY.md.
@@ -72,7 +74,11 @@ impl Workspace {
 
     /// Replaces MEMORY.md with the rendering of `state`, then the projection
     /// index; returns the rendering.
-    pub(super) fn write_memory_md(&self, state: &CuratedState, curated_stamp: Option<FileStamp>) -> Result<String> {
+    pub(super) fn write_memory_md(
+        &self,
+        state: &CuratedState,
+        curated_stamp: Option<FileStamp>,
+    ) -> Result<String> {
         let rendered = projection::render_memory(&state.entries);
         atomic_io::replace(&self.file(MEMORY_FILE), rendered.as_bytes())?;
         self.write_projection_index(state, curated_stamp)?;
@@ -85,8 +91,13 @@ impl Workspace {
     /// can trust MEMORY.md without parsing curated.json, whose evidence
     /// lists grow with the log. The index is a cache: it is used only while
     /// both identities still match, and rebuilt otherwise.
-    fn write_projection_index(&self, state: &CuratedState, curated_stamp: Option<FileStamp>) -> Result<()> {
-        let (Some(curated), Some(memory)) = (curated_stamp, file_stamp(&self.file(MEMORY_FILE))?) else {
+    fn write_projection_index(
+        &self,
+        state: &CuratedState,
+        curated_stamp: Option<FileStamp>,
+    ) -> Result<()> {
+        let (Some(curated), Some(memory)) = (curated_stamp, file_stamp(&self.file(MEMORY_FILE))?)
+        else {
             return Ok(());
         };
         let index = ProjectionIndex {
@@ -96,8 +107,10 @@ impl Workspace {
             memory,
             entries: projection::project(&state.entries),
         };
-        let text = serde_json::to_string(&index)
-            .map_err(|err| Error::Io { path: self.file(PROJECTION_INDEX_FILE), source: std::io::Error::other(err) })?;
+        let text = serde_json::to_string(&index).map_err(|err| Error::Io {
+            path: self.file(PROJECTION_INDEX_FILE),
+            source: std::io::Error::other(err),
+        })?;
         atomic_io::replace_cache(&self.file(PROJECTION_INDEX_FILE), text.as_bytes())
     }
 
@@ -107,7 +120,9 @@ impl Workspace {
     fn fresh_projection(&self) -> Result<Option<(String, Vec<projection::Projected>)>> {
         // Any trouble with the cache (missing, unreadable, a directory or a
         // link in its place) is a miss, never an error.
-        let Ok(Some(data)) = atomic_io::read_optional(&self.file(PROJECTION_INDEX_FILE)) else { return Ok(None) };
+        let Ok(Some(data)) = atomic_io::read_optional(&self.file(PROJECTION_INDEX_FILE)) else {
+            return Ok(None);
+        };
         let Ok(index) = serde_json::from_slice::<ProjectionIndex>(&data) else { return Ok(None) };
         let current = (file_stamp(&self.file(CURATED_FILE))?, file_stamp(&self.file(MEMORY_FILE))?);
         if index.schema_version != 1
@@ -116,7 +131,9 @@ impl Workspace {
         {
             return Ok(None);
         }
-        let Some(memory) = atomic_io::read_optional(&self.file(MEMORY_FILE))? else { return Ok(None) };
+        let Some(memory) = atomic_io::read_optional(&self.file(MEMORY_FILE))? else {
+            return Ok(None);
+        };
         match String::from_utf8(memory) {
             Ok(text) => Ok(Some((text, index.entries))),
             Err(_) => Ok(None),
@@ -139,7 +156,10 @@ impl Workspace {
         let (state, bytes) = self.curated_with_bytes()?;
         if bytes.is_none() {
             let existing = atomic_io::read_optional(&self.file(MEMORY_FILE))?;
-            return Ok((existing.map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default(), state));
+            return Ok((
+                existing.map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default(),
+                state,
+            ));
         }
         Ok((self.repair_projection_from(&state, curated_stamp, Repair::BestEffort)?, state))
     }
@@ -172,7 +192,9 @@ impl Workspace {
                 (memory, projection::project(&state.entries))
             }
         };
-        let recent = self.log.recent(recent.unwrap_or(self.config.recent_facts), |f| f.memory_key.is_none())?;
+        let recent = self
+            .log
+            .recent(recent.unwrap_or(self.config.recent_facts), |f| f.memory_key.is_none())?;
         Ok(projection::render_context(&memory, &entries, &recent, self.config.context_budget))
     }
 }

@@ -112,10 +112,16 @@ impl WorkspaceBuilder {
         let memory_dir = memory_dir.as_deref();
         let project = std::fs::canonicalize(&project).at(&project)?;
         if !project.is_dir() {
-            return Err(Error::invalid("project", Invalid::Project { path: project, problem: "not a directory" }));
+            return Err(Error::invalid(
+                "project",
+                Invalid::Project { path: project, problem: "not a directory" },
+            ));
         }
         let text = project.to_str().ok_or_else(|| {
-            Error::invalid("project", Invalid::Project { path: project.clone(), problem: "not valid UTF-8" })
+            Error::invalid(
+                "project",
+                Invalid::Project { path: project.clone(), problem: "not valid UTF-8" },
+            )
         })?;
         let workspace_id = canon::workspace_id(text);
         let memory_dir = match memory_dir {
@@ -133,6 +139,14 @@ impl WorkspaceBuilder {
             }
         };
         let log = FactLog::new(memory_dir.join("daily"), workspace_id.clone());
-        Ok(Workspace { project, memory_dir, workspace_id, log, clock: self.clock, config: self.config, read_only })
+        Ok(Workspace {
+            project,
+            memory_dir,
+            workspace_id,
+            log,
+            clock: self.clock,
+            config: self.config,
+            read_only,
+        })
     }
 }

@@ -13,7 +13,8 @@ use crate::store::conflict_queue::ConflictQueue;
 use crate::store::curated_state::{CURATED_SCHEMA_VERSION, CuratedState};
 use crate::store::failpoint;
 use crate::store::journal::{
-    self, AUDIT_FILE, Adjudication, Intent, JOURNAL_FILE, JOURNAL_SCHEMA_VERSION, JournalLine, Phase,
+    self, AUDIT_FILE, Adjudication, Intent, JOURNAL_FILE, JOURNAL_SCHEMA_VERSION, JournalLine,
+    Phase,
 };
 use crate::store::lock::WorkspaceLock;
 use crate::workspace::{CONFLICTS_FILE, CURATED_FILE, Workspace};
@@ -75,7 +76,9 @@ impl Workspace {
             if resolution.matches(&stored) {
                 return Ok(stored);
             }
-            return Err(Error::ResolutionRejected(Rejected::EventIdReused { event_id: resolution.event_id }));
+            return Err(Error::ResolutionRejected(Rejected::EventIdReused {
+                event_id: resolution.event_id,
+            }));
         }
         let curated = self.curated()?;
         let queue = self.conflicts()?;
@@ -85,7 +88,14 @@ impl Workspace {
             None => crate::store::domain_index::Lookup { ids: Vec::new(), updated: None },
         };
         let resolved_at = resolution.resolved_at.clone().unwrap_or_else(|| self.now());
-        let plan = adjudication::plan(&resolution, &curated, &queue, &domain.ids, resolved_at, self.workspace_id())?;
+        let plan = adjudication::plan(
+            &resolution,
+            &curated,
+            &queue,
+            &domain.ids,
+            resolved_at,
+            self.workspace_id(),
+        )?;
         let intent = Intent {
             transaction_id: canon::transaction_id(self.workspace_id(), &resolution.event_id),
             workspace_id: self.workspace_id().to_owned(),
@@ -105,7 +115,14 @@ impl Workspace {
         // Under the lock since the states were read: both files hold the
         // before snapshot and the audit stream lacks the event.
         let targets = Targets { curated_done: false, queue_done: false, audit_done: false };
-        self.apply(&intent, &digest, &[Phase::Prepared], &plan.curated_after, &plan.queue_after, targets)?;
+        self.apply(
+            &intent,
+            &digest,
+            &[Phase::Prepared],
+            &plan.curated_after,
+            &plan.queue_after,
+            targets,
+        )?;
         if let Some(index) = domain.updated {
             self.save_domain_index(&index);
         }
@@ -135,7 +152,9 @@ impl Workspace {
     /// Errors: [`Error::Corrupt`] when the intent was modified or a target
     /// matches neither snapshot (nothing is changed then); [`Error::Io`].
     pub fn recover(&self) -> Result<()> {
-        if !self.distill_pending() && journal::last_is_committed(&self.file(JOURNAL_FILE), self.workspace_id())? {
+        if !self.distill_pending()
+            && journal::last_is_committed(&self.file(JOURNAL_FILE), self.workspace_id())?
+        {
             return Ok(());
         }
         let _lock: WorkspaceLock = self.lock()?;
@@ -171,7 +190,8 @@ impl Workspace {
     fn roll_forward(&self, intent: &Intent, digest: &str, done: &[Phase]) -> Result<()> {
         let tid = &intent.transaction_id;
         let snapshot = |entries: &[crate::store::curated_state::Entry]| {
-            let mut state = CuratedState { schema_version: CURATED_SCHEMA_VERSION, entries: entries.to_vec() };
+            let mut state =
+                CuratedState { schema_version: CURATED_SCHEMA_VERSION, entries: entries.to_vec() };
             state.sort();
             state
         };
@@ -180,7 +200,8 @@ impl Workspace {
             queue.sort();
             queue
         };
-        let (curated_after, curated_before) = (snapshot(&intent.curated_after), snapshot(&intent.curated_before));
+        let (curated_after, curated_before) =
+            (snapshot(&intent.curated_after), snapshot(&intent.curated_before));
         let (queue_after, queue_before) =
             (queue_snapshot(&intent.conflicts_after), queue_snapshot(&intent.conflicts_before));
 
@@ -189,7 +210,9 @@ impl Workspace {
         if !curated_done && curated_now.entries != curated_before.entries {
             return Err(Error::corrupt(
                 Location::file(&self.file(CURATED_FILE)),
-                format!("matches neither the before nor the after snapshot of transaction {tid}; recovery stopped"),
+                format!(
+                    "matches neither the before nor the after snapshot of transaction {tid}; recovery stopped"
+                ),
             ));
         }
         let queue_now = self.conflicts()?;
@@ -197,7 +220,9 @@ impl Workspace {
         if !queue_done && queue_now.cases != queue_before.cases {
             return Err(Error::corrupt(
                 Location::file(&self.file(CONFLICTS_FILE)),
-                format!("matches neither the before nor the after snapshot of transaction {tid}; recovery stopped"),
+                format!(
+                    "matches neither the before nor the after snapshot of transaction {tid}; recovery stopped"
+                ),
             ));
         }
         let audit_path = self.file(AUDIT_FILE);
@@ -206,7 +231,10 @@ impl Workspace {
         if stored.as_ref().is_some_and(|a| *a != intent.adjudication) {
             return Err(Error::corrupt(
                 Location::file(&audit_path),
-                format!("holds another adjudication with event id {} of transaction {tid}", intent.event_id),
+                format!(
+                    "holds another adjudication with event id {} of transaction {tid}",
+                    intent.event_id
+                ),
             ));
         }
         let targets = Targets { curated_done, queue_done, audit_done: stored.is_some() };
@@ -243,7 +271,10 @@ impl Workspace {
         }
         failpoint::hit("after_conflict_closed");
         if !targets.audit_done {
-            journal::append_record::<Adjudication>(&self.file(AUDIT_FILE), &intent.adjudication.to_line())?;
+            journal::append_record::<Adjudication>(
+                &self.file(AUDIT_FILE),
+                &intent.adjudication.to_line(),
+            )?;
         }
         failpoint::hit("after_audit_write");
         if !done.contains(&Phase::AuditAppended) {

@@ -46,9 +46,11 @@ fn problem(path: &Path, line: Option<usize>, message: impl Into<String>) -> Prob
 fn from_error(err: Error, fallback: &Path) -> Problem {
     match err {
         Error::Corrupt { location, message } => problem(&location.path, location.line, message),
-        Error::Scope { location, found, expected } => {
-            problem(&location.path, location.line, format!("belongs to workspace {found}, not {expected}"))
-        }
+        Error::Scope { location, found, expected } => problem(
+            &location.path,
+            location.line,
+            format!("belongs to workspace {found}, not {expected}"),
+        ),
         other => problem(fallback, None, other.to_string()),
     }
 }
@@ -62,7 +64,9 @@ fn line_of_id(text: &str, message: &str) -> Option<usize> {
             return None;
         }
         let needles = [format!("\"key\": \"{token}\""), format!("\"conflict_id\": \"{token}\"")];
-        text.lines().position(|line| needles.iter().any(|n| line.contains(n.as_str()))).map(|i| i + 1)
+        text.lines()
+            .position(|line| needles.iter().any(|n| line.contains(n.as_str())))
+            .map(|i| i + 1)
     })
 }
 
@@ -93,7 +97,11 @@ impl Workspace {
         match std::fs::metadata(self.memory_dir()) {
             Ok(meta) if meta.is_dir() => {}
             Ok(_) => {
-                problems.push(problem(self.memory_dir(), None, "memory directory is not a directory"));
+                problems.push(problem(
+                    self.memory_dir(),
+                    None,
+                    "memory directory is not a directory",
+                ));
                 return Ok(problems);
             }
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
@@ -114,7 +122,8 @@ impl Workspace {
             }
         }
         let facts = self.verify_logs(&mut problems);
-        let contents: HashMap<&str, &str> = facts.iter().map(|f| (f.fact_id.as_str(), f.content.as_str())).collect();
+        let contents: HashMap<&str, &str> =
+            facts.iter().map(|f| (f.fact_id.as_str(), f.content.as_str())).collect();
 
         let curated_path = self.file(CURATED_FILE);
         if let Some(data) = read(&curated_path, &mut problems) {
@@ -132,9 +141,15 @@ impl Workspace {
                                     worded |= *content == entry.content;
                                 }
                                 None => {
-                                    let message =
-                                        format!("entry {} cites fact {id}, which is not in the log", entry.key);
-                                    problems.push(problem(&curated_path, line_of_id(&text, &message), message));
+                                    let message = format!(
+                                        "entry {} cites fact {id}, which is not in the log",
+                                        entry.key
+                                    );
+                                    problems.push(problem(
+                                        &curated_path,
+                                        line_of_id(&text, &message),
+                                        message,
+                                    ));
                                 }
                             }
                         }
@@ -146,7 +161,11 @@ impl Workspace {
                                 "entry {} has wording that is not the content of any of its evidence facts",
                                 entry.key
                             );
-                            problems.push(problem(&curated_path, line_of_id(&text, &message), message));
+                            problems.push(problem(
+                                &curated_path,
+                                line_of_id(&text, &message),
+                                message,
+                            ));
                         }
                     }
                 }
@@ -158,8 +177,9 @@ impl Workspace {
             {
                 let state = CuratedState { schema_version: 2, entries };
                 let text = String::from_utf8_lossy(&data);
-                let first =
-                    problems.iter().position(|p| p.file == curated_path.display().to_string() && p.line.is_none());
+                let first = problems
+                    .iter()
+                    .position(|p| p.file == curated_path.display().to_string() && p.line.is_none());
                 let listed: Vec<String> = state.problems();
                 if !listed.is_empty() {
                     if let Some(index) = first {
@@ -190,14 +210,20 @@ impl Workspace {
                         problems.push(from_error(err, &conflicts_path));
                     }
                     for message in listed {
-                        problems.push(problem(&conflicts_path, line_of_id(&conflicts_text, &message), message));
+                        problems.push(problem(
+                            &conflicts_path,
+                            line_of_id(&conflicts_text, &message),
+                            message,
+                        ));
                     }
                 }
             }
         }
         for case in &queue.cases {
             for candidate in &case.candidates {
-                for id in candidate.evidence_ids.iter().filter(|id| !contents.contains_key(id.as_str())) {
+                for id in
+                    candidate.evidence_ids.iter().filter(|id| !contents.contains_key(id.as_str()))
+                {
                     problems.push(problem(
                         &conflicts_path,
                         None,
@@ -236,7 +262,11 @@ impl Workspace {
                             problems.push(problem(
                                 &day.path,
                                 Some(number),
-                                format!("belongs to workspace {}, not {}", fact.workspace_id, self.workspace_id()),
+                                format!(
+                                    "belongs to workspace {}, not {}",
+                                    fact.workspace_id,
+                                    self.workspace_id()
+                                ),
                             ));
                             continue;
                         }
@@ -256,7 +286,10 @@ impl Workspace {
                             Some(&index) if facts[index] != fact => problems.push(problem(
                                 &day.path,
                                 Some(number),
-                                format!("fact id {} is used twice with different content", fact.fact_id),
+                                format!(
+                                    "fact id {} is used twice with different content",
+                                    fact.fact_id
+                                ),
                             )),
                             Some(_) => {}
                             None => {
@@ -286,7 +319,8 @@ impl Workspace {
         let path = self.file(AUDIT_FILE);
         let mut records: Vec<(usize, Adjudication)> = Vec::new();
         let mut events = HashSet::new();
-        for (number, bytes, terminated) in read(&path, problems).as_deref().map(atomic_io::lines).into_iter().flatten()
+        for (number, bytes, terminated) in
+            read(&path, problems).as_deref().map(atomic_io::lines).into_iter().flatten()
         {
             if !terminated {
                 break;
@@ -299,10 +333,18 @@ impl Workspace {
                 }
             };
             if record.workspace_id != self.workspace_id() {
-                problems.push(problem(&path, Some(number), format!("belongs to workspace {}", record.workspace_id)));
+                problems.push(problem(
+                    &path,
+                    Some(number),
+                    format!("belongs to workspace {}", record.workspace_id),
+                ));
             }
             if !events.insert(record.event_id.clone()) {
-                problems.push(problem(&path, Some(number), format!("event id {} appears twice", record.event_id)));
+                problems.push(problem(
+                    &path,
+                    Some(number),
+                    format!("event id {} appears twice", record.event_id),
+                ));
             }
             records.push((number, record));
         }
@@ -311,12 +353,19 @@ impl Workspace {
         for (number, record) in &records {
             let (event, conflict) = (&record.event_id, &record.conflict_id);
             let message = match queue.get(conflict) {
-                None => Some(format!("adjudication {event} names conflict {conflict}, which is not in conflicts.json")),
-                Some(case) if case.resolution_event_id.as_deref() != Some(event.as_str()) => Some(format!(
-                    "adjudication {event} has no matching resolved case: conflict {conflict} is {}{}",
-                    case.status.as_str(),
-                    case.resolution_event_id.as_deref().map(|e| format!(" by event {e}")).unwrap_or_default()
+                None => Some(format!(
+                    "adjudication {event} names conflict {conflict}, which is not in conflicts.json"
                 )),
+                Some(case) if case.resolution_event_id.as_deref() != Some(event.as_str()) => {
+                    Some(format!(
+                        "adjudication {event} has no matching resolved case: conflict {conflict} is {}{}",
+                        case.status.as_str(),
+                        case.resolution_event_id
+                            .as_deref()
+                            .map(|e| format!(" by event {e}"))
+                            .unwrap_or_default()
+                    ))
+                }
                 Some(case) => {
                     let differing = differing_fields(case, record);
                     (!differing.is_empty()).then(|| {
@@ -335,10 +384,19 @@ impl Workspace {
         let conflicts_path = self.file(CONFLICTS_FILE);
         for case in queue.cases.iter().filter(|c| c.status == CaseStatus::Resolved) {
             let event = case.resolution_event_id.as_deref().unwrap_or_default();
-            let found = records.iter().any(|(_, r)| r.event_id == event && r.conflict_id == case.conflict_id);
+            let found = records
+                .iter()
+                .any(|(_, r)| r.event_id == event && r.conflict_id == case.conflict_id);
             if !found {
-                let message = format!("resolved case {} has no adjudication {event} in {AUDIT_FILE}", case.conflict_id);
-                problems.push(problem(&conflicts_path, line_of_id(conflicts_text, &message), message));
+                let message = format!(
+                    "resolved case {} has no adjudication {event} in {AUDIT_FILE}",
+                    case.conflict_id
+                );
+                problems.push(problem(
+                    &conflicts_path,
+                    line_of_id(conflicts_text, &message),
+                    message,
+                ));
             }
         }
         // Records equal the intent of the transaction that wrote them.
@@ -433,7 +491,9 @@ fn differing_fields(case: &Case, record: &Adjudication) -> Vec<&'static str> {
     if case.resolved_at.as_ref() != Some(&record.resolved_at) {
         out.push("resolved_at");
     }
-    if case.resulting_active_entry_key.as_deref() != Some(record.resulting_active_entry_key.as_str()) {
+    if case.resulting_active_entry_key.as_deref()
+        != Some(record.resulting_active_entry_key.as_str())
+    {
         out.push("resulting_active_entry_key");
     }
     out

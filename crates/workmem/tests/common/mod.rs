@@ -52,8 +52,18 @@ impl Project {
     }
 
     /// Appends one fact with every field explicit.
-    pub fn add(&self, id: &str, kind: &str, importance: i64, key: Option<&str>, content: &str, at: &str) -> Fact {
-        self.ws.remember(fact(id, kind, importance, key, content, at)).expect("remember a valid fact")
+    pub fn add(
+        &self,
+        id: &str,
+        kind: &str,
+        importance: i64,
+        key: Option<&str>,
+        content: &str,
+        at: &str,
+    ) -> Fact {
+        self.ws
+            .remember(fact(id, kind, importance, key, content, at))
+            .expect("remember a valid fact")
     }
 
     /// Runs distill with the default policy at [`AS_OF`].
@@ -63,7 +73,10 @@ impl Project {
 
     /// Runs distill with `policy` at `as_of`.
     pub fn distill_with(&self, policy: &Policy, as_of: &str) -> Report {
-        self.ws.distill(&DistillOptions::new().policy(policy.clone()).as_of(stamp(as_of))).expect("distill").report
+        self.ws
+            .distill(&DistillOptions::new().policy(policy.clone()).as_of(stamp(as_of)))
+            .expect("distill")
+            .report
     }
 
     /// Returns curated.json parsed as JSON.
@@ -84,11 +97,21 @@ impl Project {
 
 /// Opens the workspace of `project` with a clock fixed at [`AS_OF`].
 pub fn open(project: &Path) -> Workspace {
-    Workspace::builder(project).clock(Arc::new(FixedClock::new(stamp(AS_OF)))).open().expect("open workspace")
+    Workspace::builder(project)
+        .clock(Arc::new(FixedClock::new(stamp(AS_OF))))
+        .open()
+        .expect("open workspace")
 }
 
 /// Returns a new fact with every field explicit.
-pub fn fact(id: &str, kind: &str, importance: i64, key: Option<&str>, content: &str, at: &str) -> NewFact {
+pub fn fact(
+    id: &str,
+    kind: &str,
+    importance: i64,
+    key: Option<&str>,
+    content: &str,
+    at: &str,
+) -> NewFact {
     NewFact {
         content: content.to_owned(),
         kind: Some(kind.to_owned()),
