@@ -23,6 +23,7 @@
 
 use std::env;
 use std::ffi::{OsStr, OsString};
+use std::fmt::Write as _;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -94,7 +95,7 @@ fn test(extra: Vec<OsString>) -> Result<bool, String> {
 
     let mut closing = format!("tests: {} passed, {} failed", totals.passed, totals.failed);
     if totals.ignored > 0 {
-        closing.push_str(&format!(", {} ignored", totals.ignored));
+        let _ = write!(closing, ", {} ignored", totals.ignored);
     }
     println!("{closing}");
     if !status.success() && totals.failed == 0 {
@@ -110,7 +111,7 @@ fn test_selection(extra: &[OsString]) -> Vec<String> {
     let mut words = extra.iter().map(|word| word.to_string_lossy()).take_while(|word| word != "--");
     while let Some(word) = words.next() {
         if word == "-p" || word == "--package" {
-            packages.push(words.next().map(|name| name.into_owned()).unwrap_or_default());
+            packages.push(words.next().map(std::borrow::Cow::into_owned).unwrap_or_default());
         } else if let Some(name) =
             word.strip_prefix("--package=").or_else(|| word.strip_prefix("-p"))
         {

@@ -9,6 +9,7 @@
 //! `write_memory` only, and conflicts are resolved by the human. The list
 //! is a guard against accidents, not a sandbox.
 
+use std::fmt::Write as _;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -38,7 +39,7 @@ struct Rule {
     reason: &'static str,
 }
 
-const TARGETS: &str = r#"(?:/|/\*|~/?|~/\*|\$\{?HOME\}?/?|\$\{?HOME\}?/\*|\.{1,2}/?|\*|\.\*)"#;
+const TARGETS: &str = r"(?:/|/\*|~/?|~/\*|\$\{?HOME\}?/?|\$\{?HOME\}?/\*|\.{1,2}/?|\*|\.\*)";
 
 fn rules() -> Vec<(Regex, &'static str)> {
     let rm = format!(
@@ -309,7 +310,7 @@ fn take(captured: &Arc<Mutex<Captured>>) -> String {
     let Ok(captured) = captured.lock() else { return String::new() };
     let mut text = String::from_utf8_lossy(&captured.bytes).into_owned();
     if captured.dropped > 0 {
-        text.push_str(&format!("\n[{} more bytes not kept]", captured.dropped));
+        let _ = write!(text, "\n[{} more bytes not kept]", captured.dropped);
     }
     text
 }

@@ -243,15 +243,11 @@ fn post(agent: &ureq::Agent, url: &str, key: &str, body: &[u8]) -> Exchange {
 
 /// Returns `(kind, message)` of an error reply body, or the raw text.
 fn error_detail(text: &str) -> (String, String) {
-    match serde_json::from_str::<ErrorBody>(text) {
-        Ok(body) => (body.error.kind, body.error.message),
-        Err(_) => {
-            let snippet: String = text.chars().take(300).collect();
-            (
-                String::new(),
-                if snippet.trim().is_empty() { "(empty body)".to_owned() } else { snippet },
-            )
-        }
+    if let Ok(body) = serde_json::from_str::<ErrorBody>(text) {
+        (body.error.kind, body.error.message)
+    } else {
+        let snippet: String = text.chars().take(300).collect();
+        (String::new(), if snippet.trim().is_empty() { "(empty body)".to_owned() } else { snippet })
     }
 }
 
@@ -331,15 +327,15 @@ mod tests {
         let policy = RetryPolicy {
             max_retries: 9,
             base_delay: Duration::from_millis(100),
-            max_delay: Duration::from_millis(1000),
+            max_delay: Duration::from_secs(1),
         };
         assert_eq!(policy.delay(1, None), Duration::from_millis(100));
         assert_eq!(policy.delay(2, None), Duration::from_millis(200));
         assert_eq!(policy.delay(4, None), Duration::from_millis(800));
-        assert_eq!(policy.delay(5, None), Duration::from_millis(1000));
-        assert_eq!(policy.delay(60, None), Duration::from_millis(1000));
+        assert_eq!(policy.delay(5, None), Duration::from_secs(1));
+        assert_eq!(policy.delay(60, None), Duration::from_secs(1));
         assert_eq!(policy.delay(3, Some(Duration::ZERO)), Duration::ZERO);
-        assert_eq!(policy.delay(1, Some(Duration::from_secs(30))), Duration::from_millis(1000));
+        assert_eq!(policy.delay(1, Some(Duration::from_secs(30))), Duration::from_secs(1));
     }
 
     #[test]

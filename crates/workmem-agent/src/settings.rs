@@ -116,7 +116,7 @@ pub fn parse_dotenv(text: &str) -> BTreeMap<String, String> {
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let line = line.strip_prefix("export ").map(str::trim_start).unwrap_or(line);
+        let line = line.strip_prefix("export ").map_or(line, str::trim_start);
         let Some((name, value)) = line.split_once('=') else { continue };
         let name = name.trim();
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {

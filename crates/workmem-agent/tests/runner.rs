@@ -356,7 +356,7 @@ fn server_errors_give_up_after_the_retry_budget() {
     let err = s.agent.turn("hi", &mut Recorder::default(), &Cancel::new()).unwrap_err();
     match &err {
         AgentError::Client(ClientError::Api { status: 500, attempts: 3, message, .. }) => {
-            assert_eq!(message, "Internal")
+            assert_eq!(message, "Internal");
         }
         other => panic!("{other:?}"),
     }

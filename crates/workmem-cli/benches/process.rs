@@ -111,18 +111,14 @@ const DERIVED: [&str; 7] = [
 ];
 
 fn workspace_figures(dir: &Path) {
-    let facts: usize = std::fs::read_dir(dir.join(".workmem/memory/daily"))
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .map(|e| {
-                    std::fs::read(e.path())
-                        .map(|b| b.iter().filter(|&&c| c == b'\n').count())
-                        .unwrap_or(0)
-                })
-                .sum()
-        })
-        .unwrap_or(0);
+    let facts: usize = std::fs::read_dir(dir.join(".workmem/memory/daily")).map_or(0, |entries| {
+        entries
+            .filter_map(Result::ok)
+            .map(|e| {
+                std::fs::read(e.path()).map_or(0, |b| b.iter().filter(|&&c| c == b'\n').count())
+            })
+            .sum()
+    });
     println!("== {} ({facts} facts)", dir.display());
     let open = median((0..21).map(|_| timed(workmem(dir).args(["init", "-q"]))).collect());
     println!("start + open (workmem init -q): median {open:.2} ms");

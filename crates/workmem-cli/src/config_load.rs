@@ -211,11 +211,11 @@ fn apply_table(
                     let full = format!("context.{}", name.get_ref());
                     match name.get_ref().as_ref() {
                         "recent_facts" => {
-                            config.recent_facts = file.integer(value, &full, 0, 1_000)? as usize
+                            config.recent_facts = file.integer(value, &full, 0, 1_000)? as usize;
                         }
                         "budget" => {
                             config.context_budget =
-                                file.integer(value, &full, 0, 100_000_000)? as usize
+                                file.integer(value, &full, 0, 100_000_000)? as usize;
                         }
                         _ => return Err(file.unknown(&full, &name.span())),
                     }
@@ -237,13 +237,13 @@ fn apply_policy(
         let full = format!("policy.{}", name.get_ref());
         match name.get_ref().as_ref() {
             "minimum_age_days" => {
-                policy.minimum_age_days = file.integer(value, &full, 0, 365_000)? as u32
+                policy.minimum_age_days = file.integer(value, &full, 0, 365_000)? as u32;
             }
             "minimum_importance" => {
-                policy.minimum_importance = file.integer(value, &full, 1, 5)? as u8
+                policy.minimum_importance = file.integer(value, &full, 1, 5)? as u8;
             }
             "repeat_threshold" => {
-                policy.repeat_threshold = file.integer(value, &full, 1, 1_000_000)? as u32
+                policy.repeat_threshold = file.integer(value, &full, 1, 1_000_000)? as u32;
             }
             "supersession_repeat_threshold" => {
                 policy.supersession_repeat_threshold =

@@ -5,6 +5,7 @@
 #![allow(clippy::disallowed_methods)] // tests write fixtures directly
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
@@ -613,11 +614,12 @@ fn import_appends_every_fact_of_a_good_file() {
     let env = Env::new();
     let mut input = String::new();
     for day in 1..=3 {
-        input.push_str(&format!(
+        let _ = writeln!(
+            input,
             "{{\"content\": \"fact {day}\", \"kind\": \"pitfall\", \"importance\": 2, \"memory_key\": null, \
              \"source\": \"ci\", \"evidence\": {{\"run\": \"{day}\"}}, \"recorded_at\": \"2026-01-0{day}T00:00:00Z\", \
-             \"fact_id\": \"imp-{day}\"}}\n"
-        ));
+             \"fact_id\": \"imp-{day}\"}}"
+        );
     }
     let file = env.root().join("home/good.jsonl");
     std::fs::write(&file, &input).unwrap();
@@ -796,7 +798,10 @@ fn a_closed_stdout_is_a_silent_success() {
     let env = Env::new();
     let mut input = String::new();
     for i in 0..3000 {
-        input.push_str(&format!("{{\"content\": \"fact number {i} with some padding to fill the pipe\", \"recorded_at\": \"2026-01-01T00:00:00Z\"}}\n"));
+        let _ = writeln!(
+            input,
+            "{{\"content\": \"fact number {i} with some padding to fill the pipe\", \"recorded_at\": \"2026-01-01T00:00:00Z\"}}"
+        );
     }
     env.cmd().args(["import", "-"]).write_stdin(input).assert().success();
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_workmem"))
@@ -962,7 +967,7 @@ fn resolved_then_cut(env: &Env, keep: usize) {
     env.cmd().args(["verify"]).assert().success();
     let journal = env.memory().join(JOURNAL);
     let text = std::fs::read_to_string(&journal).unwrap();
-    let kept: String = text.lines().take(keep).map(|l| format!("{l}\n")).collect();
+    let kept: String = text.lines().take(keep).flat_map(|l| [l, "\n"]).collect();
     std::fs::write(&journal, kept).unwrap();
     std::fs::write(env.memory().join(AUDIT), b"").unwrap();
 }

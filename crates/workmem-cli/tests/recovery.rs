@@ -295,7 +295,7 @@ fn racing_resolutions_and_distills_are_serialised_by_the_lock() {
                 "2026-06-02T00:00:00Z",
             ]
             .iter()
-            .map(|s| s.to_string())
+            .map(std::string::ToString::to_string)
             .collect()
         };
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();

@@ -167,7 +167,8 @@ fn eight_processes_remember_while_distill_and_context_loop() {
                 })
             })
             .collect();
-        let results: Vec<_> = writers.into_iter().map(|w| w.join()).collect();
+        let results: Vec<_> =
+            writers.into_iter().map(std::thread::ScopedJoinHandle::join).collect();
         // Stop the loops before reporting a failed writer, or they spin on.
         done.store(true, std::sync::atomic::Ordering::Release);
         let ids: Vec<String> = results.into_iter().flat_map(|r| r.expect("writer")).collect();
@@ -247,6 +248,8 @@ impl Storm {
         self.finished(op, out, started)
     }
 
+    // `Some` always: it is what `run` returns for a command that finished.
+    #[allow(clippy::unnecessary_wraps)]
     fn finished(&mut self, op: &'static str, out: Output, started: Instant) -> Option<Output> {
         assert!(
             out.status.success(),
@@ -530,11 +533,9 @@ fn import_killed_midway(project: &Project, path: &Path, wait_for_bytes: u64) -> 
         if child.try_wait().expect("try_wait").is_some() {
             return false;
         }
-        let written: u64 = std::fs::read_dir(&daily)
-            .map(|entries| {
-                entries.flatten().filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum()
-            })
-            .unwrap_or(0);
+        let written: u64 = std::fs::read_dir(&daily).map_or(0, |entries| {
+            entries.flatten().filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum()
+        });
         if written >= wait_for_bytes {
             child.kill().expect("SIGKILL");
             return child.wait().expect("wait").signal() == Some(9);
@@ -628,7 +629,7 @@ fn retries_races_and_killed_imports_never_brick_a_workspace() {
                         assert!(stored == content || acknowledged.contains_key(&id));
                     }
                     Some(2) => {
-                        assert!(String::from_utf8_lossy(&out.stderr).contains("already used"))
+                        assert!(String::from_utf8_lossy(&out.stderr).contains("already used"));
                     }
                     _ => panic!("remember {id}: {out:?}"),
                 }
@@ -663,7 +664,7 @@ fn retries_races_and_killed_imports_never_brick_a_workspace() {
 
 /// Returns how many lines the memory file `name` has (0 when missing).
 fn read_lines(project: &Project, name: &str) -> usize {
-    std::fs::read_to_string(project.memory().join(name)).map(|t| t.lines().count()).unwrap_or(0)
+    std::fs::read_to_string(project.memory().join(name)).map_or(0, |t| t.lines().count())
 }
 
 // ---------------------------------------------------------------------------

@@ -8,6 +8,7 @@
 //! dropped. Shared by the agent tests and the `workmem chat` tests.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -223,7 +224,7 @@ fn write_reply(mut stream: TcpStream, reply: &Reply) -> std::io::Result<()> {
         body.len()
     );
     for (name, value) in &reply.headers {
-        head.push_str(&format!("{name}: {value}\r\n"));
+        let _ = write!(head, "{name}: {value}\r\n");
     }
     head.push_str("\r\n");
     stream.write_all(head.as_bytes())?;

@@ -113,7 +113,7 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (Vec<u8>, std::time::SystemTime)> {
 }
 
 fn lines(path: &Path) -> usize {
-    fs::read_to_string(path).map(|t| t.lines().count()).unwrap_or(0)
+    fs::read_to_string(path).map_or(0, |t| t.lines().count())
 }
 
 #[test]
@@ -312,7 +312,7 @@ fn unknown_ids_are_rejected_and_malformed_input_is_invalid() {
     let cases: Vec<(Resolution, &str)> = vec![
         (Resolution { event_id: " bad id".into(), ..request(&case, &postgres, "x") }, "event_id"),
         (Resolution { actor: "  ".into(), ..request(&case, &postgres, "x") }, "actor"),
-        (Resolution { rationale: "".into(), ..request(&case, &postgres, "x") }, "rationale"),
+        (Resolution { rationale: String::new(), ..request(&case, &postgres, "x") }, "rationale"),
         (Resolution { rationale: "r".repeat(1001), ..request(&case, &postgres, "x") }, "rationale"),
         (Resolution { expected_revision: 0, ..request(&case, &postgres, "x") }, "revision"),
     ];
@@ -504,7 +504,7 @@ fn history_shows_every_revision_with_evidence_and_cases() {
             (
                 r.entry.revision,
                 r.entry.content.as_str(),
-                r.facts.iter().map(|f| f.fact_id()).collect(),
+                r.facts.iter().map(workmem::Fact::fact_id).collect(),
             )
         })
         .collect();

@@ -19,7 +19,7 @@ fn write_many(p: &Project, n: usize) {
         .map(|i| {
             let kind = kinds[i % 3];
             let content = format!("{} rule {} for module {:04} of the system.", WORDS[(i * 31) % 7], (i * 17) % 13, i);
-            let evidence: Vec<String> = (0..1 + (i * 7) % 5).map(|j| format!("e{i:04}-{j}")).collect();
+            let evidence: Vec<String> = (0..=((i * 7) % 5)).map(|j| format!("e{i:04}-{j}")).collect();
             let last_seen = format!("2026-01-{:02}T00:00:00Z", 1 + (i * 11) % 9);
             json!({
                 "key": canon::unkeyed_entry_key(kind, &content), "kind": kind, "content": content,

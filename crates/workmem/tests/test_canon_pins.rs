@@ -199,7 +199,8 @@ fn pinned_candidates() -> Vec<Candidate> {
 #[test]
 fn fingerprint_is_pinned() {
     let candidates = pinned_candidates();
-    let observed: Vec<String> = ["f0", "f1", "f2", "f9"].iter().map(|s| s.to_string()).collect();
+    let observed: Vec<String> =
+        ["f0", "f1", "f2", "f9"].iter().map(std::string::ToString::to_string).collect();
     let fp =
         conflict_queue::fingerprint("db.engine", Some("00112233aabbccdd"), &candidates, &observed);
     assert_eq!(fp, "5430367b87854760e9cb745ba96dcfd773ba4315f6f44fd3074e11291628ba13");

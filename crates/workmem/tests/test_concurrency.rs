@@ -75,14 +75,14 @@ fn ten_threads_append_while_distill_and_context_loop() {
     assert_eq!(acknowledged.len(), total);
     let facts = ws.facts().expect("facts");
     assert_eq!(facts.len(), total, "exactly one fact per remember");
-    let ids: BTreeSet<&str> = facts.iter().map(|f| f.fact_id()).collect();
+    let ids: BTreeSet<&str> = facts.iter().map(workmem::Fact::fact_id).collect();
     assert_eq!(ids.len(), total, "fact ids are distinct");
     assert_eq!(
         ids,
         acknowledged.iter().map(String::as_str).collect(),
         "every acknowledged id is stored"
     );
-    let contents: BTreeSet<&str> = facts.iter().map(|f| f.content()).collect();
+    let contents: BTreeSet<&str> = facts.iter().map(workmem::Fact::content).collect();
     assert_eq!(contents.len(), total, "contents are distinct");
 
     let mut lines = 0;

@@ -46,7 +46,7 @@ fn promotes_exactly_what_the_policy_names_with_exact_counters() {
         .map(|e| (e.kind, e.memory_key.clone(), e.content.clone(), e.evidence_ids.clone()))
         .collect();
     got.sort();
-    let ids = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let ids = |v: &[&str]| v.iter().map(std::string::ToString::to_string).collect::<Vec<_>>();
     assert_eq!(
         got,
         vec![

@@ -53,22 +53,21 @@ fn build(gens: &[Gen]) -> Vec<NewFact> {
     let mut out: Vec<NewFact> = Vec::new();
     for (i, &(kind, importance, hours, key, variant, repeat)) in gens.iter().enumerate() {
         let at = (as_of - jiff::SignedDuration::from_hours(i64::from(hours))).to_string();
-        let new = match (repeat, out.last()) {
-            (true, Some(previous)) => NewFact {
+        let new = if let (true, Some(previous)) = (repeat, out.last()) {
+            NewFact {
                 fact_id: Some(format!("g{i:03}")),
                 recorded_at: Some(at),
                 importance: Some(importance),
                 ..previous.clone()
-            },
-            _ => {
-                let key = key.map(|k| KEYS[k]);
-                let content = if key.is_some() {
-                    VARIANTS[variant].to_owned()
-                } else {
-                    format!("Note {variant}.")
-                };
-                fact(&format!("g{i:03}"), KINDS[kind], importance, key, &content, &at)
             }
+        } else {
+            let key = key.map(|k| KEYS[k]);
+            let content = if key.is_some() {
+                VARIANTS[variant].to_owned()
+            } else {
+                format!("Note {variant}.")
+            };
+            fact(&format!("g{i:03}"), KINDS[kind], importance, key, &content, &at)
         };
         out.push(new);
     }

@@ -415,7 +415,7 @@ fn an_unknown_schema_version_in_the_journal_or_audit_stream() {
         let mut first: serde_json::Value =
             serde_json::from_str(text.lines().next().expect("a line")).expect("json");
         first["schema_version"] = serde_json::json!(2);
-        let rest: String = text.lines().skip(1).map(|l| format!("{l}\n")).collect();
+        let rest: String = text.lines().skip(1).flat_map(|l| [l, "\n"]).collect();
         fs::write(&path, format!("{first}\n{rest}")).expect("damage");
         let name = format!("{file}:1");
         let expect = Expect { scope: false, file: &name, words: &[phase_words] };
@@ -502,7 +502,7 @@ fn control_and_format_characters_are_refused_on_append_and_resolve() {
         request.rationale = rationale.into();
         match ws.resolve(request) {
             Err(Error::InvalidInput { field: got, .. }) => {
-                assert_eq!(got, field, "{actor:?} {rationale:?}")
+                assert_eq!(got, field, "{actor:?} {rationale:?}");
             }
             other => panic!("{actor:?} {rationale:?} gave {other:?}"),
         }
@@ -613,15 +613,14 @@ fn within_time<T: Send + 'static>(
     std::thread::spawn(move || {
         let _ = send.send(op());
     });
-    match receive.recv_timeout(std::time::Duration::from_secs(20)) {
-        Ok(value) => value,
-        Err(_) => {
-            if let Some(fifo) = fifo {
-                use std::os::unix::fs::OpenOptionsExt;
-                drop(fs::OpenOptions::new().write(true).custom_flags(libc::O_NONBLOCK).open(fifo));
-            }
-            panic!("{label} hangs");
+    if let Ok(value) = receive.recv_timeout(std::time::Duration::from_secs(20)) {
+        value
+    } else {
+        if let Some(fifo) = fifo {
+            use std::os::unix::fs::OpenOptionsExt;
+            drop(fs::OpenOptions::new().write(true).custom_flags(libc::O_NONBLOCK).open(fifo));
         }
+        panic!("{label} hangs");
     }
 }
 

@@ -35,7 +35,7 @@ fn a_bad_item_at_the_end_writes_nothing() {
     let mut calls = 0;
     match p.ws.import(input, &mut |_| calls += 1) {
         Err(Error::InvalidInput { field, item, .. }) => {
-            assert_eq!((field.as_str(), item), ("importance", Some(51)))
+            assert_eq!((field.as_str(), item), ("importance", Some(51)));
         }
         other => panic!("expected invalid input, got {other:?}"),
     }
@@ -99,7 +99,7 @@ fn appends_in_batches_and_keeps_input_order_per_day() {
             &again
                 .iter()
                 .filter(|f| f.recorded_at().utc_day() == "2026-01-01")
-                .map(|f| f.to_line())
+                .map(workmem::Fact::to_line)
                 .collect::<String>()
         )
     );

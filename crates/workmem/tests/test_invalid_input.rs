@@ -25,7 +25,7 @@ fn invalid_inputs() -> Vec<(NewFact, &'static str)> {
     }
     vec![
         (with(&|n| n.content = String::new()), "content"),
-        (with(&|n| n.content = " \t\n\u{3000}\u{1c} ".to_owned()), "content"),
+        (with(&|n| n.content = " \t\n\u{3000}\u{1c} ".into()), "content"),
         (with(&|n| n.content = "x".repeat(2_001)), "content"),
         // 2,001 characters of two bytes each: counted in characters.
         (with(&|n| n.content = "\u{e9}".repeat(2_001)), "content"),
@@ -59,12 +59,12 @@ fn invalid_inputs() -> Vec<(NewFact, &'static str)> {
         (with(&|n| n.evidence = many.clone()), "evidence"),
         (with(&|n| n.evidence = BTreeMap::from([(String::new(), "v".to_owned())])), "evidence"),
         // SPEC 10: credentials are refused before anything is written.
-        (with(&|n| n.content = "Deploy key AKIAIOSFODNN7EXAMPLE for CI.".to_owned()), "content"),
-        (with(&|n| n.content = "Set password=hunter2hunter2 in the env.".to_owned()), "content"),
+        (with(&|n| n.content = "Deploy key AKIAIOSFODNN7EXAMPLE for CI.".into()), "content"),
+        (with(&|n| n.content = "Set password=hunter2hunter2 in the env.".into()), "content"),
         (
             with(&|n| {
                 n.evidence =
-                    BTreeMap::from([("token".to_owned(), "ghp_".to_owned() + &"a".repeat(36))])
+                    BTreeMap::from([("token".to_owned(), "ghp_".to_owned() + &"a".repeat(36))]);
             }),
             "evidence",
         ),

@@ -75,7 +75,7 @@ fn distill_that_changes_state_rewrites_as_schema_two() {
     assert_eq!(entry["status"], "active");
     for field in ["memory_key", "supersedes", "superseded_by"] {
         assert!(
-            entry.get(field).is_some_and(|v| v.is_null()),
+            entry.get(field).is_some_and(serde_json::Value::is_null),
             "{field} missing or not null: {entry}"
         );
     }

@@ -35,8 +35,8 @@ fn two_projects_never_share_facts() {
     assert_ne!(a.ws.workspace_id(), b.ws.workspace_id());
     let a_facts = a.ws.facts().unwrap();
     let b_facts = b.ws.facts().unwrap();
-    assert_eq!(a_facts.iter().map(|f| f.content()).collect::<Vec<_>>(), ["Only in A."]);
-    assert_eq!(b_facts.iter().map(|f| f.content()).collect::<Vec<_>>(), ["Only in B."]);
+    assert_eq!(a_facts.iter().map(workmem::Fact::content).collect::<Vec<_>>(), ["Only in A."]);
+    assert_eq!(b_facts.iter().map(workmem::Fact::content).collect::<Vec<_>>(), ["Only in B."]);
     assert_eq!(a_facts[0].workspace_id(), a.ws.workspace_id());
     // Distilling one project promotes nothing in the other.
     a.distill();

@@ -170,7 +170,7 @@ fn new_tied_evidence_supersedes_the_case_with_revision_two() {
     assert_eq!(queue.cases.len(), 2);
     let old = queue.get(&old_id).unwrap();
     assert_eq!(old.status, CaseStatus::Superseded);
-    assert_eq!(old.superseded_at.as_ref().map(|s| s.as_str()), Some(as_of));
+    assert_eq!(old.superseded_at.as_ref().map(workmem::Stamp::as_str), Some(as_of));
     assert_eq!(old.revision, 1);
     let new = queue.cases.iter().find(|c| c.conflict_id != old_id).unwrap();
     assert_eq!(r.conflict_case_ids, std::slice::from_ref(&new.conflict_id));

@@ -231,9 +231,10 @@ fn an_emptied_or_removed_audit_stream_is_reported() {
     for remove in [false, true] {
         let (tied, conflict) = resolved();
         let audit = tied.memory().join(AUDIT_FILE);
-        match remove {
-            true => fs::remove_file(&audit).expect("remove"),
-            false => fs::write(&audit, b"").expect("empty"),
+        if remove {
+            fs::remove_file(&audit).expect("remove");
+        } else {
+            fs::write(&audit, b"").expect("empty");
         }
         let problems = verify_unchanged(&tied);
         let missing =
@@ -338,7 +339,7 @@ fn a_second_record_for_a_resolved_case_is_reported() {
 fn crash_after(tied: &Tied, keep: usize) {
     let path = tied.memory().join(JOURNAL_FILE);
     let text = fs::read_to_string(&path).expect("journal");
-    let kept: String = text.lines().take(keep).map(|l| format!("{l}\n")).collect();
+    let kept: String = text.lines().take(keep).flat_map(|l| [l, "\n"]).collect();
     fs::write(&path, kept).expect("cut journal");
     if keep < 4 {
         fs::write(tied.memory().join(AUDIT_FILE), b"").expect("audit before its write");

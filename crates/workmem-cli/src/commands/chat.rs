@@ -120,7 +120,7 @@ pub fn run(ctx: &Ctx, _args: &ChatArgs) -> Result<(), CommandError> {
                 }
             }
             Err(AgentError::Cancelled) => {
-                ctx.ui.status("cancelled; this turn was dropped from the conversation")
+                ctx.ui.status("cancelled; this turn was dropped from the conversation");
             }
             Err(err) => {
                 let err = turn_error(err);
@@ -216,7 +216,7 @@ impl Input {
                         return Ok(Some(line));
                     }
                     // Ctrl-C at the prompt drops the line, like a shell.
-                    Err(rustyline::error::ReadlineError::Interrupted) => continue,
+                    Err(rustyline::error::ReadlineError::Interrupted) => {}
                     Err(rustyline::error::ReadlineError::Eof) => return Ok(None),
                     Err(err) => {
                         return Err(CommandError::io(

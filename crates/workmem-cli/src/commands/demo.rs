@@ -54,25 +54,22 @@ const RUNNER_KEY: &str = "test.runner";
 /// library error (none is expected on a fresh directory).
 pub fn run(ctx: &Ctx, args: &DemoArgs) -> Result<(), CommandError> {
     let temp;
-    let dir: &Path = match &args.dir {
-        Some(dir) => {
-            if dir.join(".workmem").exists() {
-                return Err(CommandError::usage(format!(
-                    "{} already holds a .workmem directory",
-                    dir.display()
-                ))
-                .hinted("the demo needs a fresh directory; pick another --dir or omit it"));
-            }
-            std::fs::create_dir_all(dir).map_err(|err| CommandError::io(dir.display(), &err))?;
-            dir
+    let dir: &Path = if let Some(dir) = &args.dir {
+        if dir.join(".workmem").exists() {
+            return Err(CommandError::usage(format!(
+                "{} already holds a .workmem directory",
+                dir.display()
+            ))
+            .hinted("the demo needs a fresh directory; pick another --dir or omit it"));
         }
-        None => {
-            temp = tempfile::Builder::new()
-                .prefix("workmem-demo-")
-                .tempdir()
-                .map_err(|err| CommandError::io("cannot create a temporary directory", &err))?;
-            temp.path()
-        }
+        std::fs::create_dir_all(dir).map_err(|err| CommandError::io(dir.display(), &err))?;
+        dir
+    } else {
+        temp = tempfile::Builder::new()
+            .prefix("workmem-demo-")
+            .tempdir()
+            .map_err(|err| CommandError::io("cannot create a temporary directory", &err))?;
+        temp.path()
     };
     let mut demo = Demo::new(dir)?;
     demo.tell(args.dir.is_some())?;
@@ -219,12 +216,8 @@ impl Demo {
             "-> adjudication {} is in the audit stream: {:?} chosen by {}; the new active entry is {}.",
             adjudication.event_id, chosen.content, adjudication.actor, adjudication.resulting_active_entry_key
         ));
-        let status = self
-            .ws
-            .conflicts()?
-            .get(&case.conflict_id)
-            .map(|c| c.status.as_str())
-            .unwrap_or("missing");
+        let status =
+            self.ws.conflicts()?.get(&case.conflict_id).map_or("missing", |c| c.status.as_str());
         self.say(format_args!("   The case is now {status}."));
         self.revisions(RUNNER_KEY)?;
 

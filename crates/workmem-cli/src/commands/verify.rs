@@ -46,7 +46,7 @@ pub fn run(ctx: &Ctx, _args: &VerifyArgs) -> Result<(), CommandError> {
         for problem in &problems {
             match problem.line {
                 Some(line) => {
-                    ctx.ui.line(format!("{}:{line}: {}", problem.file, problem.message))?
+                    ctx.ui.line(format!("{}:{line}: {}", problem.file, problem.message))?;
                 }
                 None => ctx.ui.line(format!("{}: {}", problem.file, problem.message))?,
             }

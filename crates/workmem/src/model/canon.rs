@@ -8,6 +8,7 @@
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+use std::fmt::Write as _;
 
 use crate::error::{Error, Invalid, Result};
 
@@ -390,7 +391,7 @@ pub(crate) fn write_string(out: &mut String, text: &str) {
         };
         out.push_str(&text[plain..at]);
         if escape.is_empty() {
-            out.push_str(&format!("\\u{byte:04x}"));
+            let _ = write!(out, "\\u{byte:04x}");
         } else {
             out.push_str(escape);
         }

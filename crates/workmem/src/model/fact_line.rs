@@ -97,7 +97,9 @@ fn describe_line_error(line: &[u8], err: &serde_json::Error) -> String {
                 "an integer or null" => found.is_i64() || found.is_u64() || found.is_null(),
                 _ => {
                     found.is_null()
-                        || found.as_object().is_some_and(|map| map.values().all(|v| v.is_string()))
+                        || found
+                            .as_object()
+                            .is_some_and(|map| map.values().all(serde_json::Value::is_string))
                 }
             };
             if !fits {
@@ -355,7 +357,7 @@ pub enum LineError {
     Scope(String),
 }
 
-fn scoped<'a>(raw: &RawFact<'a>, workspace_id: &str) -> std::result::Result<(), LineError> {
+fn scoped(raw: &RawFact<'_>, workspace_id: &str) -> std::result::Result<(), LineError> {
     if raw.workspace_id != workspace_id {
         return Err(LineError::Scope(raw.workspace_id.to_string()));
     }

@@ -257,9 +257,10 @@ fn run<F: FactView>(
             .zip(0..)
             .flat_map(|(e, index)| e.evidence_ids.iter().map(move |id| (id.as_str(), index)))
             .collect();
-        match evidence_of.is_empty() {
-            true => Vec::new(),
-            false => facts.iter().map(|f| evidence_of.get(f.fact_id()).copied()).collect(),
+        if evidence_of.is_empty() {
+            Vec::new()
+        } else {
+            facts.iter().map(|f| evidence_of.get(f.fact_id()).copied()).collect()
         }
     };
     let evidence_entry =
@@ -581,22 +582,18 @@ impl Run<'_> {
         }
 
         // Every proposal left was not promoted; its final verdict counts.
-        let conflict_id = match &tie {
-            Some(tied) => {
-                let tied: Vec<&Proposal<'_, F>> = tied.iter().map(|&i| &proposals[i]).collect();
-                Some(self.queue_tie(memory_key, active, &tied, domain_fact_ids, importance))
+        let conflict_id = if let Some(tied) = &tie {
+            let tied: Vec<&Proposal<'_, F>> = tied.iter().map(|&i| &proposals[i]).collect();
+            Some(self.queue_tie(memory_key, active, &tied, domain_fact_ids, importance))
+        } else {
+            // 5.4: the domain was settled this run; open cases are moot.
+            for case in self.cases.iter_mut().filter(|c| c.memory_key == memory_key && c.is_open())
+            {
+                case.status = CaseStatus::Superseded;
+                case.superseded_at = Some(self.as_of.clone());
+                self.queue_changed = true;
             }
-            None => {
-                // 5.4: the domain was settled this run; open cases are moot.
-                for case in
-                    self.cases.iter_mut().filter(|c| c.memory_key == memory_key && c.is_open())
-                {
-                    case.status = CaseStatus::Superseded;
-                    case.superseded_at = Some(self.as_of.clone());
-                    self.queue_changed = true;
-                }
-                None
-            }
+            None
         };
         for (index, (proposal, verdict)) in proposals.iter().zip(verdicts).enumerate() {
             self.report.skipped += proposal.facts.len();

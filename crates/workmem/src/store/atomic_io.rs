@@ -221,7 +221,7 @@ fn replace_with(path: &Path, data: &[u8], durable: bool) -> Result<()> {
         temp.as_file().sync_all().at(temp.path())?;
     }
     #[cfg(test)]
-    if FAIL_BEFORE_RENAME.with(|flag| flag.get()) {
+    if FAIL_BEFORE_RENAME.with(std::cell::Cell::get) {
         return Err(io::Error::other("injected failure before rename")).at(path);
     }
     // Dropping `temp` on the error path removes the temporary file.
@@ -245,7 +245,7 @@ pub fn remove_temporaries(dir: &Path) -> usize {
         let Some(name) = name.to_str() else { continue };
         // Never a directory: only what `replace` creates is removed.
         let is_temporary = name.starts_with('.')
-            && name.ends_with(".tmp")
+            && std::path::Path::new(name).extension().is_some_and(|ext| ext == "tmp")
             && entry.file_type().is_ok_and(|kind| !kind.is_dir());
         if is_temporary && fs::remove_file(entry.path()).is_ok() {
             removed += 1;
@@ -522,15 +522,12 @@ pub fn lines(data: &[u8]) -> impl Iterator<Item = (usize, &[u8], bool)> {
             }
             number += 1;
             let rest = &data[offset..];
-            let (line, terminated) = match memchr::memchr(b'\n', rest) {
-                Some(pos) => {
-                    offset += pos + 1;
-                    (&rest[..pos], true)
-                }
-                None => {
-                    offset = data.len();
-                    (rest, false)
-                }
+            let (line, terminated) = if let Some(pos) = memchr::memchr(b'\n', rest) {
+                offset += pos + 1;
+                (&rest[..pos], true)
+            } else {
+                offset = data.len();
+                (rest, false)
             };
             if !line.iter().all(u8::is_ascii_whitespace) {
                 return Some((number, line, terminated));

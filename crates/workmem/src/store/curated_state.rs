@@ -254,9 +254,10 @@ impl CuratedState {
         let mut domains: BTreeSet<&str> = BTreeSet::new();
         for entry in &self.entries {
             let ids = &entry.evidence_ids;
-            let unique = match ids.windows(2).all(|w| w[0] < w[1]) {
-                true => ids.len(),
-                false => ids.iter().collect::<BTreeSet<_>>().len(),
+            let unique = if ids.windows(2).all(|w| w[0] < w[1]) {
+                ids.len()
+            } else {
+                ids.iter().collect::<BTreeSet<_>>().len()
             };
             if entry.occurrences != unique as u64 {
                 problems.push(format!(
@@ -476,7 +477,7 @@ mod tests {
         for (old, added) in cases {
             let mut entry = Entry {
                 content: "x".into(),
-                evidence_ids: old.iter().map(|s| s.to_string()).collect(),
+                evidence_ids: old.iter().map(std::string::ToString::to_string).collect(),
                 first_seen: stamp("2026-01-02T00:00:00Z"),
                 key: "0123456789abcdef".into(),
                 kind: Kind::Decision,

@@ -262,7 +262,7 @@ fn drop_repeated_ids<T: LogRecord>(records: &mut Vec<T>) {
 /// Returns `f` of every item, in order, computed on one thread per core
 /// over contiguous chunks (whole-log scans are CPU-bound).
 pub(crate) fn map_in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     let chunk = items.len().div_ceil(threads).max(1);
     let f = &f;
     std::thread::scope(|scope| {

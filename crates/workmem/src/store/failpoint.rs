@@ -7,7 +7,7 @@
 
 /// Aborts the process when the `failpoints` feature is on and
 /// `WORKMEM_FAILPOINT` equals `name`.
-#[inline(always)]
+#[inline]
 pub(crate) fn hit(name: &str) {
     #[cfg(feature = "failpoints")]
     if std::env::var("WORKMEM_FAILPOINT").is_ok_and(|wanted| wanted == name) {

@@ -83,9 +83,10 @@ impl Workspace {
         if let Some(index) = index {
             self.save_domain_index(&index);
         }
-        let conflicts_bytes = match outcome.queue_changed {
-            true => Some(outcome.queue.encode(&self.file(CONFLICTS_FILE), &self.workspace_id)?),
-            false => None,
+        let conflicts_bytes = if outcome.queue_changed {
+            Some(outcome.queue.encode(&self.file(CONFLICTS_FILE), &self.workspace_id)?)
+        } else {
+            None
         };
         if outcome.curated_changed {
             let curated_bytes =

@@ -185,12 +185,11 @@ impl Workspace {
     ///
     /// Errors: as [`Workspace::memory`] and [`Workspace::facts`].
     pub fn context(&self, recent: Option<usize>) -> Result<String> {
-        let (memory, entries) = match self.fresh_projection()? {
-            Some(fresh) => fresh,
-            None => {
-                let (memory, state) = self.memory_and_state()?;
-                (memory, projection::project(&state.entries))
-            }
+        let (memory, entries) = if let Some(fresh) = self.fresh_projection()? {
+            fresh
+        } else {
+            let (memory, state) = self.memory_and_state()?;
+            (memory, projection::project(&state.entries))
         };
         let recent = self
             .log

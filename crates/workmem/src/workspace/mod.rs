@@ -198,10 +198,7 @@ impl Workspace {
     ///
     /// Errors: [`Error::InvalidInput`] naming `workspace`.
     pub(crate) fn writable(&self) -> Result<()> {
-        match self.read_only {
-            true => Err(Error::invalid("workspace", Invalid::ReadOnly)),
-            false => Ok(()),
-        }
+        if self.read_only { Err(Error::invalid("workspace", Invalid::ReadOnly)) } else { Ok(()) }
     }
 
     /// Takes the workspace lock (creating the memory directory if needed)

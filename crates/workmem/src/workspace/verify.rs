@@ -135,22 +135,19 @@ impl Workspace {
                         let mut cited = 0;
                         let mut worded = false;
                         for id in &entry.evidence_ids {
-                            match contents.get(id.as_str()) {
-                                Some(content) => {
-                                    cited += 1;
-                                    worded |= *content == entry.content;
-                                }
-                                None => {
-                                    let message = format!(
-                                        "entry {} cites fact {id}, which is not in the log",
-                                        entry.key
-                                    );
-                                    problems.push(problem(
-                                        &curated_path,
-                                        line_of_id(&text, &message),
-                                        message,
-                                    ));
-                                }
+                            if let Some(content) = contents.get(id.as_str()) {
+                                cited += 1;
+                                worded |= *content == entry.content;
+                            } else {
+                                let message = format!(
+                                    "entry {} cites fact {id}, which is not in the log",
+                                    entry.key
+                                );
+                                problems.push(problem(
+                                    &curated_path,
+                                    line_of_id(&text, &message),
+                                    message,
+                                ));
                             }
                         }
                         // Every wording comes from a fact (SPEC 5): another
