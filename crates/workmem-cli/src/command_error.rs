@@ -181,6 +181,7 @@ fn kind_and_exit_code(err: &workmem::Error) -> (&'static str, i32) {
         workmem::Error::InvalidInput { .. } => ("invalid_input", EXIT_USAGE),
         workmem::Error::StaleResolution(_) => ("stale_resolution", 3),
         workmem::Error::Corrupt { .. } => ("corruption", EXIT_CORRUPT),
+        workmem::Error::UnsupportedVersion { .. } => ("unsupported_version", EXIT_CORRUPT),
         workmem::Error::Scope { .. } => ("scope", 5),
         workmem::Error::ResolutionRejected(_) => ("resolution_rejected", 6),
         // The library may gain variants: an unknown one is an unexpected

@@ -72,6 +72,19 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// A durable file or record of a schema version this build does not
+    /// know: never guessed, never rewritten.
+    #[error("{location}: unsupported {what} schema_version {found} (supported: {supported})")]
+    UnsupportedVersion {
+        /// Where it was read.
+        location: Location,
+        /// What kind of file or record.
+        what: &'static str,
+        /// The version found.
+        found: i64,
+        /// The versions this build reads, e.g. `1, 2`.
+        supported: &'static str,
+    },
     /// A resolution was based on a view that is no longer current.
     #[error("stale resolution: {0}")]
     StaleResolution(Stale),

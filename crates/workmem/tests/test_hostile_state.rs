@@ -72,10 +72,18 @@ type Op<'a> = (&'a str, Box<dyn Fn(&Workspace) -> Result<(), Error> + 'a>);
 /// A named damage to a file and the error it must cause.
 type Damage = (&'static str, Box<dyn Fn(&[u8]) -> Vec<u8>>, Expect<'static>);
 
+/// The error variant an operation must fail with.
+#[derive(Clone, Copy)]
+enum Fails {
+    Corrupt,
+    Scope,
+    Version,
+}
+
 /// What an operation's error must say.
 struct Expect<'a> {
-    /// A scope error (else corruption).
-    scope: bool,
+    /// The kind of error.
+    fails: Fails,
     /// File name the message must contain.
     file: &'a str,
     /// Words the message must contain (the problem).
@@ -88,10 +96,10 @@ fn check_error(label: &str, op: &str, result: Result<(), Error>, expect: &Expect
         Err(err) => err,
     };
     let message = err.to_string();
-    let variant_matches = if expect.scope {
-        matches!(err, Error::Scope { .. })
-    } else {
-        matches!(err, Error::Corrupt { .. })
+    let variant_matches = match expect.fails {
+        Fails::Corrupt => matches!(err, Error::Corrupt { .. }),
+        Fails::Scope => matches!(err, Error::Scope { .. }),
+        Fails::Version => matches!(err, Error::UnsupportedVersion { .. }),
     };
     assert!(variant_matches, "{label}: {op}: {message}");
     assert!(
@@ -168,7 +176,7 @@ fn reported(problem: &workmem::Problem, expect: &Expect) -> bool {
 }
 
 fn day_line<'a>(words: &'a [&'a str]) -> Expect<'a> {
-    Expect { scope: false, file: "2026-05-01.jsonl:2", words }
+    Expect { fails: Fails::Corrupt, file: "2026-05-01.jsonl:2", words }
 }
 
 #[test]
@@ -242,7 +250,7 @@ fn a_fact_of_another_workspace() {
     let h = Hostile::new();
     h.plant_line(h.with_field("workspace_id", "\"0123456789abcdef\"").as_bytes());
     let expect = Expect {
-        scope: true,
+        fails: Fails::Scope,
         file: "2026-05-01.jsonl:2",
         words: &["belongs to workspace 0123456789abcdef"],
     };
@@ -307,18 +315,18 @@ fn curated_json_truncated_empty_or_from_another_workspace() {
         (
             "truncated",
             Box::new(|b: &[u8]| b[..b.len() / 2].to_vec()),
-            Expect { scope: false, file: "curated.json", words: &["not valid JSON"] },
+            Expect { fails: Fails::Corrupt, file: "curated.json", words: &["not valid JSON"] },
         ),
         (
             "empty",
             Box::new(|_: &[u8]| Vec::new()),
-            Expect { scope: false, file: "curated.json", words: &["not valid JSON"] },
+            Expect { fails: Fails::Corrupt, file: "curated.json", words: &["not valid JSON"] },
         ),
         (
             "another workspace",
             Box::new(|b: &[u8]| other_workspace(b)),
             Expect {
-                scope: true,
+                fails: Fails::Scope,
                 file: "curated.json",
                 words: &["belongs to workspace 0123456789abcdef"],
             },
@@ -331,7 +339,7 @@ fn curated_json_truncated_empty_or_from_another_workspace() {
                     .into_bytes()
             }),
             Expect {
-                scope: false,
+                fails: Fails::Version,
                 file: "curated.json",
                 words: &["unsupported curated schema_version 3"],
             },
@@ -351,18 +359,18 @@ fn conflicts_json_truncated_empty_from_another_workspace_or_forged() {
         (
             "truncated",
             Box::new(|b: &[u8]| b[..b.len() / 3].to_vec()),
-            Expect { scope: false, file: "conflicts.json", words: &["not valid JSON"] },
+            Expect { fails: Fails::Corrupt, file: "conflicts.json", words: &["not valid JSON"] },
         ),
         (
             "empty",
             Box::new(|_: &[u8]| Vec::new()),
-            Expect { scope: false, file: "conflicts.json", words: &["not valid JSON"] },
+            Expect { fails: Fails::Corrupt, file: "conflicts.json", words: &["not valid JSON"] },
         ),
         (
             "another workspace",
             Box::new(|b: &[u8]| other_workspace(b)),
             Expect {
-                scope: true,
+                fails: Fails::Scope,
                 file: "conflicts.json",
                 words: &["belongs to workspace 0123456789abcdef"],
             },
@@ -376,7 +384,7 @@ fn conflicts_json_truncated_empty_from_another_workspace_or_forged() {
                 text.push('\n');
                 text.into_bytes()
             }),
-            Expect { scope: false, file: "conflicts.json", words: &["fingerprint"] },
+            Expect { fails: Fails::Corrupt, file: "conflicts.json", words: &["fingerprint"] },
         ),
         (
             "schema 2",
@@ -386,7 +394,7 @@ fn conflicts_json_truncated_empty_from_another_workspace_or_forged() {
                     .into_bytes()
             }),
             Expect {
-                scope: false,
+                fails: Fails::Version,
                 file: "conflicts.json",
                 words: &["unsupported conflicts schema_version 2"],
             },
@@ -418,7 +426,7 @@ fn an_unknown_schema_version_in_the_journal_or_audit_stream() {
         let rest: String = text.lines().skip(1).flat_map(|l| [l, "\n"]).collect();
         fs::write(&path, format!("{first}\n{rest}")).expect("damage");
         let name = format!("{file}:1");
-        let expect = Expect { scope: false, file: &name, words: &[phase_words] };
+        let expect = Expect { fails: Fails::Corrupt, file: &name, words: &[phase_words] };
         let ops: &[&str] = if file == AUDIT_FILE { &["resolve"] } else { &[] };
         assert_state_refused(&h, file, &expect, ops);
     }
@@ -544,7 +552,7 @@ fn control_characters_in_a_stored_actor_or_rationale() {
         assert_ne!(hostile, text, "{file}: {field} not found");
         fs::write(&path, hostile).expect("damage");
         let word = format!("invalid {field}");
-        let expect = Expect { scope: false, file, words: &[&word, "U+001B"] };
+        let expect = Expect { fails: Fails::Corrupt, file, words: &[&word, "U+001B"] };
         assert_state_refused(&h, &format!("{file} {field}"), &expect, ops);
     }
 }
@@ -699,7 +707,8 @@ fn a_fifo_directory_or_device_where_a_file_is_expected() {
                     .expect("name")
                     .to_str()
                     .expect("utf-8");
-                let expect = Expect { scope: false, file: file_name, words: &[special.words()] };
+                let expect =
+                    Expect { fails: Fails::Corrupt, file: file_name, words: &[special.words()] };
                 check_error(&label, op, result, &expect);
                 assert_eq!(regular_files(&memory), before, "{label} changed the memory directory");
             }
@@ -720,7 +729,7 @@ fn a_symlinked_workmem_or_memory_directory() {
         let link = project.join(linked);
         fs::create_dir_all(link.parent().expect("parent")).expect("project");
         std::os::unix::fs::symlink(&outside, &link).expect("link");
-        let expect = Expect { scope: false, file: linked, words: &["symbolic link"] };
+        let expect = Expect { fails: Fails::Corrupt, file: linked, words: &["symbolic link"] };
         check_error(linked, "open", Workspace::open(&project, None).map(drop), &expect);
         assert_eq!(
             fs::read_dir(&outside).expect("list").count(),
@@ -775,5 +784,40 @@ fn leftover_temporary_files_are_removed_under_the_lock() {
             memory.join(".curated.json.later1.tmp").exists(),
             "{op}: a read removed a temporary"
         );
+    }
+}
+
+/// The distill intent is a typed record like the journal's: another
+/// version, another workspace or a record that is not an intent is refused
+/// by the next writer, which changes nothing.
+#[test]
+fn a_distill_intent_of_another_version_workspace_or_shape_is_refused() {
+    let cases: [(&str, &str, Fails); 3] = [
+        (
+            r#"{"conflicts": null, "curated_sha256": "00", "schema_version": 2, "workspace_id": "WS"}"#,
+            "unsupported distill intent schema_version 2",
+            Fails::Version,
+        ),
+        (
+            r#"{"conflicts": null, "curated_sha256": "00", "schema_version": 1, "workspace_id": "0123456789abcdef"}"#,
+            "belongs to workspace 0123456789abcdef",
+            Fails::Scope,
+        ),
+        (r#"{"schema_version": 1, "extra": true}"#, "not a distill intent", Fails::Corrupt),
+    ];
+    for (text, words, fails) in cases {
+        let h = Hostile::new();
+        let ws = h.tied.open();
+        let path = h.memory().join(".distill-pending.json");
+        fs::write(&path, text.replace("WS", ws.workspace_id())).expect("plant");
+        let before = files(&h.memory());
+        let expect = Expect { fails, file: ".distill-pending.json", words: &[words] };
+        check_error(
+            text,
+            "distill",
+            ws.distill(&workmem::DistillOptions::new().as_of(stamp(AS_OF))).map(drop),
+            &expect,
+        );
+        assert_eq!(files(&h.memory()), before, "{text}: a refused intent changed the memory");
     }
 }

@@ -323,13 +323,12 @@ impl ConflictQueue {
             });
         }
         if raw.schema_version != i64::from(CONFLICTS_SCHEMA_VERSION) {
-            return Err(Error::corrupt(
-                here(),
-                format!(
-                    "unsupported conflicts schema_version {} (supported: {CONFLICTS_SCHEMA_VERSION})",
-                    raw.schema_version
-                ),
-            ));
+            return Err(Error::UnsupportedVersion {
+                location: here(),
+                what: "conflicts",
+                found: raw.schema_version,
+                supported: "1",
+            });
         }
         if let Some(other) = raw.cases.iter().find(|case| case.workspace_id != workspace_id) {
             return Err(Error::Scope {

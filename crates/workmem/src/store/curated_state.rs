@@ -184,12 +184,12 @@ impl CuratedState {
             1 => 1,
             2 => 2,
             other => {
-                return Err(Error::corrupt(
-                    here(),
-                    format!(
-                        "unsupported curated schema_version {other} (supported: 1, {CURATED_SCHEMA_VERSION})"
-                    ),
-                ));
+                return Err(Error::UnsupportedVersion {
+                    location: here(),
+                    what: "curated",
+                    found: other,
+                    supported: "1, 2",
+                });
             }
         };
         let mut state = CuratedState { schema_version, entries: raw.entries };

@@ -579,3 +579,78 @@ pub fn last_is_committed(path: &Path, workspace_id: &str) -> Result<bool> {
     }
     Ok(record.phase == Phase::Committed)
 }
+
+/// The schema version of the distill intent.
+pub(crate) const DISTILL_INTENT_SCHEMA_VERSION: u32 = 1;
+
+/// The intent of a distill that changes curated.json, durable before its
+/// first write and removed after its last, so that a crash between them is
+/// finished by the next writer: the hash of the curated.json it writes and
+/// the conflicts.json it writes after it. Like a transaction of the journal
+/// (one crash protocol: make the intent durable, apply, drop it), but one
+/// distill at a time, so a single file replaced atomically.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DistillIntent {
+    // Fields in sorted order: the encoding is canonical.
+    /// The new conflicts.json, when the distill changes it.
+    pub(crate) conflicts: Option<String>,
+    /// SHA-256 of the new curated.json.
+    pub(crate) curated_sha256: String,
+    /// [`DISTILL_INTENT_SCHEMA_VERSION`].
+    pub(crate) schema_version: u32,
+    /// The workspace it belongs to.
+    pub(crate) workspace_id: String,
+}
+
+impl DistillIntent {
+    /// Returns the intent of writing `curated`, then `conflicts`.
+    pub(crate) fn new(
+        workspace_id: &str,
+        curated: &[u8],
+        conflicts: Option<&[u8]>,
+    ) -> DistillIntent {
+        DistillIntent {
+            conflicts: conflicts.map(|bytes| String::from_utf8_lossy(bytes).into_owned()),
+            curated_sha256: canon::sha256_hex(curated),
+            schema_version: DISTILL_INTENT_SCHEMA_VERSION,
+            workspace_id: workspace_id.to_owned(),
+        }
+    }
+
+    /// Returns the file's bytes: pretty JSON with sorted keys.
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        let mut text = canon::encode(self, JsonStyle::Pretty);
+        text.push('\n');
+        text.into_bytes()
+    }
+
+    /// Reads the intent file's bytes.
+    ///
+    /// Errors: [`Error::Corrupt`] for bytes that are not an intent,
+    /// [`Error::UnsupportedVersion`], [`Error::Scope`].
+    pub(crate) fn decode(data: &[u8], path: &Path, workspace_id: &str) -> Result<DistillIntent> {
+        let intent: DistillIntent = serde_json::from_slice(data).map_err(|err| {
+            Error::corrupt(
+                Location::file(path),
+                format!("not a distill intent ({err}); remove it and run distill again"),
+            )
+        })?;
+        if intent.schema_version != DISTILL_INTENT_SCHEMA_VERSION {
+            return Err(Error::UnsupportedVersion {
+                location: Location::file(path),
+                what: "distill intent",
+                found: i64::from(intent.schema_version),
+                supported: "1",
+            });
+        }
+        if intent.workspace_id != workspace_id {
+            return Err(Error::Scope {
+                location: Location::file(path),
+                found: intent.workspace_id,
+                expected: workspace_id.to_owned(),
+            });
+        }
+        Ok(intent)
+    }
+}

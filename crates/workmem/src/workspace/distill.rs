@@ -3,7 +3,7 @@
 //! lock, with a durable intent between the writes so a crash is finished
 //! by the next writer.
 
-use crate::error::{Error, IoContext, Result};
+use crate::error::{IoContext, Result};
 use crate::model::canon;
 use crate::model::fact_line::FactSummary;
 use crate::model::stamp::Stamp;
@@ -13,6 +13,7 @@ use crate::store::conflict_queue::ConflictQueue;
 use crate::store::domain_index::{self, DomainIndex};
 use crate::store::fact_log;
 use crate::store::failpoint;
+use crate::store::journal::DistillIntent;
 use crate::workspace::{
     CONFLICTS_FILE, CURATED_FILE, DISTILL_INTENT_FILE, DOMAIN_INDEX_FILE, Workspace,
 };
@@ -138,15 +139,8 @@ impl Workspace {
     }
 
     fn write_distill_intent(&self, curated: &[u8], conflicts: Option<&[u8]>) -> Result<()> {
-        let intent = serde_json::json!({
-            "schema_version": 1,
-            "workspace_id": self.workspace_id,
-            "curated_sha256": canon::sha256_hex(curated),
-            "conflicts": conflicts.map(String::from_utf8_lossy),
-        });
-        let mut text = canon::to_json(&intent, canon::JsonStyle::Pretty);
-        text.push('\n');
-        atomic_io::replace(&self.file(DISTILL_INTENT_FILE), text.as_bytes())
+        let intent = DistillIntent::new(&self.workspace_id, curated, conflicts);
+        atomic_io::replace(&self.file(DISTILL_INTENT_FILE), &intent.encode())
     }
 
     fn clear_distill_intent(&self) -> Result<()> {
@@ -171,19 +165,12 @@ impl Workspace {
     pub(crate) fn finish_distill_locked(&self) -> Result<()> {
         let path = self.file(DISTILL_INTENT_FILE);
         let Some(data) = atomic_io::read_optional(&path)? else { return Ok(()) };
-        let corrupt =
-            |message: &str| Error::corrupt(crate::error::Location::file(&path), message.to_owned());
-        let intent: serde_json::Value = serde_json::from_slice(&data)
-            .map_err(|_| corrupt("not valid JSON; remove it and run distill again"))?;
-        if intent.get("workspace_id").and_then(|v| v.as_str()) != Some(self.workspace_id.as_str()) {
-            return Err(corrupt("belongs to another workspace"));
-        }
-        let Some(curated_sha) = intent.get("curated_sha256").and_then(|v| v.as_str()) else {
-            return Err(corrupt("lacks curated_sha256"));
-        };
-        let conflicts = intent.get("conflicts").and_then(|v| v.as_str());
+        let intent = DistillIntent::decode(&data, &path, &self.workspace_id)?;
+        let conflicts = intent.conflicts.as_deref();
         let (state, bytes) = self.curated_with_bytes()?;
-        if bytes.as_deref().map(canon::sha256_hex).as_deref() == Some(curated_sha) {
+        if bytes.as_deref().map(canon::sha256_hex).as_deref()
+            == Some(intent.curated_sha256.as_str())
+        {
             self.repair_projection(&state)?;
             if let Some(conflicts) = conflicts {
                 // Validate before writing: the intent is untrusted input too.

@@ -51,6 +51,11 @@ fn from_error(err: Error, fallback: &Path) -> Problem {
             location.line,
             format!("belongs to workspace {found}, not {expected}"),
         ),
+        Error::UnsupportedVersion { location, what, found, supported } => problem(
+            &location.path,
+            location.line,
+            format!("unsupported {what} schema_version {found} (supported: {supported})"),
+        ),
         other => problem(fallback, None, other.to_string()),
     }
 }
