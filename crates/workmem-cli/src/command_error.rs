@@ -204,7 +204,7 @@ fn field_hint(field: &str, reason: &workmem::Invalid) -> Option<&'static str> {
     let base = field.split(' ').next().unwrap_or(field);
     Some(match base {
         "content" => "content must be 1 to 2000 characters after whitespace is collapsed",
-        "importance" => "importance is 1 (trivia) to 5 (critical)",
+        "importance" => "importance runs from trivia (lowest) to critical (highest)",
         "kind" => "kinds are decision, convention, pitfall and outcome",
         "memory_key" => {
             "a memory key names the question, not the answer: lowercase letters and digits joined by . _ or - \
@@ -214,10 +214,16 @@ fn field_hint(field: &str, reason: &workmem::Invalid) -> Option<&'static str> {
         "recorded_at" => "--at takes an RFC 3339 instant with an offset, e.g. 2026-01-01T12:00:00Z",
         "source" => "--source is one word of 1 to 64 characters, e.g. user or agent",
         "evidence" => "-e takes KEY=VALUE; keys are 1 to 100 characters, at most 32 entries",
-        "minimum_importance" => "--min-importance takes 1 to 5",
-        "repeat_threshold" => "--repeat takes 1 or more",
-        "supersession_repeat_threshold" => "--supersede-repeat takes 2 or more",
-        "minimum_age_days" => "--min-age-days takes 0 to 365000",
+        "minimum_importance" => {
+            "set by --min-importance or policy.minimum_importance in .workmem/config.toml"
+        }
+        "repeat_threshold" => "set by --repeat or policy.repeat_threshold in .workmem/config.toml",
+        "supersession_repeat_threshold" => {
+            "set by --supersede-repeat or policy.supersession_repeat_threshold in .workmem/config.toml"
+        }
+        "minimum_age_days" => {
+            "set by --min-age-days or policy.minimum_age_days in .workmem/config.toml"
+        }
         _ => return None,
     })
 }

@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
-use workmem::{Config, Kind};
+use workmem::{Config, Kind, Policy};
 
 use crate::command_error::CommandError;
 
@@ -168,20 +168,25 @@ impl File<'_> {
         }
     }
 
-    /// Returns the integer at `value`, checked to lie in `min..=max`; the
-    /// message states the range, never the value found.
-    fn integer(
+    /// Returns the integer at `value`, checked to lie in `range` (one of
+    /// the library's ranges); the message states the range, never the value
+    /// found.
+    fn integer<T>(
         &self,
         value: &Spanned<DeValue<'_>>,
         key: &str,
-        min: i64,
-        max: i64,
-    ) -> Result<i64, CommandError> {
-        let range = format!("must be an integer from {min} to {max}");
+        range: &std::ops::RangeInclusive<T>,
+    ) -> Result<T, CommandError>
+    where
+        T: Copy + TryFrom<i64> + PartialOrd + std::fmt::Display,
+    {
+        let accepted = range;
+        let in_range = |n: i64| T::try_from(n).ok().filter(|n| accepted.contains(n));
+        let range = format!("must be an integer from {} to {}", accepted.start(), accepted.end());
         match value.get_ref() {
             DeValue::Integer(n) => match i64::from_str_radix(n.as_str(), n.radix()) {
-                Ok(n) if (min..=max).contains(&n) => Ok(n),
-                _ => Err(self.bad(key, &value.span(), range)),
+                Ok(n) => in_range(n).ok_or_else(|| self.bad(key, &value.span(), range)),
+                Err(_) => Err(self.bad(key, &value.span(), range)),
             },
             other => {
                 Err(self.bad(key, &value.span(), format!("{range}, not {}", other.type_str())))
@@ -211,11 +216,13 @@ fn apply_table(
                     let full = format!("context.{}", name.get_ref());
                     match name.get_ref().as_ref() {
                         "recent_facts" => {
-                            config.recent_facts = file.integer(value, &full, 0, 1_000)? as usize;
+                            config.recent_facts =
+                                file.integer(value, &full, &Config::RECENT_FACTS)?;
                         }
                         "budget" => {
-                            config.context_budget =
-                                file.integer(value, &full, 0, 100_000_000)? as usize;
+                            // 0 (unbounded) or the library's range.
+                            let budget = 0..=*Config::CONTEXT_BUDGET.end();
+                            config.context_budget = file.integer(value, &full, &budget)?;
                         }
                         _ => return Err(file.unknown(&full, &name.span())),
                     }
@@ -237,17 +244,17 @@ fn apply_policy(
         let full = format!("policy.{}", name.get_ref());
         match name.get_ref().as_ref() {
             "minimum_age_days" => {
-                policy.minimum_age_days = file.integer(value, &full, 0, 365_000)? as u32;
+                policy.minimum_age_days = file.integer(value, &full, &Policy::AGE_DAYS)?;
             }
             "minimum_importance" => {
-                policy.minimum_importance = file.integer(value, &full, 1, 5)? as u8;
+                policy.minimum_importance = file.integer(value, &full, &Policy::IMPORTANCE)?;
             }
             "repeat_threshold" => {
-                policy.repeat_threshold = file.integer(value, &full, 1, 1_000_000)? as u32;
+                policy.repeat_threshold = file.integer(value, &full, &Policy::REPEAT_THRESHOLD)?;
             }
             "supersession_repeat_threshold" => {
                 policy.supersession_repeat_threshold =
-                    file.integer(value, &full, 2, 1_000_000)? as u32;
+                    file.integer(value, &full, &Policy::SUPERSESSION_REPEAT_THRESHOLD)?;
             }
             "stable_kinds" => {
                 let DeValue::Array(items) = value.get_ref() else {
@@ -279,11 +286,11 @@ fn apply_policy(
                         match name.get_ref().as_ref() {
                             "minimum_age_days" => {
                                 slot.minimum_age_days =
-                                    Some(file.integer(value, &full, 0, 365_000)? as u32);
+                                    Some(file.integer(value, &full, &Policy::AGE_DAYS)?);
                             }
                             "minimum_importance" => {
                                 slot.minimum_importance =
-                                    Some(file.integer(value, &full, 1, 5)? as u8);
+                                    Some(file.integer(value, &full, &Policy::IMPORTANCE)?);
                             }
                             _ => return Err(file.unknown(&full, &name.span())),
                         }

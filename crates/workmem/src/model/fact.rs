@@ -29,6 +29,8 @@ pub(crate) const MAX_EVIDENCE_KEY_CHARS: usize = 100;
 pub(crate) const MAX_EVIDENCE_VALUE_CHARS: usize = 4_000;
 /// Longest source name, in characters.
 pub(crate) const MAX_SOURCE_CHARS: usize = 64;
+/// The importance of a fact: 1 (trivia) to 5 (critical).
+pub(crate) const IMPORTANCE: std::ops::RangeInclusive<u8> = 1..=5;
 
 /// What a fact records. Decisions, conventions and pitfalls are *stable*
 /// kinds that may be promoted; outcomes stay in the recent log.
@@ -385,8 +387,15 @@ fn chars_over(text: &str, max: usize) -> Option<usize> {
 
 pub(crate) fn check_importance(value: i64) -> Result<u8> {
     match u8::try_from(value) {
-        Ok(v @ 1..=5) => Ok(v),
-        _ => Err(Error::invalid("importance", Invalid::OutOfRange { value, min: 1, max: 5 })),
+        Ok(v) if IMPORTANCE.contains(&v) => Ok(v),
+        _ => Err(Error::invalid(
+            "importance",
+            Invalid::OutOfRange {
+                value,
+                min: (*IMPORTANCE.start()).into(),
+                max: (*IMPORTANCE.end()).into(),
+            },
+        )),
     }
 }
 

@@ -1,9 +1,12 @@
 //! Plain configuration values handed to the library. Loading (files,
 //! environment, flags) is the caller's business.
 
-use crate::error::{Error, Invalid, Result};
+use std::ops::RangeInclusive;
+
+use crate::error::Result;
 use crate::policy::distill::Policy;
 use crate::policy::projection::{DEFAULT_CONTEXT_BUDGET, DEFAULT_RECENT_FACTS, MIN_CONTEXT_BUDGET};
+use crate::policy::rules::in_range;
 
 /// Settings of a workspace session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,26 +30,27 @@ impl Default for Config {
 }
 
 impl Config {
-    /// Checks every value is in range.
+    /// The accepted `recent_facts`.
+    pub const RECENT_FACTS: RangeInclusive<usize> = 0..=1_000;
+    /// The accepted `context_budget` other than 0 (unbounded).
+    pub const CONTEXT_BUDGET: RangeInclusive<usize> = MIN_CONTEXT_BUDGET..=100_000_000;
+
+    /// Checks every value is in its range.
     ///
     /// Errors: [`Error::InvalidInput`] naming the setting.
     pub fn validate(&self) -> Result<()> {
         self.policy.validate()?;
-        if self.context_budget != 0 && self.context_budget < MIN_CONTEXT_BUDGET {
-            return Err(Error::invalid(
+        if self.context_budget != 0 {
+            in_range(
                 "context_budget (0 means unbounded)",
-                Invalid::TooSmall {
-                    value: self.context_budget as i64,
-                    min: MIN_CONTEXT_BUDGET as i64,
-                },
-            ));
+                self.context_budget as i64,
+                &range_i64(&Config::CONTEXT_BUDGET),
+            )?;
         }
-        if self.recent_facts > 1_000 {
-            return Err(Error::invalid(
-                "recent_facts",
-                Invalid::TooLarge { value: self.recent_facts as i64, max: 1_000 },
-            ));
-        }
-        Ok(())
+        in_range("recent_facts", self.recent_facts as i64, &range_i64(&Config::RECENT_FACTS))
     }
+}
+
+fn range_i64(range: &RangeInclusive<usize>) -> RangeInclusive<i64> {
+    (*range.start() as i64)..=(*range.end() as i64)
 }

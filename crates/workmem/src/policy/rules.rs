@@ -2,6 +2,7 @@
 //! the stable kinds and per-source overrides) and their valid ranges.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::ops::RangeInclusive;
 
 use jiff::SignedDuration;
 use serde::{Deserialize, Serialize};
@@ -54,48 +55,38 @@ impl Default for Policy {
 }
 
 impl Policy {
-    /// Checks every value is in range.
+    /// The accepted `minimum_age_days` (also of a source).
+    pub const AGE_DAYS: RangeInclusive<u32> = 0..=MAX_AGE_DAYS;
+    /// The accepted `minimum_importance` (also of a source): a fact's range.
+    pub const IMPORTANCE: RangeInclusive<u8> = crate::model::fact::IMPORTANCE;
+    /// The accepted `repeat_threshold`.
+    pub const REPEAT_THRESHOLD: RangeInclusive<u32> = 1..=1_000_000;
+    /// The accepted `supersession_repeat_threshold`.
+    pub const SUPERSESSION_REPEAT_THRESHOLD: RangeInclusive<u32> = 2..=1_000_000;
+
+    /// Checks every value is in its range (the constants above: the one
+    /// place the ranges are written).
     ///
     /// Errors: [`Error::InvalidInput`] naming the setting.
     pub fn validate(&self) -> Result<()> {
-        if !(1..=5).contains(&self.minimum_importance) {
-            return Err(Error::invalid(
-                "minimum_importance",
-                Invalid::OutOfRange { value: self.minimum_importance.into(), min: 1, max: 5 },
-            ));
-        }
-        if self.repeat_threshold < 1 {
-            return Err(Error::invalid(
-                "repeat_threshold",
-                Invalid::TooSmall { value: self.repeat_threshold.into(), min: 1 },
-            ));
-        }
-        if self.supersession_repeat_threshold < 2 {
-            return Err(Error::invalid(
-                "supersession_repeat_threshold",
-                Invalid::TooSmall { value: self.supersession_repeat_threshold.into(), min: 2 },
-            ));
-        }
-        if self.minimum_age_days > MAX_AGE_DAYS {
-            return Err(Error::invalid(
-                "minimum_age_days",
-                Invalid::TooLarge { value: self.minimum_age_days.into(), max: MAX_AGE_DAYS.into() },
-            ));
-        }
+        in_range("minimum_importance", self.minimum_importance, &Policy::IMPORTANCE)?;
+        in_range("repeat_threshold", self.repeat_threshold, &Policy::REPEAT_THRESHOLD)?;
+        in_range(
+            "supersession_repeat_threshold",
+            self.supersession_repeat_threshold,
+            &Policy::SUPERSESSION_REPEAT_THRESHOLD,
+        )?;
+        in_range("minimum_age_days", self.minimum_age_days, &Policy::AGE_DAYS)?;
         for (source, overrides) in &self.sources {
-            if let Some(importance) = overrides.minimum_importance
-                && !(1..=5).contains(&importance)
-            {
-                return Err(Error::invalid(
-                    format!("source.{source}.minimum_importance"),
-                    Invalid::OutOfRange { value: importance.into(), min: 1, max: 5 },
-                ));
+            if let Some(importance) = overrides.minimum_importance {
+                in_range(
+                    &format!("source.{source}.minimum_importance"),
+                    importance,
+                    &Policy::IMPORTANCE,
+                )?;
             }
-            if let Some(days) = overrides.minimum_age_days.filter(|&days| days > MAX_AGE_DAYS) {
-                return Err(Error::invalid(
-                    format!("source.{source}.minimum_age_days"),
-                    Invalid::TooLarge { value: days.into(), max: MAX_AGE_DAYS.into() },
-                ));
+            if let Some(days) = overrides.minimum_age_days {
+                in_range(&format!("source.{source}.minimum_age_days"), days, &Policy::AGE_DAYS)?;
             }
         }
         Ok(())
@@ -128,3 +119,24 @@ impl Policy {
 
 /// Largest accepted `minimum_age_days`.
 pub const MAX_AGE_DAYS: u32 = 365_000;
+
+/// Checks that `value` of `field` lies in `range`.
+///
+/// Errors: [`Error::InvalidInput`] with [`Invalid::OutOfRange`].
+pub(crate) fn in_range<T: Copy + PartialOrd + Into<i64>>(
+    field: &str,
+    value: T,
+    range: &RangeInclusive<T>,
+) -> Result<()> {
+    if range.contains(&value) {
+        return Ok(());
+    }
+    Err(Error::invalid(
+        field,
+        Invalid::OutOfRange {
+            value: value.into(),
+            min: (*range.start()).into(),
+            max: (*range.end()).into(),
+        },
+    ))
+}
