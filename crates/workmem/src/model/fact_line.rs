@@ -19,42 +19,12 @@ impl Fact {
     /// Returns the JSONL record of this fact, newline included, laid out like
     /// Python's `json.dumps(sort_keys=True, ensure_ascii=False)`.
     pub fn to_line(&self) -> String {
-        // Written field by field (keys in sorted order) rather than through a
-        // `serde_json::Value`: this is the append hot path. Pinned against
-        // the generic encoder by a unit test.
-        let mut out = String::with_capacity(256 + self.content.len());
-        out.push_str("{\"content\": ");
-        canon::write_string(&mut out, &self.content);
-        out.push_str(", \"evidence\": {");
-        for (index, (key, value)) in self.evidence.iter().enumerate() {
-            if index > 0 {
-                out.push_str(", ");
-            }
-            canon::write_string(&mut out, key);
-            out.push_str(": ");
-            canon::write_string(&mut out, value);
-        }
-        out.push_str("}, \"fact_id\": ");
-        canon::write_string(&mut out, &self.fact_id);
-        out.push_str(", \"importance\": ");
-        out.push(char::from(b'0' + self.importance));
-        out.push_str(", \"kind\": \"");
-        out.push_str(self.kind.as_str());
-        out.push_str("\", \"memory_key\": ");
-        match &self.memory_key {
-            Some(key) => canon::write_string(&mut out, key),
-            None => out.push_str("null"),
-        }
-        out.push_str(", \"recorded_at\": ");
-        canon::write_string(&mut out, self.recorded_at.as_str());
-        out.push_str(", \"schema_version\": ");
-        out.push_str(&self.schema_version.to_string());
-        out.push_str(", \"source\": ");
-        canon::write_string(&mut out, &self.source);
-        out.push_str(", \"workspace_id\": ");
-        canon::write_string(&mut out, &self.workspace_id);
-        out.push_str("}\n");
-        out
+        // Straight from the type (its fields are declared in sorted order)
+        // by the one typed encoder; pinned by a unit test and the canonical
+        // pins.
+        let mut line = canon::encode(self, canon::JsonStyle::Line);
+        line.push('\n');
+        line
     }
 
     /// Parses and validates one log line (without its newline).
@@ -290,62 +260,34 @@ impl FactSummary {
         let stamp = key + usize::from(self.key_len);
         [content, key, stamp, stamp + usize::from(self.stamp_len)]
     }
-
-    /// The fact id.
-    pub fn fact_id(&self) -> &str {
-        &self.text[..usize::from(self.id_len)]
-    }
-
-    /// The whitespace-clean content.
-    pub fn content(&self) -> &str {
-        let [content, key, ..] = self.starts();
-        &self.text[content..key]
-    }
-
-    /// Its memory key, if keyed.
-    pub fn memory_key(&self) -> Option<&str> {
-        let [_, key, stamp, _] = self.starts();
-        (key < stamp).then(|| &self.text[key..stamp])
-    }
-
-    /// Who recorded it.
-    pub fn source(&self) -> &str {
-        &self.text[self.starts()[3]..]
-    }
-
-    /// When it was recorded, as stored.
-    pub fn recorded_at(&self) -> Stamp {
-        let [_, _, stamp, source] = self.starts();
-        Stamp::from_parts(&self.text[stamp..source], self.recorded_at)
-    }
-
-    /// When it was recorded.
-    pub fn instant(&self) -> jiff::Timestamp {
-        self.recorded_at
-    }
-
-    /// Its kind.
-    pub fn kind(&self) -> Kind {
-        self.kind
-    }
-
-    /// 1-5.
-    pub fn importance(&self) -> u8 {
-        self.importance
-    }
 }
 
-/// What the log readers parse a line into.
-pub trait LogRecord: Sized + PartialEq + Send {
+/// A fact as the log readers parse it and the policy reads it: the one
+/// fact trait, implemented by [`Fact`] and by the slimmer [`FactSummary`]
+/// that whole-log scans use.
+pub trait FactRecord: Sized + PartialEq + Send {
     /// Parses and validates one line for the workspace `workspace_id`.
     ///
     /// Returns [`LineError::Invalid`] with a message naming the field, or
     /// [`LineError::Scope`] with the other workspace id.
     fn parse_for(line: &[u8], workspace_id: &str) -> std::result::Result<Self, LineError>;
     /// Returns the fact id.
-    fn id(&self) -> &str;
-    /// Returns when the fact was recorded.
+    fn fact_id(&self) -> &str;
+    /// Returns when the fact was recorded: what every ordering uses.
     fn instant(&self) -> jiff::Timestamp;
+    /// Returns when it was recorded, as stored (for the entries it becomes
+    /// evidence of).
+    fn recorded_at(&self) -> Stamp;
+    /// Returns its kind.
+    fn kind(&self) -> Kind;
+    /// Returns its importance, 1-5.
+    fn importance(&self) -> u8;
+    /// Returns who recorded it.
+    fn source(&self) -> &str;
+    /// Returns its memory key, if keyed.
+    fn memory_key(&self) -> Option<&str>;
+    /// Returns its whitespace-clean content.
+    fn content(&self) -> &str;
 }
 
 /// Why a log line was refused.
@@ -364,23 +306,47 @@ fn scoped(raw: &RawFact<'_>, workspace_id: &str) -> std::result::Result<(), Line
     Ok(())
 }
 
-impl LogRecord for Fact {
+impl FactRecord for Fact {
     fn parse_for(line: &[u8], workspace_id: &str) -> std::result::Result<Self, LineError> {
         let (raw, checked) = RawFact::parse(line).map_err(LineError::Invalid)?;
         scoped(&raw, workspace_id)?;
         Ok(raw.into_fact(checked))
     }
 
-    fn id(&self) -> &str {
+    fn fact_id(&self) -> &str {
         &self.fact_id
     }
 
     fn instant(&self) -> jiff::Timestamp {
         self.recorded_at.instant()
     }
+
+    fn recorded_at(&self) -> Stamp {
+        self.recorded_at.clone()
+    }
+
+    fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    fn importance(&self) -> u8 {
+        self.importance
+    }
+
+    fn source(&self) -> &str {
+        &self.source
+    }
+
+    fn memory_key(&self) -> Option<&str> {
+        self.memory_key.as_deref()
+    }
+
+    fn content(&self) -> &str {
+        &self.content
+    }
 }
 
-impl LogRecord for FactSummary {
+impl FactRecord for FactSummary {
     fn parse_for(line: &[u8], workspace_id: &str) -> std::result::Result<Self, LineError> {
         let (raw, checked) = RawFact::parse(line).map_err(LineError::Invalid)?;
         scoped(&raw, workspace_id)?;
@@ -404,12 +370,39 @@ impl LogRecord for FactSummary {
         })
     }
 
-    fn id(&self) -> &str {
-        self.fact_id()
+    fn fact_id(&self) -> &str {
+        &self.text[..usize::from(self.id_len)]
     }
 
     fn instant(&self) -> jiff::Timestamp {
         self.recorded_at
+    }
+
+    fn recorded_at(&self) -> Stamp {
+        let [_, _, stamp, source] = self.starts();
+        Stamp::from_parts(&self.text[stamp..source], self.recorded_at)
+    }
+
+    fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    fn importance(&self) -> u8 {
+        self.importance
+    }
+
+    fn source(&self) -> &str {
+        &self.text[self.starts()[3]..]
+    }
+
+    fn memory_key(&self) -> Option<&str> {
+        let [_, key, stamp, _] = self.starts();
+        (key < stamp).then(|| &self.text[key..stamp])
+    }
+
+    fn content(&self) -> &str {
+        let [content, key, ..] = self.starts();
+        &self.text[content..key]
     }
 }
 

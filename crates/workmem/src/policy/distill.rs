@@ -15,8 +15,8 @@ use jiff::SignedDuration;
 
 use crate::error::{Error, Location, Result};
 use crate::model::canon;
-use crate::model::fact::{Fact, Kind};
-use crate::model::fact_line::FactSummary;
+use crate::model::fact::Kind;
+use crate::model::fact_line::FactRecord;
 use crate::model::stamp::Stamp;
 pub use crate::policy::report::{Decision, Reason, Report};
 pub use crate::policy::rules::{MAX_AGE_DAYS, Policy, SourcePolicy};
@@ -53,83 +53,7 @@ pub fn observed_fact_ids<'a>(
     ids.into_iter().map(str::to_owned).collect()
 }
 
-/// What the policy reads of a fact. Implemented by [`Fact`] and by the
-/// slimmer [`FactSummary`] that whole-log scans use.
-pub trait FactView {
-    /// The fact id.
-    fn fact_id(&self) -> &str;
-    /// When it was recorded: what every ordering decision uses.
-    fn instant(&self) -> jiff::Timestamp;
-    /// When it was recorded, as stored (for the entries it becomes evidence
-    /// of).
-    fn recorded_at(&self) -> Stamp;
-    /// Its kind.
-    fn kind(&self) -> Kind;
-    /// 1-5.
-    fn importance(&self) -> u8;
-    /// Who recorded it.
-    fn source(&self) -> &str;
-    /// Its memory key, if keyed.
-    fn memory_key(&self) -> Option<&str>;
-    /// Its content.
-    fn content(&self) -> &str;
-}
-
-impl FactView for Fact {
-    fn fact_id(&self) -> &str {
-        &self.fact_id
-    }
-    fn instant(&self) -> jiff::Timestamp {
-        self.recorded_at.instant()
-    }
-    fn recorded_at(&self) -> Stamp {
-        self.recorded_at.clone()
-    }
-    fn kind(&self) -> Kind {
-        self.kind
-    }
-    fn importance(&self) -> u8 {
-        self.importance
-    }
-    fn source(&self) -> &str {
-        &self.source
-    }
-    fn memory_key(&self) -> Option<&str> {
-        self.memory_key.as_deref()
-    }
-    fn content(&self) -> &str {
-        &self.content
-    }
-}
-
-impl FactView for FactSummary {
-    fn fact_id(&self) -> &str {
-        FactSummary::fact_id(self)
-    }
-    fn instant(&self) -> jiff::Timestamp {
-        FactSummary::instant(self)
-    }
-    fn recorded_at(&self) -> Stamp {
-        FactSummary::recorded_at(self)
-    }
-    fn kind(&self) -> Kind {
-        FactSummary::kind(self)
-    }
-    fn importance(&self) -> u8 {
-        FactSummary::importance(self)
-    }
-    fn source(&self) -> &str {
-        FactSummary::source(self)
-    }
-    fn memory_key(&self) -> Option<&str> {
-        FactSummary::memory_key(self)
-    }
-    fn content(&self) -> &str {
-        FactSummary::content(self)
-    }
-}
-
-struct Proposal<'a, F: FactView> {
+struct Proposal<'a, F: FactRecord> {
     kind: Kind,
     facts: Vec<&'a F>,
     ids: Vec<String>,
@@ -140,7 +64,7 @@ struct Proposal<'a, F: FactView> {
     wording: &'a F,
 }
 
-impl<'a, F: FactView> Proposal<'a, F> {
+impl<'a, F: FactRecord> Proposal<'a, F> {
     fn new(kind: Kind, facts: Vec<&'a F>) -> Proposal<'a, F> {
         let first =
             facts.iter().min_by_key(|f| f.instant()).expect("non-empty group").recorded_at();
@@ -211,7 +135,7 @@ impl<'a, F: FactView> Proposal<'a, F> {
 ///
 /// Errors: [`Error::Corrupt`] when a new revision's key collides with an
 /// existing entry; [`Error::InvalidInput`] for an invalid policy.
-pub fn distill<F: FactView>(
+pub fn distill<F: FactRecord>(
     facts: &[F],
     curated: CuratedState,
     queue: &ConflictQueue,
@@ -226,7 +150,7 @@ pub fn distill<F: FactView>(
 /// it stands and why ([`Outcome::decisions`]). The same code decides both.
 ///
 /// Errors: as [`distill`].
-pub fn distill_explained<F: FactView>(
+pub fn distill_explained<F: FactRecord>(
     facts: &[F],
     curated: CuratedState,
     queue: &ConflictQueue,
@@ -237,7 +161,7 @@ pub fn distill_explained<F: FactView>(
     run(facts, curated, queue, policy, as_of, workspace_id, true)
 }
 
-fn run<F: FactView>(
+fn run<F: FactRecord>(
     facts: &[F],
     curated: CuratedState,
     queue: &ConflictQueue,
@@ -446,13 +370,13 @@ enum Verdict {
 }
 
 impl Run<'_> {
-    fn note<F: FactView>(&mut self, fact: &F, reason: Reason) {
+    fn note<F: FactRecord>(&mut self, fact: &F, reason: Reason) {
         if self.record {
             self.reasons.insert(fact.fact_id().to_owned(), reason);
         }
     }
 
-    fn note_all<F: FactView>(&mut self, facts: &[&F], reason: &Reason) {
+    fn note_all<F: FactRecord>(&mut self, facts: &[&F], reason: &Reason) {
         if self.record {
             for fact in facts {
                 self.reasons.insert(fact.fact_id().to_owned(), reason.clone());
@@ -464,7 +388,7 @@ impl Run<'_> {
         self.index = self.entries.iter().enumerate().map(|(i, e)| (e.key.clone(), i)).collect();
     }
 
-    fn unkeyed_group<F: FactView>(&mut self, key: String, group: Vec<&F>) {
+    fn unkeyed_group<F: FactRecord>(&mut self, key: String, group: Vec<&F>) {
         let proposal = Proposal::new(group[0].kind(), group);
         let count = proposal.facts.len();
         let key_for_note = if self.record { key.clone() } else { String::new() };
@@ -521,7 +445,7 @@ impl Run<'_> {
             .position(|e| e.is_active() && e.memory_key.as_deref() == Some(memory_key))
     }
 
-    fn keyed_domain<F: FactView>(
+    fn keyed_domain<F: FactRecord>(
         &mut self,
         memory_key: &str,
         groups: BTreeMap<(Kind, String), Vec<&F>>,
@@ -643,7 +567,7 @@ impl Run<'_> {
         })
     }
 
-    fn judge<F: FactView>(
+    fn judge<F: FactRecord>(
         &self,
         memory_key: &str,
         proposal: &Proposal<'_, F>,
@@ -684,7 +608,7 @@ impl Run<'_> {
         Verdict::Qualified
     }
 
-    fn promote<F: FactView>(
+    fn promote<F: FactRecord>(
         &mut self,
         memory_key: &str,
         active: Option<usize>,
@@ -721,7 +645,7 @@ impl Run<'_> {
         Ok(position)
     }
 
-    fn queue_tie<F: FactView>(
+    fn queue_tie<F: FactRecord>(
         &mut self,
         memory_key: &str,
         active: Option<usize>,

@@ -28,7 +28,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::error::Result;
-use crate::model::fact_line::FactSummary;
+use crate::model::fact_line::{FactRecord, FactSummary};
 use crate::store::atomic_io::{self, FileStamp};
 use crate::store::fact_log::{DayFile, FactLog, FileRecords, map_in_parallel};
 

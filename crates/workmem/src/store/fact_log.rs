@@ -17,7 +17,7 @@ use foldhash::{HashSet, HashSetExt};
 
 use crate::error::{Error, IoContext, Location, Result};
 use crate::model::fact::Fact;
-use crate::model::fact_line::{LineError, LogRecord};
+use crate::model::fact_line::{FactRecord, LineError};
 use crate::store::atomic_io::{self, FileStamp};
 
 /// The daily fact log of one workspace.
@@ -86,14 +86,14 @@ impl FactLog {
         Ok(facts)
     }
 
-    fn read_records<T: LogRecord>(&self, path: &Path) -> Result<Vec<T>> {
+    fn read_records<T: FactRecord>(&self, path: &Path) -> Result<Vec<T>> {
         match atomic_io::read_optional(path)? {
             Some(data) => self.parse_records(path, &data),
             None => Ok(Vec::new()),
         }
     }
 
-    fn parse_records<T: LogRecord>(&self, path: &Path, data: &[u8]) -> Result<Vec<T>> {
+    fn parse_records<T: FactRecord>(&self, path: &Path, data: &[u8]) -> Result<Vec<T>> {
         let mut records = Vec::with_capacity(data.len() / 256);
         for (number, line, terminated) in atomic_io::lines(data) {
             match T::parse_for(line, &self.workspace_id) {
@@ -129,7 +129,10 @@ impl FactLog {
     /// each file's records are sorted by (recorded_at instant, fact_id).
     ///
     /// Errors: as [`FactLog::read_file`].
-    pub(crate) fn read_files<T: LogRecord>(&self, days: &[DayFile]) -> Result<Vec<FileRecords<T>>> {
+    pub(crate) fn read_files<T: FactRecord>(
+        &self,
+        days: &[DayFile],
+    ) -> Result<Vec<FileRecords<T>>> {
         let read = |day: &DayFile| -> Result<Option<FileRecords<T>>> {
             let Some((data, stamp)) = atomic_io::read_stamped(&day.path)? else { return Ok(None) };
             let mut records: Vec<T> = self.parse_records(&day.path, &data)?;
@@ -222,7 +225,7 @@ pub(crate) struct FileRecords<T> {
 /// (file name, line) order is kept and the others are ignored, whether or
 /// not they are identical (`verify` reports those that differ). Reads never
 /// fail on them, so no duplicate can make a workspace unreadable.
-pub(crate) fn merge<T: LogRecord>(files: Vec<FileRecords<T>>) -> Vec<T> {
+pub(crate) fn merge<T: FactRecord>(files: Vec<FileRecords<T>>) -> Vec<T> {
     let mut all: Vec<T> = Vec::with_capacity(files.iter().map(|f| f.records.len()).sum());
     for part in files {
         all.extend(part.records);
@@ -240,12 +243,12 @@ pub(crate) fn merge<T: LogRecord>(files: Vec<FileRecords<T>>) -> Vec<T> {
 }
 
 /// Removes every record whose id an earlier record already has.
-fn drop_repeated_ids<T: LogRecord>(records: &mut Vec<T>) {
+fn drop_repeated_ids<T: FactRecord>(records: &mut Vec<T>) {
     let mut repeated: Vec<usize> = Vec::new();
     {
         let mut seen: HashSet<&str> = HashSet::with_capacity(records.len());
         for (index, record) in records.iter().enumerate() {
-            if !seen.insert(record.id()) {
+            if !seen.insert(record.fact_id()) {
                 repeated.push(index);
             }
         }
@@ -278,8 +281,8 @@ pub(crate) fn map_in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R
 }
 
 /// The log's order: (recorded_at instant, fact_id).
-fn order<T: LogRecord>(a: &T, b: &T) -> std::cmp::Ordering {
-    (a.instant(), a.id()).cmp(&(b.instant(), b.id()))
+fn order<T: FactRecord>(a: &T, b: &T) -> std::cmp::Ordering {
+    (a.instant(), a.fact_id()).cmp(&(b.instant(), b.fact_id()))
 }
 
 /// Returns whether `day` has the `YYYY-MM-DD` shape of a daily file name.
