@@ -37,7 +37,7 @@ impl Config {
 
     /// Checks every value is in its range.
     ///
-    /// Errors: [`Error::InvalidInput`] naming the setting.
+    /// Errors: [`crate::Error::InvalidInput`] naming the setting.
     pub fn validate(&self) -> Result<()> {
         self.policy.validate()?;
         if self.context_budget != 0 {

@@ -41,8 +41,8 @@ impl Workspace {
     /// # }
     /// ```
     ///
-    /// Errors: [`Error::InvalidInput`] for a bad policy; read errors as
-    /// [`Workspace::facts`]; [`Error::Io`].
+    /// Errors: [`crate::Error::InvalidInput`] for a bad policy; read errors as
+    /// [`Workspace::facts`]; [`crate::Error::Io`].
     pub fn distill(&self, options: &DistillOptions) -> Result<Distilled> {
         let policy = options.policy.as_ref().unwrap_or(&self.config.policy);
         let outcome =
