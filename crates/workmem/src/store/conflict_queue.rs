@@ -20,6 +20,7 @@ use crate::error::{Error, Location, Result};
 use crate::model::canon::{self, JsonStyle};
 use crate::model::fact::Kind;
 use crate::model::stamp::Stamp;
+use crate::store::Finding;
 
 /// Schema version written to `conflicts.json`.
 pub const CONFLICTS_SCHEMA_VERSION: u32 = 1;
@@ -371,33 +372,42 @@ impl ConflictQueue {
     /// Checks every invariant; the message names the case.
     pub(crate) fn validate(&self, workspace_id: &str) -> std::result::Result<(), String> {
         match self.problems(workspace_id).into_iter().next() {
-            Some(problem) => Err(problem),
+            Some(finding) => Err(finding.message),
             None => Ok(()),
         }
     }
 
     /// Returns every violated invariant, each message naming the case.
-    pub fn problems(&self, workspace_id: &str) -> Vec<String> {
+    pub(crate) fn problems(&self, workspace_id: &str) -> Vec<Finding> {
         let mut problems = Vec::new();
         let mut ids = HashSet::new();
         let mut revisions = HashSet::new();
         let mut open: BTreeSet<&str> = BTreeSet::new();
         for case in &self.cases {
             if !ids.insert(case.conflict_id.as_str()) {
-                problems.push(format!("conflict id {} appears twice", case.conflict_id));
+                problems.push(Finding {
+                    subject: Some(case.conflict_id.clone()),
+                    message: format!("conflict id {} appears twice", case.conflict_id),
+                });
             }
             if !revisions.insert((case.memory_key.as_str(), case.revision)) {
-                problems.push(format!(
-                    "memory_key {} has two cases at revision {}",
-                    case.memory_key, case.revision
-                ));
+                problems.push(Finding {
+                    subject: Some(case.conflict_id.clone()),
+                    message: format!(
+                        "memory_key {} has two cases at revision {}",
+                        case.memory_key, case.revision
+                    ),
+                });
             }
             if case.is_open() && !open.insert(case.memory_key.as_str()) {
-                problems
-                    .push(format!("memory_key {} has more than one open case", case.memory_key));
+                problems.push(Finding {
+                    subject: Some(case.conflict_id.clone()),
+                    message: format!("memory_key {} has more than one open case", case.memory_key),
+                });
             }
             if let Err(problem) = case.check(workspace_id) {
-                problems.push(problem);
+                problems
+                    .push(Finding { subject: Some(case.conflict_id.clone()), message: problem });
             }
         }
         problems

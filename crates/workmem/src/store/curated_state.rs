@@ -21,6 +21,7 @@ use crate::error::{Error, Location, Result};
 use crate::model::canon::{self, JsonStyle};
 use crate::model::fact::Kind;
 use crate::model::stamp::Stamp;
+use crate::store::Finding;
 
 /// Schema version written to `curated.json`.
 pub const CURATED_SCHEMA_VERSION: u32 = 2;
@@ -232,22 +233,28 @@ impl CuratedState {
     /// Checks every invariant of SPEC section 4; the message names the entry.
     pub(crate) fn validate(&self) -> std::result::Result<(), String> {
         match self.problems().into_iter().next() {
-            Some(problem) => Err(problem),
+            Some(finding) => Err(finding.message),
             None => Ok(()),
         }
     }
 
     /// Returns every violated invariant of SPEC section 4, each message
     /// naming the entry.
-    pub fn problems(&self) -> Vec<String> {
+    pub(crate) fn problems(&self) -> Vec<Finding> {
         let mut problems = Vec::new();
         let mut by_key: HashMap<&str, &Entry> = HashMap::with_capacity(self.entries.len());
         for entry in &self.entries {
             if let Err(msg) = check_entry_fields(entry) {
-                problems.push(format!("entry {}: {msg}", entry.key));
+                problems.push(Finding {
+                    subject: Some(entry.key.clone()),
+                    message: format!("entry {}: {msg}", entry.key),
+                });
             }
             if by_key.insert(entry.key.as_str(), entry).is_some() {
-                problems.push(format!("entry key {} appears twice", entry.key));
+                problems.push(Finding {
+                    subject: Some(entry.key.clone()),
+                    message: format!("entry key {} appears twice", entry.key),
+                });
             }
         }
         let mut active_by_domain: BTreeMap<&str, &Entry> = BTreeMap::new();
@@ -260,10 +267,13 @@ impl CuratedState {
                 ids.iter().collect::<BTreeSet<_>>().len()
             };
             if entry.occurrences != unique as u64 {
-                problems.push(format!(
-                    "entry {} has occurrences {} but {unique} unique evidence ids",
-                    entry.key, entry.occurrences
-                ));
+                problems.push(Finding {
+                    subject: Some(entry.key.clone()),
+                    message: format!(
+                        "entry {} has occurrences {} but {unique} unique evidence ids",
+                        entry.key, entry.occurrences
+                    ),
+                });
             }
             let Some(domain) = entry.memory_key.as_deref() else {
                 if entry.revision != 1
@@ -271,77 +281,112 @@ impl CuratedState {
                     || entry.supersedes.is_some()
                     || entry.superseded_by.is_some()
                 {
-                    problems.push(format!(
-                        "unkeyed entry {} must be revision 1, active and unlinked",
-                        entry.key
-                    ));
+                    problems.push(Finding {
+                        subject: Some(entry.key.clone()),
+                        message: format!(
+                            "unkeyed entry {} must be revision 1, active and unlinked",
+                            entry.key
+                        ),
+                    });
                 }
                 continue;
             };
             domains.insert(domain);
             if entry.is_active() {
                 if let Some(other) = active_by_domain.insert(domain, entry) {
-                    problems.push(format!(
-                        "memory_key {domain} has two active revisions: {} and {}",
-                        other.key, entry.key
-                    ));
+                    problems.push(Finding {
+                        subject: Some(entry.key.clone()),
+                        message: format!(
+                            "memory_key {domain} has two active revisions: {} and {}",
+                            other.key, entry.key
+                        ),
+                    });
                 }
                 if entry.superseded_by.is_some() {
-                    problems
-                        .push(format!("active entry {} must not have superseded_by", entry.key));
+                    problems.push(Finding {
+                        subject: Some(entry.key.clone()),
+                        message: format!("active entry {} must not have superseded_by", entry.key),
+                    });
                 }
             } else if entry.superseded_by.is_none() {
-                problems.push(format!("superseded entry {} has no superseded_by", entry.key));
+                problems.push(Finding {
+                    subject: Some(entry.key.clone()),
+                    message: format!("superseded entry {} has no superseded_by", entry.key),
+                });
             }
             if entry.revision == 1 && entry.supersedes.is_some() {
-                problems.push(format!("entry {} is revision 1 but has supersedes", entry.key));
+                problems.push(Finding {
+                    subject: Some(entry.key.clone()),
+                    message: format!("entry {} is revision 1 but has supersedes", entry.key),
+                });
             }
             if entry.revision > 1 && entry.supersedes.is_none() {
-                problems.push(format!(
-                    "entry {} is revision {} but has no supersedes",
-                    entry.key, entry.revision
-                ));
+                problems.push(Finding {
+                    subject: Some(entry.key.clone()),
+                    message: format!(
+                        "entry {} is revision {} but has no supersedes",
+                        entry.key, entry.revision
+                    ),
+                });
             }
         }
         for domain in domains.iter().filter(|d| !active_by_domain.contains_key(*d)) {
-            problems.push(format!("memory_key {domain} has no active revision"));
+            problems.push(Finding {
+                subject: None,
+                message: format!("memory_key {domain} has no active revision"),
+            });
         }
         for entry in &self.entries {
             if let Some(next) = entry.superseded_by.as_deref() {
                 match by_key.get(next) {
                     Some(successor)
                         if successor.supersedes.as_deref() == Some(entry.key.as_str()) => {}
-                    _ => problems.push(format!(
-                        "entry {} has a broken superseded_by link to {next}",
-                        entry.key
-                    )),
+                    _ => problems.push(Finding {
+                        subject: Some(entry.key.clone()),
+                        message: format!(
+                            "entry {} has a broken superseded_by link to {next}",
+                            entry.key
+                        ),
+                    }),
                 }
             }
             if let Some(prev) = entry.supersedes.as_deref() {
                 let Some(previous) = by_key.get(prev) else {
-                    problems.push(format!(
-                        "entry {} has a broken supersedes link to {prev}",
-                        entry.key
-                    ));
+                    problems.push(Finding {
+                        subject: Some(entry.key.clone()),
+                        message: format!(
+                            "entry {} has a broken supersedes link to {prev}",
+                            entry.key
+                        ),
+                    });
                     continue;
                 };
                 if previous.superseded_by.as_deref() != Some(entry.key.as_str()) {
-                    problems.push(format!(
-                        "entry {} has a broken supersedes link to {prev}",
-                        entry.key
-                    ));
+                    problems.push(Finding {
+                        subject: Some(entry.key.clone()),
+                        message: format!(
+                            "entry {} has a broken supersedes link to {prev}",
+                            entry.key
+                        ),
+                    });
                 }
                 if previous.memory_key != entry.memory_key {
-                    problems.push(format!(
-                        "entry {} supersedes {prev} of another memory_key",
-                        entry.key
-                    ));
+                    problems.push(Finding {
+                        subject: Some(entry.key.clone()),
+                        message: format!(
+                            "entry {} supersedes {prev} of another memory_key",
+                            entry.key
+                        ),
+                    });
                 }
                 if entry.revision != previous.revision + 1 {
-                    problems.push(format!(
-                        "entry {} is revision {} but supersedes revision {}",
-                        entry.key, entry.revision, previous.revision
-                    ));
+                    problems.push(Finding {
+                        subject: Some(entry.key.clone()),
+                        message: format!(
+                            "entry {} is revision {} but supersedes revision {}",
+                            entry.key, entry.revision, previous.revision
+                        ),
+                    });
                 }
             }
         }
@@ -350,10 +395,13 @@ impl CuratedState {
         for entry in &self.entries {
             let expected = entry.computed_key();
             if entry.key != expected {
-                problems.push(format!(
-                    "entry {} has a key that does not match its content (expected {expected})",
-                    entry.key
-                ));
+                problems.push(Finding {
+                    subject: Some(entry.key.clone()),
+                    message: format!(
+                        "entry {} has a key that does not match its content (expected {expected})",
+                        entry.key
+                    ),
+                });
             }
         }
         problems

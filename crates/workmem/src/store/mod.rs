@@ -11,3 +11,13 @@ pub(crate) mod fact_log;
 pub(crate) mod failpoint;
 pub mod journal;
 pub(crate) mod lock;
+
+/// One violated invariant of a state file, and the record it is about (an
+/// entry key or a conflict id), so that `verify` can name its line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Finding {
+    /// The entry key or conflict id, when the problem is about one record.
+    pub(crate) subject: Option<String>,
+    /// What is wrong.
+    pub(crate) message: String,
+}

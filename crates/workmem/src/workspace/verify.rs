@@ -60,19 +60,12 @@ fn from_error(err: Error, fallback: &Path) -> Problem {
     }
 }
 
-/// Returns the line of `text` that defines the first 16-hex or prefixed id
-/// mentioned in `message` (an entry key or conflict id), if any.
-fn line_of_id(text: &str, message: &str) -> Option<usize> {
-    message.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')).find_map(|token| {
-        let looks_like_id = token.len() >= 16 && token.bytes().any(|b| b.is_ascii_digit());
-        if !looks_like_id {
-            return None;
-        }
-        let needles = [format!("\"key\": \"{token}\""), format!("\"conflict_id\": \"{token}\"")];
-        text.lines()
-            .position(|line| needles.iter().any(|n| line.contains(n.as_str())))
-            .map(|i| i + 1)
-    })
+/// Returns the line of `text` (curated.json or conflicts.json) that
+/// defines `subject`, an entry key or a conflict id.
+fn line_of(text: &str, subject: Option<&str>) -> Option<usize> {
+    let subject = subject?;
+    let needles = [format!("\"key\": \"{subject}\""), format!("\"conflict_id\": \"{subject}\"")];
+    text.lines().position(|line| needles.iter().any(|n| line.contains(n.as_str()))).map(|i| i + 1)
 }
 
 impl Workspace {
@@ -150,7 +143,7 @@ impl Workspace {
                                 );
                                 problems.push(problem(
                                     &curated_path,
-                                    line_of_id(&text, &message),
+                                    line_of(&text, Some(&entry.key)),
                                     message,
                                 ));
                             }
@@ -165,7 +158,7 @@ impl Workspace {
                             );
                             problems.push(problem(
                                 &curated_path,
-                                line_of_id(&text, &message),
+                                line_of(&text, Some(&entry.key)),
                                 message,
                             ));
                         }
@@ -182,13 +175,14 @@ impl Workspace {
                 let first = problems
                     .iter()
                     .position(|p| p.file == curated_path.display().to_string() && p.line.is_none());
-                let listed: Vec<String> = state.problems();
+                let listed = state.problems();
                 if !listed.is_empty() {
                     if let Some(index) = first {
                         problems.remove(index);
                     }
-                    for message in listed {
-                        problems.push(problem(&curated_path, line_of_id(&text, &message), message));
+                    for finding in listed {
+                        let line = line_of(&text, finding.subject.as_deref());
+                        problems.push(problem(&curated_path, line, finding.message));
                     }
                 }
             }
@@ -211,12 +205,9 @@ impl Workspace {
                     if listed.is_empty() {
                         problems.push(from_error(err, &conflicts_path));
                     }
-                    for message in listed {
-                        problems.push(problem(
-                            &conflicts_path,
-                            line_of_id(&conflicts_text, &message),
-                            message,
-                        ));
+                    for finding in listed {
+                        let line = line_of(&conflicts_text, finding.subject.as_deref());
+                        problems.push(problem(&conflicts_path, line, finding.message));
                     }
                 }
             }
@@ -396,7 +387,7 @@ impl Workspace {
                 );
                 problems.push(problem(
                     &conflicts_path,
-                    line_of_id(conflicts_text, &message),
+                    line_of(conflicts_text, Some(&case.conflict_id)),
                     message,
                 ));
             }
