@@ -230,7 +230,7 @@ fn stale_reviews_change_nothing() {
     // A new fact with that memory_key appended since detection.
     fact(&ws, "late", "Use CockroachDB.", 2, "db.engine", "2026-05-30T00:00:00Z");
     let before = snapshot(ws.memory_dir());
-    assert_stale(ws.resolve(request(&case, &postgres, "review:b")), "evidence changed");
+    assert_stale(ws.resolve(request(&case, &postgres, "review:b")), "evidence");
     assert_eq!(snapshot(ws.memory_dir()), before);
 
     // Case already resolved.
@@ -240,7 +240,7 @@ fn stale_reviews_change_nothing() {
     let postgres = candidate_id(&case, "Use Postgres.");
     ws.resolve(request(&case, &postgres, "review:c")).expect("resolve");
     let before = snapshot(ws.memory_dir());
-    assert_stale(ws.resolve(request(&case, &postgres, "review:d")), "not open");
+    assert_stale(ws.resolve(request(&case, &postgres, "review:d")), "closed:resolved");
     assert_eq!(snapshot(ws.memory_dir()), before);
 
     // Case superseded by new tied evidence.
@@ -253,7 +253,7 @@ fn stale_reviews_change_nothing() {
     let before = snapshot(ws.memory_dir());
     assert_stale(
         ws.resolve(request(&case, &candidate_id(&case, "Use MySQL."), "review:e")),
-        "superseded",
+        "closed:superseded",
     );
     assert_eq!(snapshot(ws.memory_dir()), before);
 
@@ -274,16 +274,25 @@ fn stale_reviews_change_nothing() {
     let before = snapshot(ws.memory_dir());
     assert_stale(
         ws.resolve(request(&case, &candidate_id(&case, "Use MySQL."), "review:f")),
-        "active value",
+        "active",
     );
     assert_eq!(snapshot(ws.memory_dir()), before);
 }
 
-fn assert_stale(result: workmem::Result<workmem::Adjudication>, needle: &str) {
+/// Asserts `result` is a stale resolution for the reason `expected`
+/// names: `revision`, `evidence`, `closed:<status>` or `active`.
+fn assert_stale(result: workmem::Result<workmem::Adjudication>, expected: &str) {
+    use workmem::Stale;
     match result {
-        Err(err @ Error::StaleResolution(_)) => {
-            assert!(matches!(err, Error::StaleResolution(_)));
-            assert!(err.to_string().contains(needle), "{err} lacks {needle:?}");
+        Err(Error::StaleResolution(reason)) => {
+            let matches = match (&reason, expected) {
+                (Stale::Revision { .. }, "revision") => true,
+                (Stale::EvidenceChanged { .. }, "evidence") => true,
+                (Stale::Closed { status, .. }, _) => expected == format!("closed:{status}"),
+                (Stale::ActiveChanged { .. }, "active") => true,
+                _ => false,
+            };
+            assert!(matches, "{reason:?} is not the stale reason {expected:?}");
         }
         other => panic!("expected a stale resolution, got {other:?}"),
     }
@@ -301,7 +310,7 @@ fn unknown_ids_are_rejected_and_malformed_input_is_invalid() {
     unknown.conflict_id = "conflict-0000000000000000".into();
     assert!(matches!(
         ws.resolve(unknown).expect_err("unknown conflict"),
-        Error::ResolutionRejected(_)
+        Error::ResolutionRejected(workmem::Rejected::UnknownConflict { .. })
     ));
     let unknown = request(&case, "candidate-0000000000000000", "review:x");
     assert!(matches!(
