@@ -1,4 +1,4 @@
-//! workmem-agent: the interactive agent of `workmem chat` (SPEC section 9).
+//! workmem-agent: the interactive agent of `workmem chat` (docs/cli.md).
 //!
 //! An [`Agent`] keeps one conversation with a model behind the
 //! [`MessagesClient`] trait (the real one, [`HttpClient`], speaks the

@@ -1,5 +1,5 @@
 //! The system prompt: who the agent is, the project's bounded memory
-//! context (SPEC section 8), and what is worth remembering. Pure: the
+//! context (docs/policy.md), and what is worth remembering. Pure: the
 //! caller fetches the context fresh before every model call.
 
 use std::path::Path;

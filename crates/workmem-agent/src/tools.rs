@@ -3,7 +3,7 @@
 //!
 //! Exactly two tools exist: `bash` and `write_memory`. None can resolve a
 //! conflict, distill, or change or delete anything already recorded: those
-//! stay with the human at the REPL (SPEC section 6).
+//! stay with the human at the REPL (docs/policy.md).
 
 use serde_json::{Map, Value, json};
 use workmem::{Error, Invalid, NewFact, Workspace};

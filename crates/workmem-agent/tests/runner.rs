@@ -238,7 +238,7 @@ fn two_tool_uses_in_one_reply_get_two_results_in_order() {
     assert_eq!(facts.len(), 1);
     assert_eq!(facts[0].memory_key(), Some("cache.engine"));
     assert_eq!(facts[0].source(), "model_tool");
-    // Keyed raw facts never reach the prompt (SPEC 8).
+    // Keyed raw facts never reach the prompt (docs/policy.md).
     assert!(!received[1].body["system"].as_str().unwrap().contains("SQLite"));
 }
 

@@ -1,7 +1,7 @@
 //! The error every command returns, and how it reaches the user.
 //!
 //! A [`CommandError`] carries the stable kind name of `--json` error output,
-//! the process exit code of the contract in `CLI.md`, a message, the causes
+//! the process exit code of the contract in docs/cli.md, a message, the causes
 //! behind it and hints. Library errors convert with one `From` that keeps
 //! their kind and exit code and adds hints where they help. This module
 //! prints only to stderr and never exits the process.

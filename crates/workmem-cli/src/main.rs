@@ -2,7 +2,7 @@
 //!
 //! Parses the command line, resolves the project and memory directory,
 //! runs one command and turns its outcome into an exit code (the table in
-//! `CLI.md`). Errors go to stderr, as `error:`/`caused by:`/`hint:` lines or,
+//! docs/cli.md). Errors go to stderr, as `error:`/`caused by:`/`hint:` lines or,
 //! with `--json`, as one `{"error": {"kind", "message"}}` document. A closed
 //! stdout (broken pipe) ends the process silently with 0. Only this file
 //! exits the process.

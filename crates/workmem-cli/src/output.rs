@@ -3,7 +3,7 @@
 //!
 //! Results go to stdout, status and progress to stderr. With `--json`, stdout
 //! receives exactly one JSON document (compact, newline-terminated) whose
-//! shape is the contract of `CLI.md`; fields may be added, never renamed or
+//! shape is the contract of docs/cli.md; fields may be added, never renamed or
 //! removed. Library records (facts, reports, conflict cases, day summaries)
 //! are serialized with their own format-stable serde types.
 //!

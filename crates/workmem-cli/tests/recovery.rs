@@ -1,6 +1,6 @@
 //! Crash recovery and cross-process safety, black-box: the real binary
 //! (built with `--features failpoints`) aborts at every durable boundary of
-//! CLI.md, and the next command of any kind must finish the work exactly
+//! docs/cli.md, and the next command of any kind must finish the work exactly
 //! once. Also races processes against the workspace lock.
 //!
 //! Without the `failpoints` feature these tests fail on purpose: the README's

@@ -1,4 +1,4 @@
-//! The four tools: their input schemas (SPEC section 2) and the checked
+//! The four tools: their input schemas (docs/format.md) and the checked
 //! reading of their arguments.
 //!
 //! Arguments are read field by field rather than through one `Deserialize`

@@ -1,5 +1,5 @@
 //! The single integration-test binary of the library: every
-//! `tests/test_<topic>.rs` file is a module of it (SPEC/STYLE section 7).
+//! `tests/test_<topic>.rs` file is a module of it (the crate sets `autotests = false`).
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! Human adjudication (SPEC section 6), recovery (section 7), verify and
+//! Human adjudication (docs/policy.md), recovery (section 7), verify and
 //! history, through the library API on real files.
 #![allow(clippy::disallowed_methods)]
 

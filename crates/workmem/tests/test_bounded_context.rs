@@ -1,5 +1,5 @@
 //! Acceptance 13: the agent context is bounded by a character budget
-//! (SPEC 8), keeps the highest-priority entries with an exact overflow
+//! (docs/policy.md), keeps the highest-priority entries with an exact overflow
 //! line, and is the unbounded text whenever that fits.
 #![allow(clippy::disallowed_methods)]
 

@@ -1,5 +1,5 @@
 //! Acceptance 7: corrupt curated lifecycles are rejected on load with a
-//! corruption error naming the entry key (SPEC 4).
+//! corruption error naming the entry key (docs/format.md).
 #![allow(clippy::disallowed_methods)]
 
 use serde_json::{Value, json};
@@ -9,7 +9,7 @@ use workmem::{Error, internals::canon};
 use crate::common::{Project, write_raw};
 
 // Labels of the test entries: each one's wording is `Value <label>.` and
-// its key the one SPEC section 2 computes from that (see `key_of`).
+// its key the one docs/format.md computes from that (see `key_of`).
 const A1: &str = "aaaaaaaaaaaaaaa1";
 const A2: &str = "aaaaaaaaaaaaaaa2";
 const A3: &str = "aaaaaaaaaaaaaaa3";
@@ -17,7 +17,7 @@ const B1: &str = "bbbbbbbbbbbbbbb1";
 const U1: &str = "ccccccccccccccc1";
 
 /// An entry labelled `label` (its wording is `Value <label>.`), with the key
-/// SPEC section 2 gives it: messages name that key, see [`key_of`].
+/// docs/format.md gives it: messages name that key, see [`key_of`].
 fn entry(label: &str, memory_key: Option<&str>, revision: u32, status: &str) -> Value {
     let content = format!("Value {label}.");
     let key = match memory_key {

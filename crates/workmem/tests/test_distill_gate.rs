@@ -1,5 +1,5 @@
 //! Acceptance 2: the distill gate promotes exactly what the policy names,
-//! with exact report counters (SPEC 5); a repeated distill writes nothing;
+//! with exact report counters (docs/policy.md); a repeated distill writes nothing;
 //! evidence is never deleted.
 #![allow(clippy::disallowed_methods)]
 

@@ -223,7 +223,7 @@ fn source_overrides_apply_fact_by_fact() {
         }
     );
     assert!(matches!(got["g1"], Reason::Promoted { .. }) && got["g1"] == got["g2"]);
-    // Without overrides the same log behaves exactly as SPEC 5.
+    // Without overrides the same log behaves exactly as docs/policy.md.
     let plain = reasons(&all, &Policy::default(), "2026-03-01T00:00:00Z");
     assert!(matches!(plain["u1"], Reason::WaitingForAge { .. }));
     assert!(matches!(plain["u2"], Reason::BelowThresholds { .. }));

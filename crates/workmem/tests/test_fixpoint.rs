@@ -1,4 +1,4 @@
-//! Acceptance 12: the fixpoint of SPEC 5.3f. One distill reaches the state
+//! Acceptance 12: the fixpoint of docs/policy.md. One distill reaches the state
 //! repeated runs would converge to, so a second distill with the same
 //! as_of changes nothing and writes nothing.
 

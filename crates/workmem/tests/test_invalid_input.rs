@@ -1,4 +1,4 @@
-//! Acceptance 10: every invalid input of SPEC 2 through
+//! Acceptance 10: every invalid input of docs/format.md through
 //! `Workspace::remember` is `Error::InvalidInput` naming the field, and
 //! nothing is written.
 
@@ -58,7 +58,7 @@ fn invalid_inputs() -> Vec<(NewFact, &'static str)> {
         (with(&|n| n.source = Some(String::new())), "source"),
         (with(&|n| n.evidence = many.clone()), "evidence"),
         (with(&|n| n.evidence = BTreeMap::from([(String::new(), "v".to_owned())])), "evidence"),
-        // SPEC 10: credentials are refused before anything is written.
+        // docs/design.md: credentials are refused before anything is written.
         (with(&|n| n.content = "Deploy key AKIAIOSFODNN7EXAMPLE for CI.".into()), "content"),
         (with(&|n| n.content = "Set password=hunter2hunter2 in the env.".into()), "content"),
         (

@@ -1,4 +1,4 @@
-//! Acceptance 6: crash safety of the daily log (SPEC 1 and 4).
+//! Acceptance 6: crash safety of the daily log (docs/format.md).
 #![allow(clippy::disallowed_methods)]
 
 use workmem::DistillOptions;

@@ -1,4 +1,4 @@
-//! Acceptance 9: MEMORY.md is exactly SPEC 8, repaired when hand-edited;
+//! Acceptance 9: MEMORY.md is exactly docs/policy.md, repaired when hand-edited;
 //! the context shows only active values and recent unkeyed facts, read from
 //! the newest daily files.
 #![allow(clippy::disallowed_methods)]

@@ -1,4 +1,4 @@
-//! Issue 4, acceptance 6: the secret guard (SPEC 10) refuses every kind of
+//! Issue 4, acceptance 6: the secret guard (docs/design.md) refuses every kind of
 //! real credential and lets ordinary engineering prose through. The false
 //! positive rate is measured on a committed corpus of commit messages,
 //! review comments, ADR lines and agent facts that talk about passwords,

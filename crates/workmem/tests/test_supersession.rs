@@ -1,4 +1,4 @@
-//! Acceptance 3: keyed supersession (SPEC 5.3a-d).
+//! Acceptance 3: keyed supersession (docs/policy.md-d).
 
 use workmem::DistillOptions;
 use workmem::{Report, Status, internals::canon};
@@ -123,7 +123,7 @@ fn keyed_wording_prefers_importance_then_newest_then_largest_id() {
     assert_eq!(active.evidence_ids, ["x0", "x1", "x2"]);
 }
 
-/// Issue 12: SPEC 5.3c checks the supersession count before the recency
+/// Issue 12: docs/policy.md checks the supersession count before the recency
 /// test, so a lone challenger that is also not newer than the active value
 /// is skipped for lack of evidence, not counted stale.
 #[test]

@@ -1,5 +1,5 @@
 //! Acceptance 4: ties fail closed into one conflict case; re-running reuses
-//! it byte for byte; new tied evidence supersedes it (SPEC 5.3e).
+//! it byte for byte; new tied evidence supersedes it (docs/policy.md).
 
 use serde_json::{Value, json};
 use workmem::{CaseStatus, Report, internals::canon};
@@ -27,7 +27,7 @@ fn tied_project() -> Project {
 }
 
 /// Recomputes a case's fingerprint from its JSON fields with the canonical
-/// JSON of SPEC 2, independently of the library's Candidate type.
+/// JSON of docs/format.md, independently of the library's Candidate type.
 fn recomputed_fingerprint(case: &Value) -> String {
     let candidates: Vec<Value> = case["candidates"]
         .as_array()

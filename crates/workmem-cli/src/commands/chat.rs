@@ -1,4 +1,4 @@
-//! `workmem chat`: the interactive agent of SPEC section 9 on the
+//! `workmem chat`: the interactive agent of docs/cli.md on the
 //! Anthropic Messages API, as a REPL.
 //!
 //! Configuration comes from the environment, then from `<project>/.env`

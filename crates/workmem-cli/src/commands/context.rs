@@ -1,4 +1,4 @@
-//! `workmem context`: prints the bounded agent context (SPEC section 8):
+//! `workmem context`: prints the bounded agent context (docs/policy.md):
 //! the curated memory plus the most recent unkeyed facts.
 
 use clap::Args;

@@ -1,4 +1,4 @@
-//! `workmem distill`: runs the promotion policy (SPEC section 5) at a given
+//! `workmem distill`: runs the promotion policy (docs/policy.md) at a given
 //! instant and prints the report; `--dry-run` computes the report without
 //! writing anything or taking the lock.
 
@@ -87,7 +87,7 @@ pub fn parse_as_of(text: Option<&str>) -> Result<Option<Stamp>, CommandError> {
 /// `distill --explain --json`: the report plus each fact's decision.
 #[derive(Debug, Serialize)]
 pub struct ExplainedReport<'a> {
-    /// The report (SPEC section 5 field names).
+    /// The report (docs/policy.md field names).
     #[serde(flatten)]
     pub report: &'a Report,
     /// Each fact's outcome in this run.

@@ -1,5 +1,5 @@
-//! `workmem mcp`: serves the workspace to MCP clients over stdio (SPEC
-//! section 9) until the client closes stdin.
+//! `workmem mcp`: serves the workspace to MCP clients over stdio (see
+//! docs/mcp.md) until the client closes stdin.
 //!
 //! stdout belongs to the protocol: this command writes nothing there
 //! itself, and its one status line goes to stderr. `--json` has no effect.

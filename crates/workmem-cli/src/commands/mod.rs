@@ -52,7 +52,7 @@ pub struct Ctx {
 
 impl Ctx {
     /// Returns the context for the global flags, resolving the project from
-    /// `cwd` by the discovery rule of `CLI.md` when `-C` is not given.
+    /// `cwd` by the discovery rule of docs/cli.md when `-C` is not given.
     ///
     /// Errors: usage error when `-C` names no directory.
     pub fn new(global: &GlobalArgs, cwd: &Path) -> Result<Ctx, CommandError> {

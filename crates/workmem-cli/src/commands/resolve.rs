@@ -1,4 +1,4 @@
-//! `workmem resolve`: a human decides a conflict case (SPEC section 6).
+//! `workmem resolve`: a human decides a conflict case (docs/policy.md).
 //! This is the trusted entry point; no model tool can reach it.
 
 use clap::Args;

@@ -1,4 +1,4 @@
-//! Normal forms, identifiers and the JSON encodings of SPEC section 2.
+//! Normal forms, identifiers and the JSON encodings of docs/format.md.
 //!
 //! Everything here is pure and must stay byte-compatible with the Python
 //! teaching implementation: whitespace is Python's `str.isspace` set, case
@@ -233,7 +233,7 @@ pub fn to_json(value: &Value, style: JsonStyle) -> String {
     out
 }
 
-/// Returns the canonical JSON of `value` (SPEC section 2).
+/// Returns the canonical JSON of `value` (docs/format.md).
 pub fn canonical_json(value: &Value) -> String {
     to_json(value, JsonStyle::Canonical)
 }

@@ -1,4 +1,4 @@
-//! The secret guard (SPEC section 10): refuses credentials in anything that
+//! The secret guard (docs/design.md): refuses credentials in anything that
 //! would be stored (fact content, evidence, adjudication actor and
 //! rationale) before a byte is written.
 //!

@@ -1,4 +1,4 @@
-//! Timestamps as SPEC section 2 writes them.
+//! Timestamps as docs/format.md writes them.
 //!
 //! A [`Stamp`] keeps the string read from disk verbatim (ids and hashes
 //! depend on it) next to the parsed instant, which every ordering decision

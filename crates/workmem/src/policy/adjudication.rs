@@ -1,4 +1,4 @@
-//! Human adjudication (SPEC section 6): validating a decision against the
+//! Human adjudication (docs/policy.md): validating a decision against the
 //! current state and planning its effect. Pure: the workspace runs the plan
 //! through the journal.
 //!

@@ -1,4 +1,4 @@
-//! The distill policy (SPEC section 5): a pure function from the fact log,
+//! The distill policy (docs/policy.md): a pure function from the fact log,
 //! the curated state and the conflict queue to their next versions and a
 //! report.
 //!
@@ -587,7 +587,7 @@ impl Run<'_> {
         if !proposal.qualifies(self.policy) {
             return Verdict::Skipped(proposal.below_thresholds(self.policy));
         }
-        // SPEC 5.3c: the count test comes first, then recency; the order
+        // docs/policy.md: the count test comes first, then recency; the order
         // decides which facts the report counts as `stale`.
         if let Some(active) = active {
             if (proposal.facts.len() as u64) < u64::from(self.policy.supersession_repeat_threshold)

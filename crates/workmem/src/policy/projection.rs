@@ -1,4 +1,4 @@
-//! Prompt projection (SPEC section 8): the exact MEMORY.md text and the
+//! Prompt projection (docs/policy.md): the exact MEMORY.md text and the
 //! bounded agent context. Pure functions; the workspace decides when to
 //! read or write files.
 //!

@@ -60,7 +60,7 @@ pub enum Reason {
     },
     /// Enough facts to challenge the active value, but none newer than its
     /// `last_seen`: it cannot roll it back (checked after
-    /// [`Reason::NeedsMoreEvidence`], SPEC 5.3c).
+    /// [`Reason::NeedsMoreEvidence`], docs/policy.md).
     Stale {
         /// The active entry.
         entry_key: String,
@@ -68,7 +68,7 @@ pub enum Reason {
         active_last_seen: Stamp,
     },
     /// A challenger without enough distinct facts to replace the active
-    /// value, whatever its age (the first test of SPEC 5.3c).
+    /// value, whatever its age (the first test of docs/policy.md).
     NeedsMoreEvidence {
         /// The active entry.
         entry_key: String,
@@ -108,7 +108,7 @@ pub struct Decision {
     pub reason: Reason,
 }
 
-/// What one distill run did. Field names are the SPEC's and the CLI's.
+/// What one distill run did. Field names are those of the format and the CLI (docs/policy.md).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Report {
     /// Aged facts (older than the cutoff).

@@ -11,7 +11,7 @@ use crate::error::{Error, Invalid, Result};
 use crate::model::fact::Kind;
 use crate::model::stamp::Stamp;
 
-/// The promotion gate. Defaults are SPEC section 5.
+/// The promotion gate. Defaults are docs/policy.md.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Policy {
     /// Facts younger than this many days are not considered (>= 0).

@@ -1,7 +1,7 @@
 //! The review queue: `conflicts.json`, every conflict case distill could not
 //! settle, open or closed.
 //!
-//! Invariants (SPEC section 4), checked on load and before every save: ids
+//! Invariants (docs/format.md), checked on load and before every save: ids
 //! are unique; (memory_key, revision) is unique; at most one open case per
 //! memory_key; fingerprints, conflict ids and candidate ids recompute from
 //! the content; candidate content passes the rules of fact content;
@@ -118,7 +118,7 @@ pub struct Case {
     pub workspace_id: String,
 }
 
-/// Returns the fingerprint of an observation (SPEC section 2).
+/// Returns the fingerprint of an observation (docs/format.md).
 pub fn fingerprint(
     memory_key: &str,
     active_entry_key: Option<&str>,

@@ -1,14 +1,14 @@
 //! The curated state: `curated.json`, the canonical record of what the
 //! policy promoted, with every revision of every keyed decision.
 //!
-//! Invariants (SPEC section 4), checked on load and before every save: keys
+//! Invariants (docs/format.md), checked on load and before every save: keys
 //! are unique; occurrences equal the number of unique evidence ids; unkeyed
 //! entries are revision 1, active and unlinked; each keyed domain has
 //! exactly one active revision; active entries have no `superseded_by`,
 //! superseded ones have one; revision 1 has no `supersedes`, later ones do;
 //! links are mutual, stay inside one memory_key, and revisions are
 //! contiguous; content passes the rules of fact content; keys recompute
-//! from the content (SPEC section 2). Schema-1 files (no lifecycle fields) load with defaults and
+//! from the content (docs/format.md). Schema-1 files (no lifecycle fields) load with defaults and
 //! are written back as schema 2. This module only encodes and decodes; the
 //! caller writes through `atomic_io::replace`.
 
@@ -49,7 +49,7 @@ pub struct Entry {
     pub evidence_ids: Vec<String>,
     /// Earliest evidence timestamp.
     pub first_seen: Stamp,
-    /// 16-hex entry key (SPEC section 2).
+    /// 16-hex entry key (docs/format.md).
     pub key: String,
     /// Kind of the promoted facts.
     pub kind: Kind,
@@ -88,8 +88,8 @@ impl Entry {
         self.status == Status::Active
     }
 
-    /// Returns the entry key recomputed from this entry's fields (SPEC
-    /// section 2): of kind and normal content when unkeyed, and of
+    /// Returns the entry key recomputed from this entry's fields (see
+    /// docs/format.md): of kind and normal content when unkeyed, and of
     /// memory_key, revision, kind and normal content when keyed.
     pub fn computed_key(&self) -> String {
         match self.memory_key.as_deref() {
@@ -230,7 +230,7 @@ impl CuratedState {
         self.entries.iter().filter(|e| e.is_active())
     }
 
-    /// Checks every invariant of SPEC section 4; the message names the entry.
+    /// Checks every invariant of docs/format.md; the message names the entry.
     pub(crate) fn validate(&self) -> std::result::Result<(), String> {
         match self.problems().into_iter().next() {
             Some(finding) => Err(finding.message),
@@ -238,7 +238,7 @@ impl CuratedState {
         }
     }
 
-    /// Returns every violated invariant of SPEC section 4, each message
+    /// Returns every violated invariant of docs/format.md, each message
     /// naming the entry.
     pub(crate) fn problems(&self) -> Vec<Finding> {
         let mut problems = Vec::new();

@@ -1,6 +1,6 @@
 //! The domain index: a cache, per daily file, of the ids of the keyed facts
 //! of each memory_key, so that `resolve` can compute a domain's observed
-//! fact ids (SPEC 5.3e and 6.4) without parsing the whole log.
+//! fact ids (docs/policy.md) without parsing the whole log.
 //!
 //! Each daily file's entry is trusted only while the file keeps the stamp
 //! (inode, size, modification time) it had *before* it was read; a file
@@ -21,7 +21,7 @@
 //! end
 //! ```
 //!
-//! Memory keys and fact ids never hold whitespace (SPEC section 2).
+//! Memory keys and fact ids never hold whitespace (docs/format.md).
 
 use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write as _;

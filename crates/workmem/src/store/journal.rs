@@ -1,7 +1,7 @@
 //! The adjudication journal: the audit stream of human decisions
 //! (`conflict-adjudications.jsonl`) and the transaction journal
 //! (`conflict-resolution-transactions.jsonl`) that makes one decision's
-//! three-file change recoverable (SPEC sections 6 and 7).
+//! three-file change recoverable (docs/policy.md and docs/format.md).
 //!
 //! A resolution appends a `prepared` line holding the whole intent (before
 //! and after snapshots of the curated entries and conflict cases, and the

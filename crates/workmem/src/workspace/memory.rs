@@ -164,7 +164,7 @@ impl Workspace {
         Ok((self.repair_projection_from(&state, curated_stamp, Repair::BestEffort)?, state))
     }
 
-    /// Returns the bounded agent context (SPEC section 8) with `recent`
+    /// Returns the bounded agent context (docs/policy.md) with `recent`
     /// recent unkeyed facts (default from the config) within the configured
     /// budget. Recent facts come from the newest daily files only, and
     /// curated.json is parsed only when the projection index is stale, so

@@ -1,5 +1,5 @@
 //! Running human decisions through the transaction journal, and finishing
-//! unfinished ones (SPEC sections 6 and 7).
+//! unfinished ones (docs/policy.md and docs/format.md).
 //!
 //! Every path here holds the workspace lock. A decision is planned by
 //! `adjudication::plan`, its intent made durable as a `prepared` line, and
@@ -242,7 +242,7 @@ impl Workspace {
     }
 
     /// Writes the targets not yet done and the missing phase lines, in the
-    /// order of SPEC section 6.
+    /// order of docs/policy.md.
     fn apply(
         &self,
         intent: &Intent,

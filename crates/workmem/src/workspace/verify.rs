@@ -1,15 +1,16 @@
 //! `verify`: a read-only check of every durable file of a workspace against
-//! the invariants of SPEC section 4 and the journal protocol of section 7.
+//! the invariants of docs/format.md and the journal protocol of section 7.
 //! It reports every problem it finds, each with its file and, where there
 //! is one, its line, and never writes: no recovery, no MEMORY.md repair, no
 //! cache, no lock file, no directory. Work a crash left unfinished (an
 //! uncommitted transaction, a leftover distill intent) and a tampered
 //! journal are problems in the list like any other; finishing them is the
 //! job of the next writing command. Call it on a handle from
-//! [`Workspace::open_read_only`] to check a workspace as it is on disk.
+//! [`crate::WorkspaceBuilder::open_read_only`] to check a workspace as it is
+//! on disk.
 //!
-//! Beyond the load-time invariants of SPEC section 4, it cross-checks the
-//! files (SPEC section 10, "derived state is checked"): evidence cited by
+//! Beyond the load-time invariants of docs/format.md, it cross-checks the
+//! files (docs/design.md, "derived state is checked"): evidence cited by
 //! entries and candidates is in the log; each entry's wording is the
 //! content of one of its evidence facts; every resolved case has exactly
 //! one matching audit record and every audit record a resolved case; and
@@ -148,7 +149,7 @@ impl Workspace {
                                 ));
                             }
                         }
-                        // Every wording comes from a fact (SPEC 5): another
+                        // Every wording comes from a fact (docs/policy.md): another
                         // wording was put there by hand. (With no evidence
                         // in the log, the missing facts are the problem.)
                         if cited > 0 && !worded {
