@@ -9,9 +9,8 @@
 use std::sync::Arc;
 
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
-use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::{Value, json};
 use workmem::{Error, Invalid, NewFact};
 
 use workmem::{
@@ -34,33 +33,12 @@ pub const DEFAULT_LIMIT: u64 = 20;
 /// Most facts `list_recent_facts` may return.
 pub const MAX_LIMIT: u64 = 1_000;
 
-/// Input of `get_context`.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-#[allow(dead_code)] // only its schema is used
-struct GetContextInput {
-    /// How many recent unkeyed facts to include (default 6).
-    #[schemars(range(min = 0, max = 1000))]
-    recent: Option<u16>,
-}
-
-/// Input of `list_recent_facts`.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-#[allow(dead_code)] // only its schema is used
-struct ListRecentFactsInput {
-    /// How many facts to return, newest last (default 20).
-    #[schemars(range(min = 1, max = 1000))]
-    limit: Option<u16>,
-}
-
-/// Input of `list_conflicts`: none.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-#[allow(dead_code)] // only its schema is used
-struct ListConflictsInput {}
-
 /// Returns the definitions of every tool, in a fixed order.
+///
+/// The schemas are portable JSON Schema (Draft 2020-12): one `type` per
+/// property and no `format`, and every limit a schema states is repeated in
+/// the property's description, because some clients strip `pattern`,
+/// `minimum`/`maximum` and lengths before the model sees the schema.
 pub fn definitions() -> Vec<Tool> {
     vec![
         Tool::new(WRITE_MEMORY, WRITE_MEMORY_DESCRIPTION, object_schema(write_memory_schema()))
@@ -68,23 +46,59 @@ pub fn definitions() -> Vec<Tool> {
         Tool::new(
             GET_CONTEXT,
             "Return the bounded agent context: the curated project memory plus the most recent unkeyed facts.",
-            schema::<GetContextInput>(),
+            object_schema(get_context_schema()),
         )
         .with_annotations(ToolAnnotations::new().read_only(true)),
         Tool::new(
             LIST_RECENT_FACTS,
             "List the most recent raw facts of the log (any kind, keyed or not), oldest first, as JSON.",
-            schema::<ListRecentFactsInput>(),
+            object_schema(list_recent_facts_schema()),
         )
         .with_annotations(ToolAnnotations::new().read_only(true)),
         Tool::new(
             LIST_CONFLICTS,
             "List the open conflict cases (ties the policy refused to guess) as JSON. Read-only: only a \
              human can resolve a case, with `workmem resolve`; tell the user when a decision awaits review.",
-            schema::<ListConflictsInput>(),
+            object_schema(json!({"type": "object", "properties": {}, "additionalProperties": false})),
         )
         .with_annotations(ToolAnnotations::new().read_only(true)),
     ]
+}
+
+fn get_context_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "recent": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": MAX_RECENT,
+                "description": format!(
+                    "Optional. How many recent unkeyed facts to include: an integer from 0 to {MAX_RECENT} \
+                     (default 6)."
+                ),
+            }
+        },
+        "additionalProperties": false
+    })
+}
+
+fn list_recent_facts_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_LIMIT,
+                "description": format!(
+                    "Optional. How many facts to return, newest last: an integer from 1 to {MAX_LIMIT} \
+                     (default {DEFAULT_LIMIT})."
+                ),
+            }
+        },
+        "additionalProperties": false
+    })
 }
 
 /// Returns `schema` as the object a tool definition holds.
@@ -94,15 +108,6 @@ fn object_schema(schema: Value) -> Arc<JsonObject> {
         // The schemas are JSON object literals.
         _ => Arc::new(JsonObject::new()),
     }
-}
-
-fn schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
-    // The input types above are object structs, which is all this can fail on.
-    rmcp::handler::server::common::schema_for_input::<T>().unwrap_or_else(|_| {
-        let mut object = JsonObject::new();
-        object.insert("type".into(), Value::from("object"));
-        Arc::new(object)
-    })
 }
 
 /// Returns the fact `write_memory` asked for, before library validation (the
@@ -281,6 +286,121 @@ mod tests {
             field_of(list_conflicts_args(&object(json!({"status": "all"}))).unwrap_err()),
             "status"
         );
+    }
+
+    /// Keywords of JSON Schema Draft 2020-12 a tool schema may use, with the
+    /// JSON type each keyword's value must have.
+    const KEYWORDS: [(&str, &str); 12] = [
+        ("type", "string"),
+        ("properties", "object"),
+        ("required", "array"),
+        ("additionalProperties", "any"),
+        ("description", "string"),
+        ("enum", "array"),
+        ("minimum", "number"),
+        ("maximum", "number"),
+        ("minLength", "number"),
+        ("maxLength", "number"),
+        ("pattern", "string"),
+        ("title", "string"),
+    ];
+
+    /// Returns the problems of one (sub)schema at `at`, walking into its
+    /// properties and additionalProperties.
+    fn portability_problems(schema: &Value, at: &str, problems: &mut Vec<String>) {
+        let Some(object) = schema.as_object() else {
+            if !schema.is_boolean() {
+                problems.push(format!("{at}: a schema must be an object or a boolean"));
+            }
+            return;
+        };
+        for (keyword, value) in object {
+            let Some((_, expected)) = KEYWORDS.iter().find(|(k, _)| k == keyword) else {
+                problems.push(format!("{at}: keyword {keyword:?} is not allowed"));
+                continue;
+            };
+            let fits = match *expected {
+                "string" => value.is_string(),
+                "object" => value.is_object(),
+                "array" => value.is_array(),
+                "number" => value.is_number(),
+                _ => true,
+            };
+            if !fits {
+                problems.push(format!("{at}: {keyword} must be a JSON {expected}, got {value}"));
+            }
+        }
+        match object.get("type").and_then(Value::as_str) {
+            Some("object" | "string" | "integer" | "number" | "boolean" | "array") => {}
+            _ => problems.push(format!("{at}: needs exactly one standard type, got {schema}")),
+        }
+        for keyword in ["minLength", "maxLength"] {
+            if let Some(n) = object.get(keyword)
+                && n.as_u64().is_none()
+            {
+                problems.push(format!("{at}: {keyword} must be a non-negative integer"));
+            }
+        }
+        // Some clients strip these before the model sees the schema: the
+        // description must say the same.
+        let description = object.get("description").and_then(Value::as_str).unwrap_or("");
+        let plain = description.replace(',', "");
+        let words: Vec<&str> =
+            plain.split(|c: char| !c.is_ascii_digit()).filter(|w| !w.is_empty()).collect();
+        for keyword in ["minimum", "maximum", "minLength", "maxLength"] {
+            if let Some(n) = object.get(keyword)
+                && !words.contains(&n.to_string().as_str())
+            {
+                problems.push(format!("{at}: description does not state {keyword} {n}"));
+            }
+        }
+        if let Some(pattern) = object.get("pattern").and_then(Value::as_str)
+            && !description.contains(pattern)
+        {
+            problems.push(format!("{at}: description does not state the pattern {pattern}"));
+        }
+        if let Some(Value::Object(properties)) = object.get("properties") {
+            for (name, property) in properties {
+                if property.get("description").and_then(Value::as_str).is_none() {
+                    problems.push(format!("{at}.{name}: no description"));
+                }
+                portability_problems(property, &format!("{at}.{name}"), problems);
+            }
+        }
+        if let Some(additional @ Value::Object(_)) = object.get("additionalProperties") {
+            portability_problems(additional, &format!("{at}.additionalProperties"), problems);
+        }
+    }
+
+    #[test]
+    fn every_schema_is_portable_and_states_its_limits_in_words() {
+        let mut problems = Vec::new();
+        for tool in definitions() {
+            let schema = Value::Object(tool.input_schema.as_ref().clone());
+            assert_eq!(schema["type"], "object", "{}", tool.name);
+            portability_problems(&schema, &tool.name, &mut problems);
+        }
+        assert!(problems.is_empty(), "{problems:#?}");
+    }
+
+    #[test]
+    fn the_portability_check_catches_what_schemars_emits() {
+        let schemars_like = json!({
+            "type": "object",
+            "properties": {
+                "recent": {
+                    "type": ["integer", "null"], "format": "uint16",
+                    "minimum": 0, "maximum": 1000, "description": "How many."
+                }
+            }
+        });
+        let mut problems = Vec::new();
+        portability_problems(&schemars_like, "t", &mut problems);
+        let text = problems.join("\n");
+        assert!(text.contains("\"format\" is not allowed"), "{text}");
+        assert!(text.contains("exactly one standard type"), "{text}");
+        assert!(text.contains("does not state maximum 1000"), "{text}");
+        assert!(text.contains("does not state minimum 0"), "{text}");
     }
 
     #[test]

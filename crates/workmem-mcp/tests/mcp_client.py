@@ -13,6 +13,7 @@ import json
 import subprocess
 import sys
 
+from jsonschema import Draft202012Validator
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -74,6 +75,9 @@ async def scenario(binary, project):
             tools = (await session.list_tools()).tools
             names = {tool.name for tool in tools}
             check(names == EXPECTED_TOOLS and len(tools) == 4, f"tools: {sorted(names)}")
+            for tool in tools:
+                # Raises SchemaError unless the schema is valid Draft 2020-12.
+                Draft202012Validator.check_schema(tool.input_schema)
             write_schema = next(tool for tool in tools if tool.name == "write_memory").input_schema
             props = write_schema["properties"]
             check(props["kind"]["enum"] == ["decision", "convention", "pitfall", "outcome"], f"kind: {props['kind']}")
