@@ -298,12 +298,12 @@ fn python_client_writes_reads_and_is_refused_invalid_and_secret_input() {
     );
     assert!(stdout.contains("scenario: ok"), "{stdout}");
 
-    // Two facts through MCP, two tied ones through the CLI; nothing from
+    // Three facts through MCP, two tied ones through the CLI; nothing from
     // the refused calls, and no secret on disk.
     let facts = project.facts();
     let sources: Vec<&str> = facts.iter().map(|f| f["source"].as_str().unwrap()).collect();
-    assert_eq!(sources.iter().filter(|s| **s == "model_tool").count(), 2, "{facts:?}");
-    assert_eq!(facts.len(), 4, "{facts:?}");
+    assert_eq!(sources.iter().filter(|s| **s == "model_tool").count(), 3, "{facts:?}");
+    assert_eq!(facts.len(), 5, "{facts:?}");
     let raw = project.daily_bytes();
     assert!(
         !raw.contains("AKIAIOSFODNN7EXAMPLE") && !raw.contains("ghp_"),

@@ -156,9 +156,21 @@ fn optional<T: DeserializeOwned>(
 ) -> Result<Option<T>, Error> {
     match args.get(field) {
         None | Some(Value::Null) => Ok(None),
-        Some(value) => serde_json::from_value(value.clone()).map(Some).map_err(|_| {
+        Some(value) => serde_json::from_value(integral(value)).map(Some).map_err(|_| {
             Error::invalid(field, Invalid::WrongType { expected, got: describe(value) })
         }),
+    }
+}
+
+/// Returns `value` with an integral float (`10.0`) turned into that
+/// integer, as `NewFact::from_tool_input` reads `importance`: JSON Schema
+/// counts it as an integer, and clients that carry numbers as floats send
+/// it so. A fraction, or a float beyond 2^53, is returned unchanged.
+fn integral(value: &Value) -> Value {
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+    match value.as_f64() {
+        Some(f) if value.is_f64() && f.fract() == 0.0 && f.abs() <= EXACT => Value::from(f as i64),
+        _ => value.clone(),
     }
 }
 
@@ -286,6 +298,30 @@ mod tests {
             field_of(list_conflicts_args(&object(json!({"status": "all"}))).unwrap_err()),
             "status"
         );
+    }
+
+    #[test]
+    fn integral_floats_are_integers_and_fractions_are_refused() {
+        assert_eq!(get_context_args(&object(json!({"recent": 10.0}))).unwrap(), Some(10));
+        assert_eq!(get_context_args(&object(json!({"recent": 0.0}))).unwrap(), Some(0));
+        assert_eq!(list_recent_facts_args(&object(json!({"limit": 10.0}))).unwrap(), 10);
+        for (field, bad) in [
+            ("recent", json!(2.5)),
+            ("recent", json!(1001.0)),
+            ("recent", json!(-1.0)),
+            ("recent", json!(1e300)),
+        ] {
+            let err = get_context_args(&object(json!({ field: bad }))).unwrap_err();
+            assert_eq!(field_of(err), field, "{bad}");
+        }
+        for bad in [json!(0.5), json!(0.0), json!(1000.5)] {
+            let err = list_recent_facts_args(&object(json!({ "limit": bad }))).unwrap_err();
+            assert_eq!(field_of(err), "limit", "{bad}");
+        }
+        let whole = object(json!({"content": "x", "kind": "decision", "importance": 3.0}));
+        assert_eq!(write_memory_args(&whole).unwrap().importance, Some(3));
+        let half = object(json!({"content": "x", "kind": "decision", "importance": 3.5}));
+        assert_eq!(field_of(write_memory_args(&half).unwrap_err()), "importance");
     }
 
     /// Keywords of JSON Schema Draft 2020-12 a tool schema may use, with the

@@ -106,6 +106,12 @@ async def scenario(binary, project):
                 "importance": 2,
             })
             outcome_id = outcome.structured_content["fact_id"]
+            # An integral float is an integer (JSON Schema says so; Python
+            # pipelines send it); a fraction is refused below.
+            whole = await call_ok(session, "write_memory", {
+                "content": "Importance arrived as a float", "kind": "outcome", "importance": 3.0,
+            })
+            whole_id = whole.structured_content["fact_id"]
             check(outcome_id != keyed_id, "fact ids repeat")
 
             # Invalid input: an isError result naming the field, nothing written.
@@ -131,12 +137,16 @@ async def scenario(binary, project):
                 **base, "evidence": {"token": "ghp_abcdefghijklmnopqrstuvwxyz0123456789"}}, "evidence")
 
             recent = (await call_ok(session, "list_recent_facts", {"limit": 50})).structured_content["facts"]
-            check([f["fact_id"] for f in recent] == [keyed_id, outcome_id], f"recent facts: {recent}")
+            check([f["fact_id"] for f in recent] == [keyed_id, outcome_id, whole_id], f"recent facts: {recent}")
+            check(recent[2]["importance"] == 3, f"importance 3.0 stored as {recent[2]['importance']!r}")
+            await call_error(session, "get_context", {"recent": 2.5}, "recent")
+            floated = (await call_ok(session, "list_recent_facts", {"limit": 2.0})).structured_content["facts"]
+            check([f["fact_id"] for f in floated] == [outcome_id, whole_id], f"limit 2.0: {floated}")
             check(all(f["source"] == "model_tool" for f in recent), "source is not model_tool")
             check(recent[0]["memory_key"] == "cache.journal-mode", "memory_key not stored")
             check(recent[0]["evidence"] == {"commit": "abc123", "file": "src/cache.rs"}, "evidence not stored")
             limited = (await call_ok(session, "list_recent_facts", {"limit": 1})).structured_content["facts"]
-            check([f["fact_id"] for f in limited] == [outcome_id], f"limit 1: {limited}")
+            check([f["fact_id"] for f in limited] == [whole_id], f"limit 1: {limited}")
 
             conflicts = (await call_ok(session, "list_conflicts", {})).structured_content["conflicts"]
             check(conflicts == [], f"no conflicts expected yet: {conflicts}")
