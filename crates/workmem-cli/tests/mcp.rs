@@ -231,6 +231,8 @@ fn stdout_carries_only_protocol_messages_and_stdin_close_ends_the_server() {
 
     let memory = server.request(5, "resources/read", json!({"uri": "workmem://memory"}));
     assert_eq!(memory["result"]["contents"][0]["uri"], "workmem://memory", "{memory}");
+    // Nothing distilled yet: the resource says so rather than being empty.
+    assert_eq!(memory["result"]["contents"][0]["text"], "(no workspace memory yet)", "{memory}");
     let unknown = server.request(6, "resources/read", json!({"uri": "workmem://nothing"}));
     assert!(unknown["error"].is_object(), "{unknown}");
     let unknown_tool = server.request(7, "tools/call", json!({"name": "resolve", "arguments": {}}));

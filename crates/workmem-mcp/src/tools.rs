@@ -40,29 +40,107 @@ pub const MAX_LIMIT: u64 = 1_000;
 /// the property's description, because some clients strip `pattern`,
 /// `minimum`/`maximum` and lengths before the model sees the schema.
 pub fn definitions() -> Vec<Tool> {
+    // Nothing here reaches beyond the project's own memory: every tool is
+    // closed-world. Only write_memory changes anything, and only by appending.
+    let read_only =
+        |title: &str| ToolAnnotations::with_title(title).read_only(true).open_world(false);
     vec![
         Tool::new(WRITE_MEMORY, WRITE_MEMORY_DESCRIPTION, object_schema(write_memory_schema()))
-            .with_annotations(ToolAnnotations::new().read_only(false).destructive(false).idempotent(false)),
+            .with_title("Write memory")
+            .with_annotations(
+                ToolAnnotations::with_title("Write memory")
+                    .read_only(false)
+                    .destructive(false)
+                    .idempotent(false)
+                    .open_world(false),
+            )
+            .with_raw_output_schema(object_schema(write_memory_output())),
         Tool::new(
             GET_CONTEXT,
             "Return the bounded agent context: the curated project memory plus the most recent unkeyed facts.",
             object_schema(get_context_schema()),
         )
-        .with_annotations(ToolAnnotations::new().read_only(true)),
+        .with_title("Get context")
+        .with_annotations(read_only("Get context")),
         Tool::new(
             LIST_RECENT_FACTS,
             "List the most recent raw facts of the log (any kind, keyed or not), oldest first, as JSON.",
             object_schema(list_recent_facts_schema()),
         )
-        .with_annotations(ToolAnnotations::new().read_only(true)),
+        .with_title("List recent facts")
+        .with_annotations(read_only("List recent facts"))
+        .with_raw_output_schema(object_schema(list_recent_facts_output())),
         Tool::new(
             LIST_CONFLICTS,
             "List the open conflict cases (ties the policy refused to guess) as JSON. Read-only: only a \
              human can resolve a case, with `workmem resolve`; tell the user when a decision awaits review.",
             object_schema(json!({"type": "object", "properties": {}, "additionalProperties": false})),
         )
-        .with_annotations(ToolAnnotations::new().read_only(true)),
+        .with_title("List open conflicts")
+        .with_annotations(read_only("List open conflicts"))
+        .with_raw_output_schema(object_schema(list_conflicts_output())),
     ]
+}
+
+/// The `structuredContent` of `write_memory`.
+fn write_memory_output() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "fact_id": {"type": "string", "description": "The id of the appended fact."}
+        },
+        "required": ["fact_id"]
+    })
+}
+
+/// The `structuredContent` of `list_recent_facts`.
+fn list_recent_facts_output() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "facts": {
+                "type": "array",
+                "description": "The facts, oldest first. Each also has memory_key (a string, or null when unkeyed), schema_version and workspace_id.",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "fact_id": {"type": "string"},
+                        "content": {"type": "string"},
+                        "kind": {"type": "string"},
+                        "importance": {"type": "integer"},
+                        "recorded_at": {"type": "string"},
+                        "source": {"type": "string"},
+                        "evidence": {"type": "object", "additionalProperties": {"type": "string"}}
+                    },
+                    "required": ["fact_id", "content", "kind", "importance", "recorded_at", "source"]
+                }
+            }
+        },
+        "required": ["facts"]
+    })
+}
+
+/// The `structuredContent` of `list_conflicts`.
+fn list_conflicts_output() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "conflicts": {
+                "type": "array",
+                "description": "The open conflict cases, each with its conflict_id, the memory_key it is about and the competing candidates.",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "conflict_id": {"type": "string"},
+                        "memory_key": {"type": "string"},
+                        "candidates": {"type": "array", "items": {"type": "object"}}
+                    },
+                    "required": ["conflict_id", "memory_key", "candidates"]
+                }
+            }
+        },
+        "required": ["conflicts"]
+    })
 }
 
 fn get_context_schema() -> Value {
@@ -437,6 +515,25 @@ mod tests {
         assert!(text.contains("exactly one standard type"), "{text}");
         assert!(text.contains("does not state maximum 1000"), "{text}");
         assert!(text.contains("does not state minimum 0"), "{text}");
+    }
+
+    #[test]
+    fn every_tool_has_a_title_closed_world_hints_and_an_output_schema_when_structured() {
+        for tool in definitions() {
+            let name = tool.name.as_ref();
+            assert!(tool.title.as_deref().is_some_and(|t| !t.is_empty()), "{name}: no title");
+            let hints = tool.annotations.as_ref().unwrap();
+            assert_eq!(hints.open_world_hint, Some(false), "{name}");
+            assert_eq!(hints.read_only_hint, Some(name != WRITE_MEMORY), "{name}");
+            if name == WRITE_MEMORY {
+                assert_eq!(hints.destructive_hint, Some(false), "{name}");
+            }
+            // get_context returns text; the other three return structuredContent.
+            assert_eq!(tool.output_schema.is_some(), name != GET_CONTEXT, "{name}");
+            if let Some(output) = &tool.output_schema {
+                assert_eq!(output["type"], "object", "{name}");
+            }
+        }
     }
 
     #[test]

@@ -78,6 +78,17 @@ async def scenario(binary, project):
             for tool in tools:
                 # Raises SchemaError unless the schema is valid Draft 2020-12.
                 Draft202012Validator.check_schema(tool.input_schema)
+                check(tool.title, f"{tool.name}: no title")
+                hints = tool.annotations
+                check(hints is not None and hints.open_world_hint is False, f"{tool.name}: {hints}")
+                check(hints.read_only_hint is (tool.name != "write_memory"), f"{tool.name}: {hints}")
+                # The three tools that return structuredContent describe it;
+                # the SDK validates every result against it.
+                structured = tool.name != "get_context"
+                check((tool.output_schema is not None) == structured, f"{tool.name}: {tool.output_schema}")
+                if structured:
+                    Draft202012Validator.check_schema(tool.output_schema)
+                    check(tool.output_schema["type"] == "object", f"{tool.name}: {tool.output_schema}")
             write_schema = next(tool for tool in tools if tool.name == "write_memory").input_schema
             props = write_schema["properties"]
             check(props["kind"]["enum"] == ["decision", "convention", "pitfall", "outcome"], f"kind: {props['kind']}")
@@ -89,6 +100,12 @@ async def scenario(binary, project):
             resources = (await session.list_resources()).resources
             uris = sorted(str(resource.uri) for resource in resources)
             check(uris == [CONTEXT_URI, MEMORY_URI], f"resources: {uris}")
+
+            # A fresh workspace: the memory resource says so, like get_context.
+            empty = await read_text(session, MEMORY_URI)
+            check(empty == "(no workspace memory yet)", f"empty memory resource: {empty!r}")
+            empty_context = text_of(await call_ok(session, "get_context", {}))
+            check(empty_context == empty, f"empty context: {empty_context!r}")
 
             # Valid writes.
             keyed = await call_ok(session, "write_memory", {
