@@ -122,6 +122,20 @@ impl Server {
         stdin.flush().unwrap();
     }
 
+    /// Writes `bytes` to the server's stdin as they are.
+    fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Returns the next message on stdout.
+    fn next_message(&mut self) -> Value {
+        let line = self.lines.recv_timeout(TIMEOUT).expect("no message from the server");
+        self.seen.push(line.clone());
+        serde_json::from_str(&line).unwrap_or_else(|_| panic!("not JSON: {line:?}"))
+    }
+
     /// Sends a request and returns the response with the same id.
     fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
@@ -217,6 +231,8 @@ fn stdout_carries_only_protocol_messages_and_stdin_close_ends_the_server() {
 
     let memory = server.request(5, "resources/read", json!({"uri": "workmem://memory"}));
     assert_eq!(memory["result"]["contents"][0]["uri"], "workmem://memory", "{memory}");
+    // Nothing distilled yet: the resource says so rather than being empty.
+    assert_eq!(memory["result"]["contents"][0]["text"], "(no workspace memory yet)", "{memory}");
     let unknown = server.request(6, "resources/read", json!({"uri": "workmem://nothing"}));
     assert!(unknown["error"].is_object(), "{unknown}");
     let unknown_tool = server.request(7, "tools/call", json!({"name": "resolve", "arguments": {}}));
@@ -235,6 +251,83 @@ fn stdout_carries_only_protocol_messages_and_stdin_close_ends_the_server() {
     assert_eq!(facts.len(), 1, "{facts:?}");
     assert_eq!(facts[0]["fact_id"], fact_id.as_str());
     assert_eq!(facts[0]["source"], "model_tool");
+}
+
+/// Asserts that `reply` is a JSON-RPC error with `code` and `"id": null`
+/// (the id of a message that could not be read); returns its message.
+fn null_id_error(reply: &Value, code: i64) -> String {
+    assert_eq!(reply["jsonrpc"], "2.0", "{reply}");
+    assert_eq!(reply["id"], Value::Null, "{reply}");
+    assert_eq!(reply["error"]["code"], code, "{reply}");
+    reply["error"]["message"].as_str().unwrap().to_owned()
+}
+
+/// Asserts the server still answers: lists its tools under `id`.
+fn still_serving(server: &mut Server, id: u64) {
+    let tools = server.request(id, "tools/list", json!({}));
+    assert_eq!(tools["result"]["tools"].as_array().map(Vec::len), Some(4), "{tools}");
+}
+
+#[test]
+fn malformed_json_gets_a_parse_error_and_the_server_keeps_serving() {
+    let project = Project::new();
+    let mut server = Server::start(&project);
+    // Before the handshake too: every line gets an answer.
+    server.send_raw(b"{\"jsonrpc\": \"2.0\", \"id\": 1,\n");
+    let message = null_id_error(&server.next_message(), -32700);
+    assert!(message.starts_with("parse error"), "{message}");
+    initialize(&mut server);
+
+    for garbage in [&b"this is not json\n"[..], b"{\"id\": 2, \"method\": }\r\n", b"\xff\xfe\n"] {
+        server.send_raw(garbage);
+        null_id_error(&server.next_message(), -32700);
+    }
+    // Blank lines are not messages and get no reply.
+    server.send_raw(b"\n   \n");
+    still_serving(&mut server, 3);
+
+    let (lines, _stderr) = server.finish();
+    assert_eq!(lines.len(), 6, "{lines:?}");
+    for line in &lines {
+        let message: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(message["jsonrpc"], "2.0", "{line}");
+    }
+}
+
+#[test]
+fn a_message_over_the_size_cap_is_refused_and_the_server_keeps_serving() {
+    let project = Project::new();
+    let mut server = Server::start(&project);
+    initialize(&mut server);
+
+    // A well-formed request, 5 MiB long: over the 4 MiB cap.
+    let padding = "a".repeat(5 * 1024 * 1024);
+    let huge = json!({
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "write_memory",
+                   "arguments": {"content": padding, "kind": "outcome", "importance": 1}}
+    });
+    let mut line = huge.to_string().into_bytes();
+    line.push(b'\n');
+    server.send_raw(&line);
+    let message = null_id_error(&server.next_message(), -32600);
+    assert!(message.contains("too large") && message.contains("4194304"), "{message}");
+    still_serving(&mut server, 3);
+
+    // A message up to the cap is read (and here refused by the tool, which
+    // names the field, not by the framing).
+    let long = "b".repeat(3 * 1024 * 1024);
+    let refused = server.call_tool(
+        4,
+        "write_memory",
+        json!({"content": long, "kind": "outcome", "importance": 1}),
+    );
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert!(refused["content"][0]["text"].as_str().unwrap().starts_with("invalid content"));
+
+    let (lines, _stderr) = server.finish();
+    assert!(lines.iter().all(|l| l.len() < 64 * 1024), "a huge line reached stdout");
+    assert!(!project.dir().join(".workmem/memory/daily").exists(), "nothing may be written");
 }
 
 #[test]
@@ -298,12 +391,12 @@ fn python_client_writes_reads_and_is_refused_invalid_and_secret_input() {
     );
     assert!(stdout.contains("scenario: ok"), "{stdout}");
 
-    // Two facts through MCP, two tied ones through the CLI; nothing from
+    // Three facts through MCP, two tied ones through the CLI; nothing from
     // the refused calls, and no secret on disk.
     let facts = project.facts();
     let sources: Vec<&str> = facts.iter().map(|f| f["source"].as_str().unwrap()).collect();
-    assert_eq!(sources.iter().filter(|s| **s == "model_tool").count(), 2, "{facts:?}");
-    assert_eq!(facts.len(), 4, "{facts:?}");
+    assert_eq!(sources.iter().filter(|s| **s == "model_tool").count(), 3, "{facts:?}");
+    assert_eq!(facts.len(), 5, "{facts:?}");
     let raw = project.daily_bytes();
     assert!(
         !raw.contains("AKIAIOSFODNN7EXAMPLE") && !raw.contains("ghp_"),

@@ -15,13 +15,17 @@
 //! distills or deletes anything: those stay with the human at the CLI.
 //!
 //! Invariants: stdout carries only protocol messages (this crate never
-//! prints; the SDK's `tracing` output has no subscriber here), invalid tool
-//! input comes back as a tool result with `isError: true` naming the field
-//! and writes nothing, and the server returns when the client closes stdin.
+//! prints; the SDK's `tracing` output has no subscriber here), every line
+//! the client sends gets an answer (a line that is not JSON gets a -32700
+//! parse error, one over [`MAX_MESSAGE_BYTES`] an invalid-request error, and
+//! the server keeps serving), invalid tool input comes back as a tool result
+//! with `isError: true` naming the field and writes nothing, and the server
+//! returns when the client closes stdin.
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod framing;
 mod server;
 mod tools;
 
@@ -29,6 +33,7 @@ use rmcp::ServiceExt;
 use rmcp::service::{QuitReason, ServerInitializeError};
 use workmem::Workspace;
 
+pub use framing::MAX_MESSAGE_BYTES;
 pub use server::WorkmemServer;
 
 /// URI of the MEMORY.md resource.
@@ -68,22 +73,49 @@ pub fn serve_stdio(workspace: Workspace) -> Result<(), ServeError> {
         .build()
         .map_err(ServeError::Runtime)?;
     let outcome = runtime.block_on(async move {
-        let service = match WorkmemServer::new(workspace).serve(rmcp::transport::stdio()).await {
-            Ok(service) => service,
-            // The client went away before finishing the handshake: nothing
-            // to serve, not an error.
-            Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
-            Err(err) => return Err(ServeError::Initialize(err.to_string())),
-        };
-        match service.waiting().await {
-            Ok(QuitReason::JoinError(err)) => Err(ServeError::Stopped(err.to_string())),
-            Ok(_) => Ok(()),
-            Err(err) => Err(ServeError::Stopped(err.to_string())),
-        }
+        // client -> framing -> SDK, and SDK -> one writer <- framing errors.
+        let (to_sdk, sdk_input) = tokio::io::duplex(PIPE_BYTES);
+        let (sdk_output, from_sdk) = tokio::io::duplex(PIPE_BYTES);
+        let (replies, lines) = tokio::sync::mpsc::channel(64);
+        let writer = tokio::spawn(framing::write_lines(lines, tokio::io::stdout()));
+        let forward = tokio::spawn(framing::forward_sdk_lines(from_sdk, replies.clone()));
+        let reader = tokio::spawn(framing::read_messages(tokio::io::stdin(), to_sdk, replies));
+        let outcome = serve(workspace, sdk_input, sdk_output).await;
+        // The SDK has dropped its transport; when it stopped on its own the
+        // reader may still wait for input that will never be forwarded.
+        reader.abort();
+        // Everything the SDK wrote reaches stdout before the process ends;
+        // a closed stdout just ends the writer, with nobody left to tell.
+        let _ = forward.await;
+        let _ = writer.await;
+        outcome
     });
     // Tokio reads stdin on a blocking thread that cannot be interrupted; when
     // the server stops on its own (a broken handshake) that read may still
     // wait for input, and an ordinary drop of the runtime would wait with it.
     runtime.shutdown_background();
     outcome
+}
+
+/// Bytes buffered between the framing tasks and the SDK.
+const PIPE_BYTES: usize = 64 * 1024;
+
+/// Runs the MCP session over the framed streams until it ends.
+async fn serve(
+    workspace: Workspace,
+    input: tokio::io::DuplexStream,
+    output: tokio::io::DuplexStream,
+) -> Result<(), ServeError> {
+    let service = match WorkmemServer::new(workspace).serve((input, output)).await {
+        Ok(service) => service,
+        // The client went away before finishing the handshake: nothing to
+        // serve, not an error.
+        Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+        Err(err) => return Err(ServeError::Initialize(err.to_string())),
+    };
+    match service.waiting().await {
+        Ok(QuitReason::JoinError(err)) => Err(ServeError::Stopped(err.to_string())),
+        Ok(_) => Ok(()),
+        Err(err) => Err(ServeError::Stopped(err.to_string())),
+    }
 }

@@ -26,6 +26,10 @@ memory by a deterministic policy, not by you; ties between competing values wait
 list_conflicts shows open cases, tell the user a decision awaits their review (`workmem conflicts`, \
 `workmem resolve`).";
 
+/// The text of the memory resource while MEMORY.md is empty: the line the
+/// agent context gives on an empty workspace.
+const EMPTY_MEMORY: &str = "(no workspace memory yet)";
+
 /// The MCP server of one workspace.
 #[derive(Debug, Clone)]
 pub struct WorkmemServer {
@@ -82,7 +86,12 @@ impl WorkmemServer {
     /// internal error when the workspace cannot be read.
     pub fn read(&self, uri: &str) -> Result<ResourceContents, ErrorData> {
         let text = match uri {
-            MEMORY_URI => self.workspace.memory(),
+            // An empty resource reads as a failure to clients and models;
+            // say what get_context says instead.
+            MEMORY_URI => self
+                .workspace
+                .memory()
+                .map(|memory| if memory.is_empty() { EMPTY_MEMORY.to_owned() } else { memory }),
             CONTEXT_URI => self.workspace.context(None),
             _ => return Err(ErrorData::resource_not_found(format!("no resource {uri:?}"), None)),
         }
@@ -97,7 +106,8 @@ pub fn resources() -> Vec<Resource> {
         Resource::new(MEMORY_URI, "MEMORY.md")
             .with_title("Workspace memory")
             .with_description(
-                "The curated project memory (MEMORY.md), rebuilt from curated.json when stale",
+                "The curated project memory (MEMORY.md), rebuilt from curated.json when stale; \
+                 `(no workspace memory yet)` until distill has promoted a fact",
             )
             .with_mime_type("text/markdown"),
         Resource::new(CONTEXT_URI, "context")

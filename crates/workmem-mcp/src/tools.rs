@@ -9,9 +9,8 @@
 use std::sync::Arc;
 
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
-use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::{Value, json};
 use workmem::{Error, Invalid, NewFact};
 
 use workmem::{
@@ -34,57 +33,150 @@ pub const DEFAULT_LIMIT: u64 = 20;
 /// Most facts `list_recent_facts` may return.
 pub const MAX_LIMIT: u64 = 1_000;
 
-/// Input of `get_context`.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-#[allow(dead_code)] // only its schema is used
-struct GetContextInput {
-    /// How many recent unkeyed facts to include (default 6).
-    #[schemars(range(min = 0, max = 1000))]
-    recent: Option<u16>,
-}
-
-/// Input of `list_recent_facts`.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-#[allow(dead_code)] // only its schema is used
-struct ListRecentFactsInput {
-    /// How many facts to return, newest last (default 20).
-    #[schemars(range(min = 1, max = 1000))]
-    limit: Option<u16>,
-}
-
-/// Input of `list_conflicts`: none.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-#[allow(dead_code)] // only its schema is used
-struct ListConflictsInput {}
-
 /// Returns the definitions of every tool, in a fixed order.
+///
+/// The schemas are portable JSON Schema (Draft 2020-12): one `type` per
+/// property and no `format`, and every limit a schema states is repeated in
+/// the property's description, because some clients strip `pattern`,
+/// `minimum`/`maximum` and lengths before the model sees the schema.
 pub fn definitions() -> Vec<Tool> {
+    // Nothing here reaches beyond the project's own memory: every tool is
+    // closed-world. Only write_memory changes anything, and only by appending.
+    let read_only =
+        |title: &str| ToolAnnotations::with_title(title).read_only(true).open_world(false);
     vec![
         Tool::new(WRITE_MEMORY, WRITE_MEMORY_DESCRIPTION, object_schema(write_memory_schema()))
-            .with_annotations(ToolAnnotations::new().read_only(false).destructive(false).idempotent(false)),
+            .with_title("Write memory")
+            .with_annotations(
+                ToolAnnotations::with_title("Write memory")
+                    .read_only(false)
+                    .destructive(false)
+                    .idempotent(false)
+                    .open_world(false),
+            )
+            .with_raw_output_schema(object_schema(write_memory_output())),
         Tool::new(
             GET_CONTEXT,
             "Return the bounded agent context: the curated project memory plus the most recent unkeyed facts.",
-            schema::<GetContextInput>(),
+            object_schema(get_context_schema()),
         )
-        .with_annotations(ToolAnnotations::new().read_only(true)),
+        .with_title("Get context")
+        .with_annotations(read_only("Get context")),
         Tool::new(
             LIST_RECENT_FACTS,
             "List the most recent raw facts of the log (any kind, keyed or not), oldest first, as JSON.",
-            schema::<ListRecentFactsInput>(),
+            object_schema(list_recent_facts_schema()),
         )
-        .with_annotations(ToolAnnotations::new().read_only(true)),
+        .with_title("List recent facts")
+        .with_annotations(read_only("List recent facts"))
+        .with_raw_output_schema(object_schema(list_recent_facts_output())),
         Tool::new(
             LIST_CONFLICTS,
             "List the open conflict cases (ties the policy refused to guess) as JSON. Read-only: only a \
              human can resolve a case, with `workmem resolve`; tell the user when a decision awaits review.",
-            schema::<ListConflictsInput>(),
+            object_schema(json!({"type": "object", "properties": {}, "additionalProperties": false})),
         )
-        .with_annotations(ToolAnnotations::new().read_only(true)),
+        .with_title("List open conflicts")
+        .with_annotations(read_only("List open conflicts"))
+        .with_raw_output_schema(object_schema(list_conflicts_output())),
     ]
+}
+
+/// The `structuredContent` of `write_memory`.
+fn write_memory_output() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "fact_id": {"type": "string", "description": "The id of the appended fact."}
+        },
+        "required": ["fact_id"]
+    })
+}
+
+/// The `structuredContent` of `list_recent_facts`.
+fn list_recent_facts_output() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "facts": {
+                "type": "array",
+                "description": "The facts, oldest first. Each also has memory_key (a string, or null when unkeyed), schema_version and workspace_id.",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "fact_id": {"type": "string"},
+                        "content": {"type": "string"},
+                        "kind": {"type": "string"},
+                        "importance": {"type": "integer"},
+                        "recorded_at": {"type": "string"},
+                        "source": {"type": "string"},
+                        "evidence": {"type": "object", "additionalProperties": {"type": "string"}}
+                    },
+                    "required": ["fact_id", "content", "kind", "importance", "recorded_at", "source"]
+                }
+            }
+        },
+        "required": ["facts"]
+    })
+}
+
+/// The `structuredContent` of `list_conflicts`.
+fn list_conflicts_output() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "conflicts": {
+                "type": "array",
+                "description": "The open conflict cases, each with its conflict_id, the memory_key it is about and the competing candidates.",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "conflict_id": {"type": "string"},
+                        "memory_key": {"type": "string"},
+                        "candidates": {"type": "array", "items": {"type": "object"}}
+                    },
+                    "required": ["conflict_id", "memory_key", "candidates"]
+                }
+            }
+        },
+        "required": ["conflicts"]
+    })
+}
+
+fn get_context_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "recent": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": MAX_RECENT,
+                "description": format!(
+                    "Optional. How many recent unkeyed facts to include: an integer from 0 to {MAX_RECENT} \
+                     (default 6)."
+                ),
+            }
+        },
+        "additionalProperties": false
+    })
+}
+
+fn list_recent_facts_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_LIMIT,
+                "description": format!(
+                    "Optional. How many facts to return, newest last: an integer from 1 to {MAX_LIMIT} \
+                     (default {DEFAULT_LIMIT})."
+                ),
+            }
+        },
+        "additionalProperties": false
+    })
 }
 
 /// Returns `schema` as the object a tool definition holds.
@@ -94,15 +186,6 @@ fn object_schema(schema: Value) -> Arc<JsonObject> {
         // The schemas are JSON object literals.
         _ => Arc::new(JsonObject::new()),
     }
-}
-
-fn schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
-    // The input types above are object structs, which is all this can fail on.
-    rmcp::handler::server::common::schema_for_input::<T>().unwrap_or_else(|_| {
-        let mut object = JsonObject::new();
-        object.insert("type".into(), Value::from("object"));
-        Arc::new(object)
-    })
 }
 
 /// Returns the fact `write_memory` asked for, before library validation (the
@@ -151,9 +234,21 @@ fn optional<T: DeserializeOwned>(
 ) -> Result<Option<T>, Error> {
     match args.get(field) {
         None | Some(Value::Null) => Ok(None),
-        Some(value) => serde_json::from_value(value.clone()).map(Some).map_err(|_| {
+        Some(value) => serde_json::from_value(integral(value)).map(Some).map_err(|_| {
             Error::invalid(field, Invalid::WrongType { expected, got: describe(value) })
         }),
+    }
+}
+
+/// Returns `value` with an integral float (`10.0`) turned into that
+/// integer, as `NewFact::from_tool_input` reads `importance`: JSON Schema
+/// counts it as an integer, and clients that carry numbers as floats send
+/// it so. A fraction, or a float beyond 2^53, is returned unchanged.
+fn integral(value: &Value) -> Value {
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+    match value.as_f64() {
+        Some(f) if value.is_f64() && f.fract() == 0.0 && f.abs() <= EXACT => Value::from(f as i64),
+        _ => value.clone(),
     }
 }
 
@@ -281,6 +376,164 @@ mod tests {
             field_of(list_conflicts_args(&object(json!({"status": "all"}))).unwrap_err()),
             "status"
         );
+    }
+
+    #[test]
+    fn integral_floats_are_integers_and_fractions_are_refused() {
+        assert_eq!(get_context_args(&object(json!({"recent": 10.0}))).unwrap(), Some(10));
+        assert_eq!(get_context_args(&object(json!({"recent": 0.0}))).unwrap(), Some(0));
+        assert_eq!(list_recent_facts_args(&object(json!({"limit": 10.0}))).unwrap(), 10);
+        for (field, bad) in [
+            ("recent", json!(2.5)),
+            ("recent", json!(1001.0)),
+            ("recent", json!(-1.0)),
+            ("recent", json!(1e300)),
+        ] {
+            let err = get_context_args(&object(json!({ field: bad }))).unwrap_err();
+            assert_eq!(field_of(err), field, "{bad}");
+        }
+        for bad in [json!(0.5), json!(0.0), json!(1000.5)] {
+            let err = list_recent_facts_args(&object(json!({ "limit": bad }))).unwrap_err();
+            assert_eq!(field_of(err), "limit", "{bad}");
+        }
+        let whole = object(json!({"content": "x", "kind": "decision", "importance": 3.0}));
+        assert_eq!(write_memory_args(&whole).unwrap().importance, Some(3));
+        let half = object(json!({"content": "x", "kind": "decision", "importance": 3.5}));
+        assert_eq!(field_of(write_memory_args(&half).unwrap_err()), "importance");
+    }
+
+    /// Keywords of JSON Schema Draft 2020-12 a tool schema may use, with the
+    /// JSON type each keyword's value must have.
+    const KEYWORDS: [(&str, &str); 12] = [
+        ("type", "string"),
+        ("properties", "object"),
+        ("required", "array"),
+        ("additionalProperties", "any"),
+        ("description", "string"),
+        ("enum", "array"),
+        ("minimum", "number"),
+        ("maximum", "number"),
+        ("minLength", "number"),
+        ("maxLength", "number"),
+        ("pattern", "string"),
+        ("title", "string"),
+    ];
+
+    /// Returns the problems of one (sub)schema at `at`, walking into its
+    /// properties and additionalProperties.
+    fn portability_problems(schema: &Value, at: &str, problems: &mut Vec<String>) {
+        let Some(object) = schema.as_object() else {
+            if !schema.is_boolean() {
+                problems.push(format!("{at}: a schema must be an object or a boolean"));
+            }
+            return;
+        };
+        for (keyword, value) in object {
+            let Some((_, expected)) = KEYWORDS.iter().find(|(k, _)| k == keyword) else {
+                problems.push(format!("{at}: keyword {keyword:?} is not allowed"));
+                continue;
+            };
+            let fits = match *expected {
+                "string" => value.is_string(),
+                "object" => value.is_object(),
+                "array" => value.is_array(),
+                "number" => value.is_number(),
+                _ => true,
+            };
+            if !fits {
+                problems.push(format!("{at}: {keyword} must be a JSON {expected}, got {value}"));
+            }
+        }
+        match object.get("type").and_then(Value::as_str) {
+            Some("object" | "string" | "integer" | "number" | "boolean" | "array") => {}
+            _ => problems.push(format!("{at}: needs exactly one standard type, got {schema}")),
+        }
+        for keyword in ["minLength", "maxLength"] {
+            if let Some(n) = object.get(keyword)
+                && n.as_u64().is_none()
+            {
+                problems.push(format!("{at}: {keyword} must be a non-negative integer"));
+            }
+        }
+        // Some clients strip these before the model sees the schema: the
+        // description must say the same.
+        let description = object.get("description").and_then(Value::as_str).unwrap_or("");
+        let plain = description.replace(',', "");
+        let words: Vec<&str> =
+            plain.split(|c: char| !c.is_ascii_digit()).filter(|w| !w.is_empty()).collect();
+        for keyword in ["minimum", "maximum", "minLength", "maxLength"] {
+            if let Some(n) = object.get(keyword)
+                && !words.contains(&n.to_string().as_str())
+            {
+                problems.push(format!("{at}: description does not state {keyword} {n}"));
+            }
+        }
+        if let Some(pattern) = object.get("pattern").and_then(Value::as_str)
+            && !description.contains(pattern)
+        {
+            problems.push(format!("{at}: description does not state the pattern {pattern}"));
+        }
+        if let Some(Value::Object(properties)) = object.get("properties") {
+            for (name, property) in properties {
+                if property.get("description").and_then(Value::as_str).is_none() {
+                    problems.push(format!("{at}.{name}: no description"));
+                }
+                portability_problems(property, &format!("{at}.{name}"), problems);
+            }
+        }
+        if let Some(additional @ Value::Object(_)) = object.get("additionalProperties") {
+            portability_problems(additional, &format!("{at}.additionalProperties"), problems);
+        }
+    }
+
+    #[test]
+    fn every_schema_is_portable_and_states_its_limits_in_words() {
+        let mut problems = Vec::new();
+        for tool in definitions() {
+            let schema = Value::Object(tool.input_schema.as_ref().clone());
+            assert_eq!(schema["type"], "object", "{}", tool.name);
+            portability_problems(&schema, &tool.name, &mut problems);
+        }
+        assert!(problems.is_empty(), "{problems:#?}");
+    }
+
+    #[test]
+    fn the_portability_check_catches_what_schemars_emits() {
+        let schemars_like = json!({
+            "type": "object",
+            "properties": {
+                "recent": {
+                    "type": ["integer", "null"], "format": "uint16",
+                    "minimum": 0, "maximum": 1000, "description": "How many."
+                }
+            }
+        });
+        let mut problems = Vec::new();
+        portability_problems(&schemars_like, "t", &mut problems);
+        let text = problems.join("\n");
+        assert!(text.contains("\"format\" is not allowed"), "{text}");
+        assert!(text.contains("exactly one standard type"), "{text}");
+        assert!(text.contains("does not state maximum 1000"), "{text}");
+        assert!(text.contains("does not state minimum 0"), "{text}");
+    }
+
+    #[test]
+    fn every_tool_has_a_title_closed_world_hints_and_an_output_schema_when_structured() {
+        for tool in definitions() {
+            let name = tool.name.as_ref();
+            assert!(tool.title.as_deref().is_some_and(|t| !t.is_empty()), "{name}: no title");
+            let hints = tool.annotations.as_ref().unwrap();
+            assert_eq!(hints.open_world_hint, Some(false), "{name}");
+            assert_eq!(hints.read_only_hint, Some(name != WRITE_MEMORY), "{name}");
+            if name == WRITE_MEMORY {
+                assert_eq!(hints.destructive_hint, Some(false), "{name}");
+            }
+            // get_context returns text; the other three return structuredContent.
+            assert_eq!(tool.output_schema.is_some(), name != GET_CONTEXT, "{name}");
+            if let Some(output) = &tool.output_schema {
+                assert_eq!(output["type"], "object", "{name}");
+            }
+        }
     }
 
     #[test]

@@ -13,6 +13,7 @@ import json
 import subprocess
 import sys
 
+from jsonschema import Draft202012Validator
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -74,6 +75,20 @@ async def scenario(binary, project):
             tools = (await session.list_tools()).tools
             names = {tool.name for tool in tools}
             check(names == EXPECTED_TOOLS and len(tools) == 4, f"tools: {sorted(names)}")
+            for tool in tools:
+                # Raises SchemaError unless the schema is valid Draft 2020-12.
+                Draft202012Validator.check_schema(tool.input_schema)
+                check(tool.title, f"{tool.name}: no title")
+                hints = tool.annotations
+                check(hints is not None and hints.open_world_hint is False, f"{tool.name}: {hints}")
+                check(hints.read_only_hint is (tool.name != "write_memory"), f"{tool.name}: {hints}")
+                # The three tools that return structuredContent describe it;
+                # the SDK validates every result against it.
+                structured = tool.name != "get_context"
+                check((tool.output_schema is not None) == structured, f"{tool.name}: {tool.output_schema}")
+                if structured:
+                    Draft202012Validator.check_schema(tool.output_schema)
+                    check(tool.output_schema["type"] == "object", f"{tool.name}: {tool.output_schema}")
             write_schema = next(tool for tool in tools if tool.name == "write_memory").input_schema
             props = write_schema["properties"]
             check(props["kind"]["enum"] == ["decision", "convention", "pitfall", "outcome"], f"kind: {props['kind']}")
@@ -85,6 +100,12 @@ async def scenario(binary, project):
             resources = (await session.list_resources()).resources
             uris = sorted(str(resource.uri) for resource in resources)
             check(uris == [CONTEXT_URI, MEMORY_URI], f"resources: {uris}")
+
+            # A fresh workspace: the memory resource says so, like get_context.
+            empty = await read_text(session, MEMORY_URI)
+            check(empty == "(no workspace memory yet)", f"empty memory resource: {empty!r}")
+            empty_context = text_of(await call_ok(session, "get_context", {}))
+            check(empty_context == empty, f"empty context: {empty_context!r}")
 
             # Valid writes.
             keyed = await call_ok(session, "write_memory", {
@@ -102,6 +123,12 @@ async def scenario(binary, project):
                 "importance": 2,
             })
             outcome_id = outcome.structured_content["fact_id"]
+            # An integral float is an integer (JSON Schema says so; Python
+            # pipelines send it); a fraction is refused below.
+            whole = await call_ok(session, "write_memory", {
+                "content": "Importance arrived as a float", "kind": "outcome", "importance": 3.0,
+            })
+            whole_id = whole.structured_content["fact_id"]
             check(outcome_id != keyed_id, "fact ids repeat")
 
             # Invalid input: an isError result naming the field, nothing written.
@@ -127,12 +154,16 @@ async def scenario(binary, project):
                 **base, "evidence": {"token": "ghp_abcdefghijklmnopqrstuvwxyz0123456789"}}, "evidence")
 
             recent = (await call_ok(session, "list_recent_facts", {"limit": 50})).structured_content["facts"]
-            check([f["fact_id"] for f in recent] == [keyed_id, outcome_id], f"recent facts: {recent}")
+            check([f["fact_id"] for f in recent] == [keyed_id, outcome_id, whole_id], f"recent facts: {recent}")
+            check(recent[2]["importance"] == 3, f"importance 3.0 stored as {recent[2]['importance']!r}")
+            await call_error(session, "get_context", {"recent": 2.5}, "recent")
+            floated = (await call_ok(session, "list_recent_facts", {"limit": 2.0})).structured_content["facts"]
+            check([f["fact_id"] for f in floated] == [outcome_id, whole_id], f"limit 2.0: {floated}")
             check(all(f["source"] == "model_tool" for f in recent), "source is not model_tool")
             check(recent[0]["memory_key"] == "cache.journal-mode", "memory_key not stored")
             check(recent[0]["evidence"] == {"commit": "abc123", "file": "src/cache.rs"}, "evidence not stored")
             limited = (await call_ok(session, "list_recent_facts", {"limit": 1})).structured_content["facts"]
-            check([f["fact_id"] for f in limited] == [outcome_id], f"limit 1: {limited}")
+            check([f["fact_id"] for f in limited] == [whole_id], f"limit 1: {limited}")
 
             conflicts = (await call_ok(session, "list_conflicts", {})).structured_content["conflicts"]
             check(conflicts == [], f"no conflicts expected yet: {conflicts}")

@@ -331,11 +331,22 @@ fn tool_field<T: serde::de::DeserializeOwned>(
     field: &str,
     expected: &'static str,
 ) -> Result<Option<T>> {
+    // JSON Schema counts 3.0 as an integer, and clients that carry numbers
+    // as floats (Python, protobuf) send it so: an integral float within the
+    // range a double holds exactly is read as that integer; 3.5 stays a
+    // fractional number and is refused where an integer is expected.
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
     match args.get(field) {
         None | Some(serde_json::Value::Null) => Ok(None),
-        Some(value) => serde_json::from_value(value.clone()).map(Some).map_err(|_| {
-            Error::invalid(field, Invalid::WrongType { expected, got: json_type(value) })
-        }),
+        Some(value) => {
+            let integral = value
+                .as_f64()
+                .filter(|f| value.is_f64() && f.fract() == 0.0 && f.abs() <= EXACT)
+                .map(|f| serde_json::Value::from(f as i64));
+            serde_json::from_value(integral.unwrap_or_else(|| value.clone())).map(Some).map_err(
+                |_| Error::invalid(field, Invalid::WrongType { expected, got: json_type(value) }),
+            )
+        }
     }
 }
 
@@ -467,5 +478,42 @@ pub(crate) fn json_type(value: &serde_json::Value) -> &'static str {
         serde_json::Value::String(_) => "a string",
         serde_json::Value::Array(_) => "an array",
         serde_json::Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn tool_input(importance: serde_json::Value) -> Result<NewFact> {
+        let args = json!({"content": "Use WAL", "kind": "decision", "importance": importance});
+        NewFact::from_tool_input(args.as_object().expect("an object literal"))
+    }
+
+    #[test]
+    fn tool_input_reads_an_integral_float_as_an_integer_and_refuses_a_fraction() {
+        assert_eq!(tool_input(json!(3.0)).unwrap().importance, Some(3));
+        assert_eq!(tool_input(json!(3)).unwrap().importance, Some(3));
+        // Out of range stays a value error for `Fact::from_new`, not a type error.
+        assert_eq!(tool_input(json!(9.0)).unwrap().importance, Some(9));
+        for fractional in [json!(3.5), json!(1e300), json!(-0.5)] {
+            match tool_input(fractional.clone()) {
+                Err(Error::InvalidInput {
+                    field, reason: Invalid::WrongType { got, .. }, ..
+                }) => {
+                    assert_eq!(field, "importance", "{fractional}");
+                    assert_eq!(got, "a floating-point number", "{fractional}");
+                }
+                other => panic!("{fractional}: expected a type error, got {other:?}"),
+            }
+        }
+        let content_as_number = json!({"content": 3.0, "kind": "decision", "importance": 3});
+        let err = NewFact::from_tool_input(content_as_number.as_object().unwrap()).unwrap_err();
+        assert!(
+            matches!(err, Error::InvalidInput { ref field, .. } if field == "content"),
+            "{err}"
+        );
     }
 }

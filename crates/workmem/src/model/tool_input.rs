@@ -29,7 +29,7 @@ pub fn write_memory_schema() -> Value {
                 "type": "string",
                 "minLength": 1,
                 "maxLength": crate::model::fact::MAX_CONTENT_CHARS,
-                "description": "One short, self-contained statement in your own words. Never credentials or secrets (they are refused)."
+                "description": "One short, self-contained statement in your own words: 1 to 2000 characters. Never credentials or secrets (they are refused)."
             },
             "kind": {
                 "type": "string",
@@ -40,13 +40,13 @@ pub fn write_memory_schema() -> Value {
                 "type": "integer",
                 "minimum": 1,
                 "maximum": 5,
-                "description": "1 (trivia) to 5 (critical)."
+                "description": "An integer from 1 (trivia) to 5 (critical)."
             },
             "memory_key": {
                 "type": "string",
                 "pattern": "^[a-z][a-z0-9]*(?:[._-][a-z0-9]+)*$",
                 "maxLength": 120,
-                "description": "The question the fact answers, e.g. runtime.python-version, for a value that may later be replaced. Name the question, never the answer; reuse the same key for the same question."
+                "description": "The question the fact answers, e.g. runtime.python-version, for a value that may later be replaced. Name the question, never the answer; reuse the same key for the same question. At most 120 characters, matching ^[a-z][a-z0-9]*(?:[._-][a-z0-9]+)*$ (lowercase words of letters and digits joined by single dots, underscores or hyphens, starting with a letter)."
             },
             "evidence": {
                 "type": "object",
