@@ -1314,3 +1314,130 @@ fn memory_and_context_answer_on_a_read_only_mount_with_a_stale_memory_md() {
     assert_eq!(env.text(&["memory"]), expected);
     assert_eq!(std::fs::read_to_string(env.memory().join("MEMORY.md")).unwrap(), expected);
 }
+
+/// A project with one open tie on `test.runner`; returns the case.
+fn tied_case(env: &Env) -> Value {
+    seed_story(env);
+    env.cmd().args(["distill", "--as-of", AS_OF, "-q"]).assert().success();
+    env.json(&["conflicts"])[0].clone()
+}
+
+#[test]
+fn resolve_generates_and_prints_an_event_id_that_a_retry_can_reuse() {
+    let env = Env::new();
+    let case = tied_case(&env);
+    let conflict = case["conflict_id"].as_str().unwrap();
+    let out = env
+        .cmd()
+        .args(["resolve", conflict, "1", "--revision", "1", "--rationale", "CI runs it"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let event_id = stderr
+        .split_whitespace()
+        .find(|word| word.starts_with("review:"))
+        .unwrap_or_else(|| panic!("no event id printed: {stderr}"))
+        .to_owned();
+    assert!(stderr.contains(&format!("--event-id {event_id}")), "{stderr}");
+    // The retry with the printed id is the same decision, written once.
+    let retry = env.json(&[
+        "resolve",
+        conflict,
+        "1",
+        "--revision",
+        "1",
+        "--rationale",
+        "CI runs it",
+        "--event-id",
+        &event_id,
+    ]);
+    assert_eq!(retry["event_id"], event_id.as_str());
+    assert_eq!(retry["selected_candidate_id"], case["candidates"][0]["candidate_id"]);
+    let audit = std::fs::read_to_string(env.memory().join("conflict-adjudications.jsonl")).unwrap();
+    assert_eq!(audit.lines().count(), 1);
+}
+
+#[test]
+fn resolve_takes_a_candidate_by_number_and_refuses_a_number_out_of_range() {
+    let env = Env::new();
+    let case = tied_case(&env);
+    let conflict = case["conflict_id"].as_str().unwrap();
+    let before = snapshot(&env.memory());
+    let out = env
+        .cmd()
+        .args(["resolve", conflict, "3", "--revision", "1", "--rationale", "r", "--event-id", "e1"])
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("3 is not a candidate number"));
+    assert_eq!(snapshot(&env.memory()), before);
+    let listed = env.text(&["conflicts"]);
+    assert!(
+        listed
+            .contains(&format!("  2. {}", case["candidates"][1]["candidate_id"].as_str().unwrap()))
+    );
+    let decision = env.json(&[
+        "resolve",
+        conflict,
+        "2",
+        "--revision",
+        "1",
+        "--rationale",
+        "r",
+        "--event-id",
+        "e1",
+    ]);
+    assert_eq!(decision["selected_candidate_id"], case["candidates"][1]["candidate_id"]);
+}
+
+#[test]
+fn the_actor_defaults_to_git_user_name_and_email_else_the_os_user() {
+    let env = Env::new();
+    let case = tied_case(&env);
+    let conflict = case["conflict_id"].as_str().unwrap();
+    // A real repository with a configured identity.
+    std::fs::remove_dir_all(env.project().join(".git")).unwrap();
+    let git = |args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .args(args)
+            .current_dir(env.project())
+            .env("HOME", env.root().join("home"))
+            .status()
+            .expect("git runs");
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["config", "user.name", "Ada Lovelace"]);
+    git(&["config", "user.email", "ada@example.com"]);
+    let decision = env.json(&[
+        "resolve",
+        conflict,
+        "1",
+        "--revision",
+        "1",
+        "--rationale",
+        "r",
+        "--event-id",
+        "e1",
+    ]);
+    assert_eq!(decision["actor"], "Ada Lovelace <ada@example.com>");
+
+    // Outside git, the OS user; --actor overrides both.
+    let env = Env::new();
+    let case = tied_case(&env);
+    let conflict = case["conflict_id"].as_str().unwrap();
+    let out = env
+        .cmd()
+        .env("USER", "grace")
+        .args(["resolve", conflict, "1", "--revision", "1", "--rationale", "r", "--event-id", "e2"])
+        .args(["--json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert_eq!(serde_json::from_slice::<Value>(&out).unwrap()["actor"], "grace");
+}

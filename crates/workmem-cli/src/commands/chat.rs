@@ -321,7 +321,7 @@ fn resolve_args(rest: &str) -> Result<resolve::ResolveArgs, CommandError> {
         conflict_id: words[0].clone(),
         candidate_id: words[2].clone(),
         revision,
-        event_id: words[3].clone(),
+        event_id: Some(words[3].clone()),
         actor: None,
         rationale: Some(rationale.to_owned()),
         at: None,
@@ -433,9 +433,9 @@ mod tests {
                 args.conflict_id.as_str(),
                 args.revision,
                 args.candidate_id.as_str(),
-                args.event_id.as_str()
+                args.event_id.as_deref()
             ),
-            ("conflict-1", 2, "candidate-3", "ev:1")
+            ("conflict-1", 2, "candidate-3", Some("ev:1"))
         );
         assert_eq!(args.rationale.as_deref(), Some("Production needs  PostGIS"));
         assert_eq!(args.actor, None);

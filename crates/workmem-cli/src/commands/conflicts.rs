@@ -74,10 +74,11 @@ pub fn describe_case(case: &Case) -> Vec<String> {
         case.revision,
         case.detected_at.as_str()
     )];
-    for candidate in &case.candidates {
+    for (number, candidate) in case.candidates.iter().enumerate() {
         let role = if candidate.incumbent { "  (current value)" } else { "" };
         lines.push(format!(
-            "  {}  [{}] {:?}  seen {}x, importance {}, last {}{role}",
+            "  {}. {}  [{}] {:?}  seen {}x, importance {}, last {}{role}",
+            number + 1,
             candidate.candidate_id,
             candidate.kind,
             candidate.content,

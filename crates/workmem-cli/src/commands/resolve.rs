@@ -11,23 +11,28 @@ use crate::commands::Ctx;
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   workmem conflicts
+  workmem resolve conflict-1a2b3c4d5e6f7a8b 2 --revision 1 --rationale 'Production needs PostGIS'
   workmem resolve conflict-1a2b3c4d5e6f7a8b candidate-0f1e2d3c4b5a6978 --revision 1 \\
       --event-id review:db-engine:1 --rationale 'Production needs PostGIS'
 
-Retrying the same command is safe: the same event id with the same decision
-returns the stored adjudication and writes nothing.")]
+The candidate is its id or its number as `workmem conflicts` lists it. Without
+--event-id a fresh one is generated and printed; retrying with that event id is
+safe: the same event id with the same decision returns the stored adjudication
+and writes nothing. The actor defaults to git's `user.name <user.email>` in a
+git repository, else the OS user.")]
 pub struct ResolveArgs {
     /// The conflict case, as listed by `workmem conflicts`
     pub conflict_id: String,
-    /// The chosen candidate of that case
+    /// The chosen candidate: its id, or its number as `workmem conflicts` lists it
     pub candidate_id: String,
     /// The case revision you reviewed (stale reviews are refused)
     #[arg(long, allow_negative_numbers = true)]
     pub revision: i64,
     /// An id for this decision, unique per decision (makes retries safe)
+    /// [default: a fresh `review:` id, printed]
     #[arg(long)]
-    pub event_id: String,
-    /// Who decides [default: the OS user]
+    pub event_id: Option<String>,
+    /// Who decides [default: git's `user.name <user.email>`, else the OS user]
     #[arg(long)]
     pub actor: Option<String>,
     /// Why this value is right
@@ -53,17 +58,25 @@ pub fn run(ctx: &Ctx, args: &ResolveArgs) -> Result<(), CommandError> {
             Some(Stamp::parse_normalized(text).map_err(|msg| CommandError::invalid("at", msg))?)
         }
     };
-    let actor = args.actor.clone().unwrap_or_else(os_user);
     let ws = ctx.workspace()?;
-    let event = ws.resolve(Resolution {
+    let actor = args.actor.clone().unwrap_or_else(|| default_actor(ws.project()));
+    let event_id = args.event_id.clone().unwrap_or_else(|| ws.fresh_event_id());
+    let candidate_id = candidate_by_number(&ws, &args.conflict_id, &args.candidate_id)?;
+    let result = ws.resolve(Resolution {
         conflict_id: args.conflict_id.clone(),
-        candidate_id: args.candidate_id.clone(),
+        candidate_id,
         expected_revision: args.revision,
         actor,
         rationale,
-        event_id: args.event_id.clone(),
+        event_id: event_id.clone(),
         resolved_at,
-    })?;
+    });
+    if args.event_id.is_none() && !ctx.ui.is_json() {
+        // Whatever the outcome, say which id this attempt used: a retry of
+        // a decision that may have been recorded must reuse it.
+        ctx.ui.status(format!("event id {event_id} (pass --event-id {event_id} to retry)"));
+    }
+    let event = result?;
     if ctx.ui.is_json() {
         return ctx.ui.json(&event);
     }
@@ -82,6 +95,59 @@ pub fn run(ctx: &Ctx, args: &ResolveArgs) -> Result<(), CommandError> {
     ))?;
     ctx.ui.status(format!("recorded as event {} by {}", event.event_id, event.actor));
     Ok(())
+}
+
+/// Returns the candidate id `given` names: itself, or when it is a number,
+/// the candidate listed at that position (1-based) for the case.
+fn candidate_by_number(
+    ws: &workmem::Workspace,
+    conflict_id: &str,
+    given: &str,
+) -> Result<String, CommandError> {
+    let Ok(number) = given.parse::<usize>() else { return Ok(given.to_owned()) };
+    let queue = ws.conflicts()?;
+    let Some(case) = queue.get(conflict_id) else {
+        // The library names an unknown case (exit 6); keep its wording.
+        return Ok(given.to_owned());
+    };
+    number
+        .checked_sub(1)
+        .and_then(|index| case.candidates.get(index))
+        .map(|candidate| candidate.candidate_id.clone())
+        .ok_or_else(|| {
+            CommandError::invalid(
+                "candidate",
+                format!(
+                    "{number} is not a candidate number of {conflict_id} (it has {})",
+                    case.candidates.len()
+                ),
+            )
+            .hinted("`workmem conflicts` lists each case's candidates with their numbers")
+        })
+}
+
+/// Returns who decides when `--actor` is not given: git's `user.name
+/// <user.email>` for the project when it is in a git repository and they
+/// are set, else the OS user.
+fn default_actor(project: &std::path::Path) -> String {
+    let git = |key: &str| {
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(project)
+            .args(["config", "--get", key])
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()
+            .filter(|out| out.status.success())
+            .and_then(|out| String::from_utf8(out.stdout).ok())
+            .map(|text| text.trim().to_owned())
+            .filter(|text| !text.is_empty())
+    };
+    match (git("user.name"), git("user.email")) {
+        (Some(name), Some(email)) => format!("{name} <{email}>"),
+        (Some(name), None) => name,
+        _ => os_user(),
+    }
 }
 
 fn os_user() -> String {

@@ -193,6 +193,13 @@ impl Workspace {
         }
     }
 
+    /// Returns a fresh event id for a human decision, `review:` and a
+    /// random 32-hex id from the workspace's clock: what a decision gets
+    /// when its caller names none (print it, so that a retry can reuse it).
+    pub fn fresh_event_id(&self) -> String {
+        format!("review:{}", self.clock.fresh_id())
+    }
+
     /// Fails on a handle opened read-only: the check every operation that
     /// writes makes first.
     ///
