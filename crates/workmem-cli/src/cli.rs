@@ -110,6 +110,8 @@ pub enum Command {
     History(commands::history::HistoryArgs),
     /// Explain where a fact or a memory key stands under the policy, and why
     Explain(commands::explain::ExplainArgs),
+    /// Show where the workspace stands: facts, what waits, memory, conflicts
+    Status(commands::status::StatusArgs),
     /// Check every invariant of the durable state; exit 0 only when clean
     Verify(commands::verify::VerifyArgs),
     /// Walk through facts, distill, supersession and a tie offline

@@ -1441,3 +1441,37 @@ fn the_actor_defaults_to_git_user_name_and_email_else_the_os_user() {
         .clone();
     assert_eq!(serde_json::from_slice::<Value>(&out).unwrap()["actor"], "grace");
 }
+
+#[test]
+fn status_reports_facts_waiting_memory_conflicts_and_writes_nothing() {
+    let env = Env::new();
+    env.cmd().arg("init").assert().success();
+    let fresh = env.json(&["status"]);
+    assert_eq!(fresh["facts"]["total"], 0);
+    assert_eq!(fresh["facts"]["waiting_for_age"], 0);
+    assert!(fresh["facts"]["first_eligible_at"].is_null());
+    assert_eq!(fresh["curated"], serde_json::json!({}));
+    assert_eq!(fresh["open_conflicts"], 0);
+
+    seed_story(&env);
+    // Recorded now: too young for the policy, and today's.
+    env.cmd().args(["remember", "Use Rust 1.95", "-k", "decision", "-i", "4"]).assert().success();
+    env.cmd().args(["distill", "-q"]).assert().success();
+    let before = snapshot(&env.memory());
+    let status = env.json(&["status"]);
+    assert_eq!(snapshot(&env.memory()), before, "status wrote");
+    assert_eq!(status["facts"]["total"], 5);
+    assert_eq!(status["facts"]["today"], 1);
+    assert_eq!(status["facts"]["waiting_for_age"], 1);
+    let first = status["facts"]["first_eligible_at"].as_str().unwrap();
+    let today = env.json(&["facts"])[0]["recorded_at"].as_str().unwrap().to_owned();
+    assert!(first > today.as_str(), "{first} is not after {today}");
+    assert_eq!(status["curated"], serde_json::json!({"decision": 1}));
+    assert_eq!(status["open_conflicts"], 1);
+    assert_eq!(status["unfinished_transactions"], 0);
+    assert_eq!(status["workspace_id"], env.json(&["init"])["workspace_id"]);
+    let text = env.text(&["status"]);
+    for words in ["5 in the log, 1 recorded today", "1 too young", "1 decision", "1 open"] {
+        assert!(text.contains(words), "{words:?} missing:\n{text}");
+    }
+}

@@ -74,6 +74,7 @@ pub use store::curated_state::{CuratedState, Entry, Status};
 pub use store::journal::Adjudication;
 pub use workspace::explain::FactExplanation;
 pub use workspace::history::History;
+pub use workspace::overview::{FactCounts, Overview};
 pub use workspace::verify::Problem;
 pub use workspace::{DaySummary, DistillOptions, Distilled, Imported, Workspace, WorkspaceBuilder};
 

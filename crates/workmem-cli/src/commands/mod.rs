@@ -30,6 +30,7 @@ pub mod mcp;
 pub mod memory;
 pub mod remember;
 pub mod resolve;
+pub mod status;
 pub mod verify;
 
 /// What every command needs: where the workspace is and how to print.
@@ -199,6 +200,7 @@ pub fn run(ctx: &Ctx, command: &Command) -> Result<(), CommandError> {
         Command::History(args) => history::run(ctx, args),
         Command::Explain(args) => explain::run(ctx, args),
         Command::Verify(args) => verify::run(ctx, args),
+        Command::Status(args) => status::run(ctx, args),
         Command::Demo(args) => demo::run(ctx, args),
         #[cfg(feature = "mcp")]
         Command::Mcp(args) => mcp::run(ctx, args),

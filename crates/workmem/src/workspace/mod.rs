@@ -14,6 +14,7 @@ pub(crate) mod explain;
 pub(crate) mod history;
 mod memory;
 mod open;
+pub(crate) mod overview;
 mod resolve;
 pub(crate) mod verify;
 

@@ -1,0 +1,65 @@
+//! `workmem status`: one screen on where the workspace stands — facts,
+//! what waits for the age gate and when the first becomes eligible, the
+//! curated entries, open conflicts, unfinished work. Read-only: it opens
+//! the workspace without recovery and writes nothing.
+
+use clap::Args;
+
+use crate::command_error::CommandError;
+use crate::commands::Ctx;
+
+/// Arguments of `workmem status`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  workmem status
+  workmem status --json   # {\"workspace_id\", \"facts\": {\"total\", \"today\", \"waiting_for_age\",
+                          #  \"first_eligible_at\"}, \"curated\": {KIND: N}, \"open_conflicts\", ...}")]
+pub struct StatusArgs {}
+
+/// Runs `workmem status`.
+///
+/// Errors: corruption and scope errors of the state, I/O errors.
+pub fn run(ctx: &Ctx, _args: &StatusArgs) -> Result<(), CommandError> {
+    let ws = ctx.workspace_read_only()?;
+    let overview = ws.overview(None)?;
+    if ctx.ui.is_json() {
+        return ctx.ui.json(&overview);
+    }
+    let facts = &overview.facts;
+    ctx.ui.line(format_args!("workspace   {}", overview.workspace_id))?;
+    ctx.ui.line(format_args!("memory dir  {}", ws.memory_dir().display()))?;
+    ctx.ui.line(format_args!(
+        "facts       {} in the log, {} recorded today",
+        facts.total, facts.today
+    ))?;
+    match &facts.first_eligible_at {
+        Some(first) => ctx.ui.line(format_args!(
+            "waiting     {} too young for the policy; the first becomes eligible at {}",
+            facts.waiting_for_age,
+            first.as_str()
+        ))?,
+        None => ctx.ui.line("waiting     none")?,
+    }
+    let curated: Vec<String> =
+        overview.curated.iter().map(|(kind, count)| format!("{count} {kind}")).collect();
+    let curated = if curated.is_empty() { "nothing yet".to_owned() } else { curated.join(", ") };
+    ctx.ui.line(format_args!("curated     {curated}"))?;
+    match &overview.curated_changed_at {
+        Some(at) => ctx.ui.line(format_args!("changed     {}", at.as_str()))?,
+        None => ctx.ui.line("changed     never (no distill has promoted anything yet)")?,
+    }
+    ctx.ui.line(format_args!(
+        "conflicts   {} open{}",
+        overview.open_conflicts,
+        if overview.open_conflicts > 0 { " (workmem conflicts; workmem resolve)" } else { "" }
+    ))?;
+    let unfinished = overview.unfinished_transactions + usize::from(overview.distill_interrupted);
+    ctx.ui.line(format_args!(
+        "unfinished  {}",
+        if unfinished == 0 {
+            "none".to_owned()
+        } else {
+            format!("{unfinished} (the next writing command finishes them)")
+        }
+    ))
+}
