@@ -1475,3 +1475,30 @@ fn status_reports_facts_waiting_memory_conflicts_and_writes_nothing() {
         assert!(text.contains(words), "{words:?} missing:\n{text}");
     }
 }
+
+#[test]
+fn on_day_one_distill_and_memory_say_what_waits_and_until_when() {
+    let env = Env::new();
+    env.cmd().arg("init").assert().success();
+    let empty = env.cmd().arg("memory").assert().success().get_output().clone();
+    assert!(String::from_utf8_lossy(&empty.stderr).contains("the log is empty"));
+    env.cmd().args(["remember", "Use Rust 1.95", "-k", "decision", "-i", "4"]).assert().success();
+    let first = env.json(&["status"])["facts"]["first_eligible_at"].as_str().unwrap().to_owned();
+    for args in [&["distill"][..], &["memory"]] {
+        let out = env.cmd().args(args).assert().success().get_output().clone();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("1 fact waits for the age gate")
+                && stderr.contains(&format!("eligible at {first}"))
+                && stderr.contains("workmem explain"),
+            "{args:?}: {stderr}"
+        );
+    }
+    // --json keeps its shape.
+    assert_eq!(env.json(&["memory"]), serde_json::json!({"memory": ""}));
+    assert!(env.json(&["distill"]).get("scanned").is_some());
+    // Once something is curated, no day-one line.
+    env.remember("Use WAL mode", "decision", 5, None, "2026-01-01T00:00:00Z");
+    let out = env.cmd().arg("distill").assert().success().get_output().clone();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("nothing is curated"));
+}

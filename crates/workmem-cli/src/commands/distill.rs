@@ -140,6 +140,11 @@ pub fn run(ctx: &Ctx, args: &DistillArgs) -> Result<(), CommandError> {
             ctx.ui.line(line)?;
         }
     }
+    if report.created == 0
+        && let Some(why) = crate::commands::status::day_one(&ws)?
+    {
+        ctx.ui.status(why);
+    }
     Ok(())
 }
 

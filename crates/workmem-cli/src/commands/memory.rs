@@ -18,12 +18,14 @@ pub struct MemoryArgs {}
 ///
 /// Errors: corruption and scope errors of curated.json, I/O errors.
 pub fn run(ctx: &Ctx, _args: &MemoryArgs) -> Result<(), CommandError> {
-    let memory = ctx.workspace()?.memory()?;
+    let ws = ctx.workspace()?;
+    let memory = ws.memory()?;
     if ctx.ui.is_json() {
         return ctx.ui.json(&MemoryOutput { memory: &memory });
     }
     if memory.is_empty() {
-        ctx.ui.status("no curated memory yet (run `workmem distill`)");
+        let why = crate::commands::status::day_one(&ws)?;
+        ctx.ui.status(why.unwrap_or_else(|| "no curated memory yet".to_owned()));
         return Ok(());
     }
     ctx.ui.text(&memory)

@@ -63,3 +63,31 @@ pub fn run(ctx: &Ctx, _args: &StatusArgs) -> Result<(), CommandError> {
         }
     ))
 }
+
+/// Returns, when nothing is curated yet, the line that says why: how many
+/// facts wait for the age gate and when the first becomes eligible, or that
+/// the log is empty or nothing qualifies yet. `None` once memory exists.
+///
+/// Errors: as [`workmem::Workspace::overview`].
+pub fn day_one(ws: &workmem::Workspace) -> Result<Option<String>, CommandError> {
+    let overview = ws.overview(None)?;
+    if !overview.curated.is_empty() {
+        return Ok(None);
+    }
+    let facts = &overview.facts;
+    Ok(Some(match &facts.first_eligible_at {
+        Some(first) => format!(
+            "nothing is curated yet: {} {} for the age gate; the first becomes eligible at {} \
+             (`workmem status`, `workmem explain FACT_ID`)",
+            facts.waiting_for_age,
+            if facts.waiting_for_age == 1 { "fact waits" } else { "facts wait" },
+            first.as_str()
+        ),
+        None if facts.total == 0 => {
+            "nothing is curated yet: the log is empty (`workmem remember ...`)".to_owned()
+        }
+        None => "nothing is curated yet: no fact qualifies for the policy \
+                 (`workmem distill --dry-run --explain` says why)"
+            .to_owned(),
+    }))
+}
