@@ -1502,3 +1502,20 @@ fn on_day_one_distill_and_memory_say_what_waits_and_until_when() {
     let out = env.cmd().arg("distill").assert().success().get_output().clone();
     assert!(!String::from_utf8_lossy(&out.stderr).contains("nothing is curated"));
 }
+
+#[test]
+fn distill_tells_facts_promoted_earlier_from_facts_not_promoted() {
+    let env = Env::new();
+    seed_story(&env);
+    let first = env.text(&["distill", "--as-of", AS_OF]);
+    assert!(!first.contains("already promoted"), "{first}");
+    let second = env.text(&["distill", "--as-of", AS_OF]);
+    assert!(
+        second.contains("of the skipped: 1 already promoted by an earlier run, 3 not promoted"),
+        "{second}"
+    );
+    // --json keeps the report's fields.
+    let report = env.json(&["distill", "--as-of", AS_OF]);
+    assert_eq!(report["skipped"], 4);
+    assert!(report.get("already_evidence").is_none());
+}

@@ -103,40 +103,33 @@ pub fn run(ctx: &Ctx, args: &DistillArgs) -> Result<(), CommandError> {
     let ws = ctx.workspace()?;
     let policy = args.policy.apply(&ws.config().policy);
     let as_of = as_of.unwrap_or_else(|| ws.now());
-    let (report, decisions) = if args.explain {
-        ws.distill(
-            &DistillOptions::new()
-                .policy(policy.clone())
-                .as_of(as_of.clone())
-                .dry_run_if(args.dry_run)
-                .explain(),
-        )?
-        .into_parts()
-    } else {
-        (
-            ws.distill(
-                &DistillOptions::new()
-                    .policy(policy.clone())
-                    .as_of(as_of.clone())
-                    .dry_run_if(args.dry_run),
-            )?
-            .report,
-            Vec::new(),
-        )
-    };
+    let mut options =
+        DistillOptions::new().policy(policy.clone()).as_of(as_of.clone()).dry_run_if(args.dry_run);
+    if args.explain {
+        options = options.explain();
+    }
+    let distilled = ws.distill(&options)?;
+    let (report, decisions) = (&distilled.report, &distilled.decisions);
     if ctx.ui.is_json() {
         if args.explain {
-            return ctx.ui.json(&ExplainedReport { report: &report, decisions: &decisions });
+            return ctx.ui.json(&ExplainedReport { report, decisions });
         }
-        return ctx.ui.json(&report);
+        return ctx.ui.json(report);
     }
     let header = if args.dry_run { "dry run, nothing written" } else { "distilled" };
     ctx.ui.status(format_args!("{header} as of {}", as_of.as_str()));
-    for line in describe(&report) {
+    for line in describe(report) {
         ctx.ui.line(line)?;
     }
+    if distilled.already_evidence > 0 {
+        ctx.ui.line(format!(
+            "           of the skipped: {} already promoted by an earlier run, {} not promoted",
+            distilled.already_evidence,
+            report.skipped - distilled.already_evidence
+        ))?;
+    }
     if args.explain {
-        for line in describe_decisions(&decisions) {
+        for line in describe_decisions(decisions) {
             ctx.ui.line(line)?;
         }
     }

@@ -38,6 +38,9 @@ pub struct Outcome {
     pub report: Report,
     /// Per-fact decisions, in fact order; empty unless requested.
     pub decisions: Vec<Decision>,
+    /// How many of the report's `skipped` facts were already evidence of
+    /// an entry (promoted by an earlier run), as opposed to not promoted.
+    pub already_evidence: usize,
 }
 
 /// Returns the `observed_fact_ids` of a domain: every fact id in the log
@@ -207,6 +210,7 @@ fn run<F: FactRecord>(
 
     let default_cutoff = policy.cutoff_for("", as_of);
     let mut aged = 0usize;
+    let mut already_evidence = 0usize;
     let mut unkeyed: HashMap<(Kind, String), Vec<&F>> = HashMap::new();
     let mut keyed: BTreeMap<&str, BTreeMap<(Kind, String), Vec<&F>>> = BTreeMap::new();
     let mut domain_ids: HashMap<&str, Vec<&str>> = HashMap::new();
@@ -247,6 +251,7 @@ fn run<F: FactRecord>(
         }
         if let Some(index) = evidence_entry(position) {
             run.report.skipped += 1;
+            already_evidence += 1;
             if record {
                 let entry = &run.entries[index];
                 let reason = Reason::AlreadyEvidence {
@@ -337,6 +342,7 @@ fn run<F: FactRecord>(
         queue_changed: run.queue_changed,
         report: run.report,
         decisions,
+        already_evidence,
     })
 }
 

@@ -47,7 +47,11 @@ impl Workspace {
         let policy = options.policy.as_ref().unwrap_or(&self.config.policy);
         let outcome =
             self.run_distill(policy, options.as_of.clone(), options.dry_run, options.explain)?;
-        Ok(Distilled { report: outcome.report, decisions: outcome.decisions })
+        Ok(Distilled {
+            report: outcome.report,
+            decisions: outcome.decisions,
+            already_evidence: outcome.already_evidence,
+        })
     }
 
     fn run_distill(
@@ -242,6 +246,9 @@ pub struct Distilled {
     /// Every fact's decision, in log order; empty unless the options asked
     /// to explain.
     pub decisions: Vec<Decision>,
+    /// How many of the report's `skipped` facts were already evidence of an
+    /// entry (promoted by an earlier run) rather than not promoted.
+    pub already_evidence: usize,
 }
 
 impl Distilled {
