@@ -104,6 +104,8 @@ pub enum Command {
     Conflicts(commands::conflicts::ConflictsArgs),
     /// Decide a conflict case (the human review step)
     Resolve(commands::resolve::ResolveArgs),
+    /// Review open conflict cases one at a time at a terminal
+    Review(commands::review::ReviewArgs),
     /// List the audit stream of human decisions
     Adjudications(commands::adjudications::AdjudicationsArgs),
     /// Show every revision of a memory key, its evidence and its cases

@@ -1519,3 +1519,129 @@ fn distill_tells_facts_promoted_earlier_from_facts_not_promoted() {
     assert_eq!(report["skipped"], 4);
     assert!(report.get("already_evidence").is_none());
 }
+
+/// Starts `workmem review` on a pseudo-terminal in the project.
+fn review_session(env: &Env) -> rexpect::session::PtySession {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_workmem"));
+    cmd.env_clear()
+        .env("HOME", env.root().join("home"))
+        .env("TERM", "xterm")
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .current_dir(env.project())
+        .arg("review");
+    rexpect::session::spawn_command(cmd, Some(20_000)).expect("spawn workmem review on a pty")
+}
+
+#[test]
+fn review_resolves_skips_quits_and_refuses_a_case_changed_meanwhile() {
+    let env = Env::new();
+    // Three ties: lint.tool, test.runner (seed_story) and zz.format.
+    seed_story(&env);
+    for (content, key) in [
+        ("Use ruff", "lint.tool"),
+        ("Use black", "lint.tool"),
+        ("Use tabs", "zz.format"),
+        ("Use spaces", "zz.format"),
+    ] {
+        env.remember(content, "convention", 4, Some(key), "2026-01-03T10:00:00Z");
+    }
+    env.cmd().args(["distill", "--as-of", AS_OF, "-q"]).assert().success();
+    let cases = env.json(&["conflicts"]);
+    assert_eq!(cases.as_array().unwrap().len(), 3);
+    let id = |key: &str| {
+        cases.as_array().unwrap().iter().find(|c| c["memory_key"] == key).unwrap()["conflict_id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    // A real repository with an identity: the actor of the decisions.
+    std::fs::remove_dir_all(env.project().join(".git")).unwrap();
+    for args in [
+        &["init", "-q"][..],
+        &["config", "user.name", "Ada Lovelace"],
+        &["config", "user.email", "ada@example.com"],
+    ] {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(env.project())
+            .env("HOME", env.root().join("home"))
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+
+    // Session 1: skip lint.tool; while test.runner is shown, another
+    // process decides it, so the confirmation is refused as stale.
+    let mut session = review_session(&env);
+    session.exp_string("key lint.tool").unwrap();
+    session.exp_string("candidate number").unwrap();
+    session.send_line("").unwrap();
+    session.exp_string("key test.runner").unwrap();
+    session.exp_string("candidate number").unwrap();
+    session.send_line("1").unwrap();
+    session.exp_string("rationale> ").unwrap();
+    session.send_line("CI already uses it").unwrap();
+    session.exp_string("(y/N)> ").unwrap();
+    let runner = id("test.runner");
+    env.cmd()
+        .args([
+            "resolve",
+            &runner,
+            "2",
+            "--revision",
+            "1",
+            "--rationale",
+            "by hand",
+            "--event-id",
+            "elsewhere",
+        ])
+        .assert()
+        .success();
+    session.send_line("y").unwrap();
+    session.exp_string("stale, not recorded").unwrap();
+    session.exp_string("key zz.format").unwrap();
+    session.exp_string("candidate number").unwrap();
+    session.send_line("q").unwrap();
+    session.exp_string("review done: 0 decided, 1 skipped").unwrap();
+    session.exp_eof().unwrap();
+
+    // Session 2: decide lint.tool, then quit at zz.format.
+    let mut session = review_session(&env);
+    session.exp_string("key lint.tool").unwrap();
+    session.exp_string("evidence of").unwrap();
+    session.exp_string("candidate number").unwrap();
+    session.send_line("2").unwrap();
+    session.exp_string("rationale> ").unwrap();
+    session.send_line("The formatter we already run").unwrap();
+    session.exp_string("(y/N)> ").unwrap();
+    session.send_line("y").unwrap();
+    session.exp_string("resolved ").unwrap();
+    session.exp_string("key zz.format").unwrap();
+    session.exp_string("candidate number").unwrap();
+    session.send_line("q").unwrap();
+    session.exp_string("review done: 1 decided, 0 skipped").unwrap();
+    session.exp_eof().unwrap();
+
+    let audit = env.json(&["adjudications"]);
+    let audit = audit.as_array().unwrap();
+    assert_eq!(audit.len(), 2, "{audit:?}");
+    assert_eq!(audit[0]["event_id"], "elsewhere");
+    let mine = &audit[1];
+    assert_eq!(mine["conflict_id"], id("lint.tool").as_str());
+    assert_eq!(mine["actor"], "Ada Lovelace <ada@example.com>");
+    assert_eq!(mine["rationale"], "The formatter we already run");
+    assert!(mine["event_id"].as_str().unwrap().starts_with("review:"), "{mine}");
+    let open = env.json(&["conflicts"]);
+    assert_eq!(open.as_array().unwrap().len(), 1);
+    assert_eq!(open[0]["memory_key"], "zz.format");
+}
+
+#[test]
+fn review_without_a_terminal_points_at_resolve() {
+    let env = Env::new();
+    env.cmd().arg("init").assert().success();
+    let out = env.cmd().arg("review").assert().code(2).get_output().clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("needs a terminal") && stderr.contains("workmem resolve"), "{stderr}");
+}

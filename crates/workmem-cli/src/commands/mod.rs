@@ -30,6 +30,7 @@ pub mod mcp;
 pub mod memory;
 pub mod remember;
 pub mod resolve;
+pub mod review;
 pub mod status;
 pub mod verify;
 
@@ -196,6 +197,7 @@ pub fn run(ctx: &Ctx, command: &Command) -> Result<(), CommandError> {
         Command::Context(args) => context::run(ctx, args),
         Command::Conflicts(args) => conflicts::run(ctx, args),
         Command::Resolve(args) => resolve::run(ctx, args),
+        Command::Review(args) => review::run(ctx, args),
         Command::Adjudications(args) => adjudications::run(ctx, args),
         Command::History(args) => history::run(ctx, args),
         Command::Explain(args) => explain::run(ctx, args),

@@ -129,7 +129,7 @@ fn candidate_by_number(
 /// Returns who decides when `--actor` is not given: git's `user.name
 /// <user.email>` for the project when it is in a git repository and they
 /// are set, else the OS user.
-fn default_actor(project: &std::path::Path) -> String {
+pub fn default_actor(project: &std::path::Path) -> String {
     let git = |key: &str| {
         std::process::Command::new("git")
             .arg("-C")

@@ -1,0 +1,199 @@
+//! `workmem review`: the human review of open conflict cases at a
+//! terminal, one case at a time: its key, the current value and every
+//! candidate with its evidence facts, and the key's revision history. The
+//! reviewer picks a candidate by number, types a rationale and confirms;
+//! the decision goes through the library's `resolve` with the revision that
+//! was shown, a fresh event id and the actor of `resolve`'s default.
+//!
+//! Keyboard contract (tests drive it): the candidate's number and Enter
+//! (Enter alone skips the case, `q` quits); the rationale and Enter; `y`
+//! and Enter to confirm (anything else skips the case). A case another
+//! process changed meanwhile is refused as stale, recorded nowhere, and
+//! shown again if it is still open. Line input is rustyline's.
+
+use std::collections::{BTreeSet, HashMap};
+use std::io::IsTerminal;
+
+use clap::Args;
+use workmem::{Case, Error, Fact, Resolution, Workspace};
+
+use crate::command_error::CommandError;
+use crate::commands::Ctx;
+use crate::commands::conflicts::describe_case;
+use crate::commands::resolve::default_actor;
+
+/// Arguments of `workmem review`.
+#[derive(Debug, Args)]
+#[command(after_help = "At each case: type the candidate's number and Enter (Enter alone skips
+the case, q quits), then the rationale and Enter, then y and Enter to record
+the decision (anything else skips it). Scripts use `workmem resolve`.
+
+Examples:
+  workmem review")]
+pub struct ReviewArgs {}
+
+/// What the reviewer said about one case.
+enum Answer {
+    Decide { candidate_id: String, rationale: String },
+    Skip,
+    Quit,
+}
+
+/// Runs `workmem review`.
+///
+/// Errors: usage error without a terminal (exit 2); library errors other
+/// than a stale review.
+pub fn run(ctx: &Ctx, _args: &ReviewArgs) -> Result<(), CommandError> {
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        return Err(CommandError::usage("workmem review needs a terminal").hinted(
+            "in scripts, decide a case with `workmem resolve CONFLICT_ID CANDIDATE --revision N \
+             --rationale TEXT` (see `workmem conflicts`)",
+        ));
+    }
+    let ws = ctx.workspace()?;
+    let actor = default_actor(ws.project());
+    let mut editor = rustyline::DefaultEditor::new()
+        .map_err(|err| CommandError::io("terminal", &std::io::Error::other(err.to_string())))?;
+    let mut skipped: BTreeSet<String> = BTreeSet::new();
+    let mut decided = 0usize;
+    loop {
+        let queue = ws.conflicts()?;
+        let Some(case) =
+            queue.cases.iter().find(|case| case.is_open() && !skipped.contains(&case.conflict_id))
+        else {
+            break;
+        };
+        show(ctx, &ws, case)?;
+        match ask(&mut editor, case, &actor)? {
+            Answer::Quit => break,
+            Answer::Skip => {
+                skipped.insert(case.conflict_id.clone());
+            }
+            Answer::Decide { candidate_id, rationale } => {
+                let event_id = ws.fresh_event_id();
+                let result = ws.resolve(Resolution {
+                    conflict_id: case.conflict_id.clone(),
+                    candidate_id,
+                    expected_revision: i64::from(case.revision),
+                    actor: actor.clone(),
+                    rationale,
+                    event_id,
+                    resolved_at: None,
+                });
+                match result {
+                    Ok(event) => {
+                        decided += 1;
+                        ctx.ui.line(format!(
+                            "resolved {} (revision {}) as event {} by {}",
+                            event.conflict_id, event.case_revision, event.event_id, event.actor
+                        ))?;
+                    }
+                    Err(Error::StaleResolution(reason)) => {
+                        ctx.ui.line(format!("stale, not recorded: {reason}"))?;
+                    }
+                    Err(err) => return Err(err.into()),
+                }
+            }
+        }
+    }
+    ctx.ui.line(format!("review done: {decided} decided, {} skipped", skipped.len()))
+}
+
+/// Prints one case: its candidates with their evidence facts, then the
+/// revision history of its key.
+fn show(ctx: &Ctx, ws: &Workspace, case: &Case) -> Result<(), CommandError> {
+    ctx.ui.line("")?;
+    for line in describe_case(case) {
+        ctx.ui.line(line)?;
+    }
+    let facts = ws.facts()?;
+    let by_id: HashMap<&str, &Fact> = facts.iter().map(|f| (f.fact_id(), f)).collect();
+    for (number, candidate) in case.candidates.iter().enumerate() {
+        ctx.ui.line(format!(
+            "  {}. evidence of {:?} (first {}, last {}):",
+            number + 1,
+            candidate.content,
+            candidate.first_seen.as_str(),
+            candidate.last_seen.as_str()
+        ))?;
+        for id in &candidate.evidence_ids {
+            let Some(fact) = by_id.get(id.as_str()) else { continue };
+            let evidence: Vec<String> =
+                fact.evidence().iter().map(|(key, value)| format!("{key}={value}")).collect();
+            ctx.ui.line(format!(
+                "       {} {} [{}] {:?} from {}{}",
+                fact.recorded_at().utc_day(),
+                fact.fact_id(),
+                fact.importance(),
+                fact.content(),
+                fact.source(),
+                if evidence.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", evidence.join(", "))
+                }
+            ))?;
+        }
+    }
+    let history = ws.history(&case.memory_key)?;
+    if history.revisions.is_empty() {
+        ctx.ui.line(format!("  history of {}: no revision yet", case.memory_key))?;
+    }
+    for revision in &history.revisions {
+        ctx.ui.line(format!(
+            "  history r{} {:?} ({}, {} facts)",
+            revision.entry.revision,
+            revision.entry.content,
+            if revision.entry.is_active() { "active" } else { "superseded" },
+            revision.entry.occurrences
+        ))?;
+    }
+    Ok(())
+}
+
+/// Asks for a candidate, a rationale and a confirmation.
+fn ask(
+    editor: &mut rustyline::DefaultEditor,
+    case: &Case,
+    actor: &str,
+) -> Result<Answer, CommandError> {
+    let Some(choice) = read(editor, "candidate number (Enter skips, q quits)> ")? else {
+        return Ok(Answer::Quit);
+    };
+    let candidate = match choice.trim() {
+        "" => return Ok(Answer::Skip),
+        "q" | "Q" => return Ok(Answer::Quit),
+        number => {
+            match number.parse::<usize>().ok().and_then(|n| case.candidates.get(n.checked_sub(1)?))
+            {
+                Some(candidate) => candidate,
+                None => return Ok(Answer::Skip),
+            }
+        }
+    };
+    let Some(rationale) = read(editor, "rationale> ")? else { return Ok(Answer::Quit) };
+    if rationale.trim().is_empty() {
+        return Ok(Answer::Skip);
+    }
+    let prompt =
+        format!("record {:?} for {} as {actor}? (y/N)> ", candidate.content, case.memory_key);
+    let Some(confirm) = read(editor, &prompt)? else { return Ok(Answer::Quit) };
+    if confirm.trim() != "y" {
+        return Ok(Answer::Skip);
+    }
+    Ok(Answer::Decide { candidate_id: candidate.candidate_id.clone(), rationale })
+}
+
+/// Reads one line; `None` on end of input or Ctrl-C (quit).
+fn read(
+    editor: &mut rustyline::DefaultEditor,
+    prompt: &str,
+) -> Result<Option<String>, CommandError> {
+    match editor.readline(prompt) {
+        Ok(line) => Ok(Some(line)),
+        Err(
+            rustyline::error::ReadlineError::Eof | rustyline::error::ReadlineError::Interrupted,
+        ) => Ok(None),
+        Err(err) => Err(CommandError::io("terminal", &std::io::Error::other(err.to_string()))),
+    }
+}
