@@ -133,7 +133,9 @@ pub fn run(ctx: &Ctx, args: &DistillArgs) -> Result<(), CommandError> {
             ctx.ui.line(line)?;
         }
     }
-    if report.created == 0
+    // Only an empty memory needs the day-one line, and finding out why it
+    // is empty costs another pass over the log: not on every no-op run.
+    if distilled.active_entries == 0
         && let Some(why) = crate::commands::status::day_one(&ws)?
     {
         ctx.ui.status(why);

@@ -51,6 +51,7 @@ impl Workspace {
             report: outcome.report,
             decisions: outcome.decisions,
             already_evidence: outcome.already_evidence,
+            active_entries: outcome.curated.active_entries().count(),
         })
     }
 
@@ -249,6 +250,8 @@ pub struct Distilled {
     /// How many of the report's `skipped` facts were already evidence of an
     /// entry (promoted by an earlier run) rather than not promoted.
     pub already_evidence: usize,
+    /// Active curated entries after the run (what MEMORY.md shows).
+    pub active_entries: usize,
 }
 
 impl Distilled {
