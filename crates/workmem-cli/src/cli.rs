@@ -116,6 +116,12 @@ pub enum Command {
     Status(commands::status::StatusArgs),
     /// Check every invariant of the durable state; exit 0 only when clean
     Verify(commands::verify::VerifyArgs),
+    /// Pin the workspace id and prepare the git repository to share memory
+    Share(commands::share::ShareArgs),
+    /// Take over a memory written at another path by pinning its id
+    Adopt(commands::adopt::AdoptArgs),
+    /// Merge memory files: git's merge driver, and `--continue` after markers
+    Merge(commands::merge::MergeArgs),
     /// Walk through facts, distill, supersession and a tie offline
     Demo(commands::demo::DemoArgs),
     /// Serve this workspace to MCP clients over stdio

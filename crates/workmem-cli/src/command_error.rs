@@ -158,13 +158,35 @@ impl From<workmem::Error> for CommandError {
             }
             workmem::Error::Scope { .. } => {
                 error.hints.push(
-                    "the memory directory holds state written for another project; check -C/--project and \
-                     --memory-dir (WORKMEM_MEMORY_DIR)"
+                    "check -C/--project and --memory-dir (WORKMEM_MEMORY_DIR); if the project moved, \
+                     `workmem adopt` pins the memory's id, and `workmem share` keeps it fixed in every clone"
                         .to_owned(),
                 );
             }
-            workmem::Error::Corrupt { .. } => {
-                error.hints.push("nothing was changed; inspect the named file and line".to_owned());
+            workmem::Error::MixedWorkspaces { .. } => {
+                error.hints.push(
+                    "nothing was changed; move the other project's files out of the memory directory first"
+                        .to_owned(),
+                );
+            }
+            workmem::Error::Corrupt { location, .. } => {
+                let marked = std::fs::read(&location.path)
+                    .is_ok_and(|data| workmem::has_conflict_markers(&data));
+                if marked {
+                    error.message = format!(
+                        "{}: git left merge conflict markers in this file",
+                        location.path.display()
+                    );
+                    error.hints.push(
+                        "finish the merge with `workmem merge --continue`, then commit; \
+                         `workmem share` sets up the merge driver that avoids this"
+                            .to_owned(),
+                    );
+                } else {
+                    error
+                        .hints
+                        .push("nothing was changed; inspect the named file and line".to_owned());
+                }
             }
             _ => {}
         }
@@ -182,7 +204,7 @@ fn kind_and_exit_code(err: &workmem::Error) -> (&'static str, i32) {
         workmem::Error::StaleResolution(_) => ("stale_resolution", 3),
         workmem::Error::Corrupt { .. } => ("corruption", EXIT_CORRUPT),
         workmem::Error::UnsupportedVersion { .. } => ("unsupported_version", EXIT_CORRUPT),
-        workmem::Error::Scope { .. } => ("scope", 5),
+        workmem::Error::Scope { .. } | workmem::Error::MixedWorkspaces { .. } => ("scope", 5),
         workmem::Error::ResolutionRejected(_) => ("resolution_rejected", 6),
         // The library may gain variants: an unknown one is an unexpected
         // failure, like I/O.

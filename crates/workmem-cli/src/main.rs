@@ -13,6 +13,7 @@ mod cli;
 mod command_error;
 mod commands;
 mod config_load;
+mod git;
 mod output;
 
 use std::process::ExitCode;

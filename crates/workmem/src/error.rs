@@ -55,7 +55,11 @@ pub enum Error {
         reason: Invalid,
     },
     /// A durable record belongs to another workspace.
-    #[error("{location}: belongs to workspace {found}, not {expected}")]
+    #[error(
+        "{location}: belongs to workspace {found}, but this workspace is {expected}; if this \
+         memory was written at another path (a moved, copied or re-mounted project), \
+         `workmem adopt` takes it over"
+    )]
     Scope {
         /// Where the record was read.
         location: Location,
@@ -63,6 +67,18 @@ pub enum Error {
         found: String,
         /// The workspace id of the open workspace.
         expected: String,
+    },
+    /// The records of a memory directory carry several workspace ids (two
+    /// projects' files mixed, or a pin that the records do not carry):
+    /// taking over either would hide the other.
+    #[error(
+        "the memory directory holds records of {} workspaces ({}); adopting one would hide the others",
+        found.len(),
+        found.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+    )]
+    MixedWorkspaces {
+        /// Each id, how many records carry it and where it was first seen.
+        found: Vec<WorkspaceSighting>,
     },
     /// Durable state is invalid or inconsistent.
     #[error("{location}: {message}")]
@@ -100,6 +116,23 @@ pub enum Error {
         #[source]
         source: io::Error,
     },
+}
+
+/// One workspace id found in a memory directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkspaceSighting {
+    /// The id.
+    pub workspace_id: String,
+    /// How many records carry it.
+    pub records: usize,
+    /// The first record found with it.
+    pub first: Location,
+}
+
+impl fmt::Display for WorkspaceSighting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} in {} records, first at {}", self.workspace_id, self.records, self.first)
+    }
 }
 
 /// Why an input was refused.

@@ -57,7 +57,7 @@ mod workspace;
 
 use std::path::Path;
 
-pub use error::{Error, Invalid, Location, Rejected, Result, Stale};
+pub use error::{Error, Invalid, Location, Rejected, Result, Stale, WorkspaceSighting};
 pub use model::clock::{Clock, FixedClock, SystemClock};
 pub use model::fact::{Fact, Kind, MAX_CONTENT_CHARS, MODEL_TOOL_SOURCE, NewFact};
 pub use model::stamp::{Stamp, StampError};
@@ -76,7 +76,10 @@ pub use workspace::explain::FactExplanation;
 pub use workspace::history::History;
 pub use workspace::overview::{FactCounts, Overview};
 pub use workspace::verify::Problem;
-pub use workspace::{DaySummary, DistillOptions, Distilled, Imported, Workspace, WorkspaceBuilder};
+pub use workspace::{
+    Adopted, DaySummary, DistillOptions, Distilled, Imported, MERGE_DRIVER, MemoryFile, MergeSides,
+    Shared, Workspace, WorkspaceBuilder, has_conflict_markers, merge_memory_file, salvage_records,
+};
 
 /// Returns `raw` as a memory key in normal form (trimmed, case-folded),
 /// checked against the key syntax: what every append stores.

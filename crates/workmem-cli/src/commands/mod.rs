@@ -13,6 +13,7 @@ use crate::command_error::CommandError;
 use crate::output::Ui;
 
 pub mod adjudications;
+pub mod adopt;
 #[cfg(feature = "chat")]
 pub mod chat;
 pub mod conflicts;
@@ -28,9 +29,11 @@ pub mod logs;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod memory;
+pub mod merge;
 pub mod remember;
 pub mod resolve;
 pub mod review;
+pub mod share;
 pub mod status;
 pub mod verify;
 
@@ -96,7 +99,36 @@ impl Ctx {
     /// [`Workspace::open`].
     pub fn workspace(&self) -> Result<Workspace, CommandError> {
         self.require_project()?;
-        self.open_workspace()
+        let ws = self.open_workspace()?;
+        self.ensure_merge_driver(&ws)?;
+        Ok(ws)
+    }
+
+    /// Configures workmem's merge driver in a clone whose memory is shared
+    /// (its `.gitattributes` names the driver) but whose git configuration
+    /// lacks it, as a fresh clone does, and says so on stderr.
+    ///
+    /// Errors: library errors reading the attributes; git errors.
+    fn ensure_merge_driver(&self, ws: &Workspace) -> Result<(), CommandError> {
+        if ws.shared_attributes()?.is_none() || crate::git::driver_configured(ws.project()) {
+            return Ok(());
+        }
+        let Some(top) = crate::git::toplevel(ws.project()) else { return Ok(()) };
+        let driver = crate::git::configure_driver(&top)?;
+        self.ui.status(format_args!(
+            "note: this clone shares its memory through git; configured workmem's merge driver \
+             (merge.workmem.driver = {driver})"
+        ));
+        Ok(())
+    }
+
+    /// Returns the builder of the project's workspace, refusing to work
+    /// outside a project: for commands that open it their own way (`adopt`).
+    ///
+    /// Errors: as [`Ctx::workspace`] before opening.
+    pub fn builder_in_project(&self) -> Result<workmem::WorkspaceBuilder, CommandError> {
+        self.require_project()?;
+        self.builder()
     }
 
     /// Refuses to work outside a project (see [`Ctx::found`]).
@@ -203,6 +235,9 @@ pub fn run(ctx: &Ctx, command: &Command) -> Result<(), CommandError> {
         Command::Explain(args) => explain::run(ctx, args),
         Command::Verify(args) => verify::run(ctx, args),
         Command::Status(args) => status::run(ctx, args),
+        Command::Share(args) => share::run(ctx, args),
+        Command::Adopt(args) => adopt::run(ctx, args),
+        Command::Merge(args) => merge::run(ctx, args),
         Command::Demo(args) => demo::run(ctx, args),
         #[cfg(feature = "mcp")]
         Command::Mcp(args) => mcp::run(ctx, args),

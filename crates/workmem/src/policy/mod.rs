@@ -6,6 +6,7 @@
 pub(crate) mod adjudication;
 pub(crate) mod config;
 pub mod distill;
+pub(crate) mod merge;
 pub mod projection;
 pub(crate) mod report;
 pub(crate) mod rules;

@@ -9,6 +9,7 @@ pub mod curated_state;
 pub(crate) mod domain_index;
 pub(crate) mod fact_log;
 pub(crate) mod failpoint;
+pub(crate) mod identity;
 pub mod journal;
 pub(crate) mod lock;
 

@@ -1,9 +1,10 @@
 //! Opening a workspace and the operations of the library surface: append,
 //! read, distill, memory, context.
 //!
-//! A workspace is one project directory; its identity is the SHA-256 of the
-//! canonical path, so relative paths and symlinks to one project open the
-//! same workspace. Everything durable lives in the memory directory
+//! A workspace is one project directory; its identity is pinned in
+//! `.workmem/workspace.toml`, else derived from the SHA-256 of the canonical
+//! path, so relative paths and symlinks to one project open the same
+//! workspace. Everything durable lives in the memory directory
 //! (default `<project>/.workmem/memory`). Canonical files are only replaced
 //! through `atomic_io::replace`, logs only appended through
 //! `atomic_io::append`, and every read-modify-write holds the workspace lock.
@@ -13,14 +14,18 @@ mod distill;
 pub(crate) mod explain;
 pub(crate) mod history;
 mod memory;
+mod merge;
 mod open;
 pub(crate) mod overview;
 mod resolve;
+mod share;
 pub(crate) mod verify;
 
 pub use append::Imported;
 pub use distill::{DistillOptions, Distilled};
+pub use merge::{MemoryFile, MergeSides, has_conflict_markers, merge_memory_file, salvage_records};
 pub use open::WorkspaceBuilder;
+pub use share::{Adopted, MERGE_DRIVER, Shared};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -63,6 +68,10 @@ pub struct Workspace {
     project: PathBuf,
     memory_dir: PathBuf,
     workspace_id: String,
+    /// The id the project's path derives, whether or not it is the one in use.
+    path_id: String,
+    /// Whether `.workmem/workspace.toml` pins the id.
+    pinned: bool,
     log: FactLog,
     clock: Arc<dyn Clock>,
     config: Config,
@@ -90,9 +99,23 @@ impl Workspace {
         &self.memory_dir
     }
 
-    /// Returns the workspace id.
+    /// Returns the workspace id: the one pinned in
+    /// `.workmem/workspace.toml`, else the one the project's path derives.
     pub fn workspace_id(&self) -> &str {
         &self.workspace_id
+    }
+
+    /// Returns whether `.workmem/workspace.toml` pins the workspace id, so
+    /// that it stays the same at any path and in every clone.
+    pub fn is_pinned(&self) -> bool {
+        self.pinned
+    }
+
+    /// Returns the id the project's path derives (the first 16 hex digits
+    /// of the SHA-256 of its canonical path): the workspace id when none is
+    /// pinned.
+    pub fn path_workspace_id(&self) -> &str {
+        &self.path_id
     }
 
     /// Returns the configuration in use.

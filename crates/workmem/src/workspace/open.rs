@@ -12,6 +12,7 @@ use crate::model::clock::{Clock, SystemClock};
 use crate::policy::config::Config;
 use crate::store::atomic_io;
 use crate::store::fact_log::FactLog;
+use crate::store::identity;
 use crate::workspace::{DEFAULT_MEMORY_DIR, Workspace};
 
 /// How to open a [`Workspace`]: the project, and optionally its memory
@@ -105,7 +106,7 @@ impl WorkspaceBuilder {
         self.resolve(true)
     }
 
-    fn resolve(self, read_only: bool) -> Result<Workspace> {
+    pub(super) fn resolve(self, read_only: bool) -> Result<Workspace> {
         self.config.validate()?;
         let project = self.project;
         let memory_dir = self.memory_dir;
@@ -123,7 +124,14 @@ impl WorkspaceBuilder {
                 Invalid::Project { path: project.clone(), problem: "not valid UTF-8" },
             )
         })?;
-        let workspace_id = canon::workspace_id(text);
+        let path_id = canon::workspace_id(text);
+        // `.workmem/` belongs to the checkout, which may be hostile: a linked
+        // one is refused for the default memory directory (below) and its
+        // pin is not read when the memory directory is named explicitly.
+        let dot = project.join(".workmem");
+        let linked = atomic_io::refuse_symlink(&dot).is_err();
+        let pinned = if linked { None } else { identity::read_pin(&dot)? };
+        let workspace_id = pinned.clone().unwrap_or_else(|| path_id.clone());
         let memory_dir = match memory_dir {
             Some(dir) if dir.is_absolute() => dir.to_path_buf(),
             Some(dir) => project.join(dir),
@@ -132,7 +140,6 @@ impl WorkspaceBuilder {
                 // hostile: a linked `.workmem` or `.workmem/memory` would make
                 // appends write outside the project. A memory directory the
                 // caller names explicitly may be a link.
-                let dot = project.join(".workmem");
                 atomic_io::refuse_symlink(&dot)?;
                 atomic_io::refuse_symlink(&project.join(DEFAULT_MEMORY_DIR))?;
                 project.join(DEFAULT_MEMORY_DIR)
@@ -143,6 +150,8 @@ impl WorkspaceBuilder {
             project,
             memory_dir,
             workspace_id,
+            path_id,
+            pinned: pinned.is_some(),
             log,
             clock: self.clock,
             config: self.config,

@@ -343,13 +343,26 @@ impl Workspace {
             records.push((number, record));
         }
 
-        // Every record closes a case, with the decision the case records.
+        // Every record closes a case, with the decision the case records,
+        // or is a decision a merge set aside (docs/sharing.md): one of two
+        // or more records about one case, naming one of its candidates.
+        let mut per_case: HashMap<&str, usize> = HashMap::new();
+        for (_, record) in &records {
+            *per_case.entry(record.conflict_id.as_str()).or_default() += 1;
+        }
         for (number, record) in &records {
             let (event, conflict) = (&record.event_id, &record.conflict_id);
             let message = match queue.get(conflict) {
                 None => Some(format!(
                     "adjudication {event} names conflict {conflict}, which is not in conflicts.json"
                 )),
+                Some(case)
+                    if case.resolution_event_id.as_deref() != Some(event.as_str())
+                        && per_case.get(conflict.as_str()).copied().unwrap_or(0) > 1
+                        && case.candidate(&record.selected_candidate_id).is_some() =>
+                {
+                    None
+                }
                 Some(case) if case.resolution_event_id.as_deref() != Some(event.as_str()) => {
                     Some(format!(
                         "adjudication {event} has no matching resolved case: conflict {conflict} is {}{}",
@@ -469,10 +482,9 @@ fn read(path: &Path, problems: &mut Vec<Problem>) -> Option<Vec<u8>> {
 /// Returns the names of the decision fields in which an audit record and
 /// the case it resolved disagree.
 fn differing_fields(case: &Case, record: &Adjudication) -> Vec<&'static str> {
+    // `case_revision` is the revision the reviewer saw; a merge may have
+    // renumbered the case since (docs/sharing.md), so it is not compared.
     let mut out = Vec::new();
-    if case.revision != record.case_revision {
-        out.push("case_revision");
-    }
     if case.selected_candidate_id.as_deref() != Some(record.selected_candidate_id.as_str()) {
         out.push("selected_candidate_id");
     }

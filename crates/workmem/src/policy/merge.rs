@@ -1,0 +1,258 @@
+//! The three-way merges of the memory's state files, as docs/sharing.md
+//! lays them out: curated.json domain by domain, conflicts.json case by
+//! case, and the union of append-only records. Pure and symmetric: merging
+//! `a` into `b` gives what merging `b` into `a` gives.
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::model::stamp::Stamp;
+use crate::store::conflict_queue::{Case, CaseStatus, ConflictQueue};
+use crate::store::curated_state::{CuratedState, Entry, Status};
+
+/// Orders two stamps by instant, then by text, so that a choice between
+/// two sides never depends on which side is which.
+fn stamp_order(a: &Stamp, b: &Stamp) -> Ordering {
+    a.instant().cmp(&b.instant()).then_with(|| a.as_str().cmp(b.as_str()))
+}
+
+fn earlier(a: &Stamp, b: &Stamp) -> Stamp {
+    if stamp_order(a, b).is_le() { a.clone() } else { b.clone() }
+}
+
+fn later(a: &Stamp, b: &Stamp) -> Stamp {
+    if stamp_order(a, b).is_ge() { a.clone() } else { b.clone() }
+}
+
+/// Returns one entry for the same entry key on two sides: the evidence is
+/// the union, occurrences its count, the seen span the widest; the wording
+/// is the base's when the base has the entry (reinforcement never changes
+/// it), else the one that sorts first. Status and links are `a`'s.
+fn unite(base: Option<&Entry>, a: &Entry, b: &Entry) -> Entry {
+    let mut out = a.clone();
+    let evidence: BTreeSet<&String> = a.evidence_ids.iter().chain(&b.evidence_ids).collect();
+    out.evidence_ids = evidence.into_iter().cloned().collect();
+    out.occurrences = out.evidence_ids.len() as u64;
+    out.first_seen = earlier(&a.first_seen, &b.first_seen);
+    out.last_seen = later(&a.last_seen, &b.last_seen);
+    out.content = match base {
+        Some(base) if base.key == a.key => base.content.clone(),
+        _ => a.content.clone().min(b.content.clone()),
+    };
+    out
+}
+
+/// Merges three versions of the curated state (docs/sharing.md, "curated.json").
+pub(crate) fn merge_curated(
+    base: &CuratedState,
+    ours: &CuratedState,
+    theirs: &CuratedState,
+) -> CuratedState {
+    let by_key = |state: &CuratedState| -> BTreeMap<String, Entry> {
+        state.entries.iter().map(|e| (e.key.clone(), e.clone())).collect()
+    };
+    let base_entries = by_key(base);
+    let chains = |state: &CuratedState| -> BTreeMap<String, Vec<Entry>> {
+        let mut chains: BTreeMap<String, Vec<Entry>> = BTreeMap::new();
+        for entry in &state.entries {
+            if let Some(domain) = &entry.memory_key {
+                chains.entry(domain.clone()).or_default().push(entry.clone());
+            }
+        }
+        for chain in chains.values_mut() {
+            chain.sort_by_key(|e| e.revision);
+        }
+        chains
+    };
+    let mut entries = Vec::new();
+
+    let unkeyed = |state: &CuratedState| -> BTreeMap<String, Entry> {
+        state
+            .entries
+            .iter()
+            .filter(|e| e.memory_key.is_none())
+            .map(|e| (e.key.clone(), e.clone()))
+            .collect()
+    };
+    let (mut ours_unkeyed, mut theirs_unkeyed) = (unkeyed(ours), unkeyed(theirs));
+    let keys: BTreeSet<String> =
+        ours_unkeyed.keys().chain(theirs_unkeyed.keys()).cloned().collect();
+    for key in keys {
+        entries.push(match (ours_unkeyed.remove(&key), theirs_unkeyed.remove(&key)) {
+            (Some(a), Some(b)) => unite(base_entries.get(&key), &a, &b),
+            (Some(one), None) | (None, Some(one)) => one,
+            (None, None) => continue,
+        });
+    }
+
+    let (mut ours_chains, mut theirs_chains) = (chains(ours), chains(theirs));
+    let domains: BTreeSet<String> =
+        ours_chains.keys().chain(theirs_chains.keys()).cloned().collect();
+    for domain in domains {
+        match (ours_chains.remove(&domain), theirs_chains.remove(&domain)) {
+            (Some(a), Some(b)) => entries.extend(merge_chain(&base_entries, &a, &b)),
+            (Some(one), None) | (None, Some(one)) => entries.extend(one),
+            (None, None) => {}
+        }
+    }
+    let mut state = CuratedState { schema_version: ours.schema_version, entries };
+    state.sort();
+    state
+}
+
+/// Merges one keyed domain's revision chains: equal or one extending the
+/// other, the longer one; diverged, the revisions both share, the last of
+/// them active again. Evidence is united on the shared revisions.
+fn merge_chain(base: &BTreeMap<String, Entry>, a: &[Entry], b: &[Entry]) -> Vec<Entry> {
+    let shared = a.iter().zip(b).take_while(|(x, y)| x.key == y.key).count();
+    let (longer, shorter) = if a.len() >= b.len() { (a, b) } else { (b, a) };
+    let unite_at = |i: usize| unite(base.get(&longer[i].key), &longer[i], &shorter[i]);
+    if shared == shorter.len() {
+        return (0..longer.len())
+            .map(|i| if i < shared { unite_at(i) } else { longer[i].clone() })
+            .collect();
+    }
+    let mut kept: Vec<Entry> = (0..shared).map(unite_at).collect();
+    if let Some(last) = kept.last_mut() {
+        last.status = Status::Active;
+        last.superseded_by = None;
+    }
+    kept
+}
+
+/// Merges three versions of the conflict queue (docs/sharing.md,
+/// "conflicts.json"): case by case by conflict id, then at most one open
+/// case per memory key, then revisions renumbered per memory key.
+pub(crate) fn merge_conflicts(
+    base: &ConflictQueue,
+    ours: &ConflictQueue,
+    theirs: &ConflictQueue,
+) -> ConflictQueue {
+    let index = |queue: &ConflictQueue| -> BTreeMap<String, Case> {
+        queue.cases.iter().map(|c| (c.conflict_id.clone(), c.clone())).collect()
+    };
+    let (base, mut ours, mut theirs) = (index(base), index(ours), index(theirs));
+    let ids: BTreeSet<String> = ours.keys().chain(theirs.keys()).cloned().collect();
+    let mut by_domain: BTreeMap<String, Vec<Case>> = BTreeMap::new();
+    for id in ids {
+        let case = match (ours.remove(&id), theirs.remove(&id)) {
+            (Some(a), Some(b)) if a == b => a,
+            (Some(a), Some(b)) if base.get(&id) == Some(&a) => b,
+            (Some(a), Some(b)) if base.get(&id) == Some(&b) => a,
+            (Some(a), Some(b)) => combine(&a, &b),
+            (Some(one), None) | (None, Some(one)) => one,
+            (None, None) => continue,
+        };
+        by_domain.entry(case.memory_key.clone()).or_default().push(case);
+    }
+    let mut cases = Vec::new();
+    for (_, mut domain) in by_domain {
+        settle_open(&mut domain);
+        domain.sort_by(|x, y| {
+            x.revision
+                .cmp(&y.revision)
+                .then_with(|| stamp_order(&x.detected_at, &y.detected_at))
+                .then_with(|| x.conflict_id.cmp(&y.conflict_id))
+        });
+        for (number, case) in (1u32..).zip(domain.iter_mut()) {
+            case.revision = number;
+        }
+        cases.extend(domain);
+    }
+    let mut queue = ConflictQueue { cases };
+    queue.sort();
+    queue
+}
+
+/// Returns one case for a conflict id both sides changed differently.
+fn combine(a: &Case, b: &Case) -> Case {
+    let mut out = a.clone();
+    out.detected_at = earlier(&a.detected_at, &b.detected_at);
+    out.revision = a.revision.max(b.revision);
+    reopen(&mut out);
+    match (a.status, b.status) {
+        (CaseStatus::Resolved, CaseStatus::Resolved)
+            if a.selected_candidate_id == b.selected_candidate_id =>
+        {
+            let first = match stamp_order(
+                a.resolved_at.as_ref().unwrap_or(&a.detected_at),
+                b.resolved_at.as_ref().unwrap_or(&b.detected_at),
+            ) {
+                Ordering::Less => a,
+                Ordering::Greater => b,
+                Ordering::Equal if a.resolution_event_id <= b.resolution_event_id => a,
+                Ordering::Equal => b,
+            };
+            close_like(&mut out, first);
+        }
+        // Two people chose differently: neither decision is applied.
+        (CaseStatus::Resolved, CaseStatus::Resolved) => {}
+        (CaseStatus::Resolved, _) => close_like(&mut out, a),
+        (_, CaseStatus::Resolved) => close_like(&mut out, b),
+        (CaseStatus::Superseded, CaseStatus::Superseded) => {
+            out.status = CaseStatus::Superseded;
+            out.superseded_at = match (&a.superseded_at, &b.superseded_at) {
+                (Some(x), Some(y)) => Some(earlier(x, y)),
+                (x, y) => x.clone().or_else(|| y.clone()),
+            };
+        }
+        (CaseStatus::Superseded, _) => close_like(&mut out, a),
+        (_, CaseStatus::Superseded) => close_like(&mut out, b),
+        (CaseStatus::Open, CaseStatus::Open) => {}
+    }
+    out
+}
+
+/// Clears every closure field: the case is open.
+fn reopen(case: &mut Case) {
+    case.status = CaseStatus::Open;
+    case.resolved_at = None;
+    case.selected_candidate_id = None;
+    case.resolution_event_id = None;
+    case.resolution_actor = None;
+    case.resolution_rationale = None;
+    case.resulting_active_entry_key = None;
+    case.superseded_at = None;
+}
+
+/// Copies the status and closure fields of `from` into `case`.
+fn close_like(case: &mut Case, from: &Case) {
+    case.status = from.status;
+    case.resolved_at.clone_from(&from.resolved_at);
+    case.selected_candidate_id.clone_from(&from.selected_candidate_id);
+    case.resolution_event_id.clone_from(&from.resolution_event_id);
+    case.resolution_actor.clone_from(&from.resolution_actor);
+    case.resolution_rationale.clone_from(&from.resolution_rationale);
+    case.resulting_active_entry_key.clone_from(&from.resulting_active_entry_key);
+    case.superseded_at.clone_from(&from.superseded_at);
+}
+
+/// Leaves at most one open case in one memory key's cases: the one that
+/// observed the most facts, then the later detected, then the larger id;
+/// the others are superseded at the latest detection among them.
+fn settle_open(domain: &mut [Case]) {
+    let open: Vec<usize> = (0..domain.len()).filter(|&i| domain[i].is_open()).collect();
+    if open.len() < 2 {
+        return;
+    }
+    let keep = *open
+        .iter()
+        .max_by(|&&x, &&y| {
+            let (x, y) = (&domain[x], &domain[y]);
+            x.observed_fact_ids
+                .len()
+                .cmp(&y.observed_fact_ids.len())
+                .then_with(|| stamp_order(&x.detected_at, &y.detected_at))
+                .then_with(|| x.conflict_id.cmp(&y.conflict_id))
+        })
+        .expect("two open cases");
+    let at = open
+        .iter()
+        .map(|&i| domain[i].detected_at.clone())
+        .reduce(|x, y| later(&x, &y))
+        .expect("two open cases");
+    for i in open.into_iter().filter(|&i| i != keep) {
+        domain[i].status = CaseStatus::Superseded;
+        domain[i].superseded_at = Some(at.clone());
+    }
+}

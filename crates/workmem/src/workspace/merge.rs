@@ -1,0 +1,387 @@
+//! Merging the memory files that git brings together (docs/sharing.md):
+//! the bytes of a base, ours and theirs version in, the merged bytes out.
+//! Every version is read as untrusted input and validated as on load; a
+//! version that cannot be read fails the merge, so that git reports a
+//! conflict instead of a guess.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::error::{Error, Location, Result};
+use crate::model::canon::{self, JsonStyle};
+use crate::model::fact::Fact;
+use crate::model::stamp::Stamp;
+use crate::policy::merge::{merge_conflicts, merge_curated};
+use crate::store::atomic_io;
+use crate::store::conflict_queue::ConflictQueue;
+use crate::store::curated_state::CuratedState;
+use crate::store::journal::{self, AUDIT_FILE, Adjudication, JOURNAL_FILE};
+use crate::workspace::{CONFLICTS_FILE, CURATED_FILE, MEMORY_FILE, Workspace};
+
+/// A memory file, by the rule that merges it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MemoryFile {
+    /// A daily log `daily/YYYY-MM-DD.jsonl`: the union of facts by id.
+    DailyLog,
+    /// The audit stream: the union of decisions by event id.
+    Audit,
+    /// The transaction journal: empty at rest, refused otherwise.
+    Journal,
+    /// curated.json: three-way, domain by domain.
+    Curated,
+    /// conflicts.json: three-way, case by case.
+    Conflicts,
+    /// MEMORY.md: derived, never merged (ours is kept; workmem renders it
+    /// again from the merged curated.json).
+    View,
+}
+
+impl MemoryFile {
+    /// Returns the kind of memory file at `path` (a path in the repository
+    /// or the memory directory), by its name; `None` for any other file.
+    pub fn for_path(path: &Path) -> Option<MemoryFile> {
+        let name = path.file_name()?.to_str()?;
+        let in_daily = path.parent().and_then(Path::file_name).is_some_and(|p| p == "daily");
+        Some(match name {
+            CURATED_FILE => MemoryFile::Curated,
+            CONFLICTS_FILE => MemoryFile::Conflicts,
+            AUDIT_FILE => MemoryFile::Audit,
+            JOURNAL_FILE => MemoryFile::Journal,
+            MEMORY_FILE => MemoryFile::View,
+            _ if in_daily
+                && name.strip_suffix(".jsonl").is_some_and(crate::store::fact_log::is_day_name) =>
+            {
+                MemoryFile::DailyLog
+            }
+            _ => return None,
+        })
+    }
+}
+
+/// The three versions of one memory file that git brings together.
+#[derive(Debug, Clone, Copy)]
+pub struct MergeSides<'a> {
+    /// The common ancestor (`None` when the file did not exist there).
+    pub base: Option<&'a [u8]>,
+    /// The current side.
+    pub ours: &'a [u8],
+    /// The side being merged in.
+    pub theirs: &'a [u8],
+}
+
+/// Merges three versions of the memory file `path` of kind `file` by the
+/// rules of docs/sharing.md and returns the merged bytes. The result does
+/// not depend on which side is ours.
+///
+/// Errors: [`Error::Corrupt`] naming the side and line of a version that is
+/// not valid (a line that is not a record, conflict markers, a non-empty
+/// journal) or of records of two workspaces; [`Error::UnsupportedVersion`].
+pub fn merge_memory_file(file: MemoryFile, path: &Path, sides: MergeSides<'_>) -> Result<Vec<u8>> {
+    let versions =
+        [("base", sides.base.unwrap_or_default()), ("ours", sides.ours), ("theirs", sides.theirs)];
+    match file {
+        MemoryFile::View => Ok(sides.ours.to_vec()),
+        MemoryFile::Journal => {
+            for (side, data) in versions {
+                if !data.iter().all(u8::is_ascii_whitespace) {
+                    return Err(Error::corrupt(
+                        Location::file(path),
+                        format!(
+                            "the {side} version holds a resolution in flight; finish it on the machine \
+                             that wrote it (any workmem command there does) and commit the empty journal"
+                        ),
+                    ));
+                }
+            }
+            Ok(Vec::new())
+        }
+        MemoryFile::DailyLog => union_records(path, versions, |line| {
+            let fact = Fact::parse_line(line)?;
+            Ok(Keyed {
+                at: fact.recorded_at().clone(),
+                id: fact.fact_id().to_owned(),
+                workspace: fact.workspace_id().to_owned(),
+            })
+        }),
+        MemoryFile::Audit => union_records(path, versions, |line| {
+            let record = journal::parse_record::<Adjudication>(line)?;
+            Ok(Keyed {
+                at: record.resolved_at,
+                id: record.event_id,
+                workspace: record.workspace_id,
+            })
+        }),
+        MemoryFile::Curated => {
+            let workspace = state_workspace(path, &versions)?;
+            let [base, ours, theirs] = versions.map(|(side, data)| {
+                if data.is_empty() {
+                    return Ok(CuratedState::new());
+                }
+                CuratedState::decode(data, &side_path(path, side), &workspace)
+            });
+            merge_curated(&base?, &ours?, &theirs?).encode(path, &workspace)
+        }
+        MemoryFile::Conflicts => {
+            let workspace = state_workspace(path, &versions)?;
+            let [base, ours, theirs] = versions.map(|(side, data)| {
+                if data.is_empty() {
+                    return Ok(ConflictQueue::default());
+                }
+                ConflictQueue::decode(data, &side_path(path, side), &workspace)
+            });
+            merge_conflicts(&base?, &ours?, &theirs?).encode(path, &workspace)
+        }
+    }
+}
+
+/// Returns the complete record lines of `data` (a log or the audit stream
+/// that git left with conflict markers, possibly appended to since): what a
+/// finished merge must keep besides the index's versions. Lines that are
+/// not records of `file` (the markers) are left out.
+pub fn salvage_records(file: MemoryFile, data: &[u8]) -> Vec<u8> {
+    let valid = |line: &[u8]| match file {
+        MemoryFile::DailyLog => Fact::parse_line(line).is_ok(),
+        MemoryFile::Audit => journal::parse_record::<Adjudication>(line).is_ok(),
+        _ => false,
+    };
+    let mut out = Vec::new();
+    for (_, line, terminated) in atomic_io::lines(data) {
+        if terminated && valid(line) {
+            out.extend_from_slice(line);
+            out.push(b'\n');
+        }
+    }
+    out
+}
+
+/// Returns whether `data` holds a line that git writes around a conflict
+/// (`<<<<<<< `, `=======`, `>>>>>>> `): the sign of a merge git could not
+/// finish with workmem's driver.
+pub fn has_conflict_markers(data: &[u8]) -> bool {
+    data.split(|&b| b == b'\n').any(|line| {
+        line.starts_with(b"<<<<<<< ") || line.starts_with(b">>>>>>> ") || line == b"======="
+    })
+}
+
+impl Workspace {
+    /// Replaces the memory file `name` (relative to the memory directory,
+    /// e.g. `curated.json` or `daily/2026-01-05.jsonl`) with `data`
+    /// atomically, under the workspace lock, after checking that `data` is
+    /// a valid version of that file for this workspace: how a merge that git
+    /// left unfinished is completed. MEMORY.md is rendered again from
+    /// curated.json afterwards by [`Workspace::memory`].
+    ///
+    /// Errors: [`Error::InvalidInput`] naming `path` for a name that is not
+    /// a memory file; [`Error::Corrupt`] or [`Error::Scope`] for data that
+    /// does not load; [`Error::Io`].
+    pub fn write_merged(&self, name: &Path, data: &[u8]) -> Result<()> {
+        self.writable()?;
+        let Some(file) = MemoryFile::for_path(name).filter(|_| name.components().count() <= 2)
+        else {
+            return Err(Error::invalid(
+                "path",
+                crate::error::Invalid::Malformed {
+                    value: name.display().to_string(),
+                    rule: "a memory file (daily/YYYY-MM-DD.jsonl, curated.json, conflicts.json, \
+                           the audit stream, the journal or MEMORY.md)",
+                },
+            ));
+        };
+        let path = self.file(&name.to_string_lossy());
+        let _lock = self.lock()?;
+        match file {
+            MemoryFile::Curated => {
+                CuratedState::decode(data, &path, self.workspace_id())?;
+            }
+            MemoryFile::Conflicts => {
+                ConflictQueue::decode(data, &path, self.workspace_id())?;
+            }
+            MemoryFile::DailyLog | MemoryFile::Audit | MemoryFile::Journal => {
+                let merged = merge_memory_file(
+                    file,
+                    &path,
+                    MergeSides { base: None, ours: data, theirs: data },
+                )?;
+                let workspace = first_workspace(&merged);
+                if let Some(found) = workspace.filter(|w| w != self.workspace_id()) {
+                    return Err(Error::Scope {
+                        location: Location::file(&path),
+                        found,
+                        expected: self.workspace_id().to_owned(),
+                    });
+                }
+            }
+            MemoryFile::View => {}
+        }
+        if file == MemoryFile::DailyLog {
+            atomic_io::create_private_dir(self.log().dir())?;
+        }
+        atomic_io::replace(&path, data)
+    }
+}
+
+/// The identity of an append-only record: its time, its id and its
+/// workspace.
+struct Keyed {
+    at: Stamp,
+    id: String,
+    workspace: String,
+}
+
+/// One record line of a side.
+struct Line {
+    bytes: Vec<u8>,
+    /// The record's canonical JSON: equal for equal records, whatever
+    /// their formatting.
+    canonical: String,
+    keyed: Keyed,
+}
+
+/// Returns the union of the records of three versions of an append-only
+/// file: the base's lines in the base's order, then every line a side added,
+/// ordered by (time, id, bytes); a record on several sides (equal as JSON)
+/// once.
+fn union_records(
+    path: &Path,
+    versions: [(&str, &[u8]); 3],
+    parse: impl Fn(&[u8]) -> std::result::Result<Keyed, String>,
+) -> Result<Vec<u8>> {
+    let mut sides: Vec<Vec<Line>> = Vec::new();
+    for (side, data) in versions {
+        let mut lines = Vec::new();
+        for (number, bytes, terminated) in atomic_io::lines(data) {
+            if bytes.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let parsed = parse(bytes).and_then(|keyed| {
+                serde_json::from_slice::<Value>(bytes)
+                    .map(|value| (keyed, canon::encode(&value, JsonStyle::Canonical)))
+                    .map_err(|err| err.to_string())
+            });
+            match parsed {
+                Ok((keyed, canonical)) => {
+                    lines.push(Line { bytes: bytes.to_vec(), canonical, keyed });
+                }
+                // An unterminated fragment that is no record is what a
+                // crashed append leaves: readers ignore it, so does a merge.
+                Err(_) if !terminated => {}
+                Err(message) => {
+                    let hint = if has_conflict_markers(data) {
+                        " (git conflict markers: finish the merge with `workmem merge --continue`)"
+                    } else {
+                        ""
+                    };
+                    return Err(Error::corrupt(
+                        Location::line(&side_path(path, side), number),
+                        format!("{message}{hint}"),
+                    ));
+                }
+            }
+        }
+        sides.push(lines);
+    }
+    let theirs = sides.pop().unwrap_or_default();
+    let ours = sides.pop().unwrap_or_default();
+    let base = sides.pop().unwrap_or_default();
+    let workspaces: std::collections::BTreeSet<&str> = [&base, &ours, &theirs]
+        .into_iter()
+        .flatten()
+        .map(|line| line.keyed.workspace.as_str())
+        .collect();
+    if workspaces.len() > 1 {
+        return Err(Error::corrupt(
+            Location::file(path),
+            format!(
+                "the versions hold records of several workspaces ({}); a merge never joins two \
+                 projects' memories",
+                workspaces.into_iter().collect::<Vec<_>>().join(", ")
+            ),
+        ));
+    }
+    let mut seen: HashSet<&str> = HashSet::new();
+    let mut out = Vec::new();
+    for line in &base {
+        if seen.insert(&line.canonical) {
+            out.extend_from_slice(&line.bytes);
+            out.push(b'\n');
+        }
+    }
+    // Added lines: one per distinct record, its smallest encoding.
+    let mut added: BTreeMap<&str, &Line> = BTreeMap::new();
+    for line in ours.iter().chain(&theirs) {
+        if seen.contains(line.canonical.as_str()) {
+            continue;
+        }
+        added
+            .entry(&line.canonical)
+            .and_modify(|kept| {
+                if line.bytes < kept.bytes {
+                    *kept = line;
+                }
+            })
+            .or_insert(line);
+    }
+    let mut added: Vec<&Line> = added.into_values().collect();
+    added.sort_by(|x, y| {
+        x.keyed
+            .at
+            .instant()
+            .cmp(&y.keyed.at.instant())
+            .then_with(|| x.keyed.id.cmp(&y.keyed.id))
+            .then_with(|| x.bytes.cmp(&y.bytes))
+    });
+    for line in added {
+        out.extend_from_slice(&line.bytes);
+        out.push(b'\n');
+    }
+    Ok(out)
+}
+
+/// Returns the workspace id the state files' versions agree on (a missing
+/// version agrees with any).
+fn state_workspace(path: &Path, versions: &[(&str, &[u8]); 3]) -> Result<String> {
+    let mut found: Option<String> = None;
+    for (side, data) in versions.iter().filter(|(_, data)| !data.is_empty()) {
+        let id = first_workspace(data).ok_or_else(|| {
+            let hint = if has_conflict_markers(data) {
+                " (git conflict markers: finish the merge with `workmem merge --continue`)"
+            } else {
+                ""
+            };
+            Error::corrupt(
+                Location::file(&side_path(path, side)),
+                format!("is not a JSON state file with a workspace_id{hint}"),
+            )
+        })?;
+        match &found {
+            Some(other) if *other != id => {
+                return Err(Error::corrupt(
+                    Location::file(path),
+                    format!(
+                        "the versions belong to two workspaces ({other} and {id}); a merge never \
+                         joins two projects' memories"
+                    ),
+                ));
+            }
+            _ => found = Some(id),
+        }
+    }
+    found.ok_or_else(|| Error::corrupt(Location::file(path), "every version is empty"))
+}
+
+/// Returns the `workspace_id` of a state file or of the first record of a
+/// stream.
+fn first_workspace(data: &[u8]) -> Option<String> {
+    let first = atomic_io::lines(data).map(|(_, line, _)| line).find(|l| !l.is_empty())?;
+    let value: Value =
+        serde_json::from_slice(first).or_else(|_| serde_json::from_slice(data)).ok()?;
+    value.get("workspace_id")?.as_str().map(str::to_owned)
+}
+
+/// Returns `path` labelled with the side it was read from, for messages.
+fn side_path(path: &Path, side: &str) -> std::path::PathBuf {
+    std::path::PathBuf::from(format!("{} ({side})", path.display()))
+}
