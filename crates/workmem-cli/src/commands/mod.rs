@@ -106,7 +106,9 @@ impl Ctx {
 
     /// Configures workmem's merge driver in a clone whose memory is shared
     /// (its `.gitattributes` names the driver) but whose git configuration
-    /// lacks it, as a fresh clone does, and says so on stderr.
+    /// lacks it, as a fresh clone does, and says so on stderr. This writes
+    /// the clone's git configuration, never the memory, so read-only
+    /// commands do it too.
     ///
     /// Errors: library errors reading the attributes; git errors.
     fn ensure_merge_driver(&self, ws: &Workspace) -> Result<(), CommandError> {
@@ -158,7 +160,9 @@ impl Ctx {
     /// Errors: configuration errors (exit 2); library errors of opening.
     pub fn workspace_read_only(&self) -> Result<Workspace, CommandError> {
         self.require_project()?;
-        Ok(self.builder()?.open_read_only()?)
+        let ws = self.builder()?.open_read_only()?;
+        self.ensure_merge_driver(&ws)?;
+        Ok(ws)
     }
 
     /// Returns the builder of the project's workspace with its

@@ -12,8 +12,9 @@ use crate::commands::Ctx;
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   workmem status
-  workmem status --json   # {\"workspace_id\", \"facts\": {\"total\", \"today\", \"waiting_for_age\",
-                          #  \"first_eligible_at\"}, \"curated\": {KIND: N}, \"open_conflicts\", ...}")]
+  workmem status --json   # {\"workspace_id\", \"pinned\", \"shared\", \"facts\": {\"total\", \"today\",
+                          #  \"waiting_for_age\", \"first_eligible_at\"}, \"curated\": {KIND: N},
+                          #  \"open_conflicts\", \"sharing\": {\"git\", \"attributes\", \"merge_driver\"}, ...}")]
 pub struct StatusArgs {}
 
 /// Runs `workmem status`.
@@ -22,11 +23,30 @@ pub struct StatusArgs {}
 pub fn run(ctx: &Ctx, _args: &StatusArgs) -> Result<(), CommandError> {
     let ws = ctx.workspace_read_only()?;
     let overview = ws.overview(None)?;
+    let git = crate::git::toplevel(ws.project()).is_some();
+    let merge_driver = git && crate::git::driver_configured(ws.project());
     if ctx.ui.is_json() {
-        return ctx.ui.json(&overview);
+        let mut value = serde_json::to_value(&overview)
+            .map_err(|err| CommandError::stdout(&std::io::Error::from(err)))?;
+        value["sharing"] = serde_json::json!({"git": git, "attributes": overview.shared, "merge_driver": merge_driver});
+        return ctx.ui.json(&value);
     }
     let facts = &overview.facts;
-    ctx.ui.line(format_args!("workspace   {}", overview.workspace_id))?;
+    ctx.ui.line(format_args!(
+        "workspace   {} ({})",
+        overview.workspace_id,
+        if overview.pinned { "pinned in .workmem/workspace.toml" } else { "derived from the path" }
+    ))?;
+    ctx.ui.line(format_args!(
+        "sharing     {}",
+        match (git, overview.shared, merge_driver) {
+            (false, _, _) => "not in a git repository",
+            (true, false, _) => "not shared (`workmem share` shares it through git)",
+            (true, true, true) => "shared through git; merge driver configured",
+            (true, true, false) =>
+                "shared through git; merge driver NOT configured (`workmem share`)",
+        }
+    ))?;
     ctx.ui.line(format_args!("memory dir  {}", ws.memory_dir().display()))?;
     ctx.ui.line(format_args!(
         "facts       {} in the log, {} recorded today",
@@ -53,6 +73,12 @@ pub fn run(ctx: &Ctx, _args: &StatusArgs) -> Result<(), CommandError> {
         overview.open_conflicts,
         if overview.open_conflicts > 0 { " (workmem conflicts; workmem resolve)" } else { "" }
     ))?;
+    if overview.set_aside_decisions > 0 {
+        ctx.ui.line(format_args!(
+            "set aside   {} decisions a merge kept without applying (`workmem adjudications`)",
+            overview.set_aside_decisions
+        ))?;
+    }
     let unfinished = overview.unfinished_transactions + usize::from(overview.distill_interrupted);
     ctx.ui.line(format_args!(
         "unfinished  {}",

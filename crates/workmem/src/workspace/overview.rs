@@ -19,6 +19,12 @@ use crate::workspace::{CURATED_FILE, DistillOptions, Workspace};
 pub struct Overview {
     /// The workspace id.
     pub workspace_id: String,
+    /// Whether `.workmem/workspace.toml` pins the id (a shared or adopted
+    /// memory), rather than the project's path deriving it.
+    pub pinned: bool,
+    /// Whether the memory is shared through git: a `.gitattributes` routes
+    /// its files to workmem's merge driver.
+    pub shared: bool,
     /// The facts of the log.
     pub facts: FactCounts,
     /// Active curated entries by kind.
@@ -33,6 +39,11 @@ pub struct Overview {
     pub unfinished_transactions: usize,
     /// Whether a distill was interrupted between its writes.
     pub distill_interrupted: bool,
+    /// Decisions of the audit stream that do not close their case: two
+    /// people decided one case on two machines, and a merge kept both
+    /// (the case is open again, or the earlier of two equal decisions
+    /// closed it).
+    pub set_aside_decisions: usize,
 }
 
 /// Fact counts of an [`Overview`].
@@ -74,7 +85,16 @@ impl Workspace {
         for entry in self.curated()?.active_entries() {
             *curated.entry(entry.kind).or_insert(0) += 1;
         }
-        let open_conflicts = self.conflicts()?.cases.iter().filter(|case| case.is_open()).count();
+        let queue = self.conflicts()?;
+        let open_conflicts = queue.cases.iter().filter(|case| case.is_open()).count();
+        let set_aside_decisions = self
+            .adjudications()?
+            .iter()
+            .filter(|record| {
+                queue.get(&record.conflict_id).and_then(|case| case.resolution_event_id.as_deref())
+                    != Some(record.event_id.as_str())
+            })
+            .count();
         let curated_changed_at =
             file_stamp(&self.file(CURATED_FILE))?.and_then(|[_, _, secs, nanos]| {
                 jiff::Timestamp::new(secs, i32::try_from(nanos).ok()?)
@@ -88,6 +108,8 @@ impl Workspace {
                 .count();
         Ok(Overview {
             workspace_id: self.workspace_id().to_owned(),
+            pinned: self.is_pinned(),
+            shared: self.shared_attributes()?.is_some(),
             facts: FactCounts {
                 total: decisions.len(),
                 today: self.facts_on(&as_of.utc_day())?.len(),
@@ -99,6 +121,7 @@ impl Workspace {
             curated_changed_at,
             unfinished_transactions,
             distill_interrupted: self.distill_pending(),
+            set_aside_decisions,
         })
     }
 }

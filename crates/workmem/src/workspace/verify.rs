@@ -103,6 +103,11 @@ impl Workspace {
                 ));
                 return Ok(problems);
             }
+            // A clone of a shared memory that holds nothing yet: git
+            // carries no empty directory, only the pin.
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound && self.is_pinned() => {
+                return Ok(problems);
+            }
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
                 problems.push(problem(
                     self.memory_dir(),

@@ -1,0 +1,638 @@
+//! Memory that travels, tested in real git repositories: the `git` binary,
+//! clones at different paths, `workmem share`, divergent facts, distills
+//! and human decisions on each side, then `git merge`, `git pull --rebase`,
+//! `git cherry-pick` and `git stash pop` through workmem's merge driver; a
+//! merge without the driver finished by `workmem merge --continue`; a moved
+//! project taken over by `workmem adopt`; and a property test over random
+//! divergent histories merged both ways.
+
+#![allow(clippy::disallowed_methods)] // tests write fixtures directly
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use proptest::prelude::*;
+use serde_json::Value;
+use tempfile::TempDir;
+
+use crate::WORKMEM;
+
+const AS_OF: &str = "2027-01-01T00:00:00Z";
+
+/// A temporary directory holding a `home/` and any number of clones.
+struct World {
+    root: TempDir,
+}
+
+/// One clone: a git work tree with a workmem project at its top.
+struct Clone<'w> {
+    world: &'w World,
+    dir: PathBuf,
+}
+
+impl World {
+    fn new() -> World {
+        let root = tempfile::Builder::new().prefix("workmem-share-").tempdir().unwrap();
+        std::fs::create_dir(root.path().join("home")).unwrap();
+        World { root }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.root.path().join(name)
+    }
+
+    /// Returns `program` with a cleared environment: a home of its own, no
+    /// system git configuration, fixed identities.
+    fn command(&self, program: &str, dir: &Path) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.env_clear()
+            .env("HOME", self.path("home"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "Ada Lovelace")
+            .env("GIT_AUTHOR_EMAIL", "ada@example.com")
+            .env("GIT_COMMITTER_NAME", "Ada Lovelace")
+            .env("GIT_COMMITTER_EMAIL", "ada@example.com")
+            .env("USER", "ada")
+            .current_dir(dir)
+            .stdin(Stdio::null());
+        if let Some(path) = std::env::var_os("PATH") {
+            cmd.env("PATH", path);
+        }
+        cmd
+    }
+
+    /// Creates a repository at `name` with a README committed.
+    fn init(&self, name: &str) -> Clone<'_> {
+        let dir = self.path(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let clone = Clone { world: self, dir };
+        clone.git(&["init", "-q", "-b", "main"]);
+        std::fs::write(clone.dir.join("README"), "a project\n").unwrap();
+        clone.git(&["add", "README"]);
+        clone.git(&["commit", "-q", "-m", "start"]);
+        clone
+    }
+
+    /// Clones `from` to `name`.
+    fn clone_of(&self, from: &Clone<'_>, name: &str) -> Clone<'_> {
+        let dir = self.path(name);
+        std::fs::create_dir_all(dir.parent().unwrap()).unwrap();
+        let out = self
+            .command("git", self.root.path())
+            .args(["clone", "-q"])
+            .arg(&from.dir)
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "clone: {}", String::from_utf8_lossy(&out.stderr));
+        Clone { world: self, dir }
+    }
+}
+
+fn text(out: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
+impl Clone<'_> {
+    fn git_output(&self, args: &[&str]) -> Output {
+        self.world.command("git", &self.dir).args(args).output().unwrap()
+    }
+
+    fn git(&self, args: &[&str]) -> String {
+        let out = self.git_output(args);
+        assert!(out.status.success(), "git {args:?} in {}: {}", self.dir.display(), text(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.world.command(WORKMEM, &self.dir).args(args).output().unwrap()
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(out.status.success(), "workmem {args:?} in {}: {}", self.dir.display(), text(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let mut all = args.to_vec();
+        all.push("--json");
+        serde_json::from_str(&self.ok(&all)).unwrap()
+    }
+
+    fn memory(&self) -> PathBuf {
+        self.dir.join(".workmem/memory")
+    }
+
+    fn remember(&self, content: &str, key: Option<&str>, at: &str) -> String {
+        let mut args = vec!["remember", content, "-k", "decision", "-i", "4", "--at", at];
+        if let Some(key) = key {
+            args.extend(["--key", key]);
+        }
+        self.json(&args)["fact_id"].as_str().unwrap().to_owned()
+    }
+
+    /// Pulls `from`'s main (merging, or rebasing with `rebase`), after a
+    /// first workmem command in this clone, as a user's would be.
+    fn pull(&self, from: &Clone<'_>, rebase: bool) {
+        self.ok(&["status", "-q"]);
+        let mode = if rebase { "--rebase" } else { "--no-rebase" };
+        self.git(&["pull", "-q", mode, "--no-edit", from.dir.to_str().unwrap(), "main"]);
+    }
+
+    fn commit_all(&self, message: &str) {
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "--allow-empty", "-m", message]);
+    }
+
+    /// `workmem verify` must be clean.
+    fn verify_clean(&self) {
+        let out = self.run(&["verify", "--json"]);
+        assert!(out.status.success(), "verify in {}: {}", self.dir.display(), text(&out));
+    }
+
+    fn fact_ids(&self) -> Vec<String> {
+        let facts = self.json(&["facts", "--all"]);
+        facts
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["fact_id"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    fn event_ids(&self) -> Vec<String> {
+        let records = self.json(&["adjudications"]);
+        records
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["event_id"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    /// The open case of `key`, if any.
+    fn open_case(&self, key: &str) -> Option<Value> {
+        let cases = self.json(&["conflicts"]);
+        cases.as_array().unwrap().iter().find(|c| c["memory_key"] == key).cloned()
+    }
+
+    /// Resolves the open case of `key` choosing the candidate whose content
+    /// is `content`; returns the event id.
+    fn decide(&self, key: &str, content: &str, event: &str) -> String {
+        let case = self.open_case(key).unwrap_or_else(|| panic!("no open case for {key}"));
+        let candidate = case["candidates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["content"] == content)
+            .unwrap_or_else(|| panic!("no candidate {content}: {case}"))["candidate_id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let revision = case["revision"].to_string();
+        let conflict = case["conflict_id"].as_str().unwrap().to_owned();
+        self.ok(&[
+            "resolve",
+            &conflict,
+            &candidate,
+            "--revision",
+            &revision,
+            "--event-id",
+            event,
+            "--rationale",
+            "decided in review",
+            "--at",
+            "2027-01-02T00:00:00Z",
+        ]);
+        event.to_owned()
+    }
+
+    /// The active value of `key`, if any.
+    fn active(&self, key: &str) -> Option<String> {
+        let history = self.json(&["history", key]);
+        history["revisions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["status"] == "active")
+            .map(|r| r["content"].as_str().unwrap().to_owned())
+    }
+
+    /// Every memory file's bytes, MEMORY.md rendered first.
+    fn memory_files(&self) -> BTreeMap<PathBuf, Vec<u8>> {
+        self.ok(&["memory", "-q"]);
+        let mut files = BTreeMap::new();
+        let mut stack = vec![self.memory()];
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+            for entry in entries {
+                let path = entry.unwrap().path();
+                let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if !name.starts_with('.') {
+                    files.insert(
+                        path.strip_prefix(self.memory()).unwrap().to_path_buf(),
+                        std::fs::read(&path).unwrap(),
+                    );
+                }
+            }
+        }
+        files
+    }
+}
+
+/// A shared repository `a` whose memory holds a tie on `db.engine`
+/// (sqlite against postgres, equally strong), one settled unkeyed decision
+/// and an open case; returns it.
+fn shared_with_a_tie(world: &World) -> Clone<'_> {
+    let a = world.init("alice/app");
+    a.ok(&["init", "-q"]);
+    a.remember("Use SQLite for the cache", Some("db.engine"), "2026-01-05T09:00:00Z");
+    a.remember("Use Postgres for the cache", Some("db.engine"), "2026-01-05T09:00:00Z");
+    a.remember("Pin the toolchain in rust-toolchain.toml", None, "2026-01-06T09:00:00Z");
+    a.ok(&["distill", "--as-of", AS_OF, "-q"]);
+    assert!(a.open_case("db.engine").is_some());
+    let shared = a.json(&["share"]);
+    assert_eq!(shared["workspace_id"].as_str().unwrap().len(), 16);
+    a.commit_all("share project memory");
+    a
+}
+
+#[test]
+fn share_pins_the_id_writes_the_git_files_and_a_fresh_clone_configures_the_driver() {
+    let world = World::new();
+    let a = shared_with_a_tie(&world);
+    let status = a.json(&["status"]);
+    let id = status["workspace_id"].as_str().unwrap().to_owned();
+    assert_eq!(status["pinned"], true, "{status}");
+    assert_eq!(
+        status["sharing"],
+        serde_json::json!({"git": true, "attributes": true, "merge_driver": true})
+    );
+    assert!(a.ok(&["status"]).contains("shared through git; merge driver configured"));
+    let pin = std::fs::read_to_string(a.dir.join(".workmem/workspace.toml")).unwrap();
+    assert!(pin.contains(&format!("id = \"{id}\"")), "{pin}");
+    let ignore = std::fs::read_to_string(a.dir.join(".workmem/.gitignore")).unwrap();
+    assert!(ignore.lines().any(|l| l == "memory/.*"), "{ignore}");
+    let attributes = std::fs::read_to_string(a.dir.join(".workmem/.gitattributes")).unwrap();
+    for file in
+        ["memory/daily/*.jsonl", "memory/curated.json", "memory/conflicts.json", "memory/MEMORY.md"]
+    {
+        assert!(attributes.contains(&format!("{file} merge=workmem")), "{attributes}");
+    }
+    // The lock and caches are not committed.
+    let tracked = a.git(&["ls-files", ".workmem"]);
+    assert!(!tracked.contains(".lock") && !tracked.contains(".projection"), "{tracked}");
+    assert!(tracked.contains(".workmem/workspace.toml"), "{tracked}");
+    // Share again: nothing to write.
+    assert_eq!(a.json(&["share"])["files"], serde_json::json!([]));
+
+    // A clone at another path has the same id and gets the driver from its
+    // first command, which says so.
+    let b = world.clone_of(&a, "bob/work/app");
+    assert!(b.git_output(&["config", "--get", "merge.workmem.driver"]).stdout.is_empty());
+    let out = b.run(&["remember", "from bob"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("configured workmem's merge driver"),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        b.git(&["config", "--get", "merge.workmem.driver"]).contains("merge driver %O %A %B %P")
+    );
+    assert_eq!(b.json(&["status"])["workspace_id"], id.as_str());
+    b.verify_clean();
+}
+
+#[test]
+fn two_different_decisions_about_one_case_are_both_kept_and_neither_is_applied() {
+    let world = World::new();
+    let a = shared_with_a_tie(&world);
+    let b = world.clone_of(&a, "bob/app");
+    let c = world.clone_of(&a, "carol/checkouts/app");
+
+    let fa = a.remember("Alice's outcome", None, "2026-02-01T10:00:00Z");
+    a.decide("db.engine", "Use SQLite for the cache", "review:alice");
+    a.commit_all("alice decides");
+    let fb = b.remember("Bob's outcome", None, "2026-02-01T11:00:00Z");
+    b.decide("db.engine", "Use Postgres for the cache", "review:bob");
+    b.commit_all("bob decides");
+
+    // Merge bob into alice.
+    a.pull(&b, false);
+    a.verify_clean();
+    let facts = a.fact_ids();
+    assert!(facts.contains(&fa) && facts.contains(&fb));
+    assert_eq!(facts.len(), facts.iter().collect::<BTreeSet<_>>().len(), "a fact twice: {facts:?}");
+    let events = a.event_ids();
+    assert_eq!(
+        events.iter().collect::<BTreeSet<_>>(),
+        ["review:alice".to_owned(), "review:bob".to_owned()].iter().collect()
+    );
+    // Neither value is applied; the case is open again for a human, and
+    // status counts the two decisions set aside.
+    assert_eq!(a.active("db.engine"), None);
+    assert_eq!(a.json(&["status"])["set_aside_decisions"], 2);
+    let case = a.open_case("db.engine").expect("the case is open again");
+    assert_eq!(case["status"], "open");
+    // The next distill keeps it under review, and a human decides it.
+    a.ok(&["distill", "--as-of", AS_OF, "-q"]);
+    assert_eq!(a.open_case("db.engine").unwrap()["conflict_id"], case["conflict_id"]);
+    a.decide("db.engine", "Use SQLite for the cache", "review:alice-again");
+    assert_eq!(a.active("db.engine").as_deref(), Some("Use SQLite for the cache"));
+    a.verify_clean();
+
+    // Carol agreed with alice: the earlier of the two equal decisions
+    // closes the case, and both stay in the audit.
+    c.decide("db.engine", "Use SQLite for the cache", "review:carol");
+    c.commit_all("carol decides");
+    let ac = world.clone_of(&c, "carol/merge");
+    ac.pull(&a, false);
+    ac.verify_clean();
+    assert_eq!(ac.active("db.engine").as_deref(), Some("Use SQLite for the cache"));
+    let events: BTreeSet<String> = ac.event_ids().into_iter().collect();
+    for event in ["review:alice", "review:bob", "review:carol", "review:alice-again"] {
+        assert!(events.contains(event), "{event}: {events:?}");
+    }
+}
+
+#[test]
+fn merging_either_way_gives_the_same_memory() {
+    let world = World::new();
+    let a = shared_with_a_tie(&world);
+    let b = world.clone_of(&a, "bob/app");
+    a.remember("Alice's outcome", None, "2026-02-01T10:00:00Z");
+    a.remember("Use tokio for async", Some("runtime.async"), "2026-02-02T10:00:00Z");
+    a.decide("db.engine", "Use SQLite for the cache", "review:alice");
+    a.ok(&["distill", "--as-of", AS_OF, "-q"]);
+    a.commit_all("alice");
+    b.remember("Bob's outcome", None, "2026-02-01T11:00:00Z");
+    b.remember("Use smol for async", Some("runtime.async"), "2026-02-02T10:00:00Z");
+    b.remember("Pin the toolchain in rust-toolchain.toml", None, "2026-02-03T09:00:00Z");
+    b.ok(&["distill", "--as-of", AS_OF, "-q"]);
+    b.commit_all("bob");
+
+    let ab = world.clone_of(&a, "merge/ab");
+    ab.pull(&b, false);
+    let ba = world.clone_of(&b, "merge/ba");
+    ba.pull(&a, false);
+    ab.verify_clean();
+    ba.verify_clean();
+    assert_eq!(ab.memory_files(), ba.memory_files());
+    // Alice's decision stands: bob never touched the case.
+    assert_eq!(ab.active("db.engine").as_deref(), Some("Use SQLite for the cache"));
+    // The unkeyed decision both reinforced holds the evidence of both.
+    let memory = ab.ok(&["memory"]);
+    assert!(memory.contains("Pin the toolchain in rust-toolchain.toml (seen 2x"), "{memory}");
+}
+
+#[test]
+fn rebase_cherry_pick_and_stash_pop_merge_memory_files_too() {
+    let world = World::new();
+    let a = shared_with_a_tie(&world);
+    let b = world.clone_of(&a, "bob/app");
+    let fa = a.remember("Alice's outcome", None, "2026-02-01T10:00:00Z");
+    a.decide("db.engine", "Use SQLite for the cache", "review:alice");
+    a.commit_all("alice");
+    let fb = b.remember("Bob's outcome", None, "2026-02-01T11:00:00Z");
+    b.commit_all("bob 1");
+    let fb2 = b.remember("Bob's second outcome", None, "2026-02-01T12:00:00Z");
+    b.commit_all("bob 2");
+
+    // pull --rebase: bob's two commits replayed on alice's.
+    b.pull(&a, true);
+    b.verify_clean();
+    let facts = b.fact_ids();
+    for id in [&fa, &fb, &fb2] {
+        assert_eq!(facts.iter().filter(|f| *f == id).count(), 1, "{id}: {facts:?}");
+    }
+    assert_eq!(b.event_ids(), ["review:alice"]);
+
+    // cherry-pick one of bob's commits onto a fresh branch of alice's past.
+    let c = world.clone_of(&a, "carol/app");
+    let fc = c.remember("Carol's outcome", None, "2026-02-01T09:00:00Z");
+    c.commit_all("carol");
+    c.git(&["fetch", "-q", b.dir.to_str().unwrap(), "main"]);
+    c.git(&["cherry-pick", "FETCH_HEAD~1"]);
+    c.verify_clean();
+    let facts = c.fact_ids();
+    assert!(facts.contains(&fc) && facts.contains(&fb) && !facts.contains(&fb2), "{facts:?}");
+
+    // stash pop over a pull that changed the same daily file.
+    let d = world.clone_of(&a, "dave/app");
+    let fd = d.remember("Dave's uncommitted outcome", None, "2026-02-01T08:00:00Z");
+    d.git(&["stash", "-q"]);
+    d.pull(&b, false);
+    d.git(&["stash", "pop", "-q"]);
+    d.verify_clean();
+    let facts = d.fact_ids();
+    assert!(facts.contains(&fd) && facts.contains(&fb2), "{facts:?}");
+}
+
+#[test]
+fn without_the_driver_commands_refuse_and_merge_continue_finishes_from_the_index() {
+    let world = World::new();
+    let a = shared_with_a_tie(&world);
+    let b = world.clone_of(&a, "bob/app");
+    let fa = a.remember("Alice's outcome", None, "2026-02-01T10:00:00Z");
+    a.decide("db.engine", "Use SQLite for the cache", "review:alice");
+    a.commit_all("alice");
+    let fb = b.remember("Bob's outcome", None, "2026-02-01T11:00:00Z");
+    b.ok(&["distill", "--as-of", AS_OF, "-q"]);
+    b.commit_all("bob");
+    // A clone without the driver, as with a merge tool that ignores it.
+    b.git(&["config", "--remove-section", "merge.workmem"]);
+    let out =
+        b.git_output(&["pull", "-q", "--no-rebase", "--no-edit", a.dir.to_str().unwrap(), "main"]);
+    assert!(!out.status.success(), "git merged without the driver: {}", text(&out));
+
+    let out = b.run(&["facts", "--all"]);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("conflict markers") && stderr.contains("workmem merge --continue"),
+        "{stderr}"
+    );
+
+    let merged = b.json(&["merge", "--continue"]);
+    assert!(merged["merged"].as_array().unwrap().len() >= 2, "{merged}");
+    b.git(&["commit", "-q", "--no-edit"]);
+    b.verify_clean();
+    let facts = b.fact_ids();
+    assert!(facts.contains(&fa) && facts.contains(&fb));
+    assert_eq!(b.event_ids(), ["review:alice"]);
+    assert_eq!(b.active("db.engine").as_deref(), Some("Use SQLite for the cache"));
+    assert!(b.git(&["status", "--porcelain"]).trim().is_empty());
+}
+
+#[test]
+fn a_moved_project_is_refused_naming_adopt_and_adopt_takes_it_over() {
+    let world = World::new();
+    let a = world.init("old/place/app");
+    a.ok(&["init", "-q"]);
+    let fact = a.remember("Written before the move", Some("db.engine"), "2026-01-05T09:00:00Z");
+    a.ok(&["distill", "--as-of", AS_OF, "-q"]);
+    let status = a.json(&["status"]);
+    let old_id = status["workspace_id"].as_str().unwrap().to_owned();
+    assert_eq!(status["pinned"], false, "{status}");
+    assert_eq!(status["sharing"]["attributes"], false, "{status}");
+    std::fs::create_dir_all(world.path("new/place")).unwrap();
+    std::fs::rename(&a.dir, world.path("new/place/app")).unwrap();
+    let moved = Clone { world: &world, dir: world.path("new/place/app") };
+
+    let out = moved.run(&["facts", "--all"]);
+    assert_eq!(out.status.code(), Some(5), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&old_id) && stderr.contains("workmem adopt"), "{stderr}");
+    let out = moved.run(&["remember", "after the move"]);
+    assert_eq!(out.status.code(), Some(5), "{}", text(&out));
+
+    let adopted = moved.json(&["adopt"]);
+    assert_eq!(adopted["workspace_id"], old_id.as_str());
+    assert_eq!(moved.json(&["status"])["pinned"], true);
+    assert_ne!(adopted["previous_path_id"], old_id.as_str());
+    moved.verify_clean();
+    assert_eq!(moved.fact_ids(), [fact]);
+    moved.remember("after the move", None, "2026-01-06T09:00:00Z");
+    moved.verify_clean();
+    // Adopting again changes nothing.
+    assert_eq!(moved.json(&["adopt"])["pinned_now"], false);
+}
+
+#[test]
+fn adopt_refuses_a_memory_holding_two_workspaces() {
+    let world = World::new();
+    let a = world.init("one/app");
+    a.ok(&["init", "-q"]);
+    a.remember("Mine", None, "2026-01-05T09:00:00Z");
+    let b = world.init("two/app");
+    b.ok(&["init", "-q"]);
+    b.remember("Theirs", None, "2026-01-07T09:00:00Z");
+    std::fs::copy(
+        b.memory().join("daily/2026-01-07.jsonl"),
+        a.memory().join("daily/2026-01-07.jsonl"),
+    )
+    .unwrap();
+    std::fs::rename(&a.dir, world.path("moved")).unwrap();
+    let moved = Clone { world: &world, dir: world.path("moved") };
+    let out = moved.run(&["adopt"]);
+    assert_eq!(out.status.code(), Some(5), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("2 workspaces"), "{}", text(&out));
+    assert!(!moved.dir.join(".workmem/workspace.toml").exists());
+}
+
+/// One step of a random history on one side.
+#[derive(Debug, Clone)]
+enum Step {
+    /// A fact: unkeyed (`key` None) or keyed, one of a few values, at a day.
+    Remember { key: Option<u8>, value: u8, day: u8 },
+    /// A distill at a day of 2027.
+    Distill { day: u8 },
+    /// A decision on the open case of a key, choosing the candidate at
+    /// `pick` (modulo their number).
+    Decide { key: u8, pick: u8 },
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        4 => (proptest::option::of(0u8..2), 0u8..3, 0u8..20)
+            .prop_map(|(key, value, day)| Step::Remember { key, value, day }),
+        2 => (0u8..5).prop_map(|day| Step::Distill { day }),
+        2 => (0u8..2, 0u8..3).prop_map(|(key, pick)| Step::Decide { key, pick }),
+    ]
+}
+
+const KEYS: [&str; 2] = ["db.engine", "runtime.async"];
+
+impl Clone<'_> {
+    fn apply(&self, steps: &[Step], side: &str) {
+        for (i, step) in steps.iter().enumerate() {
+            match step {
+                Step::Remember { key, value, day } => {
+                    let at = format!("2026-03-{:02}T10:00:00Z", day + 1);
+                    let content = format!("Value {value}");
+                    self.remember(&content, key.map(|k| KEYS[usize::from(k)]), &at);
+                }
+                Step::Distill { day } => {
+                    self.ok(&[
+                        "distill",
+                        "--as-of",
+                        &format!("2027-01-{:02}T00:00:00Z", day + 1),
+                        "-q",
+                    ]);
+                }
+                Step::Decide { key, pick } => {
+                    let Some(case) = self.open_case(KEYS[usize::from(*key)]) else { continue };
+                    let candidates = case["candidates"].as_array().unwrap();
+                    let chosen = &candidates[usize::from(*pick) % candidates.len()];
+                    self.decide(
+                        KEYS[usize::from(*key)],
+                        chosen["content"].as_str().unwrap(),
+                        &format!("review:{side}:{i}"),
+                    );
+                }
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 10, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Random operations on two clones from a random common base, merged
+    /// both ways: verify is clean, every fact and event id of either side is
+    /// present once, every domain holds a value one side held or none (until
+    /// the policy or a human decides) or is under review, and both merges
+    /// give the same memory.
+    #[test]
+    fn random_divergent_histories_merge_both_ways_to_the_same_valid_memory(
+        base in proptest::collection::vec(step(), 0..6),
+        ours in proptest::collection::vec(step(), 0..6),
+        theirs in proptest::collection::vec(step(), 0..6),
+    ) {
+        let world = World::new();
+        let a = world.init("a/app");
+        a.ok(&["init", "-q"]);
+        a.apply(&base, "base");
+        a.json(&["share"]);
+        a.commit_all("base");
+        let b = world.clone_of(&a, "b/app");
+        a.apply(&ours, "a");
+        a.commit_all("a");
+        b.apply(&theirs, "b");
+        b.commit_all("b");
+        let held: BTreeMap<&str, BTreeSet<Option<String>>> = KEYS
+            .iter()
+            .map(|key| (*key, [a.active(key), b.active(key)].into_iter().collect()))
+            .collect();
+        let facts: BTreeSet<String> = a.fact_ids().into_iter().chain(b.fact_ids()).collect();
+        let events: BTreeSet<String> = a.event_ids().into_iter().chain(b.event_ids()).collect();
+
+        let ab = world.clone_of(&a, "merge/ab");
+        ab.pull(&b, false);
+        let ba = world.clone_of(&b, "merge/ba");
+        ba.pull(&a, false);
+        for merged in [&ab, &ba] {
+            merged.verify_clean();
+            let ids = merged.fact_ids();
+            prop_assert_eq!(ids.len(), facts.len());
+            prop_assert_eq!(ids.into_iter().collect::<BTreeSet<_>>(), facts.clone());
+            let merged_events = merged.event_ids();
+            prop_assert_eq!(merged_events.len(), events.len());
+            prop_assert_eq!(merged_events.into_iter().collect::<BTreeSet<_>>(), events.clone());
+            for key in KEYS {
+                let active = merged.active(key);
+                let under_review = merged.open_case(key).is_some();
+                prop_assert!(
+                    active.is_none() || under_review || held[key].contains(&active),
+                    "{} holds {:?}, which neither side held ({:?})", key, active, held[key]
+                );
+            }
+        }
+        prop_assert_eq!(ab.memory_files(), ba.memory_files());
+    }
+}
