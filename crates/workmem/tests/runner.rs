@@ -18,6 +18,7 @@ mod test_import;
 mod test_instruction_data;
 mod test_invalid_input;
 mod test_log_crash;
+mod test_merge;
 mod test_parser_fuzz;
 mod test_projection;
 mod test_projection_index;

@@ -1,0 +1,355 @@
+//! The merge rules of docs/sharing.md, one by one, on state written by
+//! real workspaces: a base with a tie, copied (same pinned id) and changed
+//! on each side, merged with `merge_memory_file` both ways.
+#![allow(clippy::disallowed_methods)] // tests write fixtures directly
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+use workmem::{FixedClock, MemoryFile, MergeSides, Resolution, Workspace};
+
+use crate::common::{AS_OF, fact, stamp};
+
+const ID: &str = "0123456789abcdef";
+
+/// A project with a pinned id, in its own temporary directory.
+struct Side {
+    dir: tempfile::TempDir,
+    ws: Workspace,
+}
+
+impl Side {
+    /// A new project whose memory holds a tie on `db.engine` and an
+    /// unkeyed decision, distilled.
+    fn base() -> Side {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".workmem")).unwrap();
+        std::fs::write(dir.path().join(".workmem/workspace.toml"), format!("id = \"{ID}\"\n"))
+            .unwrap();
+        let side = Side { ws: open(dir.path()), dir };
+        let ws = &side.ws;
+        ws.remember(fact(
+            "f-sqlite",
+            "decision",
+            4,
+            Some("db.engine"),
+            "Use SQLite",
+            "2026-01-05T09:00:00Z",
+        ))
+        .unwrap();
+        ws.remember(fact(
+            "f-postgres",
+            "decision",
+            4,
+            Some("db.engine"),
+            "Use Postgres",
+            "2026-01-05T09:00:00Z",
+        ))
+        .unwrap();
+        ws.remember(fact(
+            "f-pin",
+            "convention",
+            4,
+            None,
+            "Pin the toolchain",
+            "2026-01-06T09:00:00Z",
+        ))
+        .unwrap();
+        side.distill(AS_OF);
+        assert_eq!(ws.conflicts().unwrap().cases.len(), 1);
+        side
+    }
+
+    /// A copy of this project (same pinned id) at another path.
+    fn copy(&self) -> Side {
+        let dir = tempfile::tempdir().unwrap();
+        let out = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(format!("{}/.", self.dir.path().display()))
+            .arg(dir.path())
+            .status()
+            .unwrap();
+        assert!(out.success());
+        Side { ws: open(dir.path()), dir }
+    }
+
+    fn distill(&self, as_of: &str) {
+        self.ws.distill(&workmem::DistillOptions::new().as_of(stamp(as_of))).unwrap();
+    }
+
+    fn decide(&self, content: &str, event: &str, at: &str) {
+        let case =
+            self.ws.conflicts().unwrap().cases.into_iter().find(workmem::Case::is_open).unwrap();
+        let candidate = case.candidates.iter().find(|c| c.content == content).unwrap();
+        self.ws
+            .resolve(Resolution {
+                conflict_id: case.conflict_id.clone(),
+                candidate_id: candidate.candidate_id.clone(),
+                expected_revision: i64::from(case.revision),
+                actor: format!("{event} person"),
+                rationale: "decided".into(),
+                event_id: event.into(),
+                resolved_at: Some(stamp(at)),
+            })
+            .unwrap();
+    }
+
+    fn bytes(&self, name: &str) -> Vec<u8> {
+        std::fs::read(self.ws.file(name)).unwrap_or_default()
+    }
+}
+
+fn open(project: &Path) -> Workspace {
+    Workspace::builder(project).clock(Arc::new(FixedClock::new(stamp(AS_OF)))).open().unwrap()
+}
+
+/// Merges `name` of the three sides both ways, checks that both give the
+/// same bytes, and returns them.
+fn merged(name: &str, base: &Side, ours: &Side, theirs: &Side) -> Vec<u8> {
+    let path = PathBuf::from(".workmem/memory").join(name);
+    let file = MemoryFile::for_path(&path).unwrap();
+    let (b, o, t) = (base.bytes(name), ours.bytes(name), theirs.bytes(name));
+    let one = workmem::merge_memory_file(
+        file,
+        &path,
+        MergeSides { base: Some(&b), ours: &o, theirs: &t },
+    )
+    .unwrap();
+    let other = workmem::merge_memory_file(
+        file,
+        &path,
+        MergeSides { base: Some(&b), ours: &t, theirs: &o },
+    )
+    .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&one),
+        String::from_utf8_lossy(&other),
+        "{name} is not symmetric"
+    );
+    one
+}
+
+fn the_case(conflicts: &[u8]) -> Value {
+    let value: Value = serde_json::from_slice(conflicts).unwrap();
+    value["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["memory_key"] == "db.engine")
+        .unwrap()
+        .clone()
+}
+
+/// Installs merged versions of every state file into `side` and checks
+/// that it verifies clean.
+fn install_and_verify(side: &Side, files: &[(&str, Vec<u8>)]) {
+    for (name, data) in files {
+        side.ws.write_merged(Path::new(name), data).unwrap();
+    }
+    let problems = side.ws.verify().unwrap();
+    assert!(problems.is_empty(), "{problems:?}");
+}
+
+fn merge_all(base: &Side, a: &Side, b: &Side) -> Vec<(&'static str, Vec<u8>)> {
+    let mut files = vec![];
+    for name in ["curated.json", "conflicts.json", "conflict-adjudications.jsonl"] {
+        files.push((name, merged(name, base, a, b)));
+    }
+    let mut days = std::collections::BTreeSet::new();
+    for side in [base, a, b] {
+        for entry in std::fs::read_dir(side.ws.memory_dir().join("daily")).unwrap() {
+            days.insert(entry.unwrap().file_name().to_string_lossy().into_owned());
+        }
+    }
+    for day in days {
+        let name: &'static str = Box::leak(format!("daily/{day}").into_boxed_str());
+        files.push((name, merged(name, base, a, b)));
+    }
+    files
+}
+
+#[test]
+fn two_different_decisions_reopen_the_case_and_leave_the_domain_to_review() {
+    let base = Side::base();
+    let (a, b) = (base.copy(), base.copy());
+    a.decide("Use SQLite", "review:a", "2026-03-02T00:00:00Z");
+    b.decide("Use Postgres", "review:b", "2026-03-02T00:00:00Z");
+    let files = merge_all(&base, &a, &b);
+    let case = the_case(&files[1].1);
+    assert_eq!(case["status"], "open", "{case}");
+    assert_eq!(case["resolution_event_id"], Value::Null);
+    let curated: Value = serde_json::from_slice(&files[0].1).unwrap();
+    assert!(
+        !curated["entries"].as_array().unwrap().iter().any(|e| e["memory_key"] == "db.engine"),
+        "{curated}"
+    );
+    let audit = String::from_utf8(files[2].1.clone()).unwrap();
+    assert!(audit.contains("review:a") && audit.contains("review:b"), "{audit}");
+    install_and_verify(&a, &files);
+    // The reopened case can be decided again.
+    a.decide("Use Postgres", "review:again", "2026-03-03T00:00:00Z");
+    assert!(a.ws.verify().unwrap().is_empty());
+}
+
+#[test]
+fn two_equal_decisions_close_the_case_with_the_earlier_one() {
+    let base = Side::base();
+    let (a, b) = (base.copy(), base.copy());
+    a.decide("Use SQLite", "review:a", "2026-03-05T00:00:00Z");
+    b.decide("Use SQLite", "review:b", "2026-03-02T00:00:00Z");
+    let files = merge_all(&base, &a, &b);
+    let case = the_case(&files[1].1);
+    assert_eq!(case["status"], "resolved");
+    assert_eq!(case["resolution_event_id"], "review:b");
+    install_and_verify(&a, &files);
+    assert_eq!(a.ws.curated().unwrap().active_for("db.engine").unwrap().content, "Use SQLite");
+}
+
+#[test]
+fn a_decision_on_one_side_only_is_taken_with_its_revision() {
+    let base = Side::base();
+    let (a, b) = (base.copy(), base.copy());
+    a.decide("Use SQLite", "review:a", "2026-03-02T00:00:00Z");
+    b.ws.remember(fact("f-b", "outcome", 3, None, "Bob's outcome", "2026-02-01T10:00:00Z"))
+        .unwrap();
+    let files = merge_all(&base, &a, &b);
+    assert_eq!(the_case(&files[1].1)["status"], "resolved");
+    install_and_verify(&b, &files);
+    assert_eq!(b.ws.curated().unwrap().active_for("db.engine").unwrap().content, "Use SQLite");
+}
+
+#[test]
+fn a_decision_against_a_case_the_other_side_superseded_stays_decided() {
+    let base = Side::base();
+    let (a, b) = (base.copy(), base.copy());
+    a.decide("Use SQLite", "review:a", "2026-03-02T00:00:00Z");
+    // New evidence on b: a third value ties too, so b's distill supersedes
+    // the case with a new one.
+    b.ws.remember(fact(
+        "f-mysql",
+        "decision",
+        4,
+        Some("db.engine"),
+        "Use MySQL",
+        "2026-01-05T09:00:00Z",
+    ))
+    .unwrap();
+    b.distill(AS_OF);
+    let cases = b.ws.conflicts().unwrap().cases;
+    assert_eq!(cases.len(), 2, "{cases:?}");
+    let files = merge_all(&base, &a, &b);
+    let conflicts: Value = serde_json::from_slice(&files[1].1).unwrap();
+    let cases = conflicts["cases"].as_array().unwrap();
+    let statuses: Vec<&str> = cases.iter().map(|c| c["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses.iter().filter(|s| **s == "resolved").count(), 1, "{statuses:?}");
+    assert!(statuses.iter().filter(|s| **s == "open").count() <= 1, "{statuses:?}");
+    let revisions: Vec<u64> = cases.iter().map(|c| c["revision"].as_u64().unwrap()).collect();
+    assert_eq!(revisions, [1, 2]);
+    install_and_verify(&a, &files);
+    // The policy settles what is left: the new case no longer matches the
+    // domain, so the next distill replaces it with one that does, or
+    // supersedes it.
+    a.distill(AS_OF);
+    assert!(a.ws.verify().unwrap().is_empty());
+}
+
+#[test]
+fn diverged_revision_chains_keep_what_both_share_and_free_the_rest_for_the_policy() {
+    let base = Side::base();
+    base.decide("Use SQLite", "review:base", "2026-03-02T00:00:00Z");
+    let (a, b) = (base.copy(), base.copy());
+    // Each side supersedes SQLite with another value, repeated and newer;
+    // equally strong in the merged log (Postgres also has its base fact).
+    let days = |n: usize| ["2026-01-20", "2026-02-01", "2026-02-02"][3 - n..].to_vec();
+    for (side, value, count) in [(&a, "Use Postgres", 2), (&b, "Use MySQL", 3)] {
+        for (i, day) in days(count).iter().enumerate() {
+            let id = format!("f-{value}-{i}").replace(' ', "-");
+            let new =
+                fact(&id, "decision", 4, Some("db.engine"), value, &format!("{day}T09:00:00Z"));
+            side.ws.remember(new).unwrap();
+        }
+        side.distill("2026-04-01T00:00:00Z");
+        assert_eq!(side.ws.curated().unwrap().active_for("db.engine").unwrap().content, value);
+    }
+    let files = merge_all(&base, &a, &b);
+    let curated: Value = serde_json::from_slice(&files[0].1).unwrap();
+    let chain: Vec<(&str, &str)> = curated["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["memory_key"] == "db.engine")
+        .map(|e| (e["content"].as_str().unwrap(), e["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(chain, [("Use SQLite", "active")]);
+    install_and_verify(&a, &files);
+    // Two equally strong newer values: the next distill sends them to review.
+    a.distill("2026-04-01T00:00:00Z");
+    let open: Vec<_> =
+        a.ws.conflicts().unwrap().cases.into_iter().filter(workmem::Case::is_open).collect();
+    assert_eq!(open.len(), 1);
+    let contents: Vec<&str> = open[0].candidates.iter().map(|c| c.content.as_str()).collect();
+    assert!(contents.contains(&"Use Postgres") && contents.contains(&"Use MySQL"), "{contents:?}");
+    assert!(a.ws.verify().unwrap().is_empty());
+}
+
+#[test]
+fn logs_merge_as_a_union_and_refuse_what_is_not_a_record() {
+    let base = Side::base();
+    let (a, b) = (base.copy(), base.copy());
+    a.ws.remember(fact("f-a", "outcome", 3, None, "From a", "2026-02-01T11:00:00Z")).unwrap();
+    b.ws.remember(fact("f-b", "outcome", 3, None, "From b", "2026-02-01T10:00:00Z")).unwrap();
+    let both =
+        a.ws.remember(fact("f-both", "outcome", 3, None, "Same on both", "2026-02-01T12:00:00Z"))
+            .unwrap();
+    b.ws.remember(fact("f-both", "outcome", 3, None, "Same on both", "2026-02-01T12:00:00Z"))
+        .unwrap();
+    assert_eq!(both.fact_id(), "f-both");
+    let log = String::from_utf8(merged("daily/2026-02-01.jsonl", &base, &a, &b)).unwrap();
+    let ids: Vec<String> = log
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["fact_id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(ids, ["f-b", "f-a", "f-both"]);
+
+    let path = PathBuf::from(".workmem/memory/daily/2026-02-01.jsonl");
+    let marked = format!("<<<<<<< ours\n{log}=======\n>>>>>>> theirs\n");
+    let err = workmem::merge_memory_file(
+        MemoryFile::DailyLog,
+        &path,
+        MergeSides { base: None, ours: marked.as_bytes(), theirs: b"" },
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("(ours):1") && err.to_string().contains("merge --continue"),
+        "{err}"
+    );
+    // A torn final fragment is ignored, as readers ignore it.
+    let torn = format!("{log}{{\"content\": \"half");
+    let out = workmem::merge_memory_file(
+        MemoryFile::DailyLog,
+        &path,
+        MergeSides { base: None, ours: torn.as_bytes(), theirs: b"" },
+    )
+    .unwrap();
+    assert_eq!(String::from_utf8(out).unwrap(), log);
+    // Another workspace's records are never joined.
+    let other = log.replace(ID, "fedcba9876543210");
+    let err = workmem::merge_memory_file(
+        MemoryFile::DailyLog,
+        &path,
+        MergeSides { base: None, ours: log.as_bytes(), theirs: other.as_bytes() },
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("several workspaces"), "{err}");
+    // A journal with work in flight is refused.
+    let journal = PathBuf::from(".workmem/memory/conflict-resolution-transactions.jsonl");
+    let err = workmem::merge_memory_file(
+        MemoryFile::Journal,
+        &journal,
+        MergeSides { base: None, ours: b"{}\n", theirs: b"" },
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("in flight"), "{err}");
+    assert_eq!(MemoryFile::for_path(Path::new("a/daily/notes.jsonl")), None);
+}
