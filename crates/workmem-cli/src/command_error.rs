@@ -170,8 +170,12 @@ impl From<workmem::Error> for CommandError {
                 );
             }
             workmem::Error::Corrupt { location, .. } => {
-                let marked = std::fs::read(&location.path)
-                    .is_ok_and(|data| workmem::has_conflict_markers(&data));
+                // Only a regular file is read: a FIFO would block, a link
+                // may point anywhere.
+                let marked = std::fs::symlink_metadata(&location.path)
+                    .is_ok_and(|meta| meta.is_file())
+                    && std::fs::read(&location.path)
+                        .is_ok_and(|data| workmem::has_conflict_markers(&data));
                 if marked {
                     error.message = format!(
                         "{}: git left merge conflict markers in this file",
