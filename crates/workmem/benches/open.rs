@@ -1,4 +1,7 @@
-//! Opening a workspace whose journal holds many committed transactions.
+//! Opening a workspace whose journal holds many committed transactions:
+//! a journal written by the teaching implementation, which never compacts
+//! it (workmem's own journal is empty at rest; opening leaves committed
+//! transactions to the next writer, which compacts them).
 //!
 //! Run: `cargo bench -p workmem --bench open`. Prints the median of
 //! repeated `Workspace::open` calls for journals of 1, 1,000 and 10,000
@@ -26,8 +29,12 @@ fn journal_text(workspace_id: &str, transactions: usize) -> String {
             prepared_at: at.clone(),
             curated_before: Vec::new(),
             curated_after: Vec::new(),
+            curated_sha256_before: None,
+            curated_sha256_after: None,
             conflicts_before: Vec::new(),
             conflicts_after: Vec::new(),
+            conflicts_sha256_before: None,
+            conflicts_sha256_after: None,
             adjudication: Adjudication {
                 event_id,
                 workspace_id: workspace_id.to_owned(),

@@ -145,6 +145,21 @@ pub mod internals {
         ws.save_conflicts(queue)
     }
 
+    /// Runs a resolution up to its durable `prepared` journal line and
+    /// stops, leaving the memory directory exactly as a crash right after
+    /// that line would (recovery, run by the next open or writer, finishes
+    /// it); returns the intent written, or `None` when the event id is
+    /// already in the audit stream with the same decision. For tests that
+    /// need an unfinished transaction: the journal is empty at rest.
+    ///
+    /// Errors: as [`Workspace::resolve`].
+    pub fn prepare_resolution(
+        ws: &Workspace,
+        resolution: crate::Resolution,
+    ) -> Result<Option<journal::Intent>> {
+        ws.prepare_resolution(resolution)
+    }
+
     /// Returns the fact `new` makes, validated as on append, without a
     /// workspace: for tests of the validation and the line codec.
     ///

@@ -17,6 +17,7 @@ mod test_hostile_state;
 mod test_import;
 mod test_instruction_data;
 mod test_invalid_input;
+mod test_journal;
 mod test_log_crash;
 mod test_merge;
 mod test_parser_fuzz;

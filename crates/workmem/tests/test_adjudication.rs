@@ -339,29 +339,29 @@ fn a_tampered_intent_stops_recovery_and_changes_nothing() {
     let project = Project::new();
     let ws = tied_workspace(&project);
     let case = open_case(&ws);
-    ws.resolve(request(&case, &candidate_id(&case, "Use Postgres."), "review:t")).expect("resolve");
-    // Keep only the prepared line, as a crash right after it would, then
-    // restore the before state of the canonical files.
+    // Stop the resolution right after its prepared line, as a crash would:
+    // the canonical files hold their before state.
+    let request = request(&case, &candidate_id(&case, "Use Postgres."), "review:t");
+    let intent = workmem::internals::prepare_resolution(&ws, request)
+        .expect("prepare")
+        .expect("a new decision");
+    assert_eq!(intent.schema_version, 2, "new resolutions write domain-scoped intents");
     let journal = ws.file(JOURNAL_FILE);
     let text = fs::read_to_string(&journal).expect("journal");
-    let prepared = text.lines().next().expect("prepared line");
-    let value: serde_json::Value = serde_json::from_str(prepared).expect("json");
+    let prepared = text.lines().next().expect("prepared line").to_owned();
+    assert_eq!(text, format!("{prepared}\n"));
+    let value: serde_json::Value = serde_json::from_str(&prepared).expect("json");
     let intent = value["intent"].clone();
-    let restore = |ws: &Workspace| {
-        let before = workmem::CuratedState {
-            schema_version: 2,
-            entries: serde_json::from_value(intent["curated_before"].clone()).expect("entries"),
-        };
-        workmem::internals::save_curated(ws, &before).expect("save curated");
-        let queue = workmem::ConflictQueue {
-            cases: serde_json::from_value(intent["conflicts_before"].clone()).expect("cases"),
-        };
-        workmem::internals::save_conflicts(ws, &queue).expect("save conflicts");
-        fs::remove_file(ws.file(AUDIT_FILE)).expect("remove audit");
-    };
-    restore(&ws);
 
-    for field in ["conflict_id", "event_id", "prepared_at", "curated_after", "adjudication"] {
+    for field in [
+        "conflict_id",
+        "event_id",
+        "prepared_at",
+        "curated_after",
+        "curated_sha256_after",
+        "conflicts_sha256_before",
+        "adjudication",
+    ] {
         let mut edited = value.clone();
         edited["intent"][field] = match field {
             "curated_after" => serde_json::json!([]),
@@ -369,6 +369,9 @@ fn a_tampered_intent_stops_recovery_and_changes_nothing() {
                 let mut a = intent["adjudication"].clone();
                 a["rationale"] = "edited".into();
                 a
+            }
+            "curated_sha256_after" | "conflicts_sha256_before" => {
+                serde_json::json!("0".repeat(64))
             }
             _ => serde_json::json!("edited-value"),
         };
@@ -380,11 +383,12 @@ fn a_tampered_intent_stops_recovery_and_changes_nothing() {
         assert_eq!(snapshot(ws.memory_dir()), before, "{field}");
     }
 
-    // An untampered prepared line recovers to the committed decision.
+    // An untampered prepared line recovers to the committed decision and
+    // leaves an empty journal.
     fs::write(&journal, format!("{prepared}\n")).expect("write journal");
     let reopened = Workspace::open(&project.root, None).expect("recovered");
     assert_eq!(lines(&reopened.file(AUDIT_FILE)), 1);
-    assert_eq!(lines(&journal), 5);
+    assert_eq!(fs::read(&journal).expect("journal"), b"");
     assert!(reopened.verify().expect("verify").is_empty());
     let settled = snapshot(reopened.memory_dir());
     Workspace::open(&project.root, None).expect("reopen");
@@ -393,26 +397,38 @@ fn a_tampered_intent_stops_recovery_and_changes_nothing() {
 
 #[test]
 fn the_journal_is_read_line_by_line_and_only_uncommitted_intents_are_kept() {
+    use workmem::internals::journal::{Phase, transactions};
     let project = Project::new();
     let ws = tied_workspace(&project);
     let case = open_case(&ws);
-    ws.resolve(request(&case, &candidate_id(&case, "Use Postgres."), "review:j")).expect("resolve");
+    let request = request(&case, &candidate_id(&case, "Use Postgres."), "review:j");
+    let intent = workmem::internals::prepare_resolution(&ws, request)
+        .expect("prepare")
+        .expect("a new decision");
     let journal = ws.file(JOURNAL_FILE);
-    let committed = workmem::internals::journal::transactions(&journal, ws.workspace_id())
-        .expect("transactions");
+    let prepared = fs::read_to_string(&journal).expect("journal");
+    // The prepared line alone, then a torn fragment: the intent is kept for
+    // recovery.
+    fs::write(&journal, format!("{prepared}{{\"torn")).expect("write journal");
+    let pending = transactions(&journal, ws.workspace_id()).expect("transactions");
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].done, [Phase::Prepared]);
+    assert_eq!(pending[0].lines, [1]);
+    assert_eq!(pending[0].intent.as_ref().map(|i| i.event_id.as_str()), Some("review:j"));
+    // Every phase line: the committed transaction drops its intent.
+    let digest = intent.digest();
+    let mut text = prepared.clone();
+    for phase in &Phase::ALL[1..] {
+        text.push_str(&intent.phase_line(&digest, *phase, &Stamp::parse(AS_OF).expect("stamp")));
+    }
+    fs::write(&journal, &text).expect("write journal");
+    let committed = transactions(&journal, ws.workspace_id()).expect("transactions");
     assert_eq!(committed.len(), 1);
     assert!(
         committed[0].committed() && committed[0].intent.is_none(),
         "a committed intent was kept"
     );
-    // The prepared line alone: the intent is kept for recovery.
-    let text = fs::read_to_string(&journal).expect("journal");
-    let prepared = text.lines().next().expect("prepared line");
-    fs::write(&journal, format!("{prepared}\n{{\"torn")).expect("write journal");
-    let pending = workmem::internals::journal::transactions(&journal, ws.workspace_id())
-        .expect("transactions");
-    assert_eq!(pending[0].done, [workmem::internals::journal::Phase::Prepared]);
-    assert_eq!(pending[0].intent.as_ref().map(|i| i.event_id.as_str()), Some("review:j"));
+    assert_eq!(committed[0].lines, [1, 2, 3, 4, 5]);
 }
 
 #[test]
@@ -420,12 +436,10 @@ fn a_curated_state_matching_neither_snapshot_stops_recovery() {
     let project = Project::new();
     let ws = tied_workspace(&project);
     let case = open_case(&ws);
-    ws.resolve(request(&case, &candidate_id(&case, "Use Postgres."), "review:n")).expect("resolve");
-    let journal = ws.file(JOURNAL_FILE);
-    let text = fs::read_to_string(&journal).expect("journal");
-    let prepared = text.lines().next().expect("prepared").to_owned();
-    fs::write(&journal, format!("{prepared}\n")).expect("truncate journal");
-    // A third state: the curated entries of neither snapshot.
+    let request = request(&case, &candidate_id(&case, "Use Postgres."), "review:n");
+    workmem::internals::prepare_resolution(&ws, request).expect("prepare").expect("new");
+    // A third state: the curated entries of neither the before nor the after
+    // state.
     let mut other = ws.curated().expect("curated");
     for entry in &mut other.entries {
         entry.first_seen = workmem::Stamp::parse("2025-12-01T00:00:00Z").expect("stamp");
@@ -435,6 +449,16 @@ fn a_curated_state_matching_neither_snapshot_stops_recovery() {
     let err = Workspace::open(&project.root, None).expect_err("neither snapshot");
     assert!(matches!(err, Error::Corrupt { .. }));
     assert!(err.to_string().contains("neither the before nor the after"), "{err}");
+    assert!(err.to_string().contains("curated.json"), "{err}");
+    assert_eq!(snapshot(ws.memory_dir()), before);
+    // Verify, which never recovers, says so too.
+    let checker = Workspace::builder(&project.root).open_read_only().expect("read-only");
+    let problems = checker.verify().expect("verify");
+    assert!(
+        problems.iter().any(|p| p.file.ends_with("curated.json")
+            && p.message.contains("neither the before nor the after")),
+        "{problems:?}"
+    );
     assert_eq!(snapshot(ws.memory_dir()), before);
 }
 
@@ -445,6 +469,11 @@ fn torn_tails_of_the_journal_and_audit_are_ignored_then_repaired() {
     let case = open_case(&ws);
     ws.resolve(request(&case, &candidate_id(&case, "Use Postgres."), "review:torn"))
         .expect("resolve");
+    fact(&ws, "c1", "Use CockroachDB.", 4, "db.engine", "2026-03-01T00:00:00Z");
+    fact(&ws, "c2", "Use CockroachDB.", 4, "db.engine", "2026-03-10T00:00:00Z");
+    fact(&ws, "d1", "Use DuckDB.", 4, "db.engine", "2026-03-02T00:00:00Z");
+    fact(&ws, "d2", "Use DuckDB.", 4, "db.engine", "2026-03-10T00:00:00Z");
+    assert_eq!(distill(&ws).queued_conflicts, 1);
     for name in [JOURNAL_FILE, AUDIT_FILE] {
         let mut file = fs::OpenOptions::new().append(true).open(ws.file(name)).expect("open");
         std::io::Write::write_all(&mut file, b"{\"schema_version\": 1, \"torn").expect("tear");
@@ -452,24 +481,24 @@ fn torn_tails_of_the_journal_and_audit_are_ignored_then_repaired() {
     let ws = project.open();
     assert_eq!(ws.adjudications().expect("audit").len(), 1);
     assert!(ws.verify().expect("verify").is_empty());
-    // The next resolution repairs both tails before appending.
-    fact(&ws, "c1", "Use CockroachDB.", 4, "db.engine", "2026-03-01T00:00:00Z");
-    fact(&ws, "c2", "Use CockroachDB.", 4, "db.engine", "2026-03-10T00:00:00Z");
-    fact(&ws, "d1", "Use DuckDB.", 4, "db.engine", "2026-03-02T00:00:00Z");
-    fact(&ws, "d2", "Use DuckDB.", 4, "db.engine", "2026-03-10T00:00:00Z");
-    assert_eq!(distill(&ws).queued_conflicts, 1);
+    // The next resolution repairs both tails before appending: its
+    // prepared line starts a line of its own.
     let case = open_case(&ws);
-    ws.resolve(request(&case, &candidate_id(&case, "Use DuckDB."), "review:torn-2"))
-        .expect("resolve");
-    for name in [JOURNAL_FILE, AUDIT_FILE] {
+    let request = request(&case, &candidate_id(&case, "Use DuckDB."), "review:torn-2");
+    workmem::internals::prepare_resolution(&ws, request).expect("prepare").expect("new");
+    let check = |name: &str, count: usize| {
         let text = fs::read_to_string(ws.file(name)).expect("read");
         assert!(text.ends_with('\n'), "{name} not repaired");
         for line in text.lines() {
             serde_json::from_str::<serde_json::Value>(line).expect("every line is JSON");
         }
-    }
+        assert_eq!(text.lines().count(), count, "{name}");
+    };
+    check(JOURNAL_FILE, 1);
+    let ws = project.open();
+    check(AUDIT_FILE, 2);
     assert_eq!(ws.adjudications().expect("audit").len(), 2);
-    assert_eq!(lines(&ws.file(JOURNAL_FILE)), 10);
+    assert_eq!(fs::read(ws.file(JOURNAL_FILE)).expect("journal"), b"");
     assert!(ws.verify().expect("verify").is_empty());
 }
 

@@ -4,6 +4,12 @@
 //! the state the crash would leave, never makes the workspace unreadable,
 //! loses only that unacknowledged line, and the next append is clean.
 //!
+//! Also the crash states of a resolution ([`Tied::interrupted`]): a resolve
+//! stopped right after its `prepared` line, with the memory directory before
+//! and after it and the five lines its journal goes through (the journal is
+//! empty at rest, so tests that need an unfinished transaction build it
+//! from these).
+//!
 //! `WORKMEM_TORTURE_FULL=1` cuts at every offset of every line; the default
 //! (CI) run cuts every offset of lines up to 1,024 bytes and, for longer
 //! ones (the `prepared` line holds the whole intent), the first and last
@@ -16,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use workmem::DistillOptions;
-use workmem::internals::journal::{AUDIT_FILE, JOURNAL_FILE};
+use workmem::internals::journal::{AUDIT_FILE, Intent, JOURNAL_FILE, Phase};
 use workmem::{Case, CaseStatus, FixedClock, NewFact, Resolution, Stamp, Workspace};
 
 pub const AS_OF: &str = "2026-06-01T00:00:00Z";
@@ -83,6 +89,79 @@ impl Tied {
             resolved_at: Some(stamp("2026-06-02T00:00:00Z")),
         }
     }
+
+    /// Runs `request` to its `prepared` line only (a crash right after
+    /// it), records the five journal lines the resolution goes through, then
+    /// lets recovery (the next open) finish it. The memory directory is
+    /// left in the committed state, with an empty journal.
+    pub fn interrupted(&self, request: &Resolution) -> Interrupted {
+        let memory = self.memory();
+        let before = files(&memory);
+        let intent = workmem::internals::prepare_resolution(&self.open(), request.clone())
+            .expect("prepare")
+            .expect("a new decision");
+        let prepared = fs::read(memory.join(JOURNAL_FILE)).expect("journal");
+        assert_eq!(split_lines(&prepared).len(), 1, "the journal holds the prepared line only");
+        let digest = intent.digest();
+        let mut lines = vec![prepared];
+        for phase in &Phase::ALL[1..] {
+            // Recovery writes them with the clock of the workspace: AS_OF.
+            lines.push(intent.phase_line(&digest, *phase, &stamp(AS_OF)).into_bytes());
+        }
+        self.open();
+        let after = files(&memory);
+        assert_eq!(after.get(Path::new(JOURNAL_FILE)).map(Vec::len), Some(0), "journal at rest");
+        Interrupted { before, after, lines, intent }
+    }
+}
+
+/// A resolution of a [`Tied`] project and the states a crash leaves.
+pub struct Interrupted {
+    /// The memory directory before the resolution.
+    pub before: BTreeMap<PathBuf, Vec<u8>>,
+    /// The memory directory once it committed (the journal empty).
+    pub after: BTreeMap<PathBuf, Vec<u8>>,
+    /// The journal lines, newline included: prepared, curated_applied,
+    /// conflict_closed, audit_appended, committed.
+    pub lines: Vec<Vec<u8>>,
+    /// The intent of the `prepared` line.
+    pub intent: Intent,
+}
+
+impl Interrupted {
+    /// The memory directory a crash leaves right after the journal's
+    /// `phases`-th line (1 = `prepared` to 5 = `committed`, before the
+    /// compaction): each target holds its after state once its phase line
+    /// is durable, and its before state otherwise.
+    pub fn after_phase(&self, phases: usize) -> BTreeMap<PathBuf, Vec<u8>> {
+        assert!((1..=5).contains(&phases));
+        let mut state = self.after.clone();
+        let mut take_before = |name: &str| match self.before.get(Path::new(name)) {
+            Some(bytes) => {
+                state.insert(PathBuf::from(name), bytes.clone());
+            }
+            None => {
+                state.remove(Path::new(name));
+            }
+        };
+        if phases < 2 {
+            take_before("curated.json");
+            take_before("MEMORY.md");
+        }
+        if phases < 3 {
+            take_before("conflicts.json");
+        }
+        if phases < 4 {
+            take_before(AUDIT_FILE);
+        }
+        state.insert(PathBuf::from(JOURNAL_FILE), self.lines[..phases].concat());
+        state
+    }
+
+    /// Makes the memory directory of `tied` hold [`Interrupted::after_phase`].
+    pub fn crash_after(&self, tied: &Tied, phases: usize) {
+        restore(&tied.memory(), &self.after_phase(phases));
+    }
 }
 
 /// A temporary directory, in RAM when `/dev/shm` is available: the cuts
@@ -141,7 +220,7 @@ pub fn files(memory: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 }
 
 /// Makes the memory directory hold exactly `state` (plus the lock file).
-fn restore(memory: &Path, state: &BTreeMap<PathBuf, Vec<u8>>) {
+pub fn restore(memory: &Path, state: &BTreeMap<PathBuf, Vec<u8>>) {
     for path in files(memory).keys() {
         fs::remove_file(memory.join(path)).expect("remove");
     }
@@ -193,10 +272,8 @@ fn a_torn_journal_or_audit_line_recovers_to_exactly_one_committed_decision() {
     let memory = tied.memory();
     let case = tied.case();
     let request = tied.decision(&case);
-    let before = files(&memory);
-    tied.open().resolve(request.clone()).expect("resolve");
-    let after = files(&memory);
-    let journal = split_lines(&after[Path::new(JOURNAL_FILE)]);
+    let run = tied.interrupted(&request);
+    let (before, after, journal) = (&run.before, &run.after, &run.lines);
     assert_eq!(
         journal.len(),
         5,
@@ -214,22 +291,30 @@ fn a_torn_journal_or_audit_line_recovers_to_exactly_one_committed_decision() {
         let (torn, kept) =
             if phase < 5 { (journal[phase].clone(), phase) } else { (audit.clone(), 3) };
         for cut in cuts(torn.len()) {
-            let mut state = if kept == 0 && phase == 0 { before.clone() } else { after.clone() };
-            if phase == 1 {
-                // conflicts.json is replaced only after curated_applied.
-                state.insert(
-                    PathBuf::from("conflicts.json"),
-                    before[Path::new("conflicts.json")].clone(),
-                );
-            }
+            // The files as the last complete phase line left them.
+            let mut state = if kept == 0 { before.clone() } else { run.after_phase(kept) };
             let mut journal_bytes: Vec<u8> = journal[..kept].concat();
             if phase < 5 {
                 journal_bytes.extend_from_slice(&torn[..cut]);
             }
             state.insert(PathBuf::from(JOURNAL_FILE), journal_bytes);
             match phase {
-                0..=2 => {
-                    state.remove(Path::new(AUDIT_FILE));
+                // The target of the torn phase line is durable already.
+                1 => {
+                    state.insert(
+                        PathBuf::from("curated.json"),
+                        after[Path::new("curated.json")].clone(),
+                    );
+                    state.insert(PathBuf::from("MEMORY.md"), after[Path::new("MEMORY.md")].clone());
+                }
+                2 => {
+                    state.insert(
+                        PathBuf::from("conflicts.json"),
+                        after[Path::new("conflicts.json")].clone(),
+                    );
+                }
+                3 => {
+                    state.insert(PathBuf::from(AUDIT_FILE), audit.clone());
                 }
                 5 => {
                     state.insert(PathBuf::from(AUDIT_FILE), torn[..cut].to_vec());
@@ -251,22 +336,27 @@ fn a_torn_journal_or_audit_line_recovers_to_exactly_one_committed_decision() {
                 // The decision was never acknowledged: it may be lost (or,
                 // when the whole record but its newline survived, kept).
                 assert!(adjudications.is_empty(), "{label}");
-                assert!(ws.curated().expect("curated") == tied_curated(&before, &ws), "{label}");
+                assert!(ws.curated().expect("curated") == tied_curated(before, &ws), "{label}");
             } else {
-                // Once `prepared` is durable the decision commits exactly once.
+                // Once `prepared` is durable the decision commits exactly
+                // once, and the journal is compacted: empty. (A `committed`
+                // line torn before its newline is not the last complete
+                // line, so opening takes the lock, repairs it, and
+                // compacts.)
                 assert_same(
                     &files(&memory),
-                    &after,
+                    after,
                     &format!("{label}: recovery did not reach the committed state"),
                 );
             }
             // The next append is clean: a retry of the same decision is
-            // either the first commit or an idempotent no-op.
+            // either the first commit or an idempotent no-op, and compacts
+            // the journal.
             let stored = ws
                 .resolve(request.clone())
                 .unwrap_or_else(|err| panic!("{label}: resolve failed: {err}"));
             assert_eq!(stored.event_id, request.event_id);
-            assert_same(&files(&memory), &after, &format!("{label}: state after the retry"));
+            assert_same(&files(&memory), after, &format!("{label}: state after the retry"));
             assert_every_line_valid(&memory);
             let problems = ws.verify().expect("verify");
             assert!(problems.is_empty(), "{label}: {problems:?}");
@@ -278,11 +368,7 @@ fn a_torn_journal_or_audit_line_recovers_to_exactly_one_committed_decision() {
 
 /// Asserts two memory states are byte-identical, naming the files that
 /// differ (and showing them as text) instead of dumping every byte.
-/// Journal phase lines written by recovery during `Workspace::open` carry
-/// the system clock's time (the fixed test clock is installed after open),
-/// so their `recorded_at` is left out of the comparison.
 fn assert_same(got: &BTreeMap<PathBuf, Vec<u8>>, want: &BTreeMap<PathBuf, Vec<u8>>, label: &str) {
-    let (got, want) = (&without_journal_times(got), &without_journal_times(want));
     let names: std::collections::BTreeSet<&PathBuf> = got.keys().chain(want.keys()).collect();
     let differing: Vec<String> = names
         .into_iter()
@@ -297,28 +383,6 @@ fn assert_same(got: &BTreeMap<PathBuf, Vec<u8>>, want: &BTreeMap<PathBuf, Vec<u8
         })
         .collect();
     assert!(differing.is_empty(), "{label}: files differ:\n{}", differing.join("\n"));
-}
-
-fn without_journal_times(state: &BTreeMap<PathBuf, Vec<u8>>) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = state.clone();
-    if let Some(journal) = out.get_mut(Path::new(JOURNAL_FILE)) {
-        let mut text = Vec::new();
-        for line in journal.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-            match serde_json::from_slice::<serde_json::Value>(line) {
-                Ok(mut value) => {
-                    value.as_object_mut().map(|o| o.remove("recorded_at"));
-                    text.extend_from_slice(value.to_string().as_bytes());
-                }
-                Err(_) => text.extend_from_slice(line),
-            }
-            text.push(b'\n');
-        }
-        if !journal.ends_with(b"\n") && !text.is_empty() {
-            text.pop();
-        }
-        *journal = text;
-    }
-    out
 }
 
 fn tied_curated(before: &BTreeMap<PathBuf, Vec<u8>>, ws: &Workspace) -> workmem::CuratedState {

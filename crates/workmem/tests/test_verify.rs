@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use workmem::internals::journal::{AUDIT_FILE, JOURNAL_FILE};
 use workmem::{Problem, Workspace, internals::canon};
 
-use crate::test_torn_writes::Tied;
+use crate::test_torn_writes::{Interrupted, Tied};
 
 /// Every file and directory below `dir`: bytes (files only), mtime and
 /// inode, so that any write, replace, creation or removal shows.
@@ -226,29 +226,62 @@ fn resolved() -> (Tied, String) {
     (tied, case.conflict_id)
 }
 
+/// A [`Tied`] project whose resolution ("Use Postgres.") crashed right
+/// after its `phases`-th journal line (see [`Interrupted::after_phase`]):
+/// the journal is empty at rest, so the intent is only there for a
+/// transaction in flight.
+fn unfinished(phases: usize) -> (Tied, Interrupted) {
+    let tied = Tied::new();
+    let case = tied.case();
+    let run = tied.interrupted(&tied.decision(&case));
+    assert_eq!(verify_unchanged(&tied), []);
+    run.crash_after(&tied, phases);
+    (tied, run)
+}
+
+/// [`resolved`] for `None`, [`unfinished`] otherwise, with the case id.
+fn resolved_or_unfinished(phases: Option<usize>) -> (Tied, String) {
+    match phases {
+        None => resolved(),
+        Some(phases) => {
+            let (tied, run) = unfinished(phases);
+            (tied, run.intent.conflict_id)
+        }
+    }
+}
+
 #[test]
 fn an_emptied_or_removed_audit_stream_is_reported() {
     for remove in [false, true] {
-        let (tied, conflict) = resolved();
-        let audit = tied.memory().join(AUDIT_FILE);
-        if remove {
-            fs::remove_file(&audit).expect("remove");
-        } else {
-            fs::write(&audit, b"").expect("empty");
+        // Committed: the case tells. Crashed after audit_appended: the
+        // case and the journal both tell.
+        for phases in [None, Some(4)] {
+            let (tied, conflict) = resolved_or_unfinished(phases);
+            let audit = tied.memory().join(AUDIT_FILE);
+            if remove {
+                fs::remove_file(&audit).expect("remove");
+            } else {
+                fs::write(&audit, b"").expect("empty");
+            }
+            let problems = verify_unchanged(&tied);
+            let missing =
+                format!("resolved case {conflict} has no adjudication review:db:1 in {AUDIT_FILE}");
+            assert!(
+                problems.iter().any(|p| p.file.ends_with("conflicts.json")
+                    && p.line.is_some()
+                    && p.message == missing),
+                "removed {remove}, {phases:?}: {problems:?}"
+            );
+            assert_eq!(
+                has(
+                    &problems,
+                    JOURNAL_FILE,
+                    &["appended adjudication review:db:1", "missing from"]
+                ),
+                phases.is_some(),
+                "removed {remove}, {phases:?}: {problems:?}"
+            );
         }
-        let problems = verify_unchanged(&tied);
-        let missing =
-            format!("resolved case {conflict} has no adjudication review:db:1 in {AUDIT_FILE}");
-        assert!(
-            problems.iter().any(|p| p.file.ends_with("conflicts.json")
-                && p.line.is_some()
-                && p.message == missing),
-            "removed {remove}: {problems:?}"
-        );
-        assert!(
-            has(&problems, JOURNAL_FILE, &["appended adjudication review:db:1", "missing from"]),
-            "removed {remove}: {problems:?}"
-        );
     }
 }
 
@@ -271,27 +304,43 @@ fn a_rewritten_audit_record_is_reported() {
         ("selected_candidate_id", json!("candidate-0000000000000000")),
     ];
     for (field, forged) in edits {
-        let (tied, conflict) = resolved();
-        edit_audit(&tied, |record| record[field] = forged.clone());
-        let problems = verify_unchanged(&tied);
-        let against_case =
-            format!("adjudication review:db:1 differs from resolved case {conflict} in {field}");
-        assert!(
-            problems.iter().any(|p| p.file.ends_with(AUDIT_FILE)
-                && p.line == Some(1)
-                && p.message == against_case),
-            "{field}: {problems:?}"
-        );
-        assert!(
-            has(&problems, AUDIT_FILE, &["differs from the one transaction"]),
-            "{field}: {problems:?}"
-        );
+        // Committed, the case tells; crashed after audit_appended, the
+        // journal's intent too, and recovery would stop on it.
+        for phases in [None, Some(4)] {
+            let (tied, conflict) = resolved_or_unfinished(phases);
+            edit_audit(&tied, |record| record[field] = forged.clone());
+            let problems = verify_unchanged(&tied);
+            let against_case = format!(
+                "adjudication review:db:1 differs from resolved case {conflict} in {field}"
+            );
+            assert!(
+                problems.iter().any(|p| p.file.ends_with(AUDIT_FILE)
+                    && p.line == Some(1)
+                    && p.message == against_case),
+                "{field}, {phases:?}: {problems:?}"
+            );
+            assert_eq!(
+                has(&problems, AUDIT_FILE, &["differs from the one transaction"]),
+                phases.is_some(),
+                "{field}, {phases:?}: {problems:?}"
+            );
+            assert_eq!(
+                has(
+                    &problems,
+                    AUDIT_FILE,
+                    &["holds another adjudication with event id review:db:1"]
+                ),
+                phases.is_some(),
+                "{field}, {phases:?}: {problems:?}"
+            );
+        }
     }
 }
 
 #[test]
 fn an_audit_record_rewritten_together_with_its_case_differs_from_the_journal() {
-    let (tied, conflict) = resolved();
+    let (tied, run) = unfinished(4);
+    let conflict = run.intent.conflict_id.clone();
     edit_audit(&tied, |record| record["actor"] = json!("mallory@example.com"));
     let path = tied.memory().join("conflicts.json");
     let mut value = read_json(&path);
@@ -299,10 +348,15 @@ fn an_audit_record_rewritten_together_with_its_case_differs_from_the_journal() {
     write_json(&path, &value);
     // Consistent with each other, so only the journal's intent tells.
     let problems = verify_unchanged(&tied);
-    assert!(!problems.iter().any(|p| p.message.contains(&conflict)), "{problems:?}");
+    assert!(
+        !problems
+            .iter()
+            .any(|p| p.file.ends_with("conflicts.json") && p.message.contains(&conflict)),
+        "{problems:?}"
+    );
     let journal = workmem::internals::journal::transactions(
         &tied.memory().join(JOURNAL_FILE),
-        tied.open().workspace_id(),
+        &run.intent.workspace_id,
     )
     .expect("journal");
     let words = [
@@ -341,24 +395,10 @@ fn a_second_record_for_a_resolved_case_must_name_one_of_its_candidates() {
     );
 }
 
-/// Cuts the journal of a resolved project to its first `keep` lines and
-/// puts the audit stream back as it was before the audit write: the state
-/// a crash right after the `keep`-th phase leaves (for `keep` 1 to 3, the
-/// canonical files are made to match).
-fn crash_after(tied: &Tied, keep: usize) {
-    let path = tied.memory().join(JOURNAL_FILE);
-    let text = fs::read_to_string(&path).expect("journal");
-    let kept: String = text.lines().take(keep).flat_map(|l| [l, "\n"]).collect();
-    fs::write(&path, kept).expect("cut journal");
-    if keep < 4 {
-        fs::write(tied.memory().join(AUDIT_FILE), b"").expect("audit before its write");
-    }
-}
-
 #[test]
 fn verify_reports_an_unfinished_transaction_and_writes_nothing() {
-    let (tied, _) = resolved();
-    crash_after(&tied, 3);
+    let (tied, run) = unfinished(3);
+    assert_eq!(run.intent.schema_version, 2, "a domain-scoped intent");
     let problems = verify_unchanged(&tied);
     assert!(
         problems.iter().any(|p| p.file.ends_with(JOURNAL_FILE)
@@ -366,17 +406,20 @@ fn verify_reports_an_unfinished_transaction_and_writes_nothing() {
             && p.message.contains("is not committed (last phase conflict_closed)")),
         "{problems:?}"
     );
+    // Recovery would finish it: no target is reported as stopping it.
+    assert!(!problems.iter().any(|p| p.message.contains("recovery stopped")), "{problems:?}");
     // Verify again: still reported, still nothing written; recovery is the
-    // job of the next writing open.
+    // job of the next writing open, which also compacts the journal.
     assert_eq!(verify_unchanged(&tied), problems);
     let recovered = tied.open();
     assert_eq!(recovered.verify().expect("verify"), []);
+    assert_eq!(fs::read(tied.memory().join(JOURNAL_FILE)).expect("journal"), b"");
+    assert_eq!(crate::test_torn_writes::files(&tied.memory()), run.after);
 }
 
 #[test]
 fn verify_reports_a_tampered_intent_and_writes_nothing() {
-    let (tied, _) = resolved();
-    crash_after(&tied, 1);
+    let (tied, _) = unfinished(1);
     let path = tied.memory().join(JOURNAL_FILE);
     let mut prepared: Value =
         serde_json::from_str(fs::read_to_string(&path).expect("journal").trim_end()).expect("json");

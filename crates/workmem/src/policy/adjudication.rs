@@ -12,7 +12,7 @@ use crate::model::canon;
 use crate::model::stamp::Stamp;
 use crate::policy::distill::observed_fact_ids;
 use crate::store::conflict_queue::{Case, CaseStatus, ConflictQueue};
-use crate::store::curated_state::{CuratedState, Revision, push_revision};
+use crate::store::curated_state::{CuratedState, Entry, Revision, push_revision, sort_entries};
 use crate::store::journal::{Adjudication, JOURNAL_SCHEMA_VERSION};
 
 /// Longest actor or rationale, in characters.
@@ -73,20 +73,28 @@ impl Resolution {
     }
 }
 
-/// The effect of a decision: the after states and the audit record.
+/// The effect of a decision, scoped to the decided case's domain: a
+/// decision changes only the entries and cases of one memory_key.
 #[derive(Debug, Clone)]
 pub(crate) struct Plan {
-    /// Curated state after the decision.
-    pub curated_after: CuratedState,
-    /// Conflict queue after the decision.
-    pub queue_after: ConflictQueue,
+    /// The domain: the decided case's memory_key.
+    pub memory_key: String,
+    /// The domain's curated entries before the decision, in canonical order.
+    pub curated_before: Vec<Entry>,
+    /// The domain's curated entries after the decision, in canonical order.
+    pub curated_after: Vec<Entry>,
+    /// The domain's conflict cases before the decision, in canonical order.
+    pub cases_before: Vec<Case>,
+    /// The domain's conflict cases after the decision, in canonical order.
+    pub cases_after: Vec<Case>,
     /// The audit record.
     pub adjudication: Adjudication,
 }
 
 /// Checks `resolution` (already validated) against the current state and
 /// returns its plan. `domain_fact_ids` are the ids of every fact in the log
-/// with the case's memory_key (in any order).
+/// with the case's memory_key (in any order). Only the case's domain is
+/// copied: the cost does not grow with the rest of the state.
 ///
 /// Errors: [`Error::ResolutionRejected`] for an unknown conflict or
 /// candidate; [`Error::StaleResolution`] when the revision differs, the case
@@ -137,16 +145,17 @@ pub(crate) fn plan(
         }));
     }
 
-    let mut curated_after = curated.clone();
+    let curated_before = curated.domain(&case.memory_key);
+    let mut curated_after = curated_before.clone();
     let resulting_key = if candidate.incumbent {
         // Keeping the incumbent records the decision only.
         case.active_entry_key.clone().unwrap_or_default()
     } else {
-        promote_candidate(&mut curated_after, case, candidate)?
+        promote_candidate(&mut curated_after, curated, case, candidate)?
     };
-    let mut queue_after = queue.clone();
-    let closed =
-        queue_after.cases.iter_mut().find(|c| c.conflict_id == *id).expect("case found above");
+    let cases_before = queue.domain(&case.memory_key);
+    let mut cases_after = cases_before.clone();
+    let closed = cases_after.iter_mut().find(|c| c.conflict_id == *id).expect("case found above");
     closed.status = CaseStatus::Resolved;
     closed.resolved_at = Some(resolved_at.clone());
     closed.selected_candidate_id = Some(candidate.candidate_id.clone());
@@ -168,22 +177,28 @@ pub(crate) fn plan(
         evidence_ids: candidate.evidence_ids.clone(),
         schema_version: JOURNAL_SCHEMA_VERSION,
     };
-    Ok(Plan { curated_after, queue_after, adjudication })
+    Ok(Plan {
+        memory_key: case.memory_key.clone(),
+        curated_before,
+        curated_after,
+        cases_before,
+        cases_after,
+        adjudication,
+    })
 }
 
-/// Adds the next revision of the case's domain from `candidate`, superseding
-/// the active one; returns its key.
+/// Adds the next revision of the case's domain from `candidate` to
+/// `domain` (the domain's entries of `curated`), superseding the active
+/// one; returns its key. Entry keys are unique across the whole state.
 ///
 /// Errors: [`Error::Corrupt`] if the new entry key is already taken.
 fn promote_candidate(
-    state: &mut CuratedState,
+    domain: &mut Vec<Entry>,
+    curated: &CuratedState,
     case: &Case,
     candidate: &crate::store::conflict_queue::Candidate,
 ) -> Result<String> {
-    let active = state
-        .entries
-        .iter()
-        .position(|e| e.is_active() && e.memory_key.as_deref() == Some(&case.memory_key));
+    let active = domain.iter().position(Entry::is_active);
     let revision = Revision {
         memory_key: &case.memory_key,
         kind: candidate.kind,
@@ -192,14 +207,12 @@ fn promote_candidate(
         first_seen: candidate.first_seen.clone(),
         last_seen: candidate.last_seen.clone(),
     };
-    let taken: std::collections::HashSet<String> =
-        state.entries.iter().map(|e| e.key.clone()).collect();
-    let position = push_revision(&mut state.entries, active, revision, |key| taken.contains(key))
-        .map_err(|message| {
-        Error::corrupt(Location::file(Path::new("curated.json")), message)
-    })?;
-    let key = state.entries[position].key.clone();
-    state.sort();
-    state.schema_version = crate::store::curated_state::CURATED_SCHEMA_VERSION;
+    let position =
+        push_revision(domain, active, revision, |key| curated.entries.iter().any(|e| e.key == key))
+            .map_err(|message| {
+                Error::corrupt(Location::file(Path::new("curated.json")), message)
+            })?;
+    let key = domain[position].key.clone();
+    sort_entries(domain);
     Ok(key)
 }

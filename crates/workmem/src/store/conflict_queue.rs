@@ -364,6 +364,20 @@ impl ConflictQueue {
         self.cases.sort_by(|a, b| (&a.memory_key, a.revision).cmp(&(&b.memory_key, b.revision)));
     }
 
+    /// Returns the cases of `memory_key`, in canonical order.
+    pub fn domain(&self, memory_key: &str) -> Vec<Case> {
+        self.cases.iter().filter(|c| c.memory_key == memory_key).cloned().collect()
+    }
+
+    /// Replaces the cases of `memory_key` by `cases` (which must all belong
+    /// to it) and restores canonical order; every other case is kept as it
+    /// is.
+    pub fn replace_domain(&mut self, memory_key: &str, cases: Vec<Case>) {
+        self.cases.retain(|c| c.memory_key != memory_key);
+        self.cases.extend(cases);
+        self.sort();
+    }
+
     /// Returns the case with `conflict_id`.
     pub fn get(&self, conflict_id: &str) -> Option<&Case> {
         self.cases.iter().find(|c| c.conflict_id == conflict_id)

@@ -217,7 +217,26 @@ impl CuratedState {
 
     /// Sorts entries into canonical order.
     pub fn sort(&mut self) {
-        self.entries.sort_by(entry_order);
+        sort_entries(&mut self.entries);
+    }
+
+    /// Returns the entries of the keyed domain `memory_key` (every
+    /// revision), in canonical order.
+    pub fn domain(&self, memory_key: &str) -> Vec<Entry> {
+        self.entries
+            .iter()
+            .filter(|e| e.memory_key.as_deref() == Some(memory_key))
+            .cloned()
+            .collect()
+    }
+
+    /// Replaces the entries of the keyed domain `memory_key` by `entries`
+    /// (which must all belong to it) and restores canonical order; every
+    /// other entry is kept as it is.
+    pub fn replace_domain(&mut self, memory_key: &str, entries: Vec<Entry>) {
+        self.entries.retain(|e| e.memory_key.as_deref() != Some(memory_key));
+        self.entries.extend(entries);
+        self.sort();
     }
 
     /// Returns the active entry of `memory_key`, if any.
@@ -497,6 +516,12 @@ fn check_entry_fields(entry: &Entry) -> std::result::Result<(), String> {
         return Err("first_seen is after last_seen".to_owned());
     }
     Ok(())
+}
+
+/// Sorts `entries` into canonical order: (kind, memory_key or "",
+/// revision, key).
+pub fn sort_entries(entries: &mut [Entry]) {
+    entries.sort_by(entry_order);
 }
 
 fn entry_order(a: &Entry, b: &Entry) -> std::cmp::Ordering {

@@ -3,20 +3,26 @@
 //! (`conflict-resolution-transactions.jsonl`) that makes one decision's
 //! three-file change recoverable (docs/policy.md and docs/format.md).
 //!
-//! A resolution appends a `prepared` line holding the whole intent (before
-//! and after snapshots of the curated entries and conflict cases, and the
-//! adjudication), then applies each target and appends its phase line only
-//! once the target is durable: `curated_applied`, `conflict_closed`,
-//! `audit_appended`, `committed`. Recovery rolls an unfinished transaction
-//! forward idempotently and stops, changing nothing, when a target matches
-//! neither snapshot or the intent does not hash to its recorded digest.
+//! A resolution appends a `prepared` line holding the whole intent (the
+//! resolved domain's curated entries and conflict cases before and after,
+//! the hashes of both files before and after, and the adjudication), then
+//! applies each target and appends its phase line only once the target is
+//! durable: `curated_applied`, `conflict_closed`, `audit_appended`,
+//! `committed`. Recovery rolls an unfinished transaction forward
+//! idempotently and stops, changing nothing, when a target matches neither
+//! its before nor its after state or the intent does not hash to its
+//! recorded digest. Schema-1 intents (full snapshots of both files, written
+//! by the teaching implementation and earlier versions) are still read.
 //!
-//! Every change of the canonical files holds the workspace lock and first
+//! The journal holds work in flight, not history: once a transaction
+//! committed, the writer holding the workspace lock replaces the journal by
+//! the lines of the transactions that did not ([`compact`]), so at rest it
+//! is empty. Every change of the canonical files holds the lock and first
 //! finishes any pending transaction, so only the last transaction of the
 //! journal can be unfinished: opening a workspace reads the journal's last
 //! line only, whatever its length. `verify` checks the whole journal.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::path::Path;
 
@@ -34,8 +40,13 @@ use crate::store::curated_state::Entry;
 pub const AUDIT_FILE: &str = "conflict-adjudications.jsonl";
 /// File name of the transaction journal.
 pub const JOURNAL_FILE: &str = "conflict-resolution-transactions.jsonl";
-/// Schema version of adjudications, intents and journal lines.
+/// Schema version of adjudications and journal lines.
 pub const JOURNAL_SCHEMA_VERSION: u32 = 1;
+/// Schema version of the intents a resolution writes: domain-scoped
+/// snapshots plus whole-file hashes.
+pub const INTENT_SCHEMA_VERSION: u32 = 2;
+/// Schema version of full-snapshot intents, still read and recovered.
+pub const INTENT_SCHEMA_FULL: u32 = 1;
 
 /// One human decision, as appended to the audit stream. Format-stable.
 ///
@@ -80,6 +91,12 @@ impl Adjudication {
 /// The full description of one resolution transaction. Format-stable: its
 /// canonical JSON is hashed into every journal line.
 ///
+/// Schema 2 ([`INTENT_SCHEMA_VERSION`], what resolutions write) is scoped to
+/// the resolved domain: the snapshots hold only the entries and cases of
+/// the case's memory_key, and the four `*_sha256_*` fields hash the whole
+/// files. Schema 1 ([`INTENT_SCHEMA_FULL`]) holds full snapshots of both
+/// files and no hashes.
+///
 /// Fields are declared in sorted order: [`crate::model::canon::encode`] writes them
 /// as declared.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -89,19 +106,35 @@ pub struct Intent {
     pub adjudication: Adjudication,
     /// The case decided.
     pub conflict_id: String,
-    /// Conflict cases after, in canonical order.
+    /// Conflict cases after (of the domain, or all of them in schema 1), in
+    /// canonical order.
     pub conflicts_after: Vec<Case>,
-    /// Conflict cases before, in canonical order.
+    /// Conflict cases before (of the domain, or all of them in schema 1), in
+    /// canonical order.
     pub conflicts_before: Vec<Case>,
-    /// Curated entries after, in canonical order.
+    /// Schema 2: SHA-256 of the whole conflicts.json after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conflicts_sha256_after: Option<String>,
+    /// Schema 2: SHA-256 of the whole conflicts.json before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conflicts_sha256_before: Option<String>,
+    /// Curated entries after (of the domain, or all of them in schema 1),
+    /// in canonical order.
     pub curated_after: Vec<Entry>,
-    /// Curated entries before, in canonical order.
+    /// Curated entries before (of the domain, or all of them in schema 1),
+    /// in canonical order.
     pub curated_before: Vec<Entry>,
+    /// Schema 2: SHA-256 of the whole curated.json after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curated_sha256_after: Option<String>,
+    /// Schema 2: SHA-256 of the whole curated.json before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curated_sha256_before: Option<String>,
     /// The adjudication's event id.
     pub event_id: String,
     /// When the transaction was prepared.
     pub prepared_at: Stamp,
-    /// Always 1.
+    /// [`INTENT_SCHEMA_VERSION`] or [`INTENT_SCHEMA_FULL`].
     pub schema_version: u32,
     /// `resolution-` + 24 hex of (workspace, event id).
     pub transaction_id: String,
@@ -110,6 +143,16 @@ pub struct Intent {
 }
 
 impl Intent {
+    /// Returns the memory_key of the decided case: the domain a schema-2
+    /// intent is scoped to. `None` when the case is not among the cases
+    /// before (a modified intent, refused by [`transactions`]).
+    pub fn memory_key(&self) -> Option<&str> {
+        self.conflicts_before
+            .iter()
+            .find(|case| case.conflict_id == self.conflict_id)
+            .map(|case| case.memory_key.as_str())
+    }
+
     /// Returns the SHA-256 of the intent's canonical JSON: the
     /// `intent_sha256` of every line of its transaction.
     pub fn digest(&self) -> String {
@@ -408,11 +451,12 @@ pub struct Transaction {
     pub transaction_id: String,
     /// Line of the `prepared` record.
     pub first_line: usize,
-    /// The decoded intent; `None` once the transaction committed.
+    /// Every line of the transaction, in order (what [`compact`] keeps of
+    /// an uncommitted one).
+    pub lines: Vec<usize>,
+    /// The decoded intent; `None` once the transaction committed: nothing
+    /// reads a committed transaction (the audit stream is the history).
     pub intent: Option<Intent>,
-    /// The intent's adjudication, kept after the commit too (it is small):
-    /// `verify` checks the audit stream against it.
-    pub adjudication: Adjudication,
     /// Its digest.
     pub digest: String,
     /// Phases recorded, in order.
@@ -471,7 +515,7 @@ pub fn transactions(path: &Path, workspace_id: &str) -> Result<Vec<Transaction>>
                 out.push(Transaction {
                     transaction_id: record.transaction_id.clone(),
                     first_line: line,
-                    adjudication: intent.adjudication.clone(),
+                    lines: vec![line],
                     intent: Some(intent),
                     digest,
                     done: vec![Phase::Prepared],
@@ -512,6 +556,7 @@ pub fn transactions(path: &Path, workspace_id: &str) -> Result<Vec<Transaction>>
             ));
         }
         transaction.done.push(record.phase);
+        transaction.lines.push(line);
         if record.phase == Phase::Committed {
             transaction.intent = None;
         }
@@ -525,38 +570,130 @@ fn check_intent(
     line: &JournalLine,
     workspace_id: &str,
 ) -> std::result::Result<(), String> {
-    if intent.schema_version != JOURNAL_SCHEMA_VERSION
+    let tid = &line.transaction_id;
+    if !matches!(intent.schema_version, INTENT_SCHEMA_FULL | INTENT_SCHEMA_VERSION)
         || intent.adjudication.schema_version != JOURNAL_SCHEMA_VERSION
     {
         return Err(format!(
-            "transaction {} has an unsupported schema_version",
-            line.transaction_id
+            "transaction {tid} has an unsupported schema_version {} (supported: {INTENT_SCHEMA_FULL}, {INTENT_SCHEMA_VERSION})",
+            intent.schema_version
         ));
     }
     if intent.workspace_id != workspace_id || intent.adjudication.workspace_id != workspace_id {
-        return Err(format!("transaction {} belongs to another workspace", line.transaction_id));
+        return Err(format!("transaction {tid} belongs to another workspace"));
     }
     if intent.transaction_id != line.transaction_id
         || intent.transaction_id != canon::transaction_id(workspace_id, &intent.event_id)
     {
         return Err(format!(
-            "intent was modified: transaction id {} does not match its event id",
-            line.transaction_id
+            "intent was modified: transaction id {tid} does not match its event id"
         ));
     }
-    intent
-        .adjudication
-        .check_fields()
-        .map_err(|err| format!("transaction {}: {err}", line.transaction_id))?;
+    intent.adjudication.check_fields().map_err(|err| format!("transaction {tid}: {err}"))?;
     if intent.adjudication.event_id != intent.event_id
         || intent.adjudication.conflict_id != intent.conflict_id
     {
         return Err(format!(
-            "intent was modified: adjudication of {} names another event or case",
-            line.transaction_id
+            "intent was modified: adjudication of {tid} names another event or case"
+        ));
+    }
+    let hashes = [
+        &intent.curated_sha256_before,
+        &intent.curated_sha256_after,
+        &intent.conflicts_sha256_before,
+        &intent.conflicts_sha256_after,
+    ];
+    if intent.schema_version == INTENT_SCHEMA_FULL {
+        if hashes.iter().any(|hash| hash.is_some()) {
+            return Err(format!(
+                "transaction {tid}: a schema {INTENT_SCHEMA_FULL} intent holds file hashes"
+            ));
+        }
+        return Ok(());
+    }
+    if !hashes.iter().all(|hash| hash.as_deref().is_some_and(is_sha256_hex)) {
+        return Err(format!(
+            "transaction {tid}: a schema {INTENT_SCHEMA_VERSION} intent needs the four file hashes as 64 lowercase hex characters"
+        ));
+    }
+    // Scoped to one domain: the decided case's.
+    let Some(memory_key) = intent.memory_key() else {
+        return Err(format!(
+            "intent was modified: transaction {tid} does not hold case {} before",
+            intent.conflict_id
+        ));
+    };
+    let outside_entry = intent
+        .curated_before
+        .iter()
+        .chain(&intent.curated_after)
+        .any(|entry| entry.memory_key.as_deref() != Some(memory_key));
+    let outside_case = intent
+        .conflicts_before
+        .iter()
+        .chain(&intent.conflicts_after)
+        .any(|case| case.memory_key != memory_key);
+    if outside_entry || outside_case {
+        return Err(format!(
+            "intent was modified: transaction {tid} holds entries or cases outside domain {memory_key}"
         ));
     }
     Ok(())
+}
+
+/// Returns whether `text` is a SHA-256 digest in lowercase hex.
+fn is_sha256_hex(text: &str) -> bool {
+    text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// Returns whether the journal at `path` holds nothing: absent or empty
+/// (its state at rest).
+///
+/// Errors: [`Error::Corrupt`] for a link or a file that is not regular;
+/// [`Error::Io`].
+pub fn is_empty(path: &Path) -> Result<bool> {
+    match atomic_io::open_optional(path)? {
+        None => Ok(true),
+        Some(file) => Ok(file.metadata().at(path)?.len() == 0),
+    }
+}
+
+/// Compacts the journal at `path`: atomically replaces it by the lines of
+/// the transactions of `transactions` that did not commit, in their order
+/// (nothing at all when every transaction committed). `transactions` must
+/// describe the journal as read under the workspace lock, with the phases
+/// appended since then; lines after the last one read belong to
+/// transactions that committed since. Does nothing when the journal is
+/// absent or already holds exactly what it would keep.
+///
+/// Errors: [`Error::Io`], [`Error::Corrupt`] for a link or a file that is
+/// not regular.
+pub fn compact(path: &Path, transactions: &[Transaction]) -> Result<()> {
+    let keep: HashSet<usize> = transactions
+        .iter()
+        .filter(|t| !t.committed())
+        .flat_map(|t| t.lines.iter().copied())
+        .collect();
+    let kept = if keep.is_empty() {
+        if is_empty(path)? {
+            return Ok(());
+        }
+        Vec::new()
+    } else {
+        let Some(data) = atomic_io::read_optional(path)? else { return Ok(()) };
+        let mut kept = Vec::with_capacity(data.len());
+        for (number, line, terminated) in atomic_io::lines(&data) {
+            if terminated && keep.contains(&number) {
+                kept.extend_from_slice(line);
+                kept.push(b'\n');
+            }
+        }
+        if kept == data {
+            return Ok(());
+        }
+        kept
+    };
+    atomic_io::replace(path, &kept)
 }
 
 /// Returns whether the journal's last transaction is finished, reading

@@ -18,9 +18,17 @@ impl Workspace {
     /// Errors: [`Error::Io`]; [`Error::Corrupt`] if `state` breaks an
     /// invariant.
     pub(crate) fn save_curated(&self, state: &CuratedState) -> Result<()> {
+        let bytes = state.encode(&self.file(CURATED_FILE), &self.workspace_id)?;
+        self.save_curated_bytes(state, &bytes)
+    }
+
+    /// Replaces curated.json with `bytes`, the canonical encoding of
+    /// `state`, then MEMORY.md.
+    ///
+    /// Errors: [`Error::Io`].
+    pub(crate) fn save_curated_bytes(&self, state: &CuratedState, bytes: &[u8]) -> Result<()> {
         let path = self.file(CURATED_FILE);
-        let bytes = state.encode(&path, &self.workspace_id)?;
-        atomic_io::replace(&path, &bytes)?;
+        atomic_io::replace(&path, bytes)?;
         failpoint::hit("between_curated_and_projection");
         self.write_memory_md(state, file_stamp(&path)?).map(drop)
     }

@@ -210,10 +210,16 @@ impl Workspace {
     /// Errors: [`Error::Corrupt`] naming the case, [`Error::Scope`],
     /// [`Error::Io`].
     pub fn conflicts(&self) -> Result<ConflictQueue> {
+        Ok(self.conflicts_with_bytes()?.0)
+    }
+
+    fn conflicts_with_bytes(&self) -> Result<(ConflictQueue, Option<Vec<u8>>)> {
         let path = self.file(CONFLICTS_FILE);
         match atomic_io::read_optional(&path)? {
-            None => Ok(ConflictQueue::default()),
-            Some(data) => ConflictQueue::decode(&data, &path, &self.workspace_id),
+            None => Ok((ConflictQueue::default(), None)),
+            Some(data) => {
+                Ok((ConflictQueue::decode(&data, &path, &self.workspace_id)?, Some(data)))
+            }
         }
     }
 

@@ -101,11 +101,18 @@ impl Workspace {
                     .ok()
                     .map(Stamp::from_timestamp)
             });
+        // Only the journal's last transaction can be unfinished: when it
+        // committed (or the journal is empty, as at rest) nothing else is read.
+        let journal_path = self.file(JOURNAL_FILE);
         let unfinished_transactions =
-            journal::transactions(&self.file(JOURNAL_FILE), self.workspace_id())?
-                .iter()
-                .filter(|transaction| !transaction.committed())
-                .count();
+            if journal::last_is_committed(&journal_path, self.workspace_id())? {
+                0
+            } else {
+                journal::transactions(&journal_path, self.workspace_id())?
+                    .iter()
+                    .filter(|transaction| !transaction.committed())
+                    .count()
+            };
         Ok(Overview {
             workspace_id: self.workspace_id().to_owned(),
             pinned: self.is_pinned(),

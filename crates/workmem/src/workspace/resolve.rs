@@ -2,19 +2,23 @@
 //! unfinished ones (docs/policy.md and docs/format.md).
 //!
 //! Every path here holds the workspace lock. A decision is planned by
-//! `adjudication::plan`, its intent made durable as a `prepared` line, and
-//! then rolled forward by the same code recovery uses, so a crash at any
-//! boundary leaves exactly what recovery finishes.
+//! `adjudication::plan` (scoped to the case's domain), its intent made
+//! durable as a `prepared` line, and then applied by the same code recovery
+//! uses, so a crash at any boundary leaves exactly what recovery finishes.
+//! Once it committed, the journal is compacted: empty at rest.
+
+use std::path::Path;
 
 use crate::error::{Error, Location, Rejected, Result};
 use crate::model::canon;
 use crate::policy::adjudication::{self, Resolution};
-use crate::store::conflict_queue::ConflictQueue;
-use crate::store::curated_state::{CURATED_SCHEMA_VERSION, CuratedState};
+use crate::store::atomic_io;
+use crate::store::conflict_queue::{Case, ConflictQueue};
+use crate::store::curated_state::{CURATED_SCHEMA_VERSION, CuratedState, Entry};
 use crate::store::failpoint;
 use crate::store::journal::{
-    self, AUDIT_FILE, Adjudication, Intent, JOURNAL_FILE, JOURNAL_SCHEMA_VERSION, JournalLine,
-    Phase,
+    self, AUDIT_FILE, Adjudication, INTENT_SCHEMA_FULL, INTENT_SCHEMA_VERSION, Intent,
+    JOURNAL_FILE, JournalLine, Phase,
 };
 use crate::store::lock::WorkspaceLock;
 use crate::workspace::{CONFLICTS_FILE, CURATED_FILE, Workspace};
@@ -69,19 +73,60 @@ impl Workspace {
     pub fn resolve(&self, resolution: Resolution) -> Result<Adjudication> {
         let resolution = resolution.validated()?;
         let _lock = self.lock()?;
+        let prepared = match self.prepare_locked(resolution)? {
+            Prepare::Stored(stored) => return Ok(*stored),
+            Prepare::Ready(prepared) => prepared,
+        };
+        failpoint::hit("after_prepared");
+        let Prepared { intent, digest, targets, domain_index } = *prepared;
+        // Under the lock since the states were read: both files hold the
+        // before state and the audit stream lacks the event.
+        self.apply(&intent, &digest, &[Phase::Prepared], targets)?;
+        // The journal held nothing before this transaction (pending work
+        // was finished and compacted first, under the same lock), and the
+        // transaction committed: the journal is empty again.
+        journal::compact(&self.file(JOURNAL_FILE), &[])?;
+        if let Some(index) = domain_index {
+            self.save_domain_index(&index);
+        }
+        Ok(intent.adjudication)
+    }
+
+    /// Runs a resolution up to its `prepared` line and stops there, as a
+    /// crash right after that line would: for tests of recovery (see
+    /// `internals::prepare_resolution`). Returns the intent written, or
+    /// `None` when the event id is already in the audit stream.
+    ///
+    /// Errors: as [`Workspace::resolve`].
+    pub(crate) fn prepare_resolution(&self, resolution: Resolution) -> Result<Option<Intent>> {
+        let resolution = resolution.validated()?;
+        let _lock = self.lock()?;
+        Ok(match self.prepare_locked(resolution)? {
+            Prepare::Stored(_) => None,
+            Prepare::Ready(prepared) => Some(prepared.intent),
+        })
+    }
+
+    /// Finishes pending work, checks `resolution` against the current state
+    /// and makes its intent durable as a `prepared` line; the lock must be
+    /// held. Returns the stored adjudication instead when the event id was
+    /// already used for the same decision.
+    ///
+    /// Errors: as [`Workspace::resolve`].
+    fn prepare_locked(&self, resolution: Resolution) -> Result<Prepare> {
         self.finish_pending_locked()?;
         let audit_path = self.file(AUDIT_FILE);
         journal::repair_stream::<Adjudication>(&audit_path)?;
         if let Some(stored) = self.find_adjudication(&resolution.event_id)? {
             if resolution.matches(&stored) {
-                return Ok(stored);
+                return Ok(Prepare::Stored(Box::new(stored)));
             }
             return Err(Error::ResolutionRejected(Rejected::EventIdReused {
                 event_id: resolution.event_id,
             }));
         }
-        let curated = self.curated()?;
-        let queue = self.conflicts()?;
+        let (curated, curated_bytes) = self.curated_with_bytes()?;
+        let (queue, queue_bytes) = self.conflicts_with_bytes()?;
         let memory_key = queue.get(&resolution.conflict_id).map(|case| case.memory_key.as_str());
         let domain = match memory_key {
             Some(key) => self.domain_fact_ids(key)?,
@@ -96,37 +141,54 @@ impl Workspace {
             resolved_at,
             self.workspace_id(),
         )?;
+        // The whole files before and after: the domain's part replaced, the
+        // rest as read (never copied into the intent).
+        let curated_sha256_before = self.curated_sha256(curated_bytes.as_deref())?;
+        let queue_sha256_before = self.conflicts_sha256(queue_bytes.as_deref())?;
+        drop((curated_bytes, queue_bytes));
+        let mut curated_after = curated;
+        curated_after.replace_domain(&plan.memory_key, plan.curated_after.clone());
+        let curated_after_bytes =
+            curated_after.encode(&self.file(CURATED_FILE), self.workspace_id())?;
+        let mut queue_after = queue;
+        queue_after.replace_domain(&plan.memory_key, plan.cases_after.clone());
+        let queue_after_bytes =
+            queue_after.encode(&self.file(CONFLICTS_FILE), self.workspace_id())?;
+        let curated_sha256_after = canon::sha256_hex(&curated_after_bytes);
+        let queue_sha256_after = canon::sha256_hex(&queue_after_bytes);
+        let curated = if curated_sha256_after == curated_sha256_before {
+            // Keeping the incumbent leaves curated.json as it is.
+            Curated::Done(curated_after)
+        } else {
+            Curated::Write(curated_after, curated_after_bytes)
+        };
+        let queue = (queue_sha256_after != queue_sha256_before).then_some(queue_after_bytes);
         let intent = Intent {
             transaction_id: canon::transaction_id(self.workspace_id(), &resolution.event_id),
             workspace_id: self.workspace_id().to_owned(),
             conflict_id: resolution.conflict_id.clone(),
             event_id: resolution.event_id.clone(),
             prepared_at: self.now(),
-            curated_before: curated.entries,
-            curated_after: plan.curated_after.entries.clone(),
-            conflicts_before: queue.cases,
-            conflicts_after: plan.queue_after.cases.clone(),
+            curated_before: plan.curated_before,
+            curated_after: plan.curated_after,
+            curated_sha256_before: Some(curated_sha256_before),
+            curated_sha256_after: Some(curated_sha256_after),
+            conflicts_before: plan.cases_before,
+            conflicts_after: plan.cases_after,
+            conflicts_sha256_before: Some(queue_sha256_before),
+            conflicts_sha256_after: Some(queue_sha256_after),
             adjudication: plan.adjudication,
-            schema_version: JOURNAL_SCHEMA_VERSION,
+            schema_version: INTENT_SCHEMA_VERSION,
         };
         let digest = intent.digest();
         self.append_phase(&intent, &digest, Phase::Prepared)?;
-        failpoint::hit("after_prepared");
-        // Under the lock since the states were read: both files hold the
-        // before snapshot and the audit stream lacks the event.
-        let targets = Targets { curated_done: false, queue_done: false, audit_done: false };
-        self.apply(
-            &intent,
-            &digest,
-            &[Phase::Prepared],
-            &plan.curated_after,
-            &plan.queue_after,
+        let targets = Targets { curated, queue, audit_done: false };
+        Ok(Prepare::Ready(Box::new(Prepared {
+            intent,
+            digest,
             targets,
-        )?;
-        if let Some(index) = domain.updated {
-            self.save_domain_index(&index);
-        }
-        Ok(intent.adjudication)
+            domain_index: domain.updated,
+        })))
     }
 
     /// Returns every adjudication of the audit stream, oldest first.
@@ -147,7 +209,12 @@ impl Workspace {
     /// Finishes what a crash left unfinished: a resolution whose transaction
     /// did not commit, or a distill interrupted between its writes. Reads
     /// only the end of the journal and one directory entry when there is
-    /// nothing to do; takes the workspace lock otherwise.
+    /// nothing to do; takes the workspace lock otherwise, and then also
+    /// compacts the journal. A journal whose last transaction committed
+    /// (a crash between `committed` and the compaction, or a journal of the
+    /// teaching implementation) is left for the next writer (resolve,
+    /// distill) to compact: opening stays cheap and never waits for the
+    /// lock when there is nothing to finish.
     ///
     /// Errors: [`Error::Corrupt`] when the intent was modified or a target
     /// matches neither snapshot (nothing is changed then); [`Error::Io`].
@@ -161,8 +228,10 @@ impl Workspace {
         self.finish_pending_locked()
     }
 
-    /// Finishes an interrupted distill and rolls every unfinished
-    /// transaction forward; the lock must be held.
+    /// Finishes an interrupted distill, rolls every unfinished transaction
+    /// forward and compacts the journal (it then holds nothing); the lock
+    /// must be held. With an empty journal, the state at rest, this costs
+    /// one `stat` of each file.
     pub(crate) fn finish_pending_locked(&self) -> Result<()> {
         self.finish_distill_locked()?;
         let path = self.file(JOURNAL_FILE);
@@ -172,98 +241,206 @@ impl Workspace {
         // prepares the same transaction again, and the journal ends up with
         // two `prepared` lines for one transaction.
         journal::repair_stream::<JournalLine>(&path)?;
-        if journal::last_is_committed(&path, self.workspace_id())? {
+        if journal::is_empty(&path)? {
             return Ok(());
         }
-        for transaction in journal::transactions(&path, self.workspace_id())? {
+        let mut transactions = journal::transactions(&path, self.workspace_id())?;
+        for transaction in &mut transactions {
             // Only uncommitted transactions keep their intent.
-            if let Some(intent) = &transaction.intent {
-                self.roll_forward(intent, &transaction.digest, &transaction.done)?;
+            if let Some(intent) = transaction.intent.take() {
+                self.roll_forward(&intent, &transaction.digest, &transaction.done)?;
+                transaction.done = Phase::ALL.to_vec();
             }
         }
-        Ok(())
+        // Every transaction committed, those just finished included.
+        journal::compact(&path, &transactions)
     }
 
     /// Brings every target of `intent` to its after state and records the
-    /// missing phases. Idempotent; checks both canonical files against the
-    /// snapshots before changing anything.
+    /// missing phases. Idempotent; checks both canonical files and the
+    /// audit stream before changing anything.
     fn roll_forward(&self, intent: &Intent, digest: &str, done: &[Phase]) -> Result<()> {
-        let tid = &intent.transaction_id;
-        let snapshot = |entries: &[crate::store::curated_state::Entry]| {
-            let mut state =
-                CuratedState { schema_version: CURATED_SCHEMA_VERSION, entries: entries.to_vec() };
-            state.sort();
-            state
-        };
-        let queue_snapshot = |cases: &[crate::store::conflict_queue::Case]| {
-            let mut queue = ConflictQueue { cases: cases.to_vec() };
-            queue.sort();
-            queue
-        };
-        let (curated_after, curated_before) =
-            (snapshot(&intent.curated_after), snapshot(&intent.curated_before));
-        let (queue_after, queue_before) =
-            (queue_snapshot(&intent.conflicts_after), queue_snapshot(&intent.conflicts_before));
+        // A complete audit record missing only its newline counts as
+        // appended (the next append keeps it).
+        journal::repair_stream::<Adjudication>(&self.file(AUDIT_FILE))?;
+        let targets = self.recovery_targets(intent)?;
+        self.apply(intent, digest, done, targets)
+    }
 
-        let curated_now = self.curated()?;
-        let curated_done = curated_now.entries == curated_after.entries;
-        if !curated_done && curated_now.entries != curated_before.entries {
-            return Err(Error::corrupt(
-                Location::file(&self.file(CURATED_FILE)),
-                format!(
-                    "matches neither the before nor the after snapshot of transaction {tid}; recovery stopped"
-                ),
-            ));
-        }
-        let queue_now = self.conflicts()?;
-        let queue_done = queue_now.cases == queue_after.cases;
-        if !queue_done && queue_now.cases != queue_before.cases {
-            return Err(Error::corrupt(
-                Location::file(&self.file(CONFLICTS_FILE)),
-                format!(
-                    "matches neither the before nor the after snapshot of transaction {tid}; recovery stopped"
-                ),
-            ));
-        }
+    /// Returns what rolling `intent` forward writes, reading the canonical
+    /// files and the audit stream and writing nothing (verify uses it to
+    /// tell whether recovery would stop).
+    ///
+    /// A schema-2 intent is checked per file through the whole-file
+    /// hashes: a file that hashes to *after* is done; one that hashes to
+    /// *before* gets the domain's part replaced by the intent's after
+    /// snapshot, and the result must hash to *after*. A schema-1 intent
+    /// compares the whole state with its full snapshots.
+    ///
+    /// Errors: [`Error::Corrupt`] when a file matches neither state or
+    /// the audit stream holds another record with the event id;
+    /// read errors.
+    pub(crate) fn recovery_targets(&self, intent: &Intent) -> Result<Targets> {
+        let (curated, queue) = if intent.schema_version == INTENT_SCHEMA_FULL {
+            (self.full_curated_target(intent)?, self.full_queue_target(intent)?)
+        } else {
+            (self.scoped_curated_target(intent)?, self.scoped_queue_target(intent)?)
+        };
         let audit_path = self.file(AUDIT_FILE);
-        journal::repair_stream::<Adjudication>(&audit_path)?;
         let stored = self.find_adjudication(&intent.event_id)?;
         if stored.as_ref().is_some_and(|a| *a != intent.adjudication) {
             return Err(Error::corrupt(
                 Location::file(&audit_path),
                 format!(
-                    "holds another adjudication with event id {} of transaction {tid}",
-                    intent.event_id
+                    "holds another adjudication with event id {} of transaction {}",
+                    intent.event_id, intent.transaction_id
                 ),
             ));
         }
-        let targets = Targets { curated_done, queue_done, audit_done: stored.is_some() };
-        self.apply(intent, digest, done, &curated_after, &queue_after, targets)
+        Ok(Targets { curated, queue, audit_done: stored.is_some() })
+    }
+
+    /// The curated target of a schema-1 intent: the state equals the after
+    /// or the before snapshot.
+    fn full_curated_target(&self, intent: &Intent) -> Result<Curated> {
+        let snapshot = |entries: &[Entry]| {
+            let mut state =
+                CuratedState { schema_version: CURATED_SCHEMA_VERSION, entries: entries.to_vec() };
+            state.sort();
+            state
+        };
+        let now = self.curated()?;
+        let after = snapshot(&intent.curated_after);
+        if now.entries == after.entries {
+            return Ok(Curated::Done(now));
+        }
+        if now.entries != snapshot(&intent.curated_before).entries {
+            return Err(neither(&self.file(CURATED_FILE), intent));
+        }
+        let bytes = after.encode(&self.file(CURATED_FILE), self.workspace_id())?;
+        Ok(Curated::Write(after, bytes))
+    }
+
+    /// The conflicts target of a schema-1 intent: `None` when done, else
+    /// the bytes to write.
+    fn full_queue_target(&self, intent: &Intent) -> Result<Option<Vec<u8>>> {
+        let snapshot = |cases: &[Case]| {
+            let mut queue = ConflictQueue { cases: cases.to_vec() };
+            queue.sort();
+            queue
+        };
+        let now = self.conflicts()?;
+        let after = snapshot(&intent.conflicts_after);
+        if now.cases == after.cases {
+            return Ok(None);
+        }
+        if now.cases != snapshot(&intent.conflicts_before).cases {
+            return Err(neither(&self.file(CONFLICTS_FILE), intent));
+        }
+        after.encode(&self.file(CONFLICTS_FILE), self.workspace_id()).map(Some)
+    }
+
+    /// The curated target of a schema-2 intent, decided by the file's hash.
+    fn scoped_curated_target(&self, intent: &Intent) -> Result<Curated> {
+        let path = self.file(CURATED_FILE);
+        let (now, bytes) = self.curated_with_bytes()?;
+        let hash = self.curated_sha256(bytes.as_deref())?;
+        drop(bytes);
+        let (before, after) = scoped_hashes(
+            intent.curated_sha256_before.as_deref(),
+            intent.curated_sha256_after.as_deref(),
+        );
+        if hash == after {
+            return Ok(Curated::Done(now));
+        }
+        let memory_key = intent.memory_key().unwrap_or_default();
+        if hash != before {
+            return Err(neither(&path, intent));
+        }
+        if now.domain(memory_key) != intent.curated_before {
+            return Err(modified(&path, intent, "curated entries"));
+        }
+        let mut state = now;
+        state.replace_domain(memory_key, intent.curated_after.clone());
+        let written = state.encode(&path, self.workspace_id())?;
+        if canon::sha256_hex(&written) != after {
+            return Err(modified(&path, intent, "curated entries"));
+        }
+        Ok(Curated::Write(state, written))
+    }
+
+    /// The conflicts target of a schema-2 intent, decided by the file's
+    /// hash: `None` when done, else the bytes to write.
+    fn scoped_queue_target(&self, intent: &Intent) -> Result<Option<Vec<u8>>> {
+        let path = self.file(CONFLICTS_FILE);
+        let (now, bytes) = self.conflicts_with_bytes()?;
+        let hash = self.conflicts_sha256(bytes.as_deref())?;
+        drop(bytes);
+        let (before, after) = scoped_hashes(
+            intent.conflicts_sha256_before.as_deref(),
+            intent.conflicts_sha256_after.as_deref(),
+        );
+        if hash == after {
+            return Ok(None);
+        }
+        let memory_key = intent.memory_key().unwrap_or_default();
+        if hash != before {
+            return Err(neither(&path, intent));
+        }
+        if now.domain(memory_key) != intent.conflicts_before {
+            return Err(modified(&path, intent, "conflict cases"));
+        }
+        let mut queue = now;
+        queue.replace_domain(memory_key, intent.conflicts_after.clone());
+        let written = queue.encode(&path, self.workspace_id())?;
+        if canon::sha256_hex(&written) != after {
+            return Err(modified(&path, intent, "conflict cases"));
+        }
+        Ok(Some(written))
+    }
+
+    /// Returns the SHA-256 of curated.json's bytes, `bytes` (`None` when
+    /// the file is absent: then of the canonical encoding of the empty
+    /// state, the file a resolve would otherwise find).
+    ///
+    /// Errors: none in practice (the empty state is valid).
+    fn curated_sha256(&self, bytes: Option<&[u8]>) -> Result<String> {
+        if let Some(bytes) = bytes {
+            return Ok(canon::sha256_hex(bytes));
+        }
+        let empty = CuratedState::new().encode(&self.file(CURATED_FILE), self.workspace_id())?;
+        Ok(canon::sha256_hex(&empty))
+    }
+
+    /// Returns the SHA-256 of conflicts.json's bytes, like
+    /// [`Workspace::curated_sha256`].
+    ///
+    /// Errors: none in practice (the empty queue is valid).
+    fn conflicts_sha256(&self, bytes: Option<&[u8]>) -> Result<String> {
+        if let Some(bytes) = bytes {
+            return Ok(canon::sha256_hex(bytes));
+        }
+        let empty =
+            ConflictQueue::default().encode(&self.file(CONFLICTS_FILE), self.workspace_id())?;
+        Ok(canon::sha256_hex(&empty))
     }
 
     /// Writes the targets not yet done and the missing phase lines, in the
     /// order of docs/policy.md.
-    fn apply(
-        &self,
-        intent: &Intent,
-        digest: &str,
-        done: &[Phase],
-        curated_after: &CuratedState,
-        queue_after: &ConflictQueue,
-        targets: Targets,
-    ) -> Result<()> {
-        if targets.curated_done {
-            self.repair_projection(curated_after)?;
-        } else {
-            self.save_curated(curated_after)?;
+    fn apply(&self, intent: &Intent, digest: &str, done: &[Phase], targets: Targets) -> Result<()> {
+        match &targets.curated {
+            Curated::Done(state) => {
+                self.repair_projection(state)?;
+            }
+            Curated::Write(state, bytes) => self.save_curated_bytes(state, bytes)?,
         }
         failpoint::hit("after_curated_write");
         if !done.contains(&Phase::CuratedApplied) {
             self.append_phase(intent, digest, Phase::CuratedApplied)?;
         }
         failpoint::hit("after_curated_applied");
-        if !targets.queue_done {
-            self.save_conflicts(queue_after)?;
+        if let Some(bytes) = &targets.queue {
+            atomic_io::replace(&self.file(CONFLICTS_FILE), bytes)?;
         }
         failpoint::hit("after_conflict_write");
         if !done.contains(&Phase::ConflictClosed) {
@@ -292,10 +469,72 @@ impl Workspace {
     }
 }
 
-/// Which targets of a transaction already hold their after state.
-#[derive(Debug, Clone, Copy)]
-struct Targets {
-    curated_done: bool,
-    queue_done: bool,
+/// The before and after hashes of a schema-2 intent (checked present when
+/// the journal was read).
+fn scoped_hashes<'a>(before: Option<&'a str>, after: Option<&'a str>) -> (&'a str, &'a str) {
+    (before.unwrap_or_default(), after.unwrap_or_default())
+}
+
+/// The error of a file that matches neither state of a transaction.
+fn neither(path: &Path, intent: &Intent) -> Error {
+    Error::corrupt(
+        Location::file(path),
+        format!(
+            "matches neither the before nor the after state of transaction {}; recovery stopped",
+            intent.transaction_id
+        ),
+    )
+}
+
+/// The error of a schema-2 intent whose snapshots do not agree with the
+/// file hashes it records.
+fn modified(path: &Path, intent: &Intent, what: &str) -> Error {
+    Error::corrupt(
+        Location::file(path),
+        format!(
+            "intent was modified: the {what} of transaction {} do not agree with its file hashes; recovery stopped",
+            intent.transaction_id
+        ),
+    )
+}
+
+/// The outcome of [`Workspace::prepare_locked`].
+enum Prepare {
+    /// The event id is in the audit stream with the same decision.
+    Stored(Box<Adjudication>),
+    /// The `prepared` line is durable.
+    Ready(Box<Prepared>),
+}
+
+/// A resolution whose `prepared` line is durable, with what it writes.
+struct Prepared {
+    /// The intent written.
+    intent: Intent,
+    /// Its digest.
+    digest: String,
+    /// The files to write.
+    targets: Targets,
+    /// The domain index brought up to date by the resolve, saved once it
+    /// committed.
+    domain_index: Option<crate::store::domain_index::DomainIndex>,
+}
+
+/// What rolling a transaction forward writes.
+#[derive(Debug)]
+pub(crate) struct Targets {
+    /// curated.json (and MEMORY.md).
+    curated: Curated,
+    /// The bytes of conflicts.json, or `None` when it holds its after state.
+    queue: Option<Vec<u8>>,
+    /// Whether the audit stream holds the adjudication.
     audit_done: bool,
+}
+
+/// The curated target of a transaction.
+#[derive(Debug)]
+enum Curated {
+    /// curated.json holds the after state (MEMORY.md may still be stale).
+    Done(CuratedState),
+    /// The after state and its canonical bytes, to write.
+    Write(CuratedState, Vec<u8>),
 }

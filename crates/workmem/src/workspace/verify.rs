@@ -14,7 +14,9 @@
 //! entries and candidates is in the log; each entry's wording is the
 //! content of one of its evidence facts; every resolved case has exactly
 //! one matching audit record and every audit record a resolved case; and
-//! audit records equal the adjudication of the journal's intents.
+//! audit records equal the adjudication of the journal's unfinished
+//! transactions, whose targets are checked as recovery would check them
+//! (a committed transaction is not read: at rest the journal is empty).
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -411,10 +413,13 @@ impl Workspace {
                 ));
             }
         }
-        // Records equal the intent of the transaction that wrote them.
+        // Records equal the intent of the unfinished transaction that
+        // writes them (a committed transaction is not read: the audit
+        // stream is the history).
         let journal_path = self.file(JOURNAL_FILE);
         for transaction in transactions.unwrap_or_default() {
-            let intended = &transaction.adjudication;
+            let Some(intent) = &transaction.intent else { continue };
+            let intended = &intent.adjudication;
             match records.iter().find(|(_, r)| r.event_id == intended.event_id) {
                 Some((number, record)) if record != intended => problems.push(problem(
                     &path,
@@ -465,6 +470,15 @@ impl Workspace {
                             t.done.last().map_or("none".to_owned(), ToString::to_string)
                         ),
                     ));
+                    // Would recovery finish it, or stop? Checked as recovery
+                    // checks, without writing. (A file that cannot be read
+                    // at all is reported by its own check.)
+                    if let Some(intent) = &t.intent
+                        && let Err(err @ Error::Corrupt { .. }) = self.recovery_targets(intent)
+                        && err.to_string().contains(&intent.transaction_id)
+                    {
+                        problems.push(from_error(err, &path));
+                    }
                 }
                 Some(transactions)
             }
