@@ -149,7 +149,13 @@ fn assert_one_committed_decision(project: &Project, conflict: &str) {
     assert!(
         names.is_empty()
             || names
-                == ["prepared", "curated_applied", "conflict_closed", "audit_appended", "committed"],
+                == [
+                    "prepared",
+                    "curated_applied",
+                    "conflict_closed",
+                    "audit_appended",
+                    "committed"
+                ],
         "{names:?}"
     );
     assert!(phases.iter().all(|(t, _)| *t == phases[0].0));

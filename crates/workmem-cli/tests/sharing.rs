@@ -172,6 +172,13 @@ impl Clone<'_> {
             .collect()
     }
 
+    /// Whether the journal holds nothing (it must at rest, so that it never
+    /// needs merging).
+    fn journal_is_empty(&self) -> bool {
+        let path = self.memory().join("conflict-resolution-transactions.jsonl");
+        std::fs::metadata(path).map_or(true, |meta| meta.len() == 0)
+    }
+
     /// The open case of `key`, if any.
     fn open_case(&self, key: &str) -> Option<Value> {
         let cases = self.json(&["conflicts"]);
@@ -345,6 +352,8 @@ fn two_different_decisions_about_one_case_are_both_kept_and_neither_is_applied()
     a.decide("db.engine", "Use SQLite for the cache", "review:alice-again");
     assert_eq!(a.active("db.engine").as_deref(), Some("Use SQLite for the cache"));
     a.verify_clean();
+    assert!(a.journal_is_empty());
+    a.commit_all("alice decides again");
 
     // Carol agreed with alice: the earlier of the two equal decisions
     // closes the case, and both stay in the audit.
@@ -616,8 +625,10 @@ proptest! {
         ab.pull(&b, false);
         let ba = world.clone_of(&b, "merge/ba");
         ba.pull(&a, false);
+        prop_assert!(a.journal_is_empty() && b.journal_is_empty());
         for merged in [&ab, &ba] {
             merged.verify_clean();
+            prop_assert!(merged.journal_is_empty());
             let ids = merged.fact_ids();
             prop_assert_eq!(ids.len(), facts.len());
             prop_assert_eq!(ids.into_iter().collect::<BTreeSet<_>>(), facts.clone());
