@@ -16,6 +16,7 @@ mod memory;
 mod open;
 pub(crate) mod overview;
 mod resolve;
+pub(crate) mod scan;
 pub(crate) mod verify;
 
 pub use append::Imported;
