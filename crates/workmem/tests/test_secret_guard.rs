@@ -402,4 +402,3 @@ fn the_short_list_has_one_sample_of_every_kind() {
         assert_eq!(secret::find(&text), Some(kind), "{}", describe(&text));
     }
 }
-

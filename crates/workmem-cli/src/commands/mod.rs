@@ -31,6 +31,7 @@ pub mod memory;
 pub mod remember;
 pub mod resolve;
 pub mod review;
+pub mod scan;
 pub mod status;
 pub mod verify;
 
@@ -129,6 +130,21 @@ impl Ctx {
         Ok(self.builder()?.open_read_only()?)
     }
 
+    /// Opens the workspace read-only like [`Ctx::workspace_read_only`] but
+    /// without reading its configuration: for `scan`, which must check a
+    /// hostile checkout whatever its `.workmem/config.toml` holds.
+    ///
+    /// Errors: library errors of opening.
+    pub fn workspace_unconfigured_read_only(&self) -> Result<Workspace, CommandError> {
+        self.require_project()?;
+        let builder = Workspace::builder(&self.project);
+        let builder = match &self.memory_dir {
+            Some(dir) => builder.memory_dir(dir),
+            None => builder,
+        };
+        Ok(builder.open_read_only()?)
+    }
+
     /// Returns the builder of the project's workspace with its
     /// configuration (user file, then workspace file) and memory directory.
     fn builder(&self) -> Result<workmem::WorkspaceBuilder, CommandError> {
@@ -202,6 +218,7 @@ pub fn run(ctx: &Ctx, command: &Command) -> Result<(), CommandError> {
         Command::History(args) => history::run(ctx, args),
         Command::Explain(args) => explain::run(ctx, args),
         Command::Verify(args) => verify::run(ctx, args),
+        Command::Scan(args) => scan::run(ctx, args),
         Command::Status(args) => status::run(ctx, args),
         Command::Demo(args) => demo::run(ctx, args),
         #[cfg(feature = "mcp")]

@@ -4,22 +4,22 @@
 //! before a byte is written, and finds them in what is already stored
 //! (`Workspace::scan`).
 //!
-//! A text is first normalized ([`normalize`]): Unicode format characters
+//! A text is first normalized (`normalize`): Unicode format characters
 //! (zero-width characters, the soft hyphen, bidi controls) are removed,
 //! NFKC folds fullwidth and other compatibility forms, and characters that
 //! look like Latin letters or digits (Cyrillic `а`, Greek `ο`, ...) are
 //! folded to them by the Unicode confusables data. Then three families of
 //! detectors look at it:
 //!
-//! - provider token formats ([`tokens`]): AWS, GitHub, GitLab, Slack,
+//! - provider token formats (`tokens`): AWS, GitHub, GitLab, Slack,
 //!   Stripe, OpenAI, Anthropic, Google, npm, Hugging Face, PyPI, Vault, ...,
 //!   JWTs, and private key blocks of every kind;
-//! - credentials in structured text ([`assign`]): passwords in URLs,
+//! - credentials in structured text (`assign`): passwords in URLs,
 //!   `Authorization` headers, passwords on command lines and in `.netrc`,
 //!   GCP service-account JSON, and a *literal* assigned to a secret-named
 //!   variable in any common syntax (`X=`, `X: `, `"x": "..."`, `x := `,
 //!   `--password ...`, `Password=...;`);
-//! - the judgement of what is a literal ([`shape`]): a reference
+//! - the judgement of what is a literal (`shape`): a reference
 //!   (`os.getenv(...)`, `request.form['password']`, `cfg.db_password`,
 //!   `${VAR}`, `<placeholder>`, `changeme`) is not a secret; short common
 //!   words count only with strong context; random-looking strings need
@@ -118,9 +118,10 @@ pub fn check(field: &str, text: &str) -> Result<()> {
 ///
 /// Errors: [`Error::InvalidInput`] naming the part and the kind of secret.
 pub fn check_pair(field: &str, key: &str, value: &str) -> Result<()> {
-    check(&format!("{field} key"), key)?;
-    check(&format!("{field} value"), value)?;
-    match find_in_pair(key, value) {
+    if let Some(kind) = find(key) {
+        return Err(Error::invalid(format!("{field} key"), Invalid::Secret { kind }));
+    }
+    match find(value).or_else(|| find_in_pair(key, value)) {
         None => Ok(()),
         Some(kind) => Err(Error::invalid(format!("{field} value"), Invalid::Secret { kind })),
     }
