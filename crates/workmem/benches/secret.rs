@@ -8,14 +8,19 @@
 //! screening (the machine is shared: a preempted run is noise); prints the
 //! median, the 95th percentile and the mean over the facts, the same for
 //! the generated credential corpus (which the guard refuses, usually at
-//! the first detector), and, for scale, the whole validation of a fact
-//! (`Fact::from_new`, guard included).
+//! the first detector), the guard's time over the 100,000 generated facts
+//! that the `append` bench imports, and, for scale, the whole validation of
+//! a fact (`Fact::from_new`, guard included).
 
 use std::hint::black_box;
 use std::time::Instant;
 
 use workmem::internals::secret;
 use workmem::{NewFact, Stamp, internals};
+
+#[path = "../examples/generate.rs"]
+#[allow(dead_code)]
+mod generate;
 
 const PROSE: &str = include_str!("../tests/fixtures/secret/ordinary-prose.txt");
 const CODE: &str = include_str!("../tests/fixtures/secret/ordinary-code.txt");
@@ -28,6 +33,24 @@ fn screen(content: &str, memory_key: Option<&str>) -> bool {
         && secret::check("source", "agent").is_ok()
         && memory_key.is_none_or(|key| secret::check("memory_key", key).is_ok())
         && secret::check_pair("evidence", "file", "src/storage/cache.rs").is_ok()
+}
+
+/// Screens every field of `new` as an append does.
+fn screen_new(new: &NewFact) -> bool {
+    let mut ok = secret::check("content", &new.content).is_ok();
+    for (field, value) in [
+        ("kind", &new.kind),
+        ("memory_key", &new.memory_key),
+        ("source", &new.source),
+        ("fact_id", &new.fact_id),
+        ("recorded_at", &new.recorded_at),
+    ] {
+        ok &= value.as_deref().is_none_or(|v| secret::check(field, v).is_ok());
+    }
+    for (key, value) in &new.evidence {
+        ok &= secret::check_pair("evidence", key, value).is_ok();
+    }
+    ok
 }
 
 /// Returns the time per call of `f`, in microseconds: the best of
@@ -96,6 +119,24 @@ fn main() {
         })
         .collect();
     summary("guard, credential sample (refused)", refused);
+
+    // The facts the import benchmark appends: the guard's share of an
+    // import of 100,000 facts.
+    let generated = generate::facts(100_000, 7);
+    let seconds = (0..REPEATS)
+        .map(|_| {
+            let started = Instant::now();
+            for new in &generated {
+                black_box(screen_new(new));
+            }
+            started.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min);
+    println!(
+        "guard over the 100,000 generated facts of the import bench (best of {REPEATS}): {:.0} ms ({:.2} us per fact)",
+        seconds * 1e3,
+        seconds * 1e6 / generated.len() as f64
+    );
 
     let now = Stamp::parse("2026-03-01T00:00:00Z").expect("stamp");
     let validation: Vec<f64> = facts

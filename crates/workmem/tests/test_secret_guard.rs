@@ -402,3 +402,38 @@ fn the_short_list_has_one_sample_of_every_kind() {
         assert_eq!(secret::find(&text), Some(kind), "{}", describe(&text));
     }
 }
+
+use proptest::strategy::Strategy as _;
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2_000))]
+
+    /// The guard reads arbitrary text (a hostile memory, any tool input)
+    /// without panicking, whatever mix of syntax and Unicode it holds: its
+    /// parsers index by bytes, so every cut must fall on a character.
+    #[test]
+    fn the_guard_never_panics_on_arbitrary_text(
+        parts in proptest::collection::vec(
+            proptest::prop_oneof![
+                proptest::sample::select(vec![
+                    "password", "Password", " = ", "=", ": ", ":", "\"", "'", "`", "--", "-p",
+                    "://", "@", "api key", "Bearer ", "Basic ", "Authorization: ", "$", "${",
+                    "{", "}", "(", ")", "[", "]", "<", ">", "</", ",", ";", "&", "\\\"", "mysql ",
+                    "curl -u ", "machine h login u password ", "sk-", "AKIA", "ghp_", "eyJ",
+                    "\"kty\"", "private_key", "-----BEGIN ", "PRIVATE KEY-----", "\n", " ", "\t",
+                ]).prop_map(str::to_owned),
+                "[\\u{80}-\\u{10FFFF}]{1,3}",
+                "[A-Za-z0-9+/=_.-]{1,24}",
+            ],
+            0..24,
+        )
+    ) {
+        let text: String = parts.concat();
+        let first = secret::find(&text);
+        proptest::prop_assert_eq!(first, secret::find(&text));
+        let _ = secret::check_pair("evidence", &text, &text);
+        let half = text.chars().count() / 2;
+        let (key, value): (String, String) = (text.chars().take(half).collect(), text.chars().skip(half).collect());
+        let _ = secret::find_in_pair(&key, &value);
+    }
+}

@@ -22,11 +22,78 @@ use crate::model::secret::{
     URL_PASSWORD, shape,
 };
 
-/// Occurrences worth a closer look, in the lowercase text.
-static TRIGGERS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"pass|pwd|pswd|secret|token|credential|key|authorization|bearer|basic")
-        .expect("trigger pattern is valid")
+/// The words that tell which detectors can apply, found in one pass over
+/// the lowercase text: stems of secret names, header words, `://`, the
+/// commands that take passwords, and the words of `.netrc`, SQL, .NET
+/// settings and JSON Web Keys.
+static CUES: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r#"pass|pwd|pswd|secret|token|credential|key|authorization|bearer|basic|://|mysql|mariadb|sshpass|redis-cli|docker|curl|machine|login|identified|value|"kty""#,
+    )
+    .expect("cue pattern is valid")
 });
+
+/// What one pass of [`CUES`] found in a text.
+#[derive(Debug, Default)]
+#[allow(clippy::struct_excessive_bools)] // one flag per family of detectors
+pub(super) struct Cues {
+    /// Stems of secret names and header words, with their offsets.
+    hits: Vec<(usize, usize)>,
+    /// `key` occurs (private keys, key files).
+    key: bool,
+    /// `://` occurs.
+    url: bool,
+    /// A command that takes a password occurs.
+    command: bool,
+    /// `machine` or `login` occurs (`.netrc`).
+    netrc: bool,
+    /// `identified` occurs (SQL).
+    identified: bool,
+    /// `value` occurs (.NET settings).
+    value: bool,
+    /// `"kty"` occurs (a JSON Web Key).
+    jwk: bool,
+}
+
+impl Cues {
+    /// Returns the cues of `lower`, the lowercase text.
+    pub(super) fn scan(lower: &str) -> Cues {
+        let mut cues = Cues::default();
+        for m in CUES.find_iter(lower) {
+            match m.as_str() {
+                "://" => cues.url = true,
+                "mysql" | "mariadb" | "sshpass" | "redis-cli" | "docker" | "curl" => {
+                    cues.command = true;
+                }
+                "machine" | "login" => cues.netrc = true,
+                "identified" => cues.identified = true,
+                "value" => cues.value = true,
+                "\"kty\"" => cues.jwk = true,
+                word => {
+                    cues.key |= word == "key";
+                    cues.hits.push((m.start(), m.end()));
+                }
+            }
+        }
+        cues
+    }
+
+    /// Returns whether a stem of a secret name occurs.
+    fn key_or_name(&self) -> bool {
+        !self.hits.is_empty()
+    }
+
+    /// Returns whether no detector of this module can apply.
+    pub(super) fn is_empty(&self) -> bool {
+        self.hits.is_empty()
+            && !(self.url
+                || self.command
+                || self.netrc
+                || self.identified
+                || self.value
+                || self.jwk)
+    }
+}
 
 /// `scheme://user:password@host`.
 static URL_USERINFO: LazyLock<Regex> = LazyLock::new(|| {
@@ -80,8 +147,8 @@ static JWK_PRIVATE: LazyLock<Regex> = LazyLock::new(|| {
 
 /// Returns the kind of a credential document: a GCP service-account key or
 /// a private JSON Web Key.
-pub(super) fn find_structured(text: &str, lower: &str) -> Option<&'static str> {
-    if lower.contains("private_key") {
+pub(super) fn find_structured(text: &str, lower: &str, cues: &Cues) -> Option<&'static str> {
+    if cues.key && lower.contains("private_key") {
         if GCP_KEY_ID.is_match(text) {
             return Some(GCP_SERVICE_ACCOUNT);
         }
@@ -93,57 +160,61 @@ pub(super) fn find_structured(text: &str, lower: &str) -> Option<&'static str> {
             return Some(GCP_SERVICE_ACCOUNT);
         }
     }
-    if lower.contains("\"kty\"") && JWK_PRIVATE.is_match(text) {
+    if cues.jwk && JWK_PRIVATE.is_match(text) {
         return Some(PRIVATE_JWK);
     }
     None
 }
 
 /// Returns the kind of the first credential found by its place in `text`.
-pub(super) fn find(text: &str, lower: &str) -> Option<&'static str> {
-    if lower.contains("://") && url_password(text) {
+pub(super) fn find(text: &str, lower: &str, cues: &Cues) -> Option<&'static str> {
+    if cues.url && url_password(text) {
         return Some(URL_PASSWORD);
     }
-    if let Some(kind) = command_line(text, lower) {
+    if cues.command
+        && let Some(kind) = command_line(text, lower)
+    {
         return Some(kind);
     }
     let mut done = 0;
-    for m in TRIGGERS.find_iter(lower) {
-        let kind = match m.as_str() {
-            "authorization" => authorization_header(text, m.end()),
-            "bearer" => bearer(text, m.end()),
-            "basic" => basic(text, m.end()),
+    for &(start, end) in &cues.hits {
+        let kind = match &lower[start..end] {
+            "authorization" => authorization_header(text, end),
+            "bearer" => bearer(text, end),
+            "basic" => basic(text, end),
             _ => None,
         };
         if kind.is_some() {
             return kind;
         }
-        if m.start() < done {
+        if start < done {
             continue;
         }
-        let (found, name_end) = assignment_at(text, lower, m.start(), m.end());
+        let (found, name_end) = assignment_at(text, lower, start, end);
         if found.is_some() {
             return found;
         }
         done = name_end;
     }
-    if lower.contains("machine") && NETRC_MACHINE.captures_iter(text).any(|c| netrc_literal(&c[1]))
+    if cues.netrc
+        && lower.contains("machine")
+        && NETRC_MACHINE.captures_iter(text).any(|c| netrc_literal(&c[1]))
     {
         return Some(ASSIGNMENT);
     }
-    if lower.contains("login")
+    if cues.netrc
         && NETRC_LOGIN.captures_iter(text).any(|c| {
             netrc_literal(&c[1]) && (shape::credential_like(&c[1]) || has_digit_or_symbol(&c[1]))
         })
     {
         return Some(ASSIGNMENT);
     }
-    if (lower.contains("password") || lower.contains("identified"))
+    if (cues.identified || (cues.key_or_name() && lower.contains("password")))
         && SQL_PASSWORD.captures_iter(text).any(|c| judge_quoted(Class::Password, &c[1]))
     {
         return Some(ASSIGNMENT);
     }
-    if lower.contains("value") {
+    if cues.value {
         for c in KEY_VALUE_ATTRIBUTES.captures_iter(text) {
             if let Some(found) = judge_pair(&c[1], &c[2]) {
                 return Some(found);
@@ -411,10 +482,13 @@ fn assignment_at(
     let mut name = &text[name_start..end];
     // `API key: ...`, `client secret = ...`: two words naming one thing.
     let mut two_words = None;
-    if matches!(&lower[name_start..end], "key" | "token" | "secret" | "password") && name_start >= 2
+    if matches!(&lower[name_start..end], "key" | "token" | "secret" | "password")
+        && name_start >= 2
+        && bytes[name_start - 1] == b' '
     {
+        // Sliced before the space, an ASCII byte: a char boundary.
         let before = &lower[..name_start - 1];
-        if bytes[name_start - 1] == b' ' {
+        {
             for first in
                 ["api", "access", "private", "secret", "client", "auth", "bot", "app", "master"]
             {
@@ -1050,7 +1124,8 @@ mod tests {
 
     fn kind(text: &str) -> Option<&'static str> {
         let lower = text.to_ascii_lowercase();
-        find_structured(text, &lower).or_else(|| find(text, &lower))
+        let cues = Cues::scan(&lower);
+        find_structured(text, &lower, &cues).or_else(|| find(text, &lower, &cues))
     }
 
     #[test]

@@ -33,6 +33,8 @@ mod normalize;
 mod shape;
 mod tokens;
 
+use std::borrow::Cow;
+
 use crate::error::{Error, Invalid, Result};
 
 pub use normalize::normalize;
@@ -85,10 +87,28 @@ pub fn find(text: &str) -> Option<&'static str> {
     if text.len() < 7 {
         return None;
     }
-    let lower = text.to_ascii_lowercase();
-    assign::find_structured(text, &lower)
-        .or_else(|| tokens::find(text))
-        .or_else(|| assign::find(text, &lower))
+    // Ids, hashes, UUIDs and time stamps (hex digits, digits and
+    // separators) match no detector: every format needs another letter.
+    if text
+        .bytes()
+        .all(|b| b.is_ascii_hexdigit() || matches!(b, b'-' | b':' | b'.' | b'+' | b'T' | b'Z'))
+    {
+        return None;
+    }
+    let lower: Cow<'_, str> = if text.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(text.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(text)
+    };
+    let lower = lower.as_ref();
+    let cues = assign::Cues::scan(lower);
+    let token = |text| if tokens::may_occur(text) { tokens::find(text) } else { None };
+    if cues.is_empty() {
+        return token(text);
+    }
+    assign::find_structured(text, lower, &cues)
+        .or_else(|| token(text))
+        .or_else(|| assign::find(text, lower, &cues))
 }
 
 /// Returns the kind of credential that `value` is when it is stored under

@@ -183,7 +183,7 @@ static FORMATS: &[Format] = &[
     ),
     format(
         "Azure storage key",
-        r"AccountKey\s*=\s*[A-Za-z0-9+/]{40,}={0,2}",
+        r"AccountKey[ \t]*=[ \t]*[A-Za-z0-9+/]{40,}={0,2}",
         E::NotAlnum,
         E::Any,
         11,
@@ -191,7 +191,7 @@ static FORMATS: &[Format] = &[
     ),
     format(
         "Azure storage key",
-        r"SharedAccessKey\s*=\s*[A-Za-z0-9+/]{30,}={0,2}",
+        r"SharedAccessKey[ \t]*=[ \t]*[A-Za-z0-9+/]{30,}={0,2}",
         E::NotAlnum,
         E::Any,
         16,
@@ -321,6 +321,27 @@ pub(super) fn kinds() -> impl Iterator<Item = &'static str> {
     FORMATS.iter().map(|f| f.kind)
 }
 
+/// Returns whether a provider token can occur in `text`: every format
+/// holds a run of at least 16 characters of the token alphabets
+/// (`A-Z a-z 0-9 _ - . + / = ~ %`), or a PEM dash line. Most prose has no
+/// such run, and skips the regex search.
+pub(super) fn may_occur(text: &str) -> bool {
+    let mut run = 0;
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric()
+            || matches!(b, b'_' | b'-' | b'.' | b'+' | b'/' | b'=' | b'~' | b'%')
+        {
+            run += 1;
+            if run >= 16 {
+                return true;
+            }
+        } else {
+            run = 0;
+        }
+    }
+    memchr::memmem::find(text.as_bytes(), b"-----").is_some()
+}
+
 /// Returns the kind of the first provider token in `text`, if any.
 pub(super) fn find(text: &str) -> Option<&'static str> {
     let compiled = &*COMPILED;
@@ -337,7 +358,7 @@ pub(super) fn find(text: &str) -> Option<&'static str> {
             let after = bytes.get(m.end()).copied();
             if format.left.allows(before)
                 && format.right.allows(after)
-                && passes(format, &m.as_str()[format.prefix.min(m.len())..], text)
+                && passes(format, m.as_str().get(format.prefix..).unwrap_or_default(), text)
             {
                 return Some(format.kind);
             }
@@ -365,6 +386,13 @@ fn passes(format: &Format, body: &str, text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_gate_lets_every_format_through() {
+        assert!(may_occur("-----BEGIN RSA PRIVATE KEY-----"));
+        assert!(may_occur("PuTTY-User-Key-File-3: ssh-rsa"));
+        assert!(!may_occur("Run the migrations before the integration tests."));
+    }
 
     #[test]
     fn every_pattern_compiles_and_has_a_kind() {
