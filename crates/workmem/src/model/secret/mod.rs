@@ -7,7 +7,7 @@
 //! A text is first normalized (`normalize`): Unicode format characters
 //! (zero-width characters, the soft hyphen, bidi controls) are removed,
 //! NFKC folds fullwidth and other compatibility forms, and characters that
-//! look like Latin letters or digits (Cyrillic `а`, Greek `ο`, ...) are
+//! look like Latin letters or digits (Cyrillic a U+0430, Greek omicron U+03BF, ...) are
 //! folded to them by the Unicode confusables data. Then three families of
 //! detectors look at it:
 //!

@@ -1,7 +1,7 @@
 //! The text the detectors see: format characters removed, NFKC, and
 //! look-alike characters folded to the Latin letters and digits they
-//! imitate, so that one zero-width space, a soft hyphen, a fullwidth `Ａ`
-//! or a Cyrillic `р` cannot hide a credential.
+//! imitate, so that one zero-width space, a soft hyphen, a fullwidth A
+//! (U+FF21) or a Cyrillic r (U+0440) cannot hide a credential.
 
 use std::borrow::Cow;
 
@@ -15,11 +15,13 @@ use crate::model::text::is_refused_char;
 ///    space and joiners, soft hyphen, bidi controls, tags, ...) are removed,
 ///    except whitespace.
 /// 2. NFKC: fullwidth and other compatibility forms become their ordinary
-///    characters (`ＡＫＩＡ` is `AKIA`, a no-break space a space).
+///    characters (fullwidth AKIA, U+FF21 U+FF2B U+FF29 U+FF21, is `AKIA`;
+///    a no-break space is a space).
 /// 3. Each remaining non-ASCII character whose confusable prototype (the
 ///    Unicode confusables data, UTS #39 skeleton) is ASCII becomes that
-///    prototype: Cyrillic `а` and Greek `ο` become `a` and `o`, a
-///    non-breaking hyphen `-`. Default-ignorable characters disappear.
+///    prototype: Cyrillic a (U+0430) and Greek omicron (U+03BF) become `a`
+///    and `o`, a non-breaking hyphen `-`. Default-ignorable characters
+///    disappear.
 ///    ASCII is never changed (the skeleton would map `0` to `O` and `1` to
 ///    `l`, which would break the shape of every token).
 /// 4. An escaped quote (`\"`) becomes a quote, so JSON pasted inside a
@@ -71,7 +73,8 @@ fn fold(c: char, out: &mut String) {
             return;
         }
         // The prototype of every vertical stroke (`I`, `l`, `1`, Greek
-        // `Ι`, Cyrillic `І`) is `l`; a capital look-alike stands for `I`.
+        // iota U+0399, Cyrillic U+0406) is `l`; a capital look-alike
+        // stands for `I`.
         out.push(if p == 'l' && c.is_uppercase() { 'I' } else { p });
     }
 }
