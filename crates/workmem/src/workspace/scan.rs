@@ -258,12 +258,14 @@ impl Walker<'_> {
                 }
             }
             Value::Object(map) => {
-                // A record starts its own field paths.
-                let (record, mut own_path) = match Record::of(map) {
+                // A record starts its own field paths; an evidence map is
+                // never a record, whatever keys it has.
+                let in_evidence = path.last().is_some_and(|p| p == "evidence");
+                let inner = if in_evidence { None } else { Record::of(map) };
+                let (record, mut own_path) = match inner {
                     Some(inner) => (inner, Vec::new()),
                     None => (record.clone(), path.clone()),
                 };
-                let in_evidence = own_path.last().is_some_and(|p| p == "evidence");
                 let prefix = field_name(&own_path);
                 for (key, item) in map {
                     if let Some(kind) = secret::find(key) {
