@@ -437,3 +437,46 @@ fn a_turn_that_never_stops_calling_tools_is_stopped() {
     assert!(agent.messages().is_empty());
     assert_eq!(server.finish().len(), 2);
 }
+
+/// The agent's `write_memory` tool refuses a credential in every field it
+/// takes, names the field and the kind in the tool result the model reads,
+/// repeats nothing of the credential, and writes nothing.
+#[test]
+fn write_memory_refuses_a_credential_in_every_field_without_repeating_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ws = Workspace::open(dir.path(), None).expect("open");
+    ws.init().expect("init");
+    let (token, kind) = workmem_testutil::credential_samples()
+        .into_iter()
+        .find(|(text, _)| !text.contains(' '))
+        .expect("a bare token");
+    let base = || json!({"content": "Deploy the worker.", "kind": "decision", "importance": 3});
+    let mut cases = Vec::new();
+    let mut content = base();
+    content["content"] = json!(format!("The deploy used {token} once"));
+    cases.push(("content", content, kind));
+    let mut key = base();
+    key["memory_key"] = json!(token);
+    cases.push(("memory_key", key, kind));
+    let mut value = base();
+    value["evidence"] = json!({"log": token});
+    cases.push(("evidence value", value, kind));
+    let mut evidence_key = base();
+    evidence_key["evidence"] = json!({token.clone(): "ci.log"});
+    cases.push(("evidence key", evidence_key, kind));
+    let mut pair = base();
+    pair["evidence"] = json!({"api_key": "Zk3Lm9Qp2Rt7Wx4Yb8Nc"});
+    cases.push(("evidence value", pair, "password or secret assignment"));
+    for (field, input, kind) in cases {
+        let output = workmem_agent::tools::write_memory(&ws, &input);
+        assert!(output.is_error, "{field}: {}", output.content);
+        assert!(
+            output.content.contains(field) && output.content.contains(kind),
+            "{field}: {}",
+            output.content
+        );
+        assert!(!output.content.contains(&token[token.len() - 12..]), "{}", output.content);
+        assert!(!output.content.contains("Zk3Lm9Qp2Rt7"), "{}", output.content);
+    }
+    assert!(ws.facts().expect("facts").is_empty(), "a refused call wrote a fact");
+}

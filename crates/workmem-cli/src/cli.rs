@@ -14,8 +14,8 @@ use crate::commands;
 const AFTER_HELP: &str = "\
 Exit codes:
   0  success
-  1  I/O or unexpected failure
-  2  usage error or invalid input (bad kind, importance, memory_key, id, ...)
+  1  I/O or unexpected failure; `scan` found a credential
+  2  usage error or invalid input (bad kind, importance, memory_key, id, secret detected, ...)
   3  stale resolution (revision changed, case closed, evidence changed)
   4  corruption (invalid or inconsistent durable state)
   5  scope error (state belongs to another workspace)
@@ -122,6 +122,8 @@ pub enum Command {
     Adopt(commands::adopt::AdoptArgs),
     /// Merge memory files: git's merge driver, and `--continue` after markers
     Merge(commands::merge::MergeArgs),
+    /// Look for credentials stored in the memory directory; exit 1 when any
+    Scan(commands::scan::ScanArgs),
     /// Walk through facts, distill, supersession and a tie offline
     Demo(commands::demo::DemoArgs),
     /// Serve this workspace to MCP clients over stdio

@@ -47,6 +47,11 @@ impl CommandError {
         CommandError::new("corruption", EXIT_CORRUPT, message)
     }
 
+    /// Returns the error of a `scan` that found credentials (exit 1).
+    pub fn found(message: impl Into<String>) -> CommandError {
+        CommandError::new("secrets_found", EXIT_IO, message)
+    }
+
     /// Returns an I/O error (exit 1) about `what`.
     pub fn io(what: impl std::fmt::Display, err: &io::Error) -> CommandError {
         let broken_pipe = err.kind() == io::ErrorKind::BrokenPipe;

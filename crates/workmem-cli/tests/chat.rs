@@ -416,3 +416,44 @@ fn chat_help_lists_the_environment() {
         assert!(help.contains(needle), "{needle} missing from:\n{help}");
     }
 }
+
+/// A model that tries to store a credential through `write_memory` is
+/// refused: the tool result it reads names the field and the kind, the
+/// terminal does not show the call's content, nothing of the credential is
+/// printed, and nothing is written.
+#[test]
+fn a_credential_in_a_write_memory_call_is_refused_and_never_shown() {
+    let env = Env::new();
+    let (token, kind) = workmem_testutil::credential_samples()
+        .into_iter()
+        .find(|(text, _)| !text.contains(' ') && text.len() > 30)
+        .expect("a bare token");
+    let call = Reply::message(
+        json!([tool_use(
+            "toolu_1",
+            "write_memory",
+            json!({
+                "content": format!("Deploys push with {token}"), "kind": "decision", "importance": 4,
+            })
+        )]),
+        "tool_use",
+    );
+    let server = FakeServer::start(vec![call, Reply::text("Understood, not stored.")]);
+    let out = run(env.chat(&server), "Remember the deploy token.\n/quit\n");
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let tail = &token[token.len() - 12..];
+    assert!(
+        !out.stdout.contains(tail) && !out.stderr.contains(tail),
+        "{}\n{}",
+        out.stdout,
+        out.stderr
+    );
+    assert!(out.stderr.contains("+ write_memory (not shown"), "{}", out.stderr);
+    assert!(out.stderr.contains("write_memory failed: invalid content"), "{}", out.stderr);
+    let received = server.finish();
+    let result = &received[1].body["messages"][2]["content"][0];
+    assert_eq!(result["is_error"], true, "{result}");
+    let text = result["content"].as_str().unwrap();
+    assert!(text.contains("content") && text.contains(kind) && !text.contains(tail), "{text}");
+    assert_eq!(env.json(&["facts", "--all"]), json!([]));
+}

@@ -11,6 +11,7 @@ mod explain;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod recovery;
+mod secrets;
 mod sharing;
 mod torture;
 

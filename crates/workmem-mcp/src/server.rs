@@ -160,3 +160,55 @@ impl ServerHandler for WorkmemServer {
         Ok(ReadResourceResponse::from(ReadResourceResult::new(vec![contents])))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `write_memory` call with a credential in any field is an `isError`
+    /// result that names the field and the kind, repeats nothing of the
+    /// credential, and writes nothing.
+    #[test]
+    fn write_memory_refuses_a_credential_in_every_field_without_repeating_it() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let ws = Workspace::open(dir.path(), None).expect("open");
+        ws.init().expect("init");
+        let server = WorkmemServer::new(ws.clone());
+        let (token, kind) = workmem_testutil::credential_samples()
+            .into_iter()
+            .find(|(text, _)| !text.contains(' '))
+            .expect("a bare token");
+        let base = || json!({"content": "Deploy the worker.", "kind": "decision", "importance": 3});
+        let mut cases = Vec::new();
+        let mut content = base();
+        content["content"] = json!(format!("CI uses {token} today"));
+        cases.push(("content", content, kind));
+        let mut key = base();
+        key["memory_key"] = json!(token);
+        cases.push(("memory_key", key, kind));
+        let mut value = base();
+        value["evidence"] = json!({"file": token});
+        cases.push(("evidence value", value, kind));
+        let mut evidence_key = base();
+        evidence_key["evidence"] = json!({token.clone(): "src/deploy.rs"});
+        cases.push(("evidence key", evidence_key, kind));
+        let mut pair = base();
+        pair["evidence"] = json!({"db_password": "hunter42"});
+        cases.push(("evidence value", pair, "password or secret assignment"));
+        for (field, args, kind) in cases {
+            let result = server
+                .call(crate::tools::WRITE_MEMORY, args.as_object().expect("object"))
+                .expect("a tool result, not a protocol error");
+            let text = serde_json::to_string(&result).expect("serializable");
+            assert_eq!(result.is_error, Some(true), "{field}: {text}");
+            assert!(text.contains(field), "{field}: {text}");
+            assert!(text.contains(kind), "{field}: {text}");
+            assert!(
+                !text.contains(&token[token.len() - 12..]),
+                "{field} repeats the credential: {text}"
+            );
+            assert!(!text.contains("hunter42"), "{field} repeats the password: {text}");
+        }
+        assert!(ws.facts().expect("facts").is_empty(), "a refused call wrote a fact");
+    }
+}

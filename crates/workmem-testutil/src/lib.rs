@@ -5,8 +5,10 @@
 //!   in it with a cleared environment (the CLI tests);
 //! - [`FakeServer`]: a scripted fake of the Anthropic Messages API on
 //!   127.0.0.1 (the agent and `workmem chat` tests);
-//! - [`credential_samples`]: a credential of every kind the secret guard
-//!   knows (the library's guard tests and the CLI's torture tests).
+//! - [`credential_corpus`]: generated credentials of every kind the secret
+//!   guard knows, in every stored field and behind every evasion, and
+//!   [`credential_samples`], one of each kind (the library's guard tests,
+//!   the CLI's torture and scan tests).
 //!
 //! It depends on no workmem crate, so every crate of the workspace,
 //! the library included, can use it.
@@ -17,6 +19,8 @@ mod credentials;
 mod fake_server;
 mod project;
 
-pub use credentials::credential_samples;
+pub use credentials::{
+    Evasion, Field, Sample, credential_corpus, credential_samples, describe, disguise,
+};
 pub use fake_server::{FakeServer, LIFETIME, Received, Reply, tool_use};
 pub use project::Project;

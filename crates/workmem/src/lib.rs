@@ -75,6 +75,7 @@ pub use store::journal::Adjudication;
 pub use workspace::explain::FactExplanation;
 pub use workspace::history::History;
 pub use workspace::overview::{FactCounts, Overview};
+pub use workspace::scan::{Finding, Scan};
 pub use workspace::verify::Problem;
 pub use workspace::{
     Adopted, DaySummary, DistillOptions, Distilled, Imported, MERGE_DRIVER, MemoryFile, MergeSides,
@@ -89,10 +90,21 @@ pub fn clean_memory_key(raw: &str) -> Result<String> {
     model::canon::clean_memory_key(raw)
 }
 
-/// Returns the kind of credential `text` holds (`"private key"`, ...), if
-/// the secret guard finds one: what stops any write of that text.
+/// Returns the kind of credential `text` holds (`"private key block"`,
+/// `"GitHub token"`, ...), if the secret guard finds one: what stops any
+/// write of that text. See docs/secrets.md for what it looks for.
 pub fn find_secret(text: &str) -> Option<&'static str> {
     model::secret::find(text)
+}
+
+/// Refuses `text`, the value of `field`, when the secret guard finds a
+/// credential in it: the check every stored field passes, for callers
+/// that must screen a value before they quote it in a message.
+///
+/// Errors: [`Error::InvalidInput`] naming `field` and the kind of
+/// credential, never the value.
+pub fn check_secret(field: &str, text: &str) -> Result<()> {
+    model::secret::check(field, text)
 }
 
 /// Reads a file of a project's `.workmem/` directory, which belongs to the

@@ -24,6 +24,7 @@ mod test_parser_fuzz;
 mod test_projection;
 mod test_projection_index;
 mod test_public_api;
+mod test_scan;
 mod test_schema1;
 mod test_scope;
 mod test_secret_guard;

@@ -64,9 +64,9 @@ fn invalid_inputs() -> Vec<(NewFact, &'static str)> {
         (
             with(&|n| {
                 n.evidence =
-                    BTreeMap::from([("token".to_owned(), "ghp_".to_owned() + &"a".repeat(36))]);
+                    BTreeMap::from([("token".to_owned(), "ghp_".to_owned() + &"a7Kq".repeat(9))]);
             }),
-            "evidence",
+            "evidence value",
         ),
     ]
 }

@@ -386,13 +386,22 @@ impl Events for Printer {
                 let field = |key: &str| {
                     input.get(key).map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
                 };
-                let key = field("memory_key").map(|k| format!(" {k}:")).unwrap_or_default();
-                format!(
-                    "+ write_memory [{} {}]{key} {}",
-                    field("kind").unwrap_or_default(),
-                    field("importance").unwrap_or_default(),
-                    field("content").unwrap_or_default()
-                )
+                // The call is refused if it holds a credential; the
+                // terminal (and any recording of it) must not show one
+                // either.
+                if let Some(kind) = workmem::find_secret(&input.to_string()) {
+                    format!(
+                        "+ write_memory (not shown: it looks like it contains a secret ({kind}))"
+                    )
+                } else {
+                    let key = field("memory_key").map(|k| format!(" {k}:")).unwrap_or_default();
+                    format!(
+                        "+ write_memory [{} {}]{key} {}",
+                        field("kind").unwrap_or_default(),
+                        field("importance").unwrap_or_default(),
+                        field("content").unwrap_or_default()
+                    )
+                }
             }
             other => format!("? {other} {input}"),
         };

@@ -105,6 +105,19 @@ fn parse(data: &[u8], label: &str) -> Result<(Vec<NewFact>, Vec<usize>), Command
             // serde's position is within the line; the line is ours to name.
             let text = err.to_string();
             let text = text.rsplit_once(" at line ").map_or(text.as_str(), |(head, _)| head);
+            // serde quotes the offending value or field name; a
+            // credential is named by its kind instead.
+            let hidden;
+            let text = match workmem::find_secret(text) {
+                Some(kind) => {
+                    hidden = format!(
+                        "not a fact object; the value it complains about looks like it contains a secret \
+                         ({kind}) and is not shown"
+                    );
+                    hidden.as_str()
+                }
+                None => text,
+            };
             CommandError::invalid(
                 &format!("line {number} of {label}"),
                 format_args!("column {}: {text}", err.column()),

@@ -33,6 +33,7 @@ pub mod merge;
 pub mod remember;
 pub mod resolve;
 pub mod review;
+pub mod scan;
 pub mod share;
 pub mod status;
 pub mod verify;
@@ -165,6 +166,21 @@ impl Ctx {
         Ok(ws)
     }
 
+    /// Opens the workspace read-only like [`Ctx::workspace_read_only`] but
+    /// without reading its configuration: for `scan`, which must check a
+    /// hostile checkout whatever its `.workmem/config.toml` holds.
+    ///
+    /// Errors: library errors of opening.
+    pub fn workspace_unconfigured_read_only(&self) -> Result<Workspace, CommandError> {
+        self.require_project()?;
+        let builder = Workspace::builder(&self.project);
+        let builder = match &self.memory_dir {
+            Some(dir) => builder.memory_dir(dir),
+            None => builder,
+        };
+        Ok(builder.open_read_only()?)
+    }
+
     /// Returns the builder of the project's workspace with its
     /// configuration (user file, then workspace file) and memory directory.
     fn builder(&self) -> Result<workmem::WorkspaceBuilder, CommandError> {
@@ -238,6 +254,7 @@ pub fn run(ctx: &Ctx, command: &Command) -> Result<(), CommandError> {
         Command::History(args) => history::run(ctx, args),
         Command::Explain(args) => explain::run(ctx, args),
         Command::Verify(args) => verify::run(ctx, args),
+        Command::Scan(args) => scan::run(ctx, args),
         Command::Status(args) => status::run(ctx, args),
         Command::Share(args) => share::run(ctx, args),
         Command::Adopt(args) => adopt::run(ctx, args),

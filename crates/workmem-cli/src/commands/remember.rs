@@ -32,8 +32,10 @@ pub struct RememberArgs {
     #[arg(long, value_name = "SRC", default_value = "user")]
     pub source: String,
     /// Evidence pointer, repeatable (e.g. -e file=src/db.rs -e commit=1a2b3c)
-    #[arg(short, long = "evidence", value_name = "KEY=VALUE", value_parser = parse_evidence)]
-    pub evidence: Vec<(String, String)>,
+    // Parsed in `run`, not by clap: clap's error quotes the argument,
+    // which may hold a credential.
+    #[arg(short, long = "evidence", value_name = "KEY=VALUE")]
+    pub evidence: Vec<String>,
     /// When it happened: an RFC 3339 instant, converted to UTC [default: now]
     #[arg(long, value_name = "RFC3339")]
     pub at: Option<String>,
@@ -42,20 +44,23 @@ pub struct RememberArgs {
     pub fact_id: Option<String>,
 }
 
-fn parse_evidence(text: &str) -> Result<(String, String), String> {
-    match text.split_once('=') {
-        Some((key, value)) => Ok((key.to_owned(), value.to_owned())),
-        None => Err(format!("{text:?} is not KEY=VALUE")),
-    }
-}
-
-/// Returns the evidence map, refusing a key given twice.
+/// Returns the evidence map of `-e KEY=VALUE` arguments, refusing an
+/// argument without `=` and a key given twice.
 ///
-/// Errors: invalid input naming `evidence`.
-pub fn evidence_map(pairs: &[(String, String)]) -> Result<BTreeMap<String, String>, CommandError> {
+/// Errors: invalid input naming `evidence`; the argument is quoted only
+/// when it holds no credential.
+pub fn evidence_map(arguments: &[String]) -> Result<BTreeMap<String, String>, CommandError> {
     let mut map = BTreeMap::new();
-    for (key, value) in pairs {
-        if map.insert(key.clone(), value.clone()).is_some() {
+    for argument in arguments {
+        let Some((key, value)) = argument.split_once('=') else {
+            workmem::check_secret("evidence", argument)?;
+            return Err(CommandError::invalid(
+                "evidence",
+                format!("{argument:?} is not KEY=VALUE"),
+            ));
+        };
+        if map.insert(key.to_owned(), value.to_owned()).is_some() {
+            workmem::check_secret("evidence key", key)?;
             return Err(CommandError::invalid("evidence", format!("key {key:?} is given twice")));
         }
     }

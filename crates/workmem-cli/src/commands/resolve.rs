@@ -55,6 +55,8 @@ pub fn run(ctx: &Ctx, args: &ResolveArgs) -> Result<(), CommandError> {
     let resolved_at = match &args.at {
         None => None,
         Some(text) => {
+            // The parse error quotes the text; a credential is never quoted.
+            workmem::check_secret("at", text)?;
             Some(Stamp::parse_normalized(text).map_err(|msg| CommandError::invalid("at", msg))?)
         }
     };

@@ -283,6 +283,7 @@ impl Fact {
         now: Stamp,
         fresh_id: impl FnOnce() -> String,
     ) -> Result<Fact> {
+        screen_secrets(&new)?;
         let content = check_content(&new.content)?;
         let kind = Kind::parse(new.kind.as_deref().unwrap_or("outcome"))?;
         let importance = check_importance(new.importance.unwrap_or(3))?;
@@ -293,11 +294,6 @@ impl Fact {
         let source = new.source.unwrap_or_else(|| "agent".to_owned());
         check_source(&source)?;
         check_evidence(&new.evidence)?;
-        secret::check("content", &content)?;
-        for (key, value) in &new.evidence {
-            secret::check("evidence", key)?;
-            secret::check("evidence", value)?;
-        }
         let recorded_at = match new.recorded_at.as_deref() {
             None => now,
             Some(text) => Stamp::parse_normalized(text)
@@ -323,6 +319,35 @@ impl Fact {
             workspace_id: workspace_id.to_owned(),
         })
     }
+}
+
+/// Refuses a fact any of whose fields holds a credential, before any
+/// other check: the other checks quote a malformed value in their message
+/// (a kind, an id, an instant), and a credential must never be quoted.
+/// Each field is checked as given, before cleaning or case folding (a
+/// memory_key is stored case-folded, which would hide an uppercase token
+/// but not remove it).
+///
+/// Errors: [`Error::InvalidInput`] naming the field and the kind of
+/// credential.
+fn screen_secrets(new: &NewFact) -> Result<()> {
+    secret::check("content", &new.content)?;
+    let optional = [
+        ("memory_key", &new.memory_key),
+        ("source", &new.source),
+        ("fact_id", &new.fact_id),
+        ("kind", &new.kind),
+        ("recorded_at", &new.recorded_at),
+    ];
+    for (field, value) in optional {
+        if let Some(value) = value {
+            secret::check(field, value)?;
+        }
+    }
+    for (key, value) in &new.evidence {
+        secret::check_pair("evidence", key, value)?;
+    }
+    Ok(())
 }
 
 /// Returns a tool argument; absent and `null` are both `None`.

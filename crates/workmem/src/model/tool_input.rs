@@ -65,9 +65,18 @@ pub fn write_memory_schema() -> Value {
 pub fn reject_unknown_fields(args: &Map<String, Value>, known: &[&str]) -> Result<(), Error> {
     match args.keys().find(|key| !known.contains(&key.as_str())) {
         None => Ok(()),
-        Some(key) => Err(Error::invalid(
-            key.as_str(),
-            Invalid::UnknownField { expected: known.iter().map(|k| (*k).to_owned()).collect() },
-        )),
+        Some(key) => {
+            // The message names the field; a field named like a
+            // credential is not repeated.
+            let field = if crate::model::secret::find(key).is_some() {
+                "(an unknown field, not shown: it looks like a credential)"
+            } else {
+                key.as_str()
+            };
+            Err(Error::invalid(
+                field,
+                Invalid::UnknownField { expected: known.iter().map(|k| (*k).to_owned()).collect() },
+            ))
+        }
     }
 }

@@ -39,10 +39,21 @@ pub struct Resolution {
 
 impl Resolution {
     /// Returns the resolution with ids checked and actor and rationale
-    /// cleaned.
+    /// cleaned; a credential in any field is refused before anything else
+    /// is looked at.
     ///
     /// Errors: [`Error::InvalidInput`] naming the field.
     pub fn validated(mut self) -> Result<Resolution> {
+        // Credentials first: the checks below quote a malformed id.
+        for (field, value) in [
+            ("conflict_id", &self.conflict_id),
+            ("candidate_id", &self.candidate_id),
+            ("event_id", &self.event_id),
+            ("actor", &self.actor),
+            ("rationale", &self.rationale),
+        ] {
+            crate::model::secret::check(field, value)?;
+        }
         canon::check_id("conflict_id", &self.conflict_id)?;
         canon::check_id("candidate_id", &self.candidate_id)?;
         canon::check_id("event_id", &self.event_id)?;
@@ -58,8 +69,6 @@ impl Resolution {
         }
         self.actor = canon::clean_text("actor", &self.actor, MAX_ACTOR_CHARS)?;
         self.rationale = canon::clean_text("rationale", &self.rationale, MAX_ACTOR_CHARS)?;
-        crate::model::secret::check("actor", &self.actor)?;
-        crate::model::secret::check("rationale", &self.rationale)?;
         Ok(self)
     }
 

@@ -18,6 +18,7 @@ mod merge;
 mod open;
 pub(crate) mod overview;
 mod resolve;
+pub(crate) mod scan;
 mod share;
 pub(crate) mod verify;
 

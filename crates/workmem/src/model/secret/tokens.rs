@@ -1,0 +1,417 @@
+//! Provider token formats: credentials recognisable by their own shape
+//! (a fixed prefix and a body of a known alphabet and length), wherever
+//! they appear. One `RegexSet` pass tells which formats can occur in a
+//! text; only those are then searched and checked.
+//!
+//! The patterns carry no boundary assertions, so that the regex engine can
+//! use their literal prefixes to skip most of a text; the boundaries are
+//! checked on each candidate instead. Left boundaries let `_`, `-` and
+//! lowercase text touch an uppercase token (`prod_AKIA...`), and right
+//! boundaries let a suffix such as `_prod` follow one.
+
+use std::sync::LazyLock;
+
+use regex::{Regex, RegexSet};
+
+use crate::model::secret::{PRIVATE_KEY, shape};
+
+/// What may touch a token on one side.
+#[derive(Debug, Clone, Copy)]
+enum Edge {
+    /// Anything.
+    Any,
+    /// Not an ASCII letter or digit.
+    NotAlnum,
+    /// Not an uppercase letter or digit (for all-uppercase tokens).
+    NotUpperAlnum,
+    /// Not a letter, digit, `_` or `-` (for tokens that contain them).
+    NotWord,
+}
+
+impl Edge {
+    fn allows(self, c: Option<u8>) -> bool {
+        let Some(c) = c else { return true };
+        match self {
+            Edge::Any => true,
+            Edge::NotAlnum => !c.is_ascii_alphanumeric(),
+            Edge::NotUpperAlnum => !(c.is_ascii_uppercase() || c.is_ascii_digit()),
+            Edge::NotWord => !(c.is_ascii_alphanumeric() || c == b'_' || c == b'-'),
+        }
+    }
+}
+
+/// One token format.
+struct Format {
+    kind: &'static str,
+    pattern: &'static str,
+    left: Edge,
+    right: Edge,
+    /// Length of the fixed prefix: the body that [`Check`] judges follows it.
+    prefix: usize,
+    check: Check,
+}
+
+/// What a candidate's body must look like beyond the pattern.
+#[derive(Debug, Clone, Copy)]
+enum Check {
+    /// The pattern says it all.
+    None,
+    /// Not a mask (`ghp_xxxxxxxx...`).
+    NotMasked,
+    /// Generated-looking, see [`shape::token_body`].
+    Generated,
+    /// Hex digits that are not all decimal digits.
+    HexWithLetter,
+    /// An Azure SAS signature: the text also carries the `sv=` version.
+    SasVersion,
+}
+
+const fn format(
+    kind: &'static str,
+    pattern: &'static str,
+    left: Edge,
+    right: Edge,
+    prefix: usize,
+    check: Check,
+) -> Format {
+    Format { kind, pattern, left, right, prefix, check }
+}
+
+use Check as C;
+use Edge as E;
+
+/// Every format, most specific first (`sk-ant-` before `sk-`).
+static FORMATS: &[Format] = &[
+    format(PRIVATE_KEY, r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----", E::Any, E::Any, 0, C::None),
+    format(PRIVATE_KEY, r"PuTTY-User-Key-File-[0-9]+:", E::NotAlnum, E::Any, 0, C::None),
+    format(
+        "AWS access key",
+        r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}",
+        E::NotUpperAlnum,
+        E::NotUpperAlnum,
+        4,
+        C::NotMasked,
+    ),
+    format("GitHub token", r"gh[pousr]_[A-Za-z0-9]{36,255}", E::NotAlnum, E::Any, 4, C::NotMasked),
+    format(
+        "GitHub token",
+        r"github_pat_[A-Za-z0-9_]{50,255}",
+        E::NotAlnum,
+        E::Any,
+        11,
+        C::NotMasked,
+    ),
+    format(
+        "GitLab token",
+        r"gl(?:pat|ptt|dt|rt|cbt|oas|soat|ffct|ft|imt|agent|wt)-[A-Za-z0-9_.-]{20,}",
+        E::NotAlnum,
+        E::Any,
+        0,
+        C::Generated,
+    ),
+    format("GitLab token", r"GR1348941[A-Za-z0-9_-]{20,}", E::NotAlnum, E::Any, 9, C::Generated),
+    format(
+        "Slack token",
+        r"xox[abposre]-[0-9]{6,}-[A-Za-z0-9-]{8,}",
+        E::NotAlnum,
+        E::Any,
+        5,
+        C::NotMasked,
+    ),
+    format("Slack token", r"xapp-[0-9]-[A-Za-z0-9-]{20,}", E::NotAlnum, E::Any, 7, C::Generated),
+    format(
+        "Slack webhook",
+        r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,}",
+        E::Any,
+        E::Any,
+        0,
+        C::Generated,
+    ),
+    format(
+        "Stripe key",
+        r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}",
+        E::NotAlnum,
+        E::Any,
+        8,
+        C::Generated,
+    ),
+    format("Stripe key", r"whsec_[A-Za-z0-9+/]{24,}", E::NotAlnum, E::Any, 6, C::Generated),
+    format("Anthropic API key", r"sk-ant-[A-Za-z0-9_-]{20,}", E::NotAlnum, E::Any, 7, C::Generated),
+    format("OpenAI API key", r"sk-[A-Za-z0-9_-]{20,}", E::NotAlnum, E::Any, 3, C::Generated),
+    format("Google API key", r"AIza[0-9A-Za-z_-]{35}", E::NotAlnum, E::NotAlnum, 4, C::NotMasked),
+    format(
+        "Google OAuth client secret",
+        r"GOCSPX-[A-Za-z0-9_-]{28}",
+        E::NotAlnum,
+        E::Any,
+        7,
+        C::NotMasked,
+    ),
+    format("Google OAuth token", r"ya29\.[0-9A-Za-z_-]{30,}", E::NotAlnum, E::Any, 5, C::Generated),
+    format(
+        "JSON Web Token",
+        r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
+        E::NotAlnum,
+        E::Any,
+        0,
+        C::None,
+    ),
+    format("npm token", r"npm_[A-Za-z0-9]{36}", E::NotAlnum, E::NotAlnum, 4, C::Generated),
+    format(
+        "Hugging Face token",
+        r"hf_[A-Za-z0-9]{34,40}",
+        E::NotAlnum,
+        E::NotAlnum,
+        3,
+        C::Generated,
+    ),
+    format(
+        "Hugging Face token",
+        r"api_org_[A-Za-z0-9]{34}",
+        E::NotAlnum,
+        E::NotAlnum,
+        8,
+        C::Generated,
+    ),
+    format(
+        "SendGrid API key",
+        r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}",
+        E::NotAlnum,
+        E::NotAlnum,
+        3,
+        C::NotMasked,
+    ),
+    format(
+        "Azure storage key",
+        r"AccountKey[ \t]*=[ \t]*[A-Za-z0-9+/]{40,}={0,2}",
+        E::NotAlnum,
+        E::Any,
+        11,
+        C::NotMasked,
+    ),
+    format(
+        "Azure storage key",
+        r"SharedAccessKey[ \t]*=[ \t]*[A-Za-z0-9+/]{30,}={0,2}",
+        E::NotAlnum,
+        E::Any,
+        16,
+        C::NotMasked,
+    ),
+    format("Azure SAS token", r"sig=[A-Za-z0-9%+/]{40,}", E::NotAlnum, E::Any, 4, C::SasVersion),
+    format(
+        "Azure AD client secret",
+        r"[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}",
+        E::NotWord,
+        E::NotAlnum,
+        0,
+        C::None,
+    ),
+    format("Twilio API key", r"SK[0-9a-fA-F]{32}", E::NotAlnum, E::NotAlnum, 2, C::HexWithLetter),
+    format(
+        "DigitalOcean token",
+        r"do[opr]_v1_[a-f0-9]{64}",
+        E::NotAlnum,
+        E::NotAlnum,
+        7,
+        C::NotMasked,
+    ),
+    format(
+        "Shopify token",
+        r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}",
+        E::NotAlnum,
+        E::NotAlnum,
+        6,
+        C::NotMasked,
+    ),
+    format("PyPI token", r"pypi-AgE[A-Za-z0-9_-]{50,}", E::NotAlnum, E::Any, 8, C::NotMasked),
+    format("Vault token", r"hv[sbr]\.[A-Za-z0-9_-]{24,}", E::NotAlnum, E::Any, 4, C::Generated),
+    format(
+        "Telegram bot token",
+        r"[0-9]{8,10}:AA[A-Za-z0-9_-]{33}",
+        E::NotAlnum,
+        E::NotAlnum,
+        0,
+        C::None,
+    ),
+    format(
+        "Discord webhook",
+        r"discord(?:app)?\.com/api/webhooks/[0-9]{5,}/[A-Za-z0-9_-]{40,}",
+        E::Any,
+        E::Any,
+        0,
+        C::None,
+    ),
+    format("Mailgun key", r"key-[0-9a-f]{32}", E::NotAlnum, E::NotAlnum, 4, C::HexWithLetter),
+    format("Mailchimp key", r"[0-9a-f]{32}-us[0-9]{1,2}", E::NotAlnum, E::NotAlnum, 0, C::None),
+    format("Databricks token", r"dapi[0-9a-f]{32}", E::NotAlnum, E::NotAlnum, 4, C::HexWithLetter),
+    format(
+        "age secret key",
+        r"AGE-SECRET-KEY-1[0-9A-Z]{58}",
+        E::NotAlnum,
+        E::Any,
+        16,
+        C::NotMasked,
+    ),
+    format("Postman API key", r"PMAK-[0-9a-f]{24}-[0-9a-f]{34}", E::NotAlnum, E::Any, 5, C::None),
+    format(
+        "Grafana token",
+        r"glsa_[A-Za-z0-9]{32}_[0-9a-f]{8}",
+        E::NotAlnum,
+        E::Any,
+        5,
+        C::Generated,
+    ),
+    format("Grafana token", r"glc_[A-Za-z0-9+/]{32,}={0,2}", E::NotAlnum, E::Any, 4, C::Generated),
+    format(
+        "Sentry token",
+        r"sntry[su]_[A-Za-z0-9+/=_-]{40,}",
+        E::NotAlnum,
+        E::Any,
+        6,
+        C::Generated,
+    ),
+    format("Linear API key", r"lin_api_[A-Za-z0-9]{40}", E::NotAlnum, E::NotAlnum, 8, C::Generated),
+    format("Notion token", r"ntn_[A-Za-z0-9]{40,}", E::NotAlnum, E::Any, 4, C::Generated),
+    format(
+        "Atlassian API token",
+        r"(?:ATATT3|ATBB)[A-Za-z0-9_=.-]{32,}",
+        E::NotAlnum,
+        E::Any,
+        4,
+        C::Generated,
+    ),
+    format(
+        "Doppler token",
+        r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}",
+        E::NotAlnum,
+        E::Any,
+        6,
+        C::Generated,
+    ),
+    format(
+        "Square token",
+        r"sq0(?:atp|csp)-[A-Za-z0-9_-]{22,}",
+        E::NotAlnum,
+        E::Any,
+        7,
+        C::Generated,
+    ),
+    format("Heroku API key", r"HRKU-[A-Za-z0-9_-]{60}", E::NotAlnum, E::Any, 5, C::Generated),
+    format("New Relic key", r"NRAK-[A-Z0-9]{27}", E::NotAlnum, E::NotAlnum, 5, C::NotMasked),
+    format("Supabase token", r"sbp_[a-f0-9]{40}", E::NotAlnum, E::NotAlnum, 4, C::NotMasked),
+];
+
+/// The compiled formats: one set to find which can match, one regex each
+/// to find where.
+struct Compiled {
+    set: RegexSet,
+    each: Vec<Regex>,
+}
+
+static COMPILED: LazyLock<Compiled> = LazyLock::new(|| Compiled {
+    set: RegexSet::new(FORMATS.iter().map(|f| f.pattern)).expect("token patterns are valid"),
+    each: FORMATS
+        .iter()
+        .map(|f| Regex::new(f.pattern).expect("token patterns are valid"))
+        .collect(),
+});
+
+/// Returns the kinds of every format.
+pub(super) fn kinds() -> impl Iterator<Item = &'static str> {
+    FORMATS.iter().map(|f| f.kind)
+}
+
+/// Returns whether a provider token can occur in `text`: every format
+/// holds a run of at least 16 characters of the token alphabets
+/// (`A-Z a-z 0-9 _ - . + / = ~ %`), or a PEM dash line. Most prose has no
+/// such run, and skips the regex search.
+pub(super) fn may_occur(text: &str) -> bool {
+    let mut run = 0;
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric()
+            || matches!(b, b'_' | b'-' | b'.' | b'+' | b'/' | b'=' | b'~' | b'%')
+        {
+            run += 1;
+            if run >= 16 {
+                return true;
+            }
+        } else {
+            run = 0;
+        }
+    }
+    memchr::memmem::find(text.as_bytes(), b"-----").is_some()
+}
+
+/// Returns the kind of the first provider token in `text`, if any.
+pub(super) fn find(text: &str) -> Option<&'static str> {
+    let compiled = &*COMPILED;
+    let matched = compiled.set.matches(text);
+    if !matched.matched_any() {
+        return None;
+    }
+    matched.iter().find_map(|index| {
+        let format = &FORMATS[index];
+        let bytes = text.as_bytes();
+        let mut start = 0;
+        while let Some(m) = compiled.each[index].find_at(text, start) {
+            let before = m.start().checked_sub(1).map(|i| bytes[i]);
+            let after = bytes.get(m.end()).copied();
+            if format.left.allows(before)
+                && format.right.allows(after)
+                && passes(format, m.as_str().get(format.prefix..).unwrap_or_default(), text)
+            {
+                return Some(format.kind);
+            }
+            // Try again one character on: a rejected candidate must not
+            // hide an overlapping one.
+            start = m.start() + 1;
+            while !text.is_char_boundary(start) {
+                start += 1;
+            }
+        }
+        None
+    })
+}
+
+fn passes(format: &Format, body: &str, text: &str) -> bool {
+    match format.check {
+        Check::None => true,
+        Check::NotMasked => !shape::masked(body),
+        Check::Generated => shape::token_body(body),
+        Check::HexWithLetter => body.bytes().any(|b| b.is_ascii_alphabetic()),
+        Check::SasVersion => text.contains("sv=") && !shape::masked(body),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_gate_lets_every_format_through() {
+        assert!(may_occur("-----BEGIN RSA PRIVATE KEY-----"));
+        assert!(may_occur("PuTTY-User-Key-File-3: ssh-rsa"));
+        assert!(!may_occur("Run the migrations before the integration tests."));
+    }
+
+    #[test]
+    fn every_pattern_compiles_and_has_a_kind() {
+        assert_eq!(COMPILED.each.len(), FORMATS.len());
+        assert!(FORMATS.iter().all(|f| !f.kind.is_empty()));
+    }
+
+    #[test]
+    fn edges_let_a_suffix_touch_an_uppercase_token() {
+        let key = format!("AKIA{}", "Q7RZ4MX2BN5KPL3W");
+        assert_eq!(find(&format!("{key}_prod")), Some("AWS access key"));
+        assert_eq!(find(&format!("prod{key}")), Some("AWS access key"));
+        assert_eq!(find(&format!("X{key}")), None);
+        assert_eq!(find(&format!("{key}9")), None);
+    }
+
+    #[test]
+    fn css_classes_are_not_keys() {
+        assert_eq!(find("<div class=\"sk-folding-cube sk-folding-cube-angle-rotation\">"), None);
+        assert_eq!(find("task-queue-worker-priority-high"), None);
+    }
+}
