@@ -939,37 +939,44 @@ fn snapshot_with_times(dir: &Path) -> BTreeMap<PathBuf, (Option<Vec<u8>>, std::t
 const JOURNAL: &str = "conflict-resolution-transactions.jsonl";
 const AUDIT: &str = "conflict-adjudications.jsonl";
 
-/// The story with its tie resolved, then the journal cut to its first
-/// `keep` lines: with `keep` 3 and an empty audit stream, what a crash
-/// after `conflict_closed` leaves.
-fn resolved_then_cut(env: &Env, keep: usize) {
+/// The story with its tie being resolved by a process killed at
+/// `failpoint` (the binary is built with `--features failpoints`): with
+/// `after_conflict_closed`, the canonical files hold the decision, the
+/// audit stream does not, and the journal holds three phases.
+fn resolve_crashed_at(env: &Env, failpoint: &str) {
     seed_story(env);
     let report = env.json(&["distill", "--as-of", AS_OF]);
     let case_id = report["conflict_case_ids"][0].as_str().unwrap().to_owned();
     let cases = env.json(&["conflicts"]);
     let candidate = cases[0]["candidates"][0]["candidate_id"].as_str().unwrap().to_owned();
     let revision = cases[0]["revision"].to_string();
-    env.json(&[
-        "resolve",
-        &case_id,
-        &candidate,
-        "--revision",
-        &revision,
-        "--event-id",
-        "e1",
-        "--actor",
-        "Ada",
-        "--rationale",
-        "Faster",
-        "--at",
-        "2026-06-02T00:00:00Z",
-    ]);
     env.cmd().args(["verify"]).assert().success();
-    let journal = env.memory().join(JOURNAL);
-    let text = std::fs::read_to_string(&journal).unwrap();
-    let kept: String = text.lines().take(keep).flat_map(|l| [l, "\n"]).collect();
-    std::fs::write(&journal, kept).unwrap();
-    std::fs::write(env.memory().join(AUDIT), b"").unwrap();
+    let out = env
+        .cmd()
+        .env("WORKMEM_FAILPOINT", failpoint)
+        .args([
+            "resolve",
+            &case_id,
+            &candidate,
+            "--revision",
+            &revision,
+            "--event-id",
+            "e1",
+            "--actor",
+            "Ada",
+            "--rationale",
+            "Faster",
+            "--at",
+            "2026-06-02T00:00:00Z",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&out.status),
+        Some(6),
+        "resolve did not abort at {failpoint} (built without --features failpoints?): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// Runs `verify --json`, checks it exits 4 and changed nothing, and
@@ -993,7 +1000,8 @@ fn verify_problems(env: &Env) -> Vec<Value> {
 #[test]
 fn verify_reports_an_unfinished_transaction_instead_of_recovering_it() {
     let env = Env::new();
-    resolved_then_cut(&env, 3);
+    resolve_crashed_at(&env, "after_conflict_closed");
+    assert!(!env.memory().join(AUDIT).exists(), "the crash came before the audit write");
     let problems = verify_problems(&env);
     assert!(
         problems.iter().any(|p| p["file"].as_str().unwrap().ends_with(JOURNAL)
@@ -1012,15 +1020,17 @@ fn verify_reports_an_unfinished_transaction_instead_of_recovering_it() {
         .code(4)
         .stdout(predicate::str::contains(format!("{JOURNAL}:1: transaction resolution-")));
     assert_eq!(snapshot_with_times(&env.project()), before);
-    // The next ordinary command recovers; then verify is clean.
+    // The next ordinary command recovers and compacts the journal; then
+    // verify is clean.
     env.json(&["facts", "--all"]);
+    assert_eq!(std::fs::read(env.memory().join(JOURNAL)).unwrap(), b"");
     env.cmd().args(["verify", "--json"]).assert().success();
 }
 
 #[test]
 fn verify_lists_a_tampered_intent_as_a_problem() {
     let env = Env::new();
-    resolved_then_cut(&env, 1);
+    resolve_crashed_at(&env, "after_prepared");
     let journal = env.memory().join(JOURNAL);
     let mut prepared: Value =
         serde_json::from_str(std::fs::read_to_string(&journal).unwrap().trim_end()).unwrap();

@@ -101,7 +101,7 @@ fn resolve_args<'a>(conflict: &'a str, candidate: &'a str, revision: &'a str) ->
 }
 
 /// Checks the one committed decision: one audit line, revision 2 active,
-/// the case resolved, MEMORY.md current, five journal phases in order.
+/// the case resolved, MEMORY.md current, no unfinished transaction.
 fn assert_one_committed_decision(project: &Project, conflict: &str) {
     let audit = project.read("conflict-adjudications.jsonl");
     assert_eq!(audit.lines().count(), 1, "audit: {audit}");
@@ -140,7 +140,31 @@ fn assert_one_committed_decision(project: &Project, conflict: &str) {
         memory.contains("- Use Postgres. (seen 2x; evidence: 2)") && !memory.contains("SQLite"),
         "{memory}"
     );
-    let phases: Vec<(String, String)> = project
+    // The journal holds work in flight only: nothing at all, or (after a
+    // crash between `committed` and the compaction, followed by commands
+    // that do not write) that one committed transaction, which the next
+    // writer compacts.
+    let phases = journal_phases(project);
+    let names: Vec<&str> = phases.iter().map(|(_, p)| p.as_str()).collect();
+    assert!(
+        names.is_empty()
+            || names
+                == [
+                    "prepared",
+                    "curated_applied",
+                    "conflict_closed",
+                    "audit_appended",
+                    "committed"
+                ],
+        "{names:?}"
+    );
+    assert!(phases.iter().all(|(t, _)| *t == phases[0].0));
+    assert!(!project.memory().join(".distill-pending.json").exists());
+}
+
+/// The (transaction id, phase) of every journal line.
+fn journal_phases(project: &Project) -> Vec<(String, String)> {
+    project
         .read("conflict-resolution-transactions.jsonl")
         .lines()
         .map(|line| {
@@ -150,14 +174,36 @@ fn assert_one_committed_decision(project: &Project, conflict: &str) {
                 v["phase"].as_str().expect("phase").to_owned(),
             )
         })
-        .collect();
-    let names: Vec<&str> = phases.iter().map(|(_, p)| p.as_str()).collect();
-    assert_eq!(
-        names,
-        ["prepared", "curated_applied", "conflict_closed", "audit_appended", "committed"]
-    );
-    assert!(phases.iter().all(|(t, _)| *t == phases[0].0));
-    assert!(!project.memory().join(".distill-pending.json").exists());
+        .collect()
+}
+
+/// Asserts the journal is an empty file: its state at rest.
+fn assert_journal_empty(project: &Project, label: &str) {
+    let path = project.memory().join("conflict-resolution-transactions.jsonl");
+    assert_eq!(std::fs::read(&path).map(|b| b.len()).ok(), Some(0), "{label}: journal not empty");
+}
+
+/// Checks that the crashed resolution's `prepared` line holds a
+/// domain-scoped (schema 2) intent: the db.engine entries and cases only,
+/// and the hashes of both files.
+fn assert_domain_scoped_intent(project: &Project, label: &str) {
+    let text = project.read("conflict-resolution-transactions.jsonl");
+    let prepared: Value =
+        serde_json::from_str(text.lines().next().expect("a prepared line")).expect("json");
+    let intent = &prepared["intent"];
+    assert_eq!(intent["schema_version"], 2, "{label}");
+    for field in [
+        "curated_sha256_before",
+        "curated_sha256_after",
+        "conflicts_sha256_before",
+        "conflicts_sha256_after",
+    ] {
+        assert_eq!(intent[field].as_str().map(str::len), Some(64), "{label}: {field}");
+    }
+    for field in ["curated_before", "curated_after", "conflicts_before", "conflicts_after"] {
+        let items = intent[field].as_array().expect("a snapshot");
+        assert!(items.iter().all(|i| i["memory_key"] == "db.engine"), "{label}: {field}");
+    }
 }
 
 const RESOLVE_FAILPOINTS: [&str; 10] = [
@@ -189,9 +235,16 @@ fn every_resolve_failpoint_recovers_to_exactly_one_committed_decision() {
         let (conflict, candidate, revision) = tied(&project);
         let revision = revision.to_string();
         project.crash(&resolve_args(&conflict, &candidate, &revision), failpoint);
+        assert_domain_scoped_intent(&project, failpoint);
         let next = NEXT_COMMANDS[index % NEXT_COMMANDS.len()];
         project.ok(next);
         assert_one_committed_decision(&project, &conflict);
+        if *failpoint == "after_committed" {
+            // Nothing to finish: the next writer compacts.
+            assert_eq!(journal_phases(&project).len(), 5, "{failpoint}");
+            project.ok(&["distill", "--as-of", AS_OF]);
+        }
+        assert_journal_empty(&project, failpoint);
         // Settled: any command again, and even a retry, changes no byte.
         let settled = project.files();
         project.ok(&["verify"]);
@@ -313,7 +366,7 @@ fn racing_resolutions_and_distills_are_serialised_by_the_lock() {
     assert!(resolves.iter().all(|c| *c == 0 || *c == 3), "{codes:?}");
     assert!(codes.iter().step_by(2).all(|c| *c == 0), "{codes:?}");
     assert_eq!(project.read("conflict-adjudications.jsonl").lines().count(), 1);
-    assert_eq!(project.read("conflict-resolution-transactions.jsonl").lines().count(), 5);
+    assert_journal_empty(&project, "after the race");
     project.ok(&["verify"]);
 }
 
@@ -599,9 +652,11 @@ fn verify_after_a_crash_reports_the_unfinished_work_and_writes_nothing() {
             "conflict-resolution-transactions.jsonl",
             failpoint,
         );
-        // The next ordinary command finishes it; then verify is clean.
+        // The next ordinary command finishes it and compacts the journal;
+        // then verify is clean.
         project.ok(&["facts", "--all"]);
         assert_one_committed_decision(&project, &conflict);
+        assert_journal_empty(&project, failpoint);
         project.ok(&["verify"]);
     }
     let project = Project::new(WORKMEM, "workmem-recovery-");
