@@ -296,8 +296,9 @@ where
 
 /// Calls `visit` with every complete record of a JSONL stream in order,
 /// reading one line at a time: memory stays bounded by the longest line,
-/// whatever the length of the stream (a journal's `prepared` lines hold
-/// whole snapshots of the state).
+/// whatever the length of the stream (the `prepared` lines of schema-1
+/// intents, such as the teaching implementation writes, hold whole
+/// snapshots of the state).
 ///
 /// Errors: [`Error::Corrupt`] naming file and line; [`Error::Scope`];
 /// [`Error::Io`]; whatever `visit` returns.

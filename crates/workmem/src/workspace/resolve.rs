@@ -125,8 +125,8 @@ impl Workspace {
                 event_id: resolution.event_id,
             }));
         }
-        let (curated, curated_bytes) = self.curated_with_bytes()?;
-        let (queue, queue_bytes) = self.conflicts_with_bytes()?;
+        let (curated, curated_sha256_before) = self.curated_hashed()?;
+        let (queue, queue_sha256_before) = self.conflicts_hashed()?;
         let memory_key = queue.get(&resolution.conflict_id).map(|case| case.memory_key.as_str());
         let domain = match memory_key {
             Some(key) => self.domain_fact_ids(key)?,
@@ -141,27 +141,23 @@ impl Workspace {
             resolved_at,
             self.workspace_id(),
         )?;
-        // The whole files before and after: the domain's part replaced, the
-        // rest as read (never copied into the intent).
-        let curated_sha256_before = self.curated_sha256(curated_bytes.as_deref())?;
-        let queue_sha256_before = self.conflicts_sha256(queue_bytes.as_deref())?;
-        drop((curated_bytes, queue_bytes));
-        let mut curated_after = curated;
-        curated_after.replace_domain(&plan.memory_key, plan.curated_after.clone());
-        let curated_after_bytes =
-            curated_after.encode(&self.file(CURATED_FILE), self.workspace_id())?;
+        // The whole files after: the domain's part replaced, the rest as
+        // read (and never copied into the intent).
+        let (curated, curated_sha256_after) = if plan.curated_after == plan.curated_before {
+            // Keeping the incumbent leaves curated.json as it is.
+            (Curated::Done(curated), curated_sha256_before.clone())
+        } else {
+            let mut after = curated;
+            after.replace_domain(&plan.memory_key, plan.curated_after.clone());
+            let bytes = after.encode(&self.file(CURATED_FILE), self.workspace_id())?;
+            let hash = canon::sha256_hex(&bytes);
+            (Curated::Write(after, bytes), hash)
+        };
         let mut queue_after = queue;
         queue_after.replace_domain(&plan.memory_key, plan.cases_after.clone());
         let queue_after_bytes =
             queue_after.encode(&self.file(CONFLICTS_FILE), self.workspace_id())?;
-        let curated_sha256_after = canon::sha256_hex(&curated_after_bytes);
         let queue_sha256_after = canon::sha256_hex(&queue_after_bytes);
-        let curated = if curated_sha256_after == curated_sha256_before {
-            // Keeping the incumbent leaves curated.json as it is.
-            Curated::Done(curated_after)
-        } else {
-            Curated::Write(curated_after, curated_after_bytes)
-        };
         let queue = (queue_sha256_after != queue_sha256_before).then_some(queue_after_bytes);
         let intent = Intent {
             transaction_id: canon::transaction_id(self.workspace_id(), &resolution.event_id),
@@ -343,9 +339,7 @@ impl Workspace {
     /// The curated target of a schema-2 intent, decided by the file's hash.
     fn scoped_curated_target(&self, intent: &Intent) -> Result<Curated> {
         let path = self.file(CURATED_FILE);
-        let (now, bytes) = self.curated_with_bytes()?;
-        let hash = self.curated_sha256(bytes.as_deref())?;
-        drop(bytes);
+        let (now, hash) = self.curated_hashed()?;
         let (before, after) = scoped_hashes(
             intent.curated_sha256_before.as_deref(),
             intent.curated_sha256_after.as_deref(),
@@ -373,9 +367,7 @@ impl Workspace {
     /// hash: `None` when done, else the bytes to write.
     fn scoped_queue_target(&self, intent: &Intent) -> Result<Option<Vec<u8>>> {
         let path = self.file(CONFLICTS_FILE);
-        let (now, bytes) = self.conflicts_with_bytes()?;
-        let hash = self.conflicts_sha256(bytes.as_deref())?;
-        drop(bytes);
+        let (now, hash) = self.conflicts_hashed()?;
         let (before, after) = scoped_hashes(
             intent.conflicts_sha256_before.as_deref(),
             intent.conflicts_sha256_after.as_deref(),
@@ -399,30 +391,41 @@ impl Workspace {
         Ok(Some(written))
     }
 
-    /// Returns the SHA-256 of curated.json's bytes, `bytes` (`None` when
-    /// the file is absent: then of the canonical encoding of the empty
-    /// state, the file a resolve would otherwise find).
+    /// Returns the curated state and the SHA-256 of curated.json's bytes,
+    /// hashed while the state is decoded. A missing file hashes as the
+    /// canonical encoding of the empty state: the file a resolution would
+    /// otherwise find.
     ///
-    /// Errors: none in practice (the empty state is valid).
-    fn curated_sha256(&self, bytes: Option<&[u8]>) -> Result<String> {
-        if let Some(bytes) = bytes {
-            return Ok(canon::sha256_hex(bytes));
-        }
-        let empty = CuratedState::new().encode(&self.file(CURATED_FILE), self.workspace_id())?;
-        Ok(canon::sha256_hex(&empty))
+    /// Errors: as [`Workspace::curated`].
+    fn curated_hashed(&self) -> Result<(CuratedState, String)> {
+        let path = self.file(CURATED_FILE);
+        let Some(data) = atomic_io::read_optional(&path)? else {
+            let state = CuratedState::new();
+            let empty = state.encode(&path, self.workspace_id())?;
+            return Ok((state, canon::sha256_hex(&empty)));
+        };
+        // The evidence lists make the file grow with the log: hash it on
+        // another core while this one decodes it.
+        let (state, hash) = std::thread::scope(|scope| {
+            let hash = scope.spawn(|| canon::sha256_hex(&data));
+            let state = CuratedState::decode(&data, &path, self.workspace_id());
+            (state, hash.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+        });
+        Ok((state?, hash))
     }
 
-    /// Returns the SHA-256 of conflicts.json's bytes, like
-    /// [`Workspace::curated_sha256`].
+    /// Returns the conflict queue and the SHA-256 of conflicts.json's
+    /// bytes, like [`Workspace::curated_hashed`].
     ///
-    /// Errors: none in practice (the empty queue is valid).
-    fn conflicts_sha256(&self, bytes: Option<&[u8]>) -> Result<String> {
-        if let Some(bytes) = bytes {
-            return Ok(canon::sha256_hex(bytes));
-        }
-        let empty =
-            ConflictQueue::default().encode(&self.file(CONFLICTS_FILE), self.workspace_id())?;
-        Ok(canon::sha256_hex(&empty))
+    /// Errors: as [`Workspace::conflicts`].
+    fn conflicts_hashed(&self) -> Result<(ConflictQueue, String)> {
+        let path = self.file(CONFLICTS_FILE);
+        let (queue, bytes) = self.conflicts_with_bytes()?;
+        let hash = match bytes {
+            Some(bytes) => canon::sha256_hex(&bytes),
+            None => canon::sha256_hex(&queue.encode(&path, self.workspace_id())?),
+        };
+        Ok((queue, hash))
     }
 
     /// Writes the targets not yet done and the missing phase lines, in the
