@@ -76,7 +76,9 @@ pub use workspace::explain::FactExplanation;
 pub use workspace::history::History;
 pub use workspace::overview::{FactCounts, Overview};
 pub use workspace::verify::Problem;
-pub use workspace::{DaySummary, DistillOptions, Distilled, Imported, Workspace, WorkspaceBuilder};
+pub use workspace::{
+    ContextOptions, DaySummary, DistillOptions, Distilled, Imported, Workspace, WorkspaceBuilder,
+};
 
 /// Returns `raw` as a memory key in normal form (trimmed, case-folded),
 /// checked against the key syntax: what every append stores.

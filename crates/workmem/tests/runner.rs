@@ -19,6 +19,7 @@ mod test_instruction_data;
 mod test_invalid_input;
 mod test_log_crash;
 mod test_parser_fuzz;
+mod test_pending;
 mod test_projection;
 mod test_projection_index;
 mod test_public_api;

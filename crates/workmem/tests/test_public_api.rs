@@ -15,6 +15,7 @@ const FACADE: &[&str] = &[
     "Clock",
     "Config",
     "ConflictQueue",
+    "ContextOptions",
     "CuratedState",
     "DaySummary",
     "Decision",
