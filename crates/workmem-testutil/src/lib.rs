@@ -6,7 +6,9 @@
 //! - [`FakeServer`]: a scripted fake of the Anthropic Messages API on
 //!   127.0.0.1 (the agent and `workmem chat` tests);
 //! - [`credential_samples`]: a credential of every kind the secret guard
-//!   knows (the library's guard tests and the CLI's torture tests).
+//!   knows (the library's guard tests and the CLI's torture tests);
+//! - [`workload`]: a realistic generated fact log as JSON lines (the
+//!   benchmarks' generator and the large MCP test).
 //!
 //! It depends on no workmem crate, so every crate of the workspace,
 //! the library included, can use it.
@@ -16,7 +18,9 @@
 mod credentials;
 mod fake_server;
 mod project;
+mod workload;
 
 pub use credentials::credential_samples;
 pub use fake_server::{FakeServer, LIFETIME, Received, Reply, tool_use};
 pub use project::Project;
+pub use workload::{Workload, workload};

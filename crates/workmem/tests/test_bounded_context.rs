@@ -249,7 +249,8 @@ fn a_bounded_memory_keeps_the_top_entries_and_says_how_many_it_leaves_out() {
 fn a_bounded_hand_written_memory_is_cut_at_a_line() {
     let p = Project::new();
     p.ws.init().unwrap();
-    let text: String = (0..400).map(|i| format!("- hand-written line {i:03}\n")).collect();
+    let text =
+        (0..400).map(|i| format!("- hand-written line {i:03}")).collect::<Vec<_>>().join("\n");
     write_raw(&p.file("MEMORY.md"), text.as_bytes());
     let bounded = p.ws.memory_within(1_000).unwrap();
     assert!(chars(&bounded) <= 1_000, "{bounded}");
