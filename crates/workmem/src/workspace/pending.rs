@@ -31,14 +31,16 @@
 //! index is a cache: never evidence, always rebuildable, written like
 //! `.projection.json` and not at all by a read-only handle.
 
-use foldhash::{HashSet, HashSetExt};
+use std::cell::OnceCell;
+
+use foldhash::{HashMap, HashMapExt};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::model::fact::Fact;
 use crate::policy::projection::{MAX_PENDING_FACTS, PendingFact};
 use crate::store::atomic_io::{self, FileStamp, file_stamp};
-use crate::store::curated_state::CuratedState;
+use crate::store::curated_state::{CuratedState, Entry};
 use crate::workspace::memory::CuratedView;
 use crate::workspace::{CURATED_FILE, PENDING_INDEX_FILE, Workspace};
 
@@ -188,9 +190,12 @@ impl Workspace {
         limit: usize,
         view: &CuratedView,
     ) -> Result<PendingIndex> {
-        let mut read_state: Option<CuratedState> = None;
-        let mut evidence: Option<HashSet<String>> = None;
-        let mut is_evidence = |fact: &Fact| -> Result<bool> {
+        // The keyed entries by memory key, from the curated state read only
+        // when a fact needs it; entries list their evidence ids sorted
+        // (checked on load).
+        let loaded: OnceCell<CuratedState> = OnceCell::new();
+        let by_key: OnceCell<HashMap<&str, Vec<&Entry>>> = OnceCell::new();
+        let is_evidence = |fact: &Fact| -> Result<bool> {
             let Some(key) = fact.memory_key.as_deref() else { return Ok(false) };
             if view
                 .domains
@@ -199,18 +204,22 @@ impl Workspace {
             {
                 return Ok(false);
             }
-            if evidence.is_none() {
-                let state = match &view.state {
-                    Some(state) => state,
-                    None => read_state.insert(self.curated()?),
-                };
-                let mut ids = HashSet::new();
-                for entry in &state.entries {
-                    ids.extend(entry.evidence_ids.iter().cloned());
+            if by_key.get().is_none() {
+                if view.state.is_none() && loaded.get().is_none() {
+                    let _ = loaded.set(self.curated()?);
                 }
-                evidence = Some(ids);
+                let state = view.state.as_ref().or(loaded.get()).expect("one of them is set");
+                let mut map: HashMap<&str, Vec<&Entry>> = HashMap::new();
+                for entry in &state.entries {
+                    if let Some(key) = entry.memory_key.as_deref() {
+                        map.entry(key).or_default().push(entry);
+                    }
+                }
+                let _ = by_key.set(map);
             }
-            Ok(evidence.as_ref().is_some_and(|ids| ids.contains(&fact.fact_id)))
+            Ok(by_key.get().and_then(|map| map.get(key)).is_some_and(|entries| {
+                entries.iter().any(|entry| entry.evidence_ids.binary_search(&fact.fact_id).is_ok())
+            }))
         };
         let days = self.log.days()?;
         let mut files: Vec<IndexedFile> = Vec::new();
