@@ -54,7 +54,10 @@ impl WorkmemServer {
             tools::GET_CONTEXT => self.get_context(args),
             tools::LIST_RECENT_FACTS => self.list_recent_facts(args),
             tools::LIST_CONFLICTS => self.list_conflicts(args),
-            _ => return Err(ErrorData::invalid_params(format!("unknown tool {name:?}"), None)),
+            _ => {
+                let name = shown(name);
+                return Err(ErrorData::invalid_params(format!("unknown tool {name:?}"), None));
+            }
         };
         Ok(outcome
             .unwrap_or_else(|err| CallToolResult::error(vec![ContentBlock::text(err.to_string())])))
@@ -118,10 +121,22 @@ impl WorkmemServer {
                 .memory_within(MAX_RESULT_CHARS)
                 .map(|memory| if memory.is_empty() { EMPTY_MEMORY.to_owned() } else { memory }),
             CONTEXT_URI => self.context(ContextOptions::new()),
-            _ => return Err(ErrorData::resource_not_found(format!("no resource {uri:?}"), None)),
+            _ => {
+                let uri = shown(uri);
+                return Err(ErrorData::resource_not_found(format!("no resource {uri:?}"), None));
+            }
         }
         .map_err(|err| ErrorData::internal_error(err.to_string(), None))?;
         Ok(ResourceContents::text(text, uri).with_mime_type("text/markdown"))
+    }
+}
+
+/// Returns `text` cut after 80 characters, for an error message that must
+/// stay small whatever the client sent.
+fn shown(text: &str) -> String {
+    match text.char_indices().nth(80) {
+        None => text.to_owned(),
+        Some((end, _)) => format!("{}...", &text[..end]),
     }
 }
 
@@ -186,5 +201,22 @@ impl ServerHandler for WorkmemServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let contents = self.read(&request.uri)?;
         Ok(ReadResourceResponse::from(ReadResourceResult::new(vec![contents])))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_tool_or_resource_is_named_briefly() {
+        let dir = tempfile::tempdir().unwrap();
+        let server = WorkmemServer::new(Workspace::open(dir.path(), None).unwrap());
+        let huge = "x".repeat(1_000_000);
+        let err = server.call(&huge, &JsonObject::new()).unwrap_err();
+        assert!(err.message.len() < 200, "{}", err.message.len());
+        assert!(err.message.starts_with("unknown tool \"xxx"), "{}", err.message);
+        let err = server.read(&format!("workmem://{huge}")).unwrap_err();
+        assert!(err.message.len() < 200, "{}", err.message.len());
     }
 }
