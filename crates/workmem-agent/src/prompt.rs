@@ -19,9 +19,10 @@ commands with the bash tool and record durable project knowledge with the write_
 # Project memory
 
 Below is this project's memory, rebuilt before every one of your replies: curated decisions, conventions and \
-pitfalls that the project's policy promoted from its fact log, then the most recent facts. Rely on it as \
-background knowledge, check details against the code when they matter, and mention it when the user's request \
-contradicts it.
+pitfalls that the project's policy promoted from its fact log, then the most recent facts, then the most recent \
+pending keyed facts: values written with a memory_key that the policy has not reviewed yet, claims rather than \
+the curated value. Rely on it as background knowledge, check details against the code when they matter, and \
+mention it when the user's request contradicts it.
 
 {MEMORY_OPEN}
 {context}

@@ -112,6 +112,7 @@ pub fn write_memory(workspace: &Workspace, input: &Value) -> ToolOutput {
                 "importance": fact.importance(),
                 "memory_key": fact.memory_key(),
                 "recorded_at": fact.recorded_at().as_str(),
+                "note": workspace.write_memory_note(&fact),
             })
             .to_string(),
         ),

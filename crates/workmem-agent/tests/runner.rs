@@ -238,8 +238,15 @@ fn two_tool_uses_in_one_reply_get_two_results_in_order() {
     assert_eq!(facts.len(), 1);
     assert_eq!(facts[0].memory_key(), Some("cache.engine"));
     assert_eq!(facts[0].source(), "model_tool");
-    // Keyed raw facts never reach the prompt (docs/policy.md).
-    assert!(!received[1].body["system"].as_str().unwrap().contains("SQLite"));
+    // A keyed raw fact reaches the prompt only as a pending claim, under
+    // its own heading (docs/policy.md).
+    let system = received[1].body["system"].as_str().unwrap();
+    let (before, pending) = system
+        .split_once("# Pending Keyed Facts (not yet reviewed by the memory policy)\n\n")
+        .expect("the keyed fact is pending");
+    assert!(!before.contains("SQLite"), "{system}");
+    assert!(pending.starts_with("- [decision] cache.engine: "), "{system}");
+    assert!(pending.lines().next().unwrap().contains("SQLite"), "{system}");
 }
 
 #[test]

@@ -100,13 +100,14 @@ fn append_comparison() {
 
 /// Every file of a memory directory but the log: what a first distill
 /// starts without.
-const DERIVED: [&str; 7] = [
+const DERIVED: [&str; 8] = [
     "curated.json",
     "conflicts.json",
     "MEMORY.md",
     "conflict-adjudications.jsonl",
     "conflict-resolution-transactions.jsonl",
     ".projection.json",
+    ".pending.json",
     ".domain-index",
 ];
 

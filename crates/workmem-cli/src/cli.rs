@@ -98,7 +98,7 @@ pub enum Command {
     Distill(commands::distill::DistillArgs),
     /// Print MEMORY.md, repairing it from curated.json if stale
     Memory(commands::memory::MemoryArgs),
-    /// Print the bounded agent context: memory plus recent facts
+    /// Print the bounded agent context: memory, recent and pending facts
     Context(commands::context::ContextArgs),
     /// List conflict cases and their candidates
     Conflicts(commands::conflicts::ConflictsArgs),

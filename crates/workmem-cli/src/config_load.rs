@@ -25,6 +25,7 @@
 //!
 //! [context]
 //! recent_facts = 6
+//! pending_facts = 6           # keyed facts not yet in the memory; 0 turns them off
 //! budget = 24000              # characters; 0 means unbounded
 //! ```
 
@@ -150,7 +151,7 @@ impl File<'_> {
             key
         };
         CommandError::invalid("config", format!("{}: unknown key `{key}`", self.place(span)))
-            .hinted("known keys: policy.{minimum_age_days, minimum_importance, repeat_threshold, supersession_repeat_threshold, stable_kinds, source.<name>.{minimum_age_days, minimum_importance}}, context.{recent_facts, budget}")
+            .hinted("known keys: policy.{minimum_age_days, minimum_importance, repeat_threshold, supersession_repeat_threshold, stable_kinds, source.<name>.{minimum_age_days, minimum_importance}}, context.{recent_facts, pending_facts, budget}")
     }
 
     fn bad(&self, key: &str, span: &Range<usize>, message: impl std::fmt::Display) -> CommandError {
@@ -218,6 +219,10 @@ fn apply_table(
                         "recent_facts" => {
                             config.recent_facts =
                                 file.integer(value, &full, &Config::RECENT_FACTS)?;
+                        }
+                        "pending_facts" => {
+                            config.pending_facts =
+                                file.integer(value, &full, &Config::PENDING_FACTS)?;
                         }
                         "budget" => {
                             // 0 (unbounded) or the library's range.

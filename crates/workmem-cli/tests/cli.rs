@@ -265,6 +265,50 @@ fn facts_and_logs_list_what_was_recorded() {
 }
 
 #[test]
+fn context_lists_pending_keyed_facts_with_pending_and_the_config_key() {
+    let env = Env::new();
+    env.cmd().args(["init", "-q"]).assert().success();
+    env.remember("Shipped v1", "outcome", 3, None, "2026-01-01T09:00:00Z");
+    for (n, at) in ["2026-01-02T09:00:00Z", "2026-01-03T09:00:00Z", "2026-01-04T09:00:00Z"]
+        .into_iter()
+        .enumerate()
+    {
+        env.remember(&format!("Use Python 3.1{n}"), "decision", 4, Some("runtime.python"), at);
+    }
+    let heading = "# Pending Keyed Facts (not yet reviewed by the memory policy)";
+    let recent = "# Recent Workspace Facts\n\n- [outcome] Shipped v1 (2026-01-01)";
+    let claims = [
+        "- [decision] runtime.python: Use Python 3.10 (2026-01-02)",
+        "- [decision] runtime.python: Use Python 3.11 (2026-01-03)",
+        "- [decision] runtime.python: Use Python 3.12 (2026-01-04)",
+    ];
+    assert_eq!(env.text(&["context"]), format!("{recent}\n\n{heading}\n\n{}\n", claims.join("\n")));
+    assert_eq!(
+        env.text(&["context", "--pending", "2"]),
+        format!("{recent}\n\n{heading}\n\n{}\n", claims[1..].join("\n"))
+    );
+    // 0 turns the part off: the context the teaching implementation prints.
+    assert_eq!(env.text(&["context", "--pending", "0"]), format!("{recent}\n"));
+    env.cmd().args(["context", "--pending", "101"]).assert().code(2);
+
+    // The same from the configuration; the flag still wins.
+    let config = env.project().join(".workmem/config.toml");
+    std::fs::write(&config, "[context]\npending_facts = 1\n").unwrap();
+    assert_eq!(env.text(&["context"]), format!("{recent}\n\n{heading}\n\n{}\n", claims[2]));
+    assert_eq!(env.text(&["context", "--pending", "0"]), format!("{recent}\n"));
+    std::fs::write(&config, "[context]\npending_facts = 0\n").unwrap();
+    assert_eq!(env.text(&["context"]), format!("{recent}\n"));
+    std::fs::write(&config, "[context]\npending_facts = 101\n").unwrap();
+    let out = env.cmd().arg("context").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("`context.pending_facts` must be an integer from 0 to 100"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn distill_memory_context_and_conflicts() {
     let env = Env::new();
     seed_story(&env);
@@ -289,7 +333,15 @@ fn distill_memory_context_and_conflicts() {
     let text = context["context"].as_str().unwrap();
     assert!(text.contains("# Recent Workspace Facts"), "{text}");
     assert!(text.contains("- [outcome] Released 0.1 (2026-01-02)"), "{text}");
-    assert!(!text.contains("nextest"), "keyed raw facts must stay out of the context: {text}");
+    // Keyed raw facts never reach the curated part or the recent facts;
+    // the context lists them last, as pending claims.
+    let (main, pending) = text
+        .split_once("\n\n# Pending Keyed Facts (not yet reviewed by the memory policy)\n\n")
+        .expect("pending keyed facts");
+    assert!(!main.contains("nextest"), "a keyed raw fact outside its part: {text}");
+    assert!(pending.contains("- [convention] test.runner: Use nextest (2026-01-03)"), "{text}");
+    let without_pending = env.json(&["context", "--pending", "0"]);
+    assert_eq!(without_pending["context"].as_str().unwrap(), main);
     let without_recent = env.json(&["context", "--recent", "0"]);
     assert!(!without_recent["context"].as_str().unwrap().contains("Recent Workspace Facts"));
     assert!(env.text(&["context"]).contains("- Use WAL mode"));

@@ -330,6 +330,100 @@ fn a_message_over_the_size_cap_is_refused_and_the_server_keeps_serving() {
     assert!(!project.dir().join(".workmem/memory/daily").exists(), "nothing may be written");
 }
 
+/// Initializes with protocol revision `revision`; returns the answer.
+fn initialize_as(server: &mut Server, revision: &str) -> Value {
+    let response = server.request(
+        1,
+        "initialize",
+        json!({
+            "protocolVersion": revision,
+            "capabilities": {},
+            "clientInfo": {"name": "workmem-test", "version": "1"}
+        }),
+    );
+    server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    response
+}
+
+#[test]
+fn a_batch_is_answered_as_one_array_under_2025_03_26() {
+    let project = Project::new();
+    let mut server = Server::start(&project);
+    // Before the handshake no revision has batches.
+    server.send(&json!([{"jsonrpc": "2.0", "id": 0, "method": "ping"}]));
+    let early = null_id_error(&server.next_message(), -32600);
+    assert!(early.contains("before initialization"), "{early}");
+    let init = initialize_as(&mut server, "2025-03-26");
+    assert_eq!(init["result"]["protocolVersion"], "2025-03-26", "{init}");
+
+    server.send(&json!([
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "write_memory",
+                    "arguments": {"content": "Batched write", "kind": "outcome", "importance": 2}}},
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 99}},
+        {"jsonrpc": "2.0", "id": "three", "method": "tools/call",
+         "params": {"name": "list_recent_facts", "arguments": {"limit": 5}}},
+        {"jsonrpc": "2.0", "id": 4, "method": "initialize", "params": {}},
+        7,
+        {"jsonrpc": "2.0", "id": 5, "method": "tools/list"}
+    ]));
+    let answer = server.next_message();
+    let members = answer.as_array().unwrap_or_else(|| panic!("not an array: {answer}"));
+    let by_id = |id: Value| {
+        members.iter().find(|m| m["id"] == id).unwrap_or_else(|| panic!("no {id} in {answer}"))
+    };
+    // One response per request, none for the notification.
+    assert_eq!(members.len(), 5, "{answer}");
+    assert_eq!(by_id(json!(2))["result"]["isError"], false, "{answer}");
+    let listed = &by_id(json!("three"))["result"]["structuredContent"]["facts"];
+    assert_eq!(listed[0]["content"], "Batched write", "members run in order: {answer}");
+    assert_eq!(by_id(json!(4))["error"]["code"], -32600, "{answer}");
+    assert_eq!(by_id(Value::Null)["error"]["code"], -32600, "{answer}");
+    assert_eq!(by_id(json!(5))["result"]["tools"].as_array().map(Vec::len), Some(4));
+
+    // A batch of notifications gets no answer; an empty one an error.
+    server.send(&json!([{"jsonrpc": "2.0", "method": "notifications/cancelled",
+                         "params": {"requestId": 1}}]));
+    server.send(&json!([]));
+    let empty = null_id_error(&server.next_message(), -32600);
+    assert!(empty.contains("empty batch"), "{empty}");
+    still_serving(&mut server, 6);
+    let (lines, _stderr) = server.finish();
+    for line in &lines {
+        let message: Value = serde_json::from_str(line).unwrap();
+        let messages = message.as_array().cloned().unwrap_or_else(|| vec![message.clone()]);
+        for message in messages {
+            assert_eq!(message["jsonrpc"], "2.0", "{line}");
+            assert!(message.get("id").is_some(), "a reply without an id: {line}");
+        }
+    }
+}
+
+#[test]
+fn a_batch_is_refused_with_a_reason_under_2025_06_18() {
+    let project = Project::new();
+    let mut server = Server::start(&project);
+    let init = initialize_as(&mut server, "2025-06-18");
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
+    server.send(&json!([
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "write_memory",
+                    "arguments": {"content": "Never written", "kind": "outcome", "importance": 2}}}
+    ]));
+    let refused = null_id_error(&server.next_message(), -32600);
+    assert!(
+        refused.contains("2025-06-18") && refused.contains("one message per line"),
+        "{refused}"
+    );
+    // A message the SDK cannot read as MCP gets an error with its id.
+    server.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": "x"}));
+    let reply = server.next_message();
+    assert_eq!((reply["id"].clone(), reply["error"]["code"].clone()), (json!(3), json!(-32600)));
+    still_serving(&mut server, 4);
+    server.finish();
+    assert!(!project.dir().join(".workmem/memory/daily").exists(), "nothing may be written");
+}
+
 #[test]
 fn a_client_that_leaves_before_the_handshake_ends_the_server_cleanly() {
     let project = Project::new();
@@ -437,4 +531,76 @@ fn ten_servers_writing_concurrently_lose_nothing() {
         .collect();
     assert_eq!(contents, expected);
     assert!(stored.iter().all(|f| f["source"] == "model_tool"));
+}
+
+/// Runs `workmem ARGS` in `project` and returns its stdout, failing the test
+/// on a non-zero exit.
+fn workmem_out(project: &Project, args: &[&str]) -> String {
+    let out = project.workmem().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "workmem {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn python_client_pages_a_large_workspace_within_the_bound() {
+    let python = python();
+    let project = Project::new();
+    // 41,200 facts: the benchmarks' mix with 2,000 distinct statements (a
+    // MEMORY.md of some 300 KB) and 300 keys whose two values tie (300 open
+    // cases once distilled).
+    let workload =
+        workmem_testutil::Workload { count: 40_000, seed: 7, statements: 2_000, ties: 300 };
+    let log = project.root.path().join("workload.jsonl");
+    std::fs::write(&log, workmem_testutil::workload(&workload)).unwrap();
+    workmem_out(&project, &["import", log.to_str().unwrap(), "-q"]);
+    workmem_out(&project, &["distill", "--as-of", "2026-07-01T00:00:00Z", "-q"]);
+
+    // Unbounded, as `workmem` prints them: far over the bound.
+    let memory = workmem_out(&project, &["memory"]).chars().count();
+    let conflicts = workmem_out(&project, &["--json", "conflicts"]).chars().count();
+    let facts = workmem_out(&project, &["--json", "facts", "--recent", "1000"]).chars().count();
+    let open = serde_json::from_str::<Value>(&workmem_out(&project, &["--json", "conflicts"]))
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(open, 300);
+    for size in [memory, conflicts, facts] {
+        assert!(size > 4 * 25_000, "the workspace is too small to show anything: {size}");
+    }
+
+    let dir = project.dir();
+    let report_path = project.root.path().join("large.json");
+    let stdout = run_client(
+        &python,
+        &project,
+        &["large", BIN, dir.to_str().unwrap(), report_path.to_str().unwrap()],
+        Duration::from_secs(300),
+    );
+    assert!(stdout.contains("large: ok"), "{stdout}");
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(&report_path).unwrap()).unwrap();
+    let maxima = report["max_chars"].as_object().unwrap();
+    for name in [
+        "get_context",
+        "list_recent_facts",
+        "list_conflicts",
+        "write_memory",
+        "workmem://memory",
+        "workmem://context",
+    ] {
+        let max = maxima[name].as_u64().unwrap_or_else(|| panic!("{name} was not measured"));
+        assert!(max <= 25_000, "{name}: {max} characters");
+    }
+    assert!(report["fact_pages"].as_u64().unwrap() > 1, "{report}");
+    assert!(report["case_pages"].as_u64().unwrap() > 1, "{report}");
+    // The figures, for the record (`cargo test ... -- --nocapture`).
+    eprintln!(
+        "unbounded: memory {memory}, conflicts {conflicts}, 1000 facts {facts} characters; \
+         through MCP: {report}"
+    );
 }

@@ -6,13 +6,15 @@
 //! | tool | library call |
 //! |---|---|
 //! | `write_memory` | [`Workspace::remember`] with source `model_tool` |
-//! | `get_context` | [`Workspace::context`] |
-//! | `list_recent_facts` | [`Workspace::recent_facts`] |
-//! | `list_conflicts` | [`Workspace::conflicts`], open cases only |
+//! | `get_context` | [`Workspace::context_with`] |
+//! | `list_recent_facts` | [`Workspace::recent_facts`], [`Workspace::recent_facts_before`] |
+//! | `list_conflicts` | [`Workspace::conflicts`], open cases only (or one case) |
 //!
-//! and two resources, [`MEMORY_URI`] ([`Workspace::memory`]) and
-//! [`CONTEXT_URI`] ([`Workspace::context`]). No tool resolves a conflict,
-//! distills or deletes anything: those stay with the human at the CLI.
+//! and two resources, [`MEMORY_URI`] ([`Workspace::memory_within`]) and
+//! [`CONTEXT_URI`] ([`Workspace::context_with`]). No tool resolves a
+//! conflict, distills or deletes anything: those stay with the human at the
+//! CLI. Every tool result and resource holds at most [`MAX_RESULT_CHARS`]
+//! characters; lists that can be long come in pages with a cursor.
 //!
 //! Invariants: stdout carries only protocol messages (this crate never
 //! prints; the SDK's `tracing` output has no subscriber here), every line
@@ -26,6 +28,7 @@
 #![forbid(unsafe_code)]
 
 mod framing;
+mod pages;
 mod server;
 mod tools;
 
@@ -34,6 +37,7 @@ use rmcp::service::{QuitReason, ServerInitializeError};
 use workmem::Workspace;
 
 pub use framing::MAX_MESSAGE_BYTES;
+pub use pages::MAX_RESULT_CHARS;
 pub use server::WorkmemServer;
 
 /// URI of the MEMORY.md resource.
@@ -77,9 +81,12 @@ pub fn serve_stdio(workspace: Workspace) -> Result<(), ServeError> {
         let (to_sdk, sdk_input) = tokio::io::duplex(PIPE_BYTES);
         let (sdk_output, from_sdk) = tokio::io::duplex(PIPE_BYTES);
         let (replies, lines) = tokio::sync::mpsc::channel(64);
+        let shared = framing::Shared::default();
         let writer = tokio::spawn(framing::write_lines(lines, tokio::io::stdout()));
-        let forward = tokio::spawn(framing::forward_sdk_lines(from_sdk, replies.clone()));
-        let reader = tokio::spawn(framing::read_messages(tokio::io::stdin(), to_sdk, replies));
+        let forward =
+            tokio::spawn(framing::forward_sdk_lines(from_sdk, replies.clone(), shared.clone()));
+        let reader =
+            tokio::spawn(framing::read_messages(tokio::io::stdin(), to_sdk, replies, shared));
         let outcome = serve(workspace, sdk_input, sdk_output).await;
         // The SDK has dropped its transport; when it stopped on its own the
         // reader may still wait for input that will never be forwarded.

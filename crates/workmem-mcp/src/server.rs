@@ -1,9 +1,10 @@
 //! The MCP handler: tools and resources over one open workspace.
 //!
-//! Every request is one library call. Failures of a tool (invalid input,
-//! a detected secret, unreadable state) are tool results with `isError`
-//! set, so the model reads the message; only an unknown tool or resource
-//! is a protocol error.
+//! Every request is one library call, its answer held within
+//! [`MAX_RESULT_CHARS`] (see [`crate::pages`]). Failures of a tool (invalid
+//! input, a detected secret, unreadable state) are tool results with
+//! `isError` set, so the model reads the message; only an unknown tool or
+//! resource is a protocol error.
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -14,9 +15,10 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::json;
-use workmem::{Case, Workspace};
+use workmem::{ContextOptions, Workspace};
 
-use crate::tools;
+use crate::pages::{self, MAX_RESULT_CHARS};
+use crate::tools::{self, ConflictsQuery};
 use crate::{CONTEXT_URI, MEMORY_URI};
 
 const INSTRUCTIONS: &str = "\
@@ -52,7 +54,10 @@ impl WorkmemServer {
             tools::GET_CONTEXT => self.get_context(args),
             tools::LIST_RECENT_FACTS => self.list_recent_facts(args),
             tools::LIST_CONFLICTS => self.list_conflicts(args),
-            _ => return Err(ErrorData::invalid_params(format!("unknown tool {name:?}"), None)),
+            _ => {
+                let name = shown(name);
+                return Err(ErrorData::invalid_params(format!("unknown tool {name:?}"), None));
+            }
         };
         Ok(outcome
             .unwrap_or_else(|err| CallToolResult::error(vec![ContentBlock::text(err.to_string())])))
@@ -60,24 +65,45 @@ impl WorkmemServer {
 
     fn write_memory(&self, args: &JsonObject) -> Result<CallToolResult, workmem::Error> {
         let fact = self.workspace.remember(tools::write_memory_args(args)?)?;
-        Ok(CallToolResult::structured(json!({ "fact_id": fact.fact_id() })))
+        let mut receipt = json!({ "fact_id": fact.fact_id() });
+        if let Some(key) = fact.memory_key() {
+            receipt["memory_key"] = key.into();
+        }
+        receipt["note"] = self.workspace.write_memory_note(&fact).into();
+        Ok(CallToolResult::structured(receipt))
     }
 
     fn get_context(&self, args: &JsonObject) -> Result<CallToolResult, workmem::Error> {
-        let context = self.workspace.context(tools::get_context_args(args)?)?;
+        let context = self.context(tools::get_context_args(args)?)?;
         Ok(CallToolResult::success(vec![ContentBlock::text(context)]))
     }
 
+    /// Returns the context with `options`, within the configured budget
+    /// and never over [`MAX_RESULT_CHARS`].
+    fn context(&self, mut options: ContextOptions) -> Result<String, workmem::Error> {
+        let configured = self.workspace.config().context_budget;
+        options.budget =
+            Some(if configured == 0 { MAX_RESULT_CHARS } else { configured.min(MAX_RESULT_CHARS) });
+        self.workspace.context_with(&options)
+    }
+
     fn list_recent_facts(&self, args: &JsonObject) -> Result<CallToolResult, workmem::Error> {
-        let facts = self.workspace.recent_facts(tools::list_recent_facts_args(args)?)?;
-        Ok(CallToolResult::structured(json!({ "facts": facts })))
+        let (limit, cursor) = tools::list_recent_facts_args(args)?;
+        let page =
+            pages::recent_facts_page(&self.workspace, limit, cursor.as_deref(), MAX_RESULT_CHARS)?;
+        Ok(CallToolResult::structured(page))
     }
 
     fn list_conflicts(&self, args: &JsonObject) -> Result<CallToolResult, workmem::Error> {
-        tools::list_conflicts_args(args)?;
-        let queue = self.workspace.conflicts()?;
-        let open: Vec<&Case> = queue.cases.iter().filter(|case| case.is_open()).collect();
-        Ok(CallToolResult::structured(json!({ "conflicts": open })))
+        let page = match tools::list_conflicts_args(args)? {
+            ConflictsQuery::Page(cursor) => {
+                pages::conflicts_page(&self.workspace, cursor.as_deref(), MAX_RESULT_CHARS)?
+            }
+            ConflictsQuery::Detail(id) => {
+                pages::conflict_detail(&self.workspace, &id, MAX_RESULT_CHARS)?
+            }
+        };
+        Ok(CallToolResult::structured(page))
     }
 
     /// Returns the text of the resource at `uri`.
@@ -87,16 +113,30 @@ impl WorkmemServer {
     pub fn read(&self, uri: &str) -> Result<ResourceContents, ErrorData> {
         let text = match uri {
             // An empty resource reads as a failure to clients and models;
-            // say what get_context says instead.
+            // say what get_context says instead. A MEMORY.md too long for
+            // one result keeps its highest-priority entries and says how
+            // many it leaves out.
             MEMORY_URI => self
                 .workspace
-                .memory()
+                .memory_within(MAX_RESULT_CHARS)
                 .map(|memory| if memory.is_empty() { EMPTY_MEMORY.to_owned() } else { memory }),
-            CONTEXT_URI => self.workspace.context(None),
-            _ => return Err(ErrorData::resource_not_found(format!("no resource {uri:?}"), None)),
+            CONTEXT_URI => self.context(ContextOptions::new()),
+            _ => {
+                let uri = shown(uri);
+                return Err(ErrorData::resource_not_found(format!("no resource {uri:?}"), None));
+            }
         }
         .map_err(|err| ErrorData::internal_error(err.to_string(), None))?;
         Ok(ResourceContents::text(text, uri).with_mime_type("text/markdown"))
+    }
+}
+
+/// Returns `text` cut after 80 characters, for an error message that must
+/// stay small whatever the client sent.
+fn shown(text: &str) -> String {
+    match text.char_indices().nth(80) {
+        None => text.to_owned(),
+        Some((end, _)) => format!("{}...", &text[..end]),
     }
 }
 
@@ -107,13 +147,16 @@ pub fn resources() -> Vec<Resource> {
             .with_title("Workspace memory")
             .with_description(
                 "The curated project memory (MEMORY.md), rebuilt from curated.json when stale; \
-                 `(no workspace memory yet)` until distill has promoted a fact",
+                 `(no workspace memory yet)` until distill has promoted a fact. At most 25,000 \
+                 characters: a longer MEMORY.md keeps its highest-priority entries and ends with \
+                 a line saying how many are not shown (`workmem memory` shows them all)",
             )
             .with_mime_type("text/markdown"),
         Resource::new(CONTEXT_URI, "context")
             .with_title("Agent context")
             .with_description(
-                "The bounded agent context: curated memory plus the most recent unkeyed facts",
+                "The bounded agent context, as get_context returns it: curated memory, the most \
+                 recent unkeyed facts and the pending keyed facts",
             )
             .with_mime_type("text/markdown"),
     ]
@@ -210,5 +253,17 @@ mod tests {
             assert!(!text.contains("hunter42"), "{field} repeats the password: {text}");
         }
         assert!(ws.facts().expect("facts").is_empty(), "a refused call wrote a fact");
+    }
+
+    #[test]
+    fn an_unknown_tool_or_resource_is_named_briefly() {
+        let dir = tempfile::tempdir().unwrap();
+        let server = WorkmemServer::new(Workspace::open(dir.path(), None).unwrap());
+        let huge = "x".repeat(1_000_000);
+        let err = server.call(&huge, &JsonObject::new()).unwrap_err();
+        assert!(err.message.len() < 200, "{}", err.message.len());
+        assert!(err.message.starts_with("unknown tool \"xxx"), "{}", err.message);
+        let err = server.read(&format!("workmem://{huge}")).unwrap_err();
+        assert!(err.message.len() < 200, "{}", err.message.len());
     }
 }

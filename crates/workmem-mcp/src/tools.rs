@@ -11,7 +11,7 @@ use std::sync::Arc;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use workmem::{Error, Invalid, NewFact};
+use workmem::{Config, ContextOptions, Error, Invalid, NewFact};
 
 use workmem::{
     WRITE_MEMORY_DESCRIPTION, WRITE_MEMORY_TOOL, reject_unknown_fields, write_memory_schema,
@@ -28,6 +28,9 @@ pub const LIST_CONFLICTS: &str = "list_conflicts";
 
 /// Most recent facts `get_context` may be asked for (as `workmem context`).
 pub const MAX_RECENT: u64 = 1_000;
+/// Most pending keyed facts `get_context` may be asked for (as `workmem
+/// context`).
+pub const MAX_PENDING: u64 = *Config::PENDING_FACTS.end() as u64;
 /// Facts `list_recent_facts` returns when no limit is given.
 pub const DEFAULT_LIMIT: u64 = 20;
 /// Most facts `list_recent_facts` may return.
@@ -57,14 +60,19 @@ pub fn definitions() -> Vec<Tool> {
             .with_raw_output_schema(object_schema(write_memory_output())),
         Tool::new(
             GET_CONTEXT,
-            "Return the bounded agent context: the curated project memory plus the most recent unkeyed facts.",
+            "Return the bounded agent context: the curated project memory, the most recent unkeyed facts, and \
+             the most recent keyed facts the memory policy has not accepted yet (\"Pending Keyed Facts\": \
+             claims, not the curated value). At most 24,000 characters by default and never over 25,000.",
             object_schema(get_context_schema()),
         )
         .with_title("Get context")
         .with_annotations(read_only("Get context")),
         Tool::new(
             LIST_RECENT_FACTS,
-            "List the most recent raw facts of the log (any kind, keyed or not), oldest first, as JSON.",
+            "List the most recent raw facts of the log (any kind, keyed or not) as JSON, newest page first and \
+             oldest first within a page. A result holds at most 25,000 characters: when next_cursor is \
+             present, call again with it (and the same limit) for the next, older page. Long evidence values \
+             are cut (evidence_cut: true; `workmem facts --json` shows them whole).",
             object_schema(list_recent_facts_schema()),
         )
         .with_title("List recent facts")
@@ -72,9 +80,12 @@ pub fn definitions() -> Vec<Tool> {
         .with_raw_output_schema(object_schema(list_recent_facts_output())),
         Tool::new(
             LIST_CONFLICTS,
-            "List the open conflict cases (ties the policy refused to guess) as JSON. Read-only: only a \
-             human can resolve a case, with `workmem resolve`; tell the user when a decision awaits review.",
-            object_schema(json!({"type": "object", "properties": {}, "additionalProperties": false})),
+            "List the open conflict cases (ties the policy refused to guess) as JSON: each with its \
+             conflict_id, memory_key and the wordings of its competing candidates, and open_cases, how many \
+             there are. A result holds at most 25,000 characters: when next_cursor is present, call again with \
+             it for the next page. Give conflict_id instead for one case in detail. Read-only: only a human can \
+             resolve a case (`workmem review` or `workmem resolve`); tell the user when decisions await review.",
+            object_schema(list_conflicts_schema()),
         )
         .with_title("List open conflicts")
         .with_annotations(read_only("List open conflicts"))
@@ -87,9 +98,14 @@ fn write_memory_output() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "fact_id": {"type": "string", "description": "The id of the appended fact."}
+            "fact_id": {"type": "string", "description": "The id of the appended fact."},
+            "memory_key": {"type": "string", "description": "The fact's memory key, when it has one."},
+            "note": {
+                "type": "string",
+                "description": "What happens to the fact next: where get_context shows it, and when the memory policy reviews it."
+            }
         },
-        "required": ["fact_id"]
+        "required": ["fact_id", "note"]
     })
 }
 
@@ -100,46 +116,70 @@ fn list_recent_facts_output() -> Value {
         "properties": {
             "facts": {
                 "type": "array",
-                "description": "The facts, oldest first. Each also has memory_key (a string, or null when unkeyed), schema_version and workspace_id.",
+                "description": "The facts of this page, oldest first. memory_key is present on keyed facts, evidence when there is some.",
                 "items": {
                     "type": "object",
                     "properties": {
                         "fact_id": {"type": "string"},
-                        "content": {"type": "string"},
+                        "recorded_at": {"type": "string"},
                         "kind": {"type": "string"},
                         "importance": {"type": "integer"},
-                        "recorded_at": {"type": "string"},
                         "source": {"type": "string"},
-                        "evidence": {"type": "object", "additionalProperties": {"type": "string"}}
+                        "memory_key": {"type": "string"},
+                        "content": {"type": "string"},
+                        "evidence": {"type": "object", "additionalProperties": {"type": "string"}},
+                        "evidence_cut": {"type": "boolean"}
                     },
-                    "required": ["fact_id", "content", "kind", "importance", "recorded_at", "source"]
+                    "required": ["fact_id", "recorded_at", "kind", "importance", "source", "content"]
                 }
+            },
+            "next_cursor": {
+                "type": "string",
+                "description": "Present when older facts of the same listing remain: pass it as cursor."
             }
         },
         "required": ["facts"]
     })
 }
 
-/// The `structuredContent` of `list_conflicts`.
+/// The `structuredContent` of `list_conflicts`: a page of open cases, or one
+/// case in detail.
 fn list_conflicts_output() -> Value {
     json!({
         "type": "object",
         "properties": {
+            "open_cases": {"type": "integer", "description": "How many cases are open in all."},
             "conflicts": {
                 "type": "array",
-                "description": "The open conflict cases, each with its conflict_id, the memory_key it is about and the competing candidates.",
+                "description": "The open cases of this page, by conflict_id.",
                 "items": {
                     "type": "object",
                     "properties": {
                         "conflict_id": {"type": "string"},
                         "memory_key": {"type": "string"},
-                        "candidates": {"type": "array", "items": {"type": "object"}}
+                        "candidates": {"type": "array", "items": {"type": "string"}},
+                        "more_candidates": {"type": "integer"}
                     },
                     "required": ["conflict_id", "memory_key", "candidates"]
                 }
+            },
+            "next_cursor": {
+                "type": "string",
+                "description": "Present when more open cases remain: pass it as cursor."
+            },
+            "conflict": {
+                "type": "object",
+                "description": "The case asked for by conflict_id, in detail.",
+                "properties": {
+                    "conflict_id": {"type": "string"},
+                    "memory_key": {"type": "string"},
+                    "status": {"type": "string"},
+                    "revision": {"type": "integer"},
+                    "candidates": {"type": "array", "items": {"type": "object"}}
+                },
+                "required": ["conflict_id", "memory_key", "status", "revision", "candidates"]
             }
-        },
-        "required": ["conflicts"]
+        }
     })
 }
 
@@ -154,6 +194,16 @@ fn get_context_schema() -> Value {
                 "description": format!(
                     "Optional. How many recent unkeyed facts to include: an integer from 0 to {MAX_RECENT} \
                      (default 6)."
+                ),
+            },
+            "pending": {
+                "type": "integer",
+                "minimum": 0,
+                "maximum": MAX_PENDING,
+                "description": format!(
+                    "Optional. How many pending keyed facts (written with a memory_key, not yet accepted by \
+                     the memory policy) to include: an integer from 0 to {MAX_PENDING} (default 6; 0 leaves \
+                     them out)."
                 ),
             }
         },
@@ -170,9 +220,30 @@ fn list_recent_facts_schema() -> Value {
                 "minimum": 1,
                 "maximum": MAX_LIMIT,
                 "description": format!(
-                    "Optional. How many facts to return, newest last: an integer from 1 to {MAX_LIMIT} \
-                     (default {DEFAULT_LIMIT})."
+                    "Optional. How many of the newest facts to list, over all pages: an integer from 1 to \
+                     {MAX_LIMIT} (default {DEFAULT_LIMIT})."
                 ),
+            },
+            "cursor": {
+                "type": "string",
+                "description": "Optional. The next_cursor of the previous page, unchanged, to get the next, older page."
+            }
+        },
+        "additionalProperties": false
+    })
+}
+
+fn list_conflicts_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "cursor": {
+                "type": "string",
+                "description": "Optional. The next_cursor of the previous page, unchanged, to get the next page."
+            },
+            "conflict_id": {
+                "type": "string",
+                "description": "Optional. One case's conflict_id, as listed, to get that case in detail (any status): its candidates' ids, kinds, whole wordings, counts and dates. Not together with cursor."
             }
         },
         "additionalProperties": false
@@ -197,28 +268,53 @@ pub fn write_memory_args(args: &JsonObject) -> Result<NewFact, Error> {
     NewFact::from_tool_input(args)
 }
 
-/// Returns the `recent` count of `get_context` (`None`: the default).
+/// Returns the options of `get_context` (`None`s: the defaults).
 ///
 /// Errors: [`Error::InvalidInput`] naming the field.
-pub fn get_context_args(args: &JsonObject) -> Result<Option<usize>, Error> {
-    reject_unknown_fields(args, &["recent"])?;
-    let recent = bounded(args, "recent", 0, MAX_RECENT)?;
-    Ok(recent.map(to_usize))
+pub fn get_context_args(args: &JsonObject) -> Result<ContextOptions, Error> {
+    reject_unknown_fields(args, &["recent", "pending"])?;
+    let mut options = ContextOptions::new();
+    options.recent = bounded(args, "recent", 0, MAX_RECENT)?.map(to_usize);
+    options.pending = bounded(args, "pending", 0, MAX_PENDING)?.map(to_usize);
+    Ok(options)
 }
 
-/// Returns the `limit` of `list_recent_facts`.
+/// Returns the `limit` and `cursor` of `list_recent_facts`.
 ///
 /// Errors: [`Error::InvalidInput`] naming the field.
-pub fn list_recent_facts_args(args: &JsonObject) -> Result<usize, Error> {
-    reject_unknown_fields(args, &["limit"])?;
-    Ok(to_usize(bounded(args, "limit", 1, MAX_LIMIT)?.unwrap_or(DEFAULT_LIMIT)))
+pub fn list_recent_facts_args(args: &JsonObject) -> Result<(usize, Option<String>), Error> {
+    reject_unknown_fields(args, &["limit", "cursor"])?;
+    let limit = to_usize(bounded(args, "limit", 1, MAX_LIMIT)?.unwrap_or(DEFAULT_LIMIT));
+    Ok((limit, optional::<String>(args, "cursor", "a string")?))
 }
 
-/// Checks `list_conflicts` got no arguments.
+/// What `list_conflicts` was asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConflictsQuery {
+    /// A page of open cases: the first, or the one after the cursor.
+    Page(Option<String>),
+    /// One case in detail.
+    Detail(String),
+}
+
+/// Returns what `list_conflicts` was asked for.
 ///
-/// Errors: [`Error::InvalidInput`] naming an unknown field.
-pub fn list_conflicts_args(args: &JsonObject) -> Result<(), Error> {
-    reject_unknown_fields(args, &[])
+/// Errors: [`Error::InvalidInput`] naming an unknown or mistyped field, or
+/// `conflict_id` given together with `cursor`.
+pub fn list_conflicts_args(args: &JsonObject) -> Result<ConflictsQuery, Error> {
+    reject_unknown_fields(args, &["cursor", "conflict_id"])?;
+    let cursor = optional::<String>(args, "cursor", "a string")?;
+    match (optional::<String>(args, "conflict_id", "a string")?, cursor) {
+        (Some(_), Some(_)) => Err(Error::invalid(
+            "conflict_id",
+            Invalid::Malformed {
+                value: "(given with cursor)".to_owned(),
+                rule: "given alone: a cursor pages the list, a conflict_id asks for one case",
+            },
+        )),
+        (Some(id), None) => Ok(ConflictsQuery::Detail(id)),
+        (None, cursor) => Ok(ConflictsQuery::Page(cursor)),
+    }
 }
 
 fn to_usize(n: u64) -> usize {
@@ -356,33 +452,49 @@ mod tests {
 
     #[test]
     fn counts_are_bounded() {
-        assert_eq!(get_context_args(&object(json!({}))).unwrap(), None);
-        assert_eq!(get_context_args(&object(json!({"recent": 0}))).unwrap(), Some(0));
+        let recent = |v: Value| get_context_args(&object(v)).map(|o| o.recent);
+        let pending = |v: Value| get_context_args(&object(v)).map(|o| o.pending);
+        assert_eq!(recent(json!({})).unwrap(), None);
+        assert_eq!(recent(json!({"recent": 0})).unwrap(), Some(0));
+        assert_eq!(field_of(recent(json!({"recent": 1001})).unwrap_err()), "recent");
+        assert_eq!(field_of(recent(json!({"recent": -1})).unwrap_err()), "recent");
+        assert_eq!(pending(json!({})).unwrap(), None);
+        assert_eq!(pending(json!({"pending": 0})).unwrap(), Some(0));
+        assert_eq!(pending(json!({"pending": 100})).unwrap(), Some(100));
+        assert_eq!(field_of(pending(json!({"pending": 101})).unwrap_err()), "pending");
+        assert_eq!(field_of(pending(json!({"pending": "6"})).unwrap_err()), "pending");
+        let limit = |v: Value| list_recent_facts_args(&object(v)).map(|(limit, _)| limit);
+        assert_eq!(limit(json!({})).unwrap(), 20);
+        assert_eq!(limit(json!({"limit": 3})).unwrap(), 3);
+        assert_eq!(field_of(limit(json!({"limit": 0})).unwrap_err()), "limit");
         assert_eq!(
-            field_of(get_context_args(&object(json!({"recent": 1001}))).unwrap_err()),
-            "recent"
+            list_recent_facts_args(&object(json!({"cursor": "wm1.00"}))).unwrap(),
+            (20, Some("wm1.00".to_owned()))
+        );
+        assert_eq!(field_of(limit(json!({"cursor": 5})).unwrap_err()), "cursor");
+        let conflicts = |v: Value| list_conflicts_args(&object(v));
+        assert_eq!(field_of(conflicts(json!({"status": "all"})).unwrap_err()), "status");
+        assert_eq!(conflicts(json!({})).unwrap(), ConflictsQuery::Page(None));
+        assert_eq!(
+            conflicts(json!({"cursor": "c"})).unwrap(),
+            ConflictsQuery::Page(Some("c".to_owned()))
         );
         assert_eq!(
-            field_of(get_context_args(&object(json!({"recent": -1}))).unwrap_err()),
-            "recent"
-        );
-        assert_eq!(list_recent_facts_args(&object(json!({}))).unwrap(), 20);
-        assert_eq!(list_recent_facts_args(&object(json!({"limit": 3}))).unwrap(), 3);
-        assert_eq!(
-            field_of(list_recent_facts_args(&object(json!({"limit": 0}))).unwrap_err()),
-            "limit"
+            conflicts(json!({"conflict_id": "conflict-1"})).unwrap(),
+            ConflictsQuery::Detail("conflict-1".to_owned())
         );
         assert_eq!(
-            field_of(list_conflicts_args(&object(json!({"status": "all"}))).unwrap_err()),
-            "status"
+            field_of(conflicts(json!({"conflict_id": "x", "cursor": "c"})).unwrap_err()),
+            "conflict_id"
         );
     }
 
     #[test]
     fn integral_floats_are_integers_and_fractions_are_refused() {
-        assert_eq!(get_context_args(&object(json!({"recent": 10.0}))).unwrap(), Some(10));
-        assert_eq!(get_context_args(&object(json!({"recent": 0.0}))).unwrap(), Some(0));
-        assert_eq!(list_recent_facts_args(&object(json!({"limit": 10.0}))).unwrap(), 10);
+        assert_eq!(get_context_args(&object(json!({"recent": 10.0}))).unwrap().recent, Some(10));
+        assert_eq!(get_context_args(&object(json!({"recent": 0.0}))).unwrap().recent, Some(0));
+        assert_eq!(get_context_args(&object(json!({"pending": 3.0}))).unwrap().pending, Some(3));
+        assert_eq!(list_recent_facts_args(&object(json!({"limit": 10.0}))).unwrap().0, 10);
         for (field, bad) in [
             ("recent", json!(2.5)),
             ("recent", json!(1001.0)),

@@ -6,12 +6,15 @@ the first failure; the Rust test then checks the files on disk.
 
     python mcp_client.py scenario   WORKMEM_BIN PROJECT
     python mcp_client.py concurrent WORKMEM_BIN PROJECT SERVERS FACTS IDS_OUT
+    python mcp_client.py large      WORKMEM_BIN PROJECT REPORT_OUT
 """
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
+from datetime import datetime
 
 from jsonschema import Draft202012Validator
 from mcp import ClientSession, StdioServerParameters
@@ -20,6 +23,9 @@ from mcp.client.stdio import stdio_client
 EXPECTED_TOOLS = {"write_memory", "get_context", "list_recent_facts", "list_conflicts"}
 MEMORY_URI = "workmem://memory"
 CONTEXT_URI = "workmem://context"
+PENDING_HEADING = "# Pending Keyed Facts (not yet reviewed by the memory policy)"
+# The most characters of any tool result's text or resource's text.
+MAX_RESULT_CHARS = 25_000
 
 
 def check(condition, message):
@@ -29,6 +35,10 @@ def check(condition, message):
 
 def server(binary, project):
     return StdioServerParameters(command=binary, args=["-C", project, "mcp"], cwd=project)
+
+
+def instant(text):
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 def text_of(result):
@@ -117,6 +127,19 @@ async def scenario(binary, project):
             })
             keyed_id = keyed.structured_content["fact_id"]
             check(keyed_id in text_of(keyed), "fact id missing from the text content")
+            # The result says what happens to a keyed fact, and get_context
+            # shows it at once, as a claim.
+            note = keyed.structured_content["note"]
+            check(keyed.structured_content["memory_key"] == "cache.journal-mode", f"receipt: {keyed}")
+            check("claim" in note and "Pending Keyed Facts" in note and "30 days" in note, f"note: {note!r}")
+            pending_context = text_of(await call_ok(session, "get_context", {}))
+            check(re.fullmatch(re.escape(f"{PENDING_HEADING}\n\n- [decision] cache.journal-mode: Use WAL mode for the "
+                                         "SQLite cache (") + r"\d{4}-\d{2}-\d{2}\)", pending_context),
+                  f"pending context: {pending_context!r}")
+            off = text_of(await call_ok(session, "get_context", {"pending": 0}))
+            check(off == "(no workspace memory yet)", f"pending 0: {off!r}")
+            write_tool = next(tool for tool in tools if tool.name == "write_memory")
+            check("Pending Keyed Facts" in write_tool.description, "write_memory's description says nothing of keyed facts")
             outcome = await call_ok(session, "write_memory", {
                 "content": "Ran the migration on staging",
                 "kind": "outcome",
@@ -181,15 +204,29 @@ async def scenario(binary, project):
             check("- Use WAL mode for the SQLite cache (seen 1x; evidence: 1)" in context, f"context: {context!r}")
             check("# Recent Workspace Facts" in context and "[outcome] Ran the migration on staging" in context,
                   f"context: {context!r}")
-            check("Use Postgres" not in context and "Use SQLite" not in context, "a conflict candidate leaked")
+            # The tied candidates are claims: listed under their heading only.
+            curated_and_recent, _, pending = context.partition(PENDING_HEADING)
+            check("Use Postgres" not in curated_and_recent and "Use SQLite" not in curated_and_recent,
+                  "a conflict candidate leaked into the curated part")
+            check("- [decision] db.engine: Use Postgres (2026-01-01)" in pending
+                  and "- [decision] db.engine: Use SQLite (2026-01-01)" in pending, f"pending: {pending!r}")
+            check("cache.journal-mode" not in pending, "a promoted fact is still pending")
             bare = text_of(await call_ok(session, "get_context", {"recent": 0}))
             check("Ran the migration" not in bare, f"recent 0 still lists facts: {bare!r}")
 
-            conflicts = (await call_ok(session, "list_conflicts", {})).structured_content["conflicts"]
+            listed = (await call_ok(session, "list_conflicts", {})).structured_content
+            conflicts = listed["conflicts"]
+            check(listed["open_cases"] == 1 and "next_cursor" not in listed, f"list: {listed}")
             check(len(conflicts) == 1 and conflicts[0]["memory_key"] == "db.engine", f"conflicts: {conflicts}")
-            check(conflicts[0]["status"] == "open", "case not open")
-            contents = sorted(c["content"] for c in conflicts[0]["candidates"])
+            check(sorted(conflicts[0]["candidates"]) == ["Use Postgres", "Use SQLite"], f"candidates: {conflicts}")
+            detail = (await call_ok(session, "list_conflicts", {"conflict_id": conflicts[0]["conflict_id"]}))
+            case = detail.structured_content["conflict"]
+            check(case["status"] == "open" and case["revision"] == 1, f"detail: {case}")
+            contents = sorted(c["content"] for c in case["candidates"])
             check(contents == ["Use Postgres", "Use SQLite"], f"candidates: {contents}")
+            check(all(c["candidate_id"].startswith("candidate-") for c in case["candidates"]), f"detail: {case}")
+            await call_error(session, "list_conflicts", {"conflict_id": "conflict-0000000000000000"}, "conflict_id")
+            await call_error(session, "list_conflicts", {"cursor": "not-a-cursor"}, "cursor")
 
             memory = await read_text(session, MEMORY_URI)
             check(memory == cli(binary, project, "memory"), "memory resource differs from `workmem memory`")
@@ -201,6 +238,123 @@ async def scenario(binary, project):
                   "context resource differs from `workmem context`")
 
     print("scenario: ok")
+
+
+def within_bound(name, result):
+    """Checks one tool result against the bound; returns its text's size."""
+    text = text_of(result)
+    check(len(text) <= MAX_RESULT_CHARS, f"{name}: {len(text)} characters of text")
+    if result.structured_content is not None:
+        structured = json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":"))
+        check(len(structured) <= MAX_RESULT_CHARS, f"{name}: {len(structured)} characters of structuredContent")
+    return len(text)
+
+
+async def bounded_call(session, sizes, name, arguments):
+    result = await call_ok(session, name, arguments)
+    sizes.setdefault(name, []).append(within_bound(name, result))
+    return result
+
+
+async def large(binary, project, report_out):
+    """Every result and resource of a large workspace stays within the
+    bound, and paging lists every item of its snapshot exactly once, while
+    facts are appended (some backdated into the window) and a listed case
+    is resolved between pages."""
+    sizes = {}
+    snapshot = json.loads(cli(binary, project, "--json", "facts", "--recent", "1000"))
+    snapshot_ids = [fact["fact_id"] for fact in snapshot]
+    open_ids = sorted(case["conflict_id"] for case in json.loads(cli(binary, project, "--json", "conflicts")))
+    check(len(open_ids) >= 200, f"only {len(open_ids)} open cases")
+    async with stdio_client(server(binary, project)) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            for uri in (MEMORY_URI, CONTEXT_URI):
+                text = await read_text(session, uri)
+                check(len(text) <= MAX_RESULT_CHARS, f"{uri}: {len(text)} characters")
+                sizes.setdefault(uri, []).append(len(text))
+            memory = await read_text(session, MEMORY_URI)
+            check(memory.startswith("# Workspace Memory\n"), f"memory: {memory[:80]!r}")
+            last_line = memory.rstrip("\n").rsplit("\n", 1)[-1]
+            check(last_line.startswith("- (") and last_line.endswith(" more entries not shown: run `workmem memory`)"),
+                  f"memory resource ends with {last_line!r}")
+            for arguments in ({}, {"recent": 1000, "pending": 100}):
+                context = text_of(await bounded_call(session, sizes, "get_context", arguments))
+                # The curated part alone fills the budget here.
+                check(" more entries not shown: run `workmem memory`)" in context, f"get_context {arguments}")
+
+            # Facts, newest page first, while new facts arrive: one now
+            # (newer than the window: never listed) and one backdated into
+            # what is left of the window (listed at most once).
+            listed, pages, cursor, backdated, previous_oldest = [], 0, None, [], None
+            while True:
+                arguments = {"limit": 1000} if cursor is None else {"limit": 1000, "cursor": cursor}
+                page = (await bounded_call(session, sizes, "list_recent_facts", arguments)).structured_content
+                pages += 1
+                ids = [fact["fact_id"] for fact in page["facts"]]
+                # Oldest first within a page; each page older than the last.
+                order = [(instant(f["recorded_at"]), f["fact_id"]) for f in page["facts"]]
+                check(order == sorted(order), f"page {pages} is not oldest first")
+                check(previous_oldest is None or order[-1] < previous_oldest, f"page {pages} is not older")
+                previous_oldest = order[0]
+                listed.extend(ids)
+                cursor = page.get("next_cursor")
+                if cursor is None:
+                    break
+                await bounded_call(session, sizes, "write_memory", {
+                    "content": f"Appended while paging, page {pages}", "kind": "outcome", "importance": 2})
+                oldest = page["facts"][0]["recorded_at"]
+                fact_id = f"backdated-{pages}"
+                cli(binary, project, "remember", f"Backdated into the window, page {pages}", "--at", oldest,
+                    "--id", fact_id, "-q")
+                backdated.append(fact_id)
+                check(pages < 100, "list_recent_facts never ends")
+            check(len(listed) == len(set(listed)), "a fact was listed twice")
+            missing = set(snapshot_ids) - set(listed)
+            check(not missing, f"{len(missing)} facts of the window were not listed")
+            extra = set(listed) - set(snapshot_ids)
+            check(extra <= set(backdated), f"listed facts outside the window: {sorted(extra - set(backdated))[:5]}")
+            check(pages > 1, "1000 facts fit in one page: the test shows nothing")
+
+            # Open cases, page by page, while one already listed is resolved.
+            cases, case_pages, cursor, resolved = [], 0, None, None
+            while True:
+                arguments = {} if cursor is None else {"cursor": cursor}
+                page = (await bounded_call(session, sizes, "list_conflicts", arguments)).structured_content
+                case_pages += 1
+                check(page["open_cases"] >= len(open_ids) - 1, f"open_cases {page['open_cases']}")
+                cases.extend(case["conflict_id"] for case in page["conflicts"])
+                for case in page["conflicts"]:
+                    check(case["candidates"] and case["memory_key"], f"compact case: {case}")
+                cursor = page.get("next_cursor")
+                if cursor is None:
+                    break
+                if resolved is None:
+                    resolved = page["conflicts"][0]["conflict_id"]
+                    cli(binary, project, "resolve", resolved, "1", "--revision", "1", "--rationale",
+                        "decided while the model paged", "--actor", "Ada <ada@example.com>", "-q")
+                check(case_pages < 100, "list_conflicts never ends")
+            check(len(cases) == len(set(cases)), "a case was listed twice")
+            check(sorted(cases) == open_ids, f"{len(cases)} cases listed, {len(open_ids)} open at the start")
+            check(case_pages > 1, "every case fits in one page: the test shows nothing")
+            detail = await bounded_call(session, sizes, "list_conflicts", {"conflict_id": open_ids[-1]})
+            check(detail.structured_content["conflict"]["conflict_id"] == open_ids[-1], "detail of another case")
+
+            keyed = await bounded_call(session, sizes, "write_memory", {
+                "content": "Use Python 3.12", "kind": "decision", "importance": 4,
+                "memory_key": "runtime.python-version"})
+            check("Pending Keyed Facts" in keyed.structured_content["note"], f"note: {keyed.structured_content}")
+    report = {
+        "max_chars": {name: max(values) for name, values in sizes.items()},
+        "calls": {name: len(values) for name, values in sizes.items()},
+        "fact_pages": pages,
+        "facts_listed": len(listed),
+        "case_pages": case_pages,
+        "cases_listed": len(cases),
+    }
+    with open(report_out, "w", encoding="utf-8") as out:
+        json.dump(report, out, indent=1, sort_keys=True)
+    print("large: ok")
 
 
 async def one_writer(binary, project, server_index, facts):
@@ -231,6 +385,8 @@ async def concurrent(binary, project, servers, facts, ids_out):
 def main(argv):
     if len(argv) >= 3 and argv[0] == "scenario":
         asyncio.run(scenario(argv[1], argv[2]))
+    elif len(argv) == 4 and argv[0] == "large":
+        asyncio.run(large(argv[1], argv[2], argv[3]))
     elif len(argv) == 6 and argv[0] == "concurrent":
         asyncio.run(concurrent(argv[1], argv[2], int(argv[3]), int(argv[4]), argv[5]))
     else:

@@ -9,6 +9,8 @@
 //!   guard knows, in every stored field and behind every evasion, and
 //!   [`credential_samples`], one of each kind (the library's guard tests,
 //!   the CLI's torture and scan tests).
+//! - [`workload`]: a realistic generated fact log as JSON lines (the
+//!   benchmarks' generator and the large MCP test).
 //!
 //! It depends on no workmem crate, so every crate of the workspace,
 //! the library included, can use it.
@@ -18,9 +20,11 @@
 mod credentials;
 mod fake_server;
 mod project;
+mod workload;
 
 pub use credentials::{
     Evasion, Field, Sample, credential_corpus, credential_samples, describe, disguise,
 };
 pub use fake_server::{FakeServer, LIFETIME, Received, Reply, tool_use};
 pub use project::Project;
+pub use workload::{Workload, workload};

@@ -78,8 +78,9 @@ pub use workspace::overview::{FactCounts, Overview};
 pub use workspace::scan::{Finding, Scan};
 pub use workspace::verify::Problem;
 pub use workspace::{
-    Adopted, DaySummary, DistillOptions, Distilled, Imported, MERGE_DRIVER, MemoryFile, MergeSides,
-    Shared, Workspace, WorkspaceBuilder, has_conflict_markers, merge_memory_file, salvage_records,
+    Adopted, ContextOptions, DaySummary, DistillOptions, Distilled, Imported, MERGE_DRIVER,
+    MemoryFile, MergeSides, Shared, Workspace, WorkspaceBuilder, has_conflict_markers,
+    merge_memory_file, salvage_records,
 };
 
 /// Returns `raw` as a memory key in normal form (trimmed, case-folded),

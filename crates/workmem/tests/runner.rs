@@ -21,6 +21,7 @@ mod test_journal;
 mod test_log_crash;
 mod test_merge;
 mod test_parser_fuzz;
+mod test_pending;
 mod test_projection;
 mod test_projection_index;
 mod test_public_api;

@@ -218,3 +218,42 @@ fn recent_facts_are_whole_or_absent_at_every_budget() {
         }
     }
 }
+
+#[test]
+fn a_bounded_memory_keeps_the_top_entries_and_says_how_many_it_leaves_out() {
+    let p = Project::new();
+    write_many(&p, 2_000);
+    let memory = p.ws.memory().unwrap();
+    assert!(chars(&memory) > 25_000);
+    // Large enough: MEMORY.md itself, byte for byte.
+    assert_eq!(p.ws.memory_within(chars(&memory)).unwrap(), memory);
+    let bounded = p.ws.memory_within(25_000).unwrap();
+    assert!(chars(&bounded) <= 25_000, "{} characters", chars(&bounded));
+    assert!(bounded.ends_with('\n'));
+    // The context's priority and layout, closed by the overflow line.
+    let state = p.ws.curated().unwrap();
+    let priority = by_priority(&state.entries);
+    let k = bounded.lines().filter(|l| l.starts_with("- ") && !l.starts_with("- (")).count();
+    assert!(k > 100 && k < 2_000, "{k}");
+    let expected = format!(
+        "{}\n{}\n",
+        projection::render_memory(priority[..k].iter().copied()).trim(),
+        overflow(2_000 - k)
+    );
+    assert_eq!(bounded, expected);
+    // The file is untouched.
+    assert_eq!(std::fs::read_to_string(p.file("MEMORY.md")).unwrap(), memory);
+}
+
+#[test]
+fn a_bounded_hand_written_memory_is_cut_at_a_line() {
+    let p = Project::new();
+    p.ws.init().unwrap();
+    let text =
+        (0..400).map(|i| format!("- hand-written line {i:03}")).collect::<Vec<_>>().join("\n");
+    write_raw(&p.file("MEMORY.md"), text.as_bytes());
+    let bounded = p.ws.memory_within(1_000).unwrap();
+    assert!(chars(&bounded) <= 1_000, "{bounded}");
+    assert!(text.starts_with(bounded.rsplit_once("- (the rest").unwrap().0), "{bounded}");
+    assert!(bounded.ends_with("- (the rest of MEMORY.md is not shown: run `workmem memory`)\n"));
+}

@@ -3,7 +3,7 @@
 //! the newest daily files.
 #![allow(clippy::disallowed_methods)]
 
-use workmem::Error;
+use workmem::{ContextOptions, Error};
 
 use crate::common::{Project, fact, file_state, write_raw};
 
@@ -135,7 +135,8 @@ fn context_shows_only_active_values_and_recent_unkeyed_facts() {
     );
     p.add("r4", "decision", 5, Some("db.engine"), "KEYED-RAW Use Oracle.", "2026-02-23T10:00:00Z");
 
-    let context = p.ws.context(None).unwrap();
+    // Without the pending part: exactly the teaching implementation's.
+    let context = p.ws.context_with(&ContextOptions::new().pending(0)).unwrap();
     // The six newest unkeyed facts, oldest of them first.
     let recent = [
         "- [convention] bump dependencies monthly. (2026-01-09)",
@@ -151,13 +152,34 @@ fn context_shows_only_active_values_and_recent_unkeyed_facts() {
     for hidden in ["KEYED-RAW", "CANDIDATE-", "Use Python 3.11."] {
         assert!(!context.contains(hidden), "context shows {hidden}:\n{context}");
     }
+    // By default the keyed facts no entry cites follow, under their own
+    // heading: the tied candidates and the two new claims, oldest first.
+    // Evidence of any revision (k1, of the superseded one) never shows.
+    let pending = [
+        "- [decision] db.engine: CANDIDATE-ONE. (2026-01-15)",
+        "- [decision] db.engine: CANDIDATE-TWO. (2026-01-15)",
+        "- [decision] runtime.python: KEYED-RAW Use Python 3.13. (2026-02-22)",
+        "- [decision] db.engine: KEYED-RAW Use Oracle. (2026-02-23)",
+    ];
+    let with_pending = p.ws.context(None).unwrap();
+    assert_eq!(
+        with_pending,
+        format!(
+            "{expected}\n\n# Pending Keyed Facts (not yet reviewed by the memory policy)\n\n{}",
+            pending.join("\n")
+        )
+    );
+    assert!(!with_pending.contains("Use Python 3.11."), "{with_pending}");
+    let two = p.ws.context_with(&ContextOptions::new().pending(2)).unwrap();
+    assert!(two.ends_with(&pending[2..].join("\n")), "{two}");
+    assert!(!two.contains("CANDIDATE-"), "{two}");
     // Fewer recent facts on request.
-    let short = p.ws.context(Some(1)).unwrap();
+    let short = p.ws.context_with(&ContextOptions::new().recent(1).pending(0)).unwrap();
     assert!(
         short.ends_with("# Recent Workspace Facts\n\n- [pitfall] Recent two. (2026-02-21)"),
         "{short}"
     );
-    let none = p.ws.context(Some(0)).unwrap();
+    let none = p.ws.context_with(&ContextOptions::new().recent(0).pending(0)).unwrap();
     assert_eq!(none, EXPECTED_MEMORY.trim());
 }
 
@@ -208,8 +230,15 @@ fn recent_facts_come_from_the_newest_files_without_opening_older_ones() {
     // ... but the six newest unkeyed facts are all in newer files.
     let context = p.ws.context(None).unwrap();
     assert!(context.contains("- Old decision. (seen 1x; evidence: 1)"), "{context}");
-    let lines: Vec<&str> =
-        context.split("# Recent Workspace Facts\n\n").nth(1).unwrap().lines().collect();
+    let (recent_part, pending_part) = context
+        .split("# Recent Workspace Facts\n\n")
+        .nth(1)
+        .unwrap()
+        .split_once("\n\n# Pending Keyed Facts (not yet reviewed by the memory policy)\n\n")
+        .unwrap();
+    let lines: Vec<&str> = recent_part.lines().collect();
+    // The six pending keyed facts are in the newer files too.
+    assert_eq!(pending_part.matches("- [decision] some.key: Keyed.").count(), 6, "{context}");
     let expected: Vec<String> = recent
         .iter()
         .map(|f| format!("- [outcome] {} ({})", f.content(), f.recorded_at().utc_day()))
@@ -241,6 +270,11 @@ fn keyed_facts_do_not_count_towards_the_recent_limit() {
     }
     corrupt_old_day(&p);
     assert!(matches!(p.ws.context(None), Err(Error::Corrupt { .. })));
-    let four = p.ws.context(Some(4)).unwrap();
+    // The four keyed ones are pending keyed facts, and a fifth would be in
+    // the damaged file too.
+    let four = p.ws.context_with(&ContextOptions::new().recent(4).pending(4)).unwrap();
     assert_eq!(four.matches("- [outcome] New").count(), 4, "{four}");
+    assert_eq!(four.matches("- [outcome] some.key: New").count(), 4, "{four}");
+    let five = p.ws.context_with(&ContextOptions::new().recent(4).pending(5));
+    assert!(matches!(five, Err(Error::Corrupt { .. })), "{five:?}");
 }

@@ -16,6 +16,7 @@ const FACADE: &[&str] = &[
     "Clock",
     "Config",
     "ConflictQueue",
+    "ContextOptions",
     "CuratedState",
     "DaySummary",
     "Decision",

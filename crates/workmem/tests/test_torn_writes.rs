@@ -205,11 +205,13 @@ pub fn files(memory: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
             let path = entry.expect("dir entry").path();
             if path.is_dir() {
                 stack.push(path);
-            } else if path
-                .file_name()
-                .is_some_and(|n| n != ".lock" && n != ".projection.json" && n != ".domain-index")
-            {
-                // (The lock file and the two caches, whose contents name
+            } else if path.file_name().is_some_and(|n| {
+                n != ".lock"
+                    && n != ".projection.json"
+                    && n != ".pending.json"
+                    && n != ".domain-index"
+            }) {
+                // (The lock file and the three caches, whose contents name
                 // inodes, are not state.)
                 let relative = path.strip_prefix(memory).expect("inside memory").to_path_buf();
                 out.insert(relative, fs::read(&path).expect("read file"));

@@ -245,9 +245,12 @@ impl Demo {
 
         self.chapter("7. The context an agent receives");
         self.say(
-            "Active curated values plus the most recent unkeyed facts; keyed raw facts, superseded",
+            "Active curated values, the most recent unkeyed facts, and last the keyed facts the policy",
         );
-        self.say("revisions and conflict candidates never appear.\n");
+        self.say(
+            "has not reviewed yet, as claims; superseded revisions never appear, and no keyed fact",
+        );
+        self.say("passes for the curated value before the policy or a human accepts it.\n");
         self.say("$ workmem context");
         let context = self.ws.context(None)?;
         self.say(context.trim_end());

@@ -15,8 +15,11 @@ pub const WRITE_MEMORY_DESCRIPTION: &str = "Append one fact to this project's du
      source model_tool) and return its fact_id. Record only what a future session should know: decision, \
      convention or pitfall for knowledge worth keeping, outcome for what just happened. Give a memory_key when \
      the fact answers a question whose answer may change. Facts reach the curated memory only through the \
-     project's deterministic distill policy; ties between competing values wait for a human. Nothing written \
-     can be edited or deleted through this tool.";
+     project's deterministic distill policy; ties between competing values wait for a human. A fact with a \
+     memory_key is a claim, not yet the value: until the policy has reviewed it (by default once it is 30 days \
+     old) get_context lists it under \"Pending Keyed Facts\", so do not write it again; the policy then makes \
+     it the curated value, keeps the current one, or leaves a tie for a human. Nothing written can be edited or \
+     deleted through this tool.";
 
 /// Returns the JSON Schema of `write_memory`'s input: the fields
 /// `NewFact::from_tool_input` reads, with the library's value rules (kinds,

@@ -5,7 +5,10 @@ use std::ops::RangeInclusive;
 
 use crate::error::Result;
 use crate::policy::distill::Policy;
-use crate::policy::projection::{DEFAULT_CONTEXT_BUDGET, DEFAULT_RECENT_FACTS, MIN_CONTEXT_BUDGET};
+use crate::policy::projection::{
+    DEFAULT_CONTEXT_BUDGET, DEFAULT_PENDING_FACTS, DEFAULT_RECENT_FACTS, MAX_PENDING_FACTS,
+    MIN_CONTEXT_BUDGET,
+};
 use crate::policy::rules::in_range;
 
 /// Settings of a workspace session.
@@ -15,6 +18,9 @@ pub struct Config {
     pub policy: Policy,
     /// Recent unkeyed facts shown in the agent context.
     pub recent_facts: usize,
+    /// Pending keyed facts (not yet evidence of any curated entry) shown in
+    /// the agent context; 0 leaves that part out.
+    pub pending_facts: usize,
     /// Character budget of the agent context (0: unbounded).
     pub context_budget: usize,
 }
@@ -24,6 +30,7 @@ impl Default for Config {
         Config {
             policy: Policy::default(),
             recent_facts: DEFAULT_RECENT_FACTS,
+            pending_facts: DEFAULT_PENDING_FACTS,
             context_budget: DEFAULT_CONTEXT_BUDGET,
         }
     }
@@ -32,6 +39,8 @@ impl Default for Config {
 impl Config {
     /// The accepted `recent_facts`.
     pub const RECENT_FACTS: RangeInclusive<usize> = 0..=1_000;
+    /// The accepted `pending_facts` (0 turns the pending part off).
+    pub const PENDING_FACTS: RangeInclusive<usize> = 0..=MAX_PENDING_FACTS;
     /// The accepted `context_budget` other than 0 (unbounded).
     pub const CONTEXT_BUDGET: RangeInclusive<usize> = MIN_CONTEXT_BUDGET..=100_000_000;
 
@@ -47,7 +56,8 @@ impl Config {
                 &range_i64(&Config::CONTEXT_BUDGET),
             )?;
         }
-        in_range("recent_facts", self.recent_facts as i64, &range_i64(&Config::RECENT_FACTS))
+        in_range("recent_facts", self.recent_facts as i64, &range_i64(&Config::RECENT_FACTS))?;
+        in_range("pending_facts", self.pending_facts as i64, &range_i64(&Config::PENDING_FACTS))
     }
 }
 

@@ -3,12 +3,18 @@
 //! read or write files.
 //!
 //! MEMORY.md lists every active entry and is never truncated. The agent
-//! context is MEMORY.md plus a few recent unkeyed facts, held within a
-//! character budget: when the whole text does not fit, the highest-priority
-//! entries are kept (more evidence, then latest `last_seen`, then content)
-//! with an overflow line, and recent facts fill what is left, each whole or
-//! not at all. Keyed raw facts, candidates and superseded revisions never
-//! appear.
+//! context is MEMORY.md plus a few recent unkeyed facts and a few pending
+//! keyed facts (claims the policy has not accepted yet, under their own
+//! heading), held within a character budget: when the whole text does not
+//! fit, the highest-priority entries are kept (more evidence, then latest
+//! `last_seen`, then content) with an overflow line, and recent facts, then
+//! pending keyed facts, fill what is left, each whole or not at all. Keyed
+//! raw facts never reach the curated part or the recent facts, and
+//! superseded revisions never appear. The same bounded rendering of the
+//! curated part alone serves readers that must not receive all of
+//! MEMORY.md ([`render_memory_within`]).
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -57,12 +63,37 @@ pub fn project<'a>(entries: impl IntoIterator<Item = &'a Entry>) -> Vec<Projecte
         .collect()
 }
 
+/// Returns, for each memory key of `entries`, the latest `last_seen` of
+/// its entries of any status: a keyed fact recorded later can be evidence
+/// of none of them (an entry's `last_seen` is its latest evidence).
+pub fn latest_evidence_by_domain<'a>(
+    entries: impl IntoIterator<Item = &'a Entry>,
+) -> BTreeMap<String, Stamp> {
+    let mut latest: BTreeMap<String, Stamp> = BTreeMap::new();
+    for entry in entries {
+        let Some(key) = &entry.memory_key else { continue };
+        match latest.get_mut(key) {
+            Some(seen) if seen.instant() >= entry.last_seen.instant() => {}
+            Some(seen) => *seen = entry.last_seen.clone(),
+            None => {
+                latest.insert(key.clone(), entry.last_seen.clone());
+            }
+        }
+    }
+    latest
+}
+
 const TITLE: &str = "# Workspace Memory\n\nDerived from append-only project facts. Edit the source log or policy, not this view.";
 const RECENT_TITLE: &str = "# Recent Workspace Facts";
+const PENDING_TITLE: &str = "# Pending Keyed Facts (not yet reviewed by the memory policy)";
 const EMPTY_CONTEXT: &str = "(no workspace memory yet)";
 
 /// Default number of recent facts in the agent context.
 pub const DEFAULT_RECENT_FACTS: usize = 6;
+/// Default number of pending keyed facts in the agent context.
+pub const DEFAULT_PENDING_FACTS: usize = 6;
+/// Most pending keyed facts the agent context may hold.
+pub const MAX_PENDING_FACTS: usize = 100;
 /// Default character budget of the agent context.
 pub const DEFAULT_CONTEXT_BUDGET: usize = 24_000;
 /// Smallest non-zero budget accepted: room for the headings and one line.
@@ -123,26 +154,127 @@ fn recent_line(fact: &Fact) -> String {
     format!("- [{}] {} ({})", fact.kind, fact.content, fact.recorded_at.utc_day())
 }
 
+/// A keyed fact that is not evidence of any curated entry: what the
+/// context's pending part shows of it. Kept in the workspace's pending
+/// index, so it holds only what the line needs and the fact's identity.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingFact {
+    /// The fact id.
+    pub fact_id: String,
+    /// Its kind.
+    pub kind: Kind,
+    /// Its memory key.
+    pub memory_key: String,
+    /// Its content.
+    pub content: String,
+    /// When it was recorded.
+    pub recorded_at: Stamp,
+}
+
+impl PendingFact {
+    /// Returns the pending view of `fact`, or `None` for an unkeyed fact.
+    pub fn of(fact: &Fact) -> Option<PendingFact> {
+        Some(PendingFact {
+            fact_id: fact.fact_id.clone(),
+            kind: fact.kind,
+            memory_key: fact.memory_key.clone()?,
+            content: fact.content.clone(),
+            recorded_at: fact.recorded_at.clone(),
+        })
+    }
+
+    /// The order of facts in the log: (recorded_at instant, fact_id).
+    pub fn order(&self) -> (jiff::Timestamp, &str) {
+        (self.recorded_at.instant(), &self.fact_id)
+    }
+}
+
+fn pending_line(fact: &PendingFact) -> String {
+    format!(
+        "- [{}] {}: {} ({})",
+        fact.kind,
+        fact.memory_key,
+        fact.content,
+        fact.recorded_at.utc_day()
+    )
+}
+
 fn chars(text: &str) -> usize {
     text.chars().count()
 }
 
 /// Returns the agent context from `memory_md` (the MEMORY.md text) or the
-/// active `entries` it renders, and `recent` unkeyed facts (oldest first),
-/// within `budget` characters (0: unbounded).
+/// active `entries` it renders, `recent` unkeyed facts and `pending` keyed
+/// facts (each oldest first), within `budget` characters (0: unbounded).
 ///
 /// `entries` is used only when the unbounded text exceeds the budget.
 pub fn render_context(
     memory_md: &str,
     entries: &[Projected],
     recent: &[Fact],
+    pending: &[PendingFact],
     budget: usize,
 ) -> String {
-    let recent: Vec<&Fact> = recent.iter().filter(|f| f.memory_key.is_none()).collect();
-    let full = join_context(memory_md.trim(), &recent);
+    let recent: Vec<String> =
+        recent.iter().filter(|f| f.memory_key.is_none()).map(recent_line).collect();
+    let pending: Vec<String> = pending.iter().map(pending_line).collect();
+    let full = join_context(memory_md.trim(), &recent, &pending);
     if budget == 0 || chars(&full) <= budget {
         return full;
     }
+    let curated = bounded_curated(memory_md, entries, budget);
+    // Recent facts, then pending keyed facts, fill what is left, newest
+    // first, each whole or not at all.
+    let mut room = budget.saturating_sub(chars(&curated));
+    let mut shown_any = !curated.is_empty();
+    let recent = fill(&recent, RECENT_TITLE, &mut room, &mut shown_any);
+    let pending = fill(&pending, PENDING_TITLE, &mut room, &mut shown_any);
+    join_context(&curated, &recent, &pending)
+}
+
+/// Returns MEMORY.md (`memory_md`, rendering the active `entries`) when it
+/// has at most `budget` characters, and otherwise the same layout holding
+/// only the entries that fit, by the context's priority, with the overflow
+/// line naming how many are not shown and `workmem memory`, which shows
+/// them all. The result ends with a newline, as MEMORY.md does.
+///
+/// A MEMORY.md without a curated state behind it (`entries` empty: a file
+/// kept as it was found) is cut after its last whole line that fits, and a
+/// closing line says so.
+pub fn render_memory_within(memory_md: &str, entries: &[Projected], budget: usize) -> String {
+    if chars(memory_md) <= budget {
+        return memory_md.to_owned();
+    }
+    if entries.is_empty() {
+        let mut kept = String::new();
+        let room = budget.saturating_sub(chars(UNRENDERED_CUT) + 1);
+        let mut used = 0;
+        for line in memory_md.lines() {
+            let cost = chars(line) + 1;
+            if used + cost > room {
+                break;
+            }
+            used += cost;
+            kept.push_str(line);
+            kept.push('\n');
+        }
+        kept.push_str(UNRENDERED_CUT);
+        kept.push('\n');
+        return kept;
+    }
+    let mut bounded = bounded_curated(memory_md, entries, budget.saturating_sub(1));
+    bounded.push('\n');
+    bounded
+}
+
+/// The last line of a MEMORY.md cut by [`render_memory_within`] when no
+/// curated state renders it.
+const UNRENDERED_CUT: &str = "- (the rest of MEMORY.md is not shown: run `workmem memory`)";
+
+/// Returns the curated part of a bounded context: the trimmed MEMORY.md
+/// layout with the highest-priority entries that fit in `budget`
+/// characters, and the overflow line when some do not.
+fn bounded_curated(memory_md: &str, entries: &[Projected], budget: usize) -> String {
     let mut active: Vec<&Projected> = entries.iter().filter(|e| e.kind != Kind::Outcome).collect();
     active.sort_by(|a, b| {
         b.evidence
@@ -179,40 +311,47 @@ pub fn render_context(
         shown += 1;
     }
     let hidden = total - shown;
-    let curated = if total == 0 && memory_md.trim().is_empty() {
+    if total == 0 && memory_md.trim().is_empty() {
         String::new()
     } else {
         render_sections(&active[..shown], (hidden > 0).then_some(hidden)).trim().to_owned()
-    };
-
-    // Recent facts fill what is left, newest first, each whole or not at all.
-    let mut room = budget.saturating_sub(chars(&curated));
-    let mut kept: Vec<&Fact> = Vec::new();
-    let mut header = (if curated.is_empty() { 0 } else { 2 }) + chars(RECENT_TITLE) + 1;
-    for fact in recent.iter().rev() {
-        let cost = header + 1 + chars(&recent_line(fact));
-        if cost > room {
-            break;
-        }
-        room -= cost;
-        header = 0;
-        kept.push(fact);
     }
-    kept.reverse();
-    join_context(&curated, &kept)
 }
 
-fn join_context(curated: &str, recent: &[&Fact]) -> String {
+/// Returns the newest of `lines` (oldest first) that fit in `room` under
+/// `title`, each whole or not at all, oldest first; takes their size from
+/// `room`. `shown_any` says whether a part precedes (a blank line apart).
+fn fill(lines: &[String], title: &str, room: &mut usize, shown_any: &mut bool) -> Vec<String> {
+    let mut kept: Vec<String> = Vec::new();
+    let mut header = (if *shown_any { 2 } else { 0 }) + chars(title) + 1;
+    for line in lines.iter().rev() {
+        let cost = header + 1 + chars(line);
+        if cost > *room {
+            break;
+        }
+        *room -= cost;
+        header = 0;
+        kept.push(line.clone());
+    }
+    kept.reverse();
+    *shown_any |= !kept.is_empty();
+    kept
+}
+
+fn join_context(curated: &str, recent: &[String], pending: &[String]) -> String {
     let mut parts: Vec<String> = Vec::new();
     if !curated.is_empty() {
         parts.push(curated.to_owned());
     }
-    if !recent.is_empty() {
-        let mut block = String::from(RECENT_TITLE);
+    for (title, lines) in [(RECENT_TITLE, recent), (PENDING_TITLE, pending)] {
+        if lines.is_empty() {
+            continue;
+        }
+        let mut block = String::from(title);
         block.push('\n');
-        for fact in recent {
+        for line in lines {
             block.push('\n');
-            block.push_str(&recent_line(fact));
+            block.push_str(line);
         }
         parts.push(block);
     }

@@ -86,6 +86,21 @@ impl FactLog {
         Ok(facts)
     }
 
+    /// Reads the facts of one daily file as [`FactLog::read_file`] does,
+    /// with the file's stamp taken before the read; only the bytes the
+    /// stamp counts are parsed, so the facts are exactly those of the file
+    /// the stamp describes even when an append lands during the read.
+    /// `None` when the file does not exist.
+    ///
+    /// Errors: as [`FactLog::read_file`].
+    pub(crate) fn read_file_stamped(&self, path: &Path) -> Result<Option<(Vec<Fact>, FileStamp)>> {
+        let Some((data, stamp)) = atomic_io::read_stamped(path)? else { return Ok(None) };
+        let counted = usize::try_from(stamp[1]).unwrap_or(usize::MAX).min(data.len());
+        let mut facts: Vec<Fact> = self.parse_records(path, &data[..counted])?;
+        drop_repeated_ids(&mut facts);
+        Ok(Some((facts, stamp)))
+    }
+
     fn read_records<T: FactRecord>(&self, path: &Path) -> Result<Vec<T>> {
         match atomic_io::read_optional(path)? {
             Some(data) => self.parse_records(path, &data),
@@ -157,13 +172,39 @@ impl FactLog {
     ///
     /// Errors: as [`FactLog::read_file`], for the files it opens.
     pub(crate) fn recent(&self, limit: usize, keep: impl Fn(&Fact) -> bool) -> Result<Vec<Fact>> {
+        self.recent_before(limit, None, keep)
+    }
+
+    /// Returns up to `limit` most recent facts accepted by `keep` that come
+    /// before `before` in the log's order ((recorded_at instant, fact_id);
+    /// `None`: no bound), oldest of them first. Files of days after
+    /// `before`'s are not read.
+    ///
+    /// Errors: as [`FactLog::read_file`], for the files it opens.
+    pub(crate) fn recent_before(
+        &self,
+        limit: usize,
+        before: Option<(jiff::Timestamp, &str)>,
+        keep: impl Fn(&Fact) -> bool,
+    ) -> Result<Vec<Fact>> {
         let mut found: Vec<Fact> = Vec::new();
         if limit == 0 {
             return Ok(found);
         }
+        let last_day =
+            before.map(|(at, _)| crate::model::stamp::Stamp::from_timestamp(at).utc_day());
         for day in self.days()?.into_iter().rev() {
-            let mut facts: Vec<Fact> =
-                self.read_file(&day.path)?.into_iter().filter(&keep).collect();
+            if last_day.as_deref().is_some_and(|last| day.day.as_str() > last) {
+                continue;
+            }
+            let mut facts: Vec<Fact> = self
+                .read_file(&day.path)?
+                .into_iter()
+                .filter(|f| {
+                    before.is_none_or(|bound| (f.recorded_at.instant(), f.fact_id.as_str()) < bound)
+                })
+                .filter(&keep)
+                .collect();
             facts.sort_by(|a, b| {
                 (a.recorded_at.instant(), &a.fact_id).cmp(&(b.recorded_at.instant(), &b.fact_id))
             });

@@ -219,6 +219,40 @@ impl Workspace {
             expected: self.workspace_id.clone(),
         })
     }
+
+    /// Returns what happens next to `fact`, just written by a model's
+    /// `write_memory`, under this workspace's policy: the note the tool's
+    /// result carries, so the model knows where the fact will show and
+    /// need not write it again. A keyed fact is a claim the policy reviews
+    /// once it is old enough; until then the context lists it under
+    /// "Pending Keyed Facts".
+    pub fn write_memory_note(&self, fact: &Fact) -> String {
+        let policy = &self.config.policy;
+        let days = policy.age_days_for(fact.source());
+        let stable = policy.stable_kinds.contains(&fact.kind());
+        match (fact.memory_key(), stable) {
+            (Some(key), true) => format!(
+                "Recorded as a claim about {key}, not yet its value. The memory policy (distill) reviews it \
+                 once it is {days} days old: it becomes the curated value only if it wins there, and a tie \
+                 with another value waits for a human. Until then get_context lists it under \"Pending Keyed \
+                 Facts\"; do not write it again."
+            ),
+            (Some(key), false) => format!(
+                "Recorded as a claim about {key}. The memory policy never promotes {} facts, so it stays a \
+                 claim: get_context lists it under \"Pending Keyed Facts\" while it is among the newest.",
+                fact.kind()
+            ),
+            (None, true) => format!(
+                "Recorded. get_context lists it among the recent facts; the memory policy (distill) may \
+                 promote it into the curated memory once it is {days} days old."
+            ),
+            (None, false) => format!(
+                "Recorded. get_context lists it among the recent facts; the memory policy never promotes {} \
+                 facts.",
+                fact.kind()
+            ),
+        }
+    }
 }
 
 /// What an import appended and what it found already stored.

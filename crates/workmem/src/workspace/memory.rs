@@ -2,7 +2,10 @@
 //! repairing a stale MEMORY.md, and the projection index that lets
 //! `context` answer without parsing curated.json.
 
+use std::collections::BTreeMap;
+
 use crate::error::{Error, Result};
+use crate::model::stamp::Stamp;
 use crate::policy::projection;
 use crate::store::atomic_io::{self, FileStamp, file_stamp};
 use crate::store::conflict_queue::ConflictQueue;
@@ -109,11 +112,12 @@ impl Workspace {
             return Ok(());
         };
         let index = ProjectionIndex {
-            schema_version: 1,
+            schema_version: PROJECTION_INDEX_VERSION,
             workspace_id: self.workspace_id.clone(),
             curated,
             memory,
             entries: projection::project(&state.entries),
+            domains: projection::latest_evidence_by_domain(&state.entries),
         };
         let text = serde_json::to_string(&index).map_err(|err| Error::Io {
             path: self.file(PROJECTION_INDEX_FILE),
@@ -122,10 +126,11 @@ impl Workspace {
         atomic_io::replace_cache(&self.file(PROJECTION_INDEX_FILE), text.as_bytes())
     }
 
-    /// Returns MEMORY.md and the projected entries when the projection index
-    /// matches the current curated.json and MEMORY.md, reading neither
-    /// curated.json nor its evidence lists.
-    fn fresh_projection(&self) -> Result<Option<(String, Vec<projection::Projected>)>> {
+    /// Returns MEMORY.md, the projected entries and the latest evidence of
+    /// each keyed domain when the projection index matches the current
+    /// curated.json and MEMORY.md, reading neither curated.json nor its
+    /// evidence lists.
+    fn fresh_projection(&self) -> Result<Option<CuratedView>> {
         // Any trouble with the cache (missing, unreadable, a directory or a
         // link in its place) is a miss, never an error.
         let Ok(Some(data)) = atomic_io::read_optional(&self.file(PROJECTION_INDEX_FILE)) else {
@@ -133,7 +138,7 @@ impl Workspace {
         };
         let Ok(index) = serde_json::from_slice::<ProjectionIndex>(&data) else { return Ok(None) };
         let current = (file_stamp(&self.file(CURATED_FILE))?, file_stamp(&self.file(MEMORY_FILE))?);
-        if index.schema_version != 1
+        if index.schema_version != PROJECTION_INDEX_VERSION
             || index.workspace_id != self.workspace_id
             || current != (Some(index.curated), Some(index.memory))
         {
@@ -143,7 +148,12 @@ impl Workspace {
             return Ok(None);
         };
         match String::from_utf8(memory) {
-            Ok(text) => Ok(Some((text, index.entries))),
+            Ok(text) => Ok(Some(CuratedView {
+                memory: text,
+                entries: index.entries,
+                domains: index.domains,
+                state: None,
+            })),
             Err(_) => Ok(None),
         }
     }
@@ -172,11 +182,41 @@ impl Workspace {
         Ok((self.repair_projection_from(&state, curated_stamp, Repair::BestEffort)?, state))
     }
 
+    /// Returns MEMORY.md as [`Workspace::memory`] does when it has at most
+    /// `max_chars` characters, and otherwise its bounded form: the same
+    /// layout with only the highest-priority entries that fit (more
+    /// evidence, then the latest `last_seen`, then content) and the line
+    /// ``- (N more entries not shown: run `workmem memory`)``. For readers
+    /// that must not receive an unbounded text (an MCP resource); the file
+    /// itself is never truncated. Uses the projection index like
+    /// [`Workspace::context`], so the cost does not grow with the log.
+    ///
+    /// Errors: as [`Workspace::memory`].
+    pub fn memory_within(&self, max_chars: usize) -> Result<String> {
+        let view = self.curated_view()?;
+        Ok(projection::render_memory_within(&view.memory, &view.entries, max_chars))
+    }
+
+    /// Returns what the context needs of the curated state, from the
+    /// projection index while it is fresh, else from curated.json
+    /// (repairing MEMORY.md and the index).
+    fn curated_view(&self) -> Result<CuratedView> {
+        if let Some(fresh) = self.fresh_projection()? {
+            return Ok(fresh);
+        }
+        let (memory, state) = self.memory_and_state()?;
+        Ok(CuratedView {
+            memory,
+            entries: projection::project(&state.entries),
+            domains: projection::latest_evidence_by_domain(&state.entries),
+            state: Some(state),
+        })
+    }
+
     /// Returns the bounded agent context (docs/policy.md) with `recent`
-    /// recent unkeyed facts (default from the config) within the configured
-    /// budget. Recent facts come from the newest daily files only, and
-    /// curated.json is parsed only when the projection index is stale, so
-    /// the cost does not grow with the log.
+    /// recent unkeyed facts (default from the config), and the configured
+    /// number of pending keyed facts, within the configured budget: see
+    /// [`Workspace::context_with`].
     ///
     /// ```
     /// # fn main() -> workmem::Result<()> {
@@ -193,16 +233,95 @@ impl Workspace {
     ///
     /// Errors: as [`Workspace::memory`] and [`Workspace::facts`].
     pub fn context(&self, recent: Option<usize>) -> Result<String> {
-        let (memory, entries) = if let Some(fresh) = self.fresh_projection()? {
-            fresh
-        } else {
-            let (memory, state) = self.memory_and_state()?;
-            (memory, projection::project(&state.entries))
-        };
-        let recent = self
-            .log
-            .recent(recent.unwrap_or(self.config.recent_facts), |f| f.memory_key.is_none())?;
-        Ok(projection::render_context(&memory, &entries, &recent, self.config.context_budget))
+        self.context_with(&ContextOptions { recent, ..ContextOptions::default() })
+    }
+
+    /// Returns the bounded agent context (docs/policy.md): MEMORY.md, the
+    /// most recent unkeyed facts and the most recent pending keyed facts
+    /// (keyed facts not yet evidence of any curated entry, under their own
+    /// heading), within a character budget; each count and the budget come
+    /// from `options` or else the config. Recent and pending facts come
+    /// from the newest daily files only, curated.json is parsed only when
+    /// the projection index is stale, and pending facts come from the
+    /// pending index while it holds, so the cost does not grow with the
+    /// log. With no pending facts asked for, the context is the one
+    /// without that part.
+    ///
+    /// ```
+    /// # fn main() -> workmem::Result<()> {
+    /// # let project = tempfile::tempdir().unwrap();
+    /// use workmem::{ContextOptions, NewFact, Workspace};
+    /// let ws = Workspace::open(project.path(), None)?;
+    /// ws.init()?;
+    /// ws.remember(NewFact {
+    ///     kind: Some("decision".into()),
+    ///     memory_key: Some("runtime.python-version".into()),
+    ///     recorded_at: Some("2026-01-05T09:00:00Z".into()),
+    ///     ..NewFact::new("Use Python 3.12")
+    /// })?;
+    /// assert_eq!(
+    ///     ws.context_with(&ContextOptions::new())?,
+    ///     "# Pending Keyed Facts (not yet reviewed by the memory policy)\n\n\
+    ///      - [decision] runtime.python-version: Use Python 3.12 (2026-01-05)"
+    /// );
+    /// assert_eq!(
+    ///     ws.context_with(&ContextOptions::new().pending(0))?,
+    ///     "(no workspace memory yet)"
+    /// );
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// Errors: as [`Workspace::memory`] and [`Workspace::facts`].
+    pub fn context_with(&self, options: &ContextOptions) -> Result<String> {
+        let view = self.curated_view()?;
+        let recent = self.log.recent(options.recent.unwrap_or(self.config.recent_facts), |f| {
+            f.memory_key.is_none()
+        })?;
+        let pending =
+            self.pending_facts(options.pending.unwrap_or(self.config.pending_facts), &view)?;
+        let budget = options.budget.unwrap_or(self.config.context_budget);
+        Ok(projection::render_context(&view.memory, &view.entries, &recent, &pending, budget))
+    }
+}
+
+/// What [`Workspace::context_with`] builds: each `None` takes the
+/// workspace's configured value.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ContextOptions {
+    /// Recent unkeyed facts to include.
+    pub recent: Option<usize>,
+    /// Pending keyed facts to include (0 leaves the part out); more than
+    /// the end of [`Config::PENDING_FACTS`](crate::Config::PENDING_FACTS)
+    /// counts as that many.
+    pub pending: Option<usize>,
+    /// Character budget of the whole context (0: unbounded).
+    pub budget: Option<usize>,
+}
+
+impl ContextOptions {
+    /// Returns options that take every value from the config.
+    pub fn new() -> ContextOptions {
+        ContextOptions::default()
+    }
+
+    /// Sets how many recent unkeyed facts to include.
+    pub fn recent(mut self, n: usize) -> ContextOptions {
+        self.recent = Some(n);
+        self
+    }
+
+    /// Sets how many pending keyed facts to include (0: none).
+    pub fn pending(mut self, n: usize) -> ContextOptions {
+        self.pending = Some(n);
+        self
+    }
+
+    /// Sets the character budget (0: unbounded).
+    pub fn budget(mut self, chars: usize) -> ContextOptions {
+        self.budget = Some(chars);
+        self
     }
 }
 
@@ -214,9 +333,25 @@ enum Repair {
     BestEffort,
 }
 
-/// The identity of a file's current content: inode, size and modification
-/// time. Every atomic replace makes a new inode; an edit in place changes
-/// the size or the time.
+/// What the context needs of the curated state.
+pub(super) struct CuratedView {
+    /// The MEMORY.md text.
+    pub(super) memory: String,
+    /// The active entries, projected.
+    pub(super) entries: Vec<projection::Projected>,
+    /// The latest evidence of each keyed domain, over every revision.
+    pub(super) domains: BTreeMap<String, Stamp>,
+    /// The state itself, when it had to be read.
+    pub(super) state: Option<CuratedState>,
+}
+
+/// Version of the `.projection.json` layout (2: with `domains`).
+const PROJECTION_INDEX_VERSION: u32 = 2;
+
+/// The projection index: the identities (inode, size, modification time)
+/// of the curated.json and MEMORY.md it describes, and what the context
+/// needs of curated.json. Every atomic replace makes a new inode; an edit
+/// in place changes the size or the time.
 #[derive(serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ProjectionIndex {
@@ -225,4 +360,6 @@ struct ProjectionIndex {
     curated: FileStamp,
     memory: FileStamp,
     entries: Vec<projection::Projected>,
+    /// Latest evidence per keyed domain (see [`projection::latest_evidence_by_domain`]).
+    domains: BTreeMap<String, Stamp>,
 }

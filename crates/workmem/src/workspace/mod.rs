@@ -17,6 +17,7 @@ mod memory;
 mod merge;
 mod open;
 pub(crate) mod overview;
+mod pending;
 mod resolve;
 pub(crate) mod scan;
 mod share;
@@ -24,6 +25,7 @@ pub(crate) mod verify;
 
 pub use append::Imported;
 pub use distill::{DistillOptions, Distilled};
+pub use memory::ContextOptions;
 pub use merge::{MemoryFile, MergeSides, has_conflict_markers, merge_memory_file, salvage_records};
 pub use open::WorkspaceBuilder;
 pub use share::{Adopted, MERGE_DRIVER, Shared};
@@ -56,6 +58,9 @@ pub(crate) const MEMORY_FILE: &str = "MEMORY.md";
 /// Cache of what `context` needs of curated.json (see
 /// `Workspace::write_projection_index`); never evidence, always rebuildable.
 pub(crate) const PROJECTION_INDEX_FILE: &str = ".projection.json";
+/// Cache of the newest pending keyed facts (see `workspace::pending`);
+/// never evidence, always rebuildable.
+pub(crate) const PENDING_INDEX_FILE: &str = ".pending.json";
 /// Intent of a distill that changes curated.json, present only between its
 /// first and last write.
 pub(crate) const DISTILL_INTENT_FILE: &str = ".distill-pending.json";
@@ -176,6 +181,42 @@ impl Workspace {
     /// Errors: as [`Workspace::facts`].
     pub fn recent_facts(&self, limit: usize) -> Result<Vec<Fact>> {
         self.log.recent(limit, |_| true)
+    }
+
+    /// Returns the `limit` most recent facts that come before the fact
+    /// `(recorded_at, fact_id)` in the log's order (recorded_at instant,
+    /// then fact_id), oldest first, reading only the daily files of that
+    /// day and older, newest first: the next page of a listing that goes
+    /// back in time. The fact itself need not exist.
+    ///
+    /// ```
+    /// # fn main() -> workmem::Result<()> {
+    /// # let project = tempfile::tempdir().unwrap();
+    /// use workmem::{NewFact, Workspace};
+    /// let ws = Workspace::open(project.path(), None)?;
+    /// for n in 0..5 {
+    ///     ws.remember(NewFact {
+    ///         recorded_at: Some(format!("2026-01-0{}T09:00:00Z", n + 1)),
+    ///         ..NewFact::new(format!("Step {n} done"))
+    ///     })?;
+    /// }
+    /// let newest = ws.recent_facts(2)?;
+    /// let first = &newest[0];
+    /// let older = ws.recent_facts_before(first.recorded_at(), first.fact_id(), 10)?;
+    /// assert_eq!(older.len(), 3);
+    /// assert_eq!(older[2].content(), "Step 2 done");
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// Errors: as [`Workspace::facts`].
+    pub fn recent_facts_before(
+        &self,
+        recorded_at: &Stamp,
+        fact_id: &str,
+        limit: usize,
+    ) -> Result<Vec<Fact>> {
+        self.log.recent_before(limit, Some((recorded_at.instant(), fact_id)), |_| true)
     }
 
     /// Returns one summary per daily log, oldest first.
