@@ -14,6 +14,7 @@ mod test_domain_index;
 mod test_explain;
 mod test_fixpoint;
 mod test_hostile_state;
+mod test_id_index;
 mod test_import;
 mod test_instruction_data;
 mod test_invalid_input;

@@ -115,6 +115,100 @@ impl FactLog {
         Ok(records)
     }
 
+    /// Parses the lines of a daily file's `data` from byte `from` (a line
+    /// start) with the readers' rules, each record with the offset of its
+    /// line; also returns how far the records reach: past the last
+    /// terminated line, or to the end when an unterminated final line is a
+    /// complete valid record (it is used, like the readers use it). An
+    /// unterminated invalid fragment is left out of both.
+    ///
+    /// Errors: as [`FactLog::read_file`], the line numbered in the whole
+    /// file.
+    pub(crate) fn parse_from<T: FactRecord>(
+        &self,
+        path: &Path,
+        data: &[u8],
+        from: usize,
+    ) -> Result<(Vec<(u64, T)>, usize)> {
+        let first_line = memchr::memchr_iter(b'\n', &data[..from]).count();
+        let mut records = Vec::new();
+        let mut offset = from;
+        let mut reach = from;
+        let mut number = first_line;
+        while offset < data.len() {
+            number += 1;
+            let rest = &data[offset..];
+            let (line, terminated) = match memchr::memchr(b'\n', rest) {
+                Some(pos) => (&rest[..pos], true),
+                None => (rest, false),
+            };
+            let start = offset;
+            offset += line.len() + usize::from(terminated);
+            if line.iter().all(u8::is_ascii_whitespace) {
+                if terminated {
+                    reach = offset;
+                }
+                continue;
+            }
+            match T::parse_for(line, &self.workspace_id) {
+                Ok(record) => {
+                    records.push((start as u64, record));
+                    reach = offset;
+                }
+                Err(LineError::Scope(found)) => {
+                    return Err(Error::Scope {
+                        location: Location::line(path, number),
+                        found,
+                        expected: self.workspace_id.clone(),
+                    });
+                }
+                Err(LineError::Invalid(_)) if !terminated => {}
+                Err(LineError::Invalid(message)) => {
+                    return Err(Error::corrupt(Location::line(path, number), message));
+                }
+            }
+        }
+        Ok((records, reach))
+    }
+
+    /// Reads the record whose line starts at byte `offset` of the daily
+    /// file of `day`; `None` when the file is missing, or the offset is
+    /// past its end or not at a line start holding a valid record.
+    ///
+    /// Errors: [`Error::Scope`] for a record of another workspace;
+    /// [`Error::Io`].
+    pub(crate) fn read_at<T: FactRecord>(&self, day: &str, offset: u64) -> Result<Option<T>> {
+        use std::io::{BufRead, Seek};
+        let path = self.path_for_day(day);
+        let Some(mut file) = atomic_io::open_optional(&path)? else { return Ok(None) };
+        if offset > 0 {
+            // The line must start right after a newline.
+            file.seek(io::SeekFrom::Start(offset - 1)).at(&path)?;
+        }
+        let mut reader = io::BufReader::new(file);
+        let mut line = Vec::new();
+        if offset > 0 {
+            reader.read_until(b'\n', &mut line).at(&path)?;
+            if line != b"\n" {
+                return Ok(None);
+            }
+            line.clear();
+        }
+        reader.read_until(b'\n', &mut line).at(&path)?;
+        if line.last() == Some(&b'\n') {
+            line.pop();
+        }
+        match T::parse_for(&line, &self.workspace_id) {
+            Ok(record) => Ok(Some(record)),
+            Err(LineError::Scope(found)) => Err(Error::Scope {
+                location: Location::file(&path),
+                found,
+                expected: self.workspace_id.clone(),
+            }),
+            Err(LineError::Invalid(_)) => Ok(None),
+        }
+    }
+
     /// Reads every fact, ordered by (recorded_at instant, fact_id). Files
     /// are parsed in parallel. A fact id written more than once counts once
     /// (see [`merge`]).
