@@ -68,6 +68,16 @@ impl Covered {
     }
 }
 
+/// A daily file whose stamp differs from its coverage (or that is not
+/// covered yet).
+#[derive(Debug, Clone)]
+pub(crate) struct Changed {
+    /// The file.
+    pub day: DayFile,
+    /// What the cache had read of it.
+    pub known: Option<Covered>,
+}
+
 /// The bytes appended to one daily file since a cache covered it.
 #[derive(Debug)]
 pub(crate) struct Appended {
@@ -84,48 +94,56 @@ pub(crate) struct Appended {
 /// How the daily files differ from a coverage.
 #[derive(Debug)]
 pub(crate) enum Scan {
-    /// Only appends (possibly none): the files that grew or appeared.
-    Appended(Vec<Appended>),
-    /// A covered file was rewritten or removed: the cache must be rebuilt.
+    /// The files whose stamp changed or that are new: read them with
+    /// [`read_appended`].
+    Changed(Vec<Changed>),
+    /// A covered file was removed: the cache must be rebuilt.
     Rewritten,
 }
 
 /// Compares the daily files of `log` with `covered` (by day): stats every
-/// file, reads only those whose stamp changed.
+/// file (relative to `daily/`), reads none.
 ///
 /// Errors: [`crate::Error::Io`]; [`crate::Error::Corrupt`] for a symlinked
-/// `daily/` or file.
+/// `daily/`.
 pub(crate) fn scan(log: &FactLog, covered: &BTreeMap<String, Covered>) -> Result<Scan> {
-    let days = log.days()?;
-    if covered.keys().any(|day| days.binary_search_by(|d| d.day.as_str().cmp(day)).is_err()) {
-        return Ok(Scan::Rewritten);
-    }
-    let mut appended = Vec::new();
-    for day in days {
+    let days = log.days_with_stamps()?;
+    let mut listed = 0;
+    let mut changed = Vec::new();
+    for (day, stamp) in days {
         let known = covered.get(&day.day);
+        listed += usize::from(known.is_some());
         if let Some(old) = known
-            && atomic_io::file_stamp(&day.path)? == Some(old.stamp)
+            && Some(old.stamp) == stamp
         {
             continue;
         }
-        let Some((data, stamp)) = atomic_io::read_stamped(&day.path)? else {
-            // Removed since the listing.
-            if known.is_some() {
-                return Ok(Scan::Rewritten);
-            }
-            continue;
-        };
-        let from = match known {
-            None => 0,
-            Some(old) => {
-                let len = old.len as usize;
-                if data.len() < len || hex::encode(Sha256::digest(&data[..len])) != old.digest {
-                    return Ok(Scan::Rewritten);
-                }
-                len
-            }
-        };
-        appended.push(Appended { day, stamp, data, from });
+        changed.push(Changed { day, known: known.cloned() });
     }
-    Ok(Scan::Appended(appended))
+    if listed != covered.len() {
+        return Ok(Scan::Rewritten);
+    }
+    Ok(Scan::Changed(changed))
+}
+
+/// Reads a changed file: `Some` with its bytes when it only grew (or is
+/// new), `None` when it was rewritten or removed.
+///
+/// Errors: [`crate::Error::Io`]; [`crate::Error::Corrupt`] for a symlinked
+/// or irregular file.
+pub(crate) fn read_appended(changed: &Changed) -> Result<Option<Appended>> {
+    let Some((data, stamp)) = atomic_io::read_stamped(&changed.day.path)? else {
+        return Ok(None);
+    };
+    let from = match &changed.known {
+        None => 0,
+        Some(old) => {
+            let len = old.len as usize;
+            if data.len() < len || hex::encode(Sha256::digest(&data[..len])) != old.digest {
+                return Ok(None);
+            }
+            len
+        }
+    };
+    Ok(Some(Appended { day: changed.day.clone(), stamp, data, from }))
 }

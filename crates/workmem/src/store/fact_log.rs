@@ -75,6 +75,36 @@ impl FactLog {
         Ok(days)
     }
 
+    /// Returns the daily files, oldest first, each with its stamp (`None`
+    /// when it disappeared since the listing), read relative to `daily/`.
+    ///
+    /// Errors: as [`FactLog::days`].
+    pub(crate) fn days_with_stamps(&self) -> Result<Vec<(DayFile, Option<FileStamp>)>> {
+        atomic_io::refuse_symlink(&self.dir)?;
+        let entries = match fs::read_dir(&self.dir) {
+            Ok(entries) => entries,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(err) => return Err(err).at(&self.dir),
+        };
+        let mut days = Vec::new();
+        for entry in entries {
+            let entry = entry.at(&self.dir)?;
+            let name = entry.file_name();
+            let Some(day) = name.to_str().and_then(|n| n.strip_suffix(".jsonl")) else { continue };
+            if is_day_name(day) {
+                // `DirEntry::metadata` does not follow a symlink.
+                let stamp = match entry.metadata() {
+                    Ok(meta) => Some(atomic_io::stamp_of(&meta)),
+                    Err(err) if err.kind() == io::ErrorKind::NotFound => None,
+                    Err(err) => return Err(err).at(&entry.path()),
+                };
+                days.push((DayFile { day: day.to_owned(), path: entry.path() }, stamp));
+            }
+        }
+        days.sort_by(|a, b| a.0.day.cmp(&b.0.day));
+        Ok(days)
+    }
+
     /// Reads the facts of one daily file in file order (empty if missing);
     /// an id written twice in it counts once, at its first line.
     ///
@@ -359,6 +389,10 @@ fn drop_repeated_ids<T: FactRecord>(records: &mut Vec<T>) {
 /// Returns `f` of every item, in order, computed on one thread per core
 /// over contiguous chunks (whole-log scans are CPU-bound).
 pub(crate) fn map_in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    if items.len() < 2 {
+        // Not worth a thread (a check after one append reads one file).
+        return items.iter().map(f).collect();
+    }
     let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     let chunk = items.len().div_ceil(threads).max(1);
     let f = &f;

@@ -13,7 +13,7 @@
 //! an id is indexed (a hand-edited log may hold an id twice); the one that
 //! counts is the first in (file name, offset) order, as for every reader.
 //!
-//! The ids are spread over 256 shard files by a hash of the id, so a lookup
+//! The ids are spread over 1,024 shard files by a hash of the id, so a lookup
 //! reads one shard. The manifest (`.id-index/manifest`) is written last and
 //! names the generation of every shard; a shard whose header names another
 //! generation (a crash between the writes) or that does not end with `end`
@@ -27,7 +27,7 @@
 //! shard <n> <generation>
 //! file <day> <inode> <size> <mtime_s> <mtime_ns> <len> <sha256>
 //! end
-//! .id-index/<n> (n = 0..255, in hex):
+//! .id-index/<n> (n = 0..1023, in hex):
 //! workmem-id-shard 1 <workspace_id> <n> <generation>
 //! <fact_id> <day> <offset>
 //! end
@@ -40,7 +40,7 @@ use std::path::{Path, PathBuf};
 use crate::error::Result;
 use crate::model::fact_line::{FactRecord, FactSummary};
 use crate::store::atomic_io;
-use crate::store::coverage::{self, Appended, Covered, Scan};
+use crate::store::coverage::{self, Changed, Covered, Scan};
 use crate::store::fact_log::{FactLog, map_in_parallel};
 
 /// The index directory, in the memory directory.
@@ -48,7 +48,7 @@ pub(crate) const ID_INDEX_DIR: &str = ".id-index";
 const MANIFEST: &str = "manifest";
 const HEADER: &str = "workmem-id-index 1";
 const SHARD_HEADER: &str = "workmem-id-shard 1";
-const SHARDS: usize = 256;
+const SHARDS: usize = 1024;
 
 /// Where one record of a fact id is written.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -128,17 +128,23 @@ fn dir_inode(dir: &Path) -> Option<i64> {
 pub(crate) fn refresh(log: &FactLog, memory_dir: &Path, workspace_id: &str) -> Result<Refreshed> {
     let dir = memory_dir.join(ID_INDEX_DIR);
     if let Some(mut index) = IdIndex::load(&dir, workspace_id)
-        && let Scan::Appended(appended) = coverage::scan(log, &index.files)?
-        && let Some(added) = index.add(log, appended)?
+        && let Scan::Changed(changed) = coverage::scan(log, &index.files)?
+        && let Some(added) = index.add(log, changed)?
     {
         return Ok(Refreshed { index, added: Some(added) });
     }
     let mut index = IdIndex::fresh(dir, workspace_id);
-    let Scan::Appended(appended) = coverage::scan(log, &BTreeMap::new())? else {
-        unreachable!("nothing is covered, so nothing was rewritten")
+    let Scan::Changed(changed) = coverage::scan(log, &BTreeMap::new())? else {
+        unreachable!("nothing is covered, so nothing was removed")
     };
-    // Every shard of a fresh index is empty, hence usable.
-    index.add(log, appended)?;
+    // Every shard of a fresh index is empty, hence usable; a file that
+    // changes while it is read is read again next time.
+    if index.add(log, changed)?.is_none() {
+        return Err(crate::Error::Io {
+            path: index.dir.clone(),
+            source: std::io::Error::other("the daily files kept changing while they were indexed"),
+        });
+    }
     Ok(Refreshed { index, added: None })
 }
 
@@ -204,11 +210,11 @@ impl IdIndex {
     }
 
     fn shard_path(&self, shard: usize) -> PathBuf {
-        self.dir.join(format!("{shard:02x}"))
+        self.dir.join(format!("{shard:03x}"))
     }
 
     fn shard_header(&self, shard: usize, generation: u64) -> String {
-        format!("{SHARD_HEADER} {} {shard:02x} {generation}\n", self.workspace_id)
+        format!("{SHARD_HEADER} {} {shard:03x} {generation}\n", self.workspace_id)
     }
 
     /// Reads a shard's entries (header line included, `end` excluded);
@@ -228,33 +234,39 @@ impl IdIndex {
         (body.starts_with(&header) && body.ends_with('\n')).then(|| body.to_owned())
     }
 
-    /// Indexes the appended bytes of `appended` (in memory). Returns the
-    /// records indexed, or `None` when a shard to extend is unusable (the
-    /// caller rebuilds).
-    fn add(&mut self, log: &FactLog, appended: Vec<Appended>) -> Result<Option<Vec<NewRecord>>> {
-        if appended.is_empty() {
+    /// Indexes what was appended to the `changed` files (in memory).
+    /// Returns the records indexed, or `None` when a file was rewritten or
+    /// a shard to extend is unusable (the caller rebuilds).
+    fn add(&mut self, log: &FactLog, changed: Vec<Changed>) -> Result<Option<Vec<NewRecord>>> {
+        if changed.is_empty() {
             return Ok(Some(Vec::new()));
         }
         self.dirty = true;
-        let parsed = map_in_parallel(&appended, |a| {
-            log.parse_from::<FactSummary>(&a.day.path, &a.data, a.from).map(|(records, reach)| {
+        let mut lines: BTreeMap<usize, String> = BTreeMap::new();
+        let mut added = Vec::new();
+        // A bounded number of files in memory at once (a rebuild reads them
+        // all).
+        for chunk in changed.chunks(64) {
+            let parsed = map_in_parallel(chunk, |changed| {
+                let Some(file) = coverage::read_appended(changed)? else { return Ok(None) };
+                let (records, reach) =
+                    log.parse_from::<FactSummary>(&file.day.path, &file.data, file.from)?;
                 let ids: Vec<(u64, String)> = records
                     .into_iter()
                     .map(|(offset, r)| (offset, r.fact_id().to_owned()))
                     .collect();
-                (ids, reach)
-            })
-        });
-        let mut lines: BTreeMap<usize, String> = BTreeMap::new();
-        let mut added = Vec::new();
-        for (file, result) in appended.iter().zip(parsed) {
-            let (ids, reach) = result?;
-            for (offset, id) in ids {
-                let line = lines.entry(shard_of(&id)).or_default();
-                let _ = writeln!(line, "{id} {} {offset}", file.day.day);
-                added.push(NewRecord { id, place: Place { day: file.day.day.clone(), offset } });
+                Ok(Some((ids, Covered::of(file.stamp, &file.data, reach))))
+            });
+            for (changed, result) in chunk.iter().zip(parsed) {
+                let Some((ids, covered)) = result? else { return Ok(None) };
+                let day = &changed.day.day;
+                for (offset, id) in ids {
+                    let line = lines.entry(shard_of(&id)).or_default();
+                    let _ = writeln!(line, "{id} {day} {offset}");
+                    added.push(NewRecord { id, place: Place { day: day.clone(), offset } });
+                }
+                self.files.insert(day.clone(), covered);
             }
-            self.files.insert(file.day.day.clone(), Covered::of(file.stamp, &file.data, reach));
         }
         let generation = self.generation + 1;
         for (shard, new) in lines {
@@ -301,7 +313,7 @@ impl IdIndex {
         let inode = dir_inode(&self.dir).unwrap_or(-1);
         let mut text = format!("{HEADER} {} {inode} {}\n", self.workspace_id, self.generation);
         for (shard, generation) in self.shards.iter().enumerate().filter(|(_, g)| **g != 0) {
-            let _ = writeln!(text, "shard {shard:02x} {generation}");
+            let _ = writeln!(text, "shard {shard:03x} {generation}");
         }
         for (day, covered) in &self.files {
             covered.write_line(day, &mut text);
