@@ -16,6 +16,7 @@ mod test_fixpoint;
 mod test_hostile_state;
 mod test_id_index;
 mod test_import;
+mod test_incremental_distill;
 mod test_instruction_data;
 mod test_invalid_input;
 mod test_log_crash;

@@ -19,6 +19,7 @@ use crate::error::{Error, IoContext, Location, Result};
 use crate::model::fact::Fact;
 use crate::model::fact_line::{FactRecord, LineError};
 use crate::store::atomic_io::{self, FileStamp};
+use crate::store::coverage::Covered;
 
 /// The daily fact log of one workspace.
 #[derive(Debug, Clone)]
@@ -257,9 +258,23 @@ impl FactLog {
         &self,
         days: &[DayFile],
     ) -> Result<Vec<FileRecords<T>>> {
+        self.read_files_with(days, false)
+    }
+
+    /// Reads the given daily files like [`FactLog::read_files`], and with
+    /// `cover` also what a cache needs to read only their appends later
+    /// ([`FileRecords::covered`]).
+    ///
+    /// Errors: as [`FactLog::read_file`].
+    pub(crate) fn read_files_with<T: FactRecord>(
+        &self,
+        days: &[DayFile],
+        cover: bool,
+    ) -> Result<Vec<FileRecords<T>>> {
         let read = |day: &DayFile| -> Result<Option<FileRecords<T>>> {
             let Some((data, stamp)) = atomic_io::read_stamped(&day.path)? else { return Ok(None) };
             let mut records: Vec<T> = self.parse_records(&day.path, &data)?;
+            let parsed = records.len();
             if !records.is_sorted_by(|a, b| order(a, b).is_le()) {
                 // Sorting loses the line order that decides which of two
                 // records under one id counts: settle that first. A sorted
@@ -268,7 +283,21 @@ impl FactLog {
                 drop_repeated_ids(&mut records);
                 records.sort_unstable_by(order);
             }
-            Ok(Some(FileRecords { day: day.clone(), stamp, records }))
+            let covered = cover.then(|| {
+                // The records reach the end, or the last newline when an
+                // unterminated final fragment is not a record.
+                let tail = memchr::memrchr(b'\n', &data).map_or(0, |n| n + 1);
+                let reach = if tail == data.len()
+                    || T::parse_for(&data[tail..], &self.workspace_id).is_ok()
+                {
+                    data.len()
+                } else {
+                    tail
+                };
+                Covered::of(stamp, &data, reach)
+            });
+            let dropped = parsed - records.len();
+            Ok(Some(FileRecords { day: day.clone(), stamp, records, covered, dropped }))
         };
         let files: Vec<Option<FileRecords<T>>> =
             map_in_parallel(days, read).into_iter().collect::<Result<_>>()?;
@@ -341,6 +370,10 @@ pub(crate) struct FileRecords<T> {
     pub stamp: FileStamp,
     /// Its valid records, by (recorded_at instant, fact_id).
     pub records: Vec<T>,
+    /// What was read, when asked ([`FactLog::read_files_with`]).
+    pub covered: Option<Covered>,
+    /// Records dropped because an earlier line of the file has their id.
+    pub dropped: usize,
 }
 
 /// Merges the records of several files (oldest file first) into one list
