@@ -293,7 +293,11 @@ impl Workspace {
             read_whole.push((day_file, stamp, data, from, false));
         }
         for (day, stamp, data, from, grew) in read_whole {
-            let (records, reach) = self.log.parse_from::<FactSummary>(&day.path, &data, 0)?;
+            // The old part of a file only matters when its facts may have
+            // aged since.
+            let start =
+                if crosses(header.files.get(&day.day).and_then(|f| f.span)) { 0 } else { from };
+            let (records, reach) = self.log.parse_from::<FactSummary>(&day.path, &data, start)?;
             let mut appended = Vec::new();
             for (offset, record) in records {
                 if offset as usize >= from {
@@ -422,14 +426,6 @@ impl Workspace {
             conflict_case_ids: conflicts.clone(),
         };
         self.save_outcome(&outcome, header.state[0].is_some())?;
-        // The domain index follows the daily files that changed (only a
-        // cache, for resolve).
-        if !changed.is_empty()
-            && let Ok(lookup) = self.domain_fact_ids("")
-            && let Some(index) = lookup.updated
-        {
-            self.save_domain_index(&index);
-        }
         let done = Distilled {
             report,
             decisions: Vec::new(),
