@@ -242,7 +242,7 @@ fn read_fact(line: &str) -> Option<FactSummary> {
 
 /// A unit of the units file: a memory key or an unkeyed group (by entry
 /// key).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) enum UnitKey {
     /// A memory key.
     Domain(String),
@@ -415,7 +415,8 @@ impl IdFilter {
 
     /// Adds an id.
     pub(crate) fn insert(&mut self, id: &str) {
-        for bit in self.positions(id).collect::<Vec<_>>() {
+        // The positions do not borrow the filter (`use<>`).
+        for bit in self.positions(id) {
             self.bits[bit / 64] |= 1 << (bit % 64);
         }
     }

@@ -23,7 +23,7 @@
 //! judged again, it changes nothing and counts what the cache recorded.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use crate::error::Result;
 use crate::model::canon;
@@ -159,18 +159,29 @@ impl Workspace {
             return Ok(false);
         }
         let pending: HashSet<&str> = collected.pending.iter().map(String::as_str).collect();
-        type UnitIn<'f> = (Vec<&'f FactSummary>, Option<Vec<(String, u8)>>);
-        let mut units: BTreeMap<UnitKey, UnitIn<'_>> = BTreeMap::new();
+        // Grouped by borrowed keys first: a memory key per keyed fact.
+        let mut ids_by_key: HashMap<&str, Vec<(String, u8)>> = HashMap::new();
+        let mut pending_by_unit: HashMap<UnitKey, Vec<&FactSummary>> = HashMap::new();
         let mut filter = IdFilter::with_capacity(facts.len() * 2);
         for fact in facts {
             filter.insert(fact.fact_id());
             if let Some(key) = fact.memory_key() {
-                let unit = units.entry(UnitKey::Domain(key.to_owned())).or_default();
-                unit.1.get_or_insert_default().push((fact.fact_id().to_owned(), fact.importance()));
+                ids_by_key
+                    .entry(key)
+                    .or_default()
+                    .push((fact.fact_id().to_owned(), fact.importance()));
             }
             if pending.contains(fact.fact_id()) {
-                units.entry(unit_of(fact)).or_default().0.push(fact);
+                pending_by_unit.entry(unit_of(fact)).or_default().push(fact);
             }
+        }
+        type UnitIn<'f> = (Vec<&'f FactSummary>, Option<Vec<(String, u8)>>);
+        let mut units: BTreeMap<UnitKey, UnitIn<'_>> = BTreeMap::new();
+        for (key, ids) in ids_by_key {
+            units.entry(UnitKey::Domain(key.to_owned())).or_default().1 = Some(ids);
+        }
+        for (unit, facts) in pending_by_unit {
+            units.entry(unit).or_default().0 = facts;
         }
         let mut out: Vec<(UnitKey, UnitOut<'_>)> = Vec::with_capacity(units.len());
         for (key, (pending, ids)) in units {
