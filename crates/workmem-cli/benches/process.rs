@@ -8,17 +8,23 @@
 //! ```
 //!
 //! For each workspace given: start + open (`workmem init -q`), `context`,
-//! `distill` (first run on the log alone, then a re-run with nothing new),
-//! `resolve` of freshly made ties, and `verify`, as medians over several
-//! runs with their peak RSS (`/usr/bin/time`). Without arguments only the
-//! append comparison runs: `workmem remember` against the floor program,
-//! alternating, in a temporary workspace. The first distill runs delete
-//! everything in the memory directory but the daily log first.
+//! `distill` (first run on the log alone, then a re-run with nothing new,
+//! then runs after 100 new facts each), `remember --id` against `remember`
+//! (alternating), an import of 100 facts with ids, `resolve` of freshly
+//! made ties, and `verify`, as medians over several runs with their peak
+//! RSS (`/usr/bin/time`). Without arguments only the append comparison
+//! runs: `workmem remember` against the floor program, alternating, in a
+//! temporary workspace. The first distill runs delete everything in the
+//! memory directory but the daily log first (the caches included).
 #![allow(clippy::disallowed_methods)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
+
+#[path = "../../workmem/examples/generate.rs"]
+#[allow(dead_code)]
+mod generate;
 
 const WORKMEM: &str = env!("CARGO_BIN_EXE_workmem");
 const AS_OF: &str = "2026-06-01T00:00:00Z";
@@ -53,6 +59,11 @@ fn timed_rss(dir: &Path, args: &[&str]) -> (f64, f64) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     let kb: f64 = stderr.lines().last().and_then(|l| l.trim().parse().ok()).unwrap_or(0.0);
     (elapsed, kb / 1024.0)
+}
+
+/// Returns the medians of (ms, MB) pairs.
+fn median_rss(runs: Vec<(f64, f64)>) -> (f64, f64) {
+    (median(runs.iter().map(|r| r.0).collect()), median(runs.iter().map(|r| r.1).collect()))
 }
 
 fn workmem(dir: &Path) -> Command {
@@ -100,7 +111,7 @@ fn append_comparison() {
 
 /// Every file of a memory directory but the log: what a first distill
 /// starts without.
-const DERIVED: [&str; 8] = [
+const DERIVED: [&str; 11] = [
     "curated.json",
     "conflicts.json",
     "MEMORY.md",
@@ -109,7 +120,23 @@ const DERIVED: [&str; 8] = [
     ".projection.json",
     ".pending.json",
     ".domain-index",
+    ".distill-cache",
+    ".distill-cache.units",
+    ".distill-cache.ids",
 ];
+
+/// Writes `count` generated facts (fresh ids, recorded over the log's two
+/// years) as an import file; returns its path.
+fn fact_file(dir: &Path, count: usize, seed: u64) -> PathBuf {
+    let path = dir.join(format!("facts-{seed}.jsonl"));
+    let mut text = String::new();
+    for fact in generate::facts(count, seed) {
+        text.push_str(&fact.canonical_json());
+        text.push('\n');
+    }
+    std::fs::write(&path, text).expect("fact file");
+    path
+}
 
 fn workspace_figures(dir: &Path) {
     let facts: usize = std::fs::read_dir(dir.join(".workmem/memory/daily")).map_or(0, |entries| {
@@ -131,6 +158,7 @@ fn workspace_figures(dir: &Path) {
         for name in DERIVED {
             let _ = std::fs::remove_file(memory.join(name));
         }
+        let _ = std::fs::remove_dir_all(memory.join(".id-index"));
         let (ms, mb) = timed_rss(dir, &["distill", "--as-of", AS_OF, "-q"]);
         first.push(ms);
         first_rss.push(mb);
@@ -140,11 +168,80 @@ fn workspace_figures(dir: &Path) {
     }
     println!(
         "distill: first run median {:.0} ms, peak {:.0} MB; re-run median {:.0} ms, peak {:.0} MB",
-        median(first),
+        median(first.clone()),
         median(first_rss),
         median(again),
         median(again_rss)
     );
+
+    let cold = median(first.clone());
+    // 100 new facts (ids the log does not hold, recorded over its two
+    // years), then a distill, five times.
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let seed = u64::from(std::process::id()) * 100;
+    let (mut after, mut after_rss) = (Vec::new(), Vec::new());
+    for n in 0..5 {
+        let file = fact_file(scratch.path(), 100, seed + n);
+        let ok = workmem(dir)
+            .args(["import", file.to_str().expect("path"), "-q"])
+            .stdout(Stdio::null())
+            .status()
+            .expect("import")
+            .success();
+        assert!(ok);
+        let (ms, mb) = timed_rss(dir, &["distill", "--as-of", AS_OF, "-q"]);
+        after.push(ms);
+        after_rss.push(mb);
+    }
+    let incremental = median(after);
+    println!(
+        "distill after 100 new facts: median {incremental:.1} ms, peak {:.0} MB ({:.1}% of the first run)",
+        median(after_rss),
+        100.0 * incremental / cold
+    );
+    let (nothing, nothing_rss) =
+        median_rss((0..11).map(|_| timed_rss(dir, &["distill", "--as-of", AS_OF, "-q"])).collect());
+    println!("distill with nothing new: median {nothing:.2} ms, peak {nothing_rss:.0} MB");
+
+    // remember --id against remember, alternating (the first call with an
+    // id builds the id index when there is none).
+    let tag = std::process::id();
+    assert!(
+        workmem(dir)
+            .args(["remember", "warm up", "--id", &format!("warm-{tag}"), "-q"])
+            .stdout(Stdio::null())
+            .status()
+            .expect("remember")
+            .success()
+    );
+    let (mut with_id, mut without) = (Vec::new(), Vec::new());
+    for n in 0..40 {
+        let id = format!("bench-{tag}-{n}");
+        let mut keyed = workmem(dir);
+        keyed.args(["remember", "A note with an id.", "--id", &id, "-q"]);
+        let mut plain = workmem(dir);
+        plain.args(["remember", "A note without an id.", "-q"]);
+        if n % 2 == 0 {
+            with_id.push(timed(&mut keyed));
+            without.push(timed(&mut plain));
+        } else {
+            without.push(timed(&mut plain));
+            with_id.push(timed(&mut keyed));
+        }
+    }
+    let (with_id, without) = (median(with_id), median(without));
+    println!(
+        "remember --id: median {with_id:.2} ms; remember: median {without:.2} ms; difference {:.2} ms",
+        with_id - without
+    );
+    let imports: Vec<(f64, f64)> = (0..5)
+        .map(|n| {
+            let file = fact_file(scratch.path(), 100, seed + 50 + n);
+            timed_rss(dir, &["import", file.to_str().expect("path"), "-q"])
+        })
+        .collect();
+    let (import_ms, import_rss) = median_rss(imports);
+    println!("import of 100 facts with ids: median {import_ms:.1} ms, peak {import_rss:.0} MB");
 
     let context = median((0..21).map(|_| timed(workmem(dir).arg("context"))).collect());
     let (_, context_rss) = timed_rss(dir, &["context"]);

@@ -4,7 +4,8 @@
 //! then `cargo bench -p workmem --bench distill -- /tmp/w100k`. Prints the
 //! time to read the log and the time of the policy, first run and re-run,
 //! each the median of several runs. It deletes the workspace's curated.json,
-//! conflicts.json and MEMORY.md before each run (never the log).
+//! conflicts.json, MEMORY.md and the distill cache before each run (never
+//! the log).
 #![allow(clippy::disallowed_methods)]
 
 use std::path::Path;
@@ -28,7 +29,14 @@ fn main() {
     for run in 0..5 {
         let ws = Workspace::open(Path::new(&source), None).expect("open");
         // Start each run from the log alone; the log itself is never touched.
-        for name in ["curated.json", "conflicts.json", "MEMORY.md"] {
+        for name in [
+            "curated.json",
+            "conflicts.json",
+            "MEMORY.md",
+            ".distill-cache",
+            ".distill-cache.units",
+            ".distill-cache.ids",
+        ] {
             let _ = std::fs::remove_file(ws.file(name));
         }
         let started = Instant::now();

@@ -98,6 +98,11 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (Vec<u8>, std::time::SystemTime)> {
     while let Some(next) = stack.pop() {
         for entry in fs::read_dir(&next).expect("read dir") {
             let path = entry.expect("entry").path();
+            // The distill cache and the id index are caches, not state.
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            if name.starts_with(".distill-cache") || name == ".id-index" {
+                continue;
+            }
             if path.is_dir() {
                 stack.push(path);
             } else {

@@ -204,15 +204,18 @@ pub fn files(memory: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
         for entry in entries {
             let path = entry.expect("dir entry").path();
             if path.is_dir() {
-                stack.push(path);
+                if path.file_name().is_some_and(|n| n != ".id-index") {
+                    stack.push(path);
+                }
             } else if path.file_name().is_some_and(|n| {
                 n != ".lock"
                     && n != ".projection.json"
                     && n != ".pending.json"
                     && n != ".domain-index"
+                    && n != ".distill-cache"
             }) {
-                // (The lock file and the three caches, whose contents name
-                // inodes, are not state.)
+                // (The lock file and the caches, whose contents name inodes,
+                // are not state.)
                 let relative = path.strip_prefix(memory).expect("inside memory").to_path_buf();
                 out.insert(relative, fs::read(&path).expect("read file"));
             }

@@ -253,6 +253,46 @@ pub struct FactSummary {
 }
 
 impl FactSummary {
+    /// Returns a summary from its fields, as a cache stored them; `None`
+    /// when one is out of its validated range (a damaged cache). The
+    /// caller vouches that the fields were validated once.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn from_fields(
+        fact_id: &str,
+        content: &str,
+        memory_key: Option<&str>,
+        stamp: &str,
+        instant: jiff::Timestamp,
+        source: &str,
+        kind: Kind,
+        importance: u8,
+    ) -> Option<FactSummary> {
+        let key = memory_key.unwrap_or("");
+        let parts = [fact_id, content, key, stamp, source];
+        let mut text = String::with_capacity(parts.iter().map(|p| p.len()).sum());
+        for part in parts {
+            text.push_str(part);
+        }
+        (crate::model::fact::IMPORTANCE.contains(&importance) && !fact_id.is_empty())
+            .then_some(())?;
+        Some(FactSummary {
+            text: text.into_boxed_str(),
+            recorded_at: instant,
+            id_len: u8::try_from(fact_id.len()).ok()?,
+            key_len: u8::try_from(key.len()).ok()?,
+            stamp_len: u8::try_from(stamp.len()).ok()?,
+            content_len: u16::try_from(content.len()).ok()?,
+            kind,
+            importance,
+        })
+    }
+
+    /// Returns the recorded_at text as stored.
+    pub(crate) fn stamp_text(&self) -> &str {
+        let [_, _, stamp, source] = self.starts();
+        &self.text[stamp..source]
+    }
+
     /// The start of each string in `text`: content, key, stamp, source.
     fn starts(&self) -> [usize; 4] {
         let content = usize::from(self.id_len);

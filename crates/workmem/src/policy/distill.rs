@@ -41,6 +41,34 @@ pub struct Outcome {
     /// How many of the report's `skipped` facts were already evidence of
     /// an entry (promoted by an earlier run), as opposed to not promoted.
     pub already_evidence: usize,
+    /// What a distill cache keeps of the run; `None` unless collected.
+    pub collected: Option<Collected>,
+}
+
+/// What a run leaves for the next one to start from (see
+/// [`distill_partial`]): its candidates left unpromoted, and what each
+/// memory key it judged contributes to the report of a run that finds
+/// nothing new.
+#[derive(Debug, Clone, Default)]
+pub struct Collected {
+    /// Ids of the candidate facts that are not evidence after the run.
+    pub pending: Vec<String>,
+    /// For each memory key with candidates: the facts counted `stale` in
+    /// its final round, and the conflict case of its tie, if any.
+    pub domains: BTreeMap<String, (usize, Option<String>)>,
+    /// Whether the input state is one a cache may start from: every
+    /// evidence id of the curated state is a fact of the log, aged at
+    /// `as_of`, and of the entry's memory key.
+    pub cacheable: bool,
+}
+
+/// What a partial run knows of the log beyond the facts it is given: for
+/// each memory key it judges, every fact id in the log with that key and
+/// the fact's importance.
+#[derive(Debug, Clone, Default)]
+pub struct Known {
+    /// Memory key -> (fact id, importance) of every fact with that key.
+    pub domains: HashMap<String, Vec<(String, u8)>>,
 }
 
 /// Returns the `observed_fact_ids` of a domain: every fact id in the log
@@ -146,7 +174,42 @@ pub fn distill<F: FactRecord>(
     as_of: &Stamp,
     workspace_id: &str,
 ) -> Result<Outcome> {
-    run(facts, curated, queue, policy, as_of, workspace_id, false)
+    run(facts, curated, queue, policy, as_of, workspace_id, false, None, false)
+}
+
+/// Runs the policy like [`distill`] and also collects what a distill cache
+/// keeps ([`Outcome::collected`]).
+///
+/// Errors: as [`distill`].
+pub fn distill_collected<F: FactRecord>(
+    facts: &[F],
+    curated: CuratedState,
+    queue: &ConflictQueue,
+    policy: &Policy,
+    as_of: &Stamp,
+    workspace_id: &str,
+) -> Result<Outcome> {
+    run(facts, curated, queue, policy, as_of, workspace_id, false, None, true)
+}
+
+/// Runs the policy over only some units of the log: `facts` are every
+/// candidate (aged, of a stable kind, evidence of no entry) of the memory
+/// keys and unkeyed groups to judge, and `known` gives, for each of those
+/// memory keys, every fact id of the log with the key. Units without a
+/// fact here are not judged: the caller knows they would not change. The
+/// curated state and queue are whole. The report counts only `facts`.
+///
+/// Errors: as [`distill`].
+pub fn distill_partial<F: FactRecord>(
+    facts: &[F],
+    curated: CuratedState,
+    queue: &ConflictQueue,
+    policy: &Policy,
+    as_of: &Stamp,
+    workspace_id: &str,
+    known: &Known,
+) -> Result<Outcome> {
+    run(facts, curated, queue, policy, as_of, workspace_id, false, Some(known), true)
 }
 
 /// Runs the policy like [`distill`] and also records, for every fact, where
@@ -161,9 +224,10 @@ pub fn distill_explained<F: FactRecord>(
     as_of: &Stamp,
     workspace_id: &str,
 ) -> Result<Outcome> {
-    run(facts, curated, queue, policy, as_of, workspace_id, true)
+    run(facts, curated, queue, policy, as_of, workspace_id, true, None, false)
 }
 
+#[allow(clippy::too_many_arguments, clippy::fn_params_excessive_bools)]
 fn run<F: FactRecord>(
     facts: &[F],
     curated: CuratedState,
@@ -172,30 +236,47 @@ fn run<F: FactRecord>(
     as_of: &Stamp,
     workspace_id: &str,
     record: bool,
+    known: Option<&Known>,
+    collect: bool,
 ) -> Result<Outcome> {
     policy.validate()?;
     // The entry each fact is already evidence of, by fact position (empty
-    // when no entry cites anything); the map borrows the entries, so it goes
-    // before they move into the run.
-    let evidence_entry: Vec<Option<u32>> = {
+    // when no entry cites anything, or a partial run's candidates, which
+    // are not evidence); the map borrows the entries, so it goes before
+    // they move into the run.
+    let mut cited = 0usize;
+    let evidence_entry: Vec<Option<u32>> = if known.is_some() {
+        Vec::new()
+    } else {
         let evidence_of: HashMap<&str, u32> = curated
             .entries
             .iter()
             .zip(0..)
             .flat_map(|(e, index)| e.evidence_ids.iter().map(move |id| (id.as_str(), index)))
             .collect();
+        cited = evidence_of.len();
         if evidence_of.is_empty() {
             Vec::new()
         } else {
             facts.iter().map(|f| evidence_of.get(f.fact_id()).copied()).collect()
         }
     };
+    // A cache may start from this state only if every cited id is a fact
+    // of the log, aged, and of its entry's memory key (checked below).
+    let entry_keys: Vec<Option<String>> = if collect && known.is_none() {
+        curated.entries.iter().map(|e| e.memory_key.clone()).collect()
+    } else {
+        Vec::new()
+    };
+    let mut cited_found = 0usize;
+    let mut cacheable = collect && known.is_none();
     let evidence_entry =
         |position: usize| evidence_entry.get(position).copied().flatten().map(|e| e as usize);
     let schema_version = curated.schema_version;
     let mut run = Run {
         reasons: HashMap::new(),
         record,
+        collected: collect.then(Collected::default),
         entries: curated.entries,
         index: HashMap::new(),
         cases: queue.cases.clone(),
@@ -219,7 +300,9 @@ fn run<F: FactRecord>(
         if !seen.insert(fact.fact_id()) {
             continue;
         }
-        if let Some(key) = fact.memory_key() {
+        if let Some(key) = fact.memory_key()
+            && known.is_none()
+        {
             domain_ids.entry(key).or_default().push(fact.fact_id());
         }
         let cutoff = if policy.sources.is_empty() {
@@ -227,6 +310,11 @@ fn run<F: FactRecord>(
         } else {
             policy.cutoff_for(fact.source(), as_of)
         };
+        if cacheable && let Some(index) = evidence_entry(position) {
+            cited_found += 1;
+            cacheable = fact.instant() < cutoff
+                && entry_keys[index].as_deref().is_none_or(|key| fact.memory_key() == Some(key));
+        }
         if fact.instant() >= cutoff {
             if record {
                 // A fact recorded late in 9999 never ages within the range
@@ -277,6 +365,12 @@ fn run<F: FactRecord>(
         }
     }
     run.report.scanned = aged;
+    if let Some(known) = known {
+        for key in keyed.keys() {
+            let ids = known.domains.get(*key).map(Vec::as_slice).unwrap_or_default();
+            domain_ids.insert(key, ids.iter().map(|(id, _)| id.as_str()).collect());
+        }
+    }
 
     // One entry key per group (a hash of the same kind and normal form),
     // handled in key order.
@@ -296,6 +390,13 @@ fn run<F: FactRecord>(
     // positions: the run only appends.)
     let importance: HashMap<&str, u8> = if keyed.is_empty() {
         HashMap::new()
+    } else if let Some(known) = known {
+        keyed
+            .keys()
+            .filter_map(|key| known.domains.get(*key))
+            .flatten()
+            .map(|(id, importance)| (id.as_str(), *importance))
+            .collect()
     } else {
         let cited = |position: usize| {
             evidence_entry(position).is_some_and(|e| run.entries[e].memory_key.is_some())
@@ -335,6 +436,10 @@ fn run<F: FactRecord>(
             }
         }
     }
+    let collected = run.collected.map(|mut collected| {
+        collected.cacheable = cacheable && cited_found == cited;
+        collected
+    });
     Ok(Outcome {
         curated: curated_out,
         queue: queue_out,
@@ -343,6 +448,7 @@ fn run<F: FactRecord>(
         report: run.report,
         decisions,
         already_evidence,
+        collected,
     })
 }
 
@@ -350,6 +456,8 @@ struct Run<'p> {
     /// Per-fact reasons, when recording.
     reasons: HashMap<String, Reason>,
     record: bool,
+    /// What a cache keeps, when collecting.
+    collected: Option<Collected>,
     entries: Vec<Entry>,
     index: HashMap<String, usize>,
     cases: Vec<Case>,
@@ -438,6 +546,9 @@ impl Run<'_> {
             self.report.skipped += count;
             let reason = proposal.below_thresholds(self.policy);
             self.note_all(&proposal.facts, &reason);
+            if let Some(collected) = &mut self.collected {
+                collected.pending.extend(proposal.facts.iter().map(|f| f.fact_id().to_owned()));
+            }
             return;
         }
         self.report.eligible += count;
@@ -525,8 +636,12 @@ impl Run<'_> {
             }
             None
         };
+        let mut stale = 0;
         for (index, (proposal, verdict)) in proposals.iter().zip(verdicts).enumerate() {
             self.report.skipped += proposal.facts.len();
+            if let Some(collected) = &mut self.collected {
+                collected.pending.extend(proposal.facts.iter().map(|f| f.fact_id().to_owned()));
+            }
             let reason = match verdict {
                 Verdict::Skipped(reason) => reason,
                 // 5.3e: a tie fails closed; qualified facts are skipped.
@@ -541,8 +656,12 @@ impl Run<'_> {
             };
             if matches!(reason, Reason::Stale { .. }) {
                 self.report.stale += proposal.facts.len();
+                stale += proposal.facts.len();
             }
             self.note_all(&proposal.facts, &reason);
+        }
+        if let Some(collected) = &mut self.collected {
+            collected.domains.insert(memory_key.to_owned(), (stale, conflict_id));
         }
         Ok(())
     }

@@ -168,7 +168,8 @@ pub fn file_stamp(path: &Path) -> Result<Option<FileStamp>> {
     }
 }
 
-fn stamp_of(meta: &std::fs::Metadata) -> FileStamp {
+/// Returns the stamp of a file's metadata.
+pub(crate) fn stamp_of(meta: &std::fs::Metadata) -> FileStamp {
     use std::os::unix::fs::MetadataExt;
     [meta.ino() as i64, meta.size() as i64, meta.mtime(), meta.mtime_nsec()]
 }

@@ -19,6 +19,7 @@ use crate::error::{Error, IoContext, Location, Result};
 use crate::model::fact::Fact;
 use crate::model::fact_line::{FactRecord, LineError};
 use crate::store::atomic_io::{self, FileStamp};
+use crate::store::coverage::Covered;
 
 /// The daily fact log of one workspace.
 #[derive(Debug, Clone)]
@@ -72,6 +73,36 @@ impl FactLog {
             }
         }
         days.sort_by(|a, b| a.day.cmp(&b.day));
+        Ok(days)
+    }
+
+    /// Returns the daily files, oldest first, each with its stamp (`None`
+    /// when it disappeared since the listing), read relative to `daily/`.
+    ///
+    /// Errors: as [`FactLog::days`].
+    pub(crate) fn days_with_stamps(&self) -> Result<Vec<(DayFile, Option<FileStamp>)>> {
+        atomic_io::refuse_symlink(&self.dir)?;
+        let entries = match fs::read_dir(&self.dir) {
+            Ok(entries) => entries,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(err) => return Err(err).at(&self.dir),
+        };
+        let mut days = Vec::new();
+        for entry in entries {
+            let entry = entry.at(&self.dir)?;
+            let name = entry.file_name();
+            let Some(day) = name.to_str().and_then(|n| n.strip_suffix(".jsonl")) else { continue };
+            if is_day_name(day) {
+                // `DirEntry::metadata` does not follow a symlink.
+                let stamp = match entry.metadata() {
+                    Ok(meta) => Some(atomic_io::stamp_of(&meta)),
+                    Err(err) if err.kind() == io::ErrorKind::NotFound => None,
+                    Err(err) => return Err(err).at(&entry.path()),
+                };
+                days.push((DayFile { day: day.to_owned(), path: entry.path() }, stamp));
+            }
+        }
+        days.sort_by(|a, b| a.0.day.cmp(&b.0.day));
         Ok(days)
     }
 
@@ -130,6 +161,100 @@ impl FactLog {
         Ok(records)
     }
 
+    /// Parses the lines of a daily file's `data` from byte `from` (a line
+    /// start) with the readers' rules, each record with the offset of its
+    /// line; also returns how far the records reach: past the last
+    /// terminated line, or to the end when an unterminated final line is a
+    /// complete valid record (it is used, like the readers use it). An
+    /// unterminated invalid fragment is left out of both.
+    ///
+    /// Errors: as [`FactLog::read_file`], the line numbered in the whole
+    /// file.
+    pub(crate) fn parse_from<T: FactRecord>(
+        &self,
+        path: &Path,
+        data: &[u8],
+        from: usize,
+    ) -> Result<(Vec<(u64, T)>, usize)> {
+        let first_line = memchr::memchr_iter(b'\n', &data[..from]).count();
+        let mut records = Vec::new();
+        let mut offset = from;
+        let mut reach = from;
+        let mut number = first_line;
+        while offset < data.len() {
+            number += 1;
+            let rest = &data[offset..];
+            let (line, terminated) = match memchr::memchr(b'\n', rest) {
+                Some(pos) => (&rest[..pos], true),
+                None => (rest, false),
+            };
+            let start = offset;
+            offset += line.len() + usize::from(terminated);
+            if line.iter().all(u8::is_ascii_whitespace) {
+                if terminated {
+                    reach = offset;
+                }
+                continue;
+            }
+            match T::parse_for(line, &self.workspace_id) {
+                Ok(record) => {
+                    records.push((start as u64, record));
+                    reach = offset;
+                }
+                Err(LineError::Scope(found)) => {
+                    return Err(Error::Scope {
+                        location: Location::line(path, number),
+                        found,
+                        expected: self.workspace_id.clone(),
+                    });
+                }
+                Err(LineError::Invalid(_)) if !terminated => {}
+                Err(LineError::Invalid(message)) => {
+                    return Err(Error::corrupt(Location::line(path, number), message));
+                }
+            }
+        }
+        Ok((records, reach))
+    }
+
+    /// Reads the record whose line starts at byte `offset` of the daily
+    /// file of `day`; `None` when the file is missing, or the offset is
+    /// past its end or not at a line start holding a valid record.
+    ///
+    /// Errors: [`Error::Scope`] for a record of another workspace;
+    /// [`Error::Io`].
+    pub(crate) fn read_at<T: FactRecord>(&self, day: &str, offset: u64) -> Result<Option<T>> {
+        use std::io::{BufRead, Seek};
+        let path = self.path_for_day(day);
+        let Some(mut file) = atomic_io::open_optional(&path)? else { return Ok(None) };
+        if offset > 0 {
+            // The line must start right after a newline.
+            file.seek(io::SeekFrom::Start(offset - 1)).at(&path)?;
+        }
+        let mut reader = io::BufReader::new(file);
+        let mut line = Vec::new();
+        if offset > 0 {
+            reader.read_until(b'\n', &mut line).at(&path)?;
+            if line != b"\n" {
+                return Ok(None);
+            }
+            line.clear();
+        }
+        reader.read_until(b'\n', &mut line).at(&path)?;
+        if line.last() == Some(&b'\n') {
+            line.pop();
+        }
+        match T::parse_for(&line, &self.workspace_id) {
+            Ok(record) => Ok(Some(record)),
+            Err(LineError::Scope(found)) => Err(Error::Scope {
+                location: Location::file(&path),
+                found,
+                expected: self.workspace_id.clone(),
+            }),
+            Err(LineError::Invalid(_)) => Ok(None),
+        }
+    }
+
     /// Reads every fact, ordered by (recorded_at instant, fact_id). Files
     /// are parsed in parallel. A fact id written more than once counts once
     /// (see [`merge`]).
@@ -148,9 +273,23 @@ impl FactLog {
         &self,
         days: &[DayFile],
     ) -> Result<Vec<FileRecords<T>>> {
+        self.read_files_with(days, false)
+    }
+
+    /// Reads the given daily files like [`FactLog::read_files`], and with
+    /// `cover` also what a cache needs to read only their appends later
+    /// ([`FileRecords::covered`]).
+    ///
+    /// Errors: as [`FactLog::read_file`].
+    pub(crate) fn read_files_with<T: FactRecord>(
+        &self,
+        days: &[DayFile],
+        cover: bool,
+    ) -> Result<Vec<FileRecords<T>>> {
         let read = |day: &DayFile| -> Result<Option<FileRecords<T>>> {
             let Some((data, stamp)) = atomic_io::read_stamped(&day.path)? else { return Ok(None) };
             let mut records: Vec<T> = self.parse_records(&day.path, &data)?;
+            let parsed = records.len();
             if !records.is_sorted_by(|a, b| order(a, b).is_le()) {
                 // Sorting loses the line order that decides which of two
                 // records under one id counts: settle that first. A sorted
@@ -159,7 +298,21 @@ impl FactLog {
                 drop_repeated_ids(&mut records);
                 records.sort_unstable_by(order);
             }
-            Ok(Some(FileRecords { day: day.clone(), stamp, records }))
+            let covered = cover.then(|| {
+                // The records reach the end, or the last newline when an
+                // unterminated final fragment is not a record.
+                let tail = memchr::memrchr(b'\n', &data).map_or(0, |n| n + 1);
+                let reach = if tail == data.len()
+                    || T::parse_for(&data[tail..], &self.workspace_id).is_ok()
+                {
+                    data.len()
+                } else {
+                    tail
+                };
+                Covered::of(stamp, &data, reach)
+            });
+            let dropped = parsed - records.len();
+            Ok(Some(FileRecords { day: day.clone(), stamp, records, covered, dropped }))
         };
         let files: Vec<Option<FileRecords<T>>> =
             map_in_parallel(days, read).into_iter().collect::<Result<_>>()?;
@@ -258,6 +411,10 @@ pub(crate) struct FileRecords<T> {
     pub stamp: FileStamp,
     /// Its valid records, by (recorded_at instant, fact_id).
     pub records: Vec<T>,
+    /// What was read, when asked ([`FactLog::read_files_with`]).
+    pub covered: Option<Covered>,
+    /// Records dropped because an earlier line of the file has their id.
+    pub dropped: usize,
 }
 
 /// Merges the records of several files (oldest file first) into one list
@@ -306,6 +463,10 @@ fn drop_repeated_ids<T: FactRecord>(records: &mut Vec<T>) {
 /// Returns `f` of every item, in order, computed on one thread per core
 /// over contiguous chunks (whole-log scans are CPU-bound).
 pub(crate) fn map_in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    if items.len() < 2 {
+        // Not worth a thread (a check after one append reads one file).
+        return items.iter().map(f).collect();
+    }
     let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     let chunk = items.len().div_ceil(threads).max(1);
     let f = &f;

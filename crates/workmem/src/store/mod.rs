@@ -5,10 +5,13 @@
 
 pub mod atomic_io;
 pub mod conflict_queue;
+pub(crate) mod coverage;
 pub mod curated_state;
+pub(crate) mod distill_cache;
 pub(crate) mod domain_index;
 pub(crate) mod fact_log;
 pub(crate) mod failpoint;
+pub(crate) mod id_index;
 pub(crate) mod identity;
 pub mod journal;
 pub(crate) mod lock;

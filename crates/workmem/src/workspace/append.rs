@@ -9,6 +9,7 @@ use crate::error::{Error, Invalid, Result};
 use crate::model::canon;
 use crate::model::fact::{Fact, NewFact};
 use crate::store::atomic_io;
+use crate::store::id_index::{self, IdIndex};
 use crate::workspace::{CURATED_FILE, IMPORT_BATCH, Workspace};
 
 impl Workspace {
@@ -59,11 +60,13 @@ impl Workspace {
             return Ok(fact);
         }
         let _lock = self.lock()?;
-        match self.stored_under(facts)?.pop().flatten() {
+        let (mut stored, index) = self.stored_under(facts)?;
+        match stored.pop().flatten() {
             Some(stored) if fact.repeats(&stored, recorded_at_given) => Ok(stored),
             Some(_) => Err(Error::invalid("fact_id", Invalid::IdTaken { id: fact.fact_id })),
             None => {
                 self.log.append(facts)?;
+                save_id_index(index);
                 Ok(fact)
             }
         }
@@ -126,7 +129,7 @@ impl Workspace {
             facts.iter().map(|f| f.recorded_at.utc_day()).collect();
         self.check_append_scope(days)?;
         let _lock = self.lock()?;
-        let stored = self.stored_under(&facts)?;
+        let (stored, index) = self.stored_under(&facts)?;
         let mut already_present = 0;
         let mut missing = Vec::with_capacity(facts.len());
         for (index, (fact, stored)) in facts.into_iter().zip(stored).enumerate() {
@@ -145,6 +148,9 @@ impl Workspace {
             done += batch.len();
             progress(done);
         }
+        if !missing.is_empty() {
+            save_id_index(index);
+        }
         Ok(Imported { facts: missing, already_present })
     }
 
@@ -161,9 +167,27 @@ impl Workspace {
         }
     }
 
-    /// Returns, for each of `facts`, the fact already stored under its id.
-    /// The caller holds the lock, so the answer stays true until it appends.
-    fn stored_under(&self, facts: &[Fact]) -> Result<Vec<Option<Fact>>> {
+    /// Returns, for each of `facts`, the fact already stored under its id:
+    /// the first record of the id in (file name, line) order. The caller
+    /// holds the lock, so the answer stays true until it appends.
+    ///
+    /// The id index answers without reading the log (only the daily files
+    /// that changed since it last read them); every place it names is read
+    /// back and must hold the id, else the index is rebuilt once, and
+    /// without a usable index the whole log is read as before. Also
+    /// returns the index, for the caller to save once it appended.
+    fn stored_under(&self, facts: &[Fact]) -> Result<(Vec<Option<Fact>>, Option<IdIndex>)> {
+        for _ in 0..2 {
+            match self.stored_under_indexed(facts) {
+                Ok(Some(found)) => return Ok(found),
+                // A place that does not hold its id: rebuild and ask again.
+                Ok(None) => self.drop_id_index(),
+                // The index could not be written (a read-only or full disk):
+                // the log itself still answers.
+                Err(Error::Io { .. }) => break,
+                Err(err) => return Err(err),
+            }
+        }
         let wanted: std::collections::HashMap<&str, usize> =
             facts.iter().enumerate().map(|(index, f)| (f.fact_id.as_str(), index)).collect();
         let mut stored = vec![None; facts.len()];
@@ -172,7 +196,36 @@ impl Workspace {
                 stored[index] = Some(fact);
             }
         }
-        Ok(stored)
+        Ok((stored, None))
+    }
+
+    /// Answers [`Workspace::stored_under`] through the id index; `None`
+    /// when the index named a place that does not hold the id.
+    #[allow(clippy::type_complexity)]
+    fn stored_under_indexed(
+        &self,
+        facts: &[Fact],
+    ) -> Result<Option<(Vec<Option<Fact>>, Option<IdIndex>)>> {
+        let index = id_index::refresh(&self.log, &self.memory_dir, &self.workspace_id)?.index;
+        let ids: Vec<&str> = facts.iter().map(|f| f.fact_id.as_str()).collect();
+        let Some(places) = index.lookup(&ids) else { return Ok(None) };
+        let mut stored = Vec::with_capacity(facts.len());
+        for (id, places) in ids.iter().zip(places) {
+            let Some(first) = places.first() else {
+                stored.push(None);
+                continue;
+            };
+            match self.log.read_at::<Fact>(&first.day, first.offset)? {
+                Some(fact) if fact.fact_id == *id => stored.push(Some(fact)),
+                _ => return Ok(None),
+            }
+        }
+        Ok(Some((stored, Some(index))))
+    }
+
+    /// Removes the id index's manifest, so the next use rebuilds it.
+    pub(crate) fn drop_id_index(&self) {
+        let _ = std::fs::remove_file(self.file(id_index::ID_INDEX_DIR).join("manifest"));
     }
 
     /// Refuses an append that would join state of another workspace (a
@@ -263,6 +316,15 @@ pub struct Imported {
     /// How many items were already stored (an earlier run of the same
     /// import, or a retry).
     pub already_present: usize,
+}
+
+/// Saves the id index a check refreshed, once the append it allowed is
+/// durable. Only a cache: a failure costs the next check a read of the
+/// daily files that changed.
+fn save_id_index(index: Option<IdIndex>) {
+    if let Some(mut index) = index {
+        let _ = index.save();
+    }
 }
 
 /// Returns the `workspace_id` field of a JSON record (a fact line or a

@@ -14,6 +14,7 @@ use crate::store::domain_index::{self, DomainIndex};
 use crate::store::fact_log;
 use crate::store::failpoint;
 use crate::store::journal::DistillIntent;
+use crate::workspace::distill_cache::ReadLog;
 use crate::workspace::{
     CONFLICTS_FILE, CURATED_FILE, DISTILL_INTENT_FILE, DOMAIN_INDEX_FILE, Workspace,
 };
@@ -45,14 +46,7 @@ impl Workspace {
     /// [`Workspace::facts`]; [`crate::Error::Io`].
     pub fn distill(&self, options: &DistillOptions) -> Result<Distilled> {
         let policy = options.policy.as_ref().unwrap_or(&self.config.policy);
-        let outcome =
-            self.run_distill(policy, options.as_of.clone(), options.dry_run, options.explain)?;
-        Ok(Distilled {
-            report: outcome.report,
-            decisions: outcome.decisions,
-            already_evidence: outcome.already_evidence,
-            active_entries: outcome.curated.active_entries().count(),
-        })
+        self.run_distill(policy, options.as_of.clone(), options.dry_run, options.explain)
     }
 
     fn run_distill(
@@ -61,15 +55,22 @@ impl Workspace {
         as_of: Option<Stamp>,
         dry_run: bool,
         record: bool,
-    ) -> Result<distill::Outcome> {
+    ) -> Result<Distilled> {
         policy.validate()?;
         let as_of = as_of.unwrap_or_else(|| self.clock.now());
         let _lock = if dry_run { None } else { Some(self.lock()?) };
         if !dry_run {
             self.finish_pending_locked()?;
         }
-        let files = self.log.read_files::<FactSummary>(&self.log.days()?)?;
+        // A run that writes keeps the distill cache: it starts from it when
+        // it can, and otherwise reads the whole log and leaves a new one.
+        let cache = !dry_run && !record;
+        if cache && let Some(done) = self.distill_incremental(policy, &as_of)? {
+            return Ok(done);
+        }
+        let files = self.log.read_files_with::<FactSummary>(&self.log.days()?, cache)?;
         let index = if dry_run { None } else { self.stale_domain_index(&files) };
+        let read = cache.then(|| ReadLog::of(&files));
         let facts = fact_log::merge(files);
         let (curated, bytes) = self.curated_with_bytes()?;
         // Only whether the file exists matters here; free its bytes (they
@@ -79,16 +80,39 @@ impl Workspace {
         let queue = self.conflicts()?;
         let outcome = if record {
             distill::distill_explained(&facts, curated, &queue, policy, &as_of, &self.workspace_id)?
+        } else if cache {
+            distill::distill_collected(&facts, curated, &queue, policy, &as_of, &self.workspace_id)?
         } else {
             distill::distill(&facts, curated, &queue, policy, &as_of, &self.workspace_id)?
         };
         if dry_run {
-            return Ok(outcome);
+            return Ok(Distilled::of(outcome));
         }
         // Everything read was valid: the cache can describe it.
         if let Some(index) = index {
             self.save_domain_index(&index);
         }
+        self.save_outcome(&outcome, curated_exists)?;
+        if let Some(read) = read {
+            // Only a cache: failing to write it costs the next distill a
+            // whole read.
+            if !matches!(self.write_distill_cache(policy, &as_of, &facts, read, &outcome), Ok(true))
+            {
+                self.drop_distill_cache();
+            }
+        }
+        Ok(Distilled::of(outcome))
+    }
+
+    /// Saves what a run changed: curated.json then MEMORY.md, then
+    /// conflicts.json, with the intent that makes a crash between them
+    /// recoverable; an unchanged curated.json only gets its derived files
+    /// repaired.
+    pub(super) fn save_outcome(
+        &self,
+        outcome: &distill::Outcome,
+        curated_exists: bool,
+    ) -> Result<()> {
         let conflicts_bytes = if outcome.queue_changed {
             Some(outcome.queue.encode(&self.file(CONFLICTS_FILE), &self.workspace_id)?)
         } else {
@@ -109,8 +133,7 @@ impl Workspace {
         if let Some(conflicts) = conflicts_bytes {
             atomic_io::replace(&self.file(CONFLICTS_FILE), &conflicts)?;
         }
-        self.clear_distill_intent()?;
-        Ok(outcome)
+        self.clear_distill_intent()
     }
 
     /// Returns the domain index of the files just read when the stored one
@@ -255,6 +278,15 @@ pub struct Distilled {
 }
 
 impl Distilled {
+    fn of(outcome: distill::Outcome) -> Distilled {
+        Distilled {
+            active_entries: outcome.curated.active_entries().count(),
+            report: outcome.report,
+            decisions: outcome.decisions,
+            already_evidence: outcome.already_evidence,
+        }
+    }
+
     /// Returns the report and the decisions.
     pub fn into_parts(self) -> (Report, Vec<Decision>) {
         (self.report, self.decisions)

@@ -11,6 +11,7 @@
 
 mod append;
 mod distill;
+mod distill_cache;
 pub(crate) mod explain;
 pub(crate) mod history;
 mod memory;

@@ -1,0 +1,456 @@
+//! The distill cache: what a distill leaves for the next one, so that a
+//! distill reads and judges only what changed since (docs/design.md).
+//!
+//! A cache, never evidence: rebuilt by any distill that cannot use it, and
+//! used only when everything it assumes still holds. Two files in the
+//! memory directory, bound together by a random token and to the memory
+//! directory by its inode (a copy from elsewhere never matches):
+//!
+//! - `.distill-cache` (small, read by every distill): the policy and
+//!   `as_of` of the run that wrote it, the stamps of the state files it
+//!   left, its counters and what a run with nothing new reports, and for
+//!   each daily file what was read of it (see [`crate::store::coverage`])
+//!   with the earliest and latest `recorded_at` in it;
+//! - `.distill-cache.units` (read only when something changed): for each
+//!   memory key and each unkeyed group with candidates left unpromoted,
+//!   those candidates, and for each memory key every fact id with the key;
+//! - `.distill-cache.ids`: a Bloom filter of every fact id of the log, so
+//!   that a new record whose id may already exist sends distill back to
+//!   the whole log (the first record of an id counts).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::ops::Range;
+use std::path::Path;
+
+use crate::model::fact::Kind;
+use crate::model::fact_line::{FactRecord, FactSummary};
+use crate::store::atomic_io::{self, FileStamp};
+use crate::store::coverage::Covered;
+
+/// The small file.
+pub(crate) const CACHE_FILE: &str = ".distill-cache";
+/// The units file.
+pub(crate) const UNITS_FILE: &str = ".distill-cache.units";
+/// The id filter.
+pub(crate) const IDS_FILE: &str = ".distill-cache.ids";
+const HEADER: &str = "workmem-distill-cache 1";
+const UNITS_HEADER: &str = "workmem-distill-units 1";
+const IDS_HEADER: &str = "workmem-distill-ids 1";
+
+/// What a run read of one daily file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DayFacts {
+    /// The bytes read.
+    pub covered: Covered,
+    /// The earliest and latest `recorded_at` (nanoseconds) of its facts;
+    /// `None` when it has none.
+    pub span: Option<(i128, i128)>,
+}
+
+/// The small file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Header {
+    /// Binds the three files.
+    pub token: u64,
+    /// The policy, as JSON.
+    pub policy: String,
+    /// The run's `as_of` (nanoseconds).
+    pub as_of: i128,
+    /// Stamps of curated.json, conflicts.json, MEMORY.md and the projection
+    /// index as the run left them.
+    pub state: [Option<FileStamp>; 4],
+    /// Aged facts at `as_of`.
+    pub scanned: usize,
+    /// Aged facts that are evidence of an entry.
+    pub already_evidence: usize,
+    /// Active entries.
+    pub active_entries: usize,
+    /// Facts a run with nothing new counts `stale`.
+    pub stale: usize,
+    /// The conflict cases a run with nothing new reports, in memory-key
+    /// order.
+    pub conflicts: Vec<String>,
+    /// Distinct fact ids in the log.
+    pub ids: usize,
+    /// What was read of each daily file.
+    pub files: BTreeMap<String, DayFacts>,
+}
+
+fn stamp_text(stamp: Option<FileStamp>) -> String {
+    stamp.map_or_else(|| "-".to_owned(), |[a, b, c, d]| format!("{a},{b},{c},{d}"))
+}
+
+/// Parses a stamp written by [`stamp_text`]: `Ok(None)` for `-`, `Err`
+/// when malformed.
+fn parse_stamp(text: &str) -> std::result::Result<Option<FileStamp>, ()> {
+    if text == "-" {
+        return Ok(None);
+    }
+    let mut stamp: FileStamp = [0; 4];
+    let mut fields = text.split(',');
+    for slot in &mut stamp {
+        *slot = fields.next().ok_or(())?.parse().map_err(drop)?;
+    }
+    if fields.next().is_some() { Err(()) } else { Ok(Some(stamp)) }
+}
+
+fn memory_inode(memory_dir: &Path) -> i64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(memory_dir).map_or(-1, |m| m.ino() as i64)
+}
+
+impl Header {
+    /// Encodes the header for `workspace_id` in `memory_dir`.
+    pub(crate) fn encode(&self, workspace_id: &str, memory_dir: &Path) -> String {
+        let mut text = format!(
+            "{HEADER} {} {workspace_id} {} {}\n",
+            env!("CARGO_PKG_VERSION"),
+            memory_inode(memory_dir),
+            self.token
+        );
+        let _ = writeln!(text, "policy {}", self.policy);
+        let _ = writeln!(text, "as_of {}", self.as_of);
+        let [a, b, c, d] = self.state.map(stamp_text);
+        let _ = writeln!(text, "state {a} {b} {c} {d}");
+        let _ = writeln!(
+            text,
+            "counts {} {} {} {} {}",
+            self.scanned, self.already_evidence, self.active_entries, self.stale, self.ids
+        );
+        text.push_str("conflicts");
+        for id in &self.conflicts {
+            text.push(' ');
+            text.push_str(id);
+        }
+        text.push('\n');
+        for (day, facts) in &self.files {
+            facts.covered.write_line(day, &mut text);
+            if let Some((min, max)) = facts.span {
+                let _ = writeln!(text, "span {min} {max}");
+            }
+        }
+        text.push_str("end\n");
+        text
+    }
+
+    /// Reads the header at `path`; `None` when missing, torn, of another
+    /// version, workspace or memory directory.
+    pub(crate) fn load(path: &Path, workspace_id: &str, memory_dir: &Path) -> Option<Header> {
+        let data = atomic_io::read_optional(path).ok()??;
+        let text = std::str::from_utf8(&data).ok()?.strip_suffix("end\n")?;
+        let mut lines = text.lines();
+        let expected = format!(
+            "{HEADER} {} {workspace_id} {} ",
+            env!("CARGO_PKG_VERSION"),
+            memory_inode(memory_dir)
+        );
+        let token = lines.next()?.strip_prefix(&expected)?.parse().ok()?;
+        let policy = lines.next()?.strip_prefix("policy ")?.to_owned();
+        let as_of = lines.next()?.strip_prefix("as_of ")?.parse().ok()?;
+        let mut state_fields = lines.next()?.strip_prefix("state ")?.split(' ');
+        let mut state = [None; 4];
+        for slot in &mut state {
+            *slot = parse_stamp(state_fields.next()?).ok()?;
+        }
+        let counts: Vec<usize> = lines
+            .next()?
+            .strip_prefix("counts ")?
+            .split(' ')
+            .map(str::parse)
+            .collect::<std::result::Result<_, _>>()
+            .ok()?;
+        let [scanned, already_evidence, active_entries, stale, ids] = counts[..] else {
+            return None;
+        };
+        let conflicts = lines.next()?.strip_prefix("conflicts")?;
+        let conflicts = conflicts.split_ascii_whitespace().map(str::to_owned).collect();
+        let mut files: BTreeMap<String, DayFacts> = BTreeMap::new();
+        let mut last: Option<String> = None;
+        for line in lines {
+            if let Some(rest) = line.strip_prefix("span ") {
+                let (min, max) = rest.split_once(' ')?;
+                let file = files.get_mut(last.as_deref()?)?;
+                file.span = Some((min.parse().ok()?, max.parse().ok()?));
+            } else {
+                let (day, covered) = Covered::parse_line(line.strip_prefix("file ")?)?;
+                if files.insert(day.to_owned(), DayFacts { covered, span: None }).is_some() {
+                    return None;
+                }
+                last = Some(day.to_owned());
+            }
+        }
+        Some(Header {
+            token,
+            policy,
+            as_of,
+            state,
+            scanned,
+            already_evidence,
+            active_entries,
+            stale,
+            conflicts,
+            ids,
+            files,
+        })
+    }
+}
+
+/// Appends the cache line of a candidate fact to `out`; false when a field
+/// holds a tab or a newline (the cache is then not written).
+pub(crate) fn write_fact(fact: &FactSummary, out: &mut String) -> bool {
+    let fields = [
+        fact.fact_id(),
+        fact.source(),
+        fact.memory_key().unwrap_or(""),
+        fact.stamp_text(),
+        fact.content(),
+    ];
+    if fields.iter().any(|f| f.contains(['\t', '\n'])) {
+        return false;
+    }
+    let _ = writeln!(
+        out,
+        "p\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+        fields[0],
+        fact.kind().as_str(),
+        fact.importance(),
+        fields[1],
+        fields[2],
+        fields[3],
+        fact.instant().as_nanosecond(),
+        fields[4]
+    );
+    true
+}
+
+fn read_fact(line: &str) -> Option<FactSummary> {
+    let mut f = line.strip_prefix("p\t")?.splitn(8, '\t');
+    let (id, kind, importance, source, key, stamp, nanos, content) =
+        (f.next()?, f.next()?, f.next()?, f.next()?, f.next()?, f.next()?, f.next()?, f.next()?);
+    FactSummary::from_fields(
+        id,
+        content,
+        (!key.is_empty()).then_some(key),
+        stamp,
+        jiff::Timestamp::from_nanosecond(nanos.parse().ok()?).ok()?,
+        source,
+        Kind::parse(kind).ok()?,
+        importance.parse().ok()?,
+    )
+}
+
+/// A unit of the units file: a memory key or an unkeyed group (by entry
+/// key).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum UnitKey {
+    /// A memory key.
+    Domain(String),
+    /// An unkeyed group, by its entry key.
+    Group(String),
+}
+
+/// One unit as stored: its counts and its block of lines.
+#[derive(Debug, Clone)]
+pub(crate) struct StoredUnit {
+    /// Facts counted `stale` (memory keys).
+    pub stale: usize,
+    /// The conflict case of its tie (memory keys).
+    pub conflict: Option<String>,
+    /// Its lines.
+    range: Range<usize>,
+}
+
+/// The units file, indexed but not parsed.
+#[derive(Debug)]
+pub(crate) struct Units {
+    data: String,
+    /// Units by key.
+    pub units: BTreeMap<UnitKey, StoredUnit>,
+}
+
+/// A unit's content.
+#[derive(Debug, Default)]
+pub(crate) struct UnitFacts {
+    /// Its candidates left unpromoted.
+    pub pending: Vec<FactSummary>,
+    /// Every fact id with the memory key and its importance (memory keys).
+    pub ids: Vec<(String, u8)>,
+}
+
+impl Units {
+    /// Reads and indexes the units file of `token`; `None` when it is
+    /// missing, torn or of another token.
+    pub(crate) fn load(path: &Path, token: u64) -> Option<Units> {
+        let data = String::from_utf8(atomic_io::read_optional(path).ok()??).ok()?;
+        let body_start = format!("{UNITS_HEADER} {token}\n").len();
+        if !data.starts_with(&format!("{UNITS_HEADER} {token}\n")) || !data.ends_with("end\n") {
+            return None;
+        }
+        let end = data.len() - 4;
+        let mut units = BTreeMap::new();
+        let mut at = body_start;
+        while at < end {
+            let line_end = at + data[at..].find('\n')?;
+            let mut fields = data[at..line_end].split(' ');
+            let (key, stale, conflict) = match fields.next()? {
+                "d" => {
+                    let key = UnitKey::Domain(fields.next()?.to_owned());
+                    let stale = fields.next()?.parse().ok()?;
+                    let conflict = fields.next()?;
+                    (key, stale, (conflict != "-").then(|| conflict.to_owned()))
+                }
+                "u" => (UnitKey::Group(fields.next()?.to_owned()), 0, None),
+                _ => return None,
+            };
+            let len: usize = fields.next()?.parse().ok()?;
+            let range = line_end + 1..line_end + 1 + len;
+            if range.end > end || fields.next().is_some() {
+                return None;
+            }
+            at = range.end;
+            units.insert(key, StoredUnit { stale, conflict, range });
+        }
+        Some(Units { data, units })
+    }
+
+    /// Parses a unit's lines; `None` when they are damaged.
+    pub(crate) fn facts(&self, unit: &StoredUnit) -> Option<UnitFacts> {
+        let mut out = UnitFacts::default();
+        for line in self.data[unit.range.clone()].lines() {
+            if let Some(ids) = line.strip_prefix("i") {
+                for pair in ids.split_ascii_whitespace() {
+                    let (id, importance) = pair.rsplit_once(':')?;
+                    out.ids.push((id.to_owned(), importance.parse().ok()?));
+                }
+            } else {
+                out.pending.push(read_fact(line)?);
+            }
+        }
+        Some(out)
+    }
+
+    /// Returns a unit's lines as stored.
+    pub(crate) fn block(&self, unit: &StoredUnit) -> &str {
+        &self.data[unit.range.clone()]
+    }
+}
+
+/// Returns the block of lines of a unit; `None` when a fact cannot be
+/// stored.
+pub(crate) fn unit_block(pending: &[&FactSummary], ids: Option<&[(String, u8)]>) -> Option<String> {
+    let mut block = String::new();
+    if let Some(ids) = ids {
+        block.push('i');
+        for (id, importance) in ids {
+            let _ = write!(block, " {id}:{importance}");
+        }
+        block.push('\n');
+    }
+    for fact in pending {
+        if !write_fact(fact, &mut block) {
+            return None;
+        }
+    }
+    Some(block)
+}
+
+/// Encodes the units file of `token` from each unit's counts and block.
+pub(crate) fn encode_units<'a>(
+    token: u64,
+    units: impl Iterator<Item = (&'a UnitKey, usize, Option<&'a str>, &'a str)>,
+) -> String {
+    let mut text = format!("{UNITS_HEADER} {token}\n");
+    for (key, stale, conflict, block) in units {
+        match key {
+            UnitKey::Domain(memory_key) => {
+                let _ = writeln!(
+                    text,
+                    "d {memory_key} {stale} {} {}",
+                    conflict.unwrap_or("-"),
+                    block.len()
+                );
+            }
+            UnitKey::Group(entry_key) => {
+                let _ = writeln!(text, "u {entry_key} {}", block.len());
+            }
+        }
+        text.push_str(block);
+    }
+    text.push_str("end\n");
+    text
+}
+
+/// A Bloom filter of fact ids: "absent" is certain, "present" may be
+/// wrong (then distill reads the whole log).
+#[derive(Debug, Clone)]
+pub(crate) struct IdFilter {
+    bits: Vec<u64>,
+}
+
+const FILTER_HASHES: u64 = 7;
+
+impl IdFilter {
+    /// Returns an empty filter sized for `capacity` ids (about 1% false
+    /// positives at capacity).
+    pub(crate) fn with_capacity(capacity: usize) -> IdFilter {
+        let words = (capacity.max(1024) * 10).div_ceil(64).next_power_of_two();
+        IdFilter { bits: vec![0; words] }
+    }
+
+    /// Returns how many ids it holds at about 1% false positives.
+    pub(crate) fn capacity(&self) -> usize {
+        self.bits.len() * 64 / 10
+    }
+
+    fn positions(&self, id: &str) -> impl Iterator<Item = usize> + use<> {
+        let (mut a, mut b): (u64, u64) = (0xcbf2_9ce4_8422_2325, 0x8422_2325_cbf2_9ce4);
+        for byte in id.bytes() {
+            a = (a ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+            b = (b ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3 ^ 0x9e37_79b9);
+        }
+        let mask = (self.bits.len() * 64 - 1) as u64;
+        (0..FILTER_HASHES).map(move |i| (a.wrapping_add(i.wrapping_mul(b | 1)) & mask) as usize)
+    }
+
+    /// Adds an id.
+    pub(crate) fn insert(&mut self, id: &str) {
+        // The positions do not borrow the filter (`use<>`).
+        for bit in self.positions(id) {
+            self.bits[bit / 64] |= 1 << (bit % 64);
+        }
+    }
+
+    /// Returns whether the id may be present.
+    pub(crate) fn may_contain(&self, id: &str) -> bool {
+        self.positions(id).all(|bit| self.bits[bit / 64] & (1 << (bit % 64)) != 0)
+    }
+
+    /// Encodes the filter for `token`.
+    pub(crate) fn encode(&self, token: u64) -> Vec<u8> {
+        let mut data = format!("{IDS_HEADER} {token} {}\n", self.bits.len()).into_bytes();
+        for word in &self.bits {
+            data.extend_from_slice(&word.to_le_bytes());
+        }
+        data.extend_from_slice(b"end\n");
+        data
+    }
+
+    /// Reads the filter of `token` at `path`; `None` when missing, torn
+    /// or of another token.
+    pub(crate) fn load(path: &Path, token: u64) -> Option<IdFilter> {
+        let data = atomic_io::read_optional(path).ok()??;
+        let newline = data.iter().position(|b| *b == b'\n')?;
+        let header = std::str::from_utf8(&data[..newline]).ok()?;
+        let words: usize = header.strip_prefix(&format!("{IDS_HEADER} {token} "))?.parse().ok()?;
+        let body = data[newline + 1..].strip_suffix(b"end\n")?;
+        if body.len() != words * 8 || !words.is_power_of_two() {
+            return None;
+        }
+        let bits = body
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
+            .collect();
+        Some(IdFilter { bits })
+    }
+}

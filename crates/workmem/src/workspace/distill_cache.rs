@@ -1,0 +1,551 @@
+//! Incremental distill: a run that starts from the distill cache
+//! ([`crate::store::distill_cache`]) reads only the bytes appended to the
+//! log since, and the facts the move of `as_of` ages, and judges only the
+//! memory keys and unkeyed groups they belong to. Its result is the result
+//! of a run over the whole log (a property test compares every file).
+//!
+//! What the cache assumes, and what sends a run back to the whole log:
+//! - the policy is the one the cache was written with;
+//! - `as_of` did not move back;
+//! - curated.json and conflicts.json are the files the last distill left
+//!   (a resolve, a merge or a hand edit changes them);
+//! - the daily files only grew (a file rewritten or removed does not);
+//! - no appended record has an id the log may already hold (the first
+//!   record of an id counts);
+//! - when the cache was written, the log held no id twice, and every id
+//!   the curated state cites was a fact of the log, aged, of its entry's
+//!   memory key.
+//!
+//! Why judging only the units that changed is enough: the policy judges
+//! each memory key and each unkeyed group on its own (its candidates, its
+//! entries, its cases, the ids of its facts), and a unit whose inputs did
+//! not change is at the fixpoint the last run left it in (docs/policy.md):
+//! judged again, it changes nothing and counts what the cache recorded.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use crate::error::Result;
+use crate::model::canon;
+use crate::model::fact_line::{FactRecord, FactSummary};
+use crate::model::stamp::Stamp;
+use crate::policy::distill::{self, Known, Policy, Report};
+use crate::store::atomic_io::{self, file_stamp};
+use crate::store::coverage::{self, Covered, Scan};
+use crate::store::distill_cache::{
+    self, CACHE_FILE, DayFacts, Header, IDS_FILE, IdFilter, UNITS_FILE, UnitKey, Units,
+};
+use crate::store::fact_log::FileRecords;
+use crate::workspace::distill::Distilled;
+use crate::workspace::{
+    CONFLICTS_FILE, CURATED_FILE, MEMORY_FILE, PROJECTION_INDEX_FILE, Workspace,
+};
+
+/// What a whole read of the log tells the cache beyond the facts.
+#[derive(Debug)]
+pub(super) struct ReadLog {
+    files: BTreeMap<String, DayFacts>,
+    /// Whether a record was dropped for an id written before it.
+    duplicates: bool,
+    records: usize,
+}
+
+impl ReadLog {
+    /// Returns what `files` (read with coverage) tell the cache.
+    pub(super) fn of(files: &[FileRecords<FactSummary>]) -> ReadLog {
+        let mut out = ReadLog { files: BTreeMap::new(), duplicates: false, records: 0 };
+        for file in files {
+            out.duplicates |= file.dropped > 0;
+            out.records += file.records.len();
+            if let Some(covered) = &file.covered {
+                out.files.insert(
+                    file.day.day.clone(),
+                    DayFacts { covered: covered.clone(), span: span(&file.records) },
+                );
+            }
+        }
+        out
+    }
+}
+
+/// The earliest and latest instant of `records` (nanoseconds).
+fn span<'a>(records: impl IntoIterator<Item = &'a FactSummary>) -> Option<(i128, i128)> {
+    records.into_iter().map(|f| f.instant().as_nanosecond()).fold(None, |acc, at| match acc {
+        None => Some((at, at)),
+        Some((lo, hi)) => Some((lo.min(at), hi.max(at))),
+    })
+}
+
+fn widen(a: Option<(i128, i128)>, b: Option<(i128, i128)>) -> Option<(i128, i128)> {
+    match (a, b) {
+        (Some((a0, a1)), Some((b0, b1))) => Some((a0.min(b0), a1.max(b1))),
+        (x, None) | (None, x) => x,
+    }
+}
+
+fn policy_text(policy: &Policy) -> String {
+    serde_json::to_string(policy).unwrap_or_default()
+}
+
+/// Every age, in nanoseconds, a fact may need under `policy`.
+fn ages(policy: &Policy) -> BTreeSet<i128> {
+    let day = 86_400 * 1_000_000_000i128;
+    std::iter::once(policy.minimum_age_days)
+        .chain(policy.sources.values().filter_map(|s| s.minimum_age_days))
+        .map(|days| i128::from(days) * day)
+        .collect()
+}
+
+/// Whether `fact` is aged at `as_of` (nanoseconds) under `policy`.
+fn aged(policy: &Policy, fact: &FactSummary, as_of: i128) -> bool {
+    let age = i128::from(policy.age_days_for(fact.source())) * 86_400 * 1_000_000_000;
+    fact.instant().as_nanosecond() + age < as_of
+}
+
+/// The unit a candidate belongs to.
+fn unit_of(fact: &FactSummary) -> UnitKey {
+    match fact.memory_key() {
+        Some(key) => UnitKey::Domain(key.to_owned()),
+        None => UnitKey::Group(canon::unkeyed_entry_key(fact.kind().as_str(), fact.content())),
+    }
+}
+
+fn random_token() -> u64 {
+    uuid::Uuid::new_v4().as_u64_pair().0
+}
+
+/// A unit being written: its counts and its lines.
+struct UnitOut<'a> {
+    stale: usize,
+    conflict: Option<String>,
+    block: Cow<'a, str>,
+}
+
+impl Workspace {
+    /// Stamps of the files a cache binds to: curated.json, conflicts.json,
+    /// MEMORY.md, the projection index.
+    fn state_stamps(&self) -> Result<[Option<atomic_io::FileStamp>; 4]> {
+        Ok([
+            file_stamp(&self.file(CURATED_FILE))?,
+            file_stamp(&self.file(CONFLICTS_FILE))?,
+            file_stamp(&self.file(MEMORY_FILE))?,
+            file_stamp(&self.file(PROJECTION_INDEX_FILE))?,
+        ])
+    }
+
+    /// Removes the distill cache (the next distill reads the whole log).
+    pub(super) fn drop_distill_cache(&self) {
+        for name in [CACHE_FILE, UNITS_FILE, IDS_FILE] {
+            let _ = std::fs::remove_file(self.file(name));
+        }
+    }
+
+    /// Writes the cache a whole-log run leaves: `facts` are the log, `read`
+    /// what its files told, `outcome` the run (collected). Returns false,
+    /// writing nothing, when the run's state is not one a cache may start
+    /// from (the caller removes the old cache).
+    ///
+    /// Errors: [`crate::Error::Io`].
+    pub(super) fn write_distill_cache(
+        &self,
+        policy: &Policy,
+        as_of: &Stamp,
+        facts: &[FactSummary],
+        read: ReadLog,
+        outcome: &distill::Outcome,
+    ) -> Result<bool> {
+        let Some(collected) = &outcome.collected else { return Ok(false) };
+        if !collected.cacheable || read.duplicates || read.records != facts.len() {
+            return Ok(false);
+        }
+        let pending: HashSet<&str> = collected.pending.iter().map(String::as_str).collect();
+        // Grouped by borrowed keys first: a memory key per keyed fact.
+        let mut ids_by_key: HashMap<&str, Vec<(String, u8)>> = HashMap::new();
+        let mut pending_by_unit: HashMap<UnitKey, Vec<&FactSummary>> = HashMap::new();
+        let mut filter = IdFilter::with_capacity(facts.len() * 2);
+        for fact in facts {
+            filter.insert(fact.fact_id());
+            if let Some(key) = fact.memory_key() {
+                ids_by_key
+                    .entry(key)
+                    .or_default()
+                    .push((fact.fact_id().to_owned(), fact.importance()));
+            }
+            if pending.contains(fact.fact_id()) {
+                pending_by_unit.entry(unit_of(fact)).or_default().push(fact);
+            }
+        }
+        type UnitIn<'f> = (Vec<&'f FactSummary>, Option<Vec<(String, u8)>>);
+        let mut units: BTreeMap<UnitKey, UnitIn<'_>> = BTreeMap::new();
+        for (key, ids) in ids_by_key {
+            units.entry(UnitKey::Domain(key.to_owned())).or_default().1 = Some(ids);
+        }
+        for (unit, facts) in pending_by_unit {
+            units.entry(unit).or_default().0 = facts;
+        }
+        let mut out: Vec<(UnitKey, UnitOut<'_>)> = Vec::with_capacity(units.len());
+        for (key, (pending, ids)) in units {
+            let Some(block) = distill_cache::unit_block(&pending, ids.as_deref()) else {
+                return Ok(false);
+            };
+            let (stale, conflict) = match &key {
+                UnitKey::Domain(memory_key) => {
+                    collected.domains.get(memory_key).cloned().unwrap_or_default()
+                }
+                UnitKey::Group(_) => (0, None),
+            };
+            out.push((key, UnitOut { stale, conflict, block: Cow::Owned(block) }));
+        }
+        let header = Header {
+            token: random_token(),
+            policy: policy_text(policy),
+            as_of: as_of.instant().as_nanosecond(),
+            state: self.state_stamps()?,
+            scanned: outcome.report.scanned,
+            already_evidence: outcome.already_evidence + outcome.report.eligible,
+            active_entries: outcome.curated.active_entries().count(),
+            stale: outcome.report.stale,
+            conflicts: outcome.report.conflict_case_ids.clone(),
+            ids: facts.len(),
+            files: read.files,
+        };
+        self.save_distill_cache(&header, &out, &filter)?;
+        Ok(true)
+    }
+
+    fn save_distill_cache(
+        &self,
+        header: &Header,
+        units: &[(UnitKey, UnitOut<'_>)],
+        filter: &IdFilter,
+    ) -> Result<()> {
+        let text = distill_cache::encode_units(
+            header.token,
+            units.iter().map(|(key, unit)| {
+                (key, unit.stale, unit.conflict.as_deref(), unit.block.as_ref())
+            }),
+        );
+        // The small file last: it names the token of the other two.
+        atomic_io::replace_cache(&self.file(UNITS_FILE), text.as_bytes())?;
+        atomic_io::replace_cache(&self.file(IDS_FILE), &filter.encode(header.token))?;
+        atomic_io::replace_cache(
+            &self.file(CACHE_FILE),
+            header.encode(&self.workspace_id, &self.memory_dir).as_bytes(),
+        )
+    }
+
+    /// Runs distill from the cache; `None` when the cache cannot be used
+    /// (the caller reads the whole log). The lock is held.
+    ///
+    /// Errors: as [`Workspace::distill`].
+    pub(super) fn distill_incremental(
+        &self,
+        policy: &Policy,
+        as_of: &Stamp,
+    ) -> Result<Option<Distilled>> {
+        let Some(header) =
+            Header::load(&self.file(CACHE_FILE), &self.workspace_id, &self.memory_dir)
+        else {
+            return Ok(None);
+        };
+        let now = as_of.instant().as_nanosecond();
+        let state = self.state_stamps()?;
+        if header.policy != policy_text(policy)
+            || now < header.as_of
+            || state[..2] != header.state[..2]
+        {
+            return Ok(None);
+        }
+        let covered: BTreeMap<String, Covered> =
+            header.files.iter().map(|(day, f)| (day.clone(), f.covered.clone())).collect();
+        let Scan::Changed(changed) = coverage::scan(&self.log, &covered)? else {
+            return Ok(None);
+        };
+        // Files whose facts may have aged between the two instants.
+        let ages = ages(policy);
+        let crosses = |span: Option<(i128, i128)>| {
+            span.is_some_and(|(lo, hi)| {
+                ages.iter().any(|age| lo + age < now && hi + age >= header.as_of)
+            })
+        };
+        let changed_days: HashSet<&str> = changed.iter().map(|c| c.day.day.as_str()).collect();
+        let band: Vec<&String> = header
+            .files
+            .iter()
+            .filter(|(day, f)| !changed_days.contains(day.as_str()) && crosses(f.span))
+            .map(|(day, _)| day)
+            .collect();
+        if changed.is_empty() && band.is_empty() {
+            return self.distill_unchanged(&header, state).map(Some);
+        }
+
+        // Read what changed: appended records, and the facts that aged.
+        let mut files = header.files.clone();
+        let mut new_records: Vec<FactSummary> = Vec::new();
+        let mut newly_aged: Vec<FactSummary> = Vec::new();
+        let mut read_whole = Vec::new();
+        for change in &changed {
+            let Some(file) = coverage::read_appended(change)? else {
+                return Ok(None);
+            };
+            read_whole.push((file.day.clone(), file.stamp, file.data, file.from, true));
+        }
+        for day in band {
+            let path = self.log.path_for_day(day);
+            let Some((data, stamp)) = atomic_io::read_stamped(&path)? else {
+                return Ok(None);
+            };
+            let from = header.files[day].covered.len as usize;
+            if stamp != header.files[day].covered.stamp {
+                // Changed since the scan: the next run sees it.
+                return Ok(None);
+            }
+            let day_file = crate::store::fact_log::DayFile { day: day.clone(), path };
+            read_whole.push((day_file, stamp, data, from, false));
+        }
+        for (day, stamp, data, from, grew) in read_whole {
+            // The old part of a file only matters when its facts may have
+            // aged since.
+            let start =
+                if crosses(header.files.get(&day.day).and_then(|f| f.span)) { 0 } else { from };
+            let (records, reach) = self.log.parse_from::<FactSummary>(&day.path, &data, start)?;
+            let mut appended = Vec::new();
+            for (offset, record) in records {
+                if offset as usize >= from {
+                    appended.push(record);
+                } else if !aged(policy, &record, header.as_of) && aged(policy, &record, now) {
+                    newly_aged.push(record);
+                }
+            }
+            if grew {
+                let entry = files
+                    .entry(day.day.clone())
+                    .or_insert(DayFacts { covered: Covered::of(stamp, &data, 0), span: None });
+                entry.span = widen(entry.span, span(&appended));
+                entry.covered = Covered::of(stamp, &data, reach);
+            }
+            new_records.extend(appended);
+        }
+        // A new record whose id the log may hold: the first record counts,
+        // which only the whole log tells.
+        let Some(mut filter) = IdFilter::load(&self.file(IDS_FILE), header.token) else {
+            return Ok(None);
+        };
+        let mut fresh: HashSet<&str> = HashSet::new();
+        for record in &new_records {
+            if filter.may_contain(record.fact_id()) || !fresh.insert(record.fact_id()) {
+                return Ok(None);
+            }
+        }
+        let Some(stored) = Units::load(&self.file(UNITS_FILE), header.token) else {
+            return Ok(None);
+        };
+
+        // The units to judge, with their new candidates and new ids.
+        let stable = |f: &FactSummary| policy.stable_kinds.contains(&f.kind());
+        let mut delta_aged = newly_aged.len();
+        let mut candidates: Vec<FactSummary> = Vec::new();
+        let mut new_ids: BTreeMap<String, Vec<(String, u8)>> = BTreeMap::new();
+        let mut touched: BTreeSet<UnitKey> = BTreeSet::new();
+        for record in &new_records {
+            if let Some(key) = record.memory_key() {
+                new_ids
+                    .entry(key.to_owned())
+                    .or_default()
+                    .push((record.fact_id().to_owned(), record.importance()));
+                touched.insert(UnitKey::Domain(key.to_owned()));
+            }
+            delta_aged += usize::from(aged(policy, record, now));
+        }
+        for record in new_records.iter().filter(|r| aged(policy, r, now)).chain(&newly_aged) {
+            if stable(record) {
+                touched.insert(unit_of(record));
+                candidates.push(record.clone());
+            }
+        }
+        let mut known = Known::default();
+        for key in &touched {
+            let facts = match stored.units.get(key) {
+                Some(unit) => match stored.facts(unit) {
+                    Some(facts) => facts,
+                    None => return Ok(None),
+                },
+                None => distill_cache::UnitFacts::default(),
+            };
+            candidates.extend(facts.pending);
+            if let UnitKey::Domain(memory_key) = key {
+                let mut ids = facts.ids;
+                ids.extend(new_ids.remove(memory_key).unwrap_or_default());
+                known.domains.insert(memory_key.clone(), ids);
+            }
+        }
+        candidates
+            .sort_unstable_by(|a, b| (a.instant(), a.fact_id()).cmp(&(b.instant(), b.fact_id())));
+
+        let (curated, _) = self.curated_with_bytes()?;
+        let queue = self.conflicts()?;
+        let outcome = distill::distill_partial(
+            &candidates,
+            curated,
+            &queue,
+            policy,
+            as_of,
+            &self.workspace_id,
+            &known,
+        )?;
+        let Some(collected) = &outcome.collected else {
+            return Ok(None);
+        };
+
+        // The report of a run over the whole log: the units judged now, and
+        // what the others count (the cache's).
+        let mut stale = 0;
+        let mut conflicts = Vec::new();
+        let mut domains: BTreeSet<&String> = BTreeSet::new();
+        for key in stored.units.keys().chain(&touched) {
+            if let UnitKey::Domain(memory_key) = key {
+                domains.insert(memory_key);
+            }
+        }
+        let mut judged: BTreeMap<&String, (usize, Option<String>)> = BTreeMap::new();
+        for memory_key in domains {
+            let key = UnitKey::Domain(memory_key.clone());
+            let (unit_stale, conflict) = if touched.contains(&key) {
+                collected.domains.get(memory_key).cloned().unwrap_or_default()
+            } else {
+                stored.units.get(&key).map(|u| (u.stale, u.conflict.clone())).unwrap_or_default()
+            };
+            stale += unit_stale;
+            if let Some(conflict) = &conflict {
+                conflicts.push(conflict.clone());
+            }
+            if touched.contains(&key) {
+                judged.insert(memory_key, (unit_stale, conflict));
+            }
+        }
+        let scanned = header.scanned + delta_aged;
+        let report = Report {
+            scanned,
+            eligible: outcome.report.eligible,
+            created: outcome.report.created,
+            updated: outcome.report.updated,
+            skipped: scanned - outcome.report.eligible,
+            superseded: outcome.report.superseded,
+            conflicts: conflicts.len(),
+            stale,
+            queued_conflicts: outcome.report.queued_conflicts,
+            conflict_case_ids: conflicts.clone(),
+        };
+        self.save_outcome(&outcome, header.state[0].is_some())?;
+        let done = Distilled {
+            report,
+            decisions: Vec::new(),
+            already_evidence: header.already_evidence,
+            active_entries: outcome.curated.active_entries().count(),
+        };
+
+        // The cache of this run: the units judged are rewritten, the others
+        // kept as stored.
+        let pending: HashSet<&str> = collected.pending.iter().map(String::as_str).collect();
+        let mut touched_pending: BTreeMap<&UnitKey, Vec<&FactSummary>> = BTreeMap::new();
+        for fact in &candidates {
+            if pending.contains(fact.fact_id()) {
+                let key = touched.get(&unit_of(fact)).expect("a candidate's unit is touched");
+                touched_pending.entry(key).or_default().push(fact);
+            }
+        }
+        let mut units: Vec<(UnitKey, UnitOut<'_>)> = Vec::new();
+        let all: BTreeSet<&UnitKey> = stored.units.keys().chain(&touched).collect();
+        for key in all {
+            if let Some(unit) = stored.units.get(key).filter(|_| !touched.contains(key)) {
+                units.push((
+                    key.clone(),
+                    UnitOut {
+                        stale: unit.stale,
+                        conflict: unit.conflict.clone(),
+                        block: Cow::Borrowed(stored.block(unit)),
+                    },
+                ));
+                continue;
+            }
+            let pending = touched_pending.remove(key).unwrap_or_default();
+            let (ids, (unit_stale, conflict)) = match key {
+                UnitKey::Domain(memory_key) => (
+                    known.domains.get(memory_key).map(Vec::as_slice),
+                    judged.get(memory_key).cloned().unwrap_or_default(),
+                ),
+                UnitKey::Group(_) => (None, (0, None)),
+            };
+            if pending.is_empty() && ids.is_none() {
+                continue;
+            }
+            let Some(block) = distill_cache::unit_block(&pending, ids) else {
+                self.drop_distill_cache();
+                return Ok(Some(done));
+            };
+            units.push((
+                key.clone(),
+                UnitOut { stale: unit_stale, conflict, block: Cow::Owned(block) },
+            ));
+        }
+        for record in &new_records {
+            filter.insert(record.fact_id());
+        }
+        let ids = header.ids + new_records.len();
+        if ids > filter.capacity() {
+            // Too many false positives ahead: the next run starts over.
+            self.drop_distill_cache();
+            return Ok(Some(done));
+        }
+        let next = Header {
+            token: random_token(),
+            policy: header.policy.clone(),
+            as_of: now,
+            state: self.state_stamps()?,
+            scanned,
+            already_evidence: header.already_evidence + outcome.report.eligible,
+            active_entries: done.active_entries,
+            stale,
+            conflicts,
+            ids,
+            files,
+        };
+        if self.save_distill_cache(&next, &units, &filter).is_err() {
+            self.drop_distill_cache();
+        }
+        Ok(Some(done))
+    }
+
+    /// A run with nothing new: the report the cache recorded, and only the
+    /// derived files repaired when they changed.
+    fn distill_unchanged(
+        &self,
+        header: &Header,
+        state: [Option<atomic_io::FileStamp>; 4],
+    ) -> Result<Distilled> {
+        if state[2..] != header.state[2..] && state[0].is_some() {
+            let curated = self.curated()?;
+            self.repair_projection(&curated)?;
+            let mut next = header.clone();
+            next.state = self.state_stamps()?;
+            // Only the small file changes; the token stays.
+            let _ = atomic_io::replace_cache(
+                &self.file(CACHE_FILE),
+                next.encode(&self.workspace_id, &self.memory_dir).as_bytes(),
+            );
+        }
+        Ok(Distilled {
+            report: Report {
+                scanned: header.scanned,
+                skipped: header.scanned,
+                conflicts: header.conflicts.len(),
+                stale: header.stale,
+                conflict_case_ids: header.conflicts.clone(),
+                ..Report::default()
+            },
+            decisions: Vec::new(),
+            already_evidence: header.already_evidence,
+            active_entries: header.active_entries,
+        })
+    }
+}

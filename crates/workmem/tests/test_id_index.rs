@@ -1,0 +1,326 @@
+//! The id index answers `remember --id` and `import` without reading the
+//! log, and gives exactly the answer reading the whole log gives, whatever
+//! happened to the log or to the index: appends by other processes that
+//! never touch the index, hand edits, removed files, duplicate ids on disk,
+//! and a torn, stale, foreign or missing index.
+#![allow(clippy::disallowed_methods)]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use proptest::prelude::*;
+use workmem::{Error, Fact, Invalid, NewFact};
+
+use crate::common::{Project, append_raw, fact, let_clock_tick, open};
+
+const INDEX: &str = ".id-index";
+
+fn day(n: usize) -> String {
+    format!("2026-01-0{}", n + 1)
+}
+
+fn new_fact(id: &str, variant: usize, day_index: usize) -> NewFact {
+    let at = format!("{}T0{}:00:00Z", day(day_index), variant);
+    fact(id, "decision", 3 + variant as i64 % 2, None, &format!("Value {variant}."), &at)
+}
+
+/// What reading the whole log says `new` must give: the stored fact (a
+/// retry), a refusal (the id holds another fact), or an append.
+fn expected(p: &Project, new: &NewFact) -> Option<Result<Fact, ()>> {
+    let id = new.fact_id.as_deref().expect("explicit id");
+    let stored = p.ws.facts().expect("facts").into_iter().find(|f| f.fact_id() == id)?;
+    let prepared = p.ws.prepare(new.clone()).expect("valid");
+    let same = stored.content() == prepared.content()
+        && stored.kind() == prepared.kind()
+        && stored.importance() == prepared.importance()
+        && stored.memory_key() == prepared.memory_key()
+        && stored.source() == prepared.source()
+        && stored.evidence() == prepared.evidence()
+        && stored.recorded_at().instant() == prepared.recorded_at().instant();
+    Some(if same { Ok(stored) } else { Err(()) })
+}
+
+fn check_remember(p: &Project, new: NewFact) {
+    let want = expected(p, &new);
+    let got = p.ws.remember(new.clone());
+    match (want, got) {
+        (Some(Ok(stored)), Ok(fact)) => assert_eq!(fact, stored, "a retry returns the stored fact"),
+        (Some(Err(())), Err(Error::InvalidInput { reason: Invalid::IdTaken { .. }, .. })) => {}
+        (None, Ok(fact)) => {
+            assert_eq!(fact.fact_id(), new.fact_id.as_deref().unwrap());
+            assert!(p.ws.facts().unwrap().contains(&fact), "appended");
+        }
+        (want, got) => panic!("{new:?}: the log says {want:?}, the index gave {got:?}"),
+    }
+}
+
+fn shard_files(memory: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = fs::read_dir(memory.join(INDEX))
+        .map(|entries| entries.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default();
+    files.retain(|f| f.file_name().is_some_and(|n| n != "manifest"));
+    files.sort();
+    files
+}
+
+/// Rewrites a daily file with `from` replaced by `to` (a hand edit).
+fn edit(path: &Path, from: &str, to: &str) {
+    let Ok(text) = fs::read_to_string(path) else { return };
+    let_clock_tick();
+    fs::write(path, text.replace(from, to)).unwrap();
+}
+
+#[test]
+fn remember_with_an_id_does_not_read_unchanged_daily_files() {
+    let p = Project::new();
+    check_remember(&p, new_fact("a-1", 0, 0));
+    check_remember(&p, new_fact("b-1", 0, 1));
+    // The next check indexes what the last append added; then day 0 is
+    // never read again: garbling it keeping its stamp goes unnoticed.
+    check_remember(&p, new_fact("c-1", 0, 2));
+    let path = p.day_file(&day(0));
+    let meta = fs::metadata(&path).unwrap();
+    let mut garbage = vec![b'#'; meta.len() as usize];
+    garbage[meta.len() as usize - 1] = b'\n';
+    fs::OpenOptions::new().write(true).open(&path).unwrap().write_all_at(&garbage, 0).unwrap();
+    fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(meta.modified().unwrap())
+        .unwrap();
+    match p.ws.remember(new_fact("b-1", 1, 1)) {
+        Err(Error::InvalidInput { reason: Invalid::IdTaken { .. }, .. }) => {}
+        other => panic!("expected the id to be taken, got {other:?}"),
+    }
+    assert!(p.ws.remember(new_fact("d-1", 0, 1)).is_ok());
+    // The whole-log reader still sees the damage.
+    assert!(matches!(p.ws.facts(), Err(Error::Corrupt { .. })));
+}
+
+use std::os::unix::fs::FileExt;
+
+#[test]
+fn a_refused_or_repeated_append_writes_no_index() {
+    let p = Project::new();
+    check_remember(&p, new_fact("a-1", 0, 0));
+    assert!(p.file(INDEX).join("manifest").exists(), "an append saves the index it checked");
+    // The index is one append behind: a retry and a refusal both bring it
+    // up to date in memory, and write nothing.
+    let before = crate::common::snapshot_dir(&p.file(INDEX));
+    check_remember(&p, new_fact("a-1", 0, 0));
+    check_remember(&p, new_fact("a-1", 1, 0));
+    assert_eq!(crate::common::snapshot_dir(&p.file(INDEX)), before);
+    check_remember(&p, new_fact("b-1", 0, 0));
+    assert_ne!(crate::common::snapshot_dir(&p.file(INDEX)), before);
+}
+
+#[test]
+fn the_first_record_of_an_id_in_file_and_line_order_counts() {
+    let p = Project::new();
+    check_remember(&p, new_fact("x-0", 0, 0));
+    // Another tool wrote the id twice, the later day first, differently.
+    let later = p.ws.prepare(new_fact("dup-1", 1, 2)).unwrap();
+    let earlier = p.ws.prepare(new_fact("dup-1", 0, 1)).unwrap();
+    fs::write(p.day_file(&day(2)), later.to_line()).unwrap();
+    fs::write(p.day_file(&day(1)), earlier.to_line()).unwrap();
+    check_remember(&p, new_fact("dup-1", 0, 1));
+    check_remember(&p, new_fact("dup-1", 1, 2));
+    assert_eq!(p.ws.remember(new_fact("dup-1", 0, 1)).unwrap(), earlier);
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Remember {
+        id: usize,
+        variant: usize,
+        day: usize,
+    },
+    Import {
+        ids: Vec<(usize, usize)>,
+        day: usize,
+    },
+    /// Another process appends without the lock or the index.
+    RawAppend {
+        id: usize,
+        variant: usize,
+        day: usize,
+    },
+    /// A hand edit renames an id in one daily file.
+    Rename {
+        day: usize,
+        from: usize,
+        to: usize,
+    },
+    RemoveDay {
+        day: usize,
+    },
+    TruncateManifest {
+        keep: usize,
+    },
+    DropShard,
+    GarbleShard,
+    RestoreOldShards,
+    DropIndex,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (0..8usize, 0..2usize, 0..3usize).prop_map(|(id, variant, day)| Op::Remember { id, variant, day }),
+        1 => (proptest::collection::vec((0..8usize, 0..2usize), 1..4), 0..3usize)
+            .prop_map(|(ids, day)| Op::Import { ids, day }),
+        2 => (0..8usize, 0..2usize, 0..3usize).prop_map(|(id, variant, day)| Op::RawAppend { id, variant, day }),
+        1 => (0..3usize, 0..8usize, 0..8usize).prop_map(|(day, from, to)| Op::Rename { day, from, to }),
+        1 => (0..3usize).prop_map(|day| Op::RemoveDay { day }),
+        1 => (0..400usize).prop_map(|keep| Op::TruncateManifest { keep }),
+        1 => Just(Op::DropShard),
+        1 => Just(Op::GarbleShard),
+        1 => Just(Op::RestoreOldShards),
+        1 => Just(Op::DropIndex),
+    ]
+}
+
+fn id(n: usize) -> String {
+    format!("id-{n}")
+}
+
+fn run(ops: &[Op]) {
+    let p = Project::new();
+    p.ws.init().unwrap();
+    let mut saved: Vec<(PathBuf, Vec<u8>)> = Vec::new();
+    for op in ops {
+        match op {
+            Op::Remember { id: n, variant, day } => {
+                check_remember(&p, new_fact(&id(*n), *variant, *day));
+            }
+            Op::Import { ids, day } => {
+                let mut items: Vec<NewFact> =
+                    ids.iter().map(|(n, v)| new_fact(&id(*n), *v, *day)).collect();
+                items.dedup_by(|a, b| a.fact_id == b.fact_id);
+                let mut seen = std::collections::HashSet::new();
+                items.retain(|i| seen.insert(i.fact_id.clone()));
+                let wanted: Vec<_> = items.iter().map(|i| expected(&p, i)).collect();
+                let result = p.ws.import(items.clone(), &mut |_| {});
+                if wanted.iter().any(|w| matches!(w, Some(Err(())))) {
+                    assert!(
+                        matches!(
+                            result,
+                            Err(Error::InvalidInput { reason: Invalid::IdTaken { .. }, .. })
+                        ),
+                        "{items:?}: expected a refusal, got {result:?}"
+                    );
+                } else {
+                    let imported = result.expect("import");
+                    let fresh = wanted.iter().filter(|w| w.is_none()).count();
+                    assert_eq!(
+                        (imported.facts.len(), imported.already_present),
+                        (fresh, items.len() - fresh)
+                    );
+                }
+            }
+            Op::RawAppend { id: n, variant, day } => {
+                let line = p.ws.prepare(new_fact(&id(*n), *variant, *day)).unwrap().to_line();
+                let path = p.day_file(&day_name(*day));
+                if path.exists() {
+                    append_raw(&path, line.as_bytes());
+                } else {
+                    fs::write(&path, line).unwrap();
+                }
+            }
+            Op::Rename { day, from, to } => {
+                edit(
+                    &p.day_file(&day_name(*day)),
+                    &format!("\"{}\"", id(*from)),
+                    &format!("\"{}\"", id(*to)),
+                );
+            }
+            Op::RemoveDay { day } => {
+                let _ = fs::remove_file(p.day_file(&day_name(*day)));
+            }
+            Op::TruncateManifest { keep } => {
+                let path = p.file(INDEX).join("manifest");
+                if let Ok(data) = fs::read(&path) {
+                    fs::write(&path, &data[..(*keep).min(data.len().saturating_sub(1))]).unwrap();
+                }
+            }
+            Op::DropShard => {
+                if let Some(shard) = shard_files(p.ws.memory_dir()).first() {
+                    fs::remove_file(shard).unwrap();
+                }
+            }
+            Op::GarbleShard => {
+                if let Some(shard) = shard_files(p.ws.memory_dir()).last() {
+                    let data = fs::read(shard).unwrap();
+                    fs::write(shard, &data[..data.len() / 2]).unwrap();
+                }
+            }
+            Op::RestoreOldShards => {
+                // Shards of an earlier generation put back (a crash between
+                // a shard and the manifest, or a backup restored).
+                for (path, data) in &saved {
+                    let _ = fs::write(path, data);
+                }
+                saved = shard_files(p.ws.memory_dir())
+                    .into_iter()
+                    .map(|f| (f.clone(), fs::read(&f).unwrap()))
+                    .collect();
+            }
+            Op::DropIndex => {
+                let _ = fs::remove_dir_all(p.file(INDEX));
+            }
+        }
+        if saved.is_empty() {
+            saved = shard_files(p.ws.memory_dir())
+                .into_iter()
+                .map(|f| (f.clone(), fs::read(&f).unwrap()))
+                .collect();
+        }
+    }
+}
+
+fn day_name(n: usize) -> String {
+    day(n)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_index_answers_like_the_whole_log(ops in proptest::collection::vec(op(), 1..30)) {
+        run(&ops);
+    }
+}
+
+#[test]
+fn an_index_copied_from_another_checkout_is_not_used() {
+    let p = Project::new();
+    check_remember(&p, new_fact("a-1", 0, 0));
+    check_remember(&p, new_fact("b-1", 0, 0));
+    check_remember(&p, new_fact("c-1", 0, 0));
+    let copy = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(p.path().join(".workmem"))
+        .arg(copy.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    fs::write(
+        copy.path().join(".workmem/workspace.toml"),
+        format!("id = \"{}\"\n", p.ws.workspace_id()),
+    )
+    .unwrap();
+    let other = open(copy.path());
+    assert_eq!(other.workspace_id(), p.ws.workspace_id());
+    // A planted index that leaves an id out (its shards are consistent
+    // with its manifest): the copy must not trust it.
+    for shard in shard_files(other.memory_dir()) {
+        let text = fs::read_to_string(&shard).unwrap();
+        let kept: String = text.split_inclusive('\n').filter(|l| !l.starts_with("b-1 ")).collect();
+        fs::write(&shard, kept).unwrap();
+    }
+    match other.remember(new_fact("b-1", 1, 0)) {
+        Err(Error::InvalidInput { reason: Invalid::IdTaken { .. }, .. }) => {}
+        result => panic!("expected the id to be taken, got {result:?}"),
+    }
+}

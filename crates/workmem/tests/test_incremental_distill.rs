@@ -1,0 +1,324 @@
+//! A distill that starts from the distill cache gives exactly what a
+//! distill over the whole log gives: after random appends (through the
+//! library and by other writers), moves of `as_of` (forward, backward,
+//! standing still), policy changes, resolutions and damaged caches, every
+//! file a cold run writes is byte-identical, and so is the report.
+#![allow(clippy::disallowed_methods)]
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use proptest::prelude::*;
+use workmem::{
+    CaseStatus, DistillOptions, Distilled, FixedClock, NewFact, Policy, Resolution, SourcePolicy,
+    Stamp, Workspace,
+};
+
+use crate::common::{append_raw, stamp};
+
+const CACHES: [&str; 3] = [".distill-cache", ".distill-cache.units", ".distill-cache.ids"];
+
+fn open_at(project: &Path, memory: &Path) -> Workspace {
+    Workspace::builder(project)
+        .memory_dir(memory)
+        .clock(Arc::new(FixedClock::new(stamp("2026-06-01T00:00:00Z"))))
+        .open()
+        .expect("open")
+}
+
+/// The files of a memory directory that are not caches.
+fn state_files(memory: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    for name in ["curated.json", "conflicts.json", "MEMORY.md"] {
+        if let Ok(bytes) = fs::read(memory.join(name)) {
+            out.insert(PathBuf::from(name), bytes);
+        }
+    }
+    out
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    /// Facts through the library (explicit ids).
+    Remember(Vec<FactSpec>),
+    /// A fact appended by another writer, straight to its daily file.
+    Raw(FactSpec),
+    /// A line repeating an id the log holds (another tool's duplicate).
+    Duplicate { of: usize, day: u32 },
+    /// Distill with `as_of` moved by `step` days (mostly forward), under
+    /// another policy when `policy` is set.
+    Distill { step: i32, policy: Option<usize> },
+    /// Decide the first open case for its first challenger.
+    Resolve,
+    /// A damaged cache.
+    Damage { which: usize, keep: usize },
+}
+
+#[derive(Debug, Clone)]
+struct FactSpec {
+    key: Option<usize>,
+    value: usize,
+    kind: usize,
+    importance: i64,
+    source: usize,
+    day: u32,
+    hour: u32,
+}
+
+fn fact_spec() -> impl Strategy<Value = FactSpec> {
+    (
+        prop_oneof![Just(None), (0..3usize).prop_map(Some)],
+        0..3usize,
+        0..4usize,
+        1..=5i64,
+        0..2usize,
+        0..120u32,
+        0..24u32,
+    )
+        .prop_map(|(key, value, kind, importance, source, day, hour)| FactSpec {
+            key,
+            value,
+            kind,
+            importance,
+            source,
+            day,
+            hour,
+        })
+}
+
+fn op(duplicates: u32) -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => proptest::collection::vec(fact_spec(), 1..6).prop_map(Op::Remember),
+        2 => fact_spec().prop_map(Op::Raw),
+        duplicates => (0..50usize, 0..120u32).prop_map(|(of, day)| Op::Duplicate { of, day }),
+        8 => (prop_oneof![6 => 0..4i32, 2 => 4..20i32, 1 => -20..0i32], prop_oneof![9 => Just(None), 1 => (0..3usize).prop_map(Some)])
+            .prop_map(|(step, policy)| Op::Distill { step, policy }),
+        1 => Just(Op::Resolve),
+        1 => (0..3usize, 0..200usize).prop_map(|(which, keep)| Op::Damage { which, keep }),
+    ]
+}
+
+fn day_stamp(day: u32, hour: u32) -> String {
+    let at = jiff::Timestamp::from_second(1_767_225_600).unwrap() // 2026-01-01
+        + jiff::SignedDuration::from_hours(i64::from(day) * 24 + i64::from(hour));
+    Stamp::from_timestamp(at).as_str().to_owned()
+}
+
+fn new_fact(spec: &FactSpec, id: &str) -> NewFact {
+    let kinds = ["decision", "convention", "pitfall", "outcome"];
+    let (memory_key, content) = match spec.key {
+        Some(key) => {
+            (Some(format!("k.key-{key}")), format!("Key {key} uses value {}.", spec.value))
+        }
+        None => (
+            None,
+            ["Run the migrations first.", "RUN THE MIGRATIONS FIRST.", "Pin every action."]
+                [spec.value]
+                .to_owned(),
+        ),
+    };
+    NewFact {
+        content,
+        kind: Some(kinds[spec.kind].to_owned()),
+        importance: Some(spec.importance),
+        memory_key,
+        source: Some(["agent", "user"][spec.source].to_owned()),
+        evidence: BTreeMap::new(),
+        recorded_at: Some(day_stamp(spec.day, spec.hour)),
+        fact_id: Some(id.to_owned()),
+    }
+}
+
+fn policy(n: usize) -> Policy {
+    let mut policy = Policy::default();
+    match n {
+        1 => {
+            policy.sources.insert(
+                "user".into(),
+                SourcePolicy { minimum_age_days: Some(7), minimum_importance: Some(3) },
+            );
+        }
+        2 => policy.repeat_threshold = 3,
+        _ => {}
+    }
+    policy
+}
+
+fn distilled(ws: &Workspace, as_of: &str, policy: &Policy) -> Distilled {
+    ws.distill(&DistillOptions::new().policy(policy.clone()).as_of(stamp(as_of))).expect("distill")
+}
+
+fn run(ops: &[Op]) {
+    let project = tempfile::tempdir().unwrap();
+    let memory = project.path().join(".workmem/memory");
+    let ws = open_at(project.path(), &memory);
+    ws.init().unwrap();
+    let mut next_id = 0;
+    let mut ids: Vec<(String, FactSpec)> = Vec::new();
+    let mut event = 0;
+    let mut as_of_day: i32 = 40;
+    let mut policy_in_use = 0;
+    for op in ops {
+        match op {
+            Op::Remember(specs) => {
+                for spec in specs {
+                    let id = format!("f{next_id}");
+                    next_id += 1;
+                    ws.remember(new_fact(spec, &id)).expect("remember");
+                    ids.push((id, spec.clone()));
+                }
+            }
+            Op::Raw(spec) => {
+                let id = format!("f{next_id}");
+                next_id += 1;
+                let line = ws.prepare(new_fact(spec, &id)).unwrap().to_line();
+                let path =
+                    memory.join("daily").join(format!("{}.jsonl", &day_stamp(spec.day, 0)[..10]));
+                if path.exists() {
+                    append_raw(&path, line.as_bytes());
+                } else {
+                    fs::write(&path, line).unwrap();
+                }
+                ids.push((id, spec.clone()));
+            }
+            Op::Duplicate { of, day } => {
+                if ids.is_empty() {
+                    continue;
+                }
+                let (id, spec) = &ids[of % ids.len()];
+                let spec = FactSpec { day: *day, value: (spec.value + 1) % 3, ..spec.clone() };
+                let line = ws.prepare(new_fact(&spec, id)).unwrap().to_line();
+                let path =
+                    memory.join("daily").join(format!("{}.jsonl", &day_stamp(*day, 0)[..10]));
+                if path.exists() {
+                    append_raw(&path, line.as_bytes());
+                } else {
+                    fs::write(&path, line).unwrap();
+                }
+            }
+            Op::Distill { step, policy: n } => {
+                as_of_day = (as_of_day + step).clamp(0, 150);
+                policy_in_use = n.unwrap_or(policy_in_use);
+                let as_of = day_stamp(as_of_day as u32, 0);
+                let policy = policy(policy_in_use);
+                // The same state, without any cache: the whole log.
+                let cold_dir = tempfile::tempdir().unwrap();
+                let cold_memory = cold_dir.path().join("memory");
+                copy_dir(&memory, &cold_memory);
+                for name in CACHES {
+                    let _ = fs::remove_file(cold_memory.join(name));
+                }
+                let _ = fs::remove_dir_all(cold_memory.join(".id-index"));
+                let cold_ws = open_at(project.path(), &cold_memory);
+                let cold = distilled(&cold_ws, &as_of, &policy);
+                let warm = distilled(&ws, &as_of, &policy);
+                assert_eq!(warm, cold, "report at {as_of} after {ops:?}");
+                assert_eq!(
+                    state_files(&memory),
+                    state_files(&cold_memory),
+                    "files at {as_of} after {ops:?}"
+                );
+            }
+            Op::Resolve => {
+                let queue = ws.conflicts().unwrap();
+                let Some(case) = queue.cases.iter().find(|c| c.status == CaseStatus::Open) else {
+                    continue;
+                };
+                let candidate = case.candidates.iter().find(|c| !c.incumbent).unwrap();
+                event += 1;
+                ws.resolve(Resolution {
+                    conflict_id: case.conflict_id.clone(),
+                    candidate_id: candidate.candidate_id.clone(),
+                    expected_revision: i64::from(case.revision),
+                    actor: "reviewer".into(),
+                    rationale: "test".into(),
+                    event_id: format!("ev-{event}"),
+                    resolved_at: None,
+                })
+                .expect("resolve");
+            }
+            Op::Damage { which, keep } => {
+                let path = memory.join(CACHES[*which]);
+                if let Ok(data) = fs::read(&path) {
+                    fs::write(
+                        &path,
+                        &data[..(*keep * data.len() / 200).min(data.len().saturating_sub(1))],
+                    )
+                    .unwrap();
+                }
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn an_incremental_distill_equals_a_distill_of_the_whole_log(
+        ops in prop_oneof![
+            4 => proptest::collection::vec(op(0), 1..40),
+            1 => proptest::collection::vec(op(1), 1..40),
+        ]
+    ) {
+        run(&ops);
+    }
+}
+
+#[test]
+fn a_distill_with_nothing_new_reads_no_daily_file_and_writes_nothing() {
+    let project = tempfile::tempdir().unwrap();
+    let memory = project.path().join(".workmem/memory");
+    let ws = open_at(project.path(), &memory);
+    for n in 0..40u32 {
+        let spec = FactSpec {
+            key: Some((n % 3) as usize),
+            value: (n % 2) as usize,
+            kind: 0,
+            importance: 4,
+            source: 0,
+            day: n,
+            hour: 1,
+        };
+        ws.remember(new_fact(&spec, &format!("f{n}"))).unwrap();
+    }
+    let policy = Policy::default();
+    let first = distilled(&ws, "2026-03-15T00:00:00Z", &policy);
+    assert!(memory.join(".distill-cache").exists());
+    // Every daily file garbled in place, keeping its stamp: a run that
+    // read one would fail.
+    for entry in fs::read_dir(memory.join("daily")).unwrap() {
+        let path = entry.unwrap().path();
+        let meta = fs::metadata(&path).unwrap();
+        let mut garbage = vec![b'#'; meta.len() as usize];
+        garbage[meta.len() as usize - 1] = b'\n';
+        use std::os::unix::fs::FileExt;
+        fs::OpenOptions::new().write(true).open(&path).unwrap().write_all_at(&garbage, 0).unwrap();
+        fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(meta.modified().unwrap())
+            .unwrap();
+    }
+    let before = crate::common::snapshot_dir(&memory);
+    let again = distilled(&ws, "2026-03-15T00:00:00Z", &policy);
+    assert_eq!(again.report.scanned, first.report.scanned);
+    assert_eq!((again.report.created, again.report.skipped), (0, first.report.scanned));
+    assert_eq!(crate::common::snapshot_dir(&memory), before, "a run with nothing new wrote");
+}
