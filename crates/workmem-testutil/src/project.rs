@@ -72,7 +72,8 @@ impl Project {
 
     /// Every file of the memory directory, by path relative to it, with its
     /// bytes (the lock file included: a failed command must not even create
-    /// it).
+    /// it), but the distill cache and the id index: caches that distill and
+    /// appends with an id keep up to date as they go.
     pub fn files(&self) -> BTreeMap<PathBuf, Vec<u8>> {
         let mut out = BTreeMap::new();
         let mut stack = vec![self.memory()];
@@ -80,6 +81,10 @@ impl Project {
             let Ok(entries) = std::fs::read_dir(&dir) else { continue };
             for entry in entries {
                 let path = entry.expect("entry").path();
+                let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+                if name.starts_with(".distill-cache") || name == ".id-index" {
+                    continue;
+                }
                 if path.is_dir() {
                     stack.push(path);
                 } else {
