@@ -26,6 +26,10 @@ use crate::store::Finding;
 /// Schema version written to `curated.json`.
 pub const CURATED_SCHEMA_VERSION: u32 = 2;
 
+/// Evidence ids from which [`CuratedState::encode`] checks the invariants
+/// on a second thread while it encodes.
+const PARALLEL_CHECK_EVIDENCE: usize = 50_000;
+
 /// Lifecycle status of a curated revision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -204,15 +208,34 @@ impl CuratedState {
     ///
     /// Errors: [`Error::Corrupt`] if an invariant does not hold (a bug).
     pub fn encode(&self, path: &Path, workspace_id: &str) -> Result<Vec<u8>> {
-        self.validate().map_err(|msg| {
+        let write = || {
+            let mut entries: Vec<&Entry> = self.entries.iter().collect();
+            entries.sort_by(|a, b| entry_order(a, b));
+            let file =
+                CuratedFile { entries, schema_version: CURATED_SCHEMA_VERSION, workspace_id };
+            let mut text = canon::encode(&file, JsonStyle::Pretty);
+            text.push('\n');
+            text.into_bytes()
+        };
+        // A large state (its evidence lists grow with the log) is checked on
+        // a second core while this one encodes it; the bytes are returned
+        // only if every invariant holds.
+        let evidence: usize = self.entries.iter().map(|e| e.evidence_ids.len()).sum();
+        let (checked, bytes) = if evidence < PARALLEL_CHECK_EVIDENCE {
+            (self.validate(), None)
+        } else {
+            std::thread::scope(|scope| {
+                let checked = scope.spawn(|| self.validate());
+                let bytes = write();
+                let checked =
+                    checked.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                (checked, Some(bytes))
+            })
+        };
+        checked.map_err(|msg| {
             Error::corrupt(Location::file(path), format!("refusing to save: {msg}"))
         })?;
-        let mut entries: Vec<&Entry> = self.entries.iter().collect();
-        entries.sort_by(|a, b| entry_order(a, b));
-        let file = CuratedFile { entries, schema_version: CURATED_SCHEMA_VERSION, workspace_id };
-        let mut text = canon::encode(&file, JsonStyle::Pretty);
-        text.push('\n');
-        Ok(text.into_bytes())
+        Ok(bytes.unwrap_or_else(write))
     }
 
     /// Sorts entries into canonical order.
@@ -577,5 +600,49 @@ mod tests {
             assert_eq!(entry.first_seen.as_str(), "2026-01-01T00:00:00Z");
             assert_eq!(entry.last_seen.as_str(), "2026-01-03T00:00:00Z");
         }
+    }
+
+    #[test]
+    fn a_large_state_is_checked_while_it_is_encoded() {
+        let stamp = |text: &str| Stamp::parse(text).unwrap();
+        let ids: Vec<String> = (0..PARALLEL_CHECK_EVIDENCE).map(|n| format!("f{n:06}")).collect();
+        let entry = |content: &str, ids: &[String]| {
+            let mut entry = Entry {
+                content: content.into(),
+                evidence_ids: ids.to_vec(),
+                first_seen: stamp("2026-01-02T00:00:00Z"),
+                key: String::new(),
+                kind: Kind::Decision,
+                last_seen: stamp("2026-01-03T00:00:00Z"),
+                memory_key: None,
+                occurrences: ids.len() as u64,
+                revision: 1,
+                status: Status::Active,
+                superseded_by: None,
+                supersedes: None,
+            };
+            entry.key = entry.computed_key();
+            entry
+        };
+        let (a, b) = ids.split_at(ids.len() / 2);
+        let mut state = CuratedState::new();
+        state.entries = vec![entry("Use WAL mode.", a), entry("Use UTC.", b)];
+        state.sort();
+        let path = Path::new("curated.json");
+        // Both ways give the same bytes: the file a small state would get.
+        let parallel = state.encode(path, "ws").unwrap();
+        let decoded = CuratedState::decode(&parallel, path, "ws").unwrap();
+        assert_eq!(decoded, state);
+        let mut small = state.clone();
+        small.entries[0].evidence_ids.truncate(1);
+        small.entries[0].occurrences = 1;
+        small.entries[1].evidence_ids.truncate(1);
+        small.entries[1].occurrences = 1;
+        let sequential = small.encode(path, "ws").unwrap();
+        assert_eq!(CuratedState::decode(&sequential, path, "ws").unwrap(), small);
+        // A broken invariant is refused, and no bytes come out.
+        state.entries[1].occurrences += 1;
+        let err = state.encode(path, "ws").unwrap_err().to_string();
+        assert!(err.contains("refusing to save") && err.contains("occurrences"), "{err}");
     }
 }
