@@ -207,12 +207,12 @@ pub fn files(memory: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
                 if path.file_name().is_some_and(|n| n != ".id-index") {
                     stack.push(path);
                 }
-            } else if path.file_name().is_some_and(|n| {
+            } else if path.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
                 n != ".lock"
                     && n != ".projection.json"
                     && n != ".pending.json"
                     && n != ".domain-index"
-                    && n != ".distill-cache"
+                    && !n.starts_with(".distill-cache")
             }) {
                 // (The lock file and the caches, whose contents name inodes,
                 // are not state.)
