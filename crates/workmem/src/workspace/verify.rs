@@ -16,7 +16,8 @@
 //! one matching audit record and every audit record a resolved case; and
 //! audit records equal the adjudication of the journal's unfinished
 //! transactions, whose targets are checked as recovery would check them
-//! (a committed transaction is not read: at rest the journal is empty).
+//! (of a committed transaction only the form is checked: at rest the
+//! journal is empty).
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -414,8 +415,8 @@ impl Workspace {
             }
         }
         // Records equal the intent of the unfinished transaction that
-        // writes them (a committed transaction is not read: the audit
-        // stream is the history).
+        // writes them (a committed transaction's intent is not used: the
+        // audit stream is the history).
         let journal_path = self.file(JOURNAL_FILE);
         for transaction in transactions.unwrap_or_default() {
             let Some(intent) = &transaction.intent else { continue };
