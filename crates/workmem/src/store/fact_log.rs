@@ -57,23 +57,7 @@ impl FactLog {
     ///
     /// Errors: [`Error::Io`]; [`Error::Corrupt`] when `daily/` is a symlink.
     pub(crate) fn days(&self) -> Result<Vec<DayFile>> {
-        atomic_io::refuse_symlink(&self.dir)?;
-        let entries = match fs::read_dir(&self.dir) {
-            Ok(entries) => entries,
-            Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(err) => return Err(err).at(&self.dir),
-        };
-        let mut days = Vec::new();
-        for entry in entries {
-            let entry = entry.at(&self.dir)?;
-            let name = entry.file_name();
-            let Some(day) = name.to_str().and_then(|n| n.strip_suffix(".jsonl")) else { continue };
-            if is_day_name(day) {
-                days.push(DayFile { day: day.to_owned(), path: entry.path() });
-            }
-        }
-        days.sort_by(|a, b| a.day.cmp(&b.day));
-        Ok(days)
+        self.list(|_| Ok(())).map(|days| days.into_iter().map(|(day, ())| day).collect())
     }
 
     /// Returns the daily files, oldest first, each with its stamp (`None`
@@ -81,6 +65,18 @@ impl FactLog {
     ///
     /// Errors: as [`FactLog::days`].
     pub(crate) fn days_with_stamps(&self) -> Result<Vec<(DayFile, Option<FileStamp>)>> {
+        // `DirEntry::metadata` does not follow a symlink.
+        self.list(|entry| match entry.metadata() {
+            Ok(meta) => Ok(Some(atomic_io::stamp_of(&meta))),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(err) => Err(err).at(&entry.path()),
+        })
+    }
+
+    /// Lists the daily files, oldest first, each with what `with` reads of
+    /// its directory entry: the one listing `days` and `days_with_stamps`
+    /// share.
+    fn list<T>(&self, with: impl Fn(&fs::DirEntry) -> Result<T>) -> Result<Vec<(DayFile, T)>> {
         atomic_io::refuse_symlink(&self.dir)?;
         let entries = match fs::read_dir(&self.dir) {
             Ok(entries) => entries,
@@ -93,13 +89,8 @@ impl FactLog {
             let name = entry.file_name();
             let Some(day) = name.to_str().and_then(|n| n.strip_suffix(".jsonl")) else { continue };
             if is_day_name(day) {
-                // `DirEntry::metadata` does not follow a symlink.
-                let stamp = match entry.metadata() {
-                    Ok(meta) => Some(atomic_io::stamp_of(&meta)),
-                    Err(err) if err.kind() == io::ErrorKind::NotFound => None,
-                    Err(err) => return Err(err).at(&entry.path()),
-                };
-                days.push((DayFile { day: day.to_owned(), path: entry.path() }, stamp));
+                let extra = with(&entry)?;
+                days.push((DayFile { day: day.to_owned(), path: entry.path() }, extra));
             }
         }
         days.sort_by(|a, b| a.0.day.cmp(&b.0.day));
