@@ -269,14 +269,9 @@ fn union_records(
                 // crashed append leaves: readers ignore it, so does a merge.
                 Err(_) if !terminated => {}
                 Err(message) => {
-                    let hint = if has_conflict_markers(data) {
-                        " (git conflict markers: finish the merge with `workmem merge --continue`)"
-                    } else {
-                        ""
-                    };
                     return Err(Error::corrupt(
                         Location::line(&side_path(path, side), number),
-                        format!("{message}{hint}"),
+                        format!("{message}{}", markers_hint(data)),
                     ));
                 }
             }
@@ -346,14 +341,9 @@ fn state_workspace(path: &Path, versions: &[(&str, &[u8]); 3]) -> Result<String>
     let mut found: Option<String> = None;
     for (side, data) in versions.iter().filter(|(_, data)| !data.is_empty()) {
         let id = first_workspace(data).ok_or_else(|| {
-            let hint = if has_conflict_markers(data) {
-                " (git conflict markers: finish the merge with `workmem merge --continue`)"
-            } else {
-                ""
-            };
             Error::corrupt(
                 Location::file(&side_path(path, side)),
-                format!("is not a JSON state file with a workspace_id{hint}"),
+                format!("is not a JSON state file with a workspace_id{}", markers_hint(data)),
             )
         })?;
         match &found {
@@ -379,6 +369,16 @@ fn first_workspace(data: &[u8]) -> Option<String> {
     let value: Value =
         serde_json::from_slice(first).or_else(|_| serde_json::from_slice(data)).ok()?;
     value.get("workspace_id")?.as_str().map(str::to_owned)
+}
+
+/// Returns the hint a merge error adds when the version it could not read
+/// holds git's conflict markers, else nothing.
+fn markers_hint(data: &[u8]) -> &'static str {
+    if has_conflict_markers(data) {
+        " (git conflict markers: finish the merge with `workmem merge --continue`)"
+    } else {
+        ""
+    }
 }
 
 /// Returns `path` labelled with the side it was read from, for messages.
