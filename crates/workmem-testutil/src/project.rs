@@ -72,8 +72,9 @@ impl Project {
 
     /// Every file of the memory directory, by path relative to it, with its
     /// bytes (the lock file included: a failed command must not even create
-    /// it), but the distill cache and the id index: caches that distill and
-    /// appends with an id keep up to date as they go.
+    /// it), but the distill cache, the id index and the known-valid hashes:
+    /// caches that distill, resolve and appends with an id keep up to date
+    /// as they go.
     pub fn files(&self) -> BTreeMap<PathBuf, Vec<u8>> {
         let mut out = BTreeMap::new();
         let mut stack = vec![self.memory()];
@@ -82,7 +83,10 @@ impl Project {
             for entry in entries {
                 let path = entry.expect("entry").path();
                 let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-                if name.starts_with(".distill-cache") || name == ".id-index" {
+                if name.starts_with(".distill-cache")
+                    || name == ".id-index"
+                    || name == ".valid-hashes"
+                {
                     continue;
                 }
                 if path.is_dir() {

@@ -212,6 +212,7 @@ pub fn files(memory: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
                     && n != ".projection.json"
                     && n != ".pending.json"
                     && n != ".domain-index"
+                    && n != ".valid-hashes"
                     && !n.starts_with(".distill-cache")
             }) {
                 // (The lock file and the caches, whose contents name inodes,

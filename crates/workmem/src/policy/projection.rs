@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::fact::{Fact, Kind};
 use crate::model::stamp::Stamp;
+use crate::store::curated_file::EntryHead;
 use crate::store::curated_state::Entry;
 
 /// What the projection needs of an active curated entry: its line in
@@ -54,6 +55,20 @@ impl From<&Entry> for Projected {
     }
 }
 
+impl From<&EntryHead> for Projected {
+    fn from(head: &EntryHead) -> Projected {
+        Projected {
+            key: head.key.clone(),
+            kind: head.kind,
+            content: head.content.clone(),
+            occurrences: head.occurrences,
+            // A valid state has as many evidence ids as occurrences.
+            evidence: usize::try_from(head.occurrences).unwrap_or(usize::MAX),
+            last_seen: head.last_seen.clone(),
+        }
+    }
+}
+
 /// Returns the projections of the active entries among `entries`.
 pub fn project<'a>(entries: impl IntoIterator<Item = &'a Entry>) -> Vec<Projected> {
     entries
@@ -69,18 +84,63 @@ pub fn project<'a>(entries: impl IntoIterator<Item = &'a Entry>) -> Vec<Projecte
 pub fn latest_evidence_by_domain<'a>(
     entries: impl IntoIterator<Item = &'a Entry>,
 ) -> BTreeMap<String, Stamp> {
+    latest_by_domain(entries.into_iter().map(|e| (e.memory_key.as_ref(), &e.last_seen)))
+}
+
+fn latest_by_domain<'a>(
+    seen: impl IntoIterator<Item = (Option<&'a String>, &'a Stamp)>,
+) -> BTreeMap<String, Stamp> {
     let mut latest: BTreeMap<String, Stamp> = BTreeMap::new();
-    for entry in entries {
-        let Some(key) = &entry.memory_key else { continue };
+    for (key, last_seen) in seen {
+        let Some(key) = key else { continue };
         match latest.get_mut(key) {
-            Some(seen) if seen.instant() >= entry.last_seen.instant() => {}
-            Some(seen) => *seen = entry.last_seen.clone(),
+            Some(seen) if seen.instant() >= last_seen.instant() => {}
+            Some(seen) => *seen = last_seen.clone(),
             None => {
-                latest.insert(key.clone(), entry.last_seen.clone());
+                latest.insert(key.clone(), last_seen.clone());
             }
         }
     }
     latest
+}
+
+/// What MEMORY.md and the context need of a curated state: its active
+/// entries, projected, and the latest evidence of each keyed domain.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Projection {
+    /// The active entries, projected.
+    pub entries: Vec<Projected>,
+    /// The latest evidence of each keyed domain, over every revision.
+    pub domains: BTreeMap<String, Stamp>,
+}
+
+impl Projection {
+    /// Returns the projection of a whole state's entries.
+    pub fn of_entries(entries: &[Entry]) -> Projection {
+        Projection { entries: project(entries), domains: latest_evidence_by_domain(entries) }
+    }
+
+    /// Returns the projection of a valid curated.json's entry heads.
+    pub(crate) fn of_heads<'a>(
+        heads: impl IntoIterator<Item = &'a EntryHead> + Clone,
+    ) -> Projection {
+        Projection {
+            entries: heads
+                .clone()
+                .into_iter()
+                .filter(|h| h.is_active() && h.kind != Kind::Outcome)
+                .map(Projected::from)
+                .collect(),
+            domains: latest_by_domain(
+                heads.into_iter().map(|h| (h.memory_key.as_ref(), &h.last_seen)),
+            ),
+        }
+    }
+
+    /// Returns the MEMORY.md text.
+    pub fn render_memory(&self) -> String {
+        render_sections(&self.entries.iter().collect::<Vec<_>>(), None)
+    }
 }
 
 const TITLE: &str = "# Workspace Memory\n\nDerived from append-only project facts. Edit the source log or policy, not this view.";

@@ -18,10 +18,11 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Location, Result};
-use crate::model::canon::{self, JsonStyle};
+use crate::model::canon;
 use crate::model::fact::Kind;
 use crate::model::stamp::Stamp;
 use crate::store::Finding;
+use crate::store::curated_file::{Encoded, Encoder, order};
 
 /// Schema version written to `curated.json`.
 pub const CURATED_SCHEMA_VERSION: u32 = 2;
@@ -147,14 +148,6 @@ pub struct CuratedState {
     pub entries: Vec<Entry>,
 }
 
-/// What `curated.json` holds, as written (fields in sorted order).
-#[derive(Serialize)]
-struct CuratedFile<'a> {
-    entries: Vec<&'a Entry>,
-    schema_version: u32,
-    workspace_id: &'a str,
-}
-
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawCurated {
@@ -208,14 +201,22 @@ impl CuratedState {
     ///
     /// Errors: [`Error::Corrupt`] if an invariant does not hold (a bug).
     pub fn encode(&self, path: &Path, workspace_id: &str) -> Result<Vec<u8>> {
+        Ok(self.encoded(path, workspace_id)?.bytes)
+    }
+
+    /// Returns the canonical encoding with the byte range of each entry
+    /// (in canonical order), after checking every invariant.
+    ///
+    /// Errors: as [`CuratedState::encode`].
+    pub(crate) fn encoded(&self, path: &Path, workspace_id: &str) -> Result<Encoded> {
         let write = || {
             let mut entries: Vec<&Entry> = self.entries.iter().collect();
             entries.sort_by(|a, b| entry_order(a, b));
-            let file =
-                CuratedFile { entries, schema_version: CURATED_SCHEMA_VERSION, workspace_id };
-            let mut text = canon::encode(&file, JsonStyle::Pretty);
-            text.push('\n');
-            text.into_bytes()
+            let mut out = Encoder::new(workspace_id, entries.len());
+            for entry in entries {
+                out.entry(entry);
+            }
+            out.finish()
         };
         // A large state (its evidence lists grow with the log) is checked on
         // a second core while this one encodes it; the bytes are returned
@@ -283,171 +284,169 @@ impl CuratedState {
     /// Returns every violated invariant of docs/format.md, each message
     /// naming the entry.
     pub(crate) fn problems(&self) -> Vec<Finding> {
-        let mut problems = Vec::new();
-        let mut by_key: HashMap<&str, &Entry> = HashMap::with_capacity(self.entries.len());
-        for entry in &self.entries {
-            if let Err(msg) = check_entry_fields(entry) {
-                problems.push(Finding {
-                    subject: Some(entry.key.clone()),
-                    message: format!("entry {}: {msg}", entry.key),
-                });
-            }
-            if by_key.insert(entry.key.as_str(), entry).is_some() {
-                problems.push(Finding {
-                    subject: Some(entry.key.clone()),
-                    message: format!("entry key {} appears twice", entry.key),
-                });
-            }
-        }
-        let mut active_by_domain: BTreeMap<&str, &Entry> = BTreeMap::new();
-        let mut domains: BTreeSet<&str> = BTreeSet::new();
-        for entry in &self.entries {
-            let ids = &entry.evidence_ids;
-            let unique = if ids.windows(2).all(|w| w[0] < w[1]) {
-                ids.len()
-            } else {
-                ids.iter().collect::<BTreeSet<_>>().len()
-            };
-            if entry.occurrences != unique as u64 {
-                problems.push(Finding {
-                    subject: Some(entry.key.clone()),
-                    message: format!(
-                        "entry {} has occurrences {} but {unique} unique evidence ids",
-                        entry.key, entry.occurrences
-                    ),
-                });
-            }
-            let Some(domain) = entry.memory_key.as_deref() else {
-                if entry.revision != 1
-                    || !entry.is_active()
-                    || entry.supersedes.is_some()
-                    || entry.superseded_by.is_some()
-                {
-                    problems.push(Finding {
-                        subject: Some(entry.key.clone()),
-                        message: format!(
-                            "unkeyed entry {} must be revision 1, active and unlinked",
-                            entry.key
-                        ),
-                    });
-                }
-                continue;
-            };
-            domains.insert(domain);
-            if entry.is_active() {
-                if let Some(other) = active_by_domain.insert(domain, entry) {
-                    problems.push(Finding {
-                        subject: Some(entry.key.clone()),
-                        message: format!(
-                            "memory_key {domain} has two active revisions: {} and {}",
-                            other.key, entry.key
-                        ),
-                    });
-                }
-                if entry.superseded_by.is_some() {
-                    problems.push(Finding {
-                        subject: Some(entry.key.clone()),
-                        message: format!("active entry {} must not have superseded_by", entry.key),
-                    });
-                }
-            } else if entry.superseded_by.is_none() {
-                problems.push(Finding {
-                    subject: Some(entry.key.clone()),
-                    message: format!("superseded entry {} has no superseded_by", entry.key),
-                });
-            }
-            if entry.revision == 1 && entry.supersedes.is_some() {
-                problems.push(Finding {
-                    subject: Some(entry.key.clone()),
-                    message: format!("entry {} is revision 1 but has supersedes", entry.key),
-                });
-            }
-            if entry.revision > 1 && entry.supersedes.is_none() {
-                problems.push(Finding {
-                    subject: Some(entry.key.clone()),
-                    message: format!(
-                        "entry {} is revision {} but has no supersedes",
-                        entry.key, entry.revision
-                    ),
-                });
-            }
-        }
-        for domain in domains.iter().filter(|d| !active_by_domain.contains_key(*d)) {
+        problems_of(&self.entries)
+    }
+}
+
+/// Returns every violated invariant of docs/format.md among `entries`, each
+/// message naming the entry. Every check but the uniqueness of keys stays
+/// inside one memory key (or one unkeyed entry), so the entries of whole
+/// domains can be checked apart from the rest of the state.
+pub(crate) fn problems_of(entries: &[Entry]) -> Vec<Finding> {
+    let mut problems = Vec::new();
+    let mut by_key: HashMap<&str, &Entry> = HashMap::with_capacity(entries.len());
+    for entry in entries {
+        if let Err(msg) = check_entry_fields(entry) {
             problems.push(Finding {
-                subject: None,
-                message: format!("memory_key {domain} has no active revision"),
+                subject: Some(entry.key.clone()),
+                message: format!("entry {}: {msg}", entry.key),
             });
         }
-        for entry in &self.entries {
-            if let Some(next) = entry.superseded_by.as_deref() {
-                match by_key.get(next) {
-                    Some(successor)
-                        if successor.supersedes.as_deref() == Some(entry.key.as_str()) => {}
-                    _ => problems.push(Finding {
-                        subject: Some(entry.key.clone()),
-                        message: format!(
-                            "entry {} has a broken superseded_by link to {next}",
-                            entry.key
-                        ),
-                    }),
-                }
-            }
-            if let Some(prev) = entry.supersedes.as_deref() {
-                let Some(previous) = by_key.get(prev) else {
-                    problems.push(Finding {
-                        subject: Some(entry.key.clone()),
-                        message: format!(
-                            "entry {} has a broken supersedes link to {prev}",
-                            entry.key
-                        ),
-                    });
-                    continue;
-                };
-                if previous.superseded_by.as_deref() != Some(entry.key.as_str()) {
-                    problems.push(Finding {
-                        subject: Some(entry.key.clone()),
-                        message: format!(
-                            "entry {} has a broken supersedes link to {prev}",
-                            entry.key
-                        ),
-                    });
-                }
-                if previous.memory_key != entry.memory_key {
-                    problems.push(Finding {
-                        subject: Some(entry.key.clone()),
-                        message: format!(
-                            "entry {} supersedes {prev} of another memory_key",
-                            entry.key
-                        ),
-                    });
-                }
-                if entry.revision != previous.revision + 1 {
-                    problems.push(Finding {
-                        subject: Some(entry.key.clone()),
-                        message: format!(
-                            "entry {} is revision {} but supersedes revision {}",
-                            entry.key, entry.revision, previous.revision
-                        ),
-                    });
-                }
-            }
+        if by_key.insert(entry.key.as_str(), entry).is_some() {
+            problems.push(Finding {
+                subject: Some(entry.key.clone()),
+                message: format!("entry key {} appears twice", entry.key),
+            });
         }
-        // Last: a key that does not recompute is often the consequence of
-        // an edit the structural checks above explain better.
-        for entry in &self.entries {
-            let expected = entry.computed_key();
-            if entry.key != expected {
+    }
+    let mut active_by_domain: BTreeMap<&str, &Entry> = BTreeMap::new();
+    let mut domains: BTreeSet<&str> = BTreeSet::new();
+    for entry in entries {
+        let ids = &entry.evidence_ids;
+        let unique = if ids.windows(2).all(|w| w[0] < w[1]) {
+            ids.len()
+        } else {
+            ids.iter().collect::<BTreeSet<_>>().len()
+        };
+        if entry.occurrences != unique as u64 {
+            problems.push(Finding {
+                subject: Some(entry.key.clone()),
+                message: format!(
+                    "entry {} has occurrences {} but {unique} unique evidence ids",
+                    entry.key, entry.occurrences
+                ),
+            });
+        }
+        let Some(domain) = entry.memory_key.as_deref() else {
+            if entry.revision != 1
+                || !entry.is_active()
+                || entry.supersedes.is_some()
+                || entry.superseded_by.is_some()
+            {
                 problems.push(Finding {
                     subject: Some(entry.key.clone()),
                     message: format!(
-                        "entry {} has a key that does not match its content (expected {expected})",
+                        "unkeyed entry {} must be revision 1, active and unlinked",
                         entry.key
                     ),
                 });
             }
+            continue;
+        };
+        domains.insert(domain);
+        if entry.is_active() {
+            if let Some(other) = active_by_domain.insert(domain, entry) {
+                problems.push(Finding {
+                    subject: Some(entry.key.clone()),
+                    message: format!(
+                        "memory_key {domain} has two active revisions: {} and {}",
+                        other.key, entry.key
+                    ),
+                });
+            }
+            if entry.superseded_by.is_some() {
+                problems.push(Finding {
+                    subject: Some(entry.key.clone()),
+                    message: format!("active entry {} must not have superseded_by", entry.key),
+                });
+            }
+        } else if entry.superseded_by.is_none() {
+            problems.push(Finding {
+                subject: Some(entry.key.clone()),
+                message: format!("superseded entry {} has no superseded_by", entry.key),
+            });
         }
-        problems
+        if entry.revision == 1 && entry.supersedes.is_some() {
+            problems.push(Finding {
+                subject: Some(entry.key.clone()),
+                message: format!("entry {} is revision 1 but has supersedes", entry.key),
+            });
+        }
+        if entry.revision > 1 && entry.supersedes.is_none() {
+            problems.push(Finding {
+                subject: Some(entry.key.clone()),
+                message: format!(
+                    "entry {} is revision {} but has no supersedes",
+                    entry.key, entry.revision
+                ),
+            });
+        }
     }
+    for domain in domains.iter().filter(|d| !active_by_domain.contains_key(*d)) {
+        problems.push(Finding {
+            subject: None,
+            message: format!("memory_key {domain} has no active revision"),
+        });
+    }
+    for entry in entries {
+        if let Some(next) = entry.superseded_by.as_deref() {
+            match by_key.get(next) {
+                Some(successor) if successor.supersedes.as_deref() == Some(entry.key.as_str()) => {}
+                _ => problems.push(Finding {
+                    subject: Some(entry.key.clone()),
+                    message: format!(
+                        "entry {} has a broken superseded_by link to {next}",
+                        entry.key
+                    ),
+                }),
+            }
+        }
+        if let Some(prev) = entry.supersedes.as_deref() {
+            let Some(previous) = by_key.get(prev) else {
+                problems.push(Finding {
+                    subject: Some(entry.key.clone()),
+                    message: format!("entry {} has a broken supersedes link to {prev}", entry.key),
+                });
+                continue;
+            };
+            if previous.superseded_by.as_deref() != Some(entry.key.as_str()) {
+                problems.push(Finding {
+                    subject: Some(entry.key.clone()),
+                    message: format!("entry {} has a broken supersedes link to {prev}", entry.key),
+                });
+            }
+            if previous.memory_key != entry.memory_key {
+                problems.push(Finding {
+                    subject: Some(entry.key.clone()),
+                    message: format!("entry {} supersedes {prev} of another memory_key", entry.key),
+                });
+            }
+            if entry.revision != previous.revision + 1 {
+                problems.push(Finding {
+                    subject: Some(entry.key.clone()),
+                    message: format!(
+                        "entry {} is revision {} but supersedes revision {}",
+                        entry.key, entry.revision, previous.revision
+                    ),
+                });
+            }
+        }
+    }
+    // Last: a key that does not recompute is often the consequence of
+    // an edit the structural checks above explain better.
+    for entry in entries {
+        let expected = entry.computed_key();
+        if entry.key != expected {
+            problems.push(Finding {
+                subject: Some(entry.key.clone()),
+                message: format!(
+                    "entry {} has a key that does not match its content (expected {expected})",
+                    entry.key
+                ),
+            });
+        }
+    }
+    problems
 }
 
 /// The content of a new keyed revision.
@@ -548,12 +547,7 @@ pub fn sort_entries(entries: &mut [Entry]) {
 }
 
 fn entry_order(a: &Entry, b: &Entry) -> std::cmp::Ordering {
-    (a.kind.as_str(), a.memory_key.as_deref().unwrap_or(""), a.revision, &a.key).cmp(&(
-        b.kind.as_str(),
-        b.memory_key.as_deref().unwrap_or(""),
-        b.revision,
-        &b.key,
-    ))
+    order(a).cmp(&order(b))
 }
 
 #[cfg(test)]

@@ -742,15 +742,16 @@ pub(crate) struct DistillIntent {
 }
 
 impl DistillIntent {
-    /// Returns the intent of writing `curated`, then `conflicts`.
+    /// Returns the intent of writing the curated.json whose SHA-256 is
+    /// `curated_sha256`, then `conflicts`.
     pub(crate) fn new(
         workspace_id: &str,
-        curated: &[u8],
+        curated_sha256: &str,
         conflicts: Option<&[u8]>,
     ) -> DistillIntent {
         DistillIntent {
             conflicts: conflicts.map(|bytes| String::from_utf8_lossy(bytes).into_owned()),
-            curated_sha256: canon::sha256_hex(curated),
+            curated_sha256: curated_sha256.to_owned(),
             schema_version: DISTILL_INTENT_SCHEMA_VERSION,
             workspace_id: workspace_id.to_owned(),
         }

@@ -6,6 +6,7 @@
 pub mod atomic_io;
 pub mod conflict_queue;
 pub(crate) mod coverage;
+pub(crate) mod curated_file;
 pub mod curated_state;
 pub(crate) mod distill_cache;
 pub(crate) mod domain_index;
@@ -15,6 +16,7 @@ pub(crate) mod id_index;
 pub(crate) mod identity;
 pub mod journal;
 pub(crate) mod lock;
+pub(crate) mod valid_hashes;
 
 /// One violated invariant of a state file, and the record it is about (an
 /// entry key or a conflict id), so that `verify` can name its line.

@@ -4,12 +4,13 @@
 //! by the next writer.
 
 use crate::error::{IoContext, Result};
-use crate::model::canon;
 use crate::model::fact_line::FactSummary;
 use crate::model::stamp::Stamp;
 use crate::policy::distill::{self, Decision, Policy, Report};
-use crate::store::atomic_io::{self, file_stamp};
+use crate::policy::projection::Projection;
+use crate::store::atomic_io;
 use crate::store::conflict_queue::ConflictQueue;
+use crate::store::curated_file::CuratedFile;
 use crate::store::domain_index::{self, DomainIndex};
 use crate::store::fact_log;
 use crate::store::failpoint;
@@ -92,7 +93,18 @@ impl Workspace {
         if let Some(index) = index {
             self.save_domain_index(&index);
         }
-        self.save_outcome(&outcome, curated_exists)?;
+        let curated = if outcome.curated_changed {
+            CuratedOutcome::Changed(CuratedFile::encode(
+                &outcome.curated,
+                &self.file(CURATED_FILE),
+                &self.workspace_id,
+            )?)
+        } else if curated_exists {
+            CuratedOutcome::Unchanged(Projection::of_entries(&outcome.curated.entries))
+        } else {
+            CuratedOutcome::Missing
+        };
+        self.save_outcome(&curated, &outcome)?;
         if let Some(read) = read {
             // Only a cache: failing to write it costs the next distill a
             // whole read.
@@ -110,24 +122,23 @@ impl Workspace {
     /// repaired.
     pub(super) fn save_outcome(
         &self,
+        curated: &CuratedOutcome,
         outcome: &distill::Outcome,
-        curated_exists: bool,
     ) -> Result<()> {
         let conflicts_bytes = if outcome.queue_changed {
             Some(outcome.queue.encode(&self.file(CONFLICTS_FILE), &self.workspace_id)?)
         } else {
             None
         };
-        if outcome.curated_changed {
-            let curated_bytes =
-                outcome.curated.encode(&self.file(CURATED_FILE), &self.workspace_id)?;
-            self.write_distill_intent(&curated_bytes, conflicts_bytes.as_deref())?;
-            atomic_io::replace(&self.file(CURATED_FILE), &curated_bytes)?;
-            failpoint::hit("between_curated_and_projection");
-            self.write_memory_md(&outcome.curated, file_stamp(&self.file(CURATED_FILE))?)?;
-        } else if curated_exists {
-            // Unchanged: the outcome's state is the one read.
-            self.repair_projection(&outcome.curated)?;
+        match curated {
+            CuratedOutcome::Changed(file) => {
+                self.write_distill_intent(file.sha256(), conflicts_bytes.as_deref())?;
+                self.write_curated(file)?;
+            }
+            CuratedOutcome::Unchanged(projection) => {
+                self.repair_projection(projection)?;
+            }
+            CuratedOutcome::Missing => {}
         }
         failpoint::hit("distill_after_curated");
         if let Some(conflicts) = conflicts_bytes {
@@ -166,8 +177,8 @@ impl Workspace {
         )
     }
 
-    fn write_distill_intent(&self, curated: &[u8], conflicts: Option<&[u8]>) -> Result<()> {
-        let intent = DistillIntent::new(&self.workspace_id, curated, conflicts);
+    fn write_distill_intent(&self, curated_sha256: &str, conflicts: Option<&[u8]>) -> Result<()> {
+        let intent = DistillIntent::new(&self.workspace_id, curated_sha256, conflicts);
         atomic_io::replace(&self.file(DISTILL_INTENT_FILE), &intent.encode())
     }
 
@@ -195,11 +206,9 @@ impl Workspace {
         let Some(data) = atomic_io::read_optional(&path)? else { return Ok(()) };
         let intent = DistillIntent::decode(&data, &path, &self.workspace_id)?;
         let conflicts = intent.conflicts.as_deref();
-        let (state, bytes) = self.curated_with_bytes()?;
-        if bytes.as_deref().map(canon::sha256_hex).as_deref()
-            == Some(intent.curated_sha256.as_str())
-        {
-            self.repair_projection(&state)?;
+        let stored = self.stored_curated()?;
+        if stored.exists && stored.sha256 == intent.curated_sha256 {
+            self.repair_projection(&Projection::of_heads(stored.file.heads()))?;
             if let Some(conflicts) = conflicts {
                 // Validate before writing: the intent is untrusted input too.
                 ConflictQueue::decode(conflicts.as_bytes(), &path, &self.workspace_id)?;
@@ -212,6 +221,16 @@ impl Workspace {
         }
         self.clear_distill_intent()
     }
+}
+
+/// What a run leaves of curated.json.
+pub(super) enum CuratedOutcome {
+    /// A new file, to write.
+    Changed(CuratedFile),
+    /// The file as it was: its projection, to repair the derived files.
+    Unchanged(Projection),
+    /// No curated.json, and the run made none.
+    Missing,
 }
 
 /// How to run [`Workspace::distill`]: which policy, at which instant,

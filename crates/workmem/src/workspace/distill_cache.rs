@@ -30,13 +30,16 @@ use crate::model::canon;
 use crate::model::fact_line::{FactRecord, FactSummary};
 use crate::model::stamp::Stamp;
 use crate::policy::distill::{self, Known, Policy, Report};
+use crate::policy::projection::Projection;
 use crate::store::atomic_io::{self, file_stamp};
 use crate::store::coverage::{self, Covered, Scan};
+use crate::store::curated_file::EntryHead;
+use crate::store::curated_state::{CURATED_SCHEMA_VERSION, CuratedState};
 use crate::store::distill_cache::{
     self, CACHE_FILE, DayFacts, Header, IDS_FILE, IdFilter, UNITS_FILE, UnitKey, Units,
 };
 use crate::store::fact_log::FileRecords;
-use crate::workspace::distill::Distilled;
+use crate::workspace::distill::{CuratedOutcome, Distilled};
 use crate::workspace::{
     CONFLICTS_FILE, CURATED_FILE, MEMORY_FILE, PROJECTION_INDEX_FILE, Workspace,
 };
@@ -382,11 +385,24 @@ impl Workspace {
         candidates
             .sort_unstable_by(|a, b| (a.instant(), a.fact_id()).cmp(&(b.instant(), b.fact_id())));
 
-        let (curated, _) = self.curated_with_bytes()?;
+        // Only the entries of the units judged are decoded; the others'
+        // bytes are copied as they are.
+        let on_disk = self.stored_curated()?;
+        let curated_path = self.file(CURATED_FILE);
+        let judged_here = |head: &EntryHead| {
+            touched.contains(&match &head.memory_key {
+                Some(key) => UnitKey::Domain(key.clone()),
+                None => UnitKey::Group(head.key.clone()),
+            })
+        };
+        let partial = CuratedState {
+            schema_version: CURATED_SCHEMA_VERSION,
+            entries: on_disk.file.entries(&curated_path, judged_here)?,
+        };
         let queue = self.conflicts()?;
         let outcome = distill::distill_partial(
             &candidates,
-            curated,
+            partial,
             &queue,
             policy,
             as_of,
@@ -436,12 +452,30 @@ impl Workspace {
             queued_conflicts: outcome.report.queued_conflicts,
             conflict_case_ids: conflicts.clone(),
         };
-        self.save_outcome(&outcome, header.state[0].is_some())?;
+        let file = if outcome.curated_changed {
+            on_disk.file.splice(
+                &curated_path,
+                &self.workspace_id,
+                judged_here,
+                &outcome.curated.entries,
+            )?
+        } else {
+            on_disk.file
+        };
+        let active_entries = file.heads().filter(|head| head.is_active()).count();
+        let curated = if outcome.curated_changed {
+            CuratedOutcome::Changed(file)
+        } else if on_disk.exists {
+            CuratedOutcome::Unchanged(Projection::of_heads(file.heads()))
+        } else {
+            CuratedOutcome::Missing
+        };
+        self.save_outcome(&curated, &outcome)?;
         let done = Distilled {
             report,
             decisions: Vec::new(),
             already_evidence: header.already_evidence,
-            active_entries: outcome.curated.active_entries().count(),
+            active_entries,
         };
 
         // The cache of this run: the units judged are rewritten, the others
@@ -524,8 +558,8 @@ impl Workspace {
         state: [Option<atomic_io::FileStamp>; 4],
     ) -> Result<Distilled> {
         if state[2..] != header.state[2..] && state[0].is_some() {
-            let curated = self.curated()?;
-            self.repair_projection(&curated)?;
+            let stored = self.stored_curated()?;
+            self.repair_projection(&Projection::of_heads(stored.file.heads()))?;
             let mut next = header.clone();
             next.state = self.state_stamps()?;
             // Only the small file changes; the token stays.

@@ -6,34 +6,40 @@ use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
 use crate::model::stamp::Stamp;
-use crate::policy::projection;
+use crate::policy::projection::{self, Projection};
 use crate::store::atomic_io::{self, FileStamp, file_stamp};
 use crate::store::conflict_queue::ConflictQueue;
+use crate::store::curated_file::CuratedFile;
 use crate::store::curated_state::CuratedState;
 use crate::store::failpoint;
+use crate::store::valid_hashes;
 use crate::workspace::{
     CONFLICTS_FILE, CURATED_FILE, MEMORY_FILE, PROJECTION_INDEX_FILE, Workspace,
 };
 
 impl Workspace {
-    /// Replaces curated.json, then MEMORY.md.
+    /// Replaces curated.json with the encoding of `state`, then MEMORY.md.
     ///
     /// Errors: [`Error::Io`]; [`Error::Corrupt`] if `state` breaks an
     /// invariant.
     pub(crate) fn save_curated(&self, state: &CuratedState) -> Result<()> {
-        let bytes = state.encode(&self.file(CURATED_FILE), &self.workspace_id)?;
-        self.save_curated_bytes(state, &bytes)
+        self.write_curated(&CuratedFile::encode(
+            state,
+            &self.file(CURATED_FILE),
+            &self.workspace_id,
+        )?)
     }
 
-    /// Replaces curated.json with `bytes`, the canonical encoding of
-    /// `state`, then MEMORY.md.
+    /// Replaces curated.json with `file`, records its hash as known valid,
+    /// then rewrites MEMORY.md and the projection index.
     ///
     /// Errors: [`Error::Io`].
-    pub(crate) fn save_curated_bytes(&self, state: &CuratedState, bytes: &[u8]) -> Result<()> {
+    pub(crate) fn write_curated(&self, file: &CuratedFile) -> Result<()> {
         let path = self.file(CURATED_FILE);
-        atomic_io::replace(&path, bytes)?;
+        atomic_io::replace(&path, file.bytes())?;
+        valid_hashes::record(&self.memory_dir, CURATED_FILE, file.sha256());
         failpoint::hit("between_curated_and_projection");
-        self.write_memory_md(state, file_stamp(&path)?).map(drop)
+        self.write_memory_md(&Projection::of_heads(file.heads()), file_stamp(&path)?).map(drop)
     }
 
     /// Replaces conflicts.json.
@@ -46,30 +52,34 @@ impl Workspace {
         atomic_io::replace(&path, &bytes)
     }
 
-    /// Rewrites MEMORY.md when it differs from the rendering of `state`,
-    /// and the projection index when it is stale; returns the rendering.
-    /// `curated_stamp` identifies the curated.json `state` was read from.
-    pub(crate) fn repair_projection(&self, state: &CuratedState) -> Result<String> {
-        self.repair_projection_from(state, file_stamp(&self.file(CURATED_FILE))?, Repair::Required)
+    /// Rewrites MEMORY.md when it differs from the rendering of
+    /// `projection`, that of the current curated.json, and the projection
+    /// index when it is stale; returns the rendering.
+    pub(crate) fn repair_projection(&self, projection: &Projection) -> Result<String> {
+        self.repair_projection_from(
+            projection,
+            file_stamp(&self.file(CURATED_FILE))?,
+            Repair::Required,
+        )
     }
 
     fn repair_projection_from(
         &self,
-        state: &CuratedState,
+        projection: &Projection,
         curated_stamp: Option<FileStamp>,
         repair: Repair,
     ) -> Result<String> {
-        let rendered = projection::render_memory(&state.entries);
+        let rendered = projection.render_memory();
         let path = self.file(MEMORY_FILE);
         if atomic_io::read_optional(&path)?.as_deref() != Some(rendered.as_bytes()) {
             return match repair {
-                Repair::Required => self.write_memory_md(state, curated_stamp),
+                Repair::Required => self.write_memory_md(projection, curated_stamp),
                 // MEMORY.md is derived: a reader that cannot rewrite it (a
                 // read-only mount, a full disk) still answers from
                 // curated.json, and the next writer repairs it.
                 Repair::BestEffort => {
                     if !self.read_only {
-                        let _ = self.write_memory_md(state, curated_stamp);
+                        let _ = self.write_memory_md(projection, curated_stamp);
                     }
                     Ok(rendered)
                 }
@@ -78,33 +88,34 @@ impl Workspace {
         if !self.read_only && self.fresh_projection()?.is_none() {
             // Only a cache: a reader that cannot write it (a read-only
             // checkout, say) still gets its answer, the slow way.
-            let _ = self.write_projection_index(state, curated_stamp);
+            let _ = self.write_projection_index(projection, curated_stamp);
         }
         Ok(rendered)
     }
 
-    /// Replaces MEMORY.md with the rendering of `state`, then the projection
-    /// index; returns the rendering.
+    /// Replaces MEMORY.md with the rendering of `projection`, then the
+    /// projection index; returns the rendering.
     pub(super) fn write_memory_md(
         &self,
-        state: &CuratedState,
+        projection: &Projection,
         curated_stamp: Option<FileStamp>,
     ) -> Result<String> {
-        let rendered = projection::render_memory(&state.entries);
+        let rendered = projection.render_memory();
         atomic_io::replace(&self.file(MEMORY_FILE), rendered.as_bytes())?;
-        self.write_projection_index(state, curated_stamp)?;
+        self.write_projection_index(projection, curated_stamp)?;
         Ok(rendered)
     }
 
-    /// Records what the bounded context needs of `state` (the active
-    /// entries, without their evidence lists) together with the identities
-    /// of the curated.json it came from and of MEMORY.md, so that `context`
-    /// can trust MEMORY.md without parsing curated.json, whose evidence
-    /// lists grow with the log. The index is a cache: it is used only while
-    /// both identities still match, and rebuilt otherwise.
+    /// Records `projection` (what the bounded context needs of the curated
+    /// state: the active entries, without their evidence lists) together
+    /// with the identities of the curated.json it came from and of
+    /// MEMORY.md, so that `context` can trust MEMORY.md without parsing
+    /// curated.json, whose evidence lists grow with the log. The index is a
+    /// cache: it is used only while both identities still match, and
+    /// rebuilt otherwise.
     fn write_projection_index(
         &self,
-        state: &CuratedState,
+        projection: &Projection,
         curated_stamp: Option<FileStamp>,
     ) -> Result<()> {
         let (Some(curated), Some(memory)) = (curated_stamp, file_stamp(&self.file(MEMORY_FILE))?)
@@ -116,8 +127,8 @@ impl Workspace {
             workspace_id: self.workspace_id.clone(),
             curated,
             memory,
-            entries: projection::project(&state.entries),
-            domains: projection::latest_evidence_by_domain(&state.entries),
+            entries: projection.entries.clone(),
+            domains: projection.domains.clone(),
         };
         let text = serde_json::to_string(&index).map_err(|err| Error::Io {
             path: self.file(PROJECTION_INDEX_FILE),
@@ -179,7 +190,8 @@ impl Workspace {
                 state,
             ));
         }
-        Ok((self.repair_projection_from(&state, curated_stamp, Repair::BestEffort)?, state))
+        let projection = Projection::of_entries(&state.entries);
+        Ok((self.repair_projection_from(&projection, curated_stamp, Repair::BestEffort)?, state))
     }
 
     /// Returns MEMORY.md as [`Workspace::memory`] does when it has at most

@@ -35,15 +35,18 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::{Error, Invalid, Result};
+use crate::model::canon;
 use crate::model::clock::Clock;
 use crate::model::fact::Fact;
 use crate::model::stamp::Stamp;
 use crate::policy::config::Config;
 use crate::store::atomic_io;
 use crate::store::conflict_queue::ConflictQueue;
+use crate::store::curated_file::CuratedFile;
 use crate::store::curated_state::CuratedState;
 use crate::store::fact_log::FactLog;
 use crate::store::lock::WorkspaceLock;
+use crate::store::valid_hashes;
 
 /// Default memory directory, relative to the project.
 pub(crate) const DEFAULT_MEMORY_DIR: &str = ".workmem/memory";
@@ -247,6 +250,37 @@ impl Workspace {
         }
     }
 
+    /// Returns curated.json as stored, for a writer that replaces some of
+    /// its entries: when its hash is among the known-valid ones
+    /// (`store::valid_hashes`), only its layout is read; otherwise it is
+    /// decoded and checked whole, and re-encoded (a canonical file is then
+    /// recorded as known valid). A missing file is the empty state.
+    ///
+    /// Errors: as [`Workspace::curated`].
+    pub(crate) fn stored_curated(&self) -> Result<StoredCurated> {
+        let path = self.file(CURATED_FILE);
+        let Some(data) = atomic_io::read_optional(&path)? else {
+            let file = CuratedFile::encode(&CuratedState::new(), &path, &self.workspace_id)?;
+            return Ok(StoredCurated { sha256: file.sha256().to_owned(), file, exists: false });
+        };
+        let sha256 = canon::sha256_hex(&data);
+        let data = if valid_hashes::contains(&self.memory_dir, CURATED_FILE, &sha256) {
+            match CuratedFile::known_valid(data, sha256.clone(), &self.workspace_id) {
+                Ok(file) => return Ok(StoredCurated { file, sha256, exists: true }),
+                Err(data) => data,
+            }
+        } else {
+            data
+        };
+        let state = CuratedState::decode(&data, &path, &self.workspace_id)?;
+        drop(data);
+        let file = CuratedFile::encode(&state, &path, &self.workspace_id)?;
+        if file.sha256() == sha256 {
+            valid_hashes::record(&self.memory_dir, CURATED_FILE, &sha256);
+        }
+        Ok(StoredCurated { file, sha256, exists: true })
+    }
+
     /// Returns the conflict queue (empty when `conflicts.json` does not
     /// exist).
     ///
@@ -291,4 +325,16 @@ impl Workspace {
         atomic_io::remove_temporaries(&self.memory_dir);
         Ok(lock)
     }
+}
+
+/// curated.json as a writer reads it ([`Workspace::stored_curated`]).
+#[derive(Debug)]
+pub(crate) struct StoredCurated {
+    /// The file, canonical (re-encoded when the stored bytes were not).
+    pub(crate) file: CuratedFile,
+    /// The SHA-256 of the bytes stored (of the empty state's encoding when
+    /// there is no file).
+    pub(crate) sha256: String,
+    /// Whether curated.json exists.
+    pub(crate) exists: bool,
 }

@@ -12,8 +12,10 @@ use std::path::Path;
 use crate::error::{Error, Location, Rejected, Result};
 use crate::model::canon;
 use crate::policy::adjudication::{self, Resolution};
+use crate::policy::projection::Projection;
 use crate::store::atomic_io;
 use crate::store::conflict_queue::{Case, ConflictQueue};
+use crate::store::curated_file::{CuratedFile, EntryHead};
 use crate::store::curated_state::{CURATED_SCHEMA_VERSION, CuratedState, Entry};
 use crate::store::failpoint;
 use crate::store::journal::{
@@ -125,14 +127,21 @@ impl Workspace {
                 event_id: resolution.event_id,
             }));
         }
-        let (curated, curated_sha256_before) = self.curated_hashed()?;
+        let stored = self.stored_curated()?;
         let (queue, queue_sha256_before) = self.conflicts_hashed()?;
-        let memory_key = queue.get(&resolution.conflict_id).map(|case| case.memory_key.as_str());
-        let domain = match memory_key {
+        let memory_key = queue.get(&resolution.conflict_id).map(|case| case.memory_key.clone());
+        let domain = match &memory_key {
             Some(key) => self.domain_fact_ids(key)?,
             None => crate::store::domain_index::Lookup { ids: Vec::new(), updated: None },
         };
         let resolved_at = resolution.resolved_at.clone().unwrap_or_else(|| self.now());
+        // A decision changes one domain: only its entries are decoded.
+        let curated_path = self.file(CURATED_FILE);
+        let in_case = |head: &EntryHead| memory_key.is_some() && head.memory_key == memory_key;
+        let curated = CuratedState {
+            schema_version: CURATED_SCHEMA_VERSION,
+            entries: stored.file.entries(&curated_path, in_case)?,
+        };
         let plan = adjudication::plan(
             &resolution,
             &curated,
@@ -141,17 +150,23 @@ impl Workspace {
             resolved_at,
             self.workspace_id(),
         )?;
-        // The whole files after: the domain's part replaced, the rest as
-        // read (and never copied into the intent).
+        // The whole files after: the domain's part replaced, every other
+        // byte as read (and never copied into the intent).
+        let curated_sha256_before = stored.sha256;
         let (curated, curated_sha256_after) = if plan.curated_after == plan.curated_before {
             // Keeping the incumbent leaves curated.json as it is.
-            (Curated::Done(curated), curated_sha256_before.clone())
+            let projection = Projection::of_heads(stored.file.heads());
+            (Curated::Done(projection), curated_sha256_before.clone())
         } else {
-            let mut after = curated;
-            after.replace_domain(&plan.memory_key, plan.curated_after.clone());
-            let bytes = after.encode(&self.file(CURATED_FILE), self.workspace_id())?;
-            let hash = canon::sha256_hex(&bytes);
-            (Curated::Write(after, bytes), hash)
+            let in_domain = |head: &EntryHead| head.memory_key.as_deref() == Some(&plan.memory_key);
+            let after = stored.file.splice(
+                &curated_path,
+                self.workspace_id(),
+                in_domain,
+                &plan.curated_after,
+            )?;
+            let hash = after.sha256().to_owned();
+            (Curated::Write(after), hash)
         };
         let mut queue_after = queue;
         queue_after.replace_domain(&plan.memory_key, plan.cases_after.clone());
@@ -308,13 +323,16 @@ impl Workspace {
         let now = self.curated()?;
         let after = snapshot(&intent.curated_after);
         if now.entries == after.entries {
-            return Ok(Curated::Done(now));
+            return Ok(Curated::Done(Projection::of_entries(&now.entries)));
         }
         if now.entries != snapshot(&intent.curated_before).entries {
             return Err(neither(&self.file(CURATED_FILE), intent));
         }
-        let bytes = after.encode(&self.file(CURATED_FILE), self.workspace_id())?;
-        Ok(Curated::Write(after, bytes))
+        Ok(Curated::Write(CuratedFile::encode(
+            &after,
+            &self.file(CURATED_FILE),
+            self.workspace_id(),
+        )?))
     }
 
     /// The conflicts target of a schema-1 intent: `None` when done, else
@@ -339,28 +357,28 @@ impl Workspace {
     /// The curated target of a schema-2 intent, decided by the file's hash.
     fn scoped_curated_target(&self, intent: &Intent) -> Result<Curated> {
         let path = self.file(CURATED_FILE);
-        let (now, hash) = self.curated_hashed()?;
+        let stored = self.stored_curated()?;
         let (before, after) = scoped_hashes(
             intent.curated_sha256_before.as_deref(),
             intent.curated_sha256_after.as_deref(),
         );
-        if hash == after {
-            return Ok(Curated::Done(now));
+        if stored.sha256 == after {
+            return Ok(Curated::Done(Projection::of_heads(stored.file.heads())));
         }
         let memory_key = intent.memory_key().unwrap_or_default();
-        if hash != before {
+        if stored.sha256 != before {
             return Err(neither(&path, intent));
         }
-        if now.domain(memory_key) != intent.curated_before {
+        let in_domain = |head: &EntryHead| head.memory_key.as_deref() == Some(memory_key);
+        if stored.file.entries(&path, in_domain)? != intent.curated_before {
             return Err(modified(&path, intent, "curated entries"));
         }
-        let mut state = now;
-        state.replace_domain(memory_key, intent.curated_after.clone());
-        let written = state.encode(&path, self.workspace_id())?;
-        if canon::sha256_hex(&written) != after {
+        let written =
+            stored.file.splice(&path, self.workspace_id(), in_domain, &intent.curated_after)?;
+        if written.sha256() != after {
             return Err(modified(&path, intent, "curated entries"));
         }
-        Ok(Curated::Write(state, written))
+        Ok(Curated::Write(written))
     }
 
     /// The conflicts target of a schema-2 intent, decided by the file's
@@ -391,31 +409,8 @@ impl Workspace {
         Ok(Some(written))
     }
 
-    /// Returns the curated state and the SHA-256 of curated.json's bytes,
-    /// hashed while the state is decoded. A missing file hashes as the
-    /// canonical encoding of the empty state: the file a resolution would
-    /// otherwise find.
-    ///
-    /// Errors: as [`Workspace::curated`].
-    fn curated_hashed(&self) -> Result<(CuratedState, String)> {
-        let path = self.file(CURATED_FILE);
-        let Some(data) = atomic_io::read_optional(&path)? else {
-            let state = CuratedState::new();
-            let empty = state.encode(&path, self.workspace_id())?;
-            return Ok((state, canon::sha256_hex(&empty)));
-        };
-        // The evidence lists make the file grow with the log: hash it on
-        // another core while this one decodes it.
-        let (state, hash) = std::thread::scope(|scope| {
-            let hash = scope.spawn(|| canon::sha256_hex(&data));
-            let state = CuratedState::decode(&data, &path, self.workspace_id());
-            (state, hash.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-        });
-        Ok((state?, hash))
-    }
-
     /// Returns the conflict queue and the SHA-256 of conflicts.json's
-    /// bytes, like [`Workspace::curated_hashed`].
+    /// bytes (of the empty queue's encoding when there is no file).
     ///
     /// Errors: as [`Workspace::conflicts`].
     fn conflicts_hashed(&self) -> Result<(ConflictQueue, String)> {
@@ -432,10 +427,10 @@ impl Workspace {
     /// order of docs/policy.md.
     fn apply(&self, intent: &Intent, digest: &str, done: &[Phase], targets: Targets) -> Result<()> {
         match &targets.curated {
-            Curated::Done(state) => {
-                self.repair_projection(state)?;
+            Curated::Done(projection) => {
+                self.repair_projection(projection)?;
             }
-            Curated::Write(state, bytes) => self.save_curated_bytes(state, bytes)?,
+            Curated::Write(file) => self.write_curated(file)?,
         }
         failpoint::hit("after_curated_write");
         if !done.contains(&Phase::CuratedApplied) {
@@ -536,8 +531,9 @@ pub(crate) struct Targets {
 /// The curated target of a transaction.
 #[derive(Debug)]
 enum Curated {
-    /// curated.json holds the after state (MEMORY.md may still be stale).
-    Done(CuratedState),
-    /// The after state and its canonical bytes, to write.
-    Write(CuratedState, Vec<u8>),
+    /// curated.json holds the after state (MEMORY.md may still be stale):
+    /// its projection.
+    Done(Projection),
+    /// The after state's file, to write.
+    Write(CuratedFile),
 }
