@@ -120,7 +120,16 @@ impl<'w> Encoder<'w> {
     /// Starts a file of `workspace_id` that will hold about `entries`
     /// entries.
     pub(crate) fn new(workspace_id: &'w str, entries: usize) -> Encoder<'w> {
-        Encoder { bytes: Vec::new(), slots: Vec::with_capacity(entries), workspace_id }
+        Encoder::with_capacity(workspace_id, entries, 0)
+    }
+
+    /// Starts a file like [`Encoder::new`] with room for `bytes` bytes.
+    fn with_capacity(workspace_id: &'w str, entries: usize, bytes: usize) -> Encoder<'w> {
+        Encoder {
+            bytes: Vec::with_capacity(bytes),
+            slots: Vec::with_capacity(entries),
+            workspace_id,
+        }
     }
 
     fn separate(&mut self) {
@@ -306,7 +315,12 @@ impl CuratedFile {
         }
         let mut sorted: Vec<&Entry> = added.iter().collect();
         sorted.sort_by_key(|e| order(e));
-        let mut out = Encoder::new(workspace_id, kept.len() + sorted.len());
+        // Room for the bytes kept and about as many again for those added.
+        let mut out = Encoder::with_capacity(
+            workspace_id,
+            kept.len() + sorted.len(),
+            self.bytes.len() + 4096 * sorted.len(),
+        );
         let mut heads = Vec::with_capacity(kept.len() + sorted.len());
         let mut kept = kept.into_iter().peekable();
         let mut sorted = sorted.into_iter().peekable();

@@ -233,31 +233,50 @@ pub(crate) fn domain_fact_ids(
 
 /// Returns the ids of `memory_key` straight from the stored index's bytes
 /// when it describes exactly the daily files `current` lists, each with
-/// its current stamp: one pass over the index, nothing copied. `None` when
-/// any file changed, appeared or went away, or the index is not complete.
+/// its current stamp: the `file` lines and the domain's `key` lines are
+/// found by substring search, nothing else is parsed or copied. `None`
+/// when any file changed, appeared or went away, or the index is not
+/// complete.
 fn fresh_ids<'a>(
     data: &[u8],
     workspace_id: &str,
     current: &HashMap<&'a str, Option<FileStamp>>,
     memory_key: &str,
 ) -> Option<Vec<String>> {
+    let header = format!("{HEADER} {workspace_id}\n");
+    // `end` must be a whole line: a torn file never ends that way.
+    if !data.starts_with(header.as_bytes()) || !data.ends_with(b"\nend\n") {
+        return None;
+    }
+    // From the header's newline to the one before `end`: every line of
+    // the body follows a newline.
+    let body = &data[header.len() - 1..data.len() - "end\n".len()];
+    let line_at = |start: usize| {
+        let end = memchr::memchr(b'\n', &body[start..]).map_or(body.len(), |n| start + n);
+        std::str::from_utf8(&body[start..end]).ok()
+    };
     let mut described: HashSet<&'a str> = HashSet::with_capacity(current.len());
-    let mut ids = Vec::new();
-    let complete = parse(data, workspace_id, |line| match line {
-        Line::File(day, stamp) => match current.get_key_value(day) {
-            // (Each day once: an index listing a day twice is not one
-            // workmem wrote.)
-            Some((listed, now)) => *now == Some(stamp) && described.insert(listed),
-            None => false,
-        },
-        Line::Key(text) => {
-            if let Some(found) = key_ids(text, memory_key) {
-                ids.extend(found.map(str::to_owned));
-            }
-            true
+    for at in memchr::memmem::find_iter(body, b"\nfile ") {
+        let (day, stamp) = file_line(line_at(at + "\nfile ".len())?)?;
+        // (Each day once: an index listing a day twice is not one workmem
+        // wrote.)
+        let (listed, now) = current.get_key_value(day)?;
+        if *now != Some(stamp) || !described.insert(listed) {
+            return None;
         }
-    });
-    (complete && described.len() == current.len()).then_some(ids)
+    }
+    if described.len() != current.len() {
+        return None;
+    }
+    let needle = format!("\nkey {memory_key}");
+    let mut ids = Vec::new();
+    for at in memchr::memmem::find_iter(body, needle.as_bytes()) {
+        let line = line_at(at + 1)?;
+        if let Some(found) = key_ids(line, memory_key) {
+            ids.extend(found.map(str::to_owned));
+        }
+    }
+    Some(ids)
 }
 
 /// Returns the fact ids of a `key` line (newline included) when it is the

@@ -5,17 +5,21 @@
 //! it changes ([`crate::store::curated_file`]); any other file is decoded
 //! and checked whole, as always.
 //!
-//! The file, `.valid-hashes`, is a cache bound to contents, not to names
-//! or times: a hash is a fact about the bytes it hashes, so a stale or
-//! lost list only costs a whole read. One line per hash:
+//! The file, `.valid-hashes`, is a cache: a hash is a fact about the
+//! bytes it hashes, so a stale or lost list only costs a whole read. Each
+//! line may also carry the identity (inode, size, modification time) the
+//! file had when workmem wrote or checked it: while the file keeps that
+//! identity, a writer takes its hash from the line instead of hashing the
+//! whole file again (the trust the projection index and the distill cache
+//! already give those identities). One line per hash:
 //!
 //! ```text
-//! curated.json <sha256>
+//! curated.json <sha256> [<inode> <size> <mtime_s> <mtime_ns>]
 //! ```
 
 use std::path::Path;
 
-use crate::store::atomic_io;
+use crate::store::atomic_io::{self, FileStamp};
 
 /// The cache file, in the memory directory.
 pub(crate) const VALID_HASHES_FILE: &str = ".valid-hashes";
@@ -24,16 +28,34 @@ pub(crate) const VALID_HASHES_FILE: &str = ".valid-hashes";
 /// writes, so a reader of either finds its hash.
 const KEPT: usize = 4;
 
-fn lines(dir: &Path) -> Vec<(String, String)> {
+/// One line: the state file, a known-valid hash, the file's identity.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Known {
+    file: String,
+    sha256: String,
+    stamp: Option<FileStamp>,
+}
+
+fn lines(dir: &Path) -> Vec<Known> {
     let Ok(Some(data)) = atomic_io::read_optional(&dir.join(VALID_HASHES_FILE)) else {
         return Vec::new();
     };
     String::from_utf8_lossy(&data)
         .lines()
         .filter_map(|line| {
-            let (file, hash) = line.split_once(' ')?;
-            let valid = hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit());
-            valid.then(|| (file.to_owned(), hash.to_owned()))
+            let mut fields = line.split(' ');
+            let file = fields.next()?.to_owned();
+            let sha256 = fields.next()?.to_owned();
+            if sha256.len() != 64 || !sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return None;
+            }
+            let rest: Vec<i64> = fields.map(str::parse).collect::<Result<_, _>>().ok()?;
+            let stamp = match rest.len() {
+                0 => None,
+                4 => Some([rest[0], rest[1], rest[2], rest[3]]),
+                _ => return None,
+            };
+            Some(Known { file, sha256, stamp })
         })
         .collect()
 }
@@ -41,25 +63,34 @@ fn lines(dir: &Path) -> Vec<(String, String)> {
 /// Returns whether `sha256` is a known-valid content of the state file
 /// `file` of the memory directory `dir`.
 pub(crate) fn contains(dir: &Path, file: &str, sha256: &str) -> bool {
-    lines(dir).iter().any(|(f, h)| f == file && h == sha256)
+    lines(dir).iter().any(|k| k.file == file && k.sha256 == sha256)
 }
 
-/// Records `sha256` as a known-valid content of `file`. Only a cache:
-/// failing to write it costs the next writer a whole read.
-pub(crate) fn record(dir: &Path, file: &str, sha256: &str) {
+/// Returns the known-valid hash recorded for `file` with the identity
+/// `stamp`, if any.
+pub(crate) fn hash_of(dir: &Path, file: &str, stamp: FileStamp) -> Option<String> {
+    lines(dir).into_iter().find(|k| k.file == file && k.stamp == Some(stamp)).map(|k| k.sha256)
+}
+
+/// Records `sha256` as a known-valid content of `file`, which has the
+/// identity `stamp` when given. Only a cache: failing to write it costs
+/// the next writer a whole read.
+pub(crate) fn record(dir: &Path, file: &str, sha256: &str, stamp: Option<FileStamp>) {
     let mut kept = lines(dir);
-    kept.retain(|(f, h)| !(f == file && h == sha256));
-    kept.push((file.to_owned(), sha256.to_owned()));
-    let mut counts: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    let mut out = String::new();
-    for (f, h) in kept.iter().rev() {
-        let count = counts.entry(f.clone()).or_default();
+    kept.retain(|k| !(k.file == file && k.sha256 == sha256));
+    kept.push(Known { file: file.to_owned(), sha256: sha256.to_owned(), stamp });
+    let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut out: Vec<String> = Vec::new();
+    for known in kept.iter().rev() {
+        let count = counts.entry(&known.file).or_default();
         *count += 1;
         if *count <= KEPT {
-            out.insert_str(0, &format!("{f} {h}\n"));
+            let stamp = known.stamp.map(|s| format!(" {} {} {} {}", s[0], s[1], s[2], s[3]));
+            out.push(format!("{} {}{}\n", known.file, known.sha256, stamp.unwrap_or_default()));
         }
     }
-    let _ = atomic_io::replace_cache(&dir.join(VALID_HASHES_FILE), out.as_bytes());
+    out.reverse();
+    let _ = atomic_io::replace_cache(&dir.join(VALID_HASHES_FILE), out.concat().as_bytes());
 }
 
 #[cfg(test)]
@@ -67,24 +98,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_newest_hashes_of_each_file_are_kept() {
+    fn the_newest_hashes_of_each_file_are_kept_with_their_identities() {
         let dir = tempfile::tempdir().unwrap();
         let hash = |n: usize| format!("{n:064x}");
         assert!(!contains(dir.path(), "curated.json", &hash(1)));
         for n in 0..10 {
-            record(dir.path(), "curated.json", &hash(n));
+            record(dir.path(), "curated.json", &hash(n), Some([n as i64, 2, 3, 4]));
         }
-        record(dir.path(), "conflicts.json", &hash(3));
+        record(dir.path(), "conflicts.json", &hash(3), None);
         for n in 0..10 {
             assert_eq!(contains(dir.path(), "curated.json", &hash(n)), n >= 6, "{n}");
+            let found = hash_of(dir.path(), "curated.json", [n as i64, 2, 3, 4]);
+            assert_eq!(found, (n >= 6).then(|| hash(n)), "{n}");
         }
         assert!(contains(dir.path(), "conflicts.json", &hash(3)));
         assert!(!contains(dir.path(), "conflicts.json", &hash(4)));
+        assert_eq!(hash_of(dir.path(), "curated.json", [9, 2, 3, 5]), None);
         // A damaged cache is a miss, never an error.
         atomic_io::replace_cache(&dir.path().join(VALID_HASHES_FILE), b"\xff garbage\nx y\n")
             .unwrap();
         assert!(!contains(dir.path(), "curated.json", &hash(9)));
-        record(dir.path(), "curated.json", &hash(9));
+        record(dir.path(), "curated.json", &hash(9), None);
         assert!(contains(dir.path(), "curated.json", &hash(9)));
     }
 }

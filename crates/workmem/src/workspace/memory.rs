@@ -37,9 +37,10 @@ impl Workspace {
     pub(crate) fn write_curated(&self, file: &CuratedFile) -> Result<()> {
         let path = self.file(CURATED_FILE);
         atomic_io::replace(&path, file.bytes())?;
-        valid_hashes::record(&self.memory_dir, CURATED_FILE, file.sha256());
+        let stamp = file_stamp(&path)?;
+        valid_hashes::record(&self.memory_dir, CURATED_FILE, file.sha256(), stamp);
         failpoint::hit("between_curated_and_projection");
-        self.write_memory_md(&Projection::of_heads(file.heads()), file_stamp(&path)?).map(drop)
+        self.write_memory_md(&Projection::of_heads(file.heads()), stamp).map(drop)
     }
 
     /// Replaces conflicts.json.

@@ -259,12 +259,23 @@ impl Workspace {
     /// Errors: as [`Workspace::curated`].
     pub(crate) fn stored_curated(&self) -> Result<StoredCurated> {
         let path = self.file(CURATED_FILE);
+        // Identify the file before reading it (see `store::valid_hashes`).
+        let stamp = atomic_io::file_stamp(&path)?;
         let Some(data) = atomic_io::read_optional(&path)? else {
             let file = CuratedFile::encode(&CuratedState::new(), &path, &self.workspace_id)?;
             return Ok(StoredCurated { sha256: file.sha256().to_owned(), file, exists: false });
         };
-        let sha256 = canon::sha256_hex(&data);
-        let data = if valid_hashes::contains(&self.memory_dir, CURATED_FILE, &sha256) {
+        let recorded = stamp
+            .filter(|stamp| usize::try_from(stamp[1]).ok() == Some(data.len()))
+            .and_then(|stamp| valid_hashes::hash_of(&self.memory_dir, CURATED_FILE, stamp));
+        let (sha256, known) = if let Some(sha256) = recorded {
+            (sha256, true)
+        } else {
+            let sha256 = canon::sha256_hex(&data);
+            let known = valid_hashes::contains(&self.memory_dir, CURATED_FILE, &sha256);
+            (sha256, known)
+        };
+        let data = if known {
             match CuratedFile::known_valid(data, sha256.clone(), &self.workspace_id) {
                 Ok(file) => return Ok(StoredCurated { file, sha256, exists: true }),
                 Err(data) => data,
@@ -276,7 +287,7 @@ impl Workspace {
         drop(data);
         let file = CuratedFile::encode(&state, &path, &self.workspace_id)?;
         if file.sha256() == sha256 {
-            valid_hashes::record(&self.memory_dir, CURATED_FILE, &sha256);
+            valid_hashes::record(&self.memory_dir, CURATED_FILE, &sha256, stamp);
         }
         Ok(StoredCurated { file, sha256, exists: true })
     }
