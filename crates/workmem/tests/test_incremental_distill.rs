@@ -65,7 +65,8 @@ enum Op {
     Distill { step: i32, policy: Option<usize> },
     /// Decide the first open case for its first challenger.
     Resolve,
-    /// A damaged cache.
+    /// A damaged cache: cut to `keep`/200 of its length, or, from 200 on,
+    /// with up to `keep - 200` bytes of a stray section appended.
     Damage { which: usize, keep: usize },
 }
 
@@ -109,7 +110,7 @@ fn op(duplicates: u32) -> impl Strategy<Value = Op> {
         8 => (prop_oneof![6 => 0..4i32, 2 => 4..20i32, 1 => -20..0i32], prop_oneof![9 => Just(None), 1 => (0..3usize).prop_map(Some)])
             .prop_map(|(step, policy)| Op::Distill { step, policy }),
         1 => Just(Op::Resolve),
-        1 => (0..3usize, 0..200usize).prop_map(|(which, keep)| Op::Damage { which, keep }),
+        1 => (0..3usize, 0..260usize).prop_map(|(which, keep)| Op::Damage { which, keep }),
     ]
 }
 
@@ -254,12 +255,17 @@ fn run(ops: &[Op]) {
             }
             Op::Damage { which, keep } => {
                 let path = memory.join(CACHES[*which]);
-                if let Ok(data) = fs::read(&path) {
-                    fs::write(
-                        &path,
-                        &data[..(*keep * data.len() / 200).min(data.len().saturating_sub(1))],
-                    )
-                    .unwrap();
+                if let Ok(mut data) = fs::read(&path) {
+                    if *keep < 200 {
+                        // Cut short.
+                        data.truncate((*keep * data.len() / 200).min(data.len().saturating_sub(1)));
+                    } else {
+                        // A section a crash left half written, or one
+                        // with a token no header names.
+                        let junk = b"append 7\nu 0123456789abcdef 0\nend\nd k.x 0 - 9\ni a:";
+                        data.extend_from_slice(&junk[..(*keep - 200).min(junk.len())]);
+                    }
+                    fs::write(&path, &data).unwrap();
                 }
             }
         }

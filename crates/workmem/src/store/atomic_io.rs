@@ -208,6 +208,22 @@ pub fn replace_cache(path: &Path, data: &[u8]) -> Result<()> {
     replace_with(path, data, false)
 }
 
+/// Writes `data` into an existing cache file at offset `at`, cutting off
+/// whatever followed: how a cache that grows by sections is extended. Not
+/// durable, and not atomic: only for files whose reader knows, from
+/// another file written after this one, how many bytes to trust.
+///
+/// Errors: [`Error::Io`] (a missing file included), or [`Error::Corrupt`]
+/// when the target is a symlink.
+pub fn extend_cache(path: &Path, at: u64, data: &[u8]) -> Result<()> {
+    use std::io::{Seek, SeekFrom};
+    refuse_symlink(path)?;
+    let mut file = OpenOptions::new().write(true).open(path).at(path)?;
+    file.set_len(at).at(path)?;
+    file.seek(SeekFrom::Start(at)).at(path)?;
+    file.write_all(data).at(path)
+}
+
 fn replace_with(path: &Path, data: &[u8], durable: bool) -> Result<()> {
     refuse_symlink(path)?;
     let dir = path.parent().unwrap_or(Path::new("."));

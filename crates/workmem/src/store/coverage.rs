@@ -40,6 +40,15 @@ impl Covered {
         Covered { stamp, len: len as u64, digest: hex::encode(Sha256::digest(&data[..len])) }
     }
 
+    /// Returns the coverage of the first `len` bytes of an appended file,
+    /// continuing the hash of the bytes it already covered (`len` is at
+    /// least [`Appended::from`]).
+    pub(crate) fn of_appended(appended: &Appended, len: usize) -> Covered {
+        let mut hasher = appended.prefix.clone();
+        hasher.update(&appended.data[appended.from..len]);
+        Covered { stamp: appended.stamp, len: len as u64, digest: hex::encode(hasher.finalize()) }
+    }
+
     /// Appends the `file` line of `day` to `out`.
     pub(crate) fn write_line(&self, day: &str, out: &mut String) {
         let [inode, size, seconds, nanos] = self.stamp;
@@ -89,6 +98,8 @@ pub(crate) struct Appended {
     pub data: Vec<u8>,
     /// Where the new bytes start (the old coverage's `len`).
     pub from: usize,
+    /// The hash state after the bytes before `from`.
+    prefix: Sha256,
 }
 
 /// How the daily files differ from a coverage.
@@ -135,15 +146,36 @@ pub(crate) fn read_appended(changed: &Changed) -> Result<Option<Appended>> {
     let Some((data, stamp)) = atomic_io::read_stamped(&changed.day.path)? else {
         return Ok(None);
     };
+    let mut prefix = Sha256::new();
     let from = match &changed.known {
         None => 0,
         Some(old) => {
             let len = old.len as usize;
-            if data.len() < len || hex::encode(Sha256::digest(&data[..len])) != old.digest {
+            if data.len() < len {
+                return Ok(None);
+            }
+            prefix.update(&data[..len]);
+            if hex::encode(prefix.clone().finalize()) != old.digest {
                 return Ok(None);
             }
             len
         }
     };
-    Ok(Some(Appended { day: changed.day.clone(), stamp, data, from }))
+    Ok(Some(Appended { day: changed.day.clone(), stamp, data, from, prefix }))
+}
+
+/// Reads a file the coverage still describes (its stamp unchanged), for
+/// the facts in it: `None` when its stamp changed since. Not hashed: its
+/// coverage stays as it is (never pass it to [`Covered::of_appended`]).
+///
+/// Errors: as [`read_appended`].
+pub(crate) fn read_covered(day: DayFile, covered: &Covered) -> Result<Option<Appended>> {
+    let Some((data, stamp)) = atomic_io::read_stamped(&day.path)? else {
+        return Ok(None);
+    };
+    let from = covered.len as usize;
+    if stamp != covered.stamp || data.len() < from {
+        return Ok(None);
+    }
+    Ok(Some(Appended { day, stamp, data, from, prefix: Sha256::new() }))
 }

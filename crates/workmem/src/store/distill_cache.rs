@@ -34,7 +34,7 @@ pub(crate) const CACHE_FILE: &str = ".distill-cache";
 pub(crate) const UNITS_FILE: &str = ".distill-cache.units";
 /// The id filter.
 pub(crate) const IDS_FILE: &str = ".distill-cache.ids";
-const HEADER: &str = "workmem-distill-cache 1";
+const HEADER: &str = "workmem-distill-cache 2";
 const UNITS_HEADER: &str = "workmem-distill-units 1";
 const IDS_HEADER: &str = "workmem-distill-ids 1";
 
@@ -73,6 +73,9 @@ pub(crate) struct Header {
     pub conflicts: Vec<String>,
     /// Distinct fact ids in the log.
     pub ids: usize,
+    /// The length of the units file this header describes: bytes after it
+    /// (an append a crash cut short) are not part of the cache.
+    pub units_len: u64,
     /// What was read of each daily file.
     pub files: BTreeMap<String, DayFacts>,
 }
@@ -118,6 +121,7 @@ impl Header {
             "counts {} {} {} {} {}",
             self.scanned, self.already_evidence, self.active_entries, self.stale, self.ids
         );
+        let _ = writeln!(text, "units {}", self.units_len);
         text.push_str("conflicts");
         for id in &self.conflicts {
             text.push(' ');
@@ -163,6 +167,7 @@ impl Header {
         let [scanned, already_evidence, active_entries, stale, ids] = counts[..] else {
             return None;
         };
+        let units_len = lines.next()?.strip_prefix("units ")?.parse().ok()?;
         let conflicts = lines.next()?.strip_prefix("conflicts")?;
         let conflicts = conflicts.split_ascii_whitespace().map(str::to_owned).collect();
         let mut files: BTreeMap<String, DayFacts> = BTreeMap::new();
@@ -191,6 +196,7 @@ impl Header {
             stale,
             conflicts,
             ids,
+            units_len,
             files,
         })
     }
@@ -262,12 +268,27 @@ pub(crate) struct StoredUnit {
 }
 
 /// The units file, indexed but not parsed.
+///
+/// The file is a whole section, written by a run over the whole log, then
+/// the sections later runs appended, each holding only the units they
+/// judged (a unit with an empty block has no candidates and no ids): a
+/// unit's last record counts. The header names the token of the last
+/// section and the file's length, so bytes a crash left after it are
+/// ignored (and overwritten by the next append).
 #[derive(Debug)]
 pub(crate) struct Units {
     data: String,
     /// Units by key.
     pub units: BTreeMap<UnitKey, StoredUnit>,
+    /// The length of the first (whole) section.
+    whole_len: usize,
+    /// The number of appended sections.
+    appended: usize,
 }
+
+/// Appended sections from which the next run rewrites the units file
+/// whole.
+const MAX_APPENDED: usize = 64;
 
 /// A unit's content.
 #[derive(Debug, Default)]
@@ -279,39 +300,40 @@ pub(crate) struct UnitFacts {
 }
 
 impl Units {
-    /// Reads and indexes the units file of `token`; `None` when it is
-    /// missing, torn or of another token.
-    pub(crate) fn load(path: &Path, token: u64) -> Option<Units> {
-        let data = String::from_utf8(atomic_io::read_optional(path).ok()??).ok()?;
-        let body_start = format!("{UNITS_HEADER} {token}\n").len();
-        if !data.starts_with(&format!("{UNITS_HEADER} {token}\n")) || !data.ends_with("end\n") {
-            return None;
-        }
-        let end = data.len() - 4;
+    /// Reads and indexes the first `len` bytes of the units file, whose
+    /// last section must be of `token`; `None` when it is missing, shorter,
+    /// torn or of another token.
+    pub(crate) fn load(path: &Path, token: u64, len: u64) -> Option<Units> {
+        let mut data = atomic_io::read_optional(path).ok()??;
+        data.truncate(usize::try_from(len).ok().filter(|&len| len <= data.len())?);
+        let data = String::from_utf8(data).ok()?;
         let mut units = BTreeMap::new();
-        let mut at = body_start;
-        while at < end {
+        let mut at = 0;
+        let mut whole_len = 0;
+        let mut appended = 0;
+        let mut last_token = None;
+        while at < data.len() {
             let line_end = at + data[at..].find('\n')?;
-            let mut fields = data[at..line_end].split(' ');
-            let (key, stale, conflict) = match fields.next()? {
-                "d" => {
-                    let key = UnitKey::Domain(fields.next()?.to_owned());
-                    let stale = fields.next()?.parse().ok()?;
-                    let conflict = fields.next()?;
-                    (key, stale, (conflict != "-").then(|| conflict.to_owned()))
-                }
-                "u" => (UnitKey::Group(fields.next()?.to_owned()), 0, None),
-                _ => return None,
+            let first = &data[at..line_end];
+            let section_token = if at == 0 {
+                first.strip_prefix(UNITS_HEADER)?.strip_prefix(' ')?
+            } else {
+                appended += 1;
+                first.strip_prefix("append ")?
             };
-            let len: usize = fields.next()?.parse().ok()?;
-            let range = line_end + 1..line_end + 1 + len;
-            if range.end > end || fields.next().is_some() {
-                return None;
+            last_token = Some(section_token.parse::<u64>().ok()?);
+            at = read_section(&data, line_end + 1, &mut units)?;
+            if whole_len == 0 {
+                whole_len = at;
             }
-            at = range.end;
-            units.insert(key, StoredUnit { stale, conflict, range });
         }
-        Some(Units { data, units })
+        (last_token == Some(token)).then_some(Units { data, units, whole_len, appended })
+    }
+
+    /// Returns whether the next run should write the file whole: the
+    /// appended sections outgrew the first one, or are too many.
+    pub(crate) fn worn(&self) -> bool {
+        self.appended >= MAX_APPENDED || self.data.len() > 2 * self.whole_len
     }
 
     /// Parses a unit's lines; `None` when they are damaged.
@@ -353,6 +375,51 @@ pub(crate) fn unit_block(pending: &[&FactSummary], ids: Option<&[(String, u8)]>)
         }
     }
     Some(block)
+}
+
+/// Indexes the records of one section from `at` to its `end` line into
+/// `units` (a later record of a unit replaces an earlier one); returns the
+/// offset after the `end` line.
+fn read_section(
+    data: &str,
+    mut at: usize,
+    units: &mut BTreeMap<UnitKey, StoredUnit>,
+) -> Option<usize> {
+    loop {
+        let line_end = at + data[at..].find('\n')?;
+        let line = &data[at..line_end];
+        if line == "end" {
+            return Some(line_end + 1);
+        }
+        let mut fields = line.split(' ');
+        let (key, stale, conflict) = match fields.next()? {
+            "d" => {
+                let key = UnitKey::Domain(fields.next()?.to_owned());
+                let stale = fields.next()?.parse().ok()?;
+                let conflict = fields.next()?;
+                (key, stale, (conflict != "-").then(|| conflict.to_owned()))
+            }
+            "u" => (UnitKey::Group(fields.next()?.to_owned()), 0, None),
+            _ => return None,
+        };
+        let len: usize = fields.next()?.parse().ok()?;
+        let range = line_end + 1..line_end + 1 + len;
+        if range.end > data.len() || fields.next().is_some() {
+            return None;
+        }
+        at = range.end;
+        units.insert(key, StoredUnit { stale, conflict, range });
+    }
+}
+
+/// Encodes a section appended to the units file by a run of `token`,
+/// from the counts and block of each unit it judged.
+pub(crate) fn encode_appended<'a>(
+    token: u64,
+    units: impl Iterator<Item = (&'a UnitKey, usize, Option<&'a str>, &'a str)>,
+) -> String {
+    let text = encode_units(token, units);
+    format!("append {token}\n{}", &text[text.find('\n').map_or(0, |n| n + 1)..])
 }
 
 /// Encodes the units file of `token` from each unit's counts and block.

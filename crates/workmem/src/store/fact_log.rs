@@ -37,6 +37,9 @@ pub(crate) struct DayFile {
     pub path: PathBuf,
 }
 
+/// Daily files from which their stamps are read on two threads.
+const PARALLEL_STATS: usize = 256;
+
 impl FactLog {
     /// Returns the log stored in `daily_dir` for `workspace_id`.
     pub(crate) fn new(daily_dir: PathBuf, workspace_id: String) -> FactLog {
@@ -57,7 +60,7 @@ impl FactLog {
     ///
     /// Errors: [`Error::Io`]; [`Error::Corrupt`] when `daily/` is a symlink.
     pub(crate) fn days(&self) -> Result<Vec<DayFile>> {
-        self.list(|_| Ok(())).map(|days| days.into_iter().map(|(day, ())| day).collect())
+        self.list().map(|days| days.into_iter().map(|(day, _)| day).collect())
     }
 
     /// Returns the daily files, oldest first, each with its stamp (`None`
@@ -66,17 +69,31 @@ impl FactLog {
     /// Errors: as [`FactLog::days`].
     pub(crate) fn days_with_stamps(&self) -> Result<Vec<(DayFile, Option<FileStamp>)>> {
         // `DirEntry::metadata` does not follow a symlink.
-        self.list(|entry| match entry.metadata() {
+        let stat = |entry: &fs::DirEntry| match entry.metadata() {
             Ok(meta) => Ok(Some(atomic_io::stamp_of(&meta))),
             Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(err) => Err(err).at(&entry.path()),
-        })
+        };
+        let (days, entries): (Vec<DayFile>, Vec<fs::DirEntry>) = self.list()?.into_iter().unzip();
+        // A long log (a file per day) is stat'ed on two cores.
+        let stamps: Vec<Option<FileStamp>> = if entries.len() < PARALLEL_STATS {
+            entries.iter().map(stat).collect::<Result<_>>()?
+        } else {
+            let (first, second) = entries.split_at(entries.len() / 2);
+            std::thread::scope(|scope| {
+                let later = scope.spawn(|| second.iter().map(stat).collect::<Result<Vec<_>>>());
+                let mut stamps = first.iter().map(stat).collect::<Result<Vec<_>>>()?;
+                stamps
+                    .extend(later.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?);
+                Ok::<_, crate::error::Error>(stamps)
+            })?
+        };
+        Ok(days.into_iter().zip(stamps).collect())
     }
 
-    /// Lists the daily files, oldest first, each with what `with` reads of
-    /// its directory entry: the one listing `days` and `days_with_stamps`
-    /// share.
-    fn list<T>(&self, with: impl Fn(&fs::DirEntry) -> Result<T>) -> Result<Vec<(DayFile, T)>> {
+    /// Lists the daily files, oldest first, with their directory entries:
+    /// the one listing `days` and `days_with_stamps` share.
+    fn list(&self) -> Result<Vec<(DayFile, fs::DirEntry)>> {
         atomic_io::refuse_symlink(&self.dir)?;
         let entries = match fs::read_dir(&self.dir) {
             Ok(entries) => entries,
@@ -89,8 +106,7 @@ impl FactLog {
             let name = entry.file_name();
             let Some(day) = name.to_str().and_then(|n| n.strip_suffix(".jsonl")) else { continue };
             if is_day_name(day) {
-                let extra = with(&entry)?;
-                days.push((DayFile { day: day.to_owned(), path: entry.path() }, extra));
+                days.push((DayFile { day: day.to_owned(), path: entry.path() }, entry));
             }
         }
         days.sort_by(|a, b| a.0.day.cmp(&b.0.day));

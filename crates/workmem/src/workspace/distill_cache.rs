@@ -117,6 +117,16 @@ fn random_token() -> u64 {
     uuid::Uuid::new_v4().as_u64_pair().0
 }
 
+/// How a run writes the units file.
+#[derive(Debug, Clone, Copy)]
+enum UnitsWrite {
+    /// Whole, replacing it.
+    Whole,
+    /// By appending a section at this offset (the end of what the cache
+    /// describes).
+    Append(u64),
+}
+
 /// A unit being written: its counts and its lines.
 struct UnitOut<'a> {
     stale: usize,
@@ -210,27 +220,39 @@ impl Workspace {
             stale: outcome.report.stale,
             conflicts: outcome.report.conflict_case_ids.clone(),
             ids: facts.len(),
+            units_len: 0,
             files: read.files,
         };
-        self.save_distill_cache(&header, &out, &filter)?;
+        self.save_distill_cache(header, UnitsWrite::Whole, &out, &filter)?;
         Ok(true)
     }
 
     fn save_distill_cache(
         &self,
-        header: &Header,
+        mut header: Header,
+        write: UnitsWrite,
         units: &[(UnitKey, UnitOut<'_>)],
         filter: &IdFilter,
     ) -> Result<()> {
-        let text = distill_cache::encode_units(
-            header.token,
-            units.iter().map(|(key, unit)| {
-                (key, unit.stale, unit.conflict.as_deref(), unit.block.as_ref())
-            }),
-        );
-        // The small file last: it names the token of the other two.
-        atomic_io::replace_cache(&self.file(UNITS_FILE), text.as_bytes())?;
+        let records = units
+            .iter()
+            .map(|(key, unit)| (key, unit.stale, unit.conflict.as_deref(), unit.block.as_ref()));
+        let path = self.file(UNITS_FILE);
+        header.units_len = match write {
+            UnitsWrite::Whole => {
+                let text = distill_cache::encode_units(header.token, records);
+                atomic_io::replace_cache(&path, text.as_bytes())?;
+                text.len() as u64
+            }
+            UnitsWrite::Append(at) => {
+                let text = distill_cache::encode_appended(header.token, records);
+                atomic_io::extend_cache(&path, at, text.as_bytes())?;
+                at + text.len() as u64
+            }
+        };
         atomic_io::replace_cache(&self.file(IDS_FILE), &filter.encode(header.token))?;
+        // The small file last: it names the token of the other two and how
+        // much of the units file to read.
         atomic_io::replace_cache(
             &self.file(CACHE_FILE),
             header.encode(&self.workspace_id, &self.memory_dir).as_bytes(),
@@ -286,32 +308,32 @@ impl Workspace {
         let mut files = header.files.clone();
         let mut new_records: Vec<FactSummary> = Vec::new();
         let mut newly_aged: Vec<FactSummary> = Vec::new();
-        let mut read_whole = Vec::new();
+        // Files that grew, and files whose facts may have aged (unchanged).
+        let mut read_whole: Vec<(coverage::Appended, bool)> = Vec::new();
         for change in &changed {
             let Some(file) = coverage::read_appended(change)? else {
                 return Ok(None);
             };
-            read_whole.push((file.day.clone(), file.stamp, file.data, file.from, true));
+            read_whole.push((file, true));
         }
         for day in band {
-            let path = self.log.path_for_day(day);
-            let Some((data, stamp)) = atomic_io::read_stamped(&path)? else {
-                return Ok(None);
+            let day_file = crate::store::fact_log::DayFile {
+                day: day.clone(),
+                path: self.log.path_for_day(day),
             };
-            let from = header.files[day].covered.len as usize;
-            if stamp != header.files[day].covered.stamp {
+            let Some(file) = coverage::read_covered(day_file, &header.files[day].covered)? else {
                 // Changed since the scan: the next run sees it.
                 return Ok(None);
-            }
-            let day_file = crate::store::fact_log::DayFile { day: day.clone(), path };
-            read_whole.push((day_file, stamp, data, from, false));
+            };
+            read_whole.push((file, false));
         }
-        for (day, stamp, data, from, grew) in read_whole {
+        for (file, grew) in read_whole {
+            let (day, data, from) = (&file.day, &file.data, file.from);
             // The old part of a file only matters when its facts may have
             // aged since.
             let start =
                 if crosses(header.files.get(&day.day).and_then(|f| f.span)) { 0 } else { from };
-            let (records, reach) = self.log.parse_from::<FactSummary>(&day.path, &data, start)?;
+            let (records, reach) = self.log.parse_from::<FactSummary>(&day.path, data, start)?;
             let mut appended = Vec::new();
             for (offset, record) in records {
                 if offset as usize >= from {
@@ -323,9 +345,9 @@ impl Workspace {
             if grew {
                 let entry = files
                     .entry(day.day.clone())
-                    .or_insert(DayFacts { covered: Covered::of(stamp, &data, 0), span: None });
+                    .or_insert(DayFacts { covered: Covered::of_appended(&file, from), span: None });
                 entry.span = widen(entry.span, span(&appended));
-                entry.covered = Covered::of(stamp, &data, reach);
+                entry.covered = Covered::of_appended(&file, reach);
             }
             new_records.extend(appended);
         }
@@ -340,7 +362,8 @@ impl Workspace {
                 return Ok(None);
             }
         }
-        let Some(stored) = Units::load(&self.file(UNITS_FILE), header.token) else {
+        let Some(stored) = Units::load(&self.file(UNITS_FILE), header.token, header.units_len)
+        else {
             return Ok(None);
         };
 
@@ -478,8 +501,10 @@ impl Workspace {
             active_entries,
         };
 
-        // The cache of this run: the units judged are rewritten, the others
-        // kept as stored.
+        // The cache of this run: the units judged are appended to the units
+        // file, or, once its appended sections wore it, the file is
+        // rewritten with the others kept as stored.
+        let append = !stored.worn();
         let pending: HashSet<&str> = collected.pending.iter().map(String::as_str).collect();
         let mut touched_pending: BTreeMap<&UnitKey, Vec<&FactSummary>> = BTreeMap::new();
         for fact in &candidates {
@@ -489,9 +514,17 @@ impl Workspace {
             }
         }
         let mut units: Vec<(UnitKey, UnitOut<'_>)> = Vec::new();
-        let all: BTreeSet<&UnitKey> = stored.units.keys().chain(&touched).collect();
+        let all: BTreeSet<&UnitKey> = if append {
+            touched.iter().collect()
+        } else {
+            stored.units.keys().chain(&touched).collect()
+        };
         for key in all {
             if let Some(unit) = stored.units.get(key).filter(|_| !touched.contains(key)) {
+                if stored.block(unit).is_empty() && matches!(key, UnitKey::Group(_)) {
+                    // A group an appended section emptied.
+                    continue;
+                }
                 units.push((
                     key.clone(),
                     UnitOut {
@@ -510,9 +543,10 @@ impl Workspace {
                 ),
                 UnitKey::Group(_) => (None, (0, None)),
             };
-            if pending.is_empty() && ids.is_none() {
+            if pending.is_empty() && ids.is_none() && !append {
                 continue;
             }
+            // (Appended, an empty block says the unit has nothing left.)
             let Some(block) = distill_cache::unit_block(&pending, ids) else {
                 self.drop_distill_cache();
                 return Ok(Some(done));
@@ -542,9 +576,11 @@ impl Workspace {
             stale,
             conflicts,
             ids,
+            units_len: 0,
             files,
         };
-        if self.save_distill_cache(&next, &units, &filter).is_err() {
+        let write = if append { UnitsWrite::Append(header.units_len) } else { UnitsWrite::Whole };
+        if self.save_distill_cache(next, write, &units, &filter).is_err() {
             self.drop_distill_cache();
         }
         Ok(Some(done))
