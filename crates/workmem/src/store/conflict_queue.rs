@@ -17,10 +17,11 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Location, Result};
-use crate::model::canon::{self, JsonStyle};
+use crate::model::canon;
 use crate::model::fact::Kind;
 use crate::model::stamp::Stamp;
 use crate::store::Finding;
+use crate::store::state_file::{Encoder, Record, StateFile, field};
 
 /// Schema version written to `conflicts.json`.
 pub const CONFLICTS_SCHEMA_VERSION: u32 = 1;
@@ -291,14 +292,6 @@ pub struct ConflictQueue {
     pub cases: Vec<Case>,
 }
 
-/// What `conflicts.json` holds, as written (fields in sorted order).
-#[derive(Serialize)]
-struct QueueFile<'a> {
-    cases: Vec<&'a Case>,
-    schema_version: u32,
-    workspace_id: &'a str,
-}
-
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawQueue {
@@ -348,15 +341,7 @@ impl ConflictQueue {
     ///
     /// Errors: [`Error::Corrupt`] if an invariant does not hold (a bug).
     pub fn encode(&self, path: &Path, workspace_id: &str) -> Result<Vec<u8>> {
-        self.validate(workspace_id).map_err(|msg| {
-            Error::corrupt(Location::file(path), format!("refusing to save: {msg}"))
-        })?;
-        let mut cases: Vec<&Case> = self.cases.iter().collect();
-        cases.sort_by(|a, b| (&a.memory_key, a.revision).cmp(&(&b.memory_key, b.revision)));
-        let file = QueueFile { cases, schema_version: CONFLICTS_SCHEMA_VERSION, workspace_id };
-        let mut text = canon::encode(&file, JsonStyle::Pretty);
-        text.push('\n');
-        Ok(text.into_bytes())
+        Ok(ConflictsFile::encode(self, path, workspace_id)?.bytes().to_vec())
     }
 
     /// Sorts cases into canonical order.
@@ -393,37 +378,117 @@ impl ConflictQueue {
 
     /// Returns every violated invariant, each message naming the case.
     pub(crate) fn problems(&self, workspace_id: &str) -> Vec<Finding> {
-        let mut problems = Vec::new();
-        let mut ids = HashSet::new();
-        let mut revisions = HashSet::new();
-        let mut open: BTreeSet<&str> = BTreeSet::new();
-        for case in &self.cases {
-            if !ids.insert(case.conflict_id.as_str()) {
-                problems.push(Finding {
-                    subject: Some(case.conflict_id.clone()),
-                    message: format!("conflict id {} appears twice", case.conflict_id),
-                });
-            }
-            if !revisions.insert((case.memory_key.as_str(), case.revision)) {
-                problems.push(Finding {
-                    subject: Some(case.conflict_id.clone()),
-                    message: format!(
-                        "memory_key {} has two cases at revision {}",
-                        case.memory_key, case.revision
-                    ),
-                });
-            }
-            if case.is_open() && !open.insert(case.memory_key.as_str()) {
-                problems.push(Finding {
-                    subject: Some(case.conflict_id.clone()),
-                    message: format!("memory_key {} has more than one open case", case.memory_key),
-                });
-            }
-            if let Err(problem) = case.check(workspace_id) {
-                problems
-                    .push(Finding { subject: Some(case.conflict_id.clone()), message: problem });
-            }
+        problems_of(&self.cases, workspace_id)
+    }
+}
+
+/// Returns every violated invariant among `cases`, each message naming the
+/// case. Every check but the uniqueness of conflict ids stays inside one
+/// memory key, so the cases of whole domains can be checked apart from the
+/// rest of the queue.
+fn problems_of(cases: &[Case], workspace_id: &str) -> Vec<Finding> {
+    let mut problems = Vec::new();
+    let mut ids = HashSet::new();
+    let mut revisions = HashSet::new();
+    let mut open: BTreeSet<&str> = BTreeSet::new();
+    for case in cases {
+        if !ids.insert(case.conflict_id.as_str()) {
+            problems.push(Finding {
+                subject: Some(case.conflict_id.clone()),
+                message: format!("conflict id {} appears twice", case.conflict_id),
+            });
         }
-        problems
+        if !revisions.insert((case.memory_key.as_str(), case.revision)) {
+            problems.push(Finding {
+                subject: Some(case.conflict_id.clone()),
+                message: format!(
+                    "memory_key {} has two cases at revision {}",
+                    case.memory_key, case.revision
+                ),
+            });
+        }
+        if case.is_open() && !open.insert(case.memory_key.as_str()) {
+            problems.push(Finding {
+                subject: Some(case.conflict_id.clone()),
+                message: format!("memory_key {} has more than one open case", case.memory_key),
+            });
+        }
+        if let Err(problem) = case.check(workspace_id) {
+            problems.push(Finding { subject: Some(case.conflict_id.clone()), message: problem });
+        }
+    }
+    problems
+}
+
+/// conflicts.json as stored ([`crate::store::state_file`]).
+pub(crate) type ConflictsFile = StateFile<Case>;
+
+/// What a writer needs of a case without decoding it. Ordered as cases are
+/// in the file: by (memory_key, revision).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct CaseHead {
+    /// The conflict domain.
+    pub(crate) memory_key: String,
+    /// The case's revision in its domain.
+    pub(crate) revision: u32,
+    /// The case's id.
+    pub(crate) conflict_id: String,
+}
+
+impl Record for Case {
+    type Head = CaseHead;
+    const ARRAY: &'static str = "cases";
+    const SCHEMA_VERSION: u32 = CONFLICTS_SCHEMA_VERSION;
+
+    fn head(&self) -> CaseHead {
+        CaseHead {
+            memory_key: self.memory_key.clone(),
+            revision: self.revision,
+            conflict_id: self.conflict_id.clone(),
+        }
+    }
+
+    fn read_head(encoded: &[u8]) -> Option<CaseHead> {
+        let value = |name: &str| field(encoded, name);
+        Some(CaseHead {
+            memory_key: serde_json::from_slice(value("memory_key")?).ok()?,
+            revision: serde_json::from_slice(value("revision")?).ok()?,
+            conflict_id: serde_json::from_slice(value("conflict_id")?).ok()?,
+        })
+    }
+
+    fn id(head: &CaseHead) -> &str {
+        &head.conflict_id
+    }
+
+    fn domain(head: &CaseHead) -> Option<&str> {
+        Some(&head.memory_key)
+    }
+
+    fn problem(records: &[Case], workspace_id: &str) -> Option<String> {
+        problems_of(records, workspace_id).into_iter().next().map(|finding| finding.message)
+    }
+}
+
+impl ConflictsFile {
+    /// Encodes `queue` (checking every invariant) as the file it is
+    /// written to.
+    ///
+    /// Errors: [`Error::Corrupt`] if an invariant does not hold (a bug).
+    pub(crate) fn encode(
+        queue: &ConflictQueue,
+        path: &Path,
+        workspace_id: &str,
+    ) -> Result<ConflictsFile> {
+        queue.validate(workspace_id).map_err(|msg| {
+            Error::corrupt(Location::file(path), format!("refusing to save: {msg}"))
+        })?;
+        let mut cases: Vec<&Case> = queue.cases.iter().collect();
+        cases.sort_by(|a, b| (&a.memory_key, a.revision).cmp(&(&b.memory_key, b.revision)));
+        let mut out = Encoder::<Case>::new(workspace_id, cases.len(), 0);
+        for case in &cases {
+            out.record(*case);
+        }
+        Ok(StateFile::of_encoding(out.finish(), &cases))
     }
 }

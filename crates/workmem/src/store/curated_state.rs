@@ -22,7 +22,8 @@ use crate::model::canon;
 use crate::model::fact::Kind;
 use crate::model::stamp::Stamp;
 use crate::store::Finding;
-use crate::store::curated_file::{Encoded, Encoder, order};
+use crate::store::curated_file::order;
+use crate::store::state_file::{Encoded, Encoder};
 
 /// Schema version written to `curated.json`.
 pub const CURATED_SCHEMA_VERSION: u32 = 2;
@@ -212,9 +213,9 @@ impl CuratedState {
         let write = || {
             let mut entries: Vec<&Entry> = self.entries.iter().collect();
             entries.sort_by(|a, b| entry_order(a, b));
-            let mut out = Encoder::new(workspace_id, entries.len());
+            let mut out = Encoder::<Entry>::new(workspace_id, entries.len(), 0);
             for entry in entries {
-                out.entry(entry);
+                out.record(entry);
             }
             out.finish()
         };

@@ -323,21 +323,60 @@ where
             return Ok(());
         }
         line += 1;
-        let text = &bytes[..bytes.len() - 1];
-        if text.iter().all(u8::is_ascii_whitespace) {
-            continue;
+        if let Some(record) = checked_line(path, line, &bytes[..bytes.len() - 1], workspace_id)? {
+            visit(record)?;
         }
-        let record = parse_record::<T>(text)
-            .map_err(|msg| Error::corrupt(Location::line(path, line), msg))?;
-        if record.workspace() != workspace_id {
-            return Err(Error::Scope {
-                location: Location::line(path, line),
-                found: record.workspace().to_owned(),
-                expected: workspace_id.to_owned(),
-            });
-        }
-        visit(Numbered { line, record })?;
     }
+}
+
+/// Calls `visit` with every record of `data`, complete lines of a stream
+/// at `path` whose first is line `first_line`, as [`for_each_record`]
+/// does.
+///
+/// Errors: as [`for_each_record`].
+pub fn for_each_record_in<T>(
+    path: &Path,
+    data: &[u8],
+    first_line: usize,
+    workspace_id: &str,
+    mut visit: impl FnMut(Numbered<T>) -> Result<()>,
+) -> Result<()>
+where
+    T: for<'de> Deserialize<'de> + StreamRecord,
+{
+    for (n, text) in data.split_inclusive(|&b| b == b'\n').enumerate() {
+        let Some(text) = text.strip_suffix(b"\n") else { return Ok(()) };
+        if let Some(record) = checked_line(path, first_line + n, text, workspace_id)? {
+            visit(record)?;
+        }
+    }
+    Ok(())
+}
+
+/// Parses and checks one line of a stream (without its newline); `None`
+/// for a blank line.
+fn checked_line<T>(
+    path: &Path,
+    line: usize,
+    text: &[u8],
+    workspace_id: &str,
+) -> Result<Option<Numbered<T>>>
+where
+    T: for<'de> Deserialize<'de> + StreamRecord,
+{
+    if text.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    let record =
+        parse_record::<T>(text).map_err(|msg| Error::corrupt(Location::line(path, line), msg))?;
+    if record.workspace() != workspace_id {
+        return Err(Error::Scope {
+            location: Location::line(path, line),
+            found: record.workspace().to_owned(),
+            expected: workspace_id.to_owned(),
+        });
+    }
+    Ok(Some(Numbered { line, record }))
 }
 
 /// Parses one stream record and checks its schema version.

@@ -16,6 +16,7 @@ pub(crate) mod id_index;
 pub(crate) mod identity;
 pub mod journal;
 pub(crate) mod lock;
+pub(crate) mod state_file;
 pub(crate) mod valid_hashes;
 
 /// One violated invariant of a state file, and the record it is about (an

@@ -15,7 +15,11 @@
 //!
 //! ```text
 //! curated.json <sha256> [<inode> <size> <mtime_s> <mtime_ns>]
+//! conflict-adjudications.jsonl <sha256> <length>
 //! ```
+//!
+//! The second form is for an append-only stream: its first `length` bytes,
+//! which hash to `sha256`, were checked record by record.
 
 use std::path::Path;
 
@@ -34,6 +38,8 @@ struct Known {
     file: String,
     sha256: String,
     stamp: Option<FileStamp>,
+    /// For a stream: the length of the checked prefix.
+    prefix: Option<u64>,
 }
 
 fn lines(dir: &Path) -> Vec<Known> {
@@ -50,12 +56,13 @@ fn lines(dir: &Path) -> Vec<Known> {
                 return None;
             }
             let rest: Vec<i64> = fields.map(str::parse).collect::<Result<_, _>>().ok()?;
-            let stamp = match rest.len() {
-                0 => None,
-                4 => Some([rest[0], rest[1], rest[2], rest[3]]),
+            let (stamp, prefix) = match rest[..] {
+                [] => (None, None),
+                [len] => (None, Some(u64::try_from(len).ok()?)),
+                [a, b, c, d] => (Some([a, b, c, d]), None),
                 _ => return None,
             };
-            Some(Known { file, sha256, stamp })
+            Some(Known { file, sha256, stamp, prefix })
         })
         .collect()
 }
@@ -63,7 +70,30 @@ fn lines(dir: &Path) -> Vec<Known> {
 /// Returns whether `sha256` is a known-valid content of the state file
 /// `file` of the memory directory `dir`.
 pub(crate) fn contains(dir: &Path, file: &str, sha256: &str) -> bool {
-    lines(dir).iter().any(|k| k.file == file && k.sha256 == sha256)
+    lines(dir).iter().any(|k| k.file == file && k.sha256 == sha256 && k.prefix.is_none())
+}
+
+/// Returns the checked prefix recorded for the stream `file`: its length
+/// and SHA-256.
+pub(crate) fn checked_prefix(dir: &Path, file: &str) -> Option<(u64, String)> {
+    lines(dir)
+        .into_iter()
+        .rev()
+        .find_map(|k| Some((k.prefix?, k.sha256)).filter(|_| k.file == file))
+}
+
+/// Records that the first `len` bytes of the stream `file`, which hash to
+/// `sha256`, were checked; replaces the prefix recorded before.
+pub(crate) fn record_prefix(dir: &Path, file: &str, len: u64, sha256: &str) {
+    let mut kept = lines(dir);
+    kept.retain(|k| k.file != file);
+    kept.push(Known {
+        file: file.to_owned(),
+        sha256: sha256.to_owned(),
+        stamp: None,
+        prefix: Some(len),
+    });
+    save(dir, &kept);
 }
 
 /// Returns the known-valid hash recorded for `file` with the identity
@@ -78,15 +108,24 @@ pub(crate) fn hash_of(dir: &Path, file: &str, stamp: FileStamp) -> Option<String
 pub(crate) fn record(dir: &Path, file: &str, sha256: &str, stamp: Option<FileStamp>) {
     let mut kept = lines(dir);
     kept.retain(|k| !(k.file == file && k.sha256 == sha256));
-    kept.push(Known { file: file.to_owned(), sha256: sha256.to_owned(), stamp });
+    kept.push(Known { file: file.to_owned(), sha256: sha256.to_owned(), stamp, prefix: None });
+    save(dir, &kept);
+}
+
+/// Writes the newest `KEPT` lines of each file.
+fn save(dir: &Path, kept: &[Known]) {
     let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     let mut out: Vec<String> = Vec::new();
     for known in kept.iter().rev() {
         let count = counts.entry(&known.file).or_default();
         *count += 1;
         if *count <= KEPT {
-            let stamp = known.stamp.map(|s| format!(" {} {} {} {}", s[0], s[1], s[2], s[3]));
-            out.push(format!("{} {}{}\n", known.file, known.sha256, stamp.unwrap_or_default()));
+            let extra = match (known.stamp, known.prefix) {
+                (Some(s), _) => format!(" {} {} {} {}", s[0], s[1], s[2], s[3]),
+                (None, Some(len)) => format!(" {len}"),
+                (None, None) => String::new(),
+            };
+            out.push(format!("{} {}{extra}\n", known.file, known.sha256));
         }
     }
     out.reverse();
@@ -119,6 +158,13 @@ mod tests {
             .unwrap();
         assert!(!contains(dir.path(), "curated.json", &hash(9)));
         record(dir.path(), "curated.json", &hash(9), None);
+        assert!(contains(dir.path(), "curated.json", &hash(9)));
+        // A stream's checked prefix: the last one recorded.
+        assert_eq!(checked_prefix(dir.path(), "audit"), None);
+        record_prefix(dir.path(), "audit", 10, &hash(1));
+        record_prefix(dir.path(), "audit", 20, &hash(2));
+        assert_eq!(checked_prefix(dir.path(), "audit"), Some((20, hash(2))));
+        assert!(!contains(dir.path(), "audit", &hash(2)));
         assert!(contains(dir.path(), "curated.json", &hash(9)));
     }
 }

@@ -9,7 +9,7 @@ use crate::model::stamp::Stamp;
 use crate::policy::distill::{self, Decision, Policy, Report};
 use crate::policy::projection::Projection;
 use crate::store::atomic_io;
-use crate::store::conflict_queue::ConflictQueue;
+use crate::store::conflict_queue::{ConflictQueue, ConflictsFile};
 use crate::store::curated_file::CuratedFile;
 use crate::store::domain_index::{self, DomainIndex};
 use crate::store::fact_log;
@@ -125,14 +125,21 @@ impl Workspace {
         curated: &CuratedOutcome,
         outcome: &distill::Outcome,
     ) -> Result<()> {
-        let conflicts_bytes = if outcome.queue_changed {
-            Some(outcome.queue.encode(&self.file(CONFLICTS_FILE), &self.workspace_id)?)
+        let conflicts = if outcome.queue_changed {
+            Some(ConflictsFile::encode(
+                &outcome.queue,
+                &self.file(CONFLICTS_FILE),
+                &self.workspace_id,
+            )?)
         } else {
             None
         };
         match curated {
             CuratedOutcome::Changed(file) => {
-                self.write_distill_intent(file.sha256(), conflicts_bytes.as_deref())?;
+                self.write_distill_intent(
+                    file.sha256(),
+                    conflicts.as_ref().map(ConflictsFile::bytes),
+                )?;
                 self.write_curated(file)?;
             }
             CuratedOutcome::Unchanged(projection) => {
@@ -141,8 +148,8 @@ impl Workspace {
             CuratedOutcome::Missing => {}
         }
         failpoint::hit("distill_after_curated");
-        if let Some(conflicts) = conflicts_bytes {
-            atomic_io::replace(&self.file(CONFLICTS_FILE), &conflicts)?;
+        if let Some(conflicts) = &conflicts {
+            self.write_conflicts(conflicts)?;
         }
         self.clear_distill_intent()
     }

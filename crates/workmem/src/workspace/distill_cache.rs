@@ -420,7 +420,7 @@ impl Workspace {
         };
         let partial = CuratedState {
             schema_version: CURATED_SCHEMA_VERSION,
-            entries: on_disk.file.entries(&curated_path, judged_here)?,
+            entries: on_disk.file.records(&curated_path, judged_here)?,
         };
         let queue = self.conflicts()?;
         let outcome = distill::distill_partial(

@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::model::stamp::Stamp;
 use crate::policy::projection::{self, Projection};
 use crate::store::atomic_io::{self, FileStamp, file_stamp};
-use crate::store::conflict_queue::ConflictQueue;
+use crate::store::conflict_queue::{ConflictQueue, ConflictsFile};
 use crate::store::curated_file::CuratedFile;
 use crate::store::curated_state::CuratedState;
 use crate::store::failpoint;
@@ -43,14 +43,27 @@ impl Workspace {
         self.write_memory_md(&Projection::of_heads(file.heads()), stamp).map(drop)
     }
 
-    /// Replaces conflicts.json.
+    /// Replaces conflicts.json with the encoding of `queue`.
     ///
     /// Errors: [`Error::Io`]; [`Error::Corrupt`] if `queue` breaks an
     /// invariant.
     pub(crate) fn save_conflicts(&self, queue: &ConflictQueue) -> Result<()> {
+        self.write_conflicts(&ConflictsFile::encode(
+            queue,
+            &self.file(CONFLICTS_FILE),
+            &self.workspace_id,
+        )?)
+    }
+
+    /// Replaces conflicts.json with `file` and records its hash as known
+    /// valid.
+    ///
+    /// Errors: [`Error::Io`].
+    pub(crate) fn write_conflicts(&self, file: &ConflictsFile) -> Result<()> {
         let path = self.file(CONFLICTS_FILE);
-        let bytes = queue.encode(&path, &self.workspace_id)?;
-        atomic_io::replace(&path, &bytes)
+        atomic_io::replace(&path, file.bytes())?;
+        valid_hashes::record(&self.memory_dir, CONFLICTS_FILE, file.sha256(), file_stamp(&path)?);
+        Ok(())
     }
 
     /// Rewrites MEMORY.md when it differs from the rendering of

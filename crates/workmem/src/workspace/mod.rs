@@ -42,10 +42,12 @@ use crate::model::stamp::Stamp;
 use crate::policy::config::Config;
 use crate::store::atomic_io;
 use crate::store::conflict_queue::ConflictQueue;
+use crate::store::conflict_queue::{Case, ConflictsFile};
 use crate::store::curated_file::CuratedFile;
-use crate::store::curated_state::CuratedState;
+use crate::store::curated_state::{CuratedState, Entry};
 use crate::store::fact_log::FactLog;
 use crate::store::lock::WorkspaceLock;
+use crate::store::state_file::{Record, StateFile};
 use crate::store::valid_hashes;
 
 /// Default memory directory, relative to the project.
@@ -251,45 +253,73 @@ impl Workspace {
     }
 
     /// Returns curated.json as stored, for a writer that replaces some of
-    /// its entries: when its hash is among the known-valid ones
-    /// (`store::valid_hashes`), only its layout is read; otherwise it is
-    /// decoded and checked whole, and re-encoded (a canonical file is then
-    /// recorded as known valid). A missing file is the empty state.
+    /// its entries: see [`Workspace::stored`].
     ///
     /// Errors: as [`Workspace::curated`].
-    pub(crate) fn stored_curated(&self) -> Result<StoredCurated> {
+    pub(crate) fn stored_curated(&self) -> Result<Stored<Entry>> {
         let path = self.file(CURATED_FILE);
+        self.stored(CURATED_FILE, |data| {
+            let state = match data {
+                Some(data) => CuratedState::decode(data, &path, &self.workspace_id)?,
+                None => CuratedState::new(),
+            };
+            CuratedFile::encode(&state, &path, &self.workspace_id)
+        })
+    }
+
+    /// Returns conflicts.json as stored, for a writer that replaces some of
+    /// its cases: see [`Workspace::stored`].
+    ///
+    /// Errors: as [`Workspace::conflicts`].
+    pub(crate) fn stored_conflicts(&self) -> Result<Stored<Case>> {
+        let path = self.file(CONFLICTS_FILE);
+        self.stored(CONFLICTS_FILE, |data| {
+            let queue = match data {
+                Some(data) => ConflictQueue::decode(data, &path, &self.workspace_id)?,
+                None => ConflictQueue::default(),
+            };
+            ConflictsFile::encode(&queue, &path, &self.workspace_id)
+        })
+    }
+
+    /// Returns the state file `name` as stored: when its hash is among the
+    /// known-valid ones (`store::valid_hashes`, found by its identity or by
+    /// hashing it), only its layout is read; otherwise `whole` decodes and
+    /// checks it and encodes it again. Writes nothing: a writer records the
+    /// hash of what it writes. `whole(None)` is the file of the empty
+    /// state, what a missing file counts as.
+    fn stored<R: Record>(
+        &self,
+        name: &str,
+        whole: impl Fn(Option<&[u8]>) -> Result<StateFile<R>>,
+    ) -> Result<Stored<R>> {
+        let path = self.file(name);
         // Identify the file before reading it (see `store::valid_hashes`).
         let stamp = atomic_io::file_stamp(&path)?;
         let Some(data) = atomic_io::read_optional(&path)? else {
-            let file = CuratedFile::encode(&CuratedState::new(), &path, &self.workspace_id)?;
-            return Ok(StoredCurated { sha256: file.sha256().to_owned(), file, exists: false });
+            let file = whole(None)?;
+            return Ok(Stored { sha256: file.sha256().to_owned(), file, exists: false });
         };
         let recorded = stamp
             .filter(|stamp| usize::try_from(stamp[1]).ok() == Some(data.len()))
-            .and_then(|stamp| valid_hashes::hash_of(&self.memory_dir, CURATED_FILE, stamp));
+            .and_then(|stamp| valid_hashes::hash_of(&self.memory_dir, name, stamp));
         let (sha256, known) = if let Some(sha256) = recorded {
             (sha256, true)
         } else {
             let sha256 = canon::sha256_hex(&data);
-            let known = valid_hashes::contains(&self.memory_dir, CURATED_FILE, &sha256);
+            let known = valid_hashes::contains(&self.memory_dir, name, &sha256);
             (sha256, known)
         };
         let data = if known {
-            match CuratedFile::known_valid(data, sha256.clone(), &self.workspace_id) {
-                Ok(file) => return Ok(StoredCurated { file, sha256, exists: true }),
+            match StateFile::known_valid(data, sha256.clone(), &self.workspace_id) {
+                Ok(file) => return Ok(Stored { file, sha256, exists: true }),
                 Err(data) => data,
             }
         } else {
             data
         };
-        let state = CuratedState::decode(&data, &path, &self.workspace_id)?;
-        drop(data);
-        let file = CuratedFile::encode(&state, &path, &self.workspace_id)?;
-        if file.sha256() == sha256 {
-            valid_hashes::record(&self.memory_dir, CURATED_FILE, &sha256, stamp);
-        }
-        Ok(StoredCurated { file, sha256, exists: true })
+        let file = whole(Some(&data))?;
+        Ok(Stored { file, sha256, exists: true })
     }
 
     /// Returns the conflict queue (empty when `conflicts.json` does not
@@ -338,14 +368,14 @@ impl Workspace {
     }
 }
 
-/// curated.json as a writer reads it ([`Workspace::stored_curated`]).
+/// A state file as a writer reads it ([`Workspace::stored`]).
 #[derive(Debug)]
-pub(crate) struct StoredCurated {
+pub(crate) struct Stored<R: Record> {
     /// The file, canonical (re-encoded when the stored bytes were not).
-    pub(crate) file: CuratedFile,
+    pub(crate) file: StateFile<R>,
     /// The SHA-256 of the bytes stored (of the empty state's encoding when
     /// there is no file).
     pub(crate) sha256: String,
-    /// Whether curated.json exists.
+    /// Whether the file exists.
     pub(crate) exists: bool,
 }

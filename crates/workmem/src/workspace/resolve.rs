@@ -14,7 +14,7 @@ use crate::model::canon;
 use crate::policy::adjudication::{self, Resolution};
 use crate::policy::projection::Projection;
 use crate::store::atomic_io;
-use crate::store::conflict_queue::{Case, ConflictQueue};
+use crate::store::conflict_queue::{Case, CaseHead, ConflictQueue, ConflictsFile};
 use crate::store::curated_file::{CuratedFile, EntryHead};
 use crate::store::curated_state::{CURATED_SCHEMA_VERSION, CuratedState, Entry};
 use crate::store::failpoint;
@@ -23,6 +23,7 @@ use crate::store::journal::{
     JOURNAL_FILE, JournalLine, Phase,
 };
 use crate::store::lock::WorkspaceLock;
+use crate::store::valid_hashes;
 use crate::workspace::{CONFLICTS_FILE, CURATED_FILE, Workspace};
 
 impl Workspace {
@@ -80,7 +81,7 @@ impl Workspace {
             Prepare::Ready(prepared) => prepared,
         };
         failpoint::hit("after_prepared");
-        let Prepared { intent, digest, targets, domain_index } = *prepared;
+        let Prepared { intent, digest, targets, domain_index, audit_checked } = *prepared;
         // Under the lock since the states were read: both files hold the
         // before state and the audit stream lacks the event.
         self.apply(&intent, &digest, &[Phase::Prepared], targets)?;
@@ -90,6 +91,9 @@ impl Workspace {
         journal::compact(&self.file(JOURNAL_FILE), &[])?;
         if let Some(index) = domain_index {
             self.save_domain_index(&index);
+        }
+        if let Some((len, sha256)) = audit_checked {
+            valid_hashes::record_prefix(&self.memory_dir, AUDIT_FILE, len, &sha256);
         }
         Ok(intent.adjudication)
     }
@@ -119,7 +123,8 @@ impl Workspace {
         self.finish_pending_locked()?;
         let audit_path = self.file(AUDIT_FILE);
         journal::repair_stream::<Adjudication>(&audit_path)?;
-        if let Some(stored) = self.find_adjudication(&resolution.event_id)? {
+        let (stored, audit_checked) = self.find_adjudication(&resolution.event_id)?;
+        if let Some(stored) = stored {
             if resolution.matches(&stored) {
                 return Ok(Prepare::Stored(Box::new(stored)));
             }
@@ -128,19 +133,30 @@ impl Workspace {
             }));
         }
         let stored = self.stored_curated()?;
-        let (queue, queue_sha256_before) = self.conflicts_hashed()?;
-        let memory_key = queue.get(&resolution.conflict_id).map(|case| case.memory_key.clone());
+        let conflicts = self.stored_conflicts()?;
+        let memory_key = conflicts
+            .file
+            .heads()
+            .find(|head| head.conflict_id == resolution.conflict_id)
+            .map(|head| head.memory_key.clone());
         let domain = match &memory_key {
             Some(key) => self.domain_fact_ids(key)?,
             None => crate::store::domain_index::Lookup { ids: Vec::new(), updated: None },
         };
         let resolved_at = resolution.resolved_at.clone().unwrap_or_else(|| self.now());
-        // A decision changes one domain: only its entries are decoded.
+        // A decision changes one domain: only its entries and cases are
+        // decoded.
         let curated_path = self.file(CURATED_FILE);
+        let conflicts_path = self.file(CONFLICTS_FILE);
         let in_case = |head: &EntryHead| memory_key.is_some() && head.memory_key == memory_key;
         let curated = CuratedState {
             schema_version: CURATED_SCHEMA_VERSION,
-            entries: stored.file.entries(&curated_path, in_case)?,
+            entries: stored.file.records(&curated_path, in_case)?,
+        };
+        let queue = ConflictQueue {
+            cases: conflicts.file.records(&conflicts_path, |head| {
+                memory_key.as_deref() == Some(head.memory_key.as_str())
+            })?,
         };
         let plan = adjudication::plan(
             &resolution,
@@ -168,12 +184,15 @@ impl Workspace {
             let hash = after.sha256().to_owned();
             (Curated::Write(after), hash)
         };
-        let mut queue_after = queue;
-        queue_after.replace_domain(&plan.memory_key, plan.cases_after.clone());
-        let queue_after_bytes =
-            queue_after.encode(&self.file(CONFLICTS_FILE), self.workspace_id())?;
-        let queue_sha256_after = canon::sha256_hex(&queue_after_bytes);
-        let queue = (queue_sha256_after != queue_sha256_before).then_some(queue_after_bytes);
+        let queue_sha256_before = conflicts.sha256;
+        let queue_after = conflicts.file.splice(
+            &conflicts_path,
+            self.workspace_id(),
+            |head| head.memory_key == plan.memory_key,
+            &plan.cases_after,
+        )?;
+        let queue_sha256_after = queue_after.sha256().to_owned();
+        let queue = (queue_sha256_after != queue_sha256_before).then_some(queue_after);
         let intent = Intent {
             transaction_id: canon::transaction_id(self.workspace_id(), &resolution.event_id),
             workspace_id: self.workspace_id().to_owned(),
@@ -199,6 +218,7 @@ impl Workspace {
             digest,
             targets,
             domain_index: domain.updated,
+            audit_checked,
         })))
     }
 
@@ -213,8 +233,55 @@ impl Workspace {
             .collect())
     }
 
-    fn find_adjudication(&self, event_id: &str) -> Result<Option<Adjudication>> {
-        Ok(self.adjudications()?.into_iter().find(|a| a.event_id == event_id))
+    /// Returns the adjudication of the audit stream with `event_id`, if
+    /// any, checking the records it reads. The stream is append-only: the
+    /// records of the prefix an earlier resolve checked (still hashing as
+    /// it did) are parsed only when its bytes may hold the id, so the check
+    /// costs a hash and a substring search of the history, not a parse of
+    /// it. (An id is written as its plain JSON string unless the stream
+    /// holds an escape, `\u` or `\/`; then every record is read.) Also
+    /// returns the length and hash of the stream now checked, when it grew
+    /// since the recorded prefix: the caller records it once its own work
+    /// succeeded.
+    ///
+    /// Errors: [`Error::Corrupt`] naming file and line, [`Error::Scope`],
+    /// [`Error::Io`].
+    fn find_adjudication(&self, event_id: &str) -> Result<(Option<Adjudication>, Checked)> {
+        let path = self.file(AUDIT_FILE);
+        let Some(data) = atomic_io::read_optional(&path)? else {
+            return Ok((None, None));
+        };
+        // Complete lines only: an unterminated last line is not a record.
+        let complete = data.iter().rposition(|&b| b == b'\n').map_or(0, |n| n + 1);
+        let data = &data[..complete];
+        let checked = valid_hashes::checked_prefix(&self.memory_dir, AUDIT_FILE)
+            .and_then(|(len, sha256)| {
+                let len = usize::try_from(len).ok().filter(|&len| len <= complete)?;
+                (canon::sha256_hex(&data[..len]) == sha256).then_some(len)
+            })
+            .unwrap_or(0);
+        let escaped = memchr::memmem::find(data, b"\\u").is_some()
+            || memchr::memmem::find(data, b"\\/").is_some();
+        let quoted = format!("\"{event_id}\"");
+        let in_checked =
+            escaped || memchr::memmem::find(&data[..checked], quoted.as_bytes()).is_some();
+        let start = if in_checked { 0 } else { checked };
+        let first_line = 1 + memchr::memchr_iter(b'\n', &data[..start]).count();
+        let mut found = None;
+        journal::for_each_record_in::<Adjudication>(
+            &path,
+            &data[start..],
+            first_line,
+            self.workspace_id(),
+            |numbered| {
+                if found.is_none() && numbered.record.event_id == event_id {
+                    found = Some(numbered.record);
+                }
+                Ok(())
+            },
+        )?;
+        let read = (checked < complete).then(|| (complete as u64, canon::sha256_hex(data)));
+        Ok((found, read))
     }
 
     /// Finishes what a crash left unfinished: a resolution whose transaction
@@ -298,7 +365,7 @@ impl Workspace {
             (self.scoped_curated_target(intent)?, self.scoped_queue_target(intent)?)
         };
         let audit_path = self.file(AUDIT_FILE);
-        let stored = self.find_adjudication(&intent.event_id)?;
+        let (stored, _) = self.find_adjudication(&intent.event_id)?;
         if stored.as_ref().is_some_and(|a| *a != intent.adjudication) {
             return Err(Error::corrupt(
                 Location::file(&audit_path),
@@ -336,8 +403,8 @@ impl Workspace {
     }
 
     /// The conflicts target of a schema-1 intent: `None` when done, else
-    /// the bytes to write.
-    fn full_queue_target(&self, intent: &Intent) -> Result<Option<Vec<u8>>> {
+    /// the file to write.
+    fn full_queue_target(&self, intent: &Intent) -> Result<Option<ConflictsFile>> {
         let snapshot = |cases: &[Case]| {
             let mut queue = ConflictQueue { cases: cases.to_vec() };
             queue.sort();
@@ -351,7 +418,7 @@ impl Workspace {
         if now.cases != snapshot(&intent.conflicts_before).cases {
             return Err(neither(&self.file(CONFLICTS_FILE), intent));
         }
-        after.encode(&self.file(CONFLICTS_FILE), self.workspace_id()).map(Some)
+        ConflictsFile::encode(&after, &self.file(CONFLICTS_FILE), self.workspace_id()).map(Some)
     }
 
     /// The curated target of a schema-2 intent, decided by the file's hash.
@@ -370,7 +437,7 @@ impl Workspace {
             return Err(neither(&path, intent));
         }
         let in_domain = |head: &EntryHead| head.memory_key.as_deref() == Some(memory_key);
-        if stored.file.entries(&path, in_domain)? != intent.curated_before {
+        if stored.file.records(&path, in_domain)? != intent.curated_before {
             return Err(modified(&path, intent, "curated entries"));
         }
         let written =
@@ -382,45 +449,31 @@ impl Workspace {
     }
 
     /// The conflicts target of a schema-2 intent, decided by the file's
-    /// hash: `None` when done, else the bytes to write.
-    fn scoped_queue_target(&self, intent: &Intent) -> Result<Option<Vec<u8>>> {
+    /// hash: `None` when done, else the file to write.
+    fn scoped_queue_target(&self, intent: &Intent) -> Result<Option<ConflictsFile>> {
         let path = self.file(CONFLICTS_FILE);
-        let (now, hash) = self.conflicts_hashed()?;
+        let stored = self.stored_conflicts()?;
         let (before, after) = scoped_hashes(
             intent.conflicts_sha256_before.as_deref(),
             intent.conflicts_sha256_after.as_deref(),
         );
-        if hash == after {
+        if stored.sha256 == after {
             return Ok(None);
         }
         let memory_key = intent.memory_key().unwrap_or_default();
-        if hash != before {
+        if stored.sha256 != before {
             return Err(neither(&path, intent));
         }
-        if now.domain(memory_key) != intent.conflicts_before {
+        let in_domain = |head: &CaseHead| head.memory_key == memory_key;
+        if stored.file.records(&path, in_domain)? != intent.conflicts_before {
             return Err(modified(&path, intent, "conflict cases"));
         }
-        let mut queue = now;
-        queue.replace_domain(memory_key, intent.conflicts_after.clone());
-        let written = queue.encode(&path, self.workspace_id())?;
-        if canon::sha256_hex(&written) != after {
+        let written =
+            stored.file.splice(&path, self.workspace_id(), in_domain, &intent.conflicts_after)?;
+        if written.sha256() != after {
             return Err(modified(&path, intent, "conflict cases"));
         }
         Ok(Some(written))
-    }
-
-    /// Returns the conflict queue and the SHA-256 of conflicts.json's
-    /// bytes (of the empty queue's encoding when there is no file).
-    ///
-    /// Errors: as [`Workspace::conflicts`].
-    fn conflicts_hashed(&self) -> Result<(ConflictQueue, String)> {
-        let path = self.file(CONFLICTS_FILE);
-        let (queue, bytes) = self.conflicts_with_bytes()?;
-        let hash = match bytes {
-            Some(bytes) => canon::sha256_hex(&bytes),
-            None => canon::sha256_hex(&queue.encode(&path, self.workspace_id())?),
-        };
-        Ok((queue, hash))
     }
 
     /// Writes the targets not yet done and the missing phase lines, in the
@@ -437,8 +490,8 @@ impl Workspace {
             self.append_phase(intent, digest, Phase::CuratedApplied)?;
         }
         failpoint::hit("after_curated_applied");
-        if let Some(bytes) = &targets.queue {
-            atomic_io::replace(&self.file(CONFLICTS_FILE), bytes)?;
+        if let Some(file) = &targets.queue {
+            self.write_conflicts(file)?;
         }
         failpoint::hit("after_conflict_write");
         if !done.contains(&Phase::ConflictClosed) {
@@ -515,15 +568,21 @@ struct Prepared {
     /// The domain index brought up to date by the resolve, saved once it
     /// committed.
     domain_index: Option<crate::store::domain_index::DomainIndex>,
+    /// The audit stream's prefix checked, recorded once it committed.
+    audit_checked: Checked,
 }
+
+/// The length and SHA-256 of an audit stream prefix checked record by
+/// record, when there is one to record.
+type Checked = Option<(u64, String)>;
 
 /// What rolling a transaction forward writes.
 #[derive(Debug)]
 pub(crate) struct Targets {
     /// curated.json (and MEMORY.md).
     curated: Curated,
-    /// The bytes of conflicts.json, or `None` when it holds its after state.
-    queue: Option<Vec<u8>>,
+    /// conflicts.json to write, or `None` when it holds its after state.
+    queue: Option<ConflictsFile>,
     /// Whether the audit stream holds the adjudication.
     audit_done: bool,
 }

@@ -1,0 +1,202 @@
+//! Whether past resolutions slow anything down: `verify`, `resolve` and
+//! `distill` on two copies of one workspace that differ only in their
+//! history, one with `N` resolutions behind it (default 1,000), one with
+//! none.
+//!
+//! ```sh
+//! cargo build --release -p workmem --example generate
+//! target/release/examples/generate /tmp/w100k 100000
+//! cargo bench -p workmem --bench history -- /tmp/w100k [--resolutions 1000]
+//! ```
+//!
+//! Both copies (made next to the workspace given, and removed after) get
+//! the same `N + 21` ties (two equally strong values for each of `N + 21`
+//! new memory keys, old enough to be judged) and one distill that queues
+//! them. The copy "with history" then resolves `N` of them (each decision
+//! adds a revision, an audit record, a closed case); the other leaves them
+//! open. Then, alternating between the copies: the remaining 21 cases are
+//! resolved, `verify` runs three times, a whole-log distill three times
+//! (the distill cache removed first) and a distill with nothing new
+//! eleven times. Medians, in process.
+#![allow(clippy::disallowed_methods)] // the bench copies workspaces
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use workmem::{
+    CaseStatus, DistillOptions, NewFact, Resolution, Stamp, Workspace, WorkspaceBuilder,
+};
+
+const AS_OF: &str = "2026-06-01T00:00:00Z";
+/// Cases each copy resolves while it is timed.
+const TIMED: usize = 21;
+
+fn median(mut samples: Vec<f64>) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    samples[samples.len() / 2]
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create copy");
+    for entry in std::fs::read_dir(from).expect("read dir") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("type").is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
+
+/// A copy of `project` at `to`, adopted (its id pinned) so it opens there.
+fn copy_of(project: &Path, to: &Path) -> Workspace {
+    copy_dir(&project.join(".workmem"), &to.join(".workmem"));
+    WorkspaceBuilder::adopt(Workspace::builder(to)).expect("adopt").0
+}
+
+fn ties(ws: &Workspace, keys: &[String]) {
+    let mut facts = Vec::new();
+    for key in keys {
+        for (id, content, at) in [
+            ("a1", "Value A.", "2026-01-01T00:00:00Z"),
+            ("a2", "Value A.", "2026-01-02T00:00:00Z"),
+            ("b1", "Value B.", "2026-01-01T00:00:00Z"),
+            ("b2", "Value B.", "2026-01-02T00:00:00Z"),
+        ] {
+            facts.push(NewFact {
+                content: content.into(),
+                kind: Some("decision".into()),
+                importance: Some(4),
+                memory_key: Some(key.clone()),
+                recorded_at: Some(at.into()),
+                fact_id: Some(format!("{key}-{id}")),
+                ..NewFact::default()
+            });
+        }
+    }
+    ws.import(facts, &mut |_| {}).expect("import");
+}
+
+fn distill(ws: &Workspace) -> f64 {
+    let started = Instant::now();
+    ws.distill(&DistillOptions::new().as_of(Stamp::parse(AS_OF).expect("stamp"))).expect("distill");
+    started.elapsed().as_secs_f64() * 1e3
+}
+
+fn resolution(case: &workmem::Case) -> Resolution {
+    Resolution {
+        conflict_id: case.conflict_id.clone(),
+        candidate_id: case.candidates[0].candidate_id.clone(),
+        expected_revision: i64::from(case.revision),
+        actor: "bench".into(),
+        rationale: "benchmark".into(),
+        event_id: format!("bench:{}", case.memory_key),
+        resolved_at: None,
+    }
+}
+
+fn open_cases(ws: &Workspace, keys: &[String]) -> Vec<workmem::Case> {
+    let mut cases: Vec<_> = ws
+        .conflicts()
+        .expect("conflicts")
+        .cases
+        .into_iter()
+        .filter(|c| c.status == CaseStatus::Open && keys.contains(&c.memory_key))
+        .collect();
+    cases.sort_by(|a, b| a.memory_key.cmp(&b.memory_key));
+    cases
+}
+
+fn drop_distill_cache(ws: &Workspace) {
+    for name in [".distill-cache", ".distill-cache.units", ".distill-cache.ids"] {
+        let _ = std::fs::remove_file(ws.file(name));
+    }
+}
+
+fn figures(project: &Path, resolutions: usize) {
+    let parent = project.parent().unwrap_or(Path::new("."));
+    let scratch = tempfile::tempdir_in(parent).expect("scratch dir");
+    let dirs: [PathBuf; 2] = [scratch.path().join("none"), scratch.path().join("history")];
+    let copies: Vec<Workspace> = dirs.iter().map(|d| copy_of(project, d)).collect();
+    let history: Vec<String> = (0..resolutions).map(|n| format!("history.k{n:05}")).collect();
+    let timed: Vec<String> = (0..TIMED).map(|n| format!("timed.k{n:02}")).collect();
+    for ws in &copies {
+        ties(ws, &history);
+        ties(ws, &timed);
+        distill(ws);
+    }
+    let started = Instant::now();
+    for case in open_cases(&copies[1], &history) {
+        copies[1].resolve(resolution(&case)).expect("resolve");
+    }
+    println!(
+        "== {}: {resolutions} resolutions made in {:.1} s; audit stream {} vs {} records",
+        project.display(),
+        started.elapsed().as_secs_f64(),
+        copies[0].adjudications().expect("audit").len(),
+        copies[1].adjudications().expect("audit").len(),
+    );
+
+    let mut resolve = [Vec::new(), Vec::new()];
+    let pending: Vec<Vec<workmem::Case>> = copies.iter().map(|ws| open_cases(ws, &timed)).collect();
+    for n in 0..TIMED {
+        for (side, ws) in copies.iter().enumerate() {
+            let started = Instant::now();
+            ws.resolve(resolution(&pending[side][n])).expect("resolve");
+            resolve[side].push(started.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    let mut verify = [Vec::new(), Vec::new()];
+    let mut cold = [Vec::new(), Vec::new()];
+    for _ in 0..3 {
+        for (side, ws) in copies.iter().enumerate() {
+            let started = Instant::now();
+            let problems = ws.verify().expect("verify");
+            verify[side].push(started.elapsed().as_secs_f64() * 1e3);
+            assert!(problems.is_empty(), "{problems:?}");
+            drop_distill_cache(ws);
+            cold[side].push(distill(ws));
+        }
+    }
+    let mut unchanged = [Vec::new(), Vec::new()];
+    for _ in 0..11 {
+        for (side, ws) in copies.iter().enumerate() {
+            unchanged[side].push(distill(ws));
+        }
+    }
+    println!("operation                  none        with {resolutions}   ratio");
+    for (name, [none, with]) in [
+        ("resolve", resolve),
+        ("verify", verify),
+        ("distill, whole log", cold),
+        ("distill, nothing new", unchanged),
+    ] {
+        let (none, with) = (median(none), median(with));
+        println!("{name:<24} {none:>8.1} ms {with:>8.1} ms   {:.2}", with / none);
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let resolutions = args
+        .iter()
+        .position(|a| a == "--resolutions")
+        .and_then(|i| args.get(i + 1))
+        .map_or(1000, |n| n.parse().expect("--resolutions N"));
+    let dirs: Vec<&String> = args
+        .iter()
+        .enumerate()
+        .filter(|(i, a)| !a.starts_with('-') && (*i == 0 || args[i - 1] != "--resolutions"))
+        .map(|(_, a)| a)
+        .collect();
+    if dirs.is_empty() {
+        eprintln!(
+            "usage: cargo bench -p workmem --bench history -- PROJECT_DIR... [--resolutions N]"
+        );
+        return;
+    }
+    for dir in dirs {
+        figures(Path::new(dir), resolutions);
+    }
+}
