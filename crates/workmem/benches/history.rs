@@ -1,7 +1,7 @@
 //! Whether past resolutions slow anything down: `verify`, `resolve` and
-//! `distill` on two copies of one workspace that differ only in their
-//! history, one with `N` resolutions behind it (default 1,000), one with
-//! none.
+//! `distill` on copies of one workspace that differ only in their history:
+//! one with `N` resolutions behind it (default 1,000), one with none, and
+//! one with the same `N` ties left open.
 //!
 //! ```sh
 //! cargo build --release -p workmem --example generate
@@ -9,18 +9,18 @@
 //! cargo bench -p workmem --bench history -- /tmp/w100k [--resolutions 1000]
 //! ```
 //!
-//! Both copies (made next to the workspace given, and removed after) get
-//! the same `N + 21` ties (two equally strong values for each of `N + 21`
-//! new memory keys, old enough to be judged) and one distill that queues
-//! them. The copy "with history" then resolves `N` of them (each decision
-//! adds a revision, an audit record, a closed case); the other leaves them
-//! open. Then, alternating between the copies: the remaining 21 cases are
-//! resolved, `verify` runs three times, a whole-log distill three times
-//! (the distill cache removed first) and a distill with nothing new
-//! eleven times. Medians, in process.
+//! The copies (made next to the workspace given, and removed after) get 21
+//! ties (two equally strong values for each of 21 new memory keys, old
+//! enough to be judged); the copies "open" and "resolved" get `N` more;
+//! one distill queues them. The copy "resolved" then resolves its `N`
+//! cases (each decision adds a revision, an audit record, a closed case).
+//! Then, alternating between the copies: the 21 cases are resolved,
+//! `verify` runs three times, a whole-log distill three times (the distill
+//! cache removed first) and a distill with nothing new eleven times.
+//! Medians, in process; the ratio compares "resolved" with "none".
 #![allow(clippy::disallowed_methods)] // the bench copies workspaces
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use workmem::{
@@ -117,38 +117,44 @@ fn drop_distill_cache(ws: &Workspace) {
 fn figures(project: &Path, resolutions: usize) {
     let parent = project.parent().unwrap_or(Path::new("."));
     let scratch = tempfile::tempdir_in(parent).expect("scratch dir");
-    let dirs: [PathBuf; 2] = [scratch.path().join("none"), scratch.path().join("history")];
-    let copies: Vec<Workspace> = dirs.iter().map(|d| copy_of(project, d)).collect();
+    let names = ["none", "open", "resolved"];
+    let copies: Vec<Workspace> =
+        names.iter().map(|name| copy_of(project, &scratch.path().join(name))).collect();
     let history: Vec<String> = (0..resolutions).map(|n| format!("history.k{n:05}")).collect();
     let timed: Vec<String> = (0..TIMED).map(|n| format!("timed.k{n:02}")).collect();
-    for ws in &copies {
-        ties(ws, &history);
+    for (side, ws) in copies.iter().enumerate() {
+        if side > 0 {
+            ties(ws, &history);
+        }
         ties(ws, &timed);
         distill(ws);
     }
     let started = Instant::now();
-    for case in open_cases(&copies[1], &history) {
-        copies[1].resolve(resolution(&case)).expect("resolve");
+    for case in open_cases(&copies[2], &history) {
+        copies[2].resolve(resolution(&case)).expect("resolve");
     }
     println!(
-        "== {}: {resolutions} resolutions made in {:.1} s; audit stream {} vs {} records",
+        "== {}: {resolutions} resolutions made in {:.1} s; audit stream {} / {} / {} records",
         project.display(),
         started.elapsed().as_secs_f64(),
         copies[0].adjudications().expect("audit").len(),
         copies[1].adjudications().expect("audit").len(),
+        copies[2].adjudications().expect("audit").len(),
     );
 
-    let mut resolve = [Vec::new(), Vec::new()];
-    let pending: Vec<Vec<workmem::Case>> = copies.iter().map(|ws| open_cases(ws, &timed)).collect();
-    for n in 0..TIMED {
+    let mut resolve = [Vec::new(), Vec::new(), Vec::new()];
+    let mut pending: Vec<std::vec::IntoIter<workmem::Case>> =
+        copies.iter().map(|ws| open_cases(ws, &timed).into_iter()).collect();
+    for _ in 0..TIMED {
         for (side, ws) in copies.iter().enumerate() {
+            let case = pending[side].next().expect("a timed case");
             let started = Instant::now();
-            ws.resolve(resolution(&pending[side][n])).expect("resolve");
+            ws.resolve(resolution(&case)).expect("resolve");
             resolve[side].push(started.elapsed().as_secs_f64() * 1e3);
         }
     }
-    let mut verify = [Vec::new(), Vec::new()];
-    let mut cold = [Vec::new(), Vec::new()];
+    let mut verify = [Vec::new(), Vec::new(), Vec::new()];
+    let mut cold = [Vec::new(), Vec::new(), Vec::new()];
     for _ in 0..3 {
         for (side, ws) in copies.iter().enumerate() {
             let started = Instant::now();
@@ -159,21 +165,23 @@ fn figures(project: &Path, resolutions: usize) {
             cold[side].push(distill(ws));
         }
     }
-    let mut unchanged = [Vec::new(), Vec::new()];
+    let mut unchanged = [Vec::new(), Vec::new(), Vec::new()];
     for _ in 0..11 {
         for (side, ws) in copies.iter().enumerate() {
             unchanged[side].push(distill(ws));
         }
     }
-    println!("operation                  none        with {resolutions}   ratio");
-    for (name, [none, with]) in [
+    println!(
+        "operation                    none    {resolutions} open  {resolutions} resolved   resolved/none"
+    );
+    for (name, [none, open, with]) in [
         ("resolve", resolve),
         ("verify", verify),
         ("distill, whole log", cold),
         ("distill, nothing new", unchanged),
     ] {
-        let (none, with) = (median(none), median(with));
-        println!("{name:<24} {none:>8.1} ms {with:>8.1} ms   {:.2}", with / none);
+        let (none, open, with) = (median(none), median(open), median(with));
+        println!("{name:<22} {none:>8.1} ms {open:>8.1} ms {with:>8.1} ms   {:.2}", with / none);
     }
 }
 
