@@ -280,6 +280,7 @@ fn run<F: FactRecord>(
         entries: curated.entries,
         index: HashMap::new(),
         cases: queue.cases.clone(),
+        domain_cases: HashMap::new(),
         report: Report::default(),
         curated_changed: false,
         queue_changed: false,
@@ -461,6 +462,8 @@ struct Run<'p> {
     entries: Vec<Entry>,
     index: HashMap<String, usize>,
     cases: Vec<Case>,
+    /// The positions in `cases` of each memory key's cases.
+    domain_cases: HashMap<String, Vec<usize>>,
     report: Report,
     curated_changed: bool,
     queue_changed: bool,
@@ -500,6 +503,15 @@ impl Run<'_> {
 
     fn reindex(&mut self) {
         self.index = self.entries.iter().enumerate().map(|(i, e)| (e.key.clone(), i)).collect();
+        self.domain_cases.clear();
+        for (i, case) in self.cases.iter().enumerate() {
+            self.domain_cases.entry(case.memory_key.clone()).or_default().push(i);
+        }
+    }
+
+    /// The positions in `cases` of the cases of `memory_key`.
+    fn cases_of(&self, memory_key: &str) -> Vec<usize> {
+        self.domain_cases.get(memory_key).cloned().unwrap_or_default()
     }
 
     fn unkeyed_group<F: FactRecord>(&mut self, key: String, group: Vec<&F>) {
@@ -628,11 +640,13 @@ impl Run<'_> {
             Some(self.queue_tie(memory_key, active, &tied, domain_fact_ids, importance))
         } else {
             // 5.4: the domain was settled this run; open cases are moot.
-            for case in self.cases.iter_mut().filter(|c| c.memory_key == memory_key && c.is_open())
-            {
-                case.status = CaseStatus::Superseded;
-                case.superseded_at = Some(self.as_of.clone());
-                self.queue_changed = true;
+            for i in self.cases_of(memory_key) {
+                let case = &mut self.cases[i];
+                if case.is_open() {
+                    case.status = CaseStatus::Superseded;
+                    case.superseded_at = Some(self.as_of.clone());
+                    self.queue_changed = true;
+                }
             }
             None
         };
@@ -671,9 +685,11 @@ impl Run<'_> {
     /// the case id and event id.
     fn rejected_by_adjudication(&self, memory_key: &str, active_key: &str) -> Option<Rejected> {
         let latest = self
-            .cases
+            .domain_cases
+            .get(memory_key)?
             .iter()
-            .filter(|c| c.memory_key == memory_key && c.status == CaseStatus::Resolved)
+            .map(|&i| &self.cases[i])
+            .filter(|c| c.status == CaseStatus::Resolved)
             .max_by_key(|c| c.revision)?;
         if latest.resulting_active_entry_key.as_deref() != Some(active_key) {
             return None;
@@ -811,17 +827,22 @@ impl Run<'_> {
         let conflict_id = canon::conflict_id(self.workspace_id, memory_key, &fingerprint);
         self.report.conflicts += 1;
         self.report.conflict_case_ids.push(conflict_id.clone());
-        if self.cases.iter().any(|c| c.conflict_id == conflict_id) {
+        // (A conflict id hashes its memory key: only the domain's cases can
+        // hold it.)
+        let domain = self.cases_of(memory_key);
+        if domain.iter().any(|&i| self.cases[i].conflict_id == conflict_id) {
             return conflict_id;
         }
         let mut revision = 0;
-        for case in self.cases.iter_mut().filter(|c| c.memory_key == memory_key) {
+        for i in domain {
+            let case = &mut self.cases[i];
             revision = revision.max(case.revision);
             if case.is_open() {
                 case.status = CaseStatus::Superseded;
                 case.superseded_at = Some(self.as_of.clone());
             }
         }
+        self.domain_cases.entry(memory_key.to_owned()).or_default().push(self.cases.len());
         self.cases.push(Case {
             conflict_id: conflict_id.clone(),
             workspace_id: self.workspace_id.to_owned(),

@@ -358,9 +358,11 @@ impl Workspace {
         for (_, record) in &records {
             *per_case.entry(record.conflict_id.as_str()).or_default() += 1;
         }
+        let cases: HashMap<&str, &Case> =
+            queue.cases.iter().map(|case| (case.conflict_id.as_str(), case)).collect();
         for (number, record) in &records {
             let (event, conflict) = (&record.event_id, &record.conflict_id);
-            let message = match queue.get(conflict) {
+            let message = match cases.get(conflict.as_str()) {
                 None => Some(format!(
                     "adjudication {event} names conflict {conflict}, which is not in conflicts.json"
                 )),
@@ -397,12 +399,11 @@ impl Workspace {
         }
         // Every resolved case has its record.
         let conflicts_path = self.file(CONFLICTS_FILE);
+        let recorded: HashSet<(&str, &str)> =
+            records.iter().map(|(_, r)| (r.event_id.as_str(), r.conflict_id.as_str())).collect();
         for case in queue.cases.iter().filter(|c| c.status == CaseStatus::Resolved) {
             let event = case.resolution_event_id.as_deref().unwrap_or_default();
-            let found = records
-                .iter()
-                .any(|(_, r)| r.event_id == event && r.conflict_id == case.conflict_id);
-            if !found {
+            if !recorded.contains(&(event, case.conflict_id.as_str())) {
                 let message = format!(
                     "resolved case {} has no adjudication {event} in {AUDIT_FILE}",
                     case.conflict_id
