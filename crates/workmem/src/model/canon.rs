@@ -103,7 +103,11 @@ pub fn clean_memory_key(raw: &str) -> Result<String> {
     Ok(key)
 }
 
-fn memory_key_shape(key: &str) -> bool {
+/// Returns whether `key` has the shape of a clean memory key (lowercase
+/// words of `a-z 0-9` joined by `.`, `_` or `-`, starting with a letter);
+/// such a key of at most [`MAX_MEMORY_KEY_CHARS`] bytes is its own
+/// [`clean_memory_key`].
+pub(crate) fn memory_key_shape(key: &str) -> bool {
     let bytes = key.as_bytes();
     if !bytes.first().is_some_and(u8::is_ascii_lowercase) {
         return false;

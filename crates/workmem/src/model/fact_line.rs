@@ -96,7 +96,7 @@ const FIELD_TYPES: &[(&str, &str)] = &[
 
 /// A fact line as parsed, borrowing from the line where it can. Validated
 /// once, then turned into a [`Fact`] or a [`FactSummary`].
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug, PartialEq)]
 #[serde(deny_unknown_fields)]
 struct RawFact<'a> {
     #[serde(borrow)]
@@ -122,6 +122,7 @@ struct RawFact<'a> {
 }
 
 /// Evidence pairs in file order, borrowed where possible.
+#[derive(Debug, PartialEq)]
 struct RawEvidence<'a>(Vec<(Cow<'a, str>, Cow<'a, str>)>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for RawEvidence<'a> {
@@ -195,6 +196,12 @@ impl RawFact<'_> {
             check_importance(self.importance.unwrap_or(3)).map_err(|e| e.to_string())?;
         let has_key = match self.memory_key.as_deref() {
             None | Some("") => false,
+            // Already in normal form: nothing to fold or trim.
+            Some(raw)
+                if raw.len() <= canon::MAX_MEMORY_KEY_CHARS && canon::memory_key_shape(raw) =>
+            {
+                true
+            }
             Some(raw) => {
                 let key = canon::clean_memory_key(raw).map_err(|e| e.to_string())?;
                 if key != raw {
@@ -225,10 +232,128 @@ impl RawFact<'_> {
         let text = std::str::from_utf8(line).map_err(|bad| {
             format!("not valid UTF-8 (invalid byte at offset {})", bad.valid_up_to())
         })?;
-        let raw: RawFact<'_> =
-            serde_json::from_str(text).map_err(|err| describe_line_error(line, &err))?;
+        let raw: RawFact<'_> = match scan_compact(text) {
+            Some(raw) => raw,
+            None => serde_json::from_str(text).map_err(|err| describe_line_error(line, &err))?,
+        };
         let checked = raw.check()?;
         Ok((raw, checked))
+    }
+}
+
+/// Reads a line laid out exactly as workmem and the teaching implementation
+/// write it (every key, in sorted order, `": "` and `", "` between them,
+/// strings without escapes, importance and schema_version of one digit)
+/// without serde: what serde would read from it, or `None` for any other
+/// line, which serde then reads (and refuses with its own message).
+fn scan_compact(text: &str) -> Option<RawFact<'_>> {
+    let mut s = Scanner { text, at: 0 };
+    s.literal("{\"content\": ")?;
+    let content = s.string()?;
+    s.literal(", \"evidence\": ")?;
+    let evidence = s.evidence()?;
+    s.literal(", \"fact_id\": ")?;
+    let fact_id = s.string()?;
+    s.literal(", \"importance\": ")?;
+    let importance = s.digit_or_null()?;
+    s.literal(", \"kind\": ")?;
+    let kind = s.string()?;
+    s.literal(", \"memory_key\": ")?;
+    let memory_key = s.string_or_null()?;
+    s.literal(", \"recorded_at\": ")?;
+    let recorded_at = s.string()?;
+    s.literal(", \"schema_version\": ")?;
+    let schema_version = s.digit_or_null()?;
+    s.literal(", \"source\": ")?;
+    let source = s.string_or_null()?;
+    s.literal(", \"workspace_id\": ")?;
+    let workspace_id = s.string()?;
+    s.literal("}")?;
+    (s.at == text.len()).then_some(RawFact {
+        content: Cow::Borrowed(content),
+        evidence,
+        fact_id: Cow::Borrowed(fact_id),
+        importance,
+        kind: Cow::Borrowed(kind),
+        memory_key: memory_key.map(Cow::Borrowed),
+        recorded_at: Cow::Borrowed(recorded_at),
+        schema_version,
+        source: source.map(Cow::Borrowed),
+        workspace_id: Cow::Borrowed(workspace_id),
+    })
+}
+
+/// A position in a line read by [`scan_compact`].
+struct Scanner<'a> {
+    text: &'a str,
+    at: usize,
+}
+
+impl<'a> Scanner<'a> {
+    /// Steps over `expected`, which must come next.
+    fn literal(&mut self, expected: &str) -> Option<()> {
+        let rest = self.text.as_bytes().get(self.at..)?;
+        rest.starts_with(expected.as_bytes()).then(|| self.at += expected.len())
+    }
+
+    /// Reads a string without escapes or control characters (those JSON
+    /// refuses unescaped); `None` for any other value.
+    fn string(&mut self) -> Option<&'a str> {
+        self.literal("\"")?;
+        let start = self.at;
+        let rest = self.text.as_bytes().get(start..)?;
+        let len = memchr::memchr2(b'"', b'\\', rest)?;
+        if rest[len] != b'"' || rest[..len].iter().any(|&b| b < 0x20) {
+            return None;
+        }
+        self.at = start + len + 1;
+        // Both ends are next to an ASCII quote: char boundaries.
+        self.text.get(start..start + len)
+    }
+
+    fn string_or_null(&mut self) -> Option<Option<&'a str>> {
+        if self.literal("null").is_some() { Some(None) } else { self.string().map(Some) }
+    }
+
+    /// Reads `null` or one digit followed by a separator.
+    fn digit_or_null(&mut self) -> Option<Option<i64>> {
+        if self.literal("null").is_some() {
+            return Some(None);
+        }
+        let bytes = self.text.as_bytes();
+        let digit = *bytes.get(self.at)?;
+        // `03` is not JSON and `12` is read by serde.
+        if !digit.is_ascii_digit() || !matches!(bytes.get(self.at + 1), Some(b',' | b'}')) {
+            return None;
+        }
+        self.at += 1;
+        Some(Some(i64::from(digit - b'0')))
+    }
+
+    /// Reads `null` or an object of strings, at most
+    /// [`MAX_EVIDENCE_ENTRIES`] pairs (more: serde's error).
+    fn evidence(&mut self) -> Option<Option<RawEvidence<'a>>> {
+        if self.literal("null").is_some() {
+            return Some(None);
+        }
+        self.literal("{")?;
+        let mut pairs = Vec::new();
+        if self.literal("}").is_some() {
+            return Some(Some(RawEvidence(pairs)));
+        }
+        loop {
+            if pairs.len() == MAX_EVIDENCE_ENTRIES {
+                return None;
+            }
+            let key = self.string()?;
+            self.literal(": ")?;
+            let value = self.string()?;
+            pairs.push((Cow::Borrowed(key), Cow::Borrowed(value)));
+            if self.literal("}").is_some() {
+                return Some(Some(RawEvidence(pairs)));
+            }
+            self.literal(", ")?;
+        }
     }
 }
 
@@ -473,6 +598,7 @@ mod tests {
     use crate::model::canon::JsonStyle;
     use crate::model::fact::NewFact;
     use crate::model::text::{is_refused_char, refused_character};
+    use proptest::prelude::*;
 
     fn now() -> Stamp {
         Stamp::parse("2026-01-02T03:04:05Z").unwrap()
@@ -567,6 +693,221 @@ mod tests {
             assert!(!is_refused_char(fine), "U+{:04X} is refused", u32::from(fine));
         }
         assert_eq!(refused_character("plain ASCII text"), None);
+    }
+
+    /// What every reader did before the scanner: serde for every line.
+    fn parse_with_serde(line: &[u8]) -> std::result::Result<RawFact<'_>, String> {
+        let text = std::str::from_utf8(line).map_err(|bad| {
+            format!("not valid UTF-8 (invalid byte at offset {})", bad.valid_up_to())
+        })?;
+        let raw: RawFact<'_> =
+            serde_json::from_str(text).map_err(|err| describe_line_error(line, &err))?;
+        raw.check()?;
+        Ok(raw)
+    }
+
+    fn parse_now(line: &[u8]) -> std::result::Result<RawFact<'_>, String> {
+        RawFact::parse(line).map(|(raw, _)| raw)
+    }
+
+    /// A JSON string of `text` as workmem writes it (escapes only where
+    /// JSON needs them).
+    fn quoted(text: &str) -> String {
+        serde_json::to_string(text).unwrap()
+    }
+
+    fn text_strategy() -> impl Strategy<Value = String> {
+        prop_oneof![
+            4 => "[a-zA-Z0-9 ._:/-]{1,24}",
+            1 => proptest::collection::vec(
+                prop_oneof![
+                    Just('a'), Just(' '), Just('"'), Just('\\'), Just('\n'), Just('\t'),
+                    Just('\u{1}'), Just('\u{7f}'), Just('\u{e9}'), Just('\u{4e2d}'),
+                    Just('\u{1f600}'), Just('\u{200b}'), Just('/'), Just('{'), Just(','),
+                ],
+                0..12,
+            )
+            .prop_map(|chars| chars.into_iter().collect()),
+        ]
+    }
+
+    fn optional<T: std::fmt::Debug + Clone>(
+        inner: impl Strategy<Value = T>,
+    ) -> impl Strategy<Value = Option<T>> {
+        prop_oneof![1 => Just(None), 4 => inner.prop_map(Some)]
+    }
+
+    prop_compose! {
+        /// A fact line in workmem's layout, with values valid or not.
+        fn compact_line()(
+            content in text_strategy(),
+            evidence in optional(proptest::collection::vec((text_strategy(), text_strategy()), 0..4)),
+            fact_id in prop_oneof![4 => "[a-f0-9]{8,32}", 1 => text_strategy()],
+            importance in optional(prop_oneof![4 => 1i64..=5, 1 => -3i64..40]),
+            kind in prop_oneof![4 => Just("decision".to_owned()), 1 => text_strategy()],
+            memory_key in optional(prop_oneof![4 => "[a-z][a-z0-9]{0,5}([._-][a-z0-9]{1,4}){0,2}", 1 => text_strategy()]),
+            recorded_at in prop_oneof![
+                4 => (2000u32..2030, 1u32..13, 1u32..29, 0u32..24).prop_map(|(y, m, d, h)| format!("{y}-{m:02}-{d:02}T{h:02}:00:00Z")),
+                1 => text_strategy(),
+            ],
+            schema_version in optional(prop_oneof![4 => 1i64..=2, 1 => 0i64..12]),
+            source in optional(prop_oneof![4 => Just("agent".to_owned()), 1 => text_strategy()]),
+            workspace_id in prop_oneof![4 => Just(WS.to_owned()), 1 => text_strategy()],
+        ) -> String {
+            let number = |n: Option<i64>| n.map_or_else(|| "null".to_owned(), |n| n.to_string());
+            let string = |t: &Option<String>| t.as_deref().map_or_else(|| "null".to_owned(), quoted);
+            let evidence = evidence.map_or_else(
+                || "null".to_owned(),
+                |pairs| {
+                    let inner: Vec<String> =
+                        pairs.iter().map(|(k, v)| format!("{}: {}", quoted(k), quoted(v))).collect();
+                    format!("{{{}}}", inner.join(", "))
+                },
+            );
+            format!(
+                "{{\"content\": {}, \"evidence\": {evidence}, \"fact_id\": {}, \"importance\": {}, \"kind\": {}, \"memory_key\": {}, \"recorded_at\": {}, \"schema_version\": {}, \"source\": {}, \"workspace_id\": {}}}",
+                quoted(&content),
+                quoted(&fact_id),
+                number(importance),
+                quoted(&kind),
+                string(&memory_key),
+                quoted(&recorded_at),
+                number(schema_version),
+                string(&source),
+                quoted(&workspace_id),
+            )
+        }
+    }
+
+    const WS: &str = "0123456789abcdef";
+
+    /// One edit of a line: bytes that matter to JSON put in, taken out or
+    /// swapped, a key repeated, whitespace added.
+    #[derive(Debug, Clone)]
+    enum Edit {
+        Insert(usize, &'static [u8]),
+        Remove(usize, usize),
+        Replace(usize, &'static [u8]),
+        RepeatField(usize),
+    }
+
+    fn edit_strategy() -> impl Strategy<Value = Edit> {
+        let bytes = prop_oneof![
+            Just(&b"\""[..]),
+            Just(&b"\\"[..]),
+            Just(&b" "[..]),
+            Just(&b"\t"[..]),
+            Just(&b","[..]),
+            Just(&b":"[..]),
+            Just(&b"{"[..]),
+            Just(&b"}"[..]),
+            Just(&b"0"[..]),
+            Just(&b"7"[..]),
+            Just(&b"-"[..]),
+            Just(&b"null"[..]),
+            Just(&b"\\u00e9"[..]),
+            Just(&b"\\n"[..]),
+            Just(&b"\x01"[..]),
+            Just(&b"\xc3"[..]),
+            Just(&b"\xc3\xa9"[..]),
+            Just(&b"\r"[..]),
+            Just(&b".0"[..]),
+            Just(&b"e1"[..]),
+            Just(&b"[]"[..]),
+            Just(&b"true"[..]),
+            Just(&b", \"kind\": \"outcome\""[..]),
+            Just(&b", \"extra\": 1"[..]),
+        ];
+        prop_oneof![
+            (any::<usize>(), bytes.clone()).prop_map(|(at, b)| Edit::Insert(at, b)),
+            (any::<usize>(), 1usize..4).prop_map(|(at, n)| Edit::Remove(at, n)),
+            (any::<usize>(), bytes).prop_map(|(at, b)| Edit::Replace(at, b)),
+            any::<usize>().prop_map(Edit::RepeatField),
+        ]
+    }
+
+    fn apply(line: &str, edit: &Edit) -> Vec<u8> {
+        let mut bytes = line.as_bytes().to_vec();
+        let len = bytes.len();
+        match edit {
+            Edit::Insert(at, b) => {
+                let at = at % (len + 1);
+                bytes.splice(at..at, b.iter().copied());
+            }
+            Edit::Remove(at, n) => {
+                let at = at % len;
+                bytes.drain(at..(at + n).min(len));
+            }
+            Edit::Replace(at, b) => {
+                let at = at % len;
+                bytes.splice(at..(at + b.len()).min(len), b.iter().copied());
+            }
+            Edit::RepeatField(which) => {
+                // `, "key": value` of one field, written again after it.
+                let starts: Vec<usize> = memchr::memmem::find_iter(&bytes, b", \"").collect();
+                if !starts.is_empty() {
+                    let start = starts[which % starts.len()];
+                    let end = starts.iter().copied().find(|&s| s > start).unwrap_or(len - 1);
+                    let field = bytes[start..end].to_vec();
+                    bytes.splice(end..end, field);
+                }
+            }
+        }
+        bytes
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2_000))]
+
+        /// The scanner reads what serde reads, and every line, edited or
+        /// not, parses (or is refused with the same message) as it did
+        /// with serde alone.
+        #[test]
+        fn the_scanner_agrees_with_serde(
+            line in compact_line(),
+            edits in proptest::collection::vec(edit_strategy(), 0..3),
+        ) {
+            let mut bytes = line.clone().into_bytes();
+            for edit in &edits {
+                let text = String::from_utf8_lossy(&bytes).into_owned();
+                bytes = apply(&text, edit);
+            }
+            if let Some(fast) = std::str::from_utf8(&bytes).ok().and_then(scan_compact) {
+                let slow: RawFact<'_> = serde_json::from_slice(&bytes).expect("serde reads what the scanner reads");
+                prop_assert_eq!(fast, slow);
+            }
+            prop_assert_eq!(parse_now(&bytes), parse_with_serde(&bytes));
+            let now = FactSummary::parse_for(&bytes, WS);
+            let before = parse_with_serde(&bytes);
+            prop_assert_eq!(now.is_ok(), before.is_ok() && before.as_ref().is_ok_and(|r| r.workspace_id == WS));
+        }
+    }
+
+    #[test]
+    fn the_scanner_reads_the_lines_workmem_writes() {
+        let mut new = NewFact::new("Use WAL mode");
+        new.memory_key = Some("storage.journal".into());
+        new.evidence.insert("file".into(), "db.py".into());
+        new.evidence.insert("line".into(), "12".into());
+        let fact = Fact::from_new(new, WS, now(), || "f1".into()).unwrap();
+        let line = fact.to_line();
+        let raw = scan_compact(line.trim_end()).expect("the scanner reads workmem's layout");
+        assert_eq!(raw.into_fact(raw_checked(line.trim_end())), fact);
+        let unkeyed = Fact::from_new(NewFact::new("x"), WS, now(), || "f2".into()).unwrap();
+        assert!(scan_compact(unkeyed.to_line().trim_end()).is_some());
+        // Escapes, other layouts and other key orders go to serde.
+        let mut escaped = NewFact::new("say \"hi\"");
+        escaped.memory_key = None;
+        let escaped = Fact::from_new(escaped, WS, now(), || "f3".into()).unwrap();
+        assert!(scan_compact(escaped.to_line().trim_end()).is_none());
+        assert_eq!(Fact::parse_line(escaped.to_line().trim_end().as_bytes()).unwrap(), escaped);
+        let pretty = serde_json::to_string_pretty(&fact).unwrap();
+        assert!(scan_compact(&pretty).is_none());
+        assert_eq!(Fact::parse_line(pretty.as_bytes()).unwrap(), fact);
+    }
+
+    fn raw_checked(line: &str) -> Checked {
+        RawFact::parse(line.as_bytes()).unwrap().1
     }
 
     #[test]
