@@ -63,6 +63,15 @@ pub fn is_collapsed(text: &str) -> bool {
 /// Returns the normal form of `text`: whitespace collapsed and trimmed, then
 /// Unicode full case folding (`"Straße"` becomes `"strasse"`).
 pub fn normal_form(text: &str) -> String {
+    // ASCII without whitespace to collapse (stored content): lowercase.
+    let bytes = text.as_bytes();
+    if bytes.iter().all(|&b| (0x20..0x7f).contains(&b))
+        && bytes.first() != Some(&b' ')
+        && bytes.last() != Some(&b' ')
+        && memchr::memmem::find(bytes, b"  ").is_none()
+    {
+        return text.to_ascii_lowercase();
+    }
     let collapsed = collapse_whitespace(text);
     if collapsed.is_ascii() {
         return collapsed.to_ascii_lowercase();

@@ -289,6 +289,9 @@ struct Scanner<'a> {
     at: usize,
 }
 
+// Each reader returns `None` when the value is not of the layout, else the
+// value read, which may be JSON's `null` (`Some(None)`).
+#[allow(clippy::option_option)]
 impl<'a> Scanner<'a> {
     /// Steps over `expected`, which must come next.
     fn literal(&mut self, expected: &str) -> Option<()> {

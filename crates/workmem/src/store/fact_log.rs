@@ -452,25 +452,36 @@ fn drop_repeated_ids<T: FactRecord>(records: &mut Vec<T>) {
 }
 
 /// Returns `f` of every item, in order, computed on one thread per core
-/// over contiguous chunks (whole-log scans are CPU-bound).
+/// (the calling thread is one of them; whole-log scans are CPU-bound).
+/// Each thread takes the next item not yet taken, so a few large items
+/// do not leave the other threads idle.
 pub(crate) fn map_in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
     if items.len() < 2 {
         // Not worth a thread (a check after one append reads one file).
         return items.iter().map(f).collect();
     }
-    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-    let chunk = items.len().div_ceil(threads).max(1);
-    let f = &f;
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = items
-            .chunks(chunk)
-            .map(|part| scope.spawn(move || part.iter().map(f).collect::<Vec<R>>()))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-            .collect()
-    })
+    let threads =
+        std::thread::available_parallelism().map_or(1, std::num::NonZero::get).min(items.len());
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut done = Vec::new();
+        loop {
+            let index = next.fetch_add(1, Ordering::Relaxed);
+            let Some(item) = items.get(index) else { return done };
+            done.push((index, f(item)));
+        }
+    };
+    let mut all: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+        let mut all = work();
+        for handle in handles {
+            all.extend(handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+        }
+        all
+    });
+    all.sort_unstable_by_key(|(index, _)| *index);
+    all.into_iter().map(|(_, r)| r).collect()
 }
 
 /// The log's order: (recorded_at instant, fact_id).

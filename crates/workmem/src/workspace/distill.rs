@@ -88,16 +88,27 @@ impl Workspace {
         if dry_run {
             return Ok(Distilled::of(outcome));
         }
-        // Everything read was valid: the cache can describe it.
-        if let Some(index) = index {
-            self.save_domain_index(&index);
-        }
-        self.save_outcome(&outcome, curated_exists)?;
-        if let Some(read) = read {
+        // Everything read was valid: the caches can describe it. They are
+        // prepared while the state is saved, and written after it.
+        let (saved, prepared) = std::thread::scope(|scope| {
+            let prepared = scope.spawn(|| {
+                if let Some(index) = index {
+                    self.save_domain_index(&index);
+                }
+                read.and_then(|read| {
+                    Workspace::prepare_distill_cache(policy, &as_of, &facts, read, &outcome)
+                })
+            });
+            let saved = self.save_outcome(&outcome, curated_exists);
+            (saved, prepared.join())
+        });
+        saved?;
+        let prepared = prepared.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        drop(facts);
+        if cache {
             // Only a cache: failing to write it costs the next distill a
             // whole read.
-            if !matches!(self.write_distill_cache(policy, &as_of, &facts, read, &outcome), Ok(true))
-            {
+            if prepared.is_none_or(|prepared| self.write_distill_cache(prepared).is_err()) {
                 self.drop_distill_cache();
             }
         }

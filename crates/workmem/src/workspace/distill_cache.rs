@@ -23,7 +23,7 @@
 //! judged again, it changes nothing and counts what the cache recorded.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use crate::error::Result;
 use crate::model::canon;
@@ -114,6 +114,17 @@ fn random_token() -> u64 {
     uuid::Uuid::new_v4().as_u64_pair().0
 }
 
+/// A whole run's cache, ready to write.
+#[derive(Debug)]
+pub(super) struct PreparedCache {
+    /// The small file, but for the state stamps (taken when written).
+    header: Header,
+    /// The units file.
+    units: String,
+    /// The id filter file.
+    ids: Vec<u8>,
+}
+
 /// A unit being written: its counts and its lines.
 struct UnitOut<'a> {
     stale: usize,
@@ -140,67 +151,67 @@ impl Workspace {
         }
     }
 
-    /// Writes the cache a whole-log run leaves: `facts` are the log, `read`
-    /// what its files told, `outcome` the run (collected). Returns false,
-    /// writing nothing, when the run's state is not one a cache may start
-    /// from (the caller removes the old cache).
-    ///
-    /// Errors: [`crate::Error::Io`].
-    pub(super) fn write_distill_cache(
-        &self,
+    /// Prepares the cache a whole-log run leaves: `facts` are the log,
+    /// `read` what its files told, `outcome` the run (collected). `None`
+    /// when the run's state is not one a cache may start from (the caller
+    /// removes the old cache). Reads no file: it can run while the
+    /// outcome is saved; [`Workspace::write_distill_cache`] writes it then.
+    pub(super) fn prepare_distill_cache(
         policy: &Policy,
         as_of: &Stamp,
         facts: &[FactSummary],
         read: ReadLog,
         outcome: &distill::Outcome,
-    ) -> Result<bool> {
-        let Some(collected) = &outcome.collected else { return Ok(false) };
+    ) -> Option<PreparedCache> {
+        let collected = outcome.collected.as_ref()?;
         if !collected.cacheable || read.duplicates || read.records != facts.len() {
-            return Ok(false);
+            return None;
         }
-        let pending: HashSet<&str> = collected.pending.iter().map(String::as_str).collect();
         // Grouped by borrowed keys first: a memory key per keyed fact.
-        let mut ids_by_key: HashMap<&str, Vec<(String, u8)>> = HashMap::new();
-        let mut pending_by_unit: HashMap<UnitKey, Vec<&FactSummary>> = HashMap::new();
+        let mut ids_by_key: foldhash::HashMap<&str, Vec<(&str, u8)>> = foldhash::HashMap::default();
         let mut filter = IdFilter::with_capacity(facts.len() * 2);
         for fact in facts {
             filter.insert(fact.fact_id());
             if let Some(key) = fact.memory_key() {
-                ids_by_key
-                    .entry(key)
-                    .or_default()
-                    .push((fact.fact_id().to_owned(), fact.importance()));
-            }
-            if pending.contains(fact.fact_id()) {
-                pending_by_unit.entry(unit_of(fact)).or_default().push(fact);
+                ids_by_key.entry(key).or_default().push((fact.fact_id(), fact.importance()));
             }
         }
-        type UnitIn<'f> = (Vec<&'f FactSummary>, Option<Vec<(String, u8)>>);
+        type UnitIn<'f> = (Vec<&'f FactSummary>, Option<Vec<(&'f str, u8)>>);
         let mut units: BTreeMap<UnitKey, UnitIn<'_>> = BTreeMap::new();
         for (key, ids) in ids_by_key {
             units.entry(UnitKey::Domain(key.to_owned())).or_default().1 = Some(ids);
         }
-        for (unit, facts) in pending_by_unit {
-            units.entry(unit).or_default().0 = facts;
+        // The policy's pending candidates, by unit, in log order.
+        let pending = collected
+            .pending_keyed
+            .iter()
+            .map(|(key, at)| (UnitKey::Domain(key.clone()), at))
+            .chain(
+                collected.pending_unkeyed.iter().map(|(key, at)| (UnitKey::Group(key.clone()), at)),
+            );
+        for (unit, positions) in pending {
+            let facts: Option<Vec<&FactSummary>> =
+                positions.iter().map(|&at| facts.get(at)).collect();
+            units.entry(unit).or_default().0.extend(facts?);
         }
-        let mut out: Vec<(UnitKey, UnitOut<'_>)> = Vec::with_capacity(units.len());
+        let token = random_token();
+        let mut text = format!("{} {token}\n", distill_cache::UNITS_HEADER);
         for (key, (pending, ids)) in units {
-            let Some(block) = distill_cache::unit_block(&pending, ids.as_deref()) else {
-                return Ok(false);
-            };
+            let block = distill_cache::unit_block(&pending, ids.as_deref())?;
             let (stale, conflict) = match &key {
                 UnitKey::Domain(memory_key) => {
                     collected.domains.get(memory_key).cloned().unwrap_or_default()
                 }
                 UnitKey::Group(_) => (0, None),
             };
-            out.push((key, UnitOut { stale, conflict, block: Cow::Owned(block) }));
+            distill_cache::push_unit(&mut text, &key, stale, conflict.as_deref(), &block);
         }
+        text.push_str("end\n");
         let header = Header {
-            token: random_token(),
+            token,
             policy: policy_text(policy),
             as_of: as_of.instant().as_nanosecond(),
-            state: self.state_stamps()?,
+            state: [None; 4],
             scanned: outcome.report.scanned,
             already_evidence: outcome.already_evidence + outcome.report.eligible,
             active_entries: outcome.curated.active_entries().count(),
@@ -209,8 +220,23 @@ impl Workspace {
             ids: facts.len(),
             files: read.files,
         };
-        self.save_distill_cache(&header, &out, &filter)?;
-        Ok(true)
+        Some(PreparedCache { header, units: text, ids: filter.encode(token) })
+    }
+
+    /// Writes a prepared cache, once the run's state files are saved (the
+    /// cache binds their stamps).
+    ///
+    /// Errors: [`crate::Error::Io`].
+    pub(super) fn write_distill_cache(&self, mut prepared: PreparedCache) -> Result<()> {
+        prepared.header.state = self.state_stamps()?;
+        // The small file last: it names the token of the other two.
+        atomic_io::replace_cache(&self.file(UNITS_FILE), prepared.units.as_bytes())?;
+        drop(prepared.units);
+        atomic_io::replace_cache(&self.file(IDS_FILE), &prepared.ids)?;
+        atomic_io::replace_cache(
+            &self.file(CACHE_FILE),
+            prepared.header.encode(&self.workspace_id, &self.memory_dir).as_bytes(),
+        )
     }
 
     fn save_distill_cache(
