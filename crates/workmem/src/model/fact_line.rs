@@ -170,6 +170,9 @@ impl<'de: 'a, 'a> Deserialize<'de> for BorrowedText<'a> {
 
 /// The checked fields of a line that every reader needs.
 struct Checked {
+    /// Whether recorded_at is `YYYY-MM-DDTHH:MM:SSZ`, what
+    /// [`Stamp::from_timestamp`] writes of its instant.
+    plain_stamp: bool,
     kind: Kind,
     importance: u8,
     has_key: bool,
@@ -216,14 +219,25 @@ impl RawFact<'_> {
                 check_evidence_pair(key, value).map_err(|e| e.to_string())?;
             }
         }
-        let recorded_at = crate::model::stamp::parse_instant(&self.recorded_at)
-            .map_err(|msg| format!("invalid recorded_at: {msg}"))?;
+        let plain = crate::model::stamp::parse_utc_seconds(self.recorded_at.as_bytes());
+        let recorded_at = match plain {
+            Some(at) => at,
+            None => crate::model::stamp::parse_instant(&self.recorded_at)
+                .map_err(|msg| format!("invalid recorded_at: {msg}"))?,
+        };
         if self.workspace_id.len() != 16
             || !self.workspace_id.bytes().all(|b| b.is_ascii_hexdigit())
         {
             return Err(format!("invalid workspace_id {:?}", self.workspace_id));
         }
-        Ok(Checked { kind, importance, has_key, recorded_at, schema_version })
+        Ok(Checked {
+            plain_stamp: plain.is_some(),
+            kind,
+            importance,
+            has_key,
+            recorded_at,
+            schema_version,
+        })
     }
 
     fn parse(line: &[u8]) -> std::result::Result<(RawFact<'_>, Checked), String> {
@@ -367,7 +381,9 @@ impl<'a> Scanner<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FactSummary {
     /// fact_id, content, memory_key (empty when unkeyed), the recorded_at
-    /// text and source, back to back.
+    /// text (empty when it is what [`Stamp::from_timestamp`] writes of the
+    /// instant, as it is for almost every fact: see `plain_stamp`) and
+    /// source, back to back.
     text: Box<str>,
     recorded_at: jiff::Timestamp,
     /// Validated lengths: ids are at most 200 ASCII bytes, keys 120, stamps
@@ -396,6 +412,8 @@ impl FactSummary {
         importance: u8,
     ) -> Option<FactSummary> {
         let key = memory_key.unwrap_or("");
+        let plain = crate::model::stamp::parse_utc_seconds(stamp.as_bytes()) == Some(instant);
+        let stamp = if plain { "" } else { stamp };
         let parts = [fact_id, content, key, stamp, source];
         let mut text = String::with_capacity(parts.iter().map(|p| p.len()).sum());
         for part in parts {
@@ -416,9 +434,13 @@ impl FactSummary {
     }
 
     /// Returns the recorded_at text as stored.
-    pub(crate) fn stamp_text(&self) -> &str {
+    pub(crate) fn stamp_text(&self) -> Cow<'_, str> {
         let [_, _, stamp, source] = self.starts();
-        &self.text[stamp..source]
+        if stamp == source {
+            Cow::Owned(plain_stamp(self.recorded_at))
+        } else {
+            Cow::Borrowed(&self.text[stamp..source])
+        }
     }
 
     /// The start of each string in `text`: content, key, stamp, source.
@@ -521,7 +543,8 @@ impl FactRecord for FactSummary {
         let key = raw.memory_key.as_deref().filter(|_| checked.has_key).unwrap_or("");
         let source = raw.source.as_deref().unwrap_or("agent");
         let too_long = |field: &str| LineError::Invalid(format!("invalid {field}: too long"));
-        let parts = [&*raw.fact_id, &*raw.content, key, &*raw.recorded_at, source];
+        let stamp = if checked.plain_stamp { "" } else { &*raw.recorded_at };
+        let parts = [&*raw.fact_id, &*raw.content, key, stamp, source];
         let mut text = String::with_capacity(parts.iter().map(|p| p.len()).sum());
         for part in parts {
             text.push_str(part);
@@ -531,7 +554,7 @@ impl FactRecord for FactSummary {
             recorded_at: checked.recorded_at,
             id_len: u8::try_from(raw.fact_id.len()).map_err(|_| too_long("fact_id"))?,
             key_len: u8::try_from(key.len()).map_err(|_| too_long("memory_key"))?,
-            stamp_len: u8::try_from(raw.recorded_at.len()).map_err(|_| too_long("recorded_at"))?,
+            stamp_len: u8::try_from(stamp.len()).map_err(|_| too_long("recorded_at"))?,
             content_len: u16::try_from(raw.content.len()).map_err(|_| too_long("content"))?,
             kind: checked.kind,
             importance: checked.importance,
@@ -547,8 +570,7 @@ impl FactRecord for FactSummary {
     }
 
     fn recorded_at(&self) -> Stamp {
-        let [_, _, stamp, source] = self.starts();
-        Stamp::from_parts(&self.text[stamp..source], self.recorded_at)
+        Stamp::from_parts(&self.stamp_text(), self.recorded_at)
     }
 
     fn kind(&self) -> Kind {
@@ -572,6 +594,30 @@ impl FactRecord for FactSummary {
         let [content, key, ..] = self.starts();
         &self.text[content..key]
     }
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ` of an instant of whole seconds (years 1-9998):
+/// the text such a stamp was read from.
+fn plain_stamp(at: jiff::Timestamp) -> String {
+    let seconds = at.as_second();
+    let (days, second_of_day) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
+    // Howard Hinnant's `civil_from_days`.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z - era * 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1_460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let mp = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        second_of_day / 3_600,
+        second_of_day % 3_600 / 60,
+        second_of_day % 60
+    )
 }
 
 impl RawFact<'_> {
@@ -907,6 +953,37 @@ mod tests {
         let pretty = serde_json::to_string_pretty(&fact).unwrap();
         assert!(scan_compact(&pretty).is_none());
         assert_eq!(Fact::parse_line(pretty.as_bytes()).unwrap(), fact);
+    }
+
+    proptest! {
+        /// A summary keeps no text of a plain stamp: the text it gives back
+        /// is the one read, plain or not.
+        #[test]
+        fn a_summary_gives_back_the_stamp_it_read(
+            year in prop_oneof![1u32..10_000, 1990u32..2030],
+            month in 1u32..13,
+            day in 1u32..29,
+            second in 0u32..60,
+            tail in prop_oneof![Just("Z"), Just("+01:00"), Just(".25Z"), Just("z")],
+        ) {
+            let stamp = format!("{year:04}-{month:02}-{day:02}T12:34:{second:02}{tail}");
+            let line = format!(
+                "{{\"content\": \"x\", \"evidence\": null, \"fact_id\": \"a\", \"importance\": 3, \"kind\": \"decision\", \"memory_key\": null, \"recorded_at\": \"{stamp}\", \"schema_version\": 2, \"source\": \"agent\", \"workspace_id\": \"{WS}\"}}"
+            );
+            let fact = Fact::parse_line(line.as_bytes());
+            let summary = FactSummary::parse_for(line.as_bytes(), WS);
+            prop_assert_eq!(fact.is_ok(), summary.is_ok());
+            if let (Ok(fact), Ok(summary)) = (fact, summary) {
+                let recorded_at = summary.recorded_at();
+                prop_assert_eq!(recorded_at.as_str(), stamp.as_str());
+                prop_assert_eq!(summary.stamp_text(), stamp.as_str());
+                prop_assert_eq!(summary.instant(), fact.recorded_at.instant());
+                let again = FactSummary::from_fields(
+                    "a", "x", None, &summary.stamp_text(), summary.instant(), "agent", Kind::Decision, 3,
+                );
+                prop_assert_eq!(again.as_ref(), Some(&summary));
+            }
+        }
     }
 
     fn raw_checked(line: &str) -> Checked {

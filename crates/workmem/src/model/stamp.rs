@@ -172,7 +172,7 @@ fn parse_rfc3339(text: &str) -> Result<Timestamp, StampError> {
 /// 0-59) without jiff's parser; `None` for any other text, which
 /// [`parse_instant`] then reads the long way (same result: a unit test
 /// compares them).
-fn parse_utc_seconds(b: &[u8]) -> Option<Timestamp> {
+pub(crate) fn parse_utc_seconds(b: &[u8]) -> Option<Timestamp> {
     if b.len() != 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' {
         return None;
     }

@@ -199,13 +199,9 @@ impl Header {
 /// Appends the cache line of a candidate fact to `out`; false when a field
 /// holds a tab or a newline (the cache is then not written).
 pub(crate) fn write_fact(fact: &FactSummary, out: &mut String) -> bool {
-    let fields = [
-        fact.fact_id(),
-        fact.source(),
-        fact.memory_key().unwrap_or(""),
-        fact.stamp_text(),
-        fact.content(),
-    ];
+    let stamp = fact.stamp_text();
+    let fields =
+        [fact.fact_id(), fact.source(), fact.memory_key().unwrap_or(""), &stamp, fact.content()];
     if fields.iter().any(|f| memchr::memchr2(b'\t', b'\n', f.as_bytes()).is_some()) {
         return false;
     }
@@ -343,6 +339,16 @@ pub(crate) fn unit_block<S: AsRef<str>>(
     ids: Option<&[(S, u8)]>,
 ) -> Option<String> {
     let mut block = String::new();
+    write_unit_block(pending, ids, &mut block).then_some(block)
+}
+
+/// Appends the block of lines of a unit to `block`; false when a fact
+/// cannot be stored.
+pub(crate) fn write_unit_block<S: AsRef<str>>(
+    pending: &[&FactSummary],
+    ids: Option<&[(S, u8)]>,
+    block: &mut String,
+) -> bool {
     if let Some(ids) = ids {
         block.reserve(ids.iter().map(|(id, _)| id.as_ref().len() + 3).sum::<usize>() + 2);
         block.push('i');
@@ -359,12 +365,7 @@ pub(crate) fn unit_block<S: AsRef<str>>(
         }
         block.push('\n');
     }
-    for fact in pending {
-        if !write_fact(fact, &mut block) {
-            return None;
-        }
-    }
-    Some(block)
+    pending.iter().all(|fact| write_fact(fact, block))
 }
 
 /// Appends one unit (its line of counts, then its block) to a units file

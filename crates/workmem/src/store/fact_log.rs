@@ -131,7 +131,9 @@ impl FactLog {
     }
 
     fn parse_records<T: FactRecord>(&self, path: &Path, data: &[u8]) -> Result<Vec<T>> {
-        let mut records = Vec::with_capacity(data.len() / 256);
+        // One record a line: sized once (the records of the whole log are
+        // held at once).
+        let mut records = Vec::with_capacity(memchr::memchr_iter(b'\n', data).count() + 1);
         for (number, line, terminated) in atomic_io::lines(data) {
             match T::parse_for(line, &self.workspace_id) {
                 Ok(record) => records.push(record),
@@ -433,11 +435,31 @@ pub(crate) fn merge<T: FactRecord>(files: Vec<FileRecords<T>>) -> Vec<T> {
 
 /// Removes every record whose id an earlier record already has.
 fn drop_repeated_ids<T: FactRecord>(records: &mut Vec<T>) {
+    use std::hash::BuildHasher;
+    // A set of 64-bit hashes is half the size of a set of the ids and
+    // never reads them back; a hash met twice is checked exactly below.
+    let hasher = foldhash::quality::FixedState::default();
+    let mut suspects: HashSet<u64> = HashSet::new();
+    {
+        let mut seen: HashSet<u64> = HashSet::with_capacity(records.len());
+        for record in records.iter() {
+            let hash = hasher.hash_one(record.fact_id());
+            if !seen.insert(hash) {
+                suspects.insert(hash);
+            }
+        }
+    }
+    if suspects.is_empty() {
+        return;
+    }
+    // Every record whose hash is a suspect's, in order: the exact ids.
     let mut repeated: Vec<usize> = Vec::new();
     {
-        let mut seen: HashSet<&str> = HashSet::with_capacity(records.len());
+        let mut seen: HashSet<&str> = HashSet::new();
         for (index, record) in records.iter().enumerate() {
-            if !seen.insert(record.fact_id()) {
+            if suspects.contains(&hasher.hash_one(record.fact_id()))
+                && !seen.insert(record.fact_id())
+            {
                 repeated.push(index);
             }
         }
