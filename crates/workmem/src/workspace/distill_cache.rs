@@ -209,9 +209,8 @@ impl Workspace {
                     UnitKey::Group(_) => (0, None),
                 };
                 line.clear();
-                distill_cache::push_unit(&mut line, key, stale, conflict.as_deref(), "");
+                distill_cache::push_unit(&mut line, key, stale, conflict.as_deref(), &block);
                 out.write_all(line.as_bytes())?;
-                out.write_all(block.as_bytes())?;
             }
             out.write_all(b"end\n")?;
             Ok(true)
