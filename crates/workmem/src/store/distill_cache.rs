@@ -490,12 +490,21 @@ impl IdFilter {
 
     /// Encodes the filter for `token`.
     pub(crate) fn encode(&self, token: u64) -> Vec<u8> {
-        let mut data = format!("{IDS_HEADER} {token} {}\n", self.bits.len()).into_bytes();
-        for word in &self.bits {
-            data.extend_from_slice(&word.to_le_bytes());
-        }
-        data.extend_from_slice(b"end\n");
+        let mut data = Vec::with_capacity(self.bits.len() * 8 + 64);
+        let _ = self.write_to(token, &mut data);
         data
+    }
+
+    /// Writes the filter for `token` as [`IdFilter::encode`] encodes it.
+    ///
+    /// Errors: those of `out`.
+    pub(crate) fn write_to(&self, token: u64, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        writeln!(out, "{IDS_HEADER} {token} {}", self.bits.len())?;
+        for words in self.bits.chunks(512) {
+            let bytes: Vec<u8> = words.iter().flat_map(|word| word.to_le_bytes()).collect();
+            out.write_all(&bytes)?;
+        }
+        out.write_all(b"end\n")
     }
 
     /// Reads the filter of `token` at `path`; `None` when missing, torn

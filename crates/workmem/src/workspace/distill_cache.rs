@@ -219,7 +219,9 @@ impl Workspace {
             return Ok(None);
         }
         drop(units);
-        atomic_io::replace_cache(&self.file(IDS_FILE), &filter.encode(token))?;
+        atomic_io::replace_cache_streamed(&self.file(IDS_FILE), |out| {
+            filter.write_to(token, out).map(|()| true)
+        })?;
         Ok(Some(Header {
             token,
             policy: policy_text(policy),
