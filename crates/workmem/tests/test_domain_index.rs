@@ -149,3 +149,39 @@ fn distill_rewrites_the_index_only_when_the_log_changed() {
     p.ws.distill(&DistillOptions::new().dry_run()).expect("dry run");
     assert!(!index.exists());
 }
+
+/// The cache a whole-log run leaves is one the next run starts from: its
+/// units hold the pending candidates of memory keys and of unkeyed groups,
+/// and an append is read from it (the domain index, which only a
+/// whole-log run rewrites, does not gain the new fact).
+#[test]
+fn a_whole_log_run_leaves_a_cache_the_next_run_starts_from() {
+    let p = tied();
+    p.add("u1", "pitfall", 1, None, "Flaky   test  in CI.", "2026-01-03T00:00:00Z");
+    p.add("u2", "convention", 5, None, "Tabs, not spaces.", "2026-01-04T00:00:00Z");
+    fs::remove_file(p.file(".distill-cache")).expect("remove the distill cache");
+    let whole = p.distill();
+    let units = fs::read_to_string(p.file(".distill-cache.units")).expect("units");
+    assert!(units.contains("\nd db.engine ") && units.contains("\nu "), "{units}");
+    assert!(units.contains("\tFlaky test in CI.\n") && units.contains("\tUse MySQL.\n"), "{units}");
+    assert!(!units.contains("Tabs, not spaces."), "a promoted fact is not pending: {units}");
+    p.add(
+        "x1",
+        "decision",
+        4,
+        Some("ci.runner"),
+        "Use self-hosted runners.",
+        "2026-01-05T00:00:00Z",
+    );
+    let next = p.distill();
+    assert!(!fs::read_to_string(p.file(INDEX)).expect("index").contains("key ci.runner x1"));
+    assert_eq!(next.scanned, whole.scanned + 1);
+    // The same report as a run over the whole log.
+    fs::remove_file(p.file(".distill-cache")).expect("remove the distill cache");
+    let again = p.distill();
+    assert_eq!(again.conflict_case_ids, next.conflict_case_ids);
+    assert_eq!(
+        (again.scanned, again.stale, again.conflicts),
+        (next.scanned, next.stale, next.conflicts)
+    );
+}

@@ -63,6 +63,15 @@ pub fn is_collapsed(text: &str) -> bool {
 /// Returns the normal form of `text`: whitespace collapsed and trimmed, then
 /// Unicode full case folding (`"Straße"` becomes `"strasse"`).
 pub fn normal_form(text: &str) -> String {
+    // ASCII without whitespace to collapse (stored content): lowercase.
+    let bytes = text.as_bytes();
+    if bytes.iter().all(|&b| (0x20..0x7f).contains(&b))
+        && bytes.first() != Some(&b' ')
+        && bytes.last() != Some(&b' ')
+        && memchr::memmem::find(bytes, b"  ").is_none()
+    {
+        return text.to_ascii_lowercase();
+    }
     let collapsed = collapse_whitespace(text);
     if collapsed.is_ascii() {
         return collapsed.to_ascii_lowercase();
@@ -103,7 +112,11 @@ pub fn clean_memory_key(raw: &str) -> Result<String> {
     Ok(key)
 }
 
-fn memory_key_shape(key: &str) -> bool {
+/// Returns whether `key` has the shape of a clean memory key (lowercase
+/// words of `a-z 0-9` joined by `.`, `_` or `-`, starting with a letter);
+/// such a key of at most [`MAX_MEMORY_KEY_CHARS`] bytes is its own
+/// [`clean_memory_key`].
+pub(crate) fn memory_key_shape(key: &str) -> bool {
     let bytes = key.as_bytes();
     if !bytes.first().is_some_and(u8::is_ascii_lowercase) {
         return false;

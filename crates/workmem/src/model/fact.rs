@@ -385,6 +385,17 @@ fn tool_field<T: serde::de::DeserializeOwned>(
 /// Returns a message fragment starting with `invalid content`; the caller
 /// names the file and record.
 pub(crate) fn check_stored_content(content: &str) -> std::result::Result<(), String> {
+    // Printable ASCII (most content): its only whitespace is ' ', and it
+    // holds no refused character.
+    let bytes = content.as_bytes();
+    if printable_ascii(bytes)
+        && bytes.first().is_some_and(|&b| b != b' ')
+        && bytes.last().is_some_and(|&b| b != b' ')
+        && bytes.len() <= MAX_CONTENT_CHARS
+        && memchr::memmem::find(bytes, b"  ").is_none()
+    {
+        return Ok(());
+    }
     if !canon::is_collapsed(content) || content.is_empty() {
         return Err("invalid content: empty or not whitespace-collapsed".to_owned());
     }
@@ -414,6 +425,12 @@ fn check_content(raw: &str) -> Result<String> {
 
 /// Returns the number of characters of `text` when it is over `max`,
 /// counting them only when the byte length allows it.
+/// Whether every byte of `bytes` is printable ASCII (`' '..='~'`): never a
+/// refused character, and one byte per character.
+fn printable_ascii(bytes: &[u8]) -> bool {
+    bytes.iter().all(|&b| (0x20..0x7f).contains(&b))
+}
+
 fn chars_over(text: &str, max: usize) -> Option<usize> {
     if text.len() <= max {
         return None;
@@ -436,6 +453,12 @@ pub(crate) fn check_importance(value: i64) -> Result<u8> {
 }
 
 pub(crate) fn check_source(source: &str) -> Result<()> {
+    let bytes = source.as_bytes();
+    if (1..=MAX_SOURCE_CHARS).contains(&bytes.len())
+        && bytes.iter().all(|&b| (0x21..0x7f).contains(&b))
+    {
+        return Ok(());
+    }
     check_text("source", source)?;
     let chars = source.chars().count();
     if chars == 0
@@ -473,6 +496,13 @@ pub(crate) fn shortened(text: &str) -> String {
 }
 
 pub(crate) fn check_evidence_pair(key: &str, value: &str) -> Result<()> {
+    if (1..=MAX_EVIDENCE_KEY_CHARS).contains(&key.len())
+        && value.len() <= MAX_EVIDENCE_VALUE_CHARS
+        && printable_ascii(key.as_bytes())
+        && printable_ascii(value.as_bytes())
+    {
+        return Ok(());
+    }
     check_text("evidence", key)?;
     check_text("evidence", value)?;
     let key_chars = key.chars().count();

@@ -96,7 +96,7 @@ const FIELD_TYPES: &[(&str, &str)] = &[
 
 /// A fact line as parsed, borrowing from the line where it can. Validated
 /// once, then turned into a [`Fact`] or a [`FactSummary`].
-#[derive(Deserialize)]
+#[derive(Deserialize, Debug, PartialEq)]
 #[serde(deny_unknown_fields)]
 struct RawFact<'a> {
     #[serde(borrow)]
@@ -122,6 +122,7 @@ struct RawFact<'a> {
 }
 
 /// Evidence pairs in file order, borrowed where possible.
+#[derive(Debug, PartialEq)]
 struct RawEvidence<'a>(Vec<(Cow<'a, str>, Cow<'a, str>)>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for RawEvidence<'a> {
@@ -169,6 +170,9 @@ impl<'de: 'a, 'a> Deserialize<'de> for BorrowedText<'a> {
 
 /// The checked fields of a line that every reader needs.
 struct Checked {
+    /// Whether recorded_at is `YYYY-MM-DDTHH:MM:SSZ`, what
+    /// [`Stamp::from_timestamp`] writes of its instant.
+    plain_stamp: bool,
     kind: Kind,
     importance: u8,
     has_key: bool,
@@ -195,6 +199,12 @@ impl RawFact<'_> {
             check_importance(self.importance.unwrap_or(3)).map_err(|e| e.to_string())?;
         let has_key = match self.memory_key.as_deref() {
             None | Some("") => false,
+            // Already in normal form: nothing to fold or trim.
+            Some(raw)
+                if raw.len() <= canon::MAX_MEMORY_KEY_CHARS && canon::memory_key_shape(raw) =>
+            {
+                true
+            }
             Some(raw) => {
                 let key = canon::clean_memory_key(raw).map_err(|e| e.to_string())?;
                 if key != raw {
@@ -209,14 +219,25 @@ impl RawFact<'_> {
                 check_evidence_pair(key, value).map_err(|e| e.to_string())?;
             }
         }
-        let recorded_at = crate::model::stamp::parse_instant(&self.recorded_at)
-            .map_err(|msg| format!("invalid recorded_at: {msg}"))?;
+        let plain = crate::model::stamp::parse_utc_seconds(self.recorded_at.as_bytes());
+        let recorded_at = match plain {
+            Some(at) => at,
+            None => crate::model::stamp::parse_instant(&self.recorded_at)
+                .map_err(|msg| format!("invalid recorded_at: {msg}"))?,
+        };
         if self.workspace_id.len() != 16
             || !self.workspace_id.bytes().all(|b| b.is_ascii_hexdigit())
         {
             return Err(format!("invalid workspace_id {:?}", self.workspace_id));
         }
-        Ok(Checked { kind, importance, has_key, recorded_at, schema_version })
+        Ok(Checked {
+            plain_stamp: plain.is_some(),
+            kind,
+            importance,
+            has_key,
+            recorded_at,
+            schema_version,
+        })
     }
 
     fn parse(line: &[u8]) -> std::result::Result<(RawFact<'_>, Checked), String> {
@@ -225,10 +246,131 @@ impl RawFact<'_> {
         let text = std::str::from_utf8(line).map_err(|bad| {
             format!("not valid UTF-8 (invalid byte at offset {})", bad.valid_up_to())
         })?;
-        let raw: RawFact<'_> =
-            serde_json::from_str(text).map_err(|err| describe_line_error(line, &err))?;
+        let raw: RawFact<'_> = match scan_compact(text) {
+            Some(raw) => raw,
+            None => serde_json::from_str(text).map_err(|err| describe_line_error(line, &err))?,
+        };
         let checked = raw.check()?;
         Ok((raw, checked))
+    }
+}
+
+/// Reads a line laid out exactly as workmem and the teaching implementation
+/// write it (every key, in sorted order, `": "` and `", "` between them,
+/// strings without escapes, importance and schema_version of one digit)
+/// without serde: what serde would read from it, or `None` for any other
+/// line, which serde then reads (and refuses with its own message).
+fn scan_compact(text: &str) -> Option<RawFact<'_>> {
+    let mut s = Scanner { text, at: 0 };
+    s.literal("{\"content\": ")?;
+    let content = s.string()?;
+    s.literal(", \"evidence\": ")?;
+    let evidence = s.evidence()?;
+    s.literal(", \"fact_id\": ")?;
+    let fact_id = s.string()?;
+    s.literal(", \"importance\": ")?;
+    let importance = s.digit_or_null()?;
+    s.literal(", \"kind\": ")?;
+    let kind = s.string()?;
+    s.literal(", \"memory_key\": ")?;
+    let memory_key = s.string_or_null()?;
+    s.literal(", \"recorded_at\": ")?;
+    let recorded_at = s.string()?;
+    s.literal(", \"schema_version\": ")?;
+    let schema_version = s.digit_or_null()?;
+    s.literal(", \"source\": ")?;
+    let source = s.string_or_null()?;
+    s.literal(", \"workspace_id\": ")?;
+    let workspace_id = s.string()?;
+    s.literal("}")?;
+    (s.at == text.len()).then_some(RawFact {
+        content: Cow::Borrowed(content),
+        evidence,
+        fact_id: Cow::Borrowed(fact_id),
+        importance,
+        kind: Cow::Borrowed(kind),
+        memory_key: memory_key.map(Cow::Borrowed),
+        recorded_at: Cow::Borrowed(recorded_at),
+        schema_version,
+        source: source.map(Cow::Borrowed),
+        workspace_id: Cow::Borrowed(workspace_id),
+    })
+}
+
+/// A position in a line read by [`scan_compact`].
+struct Scanner<'a> {
+    text: &'a str,
+    at: usize,
+}
+
+// Each reader returns `None` when the value is not of the layout, else the
+// value read, which may be JSON's `null` (`Some(None)`).
+#[allow(clippy::option_option)]
+impl<'a> Scanner<'a> {
+    /// Steps over `expected`, which must come next.
+    fn literal(&mut self, expected: &str) -> Option<()> {
+        let rest = self.text.as_bytes().get(self.at..)?;
+        rest.starts_with(expected.as_bytes()).then(|| self.at += expected.len())
+    }
+
+    /// Reads a string without escapes or control characters (those JSON
+    /// refuses unescaped); `None` for any other value.
+    fn string(&mut self) -> Option<&'a str> {
+        self.literal("\"")?;
+        let start = self.at;
+        let rest = self.text.as_bytes().get(start..)?;
+        let len = memchr::memchr2(b'"', b'\\', rest)?;
+        if rest[len] != b'"' || rest[..len].iter().any(|&b| b < 0x20) {
+            return None;
+        }
+        self.at = start + len + 1;
+        // Both ends are next to an ASCII quote: char boundaries.
+        self.text.get(start..start + len)
+    }
+
+    fn string_or_null(&mut self) -> Option<Option<&'a str>> {
+        if self.literal("null").is_some() { Some(None) } else { self.string().map(Some) }
+    }
+
+    /// Reads `null` or one digit followed by a separator.
+    fn digit_or_null(&mut self) -> Option<Option<i64>> {
+        if self.literal("null").is_some() {
+            return Some(None);
+        }
+        let bytes = self.text.as_bytes();
+        let digit = *bytes.get(self.at)?;
+        // `03` is not JSON and `12` is read by serde.
+        if !digit.is_ascii_digit() || !matches!(bytes.get(self.at + 1), Some(b',' | b'}')) {
+            return None;
+        }
+        self.at += 1;
+        Some(Some(i64::from(digit - b'0')))
+    }
+
+    /// Reads `null` or an object of strings, at most
+    /// [`MAX_EVIDENCE_ENTRIES`] pairs (more: serde's error).
+    fn evidence(&mut self) -> Option<Option<RawEvidence<'a>>> {
+        if self.literal("null").is_some() {
+            return Some(None);
+        }
+        self.literal("{")?;
+        let mut pairs = Vec::new();
+        if self.literal("}").is_some() {
+            return Some(Some(RawEvidence(pairs)));
+        }
+        loop {
+            if pairs.len() == MAX_EVIDENCE_ENTRIES {
+                return None;
+            }
+            let key = self.string()?;
+            self.literal(": ")?;
+            let value = self.string()?;
+            pairs.push((Cow::Borrowed(key), Cow::Borrowed(value)));
+            if self.literal("}").is_some() {
+                return Some(Some(RawEvidence(pairs)));
+            }
+            self.literal(", ")?;
+        }
     }
 }
 
@@ -239,7 +381,9 @@ impl RawFact<'_> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FactSummary {
     /// fact_id, content, memory_key (empty when unkeyed), the recorded_at
-    /// text and source, back to back.
+    /// text (empty when it is what [`Stamp::from_timestamp`] writes of the
+    /// instant, as it is for almost every fact: see `plain_stamp`) and
+    /// source, back to back.
     text: Box<str>,
     recorded_at: jiff::Timestamp,
     /// Validated lengths: ids are at most 200 ASCII bytes, keys 120, stamps
@@ -268,6 +412,8 @@ impl FactSummary {
         importance: u8,
     ) -> Option<FactSummary> {
         let key = memory_key.unwrap_or("");
+        let plain = crate::model::stamp::parse_utc_seconds(stamp.as_bytes()) == Some(instant);
+        let stamp = if plain { "" } else { stamp };
         let parts = [fact_id, content, key, stamp, source];
         let mut text = String::with_capacity(parts.iter().map(|p| p.len()).sum());
         for part in parts {
@@ -288,9 +434,13 @@ impl FactSummary {
     }
 
     /// Returns the recorded_at text as stored.
-    pub(crate) fn stamp_text(&self) -> &str {
+    pub(crate) fn stamp_text(&self) -> Cow<'_, str> {
         let [_, _, stamp, source] = self.starts();
-        &self.text[stamp..source]
+        if stamp == source {
+            Cow::Owned(plain_stamp(self.recorded_at))
+        } else {
+            Cow::Borrowed(&self.text[stamp..source])
+        }
     }
 
     /// The start of each string in `text`: content, key, stamp, source.
@@ -393,7 +543,8 @@ impl FactRecord for FactSummary {
         let key = raw.memory_key.as_deref().filter(|_| checked.has_key).unwrap_or("");
         let source = raw.source.as_deref().unwrap_or("agent");
         let too_long = |field: &str| LineError::Invalid(format!("invalid {field}: too long"));
-        let parts = [&*raw.fact_id, &*raw.content, key, &*raw.recorded_at, source];
+        let stamp = if checked.plain_stamp { "" } else { &*raw.recorded_at };
+        let parts = [&*raw.fact_id, &*raw.content, key, stamp, source];
         let mut text = String::with_capacity(parts.iter().map(|p| p.len()).sum());
         for part in parts {
             text.push_str(part);
@@ -403,7 +554,7 @@ impl FactRecord for FactSummary {
             recorded_at: checked.recorded_at,
             id_len: u8::try_from(raw.fact_id.len()).map_err(|_| too_long("fact_id"))?,
             key_len: u8::try_from(key.len()).map_err(|_| too_long("memory_key"))?,
-            stamp_len: u8::try_from(raw.recorded_at.len()).map_err(|_| too_long("recorded_at"))?,
+            stamp_len: u8::try_from(stamp.len()).map_err(|_| too_long("recorded_at"))?,
             content_len: u16::try_from(raw.content.len()).map_err(|_| too_long("content"))?,
             kind: checked.kind,
             importance: checked.importance,
@@ -419,8 +570,7 @@ impl FactRecord for FactSummary {
     }
 
     fn recorded_at(&self) -> Stamp {
-        let [_, _, stamp, source] = self.starts();
-        Stamp::from_parts(&self.text[stamp..source], self.recorded_at)
+        Stamp::from_parts(&self.stamp_text(), self.recorded_at)
     }
 
     fn kind(&self) -> Kind {
@@ -444,6 +594,30 @@ impl FactRecord for FactSummary {
         let [content, key, ..] = self.starts();
         &self.text[content..key]
     }
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ` of an instant of whole seconds (years 1-9998):
+/// the text such a stamp was read from.
+fn plain_stamp(at: jiff::Timestamp) -> String {
+    let seconds = at.as_second();
+    let (days, second_of_day) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
+    // Howard Hinnant's `civil_from_days`.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z - era * 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1_460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let mp = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        second_of_day / 3_600,
+        second_of_day % 3_600 / 60,
+        second_of_day % 60
+    )
 }
 
 impl RawFact<'_> {
@@ -473,6 +647,7 @@ mod tests {
     use crate::model::canon::JsonStyle;
     use crate::model::fact::NewFact;
     use crate::model::text::{is_refused_char, refused_character};
+    use proptest::prelude::*;
 
     fn now() -> Stamp {
         Stamp::parse("2026-01-02T03:04:05Z").unwrap()
@@ -567,6 +742,252 @@ mod tests {
             assert!(!is_refused_char(fine), "U+{:04X} is refused", u32::from(fine));
         }
         assert_eq!(refused_character("plain ASCII text"), None);
+    }
+
+    /// What every reader did before the scanner: serde for every line.
+    fn parse_with_serde(line: &[u8]) -> std::result::Result<RawFact<'_>, String> {
+        let text = std::str::from_utf8(line).map_err(|bad| {
+            format!("not valid UTF-8 (invalid byte at offset {})", bad.valid_up_to())
+        })?;
+        let raw: RawFact<'_> =
+            serde_json::from_str(text).map_err(|err| describe_line_error(line, &err))?;
+        raw.check()?;
+        Ok(raw)
+    }
+
+    fn parse_now(line: &[u8]) -> std::result::Result<RawFact<'_>, String> {
+        RawFact::parse(line).map(|(raw, _)| raw)
+    }
+
+    /// A JSON string of `text` as workmem writes it (escapes only where
+    /// JSON needs them).
+    fn quoted(text: &str) -> String {
+        serde_json::to_string(text).unwrap()
+    }
+
+    fn text_strategy() -> impl Strategy<Value = String> {
+        prop_oneof![
+            4 => "[a-zA-Z0-9 ._:/-]{1,24}",
+            1 => proptest::collection::vec(
+                prop_oneof![
+                    Just('a'), Just(' '), Just('"'), Just('\\'), Just('\n'), Just('\t'),
+                    Just('\u{1}'), Just('\u{7f}'), Just('\u{e9}'), Just('\u{4e2d}'),
+                    Just('\u{1f600}'), Just('\u{200b}'), Just('/'), Just('{'), Just(','),
+                ],
+                0..12,
+            )
+            .prop_map(|chars| chars.into_iter().collect()),
+        ]
+    }
+
+    fn optional<T: std::fmt::Debug + Clone>(
+        inner: impl Strategy<Value = T>,
+    ) -> impl Strategy<Value = Option<T>> {
+        prop_oneof![1 => Just(None), 4 => inner.prop_map(Some)]
+    }
+
+    prop_compose! {
+        /// A fact line in workmem's layout, with values valid or not.
+        fn compact_line()(
+            content in text_strategy(),
+            evidence in optional(proptest::collection::vec((text_strategy(), text_strategy()), 0..4)),
+            fact_id in prop_oneof![4 => "[a-f0-9]{8,32}", 1 => text_strategy()],
+            importance in optional(prop_oneof![4 => 1i64..=5, 1 => -3i64..40]),
+            kind in prop_oneof![4 => Just("decision".to_owned()), 1 => text_strategy()],
+            memory_key in optional(prop_oneof![4 => "[a-z][a-z0-9]{0,5}([._-][a-z0-9]{1,4}){0,2}", 1 => text_strategy()]),
+            recorded_at in prop_oneof![
+                4 => (2000u32..2030, 1u32..13, 1u32..29, 0u32..24).prop_map(|(y, m, d, h)| format!("{y}-{m:02}-{d:02}T{h:02}:00:00Z")),
+                1 => text_strategy(),
+            ],
+            schema_version in optional(prop_oneof![4 => 1i64..=2, 1 => 0i64..12]),
+            source in optional(prop_oneof![4 => Just("agent".to_owned()), 1 => text_strategy()]),
+            workspace_id in prop_oneof![4 => Just(WS.to_owned()), 1 => text_strategy()],
+        ) -> String {
+            let number = |n: Option<i64>| n.map_or_else(|| "null".to_owned(), |n| n.to_string());
+            let string = |t: &Option<String>| t.as_deref().map_or_else(|| "null".to_owned(), quoted);
+            let evidence = evidence.map_or_else(
+                || "null".to_owned(),
+                |pairs| {
+                    let inner: Vec<String> =
+                        pairs.iter().map(|(k, v)| format!("{}: {}", quoted(k), quoted(v))).collect();
+                    format!("{{{}}}", inner.join(", "))
+                },
+            );
+            format!(
+                "{{\"content\": {}, \"evidence\": {evidence}, \"fact_id\": {}, \"importance\": {}, \"kind\": {}, \"memory_key\": {}, \"recorded_at\": {}, \"schema_version\": {}, \"source\": {}, \"workspace_id\": {}}}",
+                quoted(&content),
+                quoted(&fact_id),
+                number(importance),
+                quoted(&kind),
+                string(&memory_key),
+                quoted(&recorded_at),
+                number(schema_version),
+                string(&source),
+                quoted(&workspace_id),
+            )
+        }
+    }
+
+    const WS: &str = "0123456789abcdef";
+
+    /// One edit of a line: bytes that matter to JSON put in, taken out or
+    /// swapped, a key repeated, whitespace added.
+    #[derive(Debug, Clone)]
+    enum Edit {
+        Insert(usize, &'static [u8]),
+        Remove(usize, usize),
+        Replace(usize, &'static [u8]),
+        RepeatField(usize),
+    }
+
+    fn edit_strategy() -> impl Strategy<Value = Edit> {
+        let bytes = prop_oneof![
+            Just(&b"\""[..]),
+            Just(&b"\\"[..]),
+            Just(&b" "[..]),
+            Just(&b"\t"[..]),
+            Just(&b","[..]),
+            Just(&b":"[..]),
+            Just(&b"{"[..]),
+            Just(&b"}"[..]),
+            Just(&b"0"[..]),
+            Just(&b"7"[..]),
+            Just(&b"-"[..]),
+            Just(&b"null"[..]),
+            Just(&b"\\u00e9"[..]),
+            Just(&b"\\n"[..]),
+            Just(&b"\x01"[..]),
+            Just(&b"\xc3"[..]),
+            Just(&b"\xc3\xa9"[..]),
+            Just(&b"\r"[..]),
+            Just(&b".0"[..]),
+            Just(&b"e1"[..]),
+            Just(&b"[]"[..]),
+            Just(&b"true"[..]),
+            Just(&b", \"kind\": \"outcome\""[..]),
+            Just(&b", \"extra\": 1"[..]),
+        ];
+        prop_oneof![
+            (any::<usize>(), bytes.clone()).prop_map(|(at, b)| Edit::Insert(at, b)),
+            (any::<usize>(), 1usize..4).prop_map(|(at, n)| Edit::Remove(at, n)),
+            (any::<usize>(), bytes).prop_map(|(at, b)| Edit::Replace(at, b)),
+            any::<usize>().prop_map(Edit::RepeatField),
+        ]
+    }
+
+    fn apply(line: &str, edit: &Edit) -> Vec<u8> {
+        let mut bytes = line.as_bytes().to_vec();
+        let len = bytes.len();
+        match edit {
+            Edit::Insert(at, b) => {
+                let at = at % (len + 1);
+                bytes.splice(at..at, b.iter().copied());
+            }
+            Edit::Remove(at, n) => {
+                let at = at % len;
+                bytes.drain(at..(at + n).min(len));
+            }
+            Edit::Replace(at, b) => {
+                let at = at % len;
+                bytes.splice(at..(at + b.len()).min(len), b.iter().copied());
+            }
+            Edit::RepeatField(which) => {
+                // `, "key": value` of one field, written again after it.
+                let starts: Vec<usize> = memchr::memmem::find_iter(&bytes, b", \"").collect();
+                if !starts.is_empty() {
+                    let start = starts[which % starts.len()];
+                    let end = starts.iter().copied().find(|&s| s > start).unwrap_or(len - 1);
+                    let field = bytes[start..end].to_vec();
+                    bytes.splice(end..end, field);
+                }
+            }
+        }
+        bytes
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2_000))]
+
+        /// The scanner reads what serde reads, and every line, edited or
+        /// not, parses (or is refused with the same message) as it did
+        /// with serde alone.
+        #[test]
+        fn the_scanner_agrees_with_serde(
+            line in compact_line(),
+            edits in proptest::collection::vec(edit_strategy(), 0..3),
+        ) {
+            let mut bytes = line.clone().into_bytes();
+            for edit in &edits {
+                let text = String::from_utf8_lossy(&bytes).into_owned();
+                bytes = apply(&text, edit);
+            }
+            if let Some(fast) = std::str::from_utf8(&bytes).ok().and_then(scan_compact) {
+                let slow: RawFact<'_> = serde_json::from_slice(&bytes).expect("serde reads what the scanner reads");
+                prop_assert_eq!(fast, slow);
+            }
+            prop_assert_eq!(parse_now(&bytes), parse_with_serde(&bytes));
+            let now = FactSummary::parse_for(&bytes, WS);
+            let before = parse_with_serde(&bytes);
+            prop_assert_eq!(now.is_ok(), before.is_ok() && before.as_ref().is_ok_and(|r| r.workspace_id == WS));
+        }
+    }
+
+    #[test]
+    fn the_scanner_reads_the_lines_workmem_writes() {
+        let mut new = NewFact::new("Use WAL mode");
+        new.memory_key = Some("storage.journal".into());
+        new.evidence.insert("file".into(), "db.py".into());
+        new.evidence.insert("line".into(), "12".into());
+        let fact = Fact::from_new(new, WS, now(), || "f1".into()).unwrap();
+        let line = fact.to_line();
+        let raw = scan_compact(line.trim_end()).expect("the scanner reads workmem's layout");
+        assert_eq!(raw.into_fact(raw_checked(line.trim_end())), fact);
+        let unkeyed = Fact::from_new(NewFact::new("x"), WS, now(), || "f2".into()).unwrap();
+        assert!(scan_compact(unkeyed.to_line().trim_end()).is_some());
+        // Escapes, other layouts and other key orders go to serde.
+        let mut escaped = NewFact::new("say \"hi\"");
+        escaped.memory_key = None;
+        let escaped = Fact::from_new(escaped, WS, now(), || "f3".into()).unwrap();
+        assert!(scan_compact(escaped.to_line().trim_end()).is_none());
+        assert_eq!(Fact::parse_line(escaped.to_line().trim_end().as_bytes()).unwrap(), escaped);
+        let pretty = serde_json::to_string_pretty(&fact).unwrap();
+        assert!(scan_compact(&pretty).is_none());
+        assert_eq!(Fact::parse_line(pretty.as_bytes()).unwrap(), fact);
+    }
+
+    proptest! {
+        /// A summary keeps no text of a plain stamp: the text it gives back
+        /// is the one read, plain or not.
+        #[test]
+        fn a_summary_gives_back_the_stamp_it_read(
+            year in prop_oneof![1u32..10_000, 1990u32..2030],
+            month in 1u32..13,
+            day in 1u32..29,
+            second in 0u32..60,
+            tail in prop_oneof![Just("Z"), Just("+01:00"), Just(".25Z"), Just("z")],
+        ) {
+            let stamp = format!("{year:04}-{month:02}-{day:02}T12:34:{second:02}{tail}");
+            let line = format!(
+                "{{\"content\": \"x\", \"evidence\": null, \"fact_id\": \"a\", \"importance\": 3, \"kind\": \"decision\", \"memory_key\": null, \"recorded_at\": \"{stamp}\", \"schema_version\": 2, \"source\": \"agent\", \"workspace_id\": \"{WS}\"}}"
+            );
+            let fact = Fact::parse_line(line.as_bytes());
+            let summary = FactSummary::parse_for(line.as_bytes(), WS);
+            prop_assert_eq!(fact.is_ok(), summary.is_ok());
+            if let (Ok(fact), Ok(summary)) = (fact, summary) {
+                let recorded_at = summary.recorded_at();
+                prop_assert_eq!(recorded_at.as_str(), stamp.as_str());
+                prop_assert_eq!(summary.stamp_text(), stamp.as_str());
+                prop_assert_eq!(summary.instant(), fact.recorded_at.instant());
+                let again = FactSummary::from_fields(
+                    "a", "x", None, &summary.stamp_text(), summary.instant(), "agent", Kind::Decision, 3,
+                );
+                prop_assert_eq!(again.as_ref(), Some(&summary));
+            }
+        }
+    }
+
+    fn raw_checked(line: &str) -> Checked {
+        RawFact::parse(line.as_bytes()).unwrap().1
     }
 
     #[test]

@@ -115,6 +115,14 @@ pub enum StampError {
 
 /// Parses an RFC 3339 instant with an explicit offset.
 pub(crate) fn parse_instant(text: &str) -> Result<Timestamp, StampError> {
+    match parse_utc_seconds(text.as_bytes()) {
+        Some(at) => Ok(at),
+        None => parse_rfc3339(text),
+    }
+}
+
+/// [`parse_instant`] through jiff's parser, for any text.
+fn parse_rfc3339(text: &str) -> Result<Timestamp, StampError> {
     // RFC 3339 needs a date, a 'T' and an explicit offset; jiff's parser is
     // more lenient, so the shape is checked first.
     let bytes = text.as_bytes();
@@ -158,6 +166,49 @@ pub(crate) fn parse_instant(text: &str) -> Result<Timestamp, StampError> {
         return Err(out_of_range(text));
     }
     Ok(at)
+}
+
+/// Reads the common `YYYY-MM-DDTHH:MM:SSZ` (years 1 to 9998, seconds
+/// 0-59) without jiff's parser; `None` for any other text, which
+/// [`parse_instant`] then reads the long way (same result: a unit test
+/// compares them).
+pub(crate) fn parse_utc_seconds(b: &[u8]) -> Option<Timestamp> {
+    if b.len() != 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' {
+        return None;
+    }
+    if b[16] != b':' || b[19] != b'Z' {
+        return None;
+    }
+    let number = |range: std::ops::Range<usize>| -> Option<i64> {
+        b[range]
+            .iter()
+            .try_fold(0i64, |n, &d| d.is_ascii_digit().then(|| n * 10 + i64::from(d - b'0')))
+    };
+    let (year, month, day) = (number(0..4)?, number(5..7)?, number(8..10)?);
+    let (hour, minute, second) = (number(11..13)?, number(14..16)?, number(17..19)?);
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let month_days = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return None,
+    };
+    if !(1..=9998).contains(&year) || !(1..=month_days).contains(&day) {
+        return None;
+    }
+    if hour > 23 || minute > 59 || second > 59 {
+        return None;
+    }
+    // Days since 1970-01-01 of a proleptic Gregorian date (Howard
+    // Hinnant's `days_from_civil`).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let year_of_era = y - era * 400;
+    let day_of_year = (153 * ((month + 9) % 12) + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    let days = era * 146_097 + day_of_era - 719_468;
+    Timestamp::from_second(days * 86_400 + hour * 3_600 + minute * 60 + second).ok()
 }
 
 /// 0001-01-01T00:00:00Z, the earliest instant Python stores.
@@ -219,6 +270,53 @@ impl<'de> Deserialize<'de> for Stamp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The shortcut for `YYYY-MM-DDTHH:MM:SSZ` reads what jiff reads,
+        /// and refuses nothing jiff would read differently.
+        #[test]
+        fn utc_seconds_shortcut_agrees_with_jiff(
+            year in prop_oneof![0u32..10_000, 1965u32..2035],
+            month in 0u32..14,
+            day in 0u32..33,
+            hour in 0u32..26,
+            minute in 0u32..62,
+            second in 0u32..62,
+            tail in prop_oneof![Just("Z"), Just("z"), Just("+00:00"), Just(".5Z")],
+        ) {
+            let text = format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}{tail}");
+            let slow = parse_rfc3339(&text);
+            if let Some(fast) = parse_utc_seconds(text.as_bytes()) {
+                prop_assert_eq!(Ok(fast), slow.clone(), "{}", text);
+            }
+            prop_assert_eq!(parse_instant(&text), slow);
+        }
+    }
+
+    #[test]
+    fn utc_seconds_shortcut_reads_the_usual_stamps() {
+        for text in [
+            "2026-01-02T03:04:05Z",
+            "2024-02-29T23:59:59Z",
+            "0001-01-01T00:00:00Z",
+            "1969-12-31T23:59:59Z",
+        ] {
+            assert_eq!(
+                parse_utc_seconds(text.as_bytes()),
+                Some(parse_rfc3339(text).unwrap()),
+                "{text}"
+            );
+        }
+        for text in [
+            "2025-02-29T00:00:00Z",
+            "2026-01-02t03:04:05Z",
+            "2026-01-02T03:04:60Z",
+            "9999-01-01T00:00:00Z",
+        ] {
+            assert_eq!(parse_utc_seconds(text.as_bytes()), None, "{text}");
+        }
+    }
 
     #[test]
     fn python_isoformat_layout() {

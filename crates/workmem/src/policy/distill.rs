@@ -51,8 +51,16 @@ pub struct Outcome {
 /// nothing new.
 #[derive(Debug, Clone, Default)]
 pub struct Collected {
-    /// Ids of the candidate facts that are not evidence after the run.
+    /// Ids of the candidate facts that are not evidence after the run
+    /// (a partial run's: see [`distill_partial`]).
     pub pending: Vec<String>,
+    /// The same facts of a whole run ([`distill_collected`]), by position
+    /// in its input, grouped by memory key (in input order).
+    pub pending_keyed: BTreeMap<String, Vec<usize>>,
+    /// The same facts of a whole run without a memory key, by unkeyed
+    /// group: the group's entry key and the positions of its facts (in
+    /// input order).
+    pub pending_unkeyed: Vec<(String, Vec<usize>)>,
     /// For each memory key with candidates: the facts counted `stale` in
     /// its final round, and the conflict case of its tie, if any.
     pub domains: BTreeMap<String, (usize, Option<String>)>,
@@ -87,7 +95,8 @@ pub fn observed_fact_ids<'a>(
 struct Proposal<'a, F: FactRecord> {
     kind: Kind,
     facts: Vec<&'a F>,
-    ids: Vec<String>,
+    /// The facts' ids, sorted.
+    ids: Vec<&'a str>,
     max_importance: u8,
     first: Stamp,
     last: Stamp,
@@ -111,9 +120,13 @@ impl<'a, F: FactRecord> Proposal<'a, F> {
             })
             .expect("non-empty group");
         let max_importance = facts.iter().map(|f| f.importance()).max().unwrap_or(1);
-        let mut ids: Vec<String> = facts.iter().map(|f| f.fact_id().to_owned()).collect();
+        let mut ids: Vec<&'a str> = facts.iter().map(|f| f.fact_id()).collect();
         ids.sort_unstable();
         Proposal { kind, facts, ids, max_importance, first, last, wording }
+    }
+
+    fn owned_ids(&self) -> Vec<String> {
+        self.ids.iter().map(|&id| id.to_owned()).collect()
     }
 
     fn score(&self) -> (u8, usize, jiff::Timestamp) {
@@ -150,7 +163,7 @@ impl<'a, F: FactRecord> Proposal<'a, F> {
             ),
             kind: self.kind,
             content: self.wording.content().to_owned(),
-            evidence_ids: self.ids.clone(),
+            evidence_ids: self.owned_ids(),
             occurrences: self.ids.len() as u64,
             maximum_importance: self.max_importance,
             first_seen: self.first.clone(),
@@ -178,7 +191,8 @@ pub fn distill<F: FactRecord>(
 }
 
 /// Runs the policy like [`distill`] and also collects what a distill cache
-/// keeps ([`Outcome::collected`]).
+/// keeps ([`Outcome::collected`]). `facts` must hold each fact id once, as
+/// the log's reader returns them (no set of seen ids is kept).
 ///
 /// Errors: as [`distill`].
 pub fn distill_collected<F: FactRecord>(
@@ -189,6 +203,11 @@ pub fn distill_collected<F: FactRecord>(
     as_of: &Stamp,
     workspace_id: &str,
 ) -> Result<Outcome> {
+    debug_assert!({
+        let mut ids: Vec<&str> = facts.iter().map(FactRecord::fact_id).collect();
+        ids.sort_unstable();
+        ids.windows(2).all(|pair| pair[0] != pair[1])
+    });
     run(facts, curated, queue, policy, as_of, workspace_id, false, None, true)
 }
 
@@ -287,6 +306,9 @@ fn run<F: FactRecord>(
         policy,
         as_of,
         workspace_id,
+        partial: known.is_some(),
+        base: facts.as_ptr().addr(),
+        size: size_of::<F>().max(1),
     };
     run.reindex();
 
@@ -294,11 +316,16 @@ fn run<F: FactRecord>(
     let mut aged = 0usize;
     let mut already_evidence = 0usize;
     let mut unkeyed: HashMap<(Kind, String), Vec<&F>> = HashMap::new();
-    let mut keyed: BTreeMap<&str, BTreeMap<(Kind, String), Vec<&F>>> = BTreeMap::new();
+    // Grouped by hash, judged in memory-key order below.
+    let mut keyed: HashMap<&str, Groups<'_, F>> = HashMap::new();
     let mut domain_ids: HashMap<&str, Vec<&str>> = HashMap::new();
-    let mut seen: HashSet<&str> = HashSet::with_capacity(facts.len());
+    // A whole collected run's facts are unique already (see
+    // `distill_collected`).
+    let unique = collect && known.is_none();
+    let mut seen: HashSet<&str> =
+        if unique { HashSet::new() } else { HashSet::with_capacity(facts.len()) };
     for (position, fact) in facts.iter().enumerate() {
-        if !seen.insert(fact.fact_id()) {
+        if !unique && !seen.insert(fact.fact_id()) {
             continue;
         }
         if let Some(key) = fact.memory_key()
@@ -366,8 +393,10 @@ fn run<F: FactRecord>(
         }
     }
     run.report.scanned = aged;
+    let mut keyed: Vec<(&str, Groups<'_, F>)> = keyed.into_iter().collect();
+    keyed.sort_unstable_by(|a, b| a.0.cmp(b.0));
     if let Some(known) = known {
-        for key in keyed.keys() {
+        for (key, _) in &keyed {
             let ids = known.domains.get(*key).map(Vec::as_slice).unwrap_or_default();
             domain_ids.insert(key, ids.iter().map(|(id, _)| id.as_str()).collect());
         }
@@ -387,28 +416,32 @@ fn run<F: FactRecord>(
     }
     // Importance of every fact that can be evidence of a keyed entry (an
     // incumbent's maximum_importance): the keyed facts, plus whatever the
-    // keyed entries already cite. (Entries read at the start keep their
-    // positions: the run only appends.)
-    let importance: HashMap<&str, u8> = if keyed.is_empty() {
-        HashMap::new()
-    } else if let Some(known) = known {
-        keyed
-            .keys()
-            .filter_map(|key| known.domains.get(*key))
-            .flatten()
-            .map(|(id, importance)| (id.as_str(), *importance))
-            .collect()
-    } else {
-        let cited = |position: usize| {
-            evidence_entry(position).is_some_and(|e| run.entries[e].memory_key.is_some())
-        };
-        facts
-            .iter()
-            .enumerate()
-            .filter(|&(position, f)| f.memory_key().is_some() || cited(position))
-            .map(|(_, f)| (f.fact_id(), f.importance()))
-            .collect()
+    // keyed entries already cite. Only a tie with an incumbent needs it:
+    // built then, once. (Entries read at the start keep their positions
+    // and memory keys: the run only appends.)
+    let keyed_entries: Vec<bool> = run.entries.iter().map(|e| e.memory_key.is_some()).collect();
+    let keyed_keys: Vec<&str> = keyed.iter().map(|(key, _)| *key).collect();
+    let build_importance = || -> HashMap<&str, u8> {
+        if let Some(known) = known {
+            keyed_keys
+                .iter()
+                .filter_map(|key| known.domains.get(*key))
+                .flatten()
+                .map(|(id, importance)| (id.as_str(), *importance))
+                .collect()
+        } else {
+            let cited =
+                |position: usize| evidence_entry(position).is_some_and(|e| keyed_entries[e]);
+            facts
+                .iter()
+                .enumerate()
+                .filter(|&(position, f)| f.memory_key().is_some() || cited(position))
+                .map(|(_, f)| (f.fact_id(), f.importance()))
+                .collect()
+        }
     };
+    let importance = std::cell::OnceCell::new();
+    let importance = || importance.get_or_init(build_importance);
     for (memory_key, proposals) in keyed {
         let ids = domain_ids.get(memory_key).map(Vec::as_slice).unwrap_or_default();
         run.keyed_domain(memory_key, proposals, ids, &importance)?;
@@ -453,6 +486,11 @@ fn run<F: FactRecord>(
     })
 }
 
+/// The facts of one memory key by proposal: (kind, normal form).
+type Groups<'f, F> = BTreeMap<(Kind, String), Vec<&'f F>>;
+
+// Its flags are independent: what to record, what changed, what kind of run.
+#[allow(clippy::struct_excessive_bools)]
 struct Run<'p> {
     /// Per-fact reasons, when recording.
     reasons: HashMap<String, Reason>,
@@ -470,6 +508,13 @@ struct Run<'p> {
     policy: &'p Policy,
     as_of: &'p Stamp,
     workspace_id: &'p str,
+    /// Whether it is a partial run (`known`): what `collected` records of
+    /// pending facts.
+    partial: bool,
+    /// The address and size of the input's facts, to tell the position of
+    /// a fact from a reference to it (every reference is into the input).
+    base: usize,
+    size: usize,
 }
 
 /// The losing candidates of the adjudication that produced the active value.
@@ -501,6 +546,15 @@ impl Run<'_> {
         }
     }
 
+    /// The positions in the input of `facts` (none for a partial run,
+    /// which records ids).
+    fn positions<F: FactRecord>(&self, facts: &[&F]) -> Vec<usize> {
+        if self.partial {
+            return Vec::new();
+        }
+        facts.iter().map(|f| (std::ptr::from_ref(*f).addr() - self.base) / self.size).collect()
+    }
+
     fn reindex(&mut self) {
         self.index = self.entries.iter().enumerate().map(|(i, e)| (e.key.clone(), i)).collect();
         self.domain_cases.clear();
@@ -520,7 +574,7 @@ impl Run<'_> {
         let key_for_note = if self.record { key.clone() } else { String::new() };
         if let Some(&i) = self.index.get(&key) {
             self.entries[i].merge_evidence(
-                proposal.ids.iter().map(String::as_str),
+                proposal.ids.iter().copied(),
                 &proposal.first,
                 &proposal.last,
             );
@@ -545,7 +599,7 @@ impl Run<'_> {
                 content: wording.content().to_owned(),
                 first_seen: proposal.first.clone(),
                 last_seen: proposal.last.clone(),
-                evidence_ids: proposal.ids.clone(),
+                evidence_ids: proposal.owned_ids(),
                 occurrences: count as u64,
                 memory_key: None,
                 revision: 1,
@@ -558,8 +612,17 @@ impl Run<'_> {
             self.report.skipped += count;
             let reason = proposal.below_thresholds(self.policy);
             self.note_all(&proposal.facts, &reason);
-            if let Some(collected) = &mut self.collected {
-                collected.pending.extend(proposal.facts.iter().map(|f| f.fact_id().to_owned()));
+            if self.collected.is_some() {
+                let positions = self.positions(&proposal.facts);
+                if let Some(collected) = &mut self.collected {
+                    if self.partial {
+                        collected
+                            .pending
+                            .extend(proposal.facts.iter().map(|f| f.fact_id().to_owned()));
+                    } else {
+                        collected.pending_unkeyed.push((key, positions));
+                    }
+                }
             }
             return;
         }
@@ -574,12 +637,12 @@ impl Run<'_> {
             .position(|e| e.is_active() && e.memory_key.as_deref() == Some(memory_key))
     }
 
-    fn keyed_domain<F: FactRecord>(
+    fn keyed_domain<'i, F: FactRecord>(
         &mut self,
         memory_key: &str,
         groups: BTreeMap<(Kind, String), Vec<&F>>,
         domain_fact_ids: &[&str],
-        importance: &HashMap<&str, u8>,
+        importance: &dyn Fn() -> &'i HashMap<&'i str, u8>,
     ) -> Result<()> {
         let mut active = self.active_index(memory_key);
         let mut proposals: Vec<Proposal<'_, F>> = Vec::with_capacity(groups.len());
@@ -592,7 +655,7 @@ impl Run<'_> {
             if let (true, Some(i)) = (reinforces, active) {
                 // 5.3a: more evidence for the active value, never a revision.
                 self.entries[i].merge_evidence(
-                    proposal.ids.iter().map(String::as_str),
+                    proposal.ids.iter().copied(),
                     &proposal.first,
                     &proposal.last,
                 );
@@ -653,8 +716,20 @@ impl Run<'_> {
         let mut stale = 0;
         for (index, (proposal, verdict)) in proposals.iter().zip(verdicts).enumerate() {
             self.report.skipped += proposal.facts.len();
-            if let Some(collected) = &mut self.collected {
-                collected.pending.extend(proposal.facts.iter().map(|f| f.fact_id().to_owned()));
+            if self.collected.is_some() {
+                let positions = self.positions(&proposal.facts);
+                if let Some(collected) = &mut self.collected {
+                    if self.partial {
+                        collected
+                            .pending
+                            .extend(proposal.facts.iter().map(|f| f.fact_id().to_owned()));
+                    } else {
+                        let pending =
+                            collected.pending_keyed.entry(memory_key.to_owned()).or_default();
+                        pending.extend(positions);
+                        pending.sort_unstable();
+                    }
+                }
             }
             let reason = match verdict {
                 Verdict::Skipped(reason) => reason,
@@ -718,7 +793,9 @@ impl Run<'_> {
         if let Some(rejected) = rejected {
             let id =
                 canon::candidate_id(memory_key, proposal.kind.as_str(), proposal.wording.content());
-            if rejected.losers.get(&id) == Some(&proposal.ids) {
+            if rejected.losers.get(&id).is_some_and(|losers| {
+                losers.iter().map(String::as_str).eq(proposal.ids.iter().copied())
+            }) {
                 return Verdict::Skipped(Reason::RejectedByAdjudication {
                     conflict_id: rejected.conflict_id.clone(),
                     event_id: rejected.event_id.clone(),
@@ -760,7 +837,7 @@ impl Run<'_> {
             memory_key,
             kind: winner.kind,
             content: winner.wording.content().to_owned(),
-            evidence_ids: winner.ids.clone(),
+            evidence_ids: winner.owned_ids(),
             first_seen: winner.first.clone(),
             last_seen: winner.last.clone(),
         };
@@ -786,16 +863,17 @@ impl Run<'_> {
         Ok(position)
     }
 
-    fn queue_tie<F: FactRecord>(
+    fn queue_tie<'i, F: FactRecord>(
         &mut self,
         memory_key: &str,
         active: Option<usize>,
         tied: &[&Proposal<'_, F>],
         domain_fact_ids: &[&str],
-        importance: &HashMap<&str, u8>,
+        importance: &dyn Fn() -> &'i HashMap<&'i str, u8>,
     ) -> String {
         let mut candidates: Vec<Candidate> = tied.iter().map(|p| p.candidate(memory_key)).collect();
         let active_entry_key = active.map(|i| {
+            let importance = importance();
             let entry = &self.entries[i];
             let maximum_importance = entry
                 .evidence_ids

@@ -224,6 +224,33 @@ pub fn extend_cache(path: &Path, at: u64, data: &[u8]) -> Result<()> {
     file.write_all(data).at(path)
 }
 
+/// Replaces a cache file like [`replace_cache`] with what `write` writes
+/// to it (buffered), for a file too large to hold in memory twice; when
+/// `write` returns false the file is left as it was.
+///
+/// Errors: as [`replace`].
+pub(crate) fn replace_cache_streamed(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<bool>,
+) -> Result<bool> {
+    refuse_symlink(path)?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let temp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .at(dir)?;
+    let mut out = io::BufWriter::with_capacity(1 << 20, temp);
+    if !write(&mut out).at(path)? {
+        // Dropping the temporary file removes it.
+        return Ok(false);
+    }
+    let temp = out.into_inner().map_err(io::IntoInnerError::into_error).at(path)?;
+    temp.persist(path).map_err(|err| err.error).at(path)?;
+    Ok(true)
+}
+
 fn replace_with(path: &Path, data: &[u8], durable: bool) -> Result<()> {
     refuse_symlink(path)?;
     let dir = path.parent().unwrap_or(Path::new("."));

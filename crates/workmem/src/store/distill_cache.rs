@@ -35,8 +35,8 @@ pub(crate) const UNITS_FILE: &str = ".distill-cache.units";
 /// The id filter.
 pub(crate) const IDS_FILE: &str = ".distill-cache.ids";
 const HEADER: &str = "workmem-distill-cache 2";
-const UNITS_HEADER: &str = "workmem-distill-units 1";
-const IDS_HEADER: &str = "workmem-distill-ids 1";
+pub(crate) const UNITS_HEADER: &str = "workmem-distill-units 1";
+const IDS_HEADER: &str = "workmem-distill-ids 2";
 
 /// What a run read of one daily file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -205,28 +205,24 @@ impl Header {
 /// Appends the cache line of a candidate fact to `out`; false when a field
 /// holds a tab or a newline (the cache is then not written).
 pub(crate) fn write_fact(fact: &FactSummary, out: &mut String) -> bool {
-    let fields = [
-        fact.fact_id(),
-        fact.source(),
-        fact.memory_key().unwrap_or(""),
-        fact.stamp_text(),
-        fact.content(),
-    ];
-    if fields.iter().any(|f| f.contains(['\t', '\n'])) {
+    let stamp = fact.stamp_text();
+    let fields =
+        [fact.fact_id(), fact.source(), fact.memory_key().unwrap_or(""), &stamp, fact.content()];
+    if fields.iter().any(|f| memchr::memchr2(b'\t', b'\n', f.as_bytes()).is_some()) {
         return false;
     }
-    let _ = writeln!(
-        out,
-        "p\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
-        fields[0],
-        fact.kind().as_str(),
-        fact.importance(),
-        fields[1],
-        fields[2],
-        fields[3],
-        fact.instant().as_nanosecond(),
-        fields[4]
-    );
+    // `p id kind importance source key stamp nanos content`, tab-separated.
+    for part in ["p\t", fields[0], "\t", fact.kind().as_str(), "\t"] {
+        out.push_str(part);
+    }
+    out.push(char::from(b'0' + fact.importance()));
+    for part in ["\t", fields[1], "\t", fields[2], "\t", fields[3], "\t"] {
+        out.push_str(part);
+    }
+    let _ = write!(out, "{}", fact.instant().as_nanosecond());
+    out.push('\t');
+    out.push_str(fields[4]);
+    out.push('\n');
     true
 }
 
@@ -360,21 +356,63 @@ impl Units {
 
 /// Returns the block of lines of a unit; `None` when a fact cannot be
 /// stored.
-pub(crate) fn unit_block(pending: &[&FactSummary], ids: Option<&[(String, u8)]>) -> Option<String> {
+pub(crate) fn unit_block<S: AsRef<str>>(
+    pending: &[&FactSummary],
+    ids: Option<&[(S, u8)]>,
+) -> Option<String> {
     let mut block = String::new();
+    write_unit_block(pending, ids, &mut block).then_some(block)
+}
+
+/// Appends the block of lines of a unit to `block`; false when a fact
+/// cannot be stored.
+pub(crate) fn write_unit_block<S: AsRef<str>>(
+    pending: &[&FactSummary],
+    ids: Option<&[(S, u8)]>,
+    block: &mut String,
+) -> bool {
     if let Some(ids) = ids {
+        block.reserve(ids.iter().map(|(id, _)| id.as_ref().len() + 3).sum::<usize>() + 2);
         block.push('i');
         for (id, importance) in ids {
-            let _ = write!(block, " {id}:{importance}");
+            block.push(' ');
+            block.push_str(id.as_ref());
+            block.push(':');
+            // Importance is 1-5; anything else in its decimal form.
+            if *importance < 10 {
+                block.push(char::from(b'0' + importance));
+            } else {
+                let _ = write!(block, "{importance}");
+            }
         }
         block.push('\n');
     }
-    for fact in pending {
-        if !write_fact(fact, &mut block) {
-            return None;
+    pending.iter().all(|fact| write_fact(fact, block))
+}
+
+/// Appends one unit (its line of counts, then its block) to a units file
+/// being encoded.
+pub(crate) fn push_unit(
+    text: &mut String,
+    key: &UnitKey,
+    stale: usize,
+    conflict: Option<&str>,
+    block: &str,
+) {
+    match key {
+        UnitKey::Domain(memory_key) => {
+            let _ = writeln!(
+                text,
+                "d {memory_key} {stale} {} {}",
+                conflict.unwrap_or("-"),
+                block.len()
+            );
+        }
+        UnitKey::Group(entry_key) => {
+            let _ = writeln!(text, "u {entry_key} {}", block.len());
         }
     }
-    Some(block)
+    text.push_str(block);
 }
 
 /// Indexes the records of one section from `at` to its `end` line into
@@ -429,33 +467,48 @@ pub(crate) fn encode_units<'a>(
 ) -> String {
     let mut text = format!("{UNITS_HEADER} {token}\n");
     for (key, stale, conflict, block) in units {
-        match key {
-            UnitKey::Domain(memory_key) => {
-                let _ = writeln!(
-                    text,
-                    "d {memory_key} {stale} {} {}",
-                    conflict.unwrap_or("-"),
-                    block.len()
-                );
-            }
-            UnitKey::Group(entry_key) => {
-                let _ = writeln!(text, "u {entry_key} {}", block.len());
-            }
-        }
-        text.push_str(block);
+        push_unit(&mut text, key, stale, conflict, block);
     }
     text.push_str("end\n");
     text
 }
 
 /// A Bloom filter of fact ids: "absent" is certain, "present" may be
-/// wrong (then distill reads the whole log).
+/// wrong (then distill reads the whole log). Blocked: the bits of an id
+/// all fall in one 512-bit block (one cache line), chosen by one half of
+/// a 128-bit hash of the id, the bits within it by the other.
 #[derive(Debug, Clone)]
 pub(crate) struct IdFilter {
     bits: Vec<u64>,
 }
 
-const FILTER_HASHES: u64 = 7;
+const FILTER_HASHES: u32 = 7;
+/// Words in a block (512 bits).
+const BLOCK_WORDS: usize = 8;
+
+/// Mixes the bytes of `id` into two 64-bit hashes (8 bytes a step). Fixed
+/// forever for a given filter version: the filter is stored.
+fn id_hashes(id: &str) -> (u64, u64) {
+    const K1: u64 = 0x9e37_79b9_7f4a_7c15;
+    const K2: u64 = 0xc2b2_ae3d_27d4_eb4f;
+    let bytes = id.as_bytes();
+    let (mut a, mut b) = (K1 ^ bytes.len() as u64, K2);
+    for chunk in bytes.chunks(8) {
+        let mut word = [0u8; 8];
+        word[..chunk.len()].copy_from_slice(chunk);
+        let word = u64::from_le_bytes(word);
+        a = (a ^ word).wrapping_mul(K2).rotate_left(31);
+        b = (b ^ word).wrapping_mul(K1).rotate_left(29);
+    }
+    let finish = |mut h: u64| {
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        h ^ (h >> 33)
+    };
+    (finish(a ^ b.rotate_left(17)), finish(b ^ a.rotate_left(43)))
+}
 
 impl IdFilter {
     /// Returns an empty filter sized for `capacity` ids (about 1% false
@@ -470,37 +523,55 @@ impl IdFilter {
         self.bits.len() * 64 / 10
     }
 
-    fn positions(&self, id: &str) -> impl Iterator<Item = usize> + use<> {
-        let (mut a, mut b): (u64, u64) = (0xcbf2_9ce4_8422_2325, 0x8422_2325_cbf2_9ce4);
-        for byte in id.bytes() {
-            a = (a ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
-            b = (b ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3 ^ 0x9e37_79b9);
+    /// The first word of the id's block and the mask of its bit in each
+    /// of the block's words.
+    fn positions(&self, id: &str) -> (usize, [u64; BLOCK_WORDS]) {
+        let (a, mut b) = id_hashes(id);
+        let blocks = self.bits.len() / BLOCK_WORDS;
+        let block = (a % blocks as u64) as usize * BLOCK_WORDS;
+        let mut masks = [0u64; BLOCK_WORDS];
+        for _ in 0..FILTER_HASHES {
+            let bit = (b & 511) as usize;
+            b >>= 9;
+            masks[bit / 64] |= 1 << (bit % 64);
         }
-        let mask = (self.bits.len() * 64 - 1) as u64;
-        (0..FILTER_HASHES).map(move |i| (a.wrapping_add(i.wrapping_mul(b | 1)) & mask) as usize)
+        (block, masks)
     }
 
     /// Adds an id.
     pub(crate) fn insert(&mut self, id: &str) {
-        // The positions do not borrow the filter (`use<>`).
-        for bit in self.positions(id) {
-            self.bits[bit / 64] |= 1 << (bit % 64);
+        let (block, masks) = self.positions(id);
+        for (word, mask) in self.bits[block..block + BLOCK_WORDS].iter_mut().zip(masks) {
+            *word |= mask;
         }
     }
 
     /// Returns whether the id may be present.
     pub(crate) fn may_contain(&self, id: &str) -> bool {
-        self.positions(id).all(|bit| self.bits[bit / 64] & (1 << (bit % 64)) != 0)
+        let (block, masks) = self.positions(id);
+        self.bits[block..block + BLOCK_WORDS]
+            .iter()
+            .zip(masks)
+            .all(|(word, mask)| word & mask == mask)
     }
 
     /// Encodes the filter for `token`.
     pub(crate) fn encode(&self, token: u64) -> Vec<u8> {
-        let mut data = format!("{IDS_HEADER} {token} {}\n", self.bits.len()).into_bytes();
-        for word in &self.bits {
-            data.extend_from_slice(&word.to_le_bytes());
-        }
-        data.extend_from_slice(b"end\n");
+        let mut data = Vec::with_capacity(self.bits.len() * 8 + 64);
+        let _ = self.write_to(token, &mut data);
         data
+    }
+
+    /// Writes the filter for `token` as [`IdFilter::encode`] encodes it.
+    ///
+    /// Errors: those of `out`.
+    pub(crate) fn write_to(&self, token: u64, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        writeln!(out, "{IDS_HEADER} {token} {}", self.bits.len())?;
+        for words in self.bits.chunks(512) {
+            let bytes: Vec<u8> = words.iter().flat_map(|word| word.to_le_bytes()).collect();
+            out.write_all(&bytes)?;
+        }
+        out.write_all(b"end\n")
     }
 
     /// Reads the filter of `token` at `path`; `None` when missing, torn
@@ -511,7 +582,7 @@ impl IdFilter {
         let header = std::str::from_utf8(&data[..newline]).ok()?;
         let words: usize = header.strip_prefix(&format!("{IDS_HEADER} {token} "))?.parse().ok()?;
         let body = data[newline + 1..].strip_suffix(b"end\n")?;
-        if body.len() != words * 8 || !words.is_power_of_two() {
+        if body.len() != words * 8 || !words.is_power_of_two() || words < BLOCK_WORDS {
             return None;
         }
         let bits = body

@@ -147,7 +147,9 @@ impl FactLog {
     }
 
     fn parse_records<T: FactRecord>(&self, path: &Path, data: &[u8]) -> Result<Vec<T>> {
-        let mut records = Vec::with_capacity(data.len() / 256);
+        // One record a line: sized once (the records of the whole log are
+        // held at once).
+        let mut records = Vec::with_capacity(memchr::memchr_iter(b'\n', data).count() + 1);
         for (number, line, terminated) in atomic_io::lines(data) {
             match T::parse_for(line, &self.workspace_id) {
                 Ok(record) => records.push(record),
@@ -449,11 +451,31 @@ pub(crate) fn merge<T: FactRecord>(files: Vec<FileRecords<T>>) -> Vec<T> {
 
 /// Removes every record whose id an earlier record already has.
 fn drop_repeated_ids<T: FactRecord>(records: &mut Vec<T>) {
+    use std::hash::BuildHasher;
+    // A set of 64-bit hashes is half the size of a set of the ids and
+    // never reads them back; a hash met twice is checked exactly below.
+    let hasher = foldhash::quality::FixedState::default();
+    let mut suspects: HashSet<u64> = HashSet::new();
+    {
+        let mut seen: HashSet<u64> = HashSet::with_capacity(records.len());
+        for record in records.iter() {
+            let hash = hasher.hash_one(record.fact_id());
+            if !seen.insert(hash) {
+                suspects.insert(hash);
+            }
+        }
+    }
+    if suspects.is_empty() {
+        return;
+    }
+    // Every record whose hash is a suspect's, in order: the exact ids.
     let mut repeated: Vec<usize> = Vec::new();
     {
-        let mut seen: HashSet<&str> = HashSet::with_capacity(records.len());
+        let mut seen: HashSet<&str> = HashSet::new();
         for (index, record) in records.iter().enumerate() {
-            if !seen.insert(record.fact_id()) {
+            if suspects.contains(&hasher.hash_one(record.fact_id()))
+                && !seen.insert(record.fact_id())
+            {
                 repeated.push(index);
             }
         }
@@ -468,25 +490,36 @@ fn drop_repeated_ids<T: FactRecord>(records: &mut Vec<T>) {
 }
 
 /// Returns `f` of every item, in order, computed on one thread per core
-/// over contiguous chunks (whole-log scans are CPU-bound).
+/// (the calling thread is one of them; whole-log scans are CPU-bound).
+/// Each thread takes the next item not yet taken, so a few large items
+/// do not leave the other threads idle.
 pub(crate) fn map_in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
     if items.len() < 2 {
         // Not worth a thread (a check after one append reads one file).
         return items.iter().map(f).collect();
     }
-    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-    let chunk = items.len().div_ceil(threads).max(1);
-    let f = &f;
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = items
-            .chunks(chunk)
-            .map(|part| scope.spawn(move || part.iter().map(f).collect::<Vec<R>>()))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-            .collect()
-    })
+    let threads =
+        std::thread::available_parallelism().map_or(1, std::num::NonZero::get).min(items.len());
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut done = Vec::new();
+        loop {
+            let index = next.fetch_add(1, Ordering::Relaxed);
+            let Some(item) = items.get(index) else { return done };
+            done.push((index, f(item)));
+        }
+    };
+    let mut all: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+        let mut all = work();
+        for handle in handles {
+            all.extend(handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+        }
+        all
+    });
+    all.sort_unstable_by_key(|(index, _)| *index);
+    all.into_iter().map(|(_, r)| r).collect()
 }
 
 /// The log's order: (recorded_at instant, fact_id).

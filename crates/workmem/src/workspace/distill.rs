@@ -70,7 +70,16 @@ impl Workspace {
             return Ok(done);
         }
         let files = self.log.read_files_with::<FactSummary>(&self.log.days()?, cache)?;
-        let index = if dry_run { None } else { self.stale_domain_index(&files) };
+        // The domain index is saved on another thread while the policy runs
+        // (only a cache: a failure to write it is not an error).
+        let _index_saved =
+            if dry_run { None } else { self.stale_domain_index(&files) }.map(|index| {
+                let (path, workspace_id) =
+                    (self.file(DOMAIN_INDEX_FILE), self.workspace_id.clone());
+                JoinOnDrop(Some(std::thread::spawn(move || {
+                    let _ = index.save(&path, &workspace_id);
+                })))
+            });
         let read = cache.then(|| ReadLog::of(&files));
         let facts = fact_log::merge(files);
         let (curated, bytes) = self.curated_with_bytes()?;
@@ -89,10 +98,9 @@ impl Workspace {
         if dry_run {
             return Ok(Distilled::of(outcome));
         }
-        // Everything read was valid: the cache can describe it.
-        if let Some(index) = index {
-            self.save_domain_index(&index);
-        }
+        // Everything read was valid: the cache can describe it. Its large
+        // files are written while the state is saved, its small file (which
+        // makes them count) after.
         let curated = if outcome.curated_changed {
             CuratedOutcome::Changed(CuratedFile::encode(
                 &outcome.curated,
@@ -104,12 +112,24 @@ impl Workspace {
         } else {
             CuratedOutcome::Missing
         };
-        self.save_outcome(&curated, &outcome)?;
-        if let Some(read) = read {
+        let (saved, cached) = std::thread::scope(|scope| {
+            let cached = scope.spawn(|| {
+                read.map(|read| self.write_distill_units(policy, &as_of, &facts, read, &outcome))
+            });
+            let saved = self.save_outcome(&curated, &outcome);
+            (saved, cached.join())
+        });
+        saved?;
+        drop(facts);
+        let cached = cached.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        if let Some(cached) = cached {
             // Only a cache: failing to write it costs the next distill a
             // whole read.
-            if !matches!(self.write_distill_cache(policy, &as_of, &facts, read, &outcome), Ok(true))
-            {
+            let written = match cached {
+                Ok(Some(header)) => self.write_distill_header(header).is_ok(),
+                Ok(None) | Err(_) => false,
+            };
+            if !written {
                 self.drop_distill_cache();
             }
         }
@@ -238,6 +258,18 @@ pub(super) enum CuratedOutcome {
     Unchanged(Projection),
     /// No curated.json, and the run made none.
     Missing,
+}
+
+/// A thread joined when dropped: a run waits for what it started, on
+/// every path out of it.
+struct JoinOnDrop(Option<std::thread::JoinHandle<()>>);
+
+impl Drop for JoinOnDrop {
+    fn drop(&mut self) {
+        if let Some(handle) = self.0.take() {
+            let _ = handle.join();
+        }
+    }
 }
 
 /// How to run [`Workspace::distill`]: which policy, at which instant,

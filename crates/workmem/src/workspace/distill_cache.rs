@@ -23,7 +23,7 @@
 //! judged again, it changes nothing and counts what the cache recorded.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use crate::error::Result;
 use crate::model::canon;
@@ -153,78 +153,119 @@ impl Workspace {
         }
     }
 
-    /// Writes the cache a whole-log run leaves: `facts` are the log, `read`
-    /// what its files told, `outcome` the run (collected). Returns false,
-    /// writing nothing, when the run's state is not one a cache may start
-    /// from (the caller removes the old cache).
+    /// Writes the units and id files of the cache a whole-log run leaves:
+    /// `facts` are the log, `read` what its files told, `outcome` the run
+    /// (collected). Returns the header to write once the run's state is
+    /// saved ([`Workspace::write_distill_header`]); `None`, writing
+    /// nothing, when the run's state is not one a cache may start from
+    /// (the caller removes the old cache). It can run while the outcome is
+    /// saved: until the header names their new token, the files written
+    /// here are not used.
     ///
     /// Errors: [`crate::Error::Io`].
-    pub(super) fn write_distill_cache(
+    pub(super) fn write_distill_units(
         &self,
         policy: &Policy,
         as_of: &Stamp,
         facts: &[FactSummary],
         read: ReadLog,
         outcome: &distill::Outcome,
-    ) -> Result<bool> {
-        let Some(collected) = &outcome.collected else { return Ok(false) };
+    ) -> Result<Option<Header>> {
+        let Some(collected) = outcome.collected.as_ref() else { return Ok(None) };
         if !collected.cacheable || read.duplicates || read.records != facts.len() {
-            return Ok(false);
+            return Ok(None);
         }
-        let pending: HashSet<&str> = collected.pending.iter().map(String::as_str).collect();
         // Grouped by borrowed keys first: a memory key per keyed fact.
-        let mut ids_by_key: HashMap<&str, Vec<(String, u8)>> = HashMap::new();
-        let mut pending_by_unit: HashMap<UnitKey, Vec<&FactSummary>> = HashMap::new();
+        let mut ids_by_key: foldhash::HashMap<&str, Vec<(&str, u8)>> = foldhash::HashMap::default();
         let mut filter = IdFilter::with_capacity(facts.len() * 2);
         for fact in facts {
             filter.insert(fact.fact_id());
             if let Some(key) = fact.memory_key() {
-                ids_by_key
-                    .entry(key)
-                    .or_default()
-                    .push((fact.fact_id().to_owned(), fact.importance()));
-            }
-            if pending.contains(fact.fact_id()) {
-                pending_by_unit.entry(unit_of(fact)).or_default().push(fact);
+                ids_by_key.entry(key).or_default().push((fact.fact_id(), fact.importance()));
             }
         }
-        type UnitIn<'f> = (Vec<&'f FactSummary>, Option<Vec<(String, u8)>>);
+        type UnitIn<'f> = (Vec<&'f FactSummary>, Option<Vec<(&'f str, u8)>>);
         let mut units: BTreeMap<UnitKey, UnitIn<'_>> = BTreeMap::new();
         for (key, ids) in ids_by_key {
             units.entry(UnitKey::Domain(key.to_owned())).or_default().1 = Some(ids);
         }
-        for (unit, facts) in pending_by_unit {
-            units.entry(unit).or_default().0 = facts;
-        }
-        let mut out: Vec<(UnitKey, UnitOut<'_>)> = Vec::with_capacity(units.len());
-        for (key, (pending, ids)) in units {
-            let Some(block) = distill_cache::unit_block(&pending, ids.as_deref()) else {
-                return Ok(false);
+        // The policy's pending candidates, by unit, in log order.
+        let pending = collected
+            .pending_keyed
+            .iter()
+            .map(|(key, at)| (UnitKey::Domain(key.clone()), at))
+            .chain(
+                collected.pending_unkeyed.iter().map(|(key, at)| (UnitKey::Group(key.clone()), at)),
+            );
+        for (unit, positions) in pending {
+            let Some(facts) = positions.iter().map(|&at| facts.get(at)).collect::<Option<Vec<_>>>()
+            else {
+                return Ok(None);
             };
-            let (stale, conflict) = match &key {
-                UnitKey::Domain(memory_key) => {
-                    collected.domains.get(memory_key).cloned().unwrap_or_default()
+            units.entry(unit).or_default().0.extend(facts);
+        }
+        let token = random_token();
+        // Streamed: the file grows with the log (26 MB at 1,000,000 facts).
+        let written = atomic_io::replace_cache_streamed(&self.file(UNITS_FILE), |out| {
+            writeln!(out, "{} {token}", distill_cache::UNITS_HEADER)?;
+            let mut block = String::new();
+            let mut line = String::new();
+            for (key, (pending, ids)) in &units {
+                block.clear();
+                if !distill_cache::write_unit_block(pending, ids.as_deref(), &mut block) {
+                    return Ok(false);
                 }
-                UnitKey::Group(_) => (0, None),
-            };
-            out.push((key, UnitOut { stale, conflict, block: Cow::Owned(block) }));
+                let (stale, conflict) = match key {
+                    UnitKey::Domain(memory_key) => {
+                        collected.domains.get(memory_key).cloned().unwrap_or_default()
+                    }
+                    UnitKey::Group(_) => (0, None),
+                };
+                line.clear();
+                distill_cache::push_unit(&mut line, key, stale, conflict.as_deref(), &block);
+                out.write_all(line.as_bytes())?;
+            }
+            out.write_all(b"end\n")?;
+            Ok(true)
+        })?;
+        if !written {
+            return Ok(None);
         }
-        let header = Header {
-            token: random_token(),
+        drop(units);
+        // The header names how much of the units file to read.
+        let Some(units_len) = file_stamp(&self.file(UNITS_FILE))?.map(|stamp| stamp[1]) else {
+            return Ok(None);
+        };
+        atomic_io::replace_cache_streamed(&self.file(IDS_FILE), |out| {
+            filter.write_to(token, out).map(|()| true)
+        })?;
+        Ok(Some(Header {
+            token,
             policy: policy_text(policy),
             as_of: as_of.instant().as_nanosecond(),
-            state: self.state_stamps()?,
+            state: [None; 4],
             scanned: outcome.report.scanned,
             already_evidence: outcome.already_evidence + outcome.report.eligible,
             active_entries: outcome.curated.active_entries().count(),
             stale: outcome.report.stale,
             conflicts: outcome.report.conflict_case_ids.clone(),
             ids: facts.len(),
-            units_len: 0,
+            units_len: u64::try_from(units_len).unwrap_or_default(),
             files: read.files,
-        };
-        self.save_distill_cache(header, UnitsWrite::Whole, &out, &filter)?;
-        Ok(true)
+        }))
+    }
+
+    /// Writes the small file of a cache whose units and ids
+    /// [`Workspace::write_distill_units`] wrote, once the run's state files
+    /// are saved (it binds their stamps).
+    ///
+    /// Errors: [`crate::Error::Io`].
+    pub(super) fn write_distill_header(&self, mut header: Header) -> Result<()> {
+        header.state = self.state_stamps()?;
+        atomic_io::replace_cache(
+            &self.file(CACHE_FILE),
+            header.encode(&self.workspace_id, &self.memory_dir).as_bytes(),
+        )
     }
 
     fn save_distill_cache(
