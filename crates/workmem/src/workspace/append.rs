@@ -9,6 +9,7 @@ use crate::error::{Error, Invalid, Result};
 use crate::model::canon;
 use crate::model::fact::{Fact, NewFact};
 use crate::store::atomic_io;
+use crate::store::fact_log::Written;
 use crate::store::id_index::{self, IdIndex};
 use crate::workspace::{CURATED_FILE, IMPORT_BATCH, Workspace};
 
@@ -65,8 +66,8 @@ impl Workspace {
             Some(stored) if fact.repeats(&stored, recorded_at_given) => Ok(stored),
             Some(_) => Err(Error::invalid("fact_id", Invalid::IdTaken { id: fact.fact_id })),
             None => {
-                self.log.append(facts)?;
-                save_id_index(index);
+                let written = self.log.append(facts)?;
+                save_id_index(index, &written);
                 Ok(fact)
             }
         }
@@ -143,13 +144,14 @@ impl Workspace {
             }
         }
         let mut done = 0;
+        let mut written = Vec::new();
         for batch in missing.chunks(IMPORT_BATCH) {
-            self.log.append(batch)?;
+            written.extend(self.log.append(batch)?);
             done += batch.len();
             progress(done);
         }
         if !missing.is_empty() {
-            save_id_index(index);
+            save_id_index(index, &written);
         }
         Ok(Imported { facts: missing, already_present })
     }
@@ -161,9 +163,9 @@ impl Workspace {
         match self.log.append(facts) {
             Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
                 self.init()?;
-                self.log.append(facts)
+                self.log.append(facts).map(drop)
             }
-            other => other,
+            other => other.map(drop),
         }
     }
 
@@ -319,10 +321,12 @@ pub struct Imported {
 }
 
 /// Saves the id index a check refreshed, once the append it allowed is
-/// durable. Only a cache: a failure costs the next check a read of the
-/// daily files that changed.
-fn save_id_index(index: Option<IdIndex>) {
+/// durable, counting what the append `written` as read when nobody else
+/// wrote to its files meanwhile. Only a cache: a failure costs the next
+/// check a read of the daily files that changed.
+fn save_id_index(index: Option<IdIndex>, written: &[Written]) {
     if let Some(mut index) = index {
+        index.record_append(written);
         let _ = index.save();
     }
 }
