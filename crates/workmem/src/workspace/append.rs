@@ -342,3 +342,61 @@ fn recorded_workspace(record: &[u8]) -> Option<String> {
     }
     serde_json::from_slice::<Scoped>(record).ok().map(|scoped| scoped.workspace_id)
 }
+
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests write fixtures directly
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+    use crate::model::fact::NewFact;
+
+    fn new_fact(id: &str, content: &str, day: &str) -> NewFact {
+        NewFact {
+            fact_id: Some(id.to_owned()),
+            recorded_at: Some(format!("{day}T10:00:00Z")),
+            ..NewFact::new(content)
+        }
+    }
+
+    fn append_outside(ws: &Workspace, fact: &NewFact) {
+        let line = ws.prepare(fact.clone()).unwrap().to_line();
+        let day = fact.recorded_at.as_deref().unwrap()[..10].to_owned();
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(ws.log.path_for_day(&day))
+            .unwrap();
+        file.write_all(line.as_bytes()).unwrap();
+    }
+
+    /// Another writer appends between an id check and the append it
+    /// allowed (to a file the index read, and to a file it did not know):
+    /// the append must not count the other writer's record as read.
+    #[test]
+    fn an_outside_append_between_the_check_and_the_append_stays_visible() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::open(dir.path(), None).unwrap();
+        ws.init().unwrap();
+        ws.remember(new_fact("a-1", "First.", "2026-01-01")).unwrap();
+        let facts = [
+            ws.prepare(new_fact("b-1", "Second.", "2026-01-01")).unwrap(),
+            ws.prepare(new_fact("b-2", "Third.", "2026-01-02")).unwrap(),
+        ];
+        {
+            let _lock = ws.lock().unwrap();
+            let (stored, index) = ws.stored_under(&facts).unwrap();
+            assert_eq!(stored, vec![None, None]);
+            append_outside(&ws, &new_fact("x-1", "Outside.", "2026-01-01"));
+            append_outside(&ws, &new_fact("x-2", "Outside.", "2026-01-02"));
+            let written = ws.log.append(&facts).unwrap();
+            save_id_index(index, &written);
+        }
+        for id in ["x-1", "x-2", "b-1"] {
+            match ws.remember(new_fact(id, "Another value.", "2026-01-01")) {
+                Err(Error::InvalidInput { reason: Invalid::IdTaken { .. }, .. }) => {}
+                other => panic!("{id}: expected the id to be taken, got {other:?}"),
+            }
+        }
+    }
+}
