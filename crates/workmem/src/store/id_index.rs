@@ -65,7 +65,7 @@ use sha2::{Digest, Sha256};
 use crate::error::{IoContext, Result};
 use crate::model::fact_line::{FactRecord, FactSummary};
 use crate::store::atomic_io::{self, FileStamp};
-use crate::store::fact_log::{FactLog, Written, is_day_name, map_in_parallel};
+use crate::store::fact_log::{FactLog, Written, map_in_parallel};
 
 /// The index directory, in the memory directory.
 pub(crate) const ID_INDEX_DIR: &str = ".id-index";
@@ -119,11 +119,10 @@ struct Entry {
     state: [u8; STATE],
 }
 
-impl Entry {
-    fn day(&self) -> &str {
-        // Checked when the entry was made.
-        std::str::from_utf8(&self.day).unwrap_or_default()
-    }
+/// The day of an entry as text (an entry's day is ASCII, checked when it
+/// was made).
+fn entry_day(day: &[u8; DAY]) -> &str {
+    std::str::from_utf8(day).unwrap_or_default()
 }
 
 /// A daily file a check reads: its day, and what the index had read of it.
@@ -245,10 +244,14 @@ pub(crate) fn refresh(log: &FactLog, memory_dir: &Path, workspace_id: &str) -> R
 struct Reader<'a>(&'a [u8]);
 
 impl<'a> Reader<'a> {
-    fn bytes<const N: usize>(&mut self) -> Option<[u8; N]> {
+    fn take<const N: usize>(&mut self) -> Option<&'a [u8; N]> {
         let (head, rest) = self.0.split_first_chunk::<N>()?;
         self.0 = rest;
-        Some(*head)
+        Some(head)
+    }
+
+    fn bytes<const N: usize>(&mut self) -> Option<[u8; N]> {
+        self.take().copied()
     }
 
     fn i64(&mut self) -> Option<i64> {
@@ -320,16 +323,30 @@ impl IdIndex {
     /// Applies the records of one manifest batch; `None` when one is
     /// malformed.
     fn apply(&mut self, body: &[u8]) -> Option<()> {
+        self.files.reserve(body.len() / FILE_RECORD);
         let mut reader = Reader(body);
         while let Some([tag]) = reader.bytes::<1>() {
             match tag {
                 b'F' => {
-                    let day: [u8; DAY] = reader.bytes()?;
-                    if !std::str::from_utf8(&day).is_ok_and(is_day_name) {
+                    let record: &[u8; FILE_RECORD - 1] = reader.take()?;
+                    let (day, rest) = record.split_first_chunk::<DAY>()?;
+                    let (fields, state) = rest.split_first_chunk::<40>()?;
+                    let day_shaped = day.iter().enumerate().all(|(at, byte)| match at {
+                        4 | 7 => *byte == b'-',
+                        _ => byte.is_ascii_digit(),
+                    });
+                    if !day_shaped {
                         return None;
                     }
-                    let stamp = [reader.i64()?, reader.i64()?, reader.i64()?, reader.i64()?];
-                    let entry = Entry { day, stamp, len: reader.u64()?, state: reader.bytes()? };
+                    let (words, _) = fields.as_chunks::<8>();
+                    let int = |at: usize| i64::from_le_bytes(words[at]);
+                    let mut entry = Entry {
+                        day: *day,
+                        stamp: [int(0), int(1), int(2), int(3)],
+                        len: int(4) as u64,
+                        state: [0; STATE],
+                    };
+                    entry.state.copy_from_slice(state);
                     self.put(entry);
                 }
                 b'S' => {
@@ -352,6 +369,11 @@ impl IdIndex {
 
     /// Sets the entry of its day.
     fn put(&mut self, entry: Entry) {
+        // A manifest lists its files in order.
+        if self.files.last().is_none_or(|last| last.day < entry.day) {
+            self.files.push(entry);
+            return;
+        }
         match self.files.binary_search_by(|e| e.day.cmp(&entry.day)) {
             Ok(at) => self.files[at] = entry,
             Err(at) => self.files.insert(at, entry),
@@ -393,20 +415,20 @@ impl IdIndex {
 
     /// Reads a shard's entries (header line included) with the lines not
     /// saved yet; `None` when the file does not belong to this manifest.
-    fn read_shard(&self, shard: usize) -> Option<String> {
+    fn read_shard(&self, shard: usize) -> Option<Vec<u8>> {
         let len = self.shard_len[shard];
+        let header = self.shard_header(shard);
         let mut body = if len == 0 {
-            self.shard_header(shard)
+            header.into_bytes()
         } else {
             let data = atomic_io::read_optional(&self.shard_path(shard)).ok()??;
-            let text = String::from_utf8(data).ok()?;
-            (text.len() as u64 == len
-                && text.starts_with(&self.shard_header(shard))
-                && text.ends_with('\n'))
-            .then_some(text)?
+            (data.len() as u64 == len
+                && data.starts_with(header.as_bytes())
+                && data.ends_with(b"\n"))
+            .then_some(data)?
         };
         if let Some(lines) = self.pending.get(&shard) {
-            body.push_str(lines);
+            body.extend_from_slice(lines.as_bytes());
         }
         Some(body)
     }
@@ -495,11 +517,10 @@ impl IdIndex {
             meta.ctime(),
             meta.ctime_nsec(),
         ];
-        let listed: Vec<String>;
-        let days: Vec<&str> = if self.listing == Some(listing) {
-            self.files.iter().map(Entry::day).collect()
+        let days: Vec<[u8; DAY]> = if self.listing == Some(listing) {
+            self.files.iter().map(|entry| entry.day).collect()
         } else {
-            listed = log.days()?.into_iter().map(|d| d.day).collect();
+            let listed = log.days()?;
             // The file system's clock, not the workspace's (which tests set).
             #[allow(clippy::disallowed_methods)]
             let now = jiff::Timestamp::now().as_second();
@@ -508,22 +529,27 @@ impl IdIndex {
                 self.listing = settled;
                 self.listing_touched = true;
             }
-            listed.iter().map(String::as_str).collect()
+            listed.iter().filter_map(|file| file.day.as_bytes().try_into().ok()).collect()
         };
         let stamps = stat_days(&dir, dir_path, &days)?;
+        // Both lists are in day order: walk them together.
         let mut changed = Vec::new();
-        let mut seen = 0;
+        let mut known = self.files.iter().peekable();
         for (day, stamp) in days.iter().zip(stamps) {
-            let known = self.entry(day.as_bytes()).copied();
-            seen += usize::from(known.is_some());
-            match (known, stamp) {
-                (Some(known), Some(stamp)) if known.stamp == stamp => {}
+            let entry = match known.peek().map(|next| next.day.cmp(day)) {
+                // A covered file that is no longer listed.
+                Some(std::cmp::Ordering::Less) => return Ok(None),
+                Some(std::cmp::Ordering::Equal) => known.next().copied(),
+                _ => None,
+            };
+            match (entry, stamp) {
+                (Some(entry), Some(stamp)) if entry.stamp == stamp => {}
                 (Some(_), None) => return Ok(None),
                 (None, None) => {}
-                (known, Some(_)) => changed.push(((*day).to_owned(), known)),
+                (entry, Some(_)) => changed.push((entry_day(day).to_owned(), entry)),
             }
         }
-        Ok((seen == self.files.len()).then_some(changed))
+        Ok(known.next().is_none().then_some(changed))
     }
 
     /// Counts what an append made under the lock wrote as read, when the
@@ -626,7 +652,10 @@ impl IdIndex {
         }
         self.listing_touched = false;
         let compact = self.compact_len();
-        if self.fresh || self.manifest_len + batch.len() as u64 + 12 > 2 * compact + 4096 {
+        // Batches up to a quarter of what they describe: a check reads at
+        // most 1.25 times the compacted manifest.
+        if self.fresh || self.manifest_len + batch.len() as u64 + 12 > compact + compact / 4 + 4096
+        {
             let data = self.compact();
             atomic_io::replace_cache(&path, &data)?;
             self.manifest_len = data.len() as u64;
@@ -686,9 +715,9 @@ impl IdIndex {
             let body = self.read_shard(shard)?;
             for position in positions {
                 let needle = format!("\n{} ", ids[position]);
-                for start in memchr::memmem::find_iter(body.as_bytes(), needle.as_bytes()) {
+                for start in memchr::memmem::find_iter(&body, needle.as_bytes()) {
                     let rest = &body[start + needle.len()..];
-                    let line = &rest[..rest.find('\n')?];
+                    let line = std::str::from_utf8(&rest[..memchr::memchr(b'\n', rest)?]).ok()?;
                     let (day, offset) = line.split_once(' ')?;
                     found[position]
                         .push(Place { day: day.to_owned(), offset: offset.parse().ok()? });
@@ -757,36 +786,53 @@ fn open_cache(path: &Path) -> Result<File> {
 
 /// Returns the stamp of each daily file of `days` (`None`: it is gone),
 /// each `stat` relative to the open `daily/`; two threads share a long
-/// list.
-fn stat_days(dir: &File, dir_path: &Path, days: &[&str]) -> Result<Vec<Option<FileStamp>>> {
-    let stat = |days: &[&str]| -> Result<Vec<Option<FileStamp>>> {
+/// list (the second one allocates nothing, so it needs no heap arena).
+fn stat_days(dir: &File, dir_path: &Path, days: &[[u8; DAY]]) -> Result<Vec<Option<FileStamp>>> {
+    let stat = |days: &[[u8; DAY]], stamps: &mut [Option<FileStamp>]| -> rustix::io::Result<()> {
         let mut name = [0u8; DAY + 6];
         name[DAY..].copy_from_slice(b".jsonl");
-        let mut stamps = Vec::with_capacity(days.len());
-        for day in days {
-            name[..DAY].copy_from_slice(day.as_bytes());
-            let name = std::str::from_utf8(&name).unwrap_or_default();
-            match rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW) {
-                Ok(stat) => stamps.push(Some([
+        for (day, slot) in days.iter().zip(stamps) {
+            name[..DAY].copy_from_slice(day);
+            let name = &name[..];
+            *slot = match rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(stat) => Some([
                     stat.st_ino as i64,
                     stat.st_size,
                     stat.st_mtime,
                     stat.st_mtime_nsec as i64,
-                ])),
-                Err(rustix::io::Errno::NOENT) => stamps.push(None),
-                Err(err) => return Err(io::Error::from(err)).at(&dir_path.join(name)),
-            }
+                ]),
+                Err(rustix::io::Errno::NOENT) => None,
+                Err(err) => return Err(err),
+            };
         }
-        Ok(stamps)
+        Ok(())
     };
-    if days.len() < PARALLEL_STATS {
-        return stat(days);
-    }
-    let (first, second) = days.split_at(days.len() / 2);
+    let mut stamps = vec![None; days.len()];
+    let mut result = Ok(());
+    let half = if days.len() < PARALLEL_STATS { days.len() } else { days.len() / 2 };
+    let (first, second) = days.split_at(half);
+    let mut shared = false;
     std::thread::scope(|scope| {
-        let other = scope.spawn(|| stat(second));
-        let mut stamps = stat(first)?;
-        stamps.extend(other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?);
-        Ok(stamps)
-    })
+        let (mine, theirs) = stamps.split_at_mut(half);
+        let other = if second.is_empty() {
+            None
+        } else {
+            std::thread::Builder::new()
+                .stack_size(64 * 1024)
+                .spawn_scoped(scope, || stat(second, theirs))
+                .ok()
+        };
+        result = stat(first, mine);
+        if let Some(other) = other {
+            shared = true;
+            let theirs = other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            result = result.and(theirs);
+        }
+    });
+    if !shared && result.is_ok() {
+        // No second thread (a short list, or none to be had).
+        result = stat(second, &mut stamps[half..]);
+    }
+    result.map_err(io::Error::from).at(dir_path)?;
+    Ok(stamps)
 }
