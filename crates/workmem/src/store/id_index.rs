@@ -620,20 +620,23 @@ impl IdIndex {
         for (shard, lines) in std::mem::take(&mut self.pending) {
             let path = self.shard_path(shard);
             let file = open_cache(&path)?;
-            let mut at = self.shard_len[shard];
+            let at = self.shard_len[shard];
             let header = self.shard_header(shard);
-            if at == 0 {
-                file.write_all_at(header.as_bytes(), 0).at(&path)?;
-                at = header.len() as u64;
-            } else if !shard_intact(&file, &header, at) {
+            let len = if at == 0 {
+                let mut data = header.into_bytes();
+                data.extend_from_slice(lines.as_bytes());
+                file.write_all_at(&data, 0).at(&path)?;
+                // Whatever an earlier index left after the end is cut off.
+                file.set_len(data.len() as u64).at(&path)?;
+                data.len() as u64
+            } else if shard_intact(&file, &header, at) {
+                file.write_all_at(lines.as_bytes(), at).at(&path)?;
+                at + lines.len() as u64
+            } else {
                 // New lines must follow exactly what the manifest covers.
                 let _ = std::fs::remove_file(self.dir.join(MANIFEST));
                 return Err(io::Error::other("a shard of the id index was changed")).at(&path);
-            }
-            file.write_all_at(lines.as_bytes(), at).at(&path)?;
-            let len = at + lines.len() as u64;
-            // Whatever a crash left after the end is cut off.
-            file.set_len(len).at(&path)?;
+            };
             self.shard_len[shard] = len;
             shards.push(shard);
         }
@@ -664,10 +667,12 @@ impl IdIndex {
         }
         let mut data = Vec::with_capacity(batch.len() + 12);
         close_batch(&mut data, &batch);
+        // The manifest is as long as it was when read (nothing else writes
+        // the index under the lock; anything after a batch fails to load).
         let file = open_cache(&path)?;
         file.write_all_at(&data, self.manifest_len).at(&path)?;
         self.manifest_len += data.len() as u64;
-        file.set_len(self.manifest_len).at(&path)
+        Ok(())
     }
 
     /// The length of the manifest written whole.
