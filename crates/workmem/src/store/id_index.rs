@@ -58,6 +58,8 @@ use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 
 use sha2::digest::common::hazmat::SerializableState;
 use sha2::{Digest, Sha256};
@@ -531,7 +533,7 @@ impl IdIndex {
             }
             listed.iter().filter_map(|file| file.day.as_bytes().try_into().ok()).collect()
         };
-        let stamps = stat_days(&dir, dir_path, &days)?;
+        let stamps = stat_days(dir, dir_path, days.clone())?;
         // Both lists are in day order: walk them together.
         let mut changed = Vec::new();
         let mut known = self.files.iter().peekable();
@@ -789,55 +791,98 @@ fn open_cache(path: &Path) -> Result<File> {
         .at(path)
 }
 
-/// Returns the stamp of each daily file of `days` (`None`: it is gone),
-/// each `stat` relative to the open `daily/`; two threads share a long
-/// list (the second one allocates nothing, so it needs no heap arena).
-fn stat_days(dir: &File, dir_path: &Path, days: &[[u8; DAY]]) -> Result<Vec<Option<FileStamp>>> {
-    let stat = |days: &[[u8; DAY]], stamps: &mut [Option<FileStamp>]| -> rustix::io::Result<()> {
+/// Stats daily files by chunks, claimed by whichever thread is free.
+struct StatJob {
+    dir: File,
+    days: Vec<[u8; DAY]>,
+    /// The first day not claimed yet.
+    next: AtomicUsize,
+    stamps: Mutex<Vec<Option<FileStamp>>>,
+    /// How many days are done, and the first error.
+    done: Mutex<(usize, Option<rustix::io::Errno>)>,
+    finished: Condvar,
+}
+
+/// Days per claim: small enough that a thread preempted in the middle of
+/// one holds the others up only briefly.
+const STAT_CHUNK: usize = 32;
+
+impl StatJob {
+    /// Stats chunks until none is left unclaimed.
+    fn work(&self) {
         let mut name = [0u8; DAY + 6];
         name[DAY..].copy_from_slice(b".jsonl");
-        for (day, slot) in days.iter().zip(stamps) {
-            name[..DAY].copy_from_slice(day);
-            let name = &name[..];
-            *slot = match rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW) {
-                Ok(stat) => Some([
-                    stat.st_ino as i64,
-                    stat.st_size,
-                    stat.st_mtime,
-                    stat.st_mtime_nsec as i64,
-                ]),
-                Err(rustix::io::Errno::NOENT) => None,
-                Err(err) => return Err(err),
-            };
+        loop {
+            let start = self.next.fetch_add(STAT_CHUNK, Ordering::Relaxed);
+            if start >= self.days.len() {
+                return;
+            }
+            let end = (start + STAT_CHUNK).min(self.days.len());
+            let mut stamps = [None; STAT_CHUNK];
+            let mut error = None;
+            for (day, slot) in self.days[start..end].iter().zip(&mut stamps) {
+                name[..DAY].copy_from_slice(day);
+                match rustix::fs::statat(
+                    &self.dir,
+                    &name[..],
+                    rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+                ) {
+                    Ok(stat) => {
+                        *slot = Some([
+                            stat.st_ino as i64,
+                            stat.st_size,
+                            stat.st_mtime,
+                            stat.st_mtime_nsec as i64,
+                        ]);
+                    }
+                    Err(rustix::io::Errno::NOENT) => {}
+                    Err(err) => error = Some(err),
+                }
+            }
+            lock(&self.stamps)[start..end].copy_from_slice(&stamps[..end - start]);
+            let mut done = lock(&self.done);
+            done.0 += end - start;
+            done.1 = done.1.or(error);
+            if done.0 == self.days.len() {
+                self.finished.notify_all();
+            }
         }
-        Ok(())
-    };
-    let mut stamps = vec![None; days.len()];
-    let mut result = Ok(());
-    let half = if days.len() < PARALLEL_STATS { days.len() } else { days.len() / 2 };
-    let (first, second) = days.split_at(half);
-    let mut shared = false;
-    std::thread::scope(|scope| {
-        let (mine, theirs) = stamps.split_at_mut(half);
-        let other = if second.is_empty() {
-            None
-        } else {
-            std::thread::Builder::new()
-                .stack_size(64 * 1024)
-                .spawn_scoped(scope, || stat(second, theirs))
-                .ok()
-        };
-        result = stat(first, mine);
-        if let Some(other) = other {
-            shared = true;
-            let theirs = other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            result = result.and(theirs);
-        }
-    });
-    if !shared && result.is_ok() {
-        // No second thread (a short list, or none to be had).
-        result = stat(second, &mut stamps[half..]);
     }
-    result.map_err(io::Error::from).at(dir_path)?;
-    Ok(stamps)
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Returns the stamp of each daily file of `days` (`None`: it is gone),
+/// each `stat` relative to the open `daily/`. For a long list a second
+/// thread shares the work, claiming chunks while this one does: when it
+/// does not get a core soon (a busy machine), this thread does them all
+/// and waits for nobody.
+fn stat_days(dir: File, dir_path: &Path, days: Vec<[u8; DAY]>) -> Result<Vec<Option<FileStamp>>> {
+    let count = days.len();
+    let job = Arc::new(StatJob {
+        dir,
+        days,
+        next: AtomicUsize::new(0),
+        stamps: Mutex::new(vec![None; count]),
+        done: Mutex::new((0, None)),
+        finished: Condvar::new(),
+    });
+    if count >= PARALLEL_STATS {
+        let helper = Arc::clone(&job);
+        // Detached: it allocates nothing and only reads; a helper that
+        // never got to run leaves with the process.
+        let _ = std::thread::Builder::new().stack_size(64 * 1024).spawn(move || helper.work());
+    }
+    job.work();
+    let mut done = lock(&job.done);
+    while done.0 < count {
+        done = job.finished.wait(done).unwrap_or_else(std::sync::PoisonError::into_inner);
+    }
+    if let Some(err) = done.1 {
+        return Err(io::Error::from(err)).at(dir_path);
+    }
+    drop(done);
+    Ok(std::mem::take(&mut *lock(&job.stamps)))
 }
