@@ -452,3 +452,34 @@ fn an_index_copied_from_another_checkout_is_not_used() {
         result => panic!("expected the id to be taken, got {result:?}"),
     }
 }
+
+#[test]
+fn a_log_of_many_daily_files_is_checked_whole() {
+    // Enough daily files for the stamps to be checked by two threads.
+    let p = Project::new();
+    p.ws.init().unwrap();
+    let start = jiff::civil::date(2025, 1, 1);
+    let days: Vec<String> =
+        (0..400).map(|n| (start + jiff::Span::new().days(n)).to_string()).collect();
+    let at = |n: usize| format!("{}T08:00:00Z", days[n]);
+    let note = |id: &str, n: usize, content: &str| fact(id, "outcome", 3, None, content, &at(n));
+    for (n, day) in days.iter().enumerate() {
+        let line = p.ws.prepare(note(&format!("old-{n}"), n, "Old.")).unwrap().to_line();
+        fs::write(p.day_file(day), line).unwrap();
+    }
+    check_remember(&p, note("new-1", 10, "New."));
+    check_remember(&p, note("old-399", 399, "Another."));
+    // Outside appends to files on either side of the split.
+    for n in [3, 250, 398] {
+        let line = p.ws.prepare(note(&format!("raw-{n}"), n, "Raw.")).unwrap().to_line();
+        append_raw(&p.day_file(&days[n]), line.as_bytes());
+    }
+    for n in [3, 250, 398] {
+        check_remember(&p, note(&format!("raw-{n}"), n, "Other."));
+    }
+    age(&p.file("daily"));
+    check_remember(&p, note("new-2", 300, "New."));
+    fs::remove_file(p.day_file(&days[350])).unwrap();
+    check_remember(&p, note("old-350", 350, "Back."));
+    check_remember(&p, note("old-351", 351, "Other."));
+}
