@@ -8,7 +8,9 @@
 //! rebuilt from the log whenever it cannot vouch for its answer. For each
 //! daily file the index records what it has read of it: the file's stamp
 //! (inode, size, modification time), how many bytes its records reach, and
-//! the SHA-256 state after those bytes. A file that kept its stamp is not
+//! the SHA-256 state after those bytes (the core state after their whole
+//! 64-byte blocks, and a checksum of the bytes after them, which are read
+//! back from the file when the hash goes on). A file that kept its stamp is not
 //! read; a file whose covered bytes still hash the same only grew, and only
 //! its new lines are indexed; a file that was rewritten or removed makes
 //! the index rebuild. An append made under the lock continues the entry of
@@ -43,7 +45,7 @@
 //! workmem-id-index 2 <workspace_id> <directory inode> <generation>\n
 //! then batches: <body length: u32> <body> <checksum of body: u64>
 //! body records (integers little-endian):
-//!   'F' <day: 10 bytes> <inode> <size> <mtime_s> <mtime_ns> <len> <SHA-256 state: 104 bytes>
+//!   'F' <day: 10 bytes> <inode> <size> <mtime_s> <mtime_ns> <len> <SHA-256 core state: 40 bytes> <tail checksum>
 //!   'S' <shard: u16> <length: u64>
 //!   'L' <inode> <size> <mtime_s> <mtime_ns> <ctime_s> <ctime_ns>   (daily/, listed)
 //!   'l'                                                        (daily/ must be listed)
@@ -52,7 +54,7 @@
 //! <fact_id> <day> <offset>
 //! ```
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -77,8 +79,11 @@ const SHARD_HEADER: &str = "workmem-id-shard 2";
 const SHARDS: usize = 1024;
 /// The size of a serialized SHA-256 state.
 const STATE: usize = 104;
+/// The size of its core: the state after the whole 64-byte blocks and
+/// their count (the rest is the buffered tail, kept in the daily file).
+const CORE: usize = 40;
 const DAY: usize = 10;
-const FILE_RECORD: usize = 1 + DAY + 5 * 8 + STATE;
+const FILE_RECORD: usize = 1 + DAY + 5 * 8 + CORE + 8;
 const SHARD_RECORD: usize = 1 + 2 + 8;
 const LISTING_RECORD: usize = 1 + 6 * 8;
 /// How old the modification time of `daily/` must be, when its stamp is
@@ -117,8 +122,11 @@ struct Entry {
     stamp: FileStamp,
     /// Bytes from the start whose records the index holds.
     len: u64,
-    /// The SHA-256 state after those bytes.
-    state: [u8; STATE],
+    /// The SHA-256 core state after those bytes: the state of their whole
+    /// 64-byte blocks.
+    core: [u8; CORE],
+    /// A checksum of the bytes after those blocks (`len % 64` of them).
+    tail_sum: u64,
 }
 
 /// The day of an entry as text (an entry's day is ASCII, checked when it
@@ -142,8 +150,13 @@ pub(crate) struct IdIndex {
     /// The length of each shard's file the manifest vouches for; 0 for an
     /// empty shard (no file).
     shard_len: Vec<u64>,
-    /// By day.
-    files: Vec<Entry>,
+    /// The manifest as read: its records stay where they are.
+    data: Vec<u8>,
+    /// The daily files the manifest covers, by day, each with the offset
+    /// in `data` of its latest record.
+    slots: Vec<([u8; DAY], usize)>,
+    /// The entries changed since the index was read.
+    changed: BTreeMap<[u8; DAY], Entry>,
     /// The stamp of `daily/` when its files were last listed, when settled.
     listing: Option<ListingStamp>,
     /// The manifest's length as read (where the next batch goes).
@@ -151,8 +164,6 @@ pub(crate) struct IdIndex {
     /// New lines of each shard since the index was read, written by
     /// [`IdIndex::save`].
     pending: BTreeMap<usize, String>,
-    /// The days whose entries changed since the index was read.
-    touched: BTreeSet<[u8; DAY]>,
     /// Whether the listing stamp changed since the index was read.
     listing_touched: bool,
     /// Whether the index was started over: saving removes the files of the
@@ -201,13 +212,25 @@ fn dir_inode(dir: &Path) -> Option<i64> {
     std::fs::symlink_metadata(dir).ok().filter(std::fs::Metadata::is_dir).map(|m| m.ino() as i64)
 }
 
-fn serialize(hasher: &Sha256) -> [u8; STATE] {
-    let mut state = [0; STATE];
-    state.copy_from_slice(&hasher.serialize());
-    state
+/// Returns the core state of `hasher` and the checksum of its buffered
+/// tail.
+fn fingerprint(hasher: &Sha256) -> ([u8; CORE], u64) {
+    let state = hasher.serialize();
+    let mut core = [0; CORE];
+    core.copy_from_slice(&state[..CORE]);
+    let tail = usize::from(state[CORE]);
+    (core, checksum(&state[CORE + 1..CORE + 1 + tail]))
 }
 
-fn deserialize(state: &[u8; STATE]) -> Option<Sha256> {
+/// Returns the hasher whose core state is `core` with `tail` buffered.
+fn resume(core: &[u8; CORE], tail: &[u8]) -> Option<Sha256> {
+    if tail.len() >= 64 {
+        return None;
+    }
+    let mut state = [0; STATE];
+    state[..CORE].copy_from_slice(core);
+    state[CORE] = tail.len() as u8;
+    state[CORE + 1..CORE + 1 + tail.len()].copy_from_slice(tail);
     let array =
         sha2::digest::common::hazmat::SerializedState::<Sha256>::try_from(&state[..]).ok()?;
     Sha256::deserialize(&array).ok()
@@ -296,43 +319,44 @@ impl IdIndex {
             workspace_id: workspace_id.to_owned(),
             generation,
             shard_len: vec![0; SHARDS],
-            files: Vec::new(),
+            data: Vec::new(),
+            slots: Vec::new(),
+            changed: BTreeMap::new(),
             listing: None,
             manifest_len: data.len() as u64,
             pending: BTreeMap::new(),
-            touched: BTreeSet::new(),
             listing_touched: false,
             fresh: false,
         };
-        let mut rest = &data[newline + 1..];
-        if rest.is_empty() {
+        let mut at = newline + 1;
+        if at == data.len() {
             return None;
         }
-        while !rest.is_empty() {
-            let mut reader = Reader(rest);
-            let len = u32::from_le_bytes(reader.bytes()?) as usize;
-            let body = reader.rest().get(..len)?;
-            let mut tail = Reader(&reader.rest()[len..]);
-            if tail.u64()? != checksum(body) {
+        while at < data.len() {
+            let len = u32::from_le_bytes(*data[at..].first_chunk()?) as usize;
+            let body = data.get(at + 4..at + 4 + len)?;
+            let sum = u64::from_le_bytes(*data.get(at + 4 + len..)?.first_chunk()?);
+            if sum != checksum(body) {
                 return None;
             }
-            index.apply(body)?;
-            rest = tail.rest();
+            index.apply(body, at + 4)?;
+            at += 4 + len + 8;
         }
+        index.data = data;
         Some(index)
     }
 
-    /// Applies the records of one manifest batch; `None` when one is
-    /// malformed.
-    fn apply(&mut self, body: &[u8]) -> Option<()> {
-        self.files.reserve(body.len() / FILE_RECORD);
+    /// Applies the records of one manifest batch, found at `base` in the
+    /// manifest; `None` when one is malformed.
+    fn apply(&mut self, body: &[u8], base: usize) -> Option<()> {
+        self.slots.reserve(body.len() / FILE_RECORD);
         let mut reader = Reader(body);
         while let Some([tag]) = reader.bytes::<1>() {
             match tag {
                 b'F' => {
+                    let at = base + (body.len() - reader.rest().len());
                     let record: &[u8; FILE_RECORD - 1] = reader.take()?;
-                    let (day, rest) = record.split_first_chunk::<DAY>()?;
-                    let (fields, state) = rest.split_first_chunk::<40>()?;
+                    let day: &[u8; DAY] = record.first_chunk()?;
                     let day_shaped = day.iter().enumerate().all(|(at, byte)| match at {
                         4 | 7 => *byte == b'-',
                         _ => byte.is_ascii_digit(),
@@ -340,16 +364,16 @@ impl IdIndex {
                     if !day_shaped {
                         return None;
                     }
-                    let (words, _) = fields.as_chunks::<8>();
-                    let int = |at: usize| i64::from_le_bytes(words[at]);
-                    let mut entry = Entry {
-                        day: *day,
-                        stamp: [int(0), int(1), int(2), int(3)],
-                        len: int(4) as u64,
-                        state: [0; STATE],
-                    };
-                    entry.state.copy_from_slice(state);
-                    self.put(entry);
+                    // A manifest lists its files in order; a later batch
+                    // replaces or adds a file.
+                    if self.slots.last().is_none_or(|(last, _)| last < day) {
+                        self.slots.push((*day, at));
+                    } else {
+                        match self.slots.binary_search_by(|(d, _)| d.cmp(day)) {
+                            Ok(found) => self.slots[found].1 = at,
+                            Err(found) => self.slots.insert(found, (*day, at)),
+                        }
+                    }
                 }
                 b'S' => {
                     let shard = usize::from(u16::from_le_bytes(reader.bytes()?));
@@ -371,19 +395,42 @@ impl IdIndex {
 
     /// Sets the entry of its day.
     fn put(&mut self, entry: Entry) {
-        // A manifest lists its files in order.
-        if self.files.last().is_none_or(|last| last.day < entry.day) {
-            self.files.push(entry);
-            return;
-        }
-        match self.files.binary_search_by(|e| e.day.cmp(&entry.day)) {
-            Ok(at) => self.files[at] = entry,
-            Err(at) => self.files.insert(at, entry),
-        }
+        self.changed.insert(entry.day, entry);
     }
 
-    fn entry(&self, day: &[u8]) -> Option<&Entry> {
-        self.files.binary_search_by(|e| e.day[..].cmp(day)).ok().map(|at| &self.files[at])
+    /// Returns the entry of `day`.
+    fn entry(&self, day: &[u8; DAY]) -> Option<Entry> {
+        if let Some(entry) = self.changed.get(day) {
+            return Some(*entry);
+        }
+        let found = self.slots.binary_search_by(|(d, _)| d.cmp(day)).ok()?;
+        Some(self.decode(found))
+    }
+
+    /// Returns the stamp of the file of slot `n`.
+    fn slot_stamp(&self, n: usize) -> FileStamp {
+        let record = &self.data[self.slots[n].1 + DAY..];
+        std::array::from_fn(|i| {
+            i64::from_le_bytes(*record[8 * i..].first_chunk().unwrap_or(&[0; 8]))
+        })
+    }
+
+    /// Returns the entry of slot `n`.
+    fn decode(&self, n: usize) -> Entry {
+        let (day, at) = self.slots[n];
+        let record = &self.data[at + DAY..at + FILE_RECORD - 1];
+        let int = |i: usize| i64::from_le_bytes(*record[8 * i..].first_chunk().unwrap_or(&[0; 8]));
+        let mut core = [0; CORE];
+        core.copy_from_slice(&record[40..40 + CORE]);
+        Entry { day, stamp: self.slot_stamp(n), len: int(4) as u64, core, tail_sum: int(10) as u64 }
+    }
+
+    /// Returns every entry, by day.
+    fn entries(&self) -> BTreeMap<[u8; DAY], Entry> {
+        let mut all: BTreeMap<[u8; DAY], Entry> =
+            (0..self.slots.len()).map(|n| (self.slots[n].0, self.decode(n))).collect();
+        all.extend(self.changed.iter().map(|(day, entry)| (*day, *entry)));
+        all
     }
 
     /// Returns an empty index at `dir` (whatever is there is replaced when
@@ -397,11 +444,12 @@ impl IdIndex {
             workspace_id: workspace_id.to_owned(),
             generation: random.max(1),
             shard_len: vec![0; SHARDS],
-            files: Vec::new(),
+            data: Vec::new(),
+            slots: Vec::new(),
+            changed: BTreeMap::new(),
             listing: None,
             manifest_len: 0,
             pending: BTreeMap::new(),
-            touched: BTreeSet::new(),
             listing_touched: false,
             fresh: true,
         }
@@ -457,7 +505,7 @@ impl IdIndex {
                         let Some(covered) = data.get(..len) else { return Ok(None) };
                         let mut hasher = Sha256::new();
                         hasher.update(covered);
-                        if serialize(&hasher) != known.state {
+                        if fingerprint(&hasher) != (known.core, known.tail_sum) {
                             return Ok(None);
                         }
                         (hasher, len)
@@ -469,8 +517,8 @@ impl IdIndex {
                     .into_iter()
                     .map(|(offset, r)| (offset, r.fact_id().to_owned()))
                     .collect();
-                let mut entry =
-                    Entry { day: [0; DAY], stamp, len: reach as u64, state: serialize(&hasher) };
+                let (core, tail_sum) = fingerprint(&hasher);
+                let mut entry = Entry { day: [0; DAY], stamp, len: reach as u64, core, tail_sum };
                 entry.day.copy_from_slice(day.as_bytes());
                 Ok(Some((ids, entry)))
             });
@@ -481,7 +529,6 @@ impl IdIndex {
                     let _ = writeln!(lines, "{id} {day} {offset}");
                     added.push(NewRecord { id, place: Place { day: day.clone(), offset } });
                 }
-                self.touched.insert(entry.day);
                 self.put(entry);
             }
         }
@@ -508,7 +555,7 @@ impl IdIndex {
             Err(err) => return Err(err).at(dir_path),
         };
         let Some(dir) = dir else {
-            return Ok(self.files.is_empty().then(Vec::new));
+            return Ok(self.slots.is_empty().then(Vec::new));
         };
         let meta = dir.metadata().at(dir_path)?;
         let listing: ListingStamp = [
@@ -519,8 +566,10 @@ impl IdIndex {
             meta.ctime(),
             meta.ctime_nsec(),
         ];
+        // A scan runs first, before anything changed.
+        debug_assert!(self.changed.is_empty());
         let days: Vec<[u8; DAY]> = if self.listing == Some(listing) {
-            self.files.iter().map(|entry| entry.day).collect()
+            self.slots.iter().map(|(day, _)| *day).collect()
         } else {
             let listed = log.days()?;
             // The file system's clock, not the workspace's (which tests set).
@@ -536,22 +585,27 @@ impl IdIndex {
         let stamps = stat_days(dir, dir_path, days.clone())?;
         // Both lists are in day order: walk them together.
         let mut changed = Vec::new();
-        let mut known = self.files.iter().peekable();
+        let mut next = 0;
         for (day, stamp) in days.iter().zip(stamps) {
-            let entry = match known.peek().map(|next| next.day.cmp(day)) {
+            let slot = match self.slots.get(next).map(|(known, _)| known.cmp(day)) {
                 // A covered file that is no longer listed.
                 Some(std::cmp::Ordering::Less) => return Ok(None),
-                Some(std::cmp::Ordering::Equal) => known.next().copied(),
+                Some(std::cmp::Ordering::Equal) => {
+                    next += 1;
+                    Some(next - 1)
+                }
                 _ => None,
             };
-            match (entry, stamp) {
-                (Some(entry), Some(stamp)) if entry.stamp == stamp => {}
+            match (slot, stamp) {
+                (Some(slot), Some(stamp)) if self.slot_stamp(slot) == stamp => {}
                 (Some(_), None) => return Ok(None),
                 (None, None) => {}
-                (entry, Some(_)) => changed.push((entry_day(day).to_owned(), entry)),
+                (slot, Some(_)) => {
+                    changed.push((entry_day(day).to_owned(), slot.map(|n| self.decode(n))));
+                }
             }
         }
-        Ok(known.next().is_none().then_some(changed))
+        Ok((next == self.slots.len()).then_some(changed))
     }
 
     /// Counts what an append made under the lock wrote as read, when the
@@ -559,38 +613,39 @@ impl IdIndex {
     /// wrote to it in between (else the next check reads the file): the
     /// entry continues over the written bytes with the stamp the file had
     /// right after the write, and the records are indexed.
-    pub(crate) fn record_append(&mut self, written: &[Written]) {
+    pub(crate) fn record_append(&mut self, log: &FactLog, written: &[Written]) {
         for file in written {
             let Some(placement) = file.placement else { continue };
             let end = placement.offset + file.bytes.len() as u64;
             let ours = placement.after[0] == placement.before[0]
                 && placement.after[1] == end as i64
                 && placement.before[1] == placement.offset as i64;
-            if !ours || file.day.len() != DAY {
+            let Ok(day) = <[u8; DAY]>::try_from(file.day.as_bytes()) else { continue };
+            if !ours {
                 continue;
             }
-            let mut hasher = match self.entry(file.day.as_bytes()) {
+            let mut hasher = match self.entry(&day) {
                 Some(known) if known.stamp == placement.before && known.len == placement.offset => {
-                    let Some(hasher) = deserialize(&known.state) else { continue };
+                    // The bytes after the last whole block, from the file.
+                    let Some(tail) = read_tail(&log.path_for_day(&file.day), known.len) else {
+                        continue;
+                    };
+                    if checksum(&tail) != known.tail_sum {
+                        continue;
+                    }
+                    let Some(hasher) = resume(&known.core, &tail) else { continue };
                     hasher
                 }
                 None if placement.offset == 0 => Sha256::new(),
                 _ => continue,
             };
             hasher.update(file.bytes.as_bytes());
-            let mut entry = Entry {
-                day: [0; DAY],
-                stamp: placement.after,
-                len: end,
-                state: serialize(&hasher),
-            };
-            entry.day.copy_from_slice(file.day.as_bytes());
+            let (core, tail_sum) = fingerprint(&hasher);
             for (at, id) in &file.records {
                 let lines = self.pending.entry(shard_of(id)).or_default();
                 let _ = writeln!(lines, "{id} {} {}", file.day, placement.offset + at);
             }
-            self.touched.insert(entry.day);
-            self.put(entry);
+            self.put(Entry { day, stamp: placement.after, len: end, core, tail_sum });
         }
     }
 
@@ -604,7 +659,7 @@ impl IdIndex {
     pub(crate) fn save(&mut self) -> Result<()> {
         if !self.fresh
             && self.pending.is_empty()
-            && self.touched.is_empty()
+            && self.changed.is_empty()
             && !self.listing_touched
         {
             return Ok(());
@@ -644,10 +699,8 @@ impl IdIndex {
         }
         let path = self.dir.join(MANIFEST);
         let mut batch = Vec::new();
-        for day in std::mem::take(&mut self.touched) {
-            if let Some(entry) = self.entry(&day) {
-                push_entry(&mut batch, entry);
-            }
+        for entry in self.changed.values() {
+            push_entry(&mut batch, entry);
         }
         for shard in shards {
             push_shard(&mut batch, shard, self.shard_len[shard]);
@@ -684,7 +737,7 @@ impl IdIndex {
             + self.workspace_id.len()
             + 64
             + 12
-            + self.files.len() * FILE_RECORD
+            + (self.slots.len() + self.changed.len()) * FILE_RECORD
             + shards * SHARD_RECORD
             + LISTING_RECORD) as u64
     }
@@ -693,7 +746,7 @@ impl IdIndex {
     fn compact(&self) -> Vec<u8> {
         let inode = dir_inode(&self.dir).unwrap_or(-1);
         let mut batch = Vec::with_capacity(self.compact_len() as usize);
-        for entry in &self.files {
+        for entry in self.entries().values() {
             push_entry(&mut batch, entry);
         }
         for (shard, len) in self.shard_len.iter().enumerate().filter(|(_, len)| **len != 0) {
@@ -741,7 +794,8 @@ fn push_entry(out: &mut Vec<u8>, entry: &Entry) {
     out.extend_from_slice(&entry.day);
     put_i64s(out, &entry.stamp);
     out.extend_from_slice(&entry.len.to_le_bytes());
-    out.extend_from_slice(&entry.state);
+    out.extend_from_slice(&entry.core);
+    out.extend_from_slice(&entry.tail_sum.to_le_bytes());
 }
 
 fn push_shard(out: &mut Vec<u8>, shard: usize, len: u64) {
@@ -765,6 +819,15 @@ fn close_batch(out: &mut Vec<u8>, batch: &[u8]) {
     out.extend_from_slice(&(batch.len() as u32).to_le_bytes());
     out.extend_from_slice(batch);
     out.extend_from_slice(&checksum(batch).to_le_bytes());
+}
+
+/// Reads the bytes of the daily file at `path` after the last whole 64-byte
+/// block of its first `len` bytes; `None` when they cannot be read.
+fn read_tail(path: &Path, len: u64) -> Option<Vec<u8>> {
+    let file = atomic_io::open_optional(path).ok()??;
+    let mut tail = vec![0; (len % 64) as usize];
+    file.read_exact_at(&mut tail, len - len % 64).ok()?;
+    Some(tail)
 }
 
 /// Returns whether the shard file `file` is `len` bytes long and starts

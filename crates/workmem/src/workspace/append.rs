@@ -9,7 +9,7 @@ use crate::error::{Error, Invalid, Result};
 use crate::model::canon;
 use crate::model::fact::{Fact, NewFact};
 use crate::store::atomic_io;
-use crate::store::fact_log::Written;
+use crate::store::fact_log::{FactLog, Written};
 use crate::store::id_index::{self, IdIndex};
 use crate::workspace::{CURATED_FILE, IMPORT_BATCH, Workspace};
 
@@ -67,7 +67,7 @@ impl Workspace {
             Some(_) => Err(Error::invalid("fact_id", Invalid::IdTaken { id: fact.fact_id })),
             None => {
                 let written = self.log.append(facts)?;
-                save_id_index(index, &written);
+                save_id_index(&self.log, index, &written);
                 Ok(fact)
             }
         }
@@ -151,7 +151,7 @@ impl Workspace {
             progress(done);
         }
         if !missing.is_empty() {
-            save_id_index(index, &written);
+            save_id_index(&self.log, index, &written);
         }
         Ok(Imported { facts: missing, already_present })
     }
@@ -324,9 +324,9 @@ pub struct Imported {
 /// durable, counting what the append `written` as read when nobody else
 /// wrote to its files meanwhile. Only a cache: a failure costs the next
 /// check a read of the daily files that changed.
-fn save_id_index(index: Option<IdIndex>, written: &[Written]) {
+fn save_id_index(log: &FactLog, index: Option<IdIndex>, written: &[Written]) {
     if let Some(mut index) = index {
-        index.record_append(written);
+        index.record_append(log, written);
         let _ = index.save();
     }
 }
@@ -390,7 +390,7 @@ mod tests {
             append_outside(&ws, &new_fact("x-1", "Outside.", "2026-01-01"));
             append_outside(&ws, &new_fact("x-2", "Outside.", "2026-01-02"));
             let written = ws.log.append(&facts).unwrap();
-            save_id_index(index, &written);
+            save_id_index(&ws.log, index, &written);
         }
         for id in ["x-1", "x-2", "b-1"] {
             match ws.remember(new_fact(id, "Another value.", "2026-01-01")) {
