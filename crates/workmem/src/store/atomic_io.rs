@@ -290,8 +290,8 @@ pub struct PendingAppend {
     /// needs a directory fsync.
     pub created: bool,
     /// Where the bytes landed, for a cache that continues what it read of
-    /// the file.
-    pub placement: Placement,
+    /// the file (when asked: [`append_unsynced_placed`]).
+    pub placement: Option<Placement>,
 }
 
 /// Where an append's bytes landed in its file, as its descriptor saw it:
@@ -329,6 +329,27 @@ pub fn append_unsynced(
     path: &Path,
     record: &[u8],
     is_complete_record: &dyn Fn(&[u8]) -> bool,
+) -> Result<PendingAppend> {
+    append_with(path, record, is_complete_record, false)
+}
+
+/// Writes `record` like [`append_unsynced`] and also returns where it
+/// landed ([`PendingAppend::placement`]): two more system calls.
+///
+/// Errors: as [`append`].
+pub fn append_unsynced_placed(
+    path: &Path,
+    record: &[u8],
+    is_complete_record: &dyn Fn(&[u8]) -> bool,
+) -> Result<PendingAppend> {
+    append_with(path, record, is_complete_record, true)
+}
+
+fn append_with(
+    path: &Path,
+    record: &[u8],
+    is_complete_record: &dyn Fn(&[u8]) -> bool,
+    place: bool,
 ) -> Result<PendingAppend> {
     let existed = match fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() => return Err(symlink_error(path)),
@@ -373,10 +394,14 @@ pub fn append_unsynced(
         .at(path);
     }
     failpoint::hit("append_after_write");
-    // On an `O_APPEND` descriptor the position is the end of this write.
-    let end = std::io::Seek::stream_position(&mut &file).at(path)?;
-    let after = stamp_of(&file.metadata().at(path)?);
-    let placement = Placement { before, offset: end.saturating_sub(record.len() as u64), after };
+    let placement = if place {
+        // On an `O_APPEND` descriptor the position is the end of this write.
+        let end = std::io::Seek::stream_position(&mut &file).at(path)?;
+        let after = stamp_of(&file.metadata().at(path)?);
+        Some(Placement { before, offset: end.saturating_sub(record.len() as u64), after })
+    } else {
+        None
+    };
     Ok(PendingAppend { file, path: path.to_path_buf(), created: !existed, placement })
 }
 

@@ -66,7 +66,7 @@ impl Workspace {
             Some(stored) if fact.repeats(&stored, recorded_at_given) => Ok(stored),
             Some(_) => Err(Error::invalid("fact_id", Invalid::IdTaken { id: fact.fact_id })),
             None => {
-                let written = self.log.append(facts)?;
+                let written = self.log.append(facts, true)?;
                 save_id_index(&self.log, index, &written);
                 Ok(fact)
             }
@@ -146,7 +146,7 @@ impl Workspace {
         let mut done = 0;
         let mut written = Vec::new();
         for batch in missing.chunks(IMPORT_BATCH) {
-            written.extend(self.log.append(batch)?);
+            written.extend(self.log.append(batch, true)?);
             done += batch.len();
             progress(done);
         }
@@ -160,10 +160,10 @@ impl Workspace {
     /// only when the append finds them missing (the hot path makes no
     /// directory calls).
     fn append_creating_dirs(&self, facts: &[Fact]) -> Result<()> {
-        match self.log.append(facts) {
+        match self.log.append(facts, false) {
             Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
                 self.init()?;
-                self.log.append(facts).map(drop)
+                self.log.append(facts, false).map(drop)
             }
             other => other.map(drop),
         }
@@ -389,7 +389,7 @@ mod tests {
             assert_eq!(stored, vec![None, None]);
             append_outside(&ws, &new_fact("x-1", "Outside.", "2026-01-01"));
             append_outside(&ws, &new_fact("x-2", "Outside.", "2026-01-02"));
-            let written = ws.log.append(&facts).unwrap();
+            let written = ws.log.append(&facts, true).unwrap();
             save_id_index(&ws.log, index, &written);
         }
         for id in ["x-1", "x-2", "b-1"] {
