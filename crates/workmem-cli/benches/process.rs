@@ -15,7 +15,10 @@
 //! RSS (`/usr/bin/time`). Without arguments only the append comparison
 //! runs: `workmem remember` against the floor program, alternating, in a
 //! temporary workspace. The first distill runs delete everything in the
-//! memory directory but the daily log first (the caches included).
+//! memory directory but the daily log first (the caches included). With
+//! `WORKMEM_BENCH_ONLY=appends` only `remember --id` against `remember` and
+//! the imports run for each workspace (no distill, context, resolve or
+//! verify; the id index is built first when missing).
 #![allow(clippy::disallowed_methods)]
 
 use std::path::{Path, PathBuf};
@@ -138,71 +141,14 @@ fn fact_file(dir: &Path, count: usize, seed: u64) -> PathBuf {
     path
 }
 
-fn workspace_figures(dir: &Path) {
-    let facts: usize = std::fs::read_dir(dir.join(".workmem/memory/daily")).map_or(0, |entries| {
-        entries
-            .filter_map(Result::ok)
-            .map(|e| {
-                std::fs::read(e.path()).map_or(0, |b| b.iter().filter(|&&c| c == b'\n').count())
-            })
-            .sum()
-    });
-    println!("== {} ({facts} facts)", dir.display());
-    let open = median((0..21).map(|_| timed(workmem(dir).args(["init", "-q"]))).collect());
-    println!("start + open (workmem init -q): median {open:.2} ms");
+/// Whether only the appends are measured (`WORKMEM_BENCH_ONLY=appends`).
+fn appends_only() -> bool {
+    std::env::var("WORKMEM_BENCH_ONLY").is_ok_and(|only| only == "appends")
+}
 
-    let memory = dir.join(".workmem/memory");
-    let (mut first, mut first_rss, mut again, mut again_rss) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..3 {
-        for name in DERIVED {
-            let _ = std::fs::remove_file(memory.join(name));
-        }
-        let _ = std::fs::remove_dir_all(memory.join(".id-index"));
-        let (ms, mb) = timed_rss(dir, &["distill", "--as-of", AS_OF, "-q"]);
-        first.push(ms);
-        first_rss.push(mb);
-        let (ms, mb) = timed_rss(dir, &["distill", "--as-of", AS_OF, "-q"]);
-        again.push(ms);
-        again_rss.push(mb);
-    }
-    println!(
-        "distill: first run median {:.0} ms, peak {:.0} MB; re-run median {:.0} ms, peak {:.0} MB",
-        median(first.clone()),
-        median(first_rss),
-        median(again),
-        median(again_rss)
-    );
-
-    let cold = median(first.clone());
-    // 100 new facts (ids the log does not hold, recorded over its two
-    // years), then a distill, five times.
-    let scratch = tempfile::tempdir().expect("temp dir");
-    let seed = u64::from(std::process::id()) * 100;
-    let (mut after, mut after_rss) = (Vec::new(), Vec::new());
-    for n in 0..5 {
-        let file = fact_file(scratch.path(), 100, seed + n);
-        let ok = workmem(dir)
-            .args(["import", file.to_str().expect("path"), "-q"])
-            .stdout(Stdio::null())
-            .status()
-            .expect("import")
-            .success();
-        assert!(ok);
-        let (ms, mb) = timed_rss(dir, &["distill", "--as-of", AS_OF, "-q"]);
-        after.push(ms);
-        after_rss.push(mb);
-    }
-    let incremental = median(after);
-    println!(
-        "distill after 100 new facts: median {incremental:.1} ms, peak {:.0} MB ({:.1}% of the first run)",
-        median(after_rss),
-        100.0 * incremental / cold
-    );
-    let (nothing, nothing_rss) =
-        median_rss((0..11).map(|_| timed_rss(dir, &["distill", "--as-of", AS_OF, "-q"])).collect());
-    println!("distill with nothing new: median {nothing:.2} ms, peak {nothing_rss:.0} MB");
-
+/// `remember --id` against `remember`, alternating, then imports of 100
+/// facts with ids.
+fn append_figures(dir: &Path, scratch: &Path, seed: u64) {
     // remember --id against remember, alternating (the first call with an
     // id builds the id index when there is none).
     let tag = std::process::id();
@@ -236,12 +182,84 @@ fn workspace_figures(dir: &Path) {
     );
     let imports: Vec<(f64, f64)> = (0..5)
         .map(|n| {
-            let file = fact_file(scratch.path(), 100, seed + 50 + n);
+            let file = fact_file(scratch, 100, seed + 50 + n);
             timed_rss(dir, &["import", file.to_str().expect("path"), "-q"])
         })
         .collect();
     let (import_ms, import_rss) = median_rss(imports);
     println!("import of 100 facts with ids: median {import_ms:.1} ms, peak {import_rss:.0} MB");
+}
+
+fn workspace_figures(dir: &Path) {
+    let facts: usize = std::fs::read_dir(dir.join(".workmem/memory/daily")).map_or(0, |entries| {
+        entries
+            .filter_map(Result::ok)
+            .map(|e| {
+                std::fs::read(e.path()).map_or(0, |b| b.iter().filter(|&&c| c == b'\n').count())
+            })
+            .sum()
+    });
+    println!("== {} ({facts} facts)", dir.display());
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let seed = u64::from(std::process::id()) * 100;
+    if appends_only() {
+        append_figures(dir, scratch.path(), seed);
+        return;
+    }
+    let open = median((0..21).map(|_| timed(workmem(dir).args(["init", "-q"]))).collect());
+    println!("start + open (workmem init -q): median {open:.2} ms");
+
+    let memory = dir.join(".workmem/memory");
+    let (mut first, mut first_rss, mut again, mut again_rss) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..3 {
+        for name in DERIVED {
+            let _ = std::fs::remove_file(memory.join(name));
+        }
+        let _ = std::fs::remove_dir_all(memory.join(".id-index"));
+        let (ms, mb) = timed_rss(dir, &["distill", "--as-of", AS_OF, "-q"]);
+        first.push(ms);
+        first_rss.push(mb);
+        let (ms, mb) = timed_rss(dir, &["distill", "--as-of", AS_OF, "-q"]);
+        again.push(ms);
+        again_rss.push(mb);
+    }
+    println!(
+        "distill: first run median {:.0} ms, peak {:.0} MB; re-run median {:.0} ms, peak {:.0} MB",
+        median(first.clone()),
+        median(first_rss),
+        median(again),
+        median(again_rss)
+    );
+
+    let cold = median(first.clone());
+    // 100 new facts (ids the log does not hold, recorded over its two
+    // years), then a distill, five times.
+    let (mut after, mut after_rss) = (Vec::new(), Vec::new());
+    for n in 0..5 {
+        let file = fact_file(scratch.path(), 100, seed + n);
+        let ok = workmem(dir)
+            .args(["import", file.to_str().expect("path"), "-q"])
+            .stdout(Stdio::null())
+            .status()
+            .expect("import")
+            .success();
+        assert!(ok);
+        let (ms, mb) = timed_rss(dir, &["distill", "--as-of", AS_OF, "-q"]);
+        after.push(ms);
+        after_rss.push(mb);
+    }
+    let incremental = median(after);
+    println!(
+        "distill after 100 new facts: median {incremental:.1} ms, peak {:.0} MB ({:.1}% of the first run)",
+        median(after_rss),
+        100.0 * incremental / cold
+    );
+    let (nothing, nothing_rss) =
+        median_rss((0..11).map(|_| timed_rss(dir, &["distill", "--as-of", AS_OF, "-q"])).collect());
+    println!("distill with nothing new: median {nothing:.2} ms, peak {nothing_rss:.0} MB");
+
+    append_figures(dir, scratch.path(), seed);
 
     let context = median((0..21).map(|_| timed(workmem(dir).arg("context"))).collect());
     let (_, context_rss) = timed_rss(dir, &["context"]);

@@ -78,17 +78,7 @@ fn remember_with_an_id_does_not_read_unchanged_daily_files() {
     // The next check indexes what the last append added; then day 0 is
     // never read again: garbling it keeping its stamp goes unnoticed.
     check_remember(&p, new_fact("c-1", 0, 2));
-    let path = p.day_file(&day(0));
-    let meta = fs::metadata(&path).unwrap();
-    let mut garbage = vec![b'#'; meta.len() as usize];
-    garbage[meta.len() as usize - 1] = b'\n';
-    fs::OpenOptions::new().write(true).open(&path).unwrap().write_all_at(&garbage, 0).unwrap();
-    fs::File::options()
-        .write(true)
-        .open(&path)
-        .unwrap()
-        .set_modified(meta.modified().unwrap())
-        .unwrap();
+    garble_keeping_stamp(&p.day_file(&day(0)));
     match p.ws.remember(new_fact("b-1", 1, 1)) {
         Err(Error::InvalidInput { reason: Invalid::IdTaken { .. }, .. }) => {}
         other => panic!("expected the id to be taken, got {other:?}"),
@@ -99,6 +89,92 @@ fn remember_with_an_id_does_not_read_unchanged_daily_files() {
 }
 
 use std::os::unix::fs::FileExt;
+
+/// Overwrites `path` with lines of `#` of the same size, keeping its
+/// modification time: a change the stamps cannot see, so any later answer
+/// that needs the file's lines would fail.
+fn garble_keeping_stamp(path: &Path) {
+    let meta = fs::metadata(path).unwrap();
+    let mut garbage = vec![b'#'; meta.len() as usize];
+    garbage[meta.len() as usize - 1] = b'\n';
+    fs::OpenOptions::new().write(true).open(path).unwrap().write_all_at(&garbage, 0).unwrap();
+    set_mtime(path, meta.modified().unwrap());
+}
+
+#[test]
+fn an_append_with_an_id_counts_what_it_wrote_as_read() {
+    let p = Project::new();
+    check_remember(&p, new_fact("a-1", 0, 1));
+    // The appends with ids of day 0 and day 2 are indexed by the appends
+    // themselves: no later check reads those files again.
+    check_remember(&p, new_fact("b-1", 0, 0));
+    check_remember(&p, new_fact("b-2", 1, 0));
+    let items = vec![new_fact("c-1", 0, 0), new_fact("c-2", 0, 2), new_fact("c-3", 1, 2)];
+    assert_eq!(p.ws.import(items, &mut |_| {}).unwrap().facts.len(), 3);
+    garble_keeping_stamp(&p.day_file(&day(0)));
+    garble_keeping_stamp(&p.day_file(&day(2)));
+    match p.ws.remember(new_fact("a-1", 1, 1)) {
+        Err(Error::InvalidInput { reason: Invalid::IdTaken { .. }, .. }) => {}
+        other => panic!("expected the id to be taken, got {other:?}"),
+    }
+    assert!(p.ws.remember(new_fact("d-1", 0, 1)).is_ok());
+    assert!(matches!(p.ws.facts(), Err(Error::Corrupt { .. })), "the damage is real");
+}
+
+#[test]
+fn appends_by_others_during_appends_with_ids_are_all_seen() {
+    // Another process appends to the same daily file without the lock
+    // while ids are checked and appended: an append extends the index only
+    // when nobody wrote between the check and its own write, so every
+    // outside record stays visible.
+    let p = Project::new();
+    p.ws.init().unwrap();
+    let path = p.day_file(&day(0));
+    let lines: Vec<String> = (0..150)
+        .map(|n| p.ws.prepare(new_fact(&format!("raw-{n}"), 0, 0)).unwrap().to_line())
+        .collect();
+    fs::write(&path, &lines[0]).unwrap();
+    std::thread::scope(|scope| {
+        let writer = scope.spawn(|| {
+            for line in &lines[1..] {
+                append_raw(&path, line.as_bytes());
+                std::thread::yield_now();
+            }
+        });
+        for n in 0..60 {
+            p.ws.remember(new_fact(&format!("own-{n}"), 0, 0)).unwrap();
+        }
+        writer.join().unwrap();
+    });
+    for n in 0..150 {
+        match p.ws.remember(new_fact(&format!("raw-{n}"), 1, 0)) {
+            Err(Error::InvalidInput { reason: Invalid::IdTaken { .. }, .. }) => {}
+            other => panic!("raw-{n}: expected the id to be taken, got {other:?}"),
+        }
+    }
+    for n in 0..60 {
+        check_remember(&p, new_fact(&format!("own-{n}"), 1, 0));
+    }
+    assert_eq!(p.ws.facts().unwrap().len(), 210);
+}
+
+#[test]
+fn a_daily_file_created_after_a_settled_listing_is_seen() {
+    let p = Project::new();
+    check_remember(&p, new_fact("a-1", 0, 0));
+    age(&p.file("daily"));
+    // This check lists daily/ and keeps its (settled) stamp; the next
+    // ones skip the listing until daily/ changes.
+    check_remember(&p, new_fact("b-1", 0, 0));
+    check_remember(&p, new_fact("b-2", 0, 0));
+    let line = p.ws.prepare(new_fact("x-1", 0, 2)).unwrap().to_line();
+    fs::write(p.day_file(&day(2)), line).unwrap();
+    check_remember(&p, new_fact("x-1", 1, 2));
+    age(&p.file("daily"));
+    check_remember(&p, new_fact("c-1", 0, 0));
+    fs::remove_file(p.day_file(&day(2))).unwrap();
+    check_remember(&p, new_fact("x-1", 1, 2));
+}
 
 #[test]
 fn a_refused_or_repeated_append_writes_no_index() {
@@ -162,6 +238,17 @@ enum Op {
     GarbleShard,
     RestoreOldShards,
     DropIndex,
+    /// Time passes: `daily/` and its files get a modification time an
+    /// hour old, so the index may skip listing `daily/` while its stamp
+    /// holds (every later creation or removal must still be seen).
+    Age,
+    /// A rewrite in place that keeps the file's size and modification
+    /// time (the one change stamps cannot see) of a file the index has not
+    /// read since: only after the next change of its stamp, the index must
+    /// see it, like the whole log does.
+    SwapLines {
+        day: usize,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -177,6 +264,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::GarbleShard),
         1 => Just(Op::RestoreOldShards),
         1 => Just(Op::DropIndex),
+        2 => Just(Op::Age),
+        1 => (0..3usize).prop_map(|day| Op::SwapLines { day }),
     ]
 }
 
@@ -268,6 +357,31 @@ fn run(ops: &[Op]) {
             Op::DropIndex => {
                 let _ = fs::remove_dir_all(p.file(INDEX));
             }
+            Op::Age => age(&p.file("daily")),
+            Op::SwapLines { day } => {
+                // Swapped, then the stamp changes by an append: the index
+                // must find the covered bytes changed and rebuild.
+                let path = p.day_file(&day_name(*day));
+                if let Ok(text) = fs::read_to_string(&path) {
+                    let mut lines: Vec<&str> = text.lines().collect();
+                    if lines.len() >= 2 {
+                        lines.swap(0, 1);
+                        let meta = fs::metadata(&path).unwrap();
+                        let swapped = lines.join("\n") + "\n";
+                        fs::OpenOptions::new()
+                            .write(true)
+                            .open(&path)
+                            .unwrap()
+                            .write_all_at(swapped.as_bytes(), 0)
+                            .unwrap();
+                        set_mtime(&path, meta.modified().unwrap());
+                        let line = p.ws.prepare(new_fact("swap-0", 0, *day)).unwrap().to_line();
+                        if !p.ws.facts().unwrap().iter().any(|f| f.fact_id() == "swap-0") {
+                            append_raw(&path, line.as_bytes());
+                        }
+                    }
+                }
+            }
         }
         if saved.is_empty() {
             saved = shard_files(p.ws.memory_dir())
@@ -276,6 +390,20 @@ fn run(ops: &[Op]) {
                 .collect();
         }
     }
+}
+
+/// Gives `daily/` and every file in it a modification time an hour old.
+fn age(daily: &Path) {
+    let past = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    let Ok(entries) = fs::read_dir(daily) else { return };
+    for entry in entries {
+        set_mtime(&entry.unwrap().path(), past);
+    }
+    set_mtime(daily, past);
+}
+
+fn set_mtime(path: &Path, when: std::time::SystemTime) {
+    fs::File::open(path).unwrap().set_modified(when).unwrap();
 }
 
 fn day_name(n: usize) -> String {
@@ -323,4 +451,65 @@ fn an_index_copied_from_another_checkout_is_not_used() {
         Err(Error::InvalidInput { reason: Invalid::IdTaken { .. }, .. }) => {}
         result => panic!("expected the id to be taken, got {result:?}"),
     }
+}
+
+#[test]
+fn a_log_of_many_daily_files_is_checked_whole() {
+    // Enough daily files for the stamps to be checked by two threads.
+    let p = Project::new();
+    p.ws.init().unwrap();
+    let start = jiff::civil::date(2025, 1, 1);
+    let days: Vec<String> =
+        (0..400).map(|n| (start + jiff::Span::new().days(n)).to_string()).collect();
+    let at = |n: usize| format!("{}T08:00:00Z", days[n]);
+    let note = |id: &str, n: usize, content: &str| fact(id, "outcome", 3, None, content, &at(n));
+    for (n, day) in days.iter().enumerate() {
+        let line = p.ws.prepare(note(&format!("old-{n}"), n, "Old.")).unwrap().to_line();
+        fs::write(p.day_file(day), line).unwrap();
+    }
+    check_remember(&p, note("new-1", 10, "New."));
+    check_remember(&p, note("old-399", 399, "Another."));
+    // Outside appends to files on either side of the split.
+    for n in [3, 250, 398] {
+        let line = p.ws.prepare(note(&format!("raw-{n}"), n, "Raw.")).unwrap().to_line();
+        append_raw(&p.day_file(&days[n]), line.as_bytes());
+    }
+    for n in [3, 250, 398] {
+        check_remember(&p, note(&format!("raw-{n}"), n, "Other."));
+    }
+    age(&p.file("daily"));
+    check_remember(&p, note("new-2", 300, "New."));
+    fs::remove_file(p.day_file(&days[350])).unwrap();
+    check_remember(&p, note("old-350", 350, "Back."));
+    check_remember(&p, note("old-351", 351, "Other."));
+}
+
+/// The generation in the manifest's header: it changes only when the index
+/// is rebuilt from the whole log.
+fn generation(p: &Project) -> String {
+    let data = fs::read(p.file(INDEX).join("manifest")).unwrap();
+    let header = data.split(|b| *b == b'\n').next().unwrap();
+    String::from_utf8_lossy(header).split(' ').nth(4).unwrap().to_owned()
+}
+
+#[test]
+fn the_hash_an_append_continues_matches_the_file() {
+    // An append with an id continues the hash of its file; after an outside
+    // append the next check verifies that hash over the file and reads only
+    // the new line: the index is not rebuilt (a wrong hash would rebuild).
+    let p = Project::new();
+    check_remember(&p, new_fact("a-0", 0, 0));
+    let before = generation(&p);
+    for n in 1..40 {
+        // Lines of many lengths: the covered bytes end anywhere in a block.
+        let content = format!("Value {}.", "x".repeat(n * 7 % 61));
+        let at = format!("{}T0{}:00:00Z", day(0), n % 10);
+        check_remember(&p, fact(&format!("a-{n}"), "decision", 3, None, &content, &at));
+        if n % 5 == 0 {
+            let line = p.ws.prepare(new_fact(&format!("raw-{n}"), 0, 0)).unwrap().to_line();
+            append_raw(&p.day_file(&day(0)), line.as_bytes());
+            check_remember(&p, new_fact(&format!("raw-{n}"), 1, 0));
+        }
+    }
+    assert_eq!(generation(&p), before, "the index was never rebuilt");
 }

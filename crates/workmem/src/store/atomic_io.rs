@@ -332,6 +332,24 @@ pub struct PendingAppend {
     /// Whether the file was created by this append: its directory entry
     /// needs a directory fsync.
     pub created: bool,
+    /// Where the bytes landed, for a cache that continues what it read of
+    /// the file (when asked: [`append_unsynced_placed`]).
+    pub placement: Option<Placement>,
+}
+
+/// Where an append's bytes landed in its file, as its descriptor saw it:
+/// a cache that read the file with stamp `before` (up to its end) can
+/// count the appended bytes as read when `offset` is that end and the
+/// file is `offset` plus the bytes long with stamp `after`, so nobody else
+/// wrote between the two stamps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placement {
+    /// The file's stamp right before the write (after any torn-tail repair).
+    pub before: FileStamp,
+    /// The offset of the first byte written.
+    pub offset: u64,
+    /// The file's stamp right after the write.
+    pub after: FileStamp,
 }
 
 impl PendingAppend {
@@ -355,6 +373,27 @@ pub fn append_unsynced(
     record: &[u8],
     is_complete_record: &dyn Fn(&[u8]) -> bool,
 ) -> Result<PendingAppend> {
+    append_with(path, record, is_complete_record, false)
+}
+
+/// Writes `record` like [`append_unsynced`] and also returns where it
+/// landed ([`PendingAppend::placement`]): two more system calls.
+///
+/// Errors: as [`append`].
+pub fn append_unsynced_placed(
+    path: &Path,
+    record: &[u8],
+    is_complete_record: &dyn Fn(&[u8]) -> bool,
+) -> Result<PendingAppend> {
+    append_with(path, record, is_complete_record, true)
+}
+
+fn append_with(
+    path: &Path,
+    record: &[u8],
+    is_complete_record: &dyn Fn(&[u8]) -> bool,
+    place: bool,
+) -> Result<PendingAppend> {
     let existed = match fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() => return Err(symlink_error(path)),
         Ok(meta) if !meta.file_type().is_file() => {
@@ -375,12 +414,15 @@ pub fn append_unsynced(
     // Checked again on the descriptor: the name may have changed since.
     ensure_regular(&file, path)?;
     file.lock_shared().at(path)?;
-    if has_torn_tail(&file).at(path)? {
+    let mut meta = file.metadata().at(path)?;
+    if has_torn_tail(&file, meta.len()).at(path)? {
         // Upgrade: wait until no append is in flight, then look again.
         file.unlock().at(path)?;
         file.lock().at(path)?;
         repair_tail(&file, is_complete_record).at(path)?;
+        meta = file.metadata().at(path)?;
     }
+    let before = stamp_of(&meta);
     let written = (&file).write(record).at(path)?;
     if written != record.len() {
         // A full disk or a file-size limit stopped the write part-way: take
@@ -395,7 +437,15 @@ pub fn append_unsynced(
         .at(path);
     }
     failpoint::hit("append_after_write");
-    Ok(PendingAppend { file, path: path.to_path_buf(), created: !existed })
+    let placement = if place {
+        // On an `O_APPEND` descriptor the position is the end of this write.
+        let end = std::io::Seek::stream_position(&mut &file).at(path)?;
+        let after = stamp_of(&file.metadata().at(path)?);
+        Some(Placement { before, offset: end.saturating_sub(record.len() as u64), after })
+    } else {
+        None
+    };
+    Ok(PendingAppend { file, path: path.to_path_buf(), created: !existed, placement })
 }
 
 /// Truncates the `written` bytes a short append just left at the end of
@@ -458,15 +508,15 @@ pub fn repair(path: &Path, is_complete_record: &dyn Fn(&[u8]) -> bool) -> Result
         Err(err) => return Err(err).at(path),
     };
     ensure_regular(&file, path)?;
-    if !has_torn_tail(&file).at(path)? {
+    if !has_torn_tail(&file, file.metadata().at(path)?.len()).at(path)? {
         return Ok(());
     }
     file.lock().at(path)?;
     repair_tail(&file, is_complete_record).at(path)
 }
 
-fn has_torn_tail(file: &File) -> io::Result<bool> {
-    let len = file.metadata()?.len();
+/// Returns whether `file`, `len` bytes long, does not end in a newline.
+fn has_torn_tail(file: &File, len: u64) -> io::Result<bool> {
     if len == 0 {
         return Ok(false);
     }

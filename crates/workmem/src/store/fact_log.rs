@@ -385,30 +385,61 @@ impl FactLog {
     /// Appends facts durably: for each daily file they belong to, one write
     /// of all its lines and one fsync (the fsyncs of a batch run together),
     /// then one fsync of `daily/` if a file was created. The memory and
-    /// `daily/` directories must exist.
+    /// `daily/` directories must exist. Returns what was written to each
+    /// file and, with `placed`, the ids written and where the bytes landed,
+    /// for the id index to count them as read.
     ///
     /// Errors: [`Error::Io`], [`Error::Corrupt`] for a symlinked file.
-    pub(crate) fn append(&self, facts: &[Fact]) -> Result<()> {
+    pub(crate) fn append(&self, facts: &[Fact], placed: bool) -> Result<Vec<Written>> {
         atomic_io::refuse_symlink(&self.dir)?;
-        let mut by_day: BTreeMap<String, String> = BTreeMap::new();
+        let mut by_day: BTreeMap<String, Written> = BTreeMap::new();
         for fact in facts {
-            by_day.entry(fact.recorded_at.utc_day()).or_default().push_str(&fact.to_line());
+            let written =
+                by_day.entry(fact.recorded_at.utc_day()).or_insert_with_key(|day| Written {
+                    day: day.clone(),
+                    bytes: String::new(),
+                    records: Vec::new(),
+                    placement: None,
+                });
+            if placed {
+                written.records.push((written.bytes.len() as u64, fact.fact_id.clone()));
+            }
+            written.bytes.push_str(&fact.to_line());
         }
-        let mut pending = Vec::with_capacity(by_day.len());
-        for (day, lines) in by_day {
-            pending.push(atomic_io::append_unsynced(
-                &self.path_for_day(&day),
-                lines.as_bytes(),
-                &|fragment| Fact::parse_line(fragment).is_ok(),
-            )?);
+        let mut written: Vec<Written> = by_day.into_values().collect();
+        let mut pending = Vec::with_capacity(written.len());
+        for file in &mut written {
+            let path = self.path_for_day(&file.day);
+            let is_record = |fragment: &[u8]| Fact::parse_line(fragment).is_ok();
+            let append = if placed {
+                atomic_io::append_unsynced_placed(&path, file.bytes.as_bytes(), &is_record)?
+            } else {
+                atomic_io::append_unsynced(&path, file.bytes.as_bytes(), &is_record)?
+            };
+            file.placement = append.placement;
+            pending.push(append);
         }
         let created = pending.iter().any(|p| p.created);
         atomic_io::sync_all(pending)?;
         if created {
             atomic_io::sync_dir(&self.dir)?;
         }
-        Ok(())
+        Ok(written)
     }
+}
+
+/// What one append wrote to one daily file.
+#[derive(Debug, Clone)]
+pub(crate) struct Written {
+    /// The file's day.
+    pub day: String,
+    /// The lines written, in one write.
+    pub bytes: String,
+    /// The id of each record written, with the offset of its line in
+    /// `bytes`.
+    pub records: Vec<(u64, String)>,
+    /// Where the bytes landed.
+    pub placement: Option<atomic_io::Placement>,
 }
 
 /// The records of one daily file and the file's stamp before the read.

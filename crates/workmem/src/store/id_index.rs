@@ -5,50 +5,93 @@
 //!
 //! A cache, never evidence: it lives in `.id-index/` in the memory
 //! directory, is only read and written under the workspace lock, and is
-//! rebuilt from the log whenever it cannot vouch for its answer. The index
-//! records what it has read of each daily file (see
-//! [`crate::store::coverage`]): a file that kept its stamp is not read, a
-//! file that grew is read and only its new lines are indexed, and a file
-//! that was rewritten or removed makes the index rebuild. Every record of
+//! rebuilt from the log whenever it cannot vouch for its answer. For each
+//! daily file the index records what it has read of it: the file's stamp
+//! (inode, size, modification time), how many bytes its records reach, and
+//! the SHA-256 state after those bytes (the core state after their whole
+//! 64-byte blocks, and a checksum of the bytes after them, which are read
+//! back from the file when the hash goes on). A file that kept its stamp is not
+//! read; a file whose covered bytes still hash the same only grew, and only
+//! its new lines are indexed; a file that was rewritten or removed makes
+//! the index rebuild. An append made under the lock continues the entry of
+//! its file itself ([`IdIndex::record_append`]): the hash state goes on
+//! over the bytes written and the stamp becomes the one the file had right
+//! after the write, so the next check reads nothing of it. Every record of
 //! an id is indexed (a hand-edited log may hold an id twice); the one that
 //! counts is the first in (file name, offset) order, as for every reader.
 //!
+//! Checking the stamps costs one `stat` per daily file, relative to an open
+//! `daily/` (split over two threads for long logs). The list of daily
+//! files is read again only when the stamp of `daily/` changed (a file
+//! created, removed or renamed); a stamp whose modification time is less
+//! than [`SETTLED_SECS`] old when it is taken is not kept, so that a file
+//! created within the same tick of a coarse clock is never missed.
+//!
 //! The ids are spread over 1,024 shard files by a hash of the id, so a lookup
-//! reads one shard. The manifest (`.id-index/manifest`) is written last and
-//! names the generation of every shard; a shard whose header names another
-//! generation (a crash between the writes) or that does not end with `end`
-//! (a torn write) is never used. The manifest also names the inode of the
-//! `.id-index` directory, so an index copied from elsewhere (a clone that
-//! committed it) never matches.
+//! reads one shard. Shards only grow: new lines are written at the end the
+//! manifest names, and a shard is used only when its length is exactly that
+//! and its header names the index's generation (a random number drawn at
+//! each rebuild), so a shard of an earlier index, restored or left by a
+//! crash, is never used. The manifest is binary: a text header, then
+//! batches of records each closed by a checksum; a save appends one batch
+//! (the entries and shard lengths it changed), and the manifest is written
+//! anew, compacted, once the batches outweigh what it describes. A torn or
+//! garbled batch makes the whole manifest unusable. The header names the
+//! inode of the `.id-index` directory, so an index copied from elsewhere (a
+//! clone that committed it) never matches.
 //!
 //! ```text
 //! .id-index/manifest:
-//! workmem-id-index 1 <workspace_id> <directory inode> <generation>
-//! shard <n> <generation>
-//! file <day> <inode> <size> <mtime_s> <mtime_ns> <len> <sha256>
-//! end
+//! workmem-id-index 2 <workspace_id> <directory inode> <generation>\n
+//! then batches: <body length: u32> <body> <checksum of body: u64>
+//! body records (integers little-endian):
+//!   'F' <day: 10 bytes> <inode> <size> <mtime_s> <mtime_ns> <len> <SHA-256 core state: 40 bytes> <tail checksum>
+//!   'S' <shard: u16> <length: u64>
+//!   'L' <inode> <size> <mtime_s> <mtime_ns> <ctime_s> <ctime_ns>   (daily/, listed)
+//!   'l'                                                        (daily/ must be listed)
 //! .id-index/<n> (n = 0..1023, in hex):
-//! workmem-id-shard 1 <workspace_id> <n> <generation>
+//! workmem-id-shard 2 <workspace_id> <n> <generation>
 //! <fact_id> <day> <offset>
-//! end
 //! ```
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 
-use crate::error::Result;
+use sha2::digest::common::hazmat::SerializableState;
+use sha2::{Digest, Sha256};
+
+use crate::error::{IoContext, Result};
 use crate::model::fact_line::{FactRecord, FactSummary};
-use crate::store::atomic_io;
-use crate::store::coverage::{self, Changed, Covered, Scan};
-use crate::store::fact_log::{FactLog, map_in_parallel};
+use crate::store::atomic_io::{self, FileStamp};
+use crate::store::fact_log::{FactLog, Written, map_in_parallel};
 
 /// The index directory, in the memory directory.
 pub(crate) const ID_INDEX_DIR: &str = ".id-index";
 const MANIFEST: &str = "manifest";
-const HEADER: &str = "workmem-id-index 1";
-const SHARD_HEADER: &str = "workmem-id-shard 1";
+const HEADER: &str = "workmem-id-index 2";
+const SHARD_HEADER: &str = "workmem-id-shard 2";
 const SHARDS: usize = 1024;
+/// The size of a serialized SHA-256 state.
+const STATE: usize = 104;
+/// The size of its core: the state after the whole 64-byte blocks and
+/// their count (the rest is the buffered tail, kept in the daily file).
+const CORE: usize = 40;
+const DAY: usize = 10;
+const FILE_RECORD: usize = 1 + DAY + 5 * 8 + CORE + 8;
+const SHARD_RECORD: usize = 1 + 2 + 8;
+const LISTING_RECORD: usize = 1 + 6 * 8;
+/// How old the modification time of `daily/` must be, when its stamp is
+/// taken, for the stamp to stand for the list of daily files: any file
+/// created later gets a later time, even from a clock with a coarse tick.
+pub(crate) const SETTLED_SECS: i64 = 3;
+/// From how many daily files on the stamps are checked by two threads.
+const PARALLEL_STATS: usize = 256;
 
 /// Where one record of a fact id is written.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -69,23 +112,63 @@ pub(crate) struct NewRecord {
     pub place: Place,
 }
 
+/// What the index has read of one daily file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Entry {
+    /// The file's day, `YYYY-MM-DD` (checked when read).
+    day: [u8; DAY],
+    /// The file's stamp before the read (or right after an append the
+    /// index recorded).
+    stamp: FileStamp,
+    /// Bytes from the start whose records the index holds.
+    len: u64,
+    /// The SHA-256 core state after those bytes: the state of their whole
+    /// 64-byte blocks.
+    core: [u8; CORE],
+    /// A checksum of the bytes after those blocks (`len % 64` of them).
+    tail_sum: u64,
+}
+
+/// The day of an entry as text (an entry's day is ASCII, checked when it
+/// was made).
+fn entry_day(day: &[u8; DAY]) -> &str {
+    std::str::from_utf8(day).unwrap_or_default()
+}
+
+/// A daily file a check reads: its day, and what the index had read of it.
+type ToRead = (String, Option<Entry>);
+
+/// The stamp of `daily/`: inode, size, modification and change times.
+type ListingStamp = [i64; 6];
+
 /// The index as its manifest describes it.
 #[derive(Debug)]
 pub(crate) struct IdIndex {
     dir: PathBuf,
     workspace_id: String,
     generation: u64,
-    /// The generation of each shard's file; 0 for an empty shard (no file).
-    shards: Vec<u64>,
-    files: BTreeMap<String, Covered>,
-    /// Shards changed since the index was read (their entries, header
-    /// included, `end` excluded), written by [`IdIndex::save`].
+    /// The length of each shard's file the manifest vouches for; 0 for an
+    /// empty shard (no file).
+    shard_len: Vec<u64>,
+    /// The manifest as read: its records stay where they are.
+    data: Vec<u8>,
+    /// The daily files the manifest covers, by day, each with the offset
+    /// in `data` of its latest record.
+    slots: Vec<([u8; DAY], usize)>,
+    /// The entries changed since the index was read.
+    changed: BTreeMap<[u8; DAY], Entry>,
+    /// The stamp of `daily/` when its files were last listed, when settled.
+    listing: Option<ListingStamp>,
+    /// The manifest's length as read (where the next batch goes).
+    manifest_len: u64,
+    /// New lines of each shard since the index was read, written by
+    /// [`IdIndex::save`].
     pending: BTreeMap<usize, String>,
+    /// Whether the listing stamp changed since the index was read.
+    listing_touched: bool,
     /// Whether the index was started over: saving removes the files of the
-    /// old one.
+    /// old one and writes every shard.
     fresh: bool,
-    /// Whether anything changed since it was read.
-    dirty: bool,
 }
 
 /// The result of [`refresh`].
@@ -110,9 +193,47 @@ fn shard_of(id: &str) -> usize {
     (hash % SHARDS as u64) as usize
 }
 
+/// A checksum of a manifest batch: catches a torn or zeroed write, not an
+/// adversary (the index is a cache; every place it names is read back).
+fn checksum(data: &[u8]) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut hash = 0x243f_6a88_85a3_08d3 ^ data.len() as u64;
+    let (words, rest) = data.as_chunks::<8>();
+    for word in words {
+        hash = (hash ^ u64::from_le_bytes(*word)).wrapping_mul(K).rotate_left(31);
+    }
+    for byte in rest {
+        hash = (hash ^ u64::from(*byte)).wrapping_mul(K).rotate_left(31);
+    }
+    hash
+}
+
 fn dir_inode(dir: &Path) -> Option<i64> {
-    use std::os::unix::fs::MetadataExt;
     std::fs::symlink_metadata(dir).ok().filter(std::fs::Metadata::is_dir).map(|m| m.ino() as i64)
+}
+
+/// Returns the core state of `hasher` and the checksum of its buffered
+/// tail.
+fn fingerprint(hasher: &Sha256) -> ([u8; CORE], u64) {
+    let state = hasher.serialize();
+    let mut core = [0; CORE];
+    core.copy_from_slice(&state[..CORE]);
+    let tail = usize::from(state[CORE]);
+    (core, checksum(&state[CORE + 1..CORE + 1 + tail]))
+}
+
+/// Returns the hasher whose core state is `core` with `tail` buffered.
+fn resume(core: &[u8; CORE], tail: &[u8]) -> Option<Sha256> {
+    if tail.len() >= 64 {
+        return None;
+    }
+    let mut state = [0; STATE];
+    state[..CORE].copy_from_slice(core);
+    state[CORE] = tail.len() as u8;
+    state[CORE + 1..CORE + 1 + tail.len()].copy_from_slice(tail);
+    let array =
+        sha2::digest::common::hazmat::SerializedState::<Sha256>::try_from(&state[..]).ok()?;
+    Sha256::deserialize(&array).ok()
 }
 
 /// Brings the index of `log` in `memory_dir` up to date in memory and
@@ -128,24 +249,53 @@ fn dir_inode(dir: &Path) -> Option<i64> {
 pub(crate) fn refresh(log: &FactLog, memory_dir: &Path, workspace_id: &str) -> Result<Refreshed> {
     let dir = memory_dir.join(ID_INDEX_DIR);
     if let Some(mut index) = IdIndex::load(&dir, workspace_id)
-        && let Scan::Changed(changed) = coverage::scan(log, &index.files)?
-        && let Some(added) = index.add(log, changed)?
+        && let Some(added) = index.update(log)?
     {
         return Ok(Refreshed { index, added: Some(added) });
     }
     let mut index = IdIndex::fresh(dir, workspace_id);
-    let Scan::Changed(changed) = coverage::scan(log, &BTreeMap::new())? else {
-        unreachable!("nothing is covered, so nothing was removed")
-    };
     // Every shard of a fresh index is empty, hence usable; a file that
     // changes while it is read is read again next time.
-    if index.add(log, changed)?.is_none() {
+    if index.update(log)?.is_none() {
         return Err(crate::Error::Io {
             path: index.dir.clone(),
-            source: std::io::Error::other("the daily files kept changing while they were indexed"),
+            source: io::Error::other("the daily files kept changing while they were indexed"),
         });
     }
     Ok(Refreshed { index, added: None })
+}
+
+/// Reads little-endian integers and byte arrays off a manifest batch.
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take<const N: usize>(&mut self) -> Option<&'a [u8; N]> {
+        let (head, rest) = self.0.split_first_chunk::<N>()?;
+        self.0 = rest;
+        Some(head)
+    }
+
+    fn bytes<const N: usize>(&mut self) -> Option<[u8; N]> {
+        self.take().copied()
+    }
+
+    fn i64(&mut self) -> Option<i64> {
+        self.bytes().map(i64::from_le_bytes)
+    }
+
+    fn u64(&mut self) -> Option<u64> {
+        self.bytes().map(u64::from_le_bytes)
+    }
+
+    fn rest(&self) -> &'a [u8] {
+        self.0
+    }
+}
+
+fn put_i64s(out: &mut Vec<u8>, values: &[i64]) {
+    for value in values {
+        out.extend_from_slice(&value.to_le_bytes());
+    }
 }
 
 impl IdIndex {
@@ -154,41 +304,133 @@ impl IdIndex {
     fn load(dir: &Path, workspace_id: &str) -> Option<IdIndex> {
         let inode = dir_inode(dir)?;
         let data = atomic_io::read_optional(&dir.join(MANIFEST)).ok()??;
-        let text = std::str::from_utf8(&data).ok()?;
-        let body = text.strip_suffix("end\n")?;
-        let mut lines = body.lines();
-        let mut header = lines.next()?.strip_prefix(HEADER)?.split_ascii_whitespace();
-        if header.next()? != workspace_id || header.next()?.parse::<i64>().ok()? != inode {
+        let newline = memchr::memchr(b'\n', &data)?;
+        let header = std::str::from_utf8(&data[..newline]).ok()?;
+        let mut fields = header.strip_prefix(HEADER)?.strip_prefix(' ')?.split(' ');
+        if fields.next()? != workspace_id || fields.next()?.parse::<i64>().ok()? != inode {
             return None;
         }
-        let generation: u64 = header.next()?.parse().ok()?;
-        if header.next().is_some() {
+        let generation: u64 = fields.next()?.parse().ok()?;
+        if fields.next().is_some() || generation == 0 {
             return None;
         }
-        let mut shards = vec![0; SHARDS];
-        let mut files = BTreeMap::new();
-        for line in lines {
-            if let Some(rest) = line.strip_prefix("shard ") {
-                let (n, g) = rest.split_once(' ')?;
-                let n = usize::from_str_radix(n, 16).ok().filter(|n| *n < SHARDS)?;
-                shards[n] = g.parse().ok().filter(|g| *g != 0)?;
-            } else {
-                let (day, covered) = Covered::parse_line(line.strip_prefix("file ")?)?;
-                if files.insert(day.to_owned(), covered).is_some() {
-                    return None;
-                }
-            }
-        }
-        Some(IdIndex {
+        let mut index = IdIndex {
             dir: dir.to_owned(),
             workspace_id: workspace_id.to_owned(),
             generation,
-            shards,
-            files,
+            shard_len: vec![0; SHARDS],
+            data: Vec::new(),
+            slots: Vec::new(),
+            changed: BTreeMap::new(),
+            listing: None,
+            manifest_len: data.len() as u64,
             pending: BTreeMap::new(),
+            listing_touched: false,
             fresh: false,
-            dirty: false,
+        };
+        let mut at = newline + 1;
+        if at == data.len() {
+            return None;
+        }
+        while at < data.len() {
+            let len = u32::from_le_bytes(*data[at..].first_chunk()?) as usize;
+            let body = data.get(at + 4..at + 4 + len)?;
+            let sum = u64::from_le_bytes(*data.get(at + 4 + len..)?.first_chunk()?);
+            if sum != checksum(body) {
+                return None;
+            }
+            index.apply(body, at + 4)?;
+            at += 4 + len + 8;
+        }
+        index.data = data;
+        Some(index)
+    }
+
+    /// Applies the records of one manifest batch, found at `base` in the
+    /// manifest; `None` when one is malformed.
+    fn apply(&mut self, body: &[u8], base: usize) -> Option<()> {
+        self.slots.reserve(body.len() / FILE_RECORD);
+        let mut reader = Reader(body);
+        while let Some([tag]) = reader.bytes::<1>() {
+            match tag {
+                b'F' => {
+                    let at = base + (body.len() - reader.rest().len());
+                    let record: &[u8; FILE_RECORD - 1] = reader.take()?;
+                    let day: &[u8; DAY] = record.first_chunk()?;
+                    let day_shaped = day.iter().enumerate().all(|(at, byte)| match at {
+                        4 | 7 => *byte == b'-',
+                        _ => byte.is_ascii_digit(),
+                    });
+                    if !day_shaped {
+                        return None;
+                    }
+                    // A manifest lists its files in order; a later batch
+                    // replaces or adds a file.
+                    if self.slots.last().is_none_or(|(last, _)| last < day) {
+                        self.slots.push((*day, at));
+                    } else {
+                        match self.slots.binary_search_by(|(d, _)| d.cmp(day)) {
+                            Ok(found) => self.slots[found].1 = at,
+                            Err(found) => self.slots.insert(found, (*day, at)),
+                        }
+                    }
+                }
+                b'S' => {
+                    let shard = usize::from(u16::from_le_bytes(reader.bytes()?));
+                    *self.shard_len.get_mut(shard)? = reader.u64()?;
+                }
+                b'L' => {
+                    let mut stamp: ListingStamp = [0; 6];
+                    for slot in &mut stamp {
+                        *slot = reader.i64()?;
+                    }
+                    self.listing = Some(stamp);
+                }
+                b'l' => self.listing = None,
+                _ => return None,
+            }
+        }
+        Some(())
+    }
+
+    /// Sets the entry of its day.
+    fn put(&mut self, entry: Entry) {
+        self.changed.insert(entry.day, entry);
+    }
+
+    /// Returns the entry of `day`.
+    fn entry(&self, day: &[u8; DAY]) -> Option<Entry> {
+        if let Some(entry) = self.changed.get(day) {
+            return Some(*entry);
+        }
+        let found = self.slots.binary_search_by(|(d, _)| d.cmp(day)).ok()?;
+        Some(self.decode(found))
+    }
+
+    /// Returns the stamp of the file of slot `n`.
+    fn slot_stamp(&self, n: usize) -> FileStamp {
+        let record = &self.data[self.slots[n].1 + DAY..];
+        std::array::from_fn(|i| {
+            i64::from_le_bytes(*record[8 * i..].first_chunk().unwrap_or(&[0; 8]))
         })
+    }
+
+    /// Returns the entry of slot `n`.
+    fn decode(&self, n: usize) -> Entry {
+        let (day, at) = self.slots[n];
+        let record = &self.data[at + DAY..at + FILE_RECORD - 1];
+        let int = |i: usize| i64::from_le_bytes(*record[8 * i..].first_chunk().unwrap_or(&[0; 8]));
+        let mut core = [0; CORE];
+        core.copy_from_slice(&record[40..40 + CORE]);
+        Entry { day, stamp: self.slot_stamp(n), len: int(4) as u64, core, tail_sum: int(10) as u64 }
+    }
+
+    /// Returns every entry, by day.
+    fn entries(&self) -> BTreeMap<[u8; DAY], Entry> {
+        let mut all: BTreeMap<[u8; DAY], Entry> =
+            (0..self.slots.len()).map(|n| (self.slots[n].0, self.decode(n))).collect();
+        all.extend(self.changed.iter().map(|(day, entry)| (*day, *entry)));
+        all
     }
 
     /// Returns an empty index at `dir` (whatever is there is replaced when
@@ -201,11 +443,15 @@ impl IdIndex {
             dir,
             workspace_id: workspace_id.to_owned(),
             generation: random.max(1),
-            shards: vec![0; SHARDS],
-            files: BTreeMap::new(),
+            shard_len: vec![0; SHARDS],
+            data: Vec::new(),
+            slots: Vec::new(),
+            changed: BTreeMap::new(),
+            listing: None,
+            manifest_len: 0,
             pending: BTreeMap::new(),
+            listing_touched: false,
             fresh: true,
-            dirty: true,
         }
     }
 
@@ -213,113 +459,304 @@ impl IdIndex {
         self.dir.join(format!("{shard:03x}"))
     }
 
-    fn shard_header(&self, shard: usize, generation: u64) -> String {
-        format!("{SHARD_HEADER} {} {shard:03x} {generation}\n", self.workspace_id)
+    fn shard_header(&self, shard: usize) -> String {
+        format!("{SHARD_HEADER} {} {shard:03x} {}\n", self.workspace_id, self.generation)
     }
 
-    /// Reads a shard's entries (header line included, `end` excluded);
-    /// `None` when the file does not belong to this manifest.
-    fn read_shard(&self, shard: usize) -> Option<String> {
-        if let Some(body) = self.pending.get(&shard) {
-            return Some(body.clone());
+    /// Reads a shard's entries (header line included) with the lines not
+    /// saved yet; `None` when the file does not belong to this manifest.
+    fn read_shard(&self, shard: usize) -> Option<Vec<u8>> {
+        let len = self.shard_len[shard];
+        let header = self.shard_header(shard);
+        let mut body = if len == 0 {
+            header.into_bytes()
+        } else {
+            let data = atomic_io::read_optional(&self.shard_path(shard)).ok()??;
+            (data.len() as u64 == len
+                && data.starts_with(header.as_bytes())
+                && data.ends_with(b"\n"))
+            .then_some(data)?
+        };
+        if let Some(lines) = self.pending.get(&shard) {
+            body.extend_from_slice(lines.as_bytes());
         }
-        let generation = self.shards[shard];
-        if generation == 0 {
-            return Some(self.shard_header(shard, 0));
-        }
-        let data = atomic_io::read_optional(&self.shard_path(shard)).ok()??;
-        let text = String::from_utf8(data).ok()?;
-        let header = self.shard_header(shard, generation);
-        let body = text.strip_suffix("end\n")?;
-        (body.starts_with(&header) && body.ends_with('\n')).then(|| body.to_owned())
+        Some(body)
     }
 
-    /// Indexes what was appended to the `changed` files (in memory).
+    /// Checks the stamps of the daily files against the index, reads what
+    /// was appended to those that changed and indexes it (in memory).
     /// Returns the records indexed, or `None` when a file was rewritten or
-    /// a shard to extend is unusable (the caller rebuilds).
-    fn add(&mut self, log: &FactLog, changed: Vec<Changed>) -> Result<Option<Vec<NewRecord>>> {
-        if changed.is_empty() {
-            return Ok(Some(Vec::new()));
-        }
-        self.dirty = true;
-        let mut lines: BTreeMap<usize, String> = BTreeMap::new();
+    /// removed (the caller rebuilds).
+    fn update(&mut self, log: &FactLog) -> Result<Option<Vec<NewRecord>>> {
+        let Some(changed) = self.scan(log)? else { return Ok(None) };
         let mut added = Vec::new();
         // A bounded number of files in memory at once (a rebuild reads them
         // all).
         for chunk in changed.chunks(64) {
-            let parsed = map_in_parallel(chunk, |changed| {
-                let Some(file) = coverage::read_appended(changed)? else { return Ok(None) };
-                let (records, reach) =
-                    log.parse_from::<FactSummary>(&file.day.path, &file.data, file.from)?;
+            let parsed = map_in_parallel(chunk, |(day, known)| {
+                let path = log.path_for_day(day);
+                let Some((data, stamp)) = atomic_io::read_stamped(&path)? else {
+                    return Ok(None);
+                };
+                let (mut hasher, from) = match known {
+                    None => (Sha256::new(), 0),
+                    Some(known) => {
+                        let len = known.len as usize;
+                        let Some(covered) = data.get(..len) else { return Ok(None) };
+                        let mut hasher = Sha256::new();
+                        hasher.update(covered);
+                        if fingerprint(&hasher) != (known.core, known.tail_sum) {
+                            return Ok(None);
+                        }
+                        (hasher, len)
+                    }
+                };
+                let (records, reach) = log.parse_from::<FactSummary>(&path, &data, from)?;
+                hasher.update(&data[from..reach]);
                 let ids: Vec<(u64, String)> = records
                     .into_iter()
                     .map(|(offset, r)| (offset, r.fact_id().to_owned()))
                     .collect();
-                Ok(Some((ids, Covered::of(file.stamp, &file.data, reach))))
+                let (core, tail_sum) = fingerprint(&hasher);
+                let mut entry = Entry { day: [0; DAY], stamp, len: reach as u64, core, tail_sum };
+                entry.day.copy_from_slice(day.as_bytes());
+                Ok(Some((ids, entry)))
             });
-            for (changed, result) in chunk.iter().zip(parsed) {
-                let Some((ids, covered)) = result? else { return Ok(None) };
-                let day = &changed.day.day;
+            for ((day, _), result) in chunk.iter().zip(parsed) {
+                let Some((ids, entry)) = result? else { return Ok(None) };
                 for (offset, id) in ids {
-                    let line = lines.entry(shard_of(&id)).or_default();
-                    let _ = writeln!(line, "{id} {day} {offset}");
+                    let lines = self.pending.entry(shard_of(&id)).or_default();
+                    let _ = writeln!(lines, "{id} {day} {offset}");
                     added.push(NewRecord { id, place: Place { day: day.clone(), offset } });
                 }
-                self.files.insert(day.clone(), covered);
+                self.put(entry);
             }
         }
-        let generation = self.generation + 1;
-        for (shard, new) in lines {
-            let Some(mut body) = self.read_shard(shard) else { return Ok(None) };
-            body.replace_range(
-                ..body.find('\n').map_or(0, |n| n + 1),
-                &self.shard_header(shard, generation),
-            );
-            // A usable shard holds exactly what the manifest covers (a
-            // crash between a shard and the manifest leaves the shard of
-            // another generation), so the new lines are not in it yet.
-            body.push_str(&new);
-            self.pending.insert(shard, body);
-            self.shards[shard] = generation;
-        }
-        self.generation = generation;
         Ok(Some(added))
     }
 
-    /// Writes what changed since the index was read: the changed shards,
-    /// then the manifest. Only a cache: a caller may ignore a failure (the
+    /// Compares the daily files with the index: the listing of `daily/`
+    /// when its stamp changed, then one `stat` per file. Returns the files
+    /// to read (day, what the index had read of it), or `None` when a
+    /// covered file was removed.
+    fn scan(&mut self, log: &FactLog) -> Result<Option<Vec<ToRead>>> {
+        let dir_path = log.dir();
+        let dir = match OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(dir_path)
+        {
+            Ok(dir) => Some(dir),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => None,
+            Err(err) if err.raw_os_error() == Some(libc::ELOOP) => {
+                atomic_io::refuse_symlink(dir_path)?;
+                return Err(err).at(dir_path);
+            }
+            Err(err) => return Err(err).at(dir_path),
+        };
+        let Some(dir) = dir else {
+            return Ok(self.slots.is_empty().then(Vec::new));
+        };
+        let meta = dir.metadata().at(dir_path)?;
+        let listing: ListingStamp = [
+            meta.ino() as i64,
+            meta.size() as i64,
+            meta.mtime(),
+            meta.mtime_nsec(),
+            meta.ctime(),
+            meta.ctime_nsec(),
+        ];
+        // A scan runs first, before anything changed.
+        debug_assert!(self.changed.is_empty());
+        let days: Vec<[u8; DAY]> = if self.listing == Some(listing) {
+            self.slots.iter().map(|(day, _)| *day).collect()
+        } else {
+            let listed = log.days()?;
+            // The file system's clock, not the workspace's (which tests set).
+            #[allow(clippy::disallowed_methods)]
+            let now = jiff::Timestamp::now().as_second();
+            let settled = (meta.mtime() < now - SETTLED_SECS).then_some(listing);
+            if settled != self.listing {
+                self.listing = settled;
+                self.listing_touched = true;
+            }
+            listed.iter().filter_map(|file| file.day.as_bytes().try_into().ok()).collect()
+        };
+        let stamps = stat_days(dir, dir_path, days.clone())?;
+        // Both lists are in day order: walk them together.
+        let mut changed = Vec::new();
+        let mut next = 0;
+        for (day, stamp) in days.iter().zip(stamps) {
+            let slot = match self.slots.get(next).map(|(known, _)| known.cmp(day)) {
+                // A covered file that is no longer listed.
+                Some(std::cmp::Ordering::Less) => return Ok(None),
+                Some(std::cmp::Ordering::Equal) => {
+                    next += 1;
+                    Some(next - 1)
+                }
+                _ => None,
+            };
+            match (slot, stamp) {
+                (Some(slot), Some(stamp)) if self.slot_stamp(slot) == stamp => {}
+                (Some(_), None) => return Ok(None),
+                (None, None) => {}
+                (slot, Some(_)) => {
+                    changed.push((entry_day(day).to_owned(), slot.map(|n| self.decode(n))));
+                }
+            }
+        }
+        Ok((next == self.slots.len()).then_some(changed))
+    }
+
+    /// Counts what an append made under the lock wrote as read, when the
+    /// index had read its file to the end right before it and nobody else
+    /// wrote to it in between (else the next check reads the file): the
+    /// entry continues over the written bytes with the stamp the file had
+    /// right after the write, and the records are indexed.
+    pub(crate) fn record_append(&mut self, log: &FactLog, written: &[Written]) {
+        for file in written {
+            let Some(placement) = file.placement else { continue };
+            let end = placement.offset + file.bytes.len() as u64;
+            let ours = placement.after[0] == placement.before[0]
+                && placement.after[1] == end as i64
+                && placement.before[1] == placement.offset as i64;
+            let Ok(day) = <[u8; DAY]>::try_from(file.day.as_bytes()) else { continue };
+            if !ours {
+                continue;
+            }
+            let mut hasher = match self.entry(&day) {
+                Some(known) if known.stamp == placement.before && known.len == placement.offset => {
+                    // The bytes after the last whole block, from the file.
+                    let Some(tail) = read_tail(&log.path_for_day(&file.day), known.len) else {
+                        continue;
+                    };
+                    if checksum(&tail) != known.tail_sum {
+                        continue;
+                    }
+                    let Some(hasher) = resume(&known.core, &tail) else { continue };
+                    hasher
+                }
+                None if placement.offset == 0 => Sha256::new(),
+                _ => continue,
+            };
+            hasher.update(file.bytes.as_bytes());
+            let (core, tail_sum) = fingerprint(&hasher);
+            for (at, id) in &file.records {
+                let lines = self.pending.entry(shard_of(id)).or_default();
+                let _ = writeln!(lines, "{id} {} {}", file.day, placement.offset + at);
+            }
+            self.put(Entry { day, stamp: placement.after, len: end, core, tail_sum });
+        }
+    }
+
+    /// Writes what changed since the index was read: the new lines of the
+    /// shards, then a batch of the manifest (or the whole manifest, when
+    /// it is fresh or its batches outweigh what it describes). Only a
+    /// cache, written without fsync: a caller may ignore a failure (the
     /// next use reads the daily files again).
     ///
     /// Errors: [`crate::Error::Io`].
     pub(crate) fn save(&mut self) -> Result<()> {
-        if !self.dirty {
+        if !self.fresh
+            && self.pending.is_empty()
+            && self.changed.is_empty()
+            && !self.listing_touched
+        {
             return Ok(());
         }
         atomic_io::create_private_dir(&self.dir)?;
         if self.fresh {
             // No manifest while the old shards are replaced.
             let _ = std::fs::remove_file(self.dir.join(MANIFEST));
-            for shard in (0..SHARDS).filter(|s| self.shards[*s] == 0) {
+            atomic_io::remove_temporaries(&self.dir);
+            for shard in (0..SHARDS).filter(|s| !self.pending.contains_key(s)) {
                 let _ = std::fs::remove_file(self.shard_path(shard));
             }
         }
-        for (shard, body) in std::mem::take(&mut self.pending) {
-            let mut data = body.into_bytes();
-            data.extend_from_slice(b"end\n");
-            atomic_io::replace_cache(&self.shard_path(shard), &data)?;
+        let mut shards = Vec::with_capacity(self.pending.len());
+        for (shard, lines) in std::mem::take(&mut self.pending) {
+            let path = self.shard_path(shard);
+            let file = open_cache(&path)?;
+            let at = self.shard_len[shard];
+            let header = self.shard_header(shard);
+            let len = if at == 0 {
+                let mut data = header.into_bytes();
+                data.extend_from_slice(lines.as_bytes());
+                file.write_all_at(&data, 0).at(&path)?;
+                // Whatever an earlier index left after the end is cut off.
+                file.set_len(data.len() as u64).at(&path)?;
+                data.len() as u64
+            } else if shard_intact(&file, &header, at) {
+                file.write_all_at(lines.as_bytes(), at).at(&path)?;
+                at + lines.len() as u64
+            } else {
+                // New lines must follow exactly what the manifest covers.
+                let _ = std::fs::remove_file(self.dir.join(MANIFEST));
+                return Err(io::Error::other("a shard of the id index was changed")).at(&path);
+            };
+            self.shard_len[shard] = len;
+            shards.push(shard);
         }
-        self.fresh = false;
-        self.dirty = false;
+        let path = self.dir.join(MANIFEST);
+        let mut batch = Vec::new();
+        for entry in self.changed.values() {
+            push_entry(&mut batch, entry);
+        }
+        for shard in shards {
+            push_shard(&mut batch, shard, self.shard_len[shard]);
+        }
+        if self.listing_touched {
+            push_listing(&mut batch, self.listing.as_ref());
+        }
+        self.listing_touched = false;
+        let compact = self.compact_len();
+        // Batches up to a quarter of what they describe: a check reads at
+        // most 1.25 times the compacted manifest.
+        if self.fresh || self.manifest_len + batch.len() as u64 + 12 > compact + compact / 4 + 4096
+        {
+            let data = self.compact();
+            atomic_io::replace_cache(&path, &data)?;
+            self.manifest_len = data.len() as u64;
+            self.fresh = false;
+            return Ok(());
+        }
+        let mut data = Vec::with_capacity(batch.len() + 12);
+        close_batch(&mut data, &batch);
+        // The manifest is as long as it was when read (nothing else writes
+        // the index under the lock; anything after a batch fails to load).
+        let file = open_cache(&path)?;
+        file.write_all_at(&data, self.manifest_len).at(&path)?;
+        self.manifest_len += data.len() as u64;
+        Ok(())
+    }
+
+    /// The length of the manifest written whole.
+    fn compact_len(&self) -> u64 {
+        let shards = self.shard_len.iter().filter(|len| **len != 0).count();
+        (HEADER.len()
+            + self.workspace_id.len()
+            + 64
+            + 12
+            + (self.slots.len() + self.changed.len()) * FILE_RECORD
+            + shards * SHARD_RECORD
+            + LISTING_RECORD) as u64
+    }
+
+    /// Returns the manifest written whole: the header and one batch.
+    fn compact(&self) -> Vec<u8> {
         let inode = dir_inode(&self.dir).unwrap_or(-1);
-        let mut text = format!("{HEADER} {} {inode} {}\n", self.workspace_id, self.generation);
-        for (shard, generation) in self.shards.iter().enumerate().filter(|(_, g)| **g != 0) {
-            let _ = writeln!(text, "shard {shard:03x} {generation}");
+        let mut batch = Vec::with_capacity(self.compact_len() as usize);
+        for entry in self.entries().values() {
+            push_entry(&mut batch, entry);
         }
-        for (day, covered) in &self.files {
-            covered.write_line(day, &mut text);
+        for (shard, len) in self.shard_len.iter().enumerate().filter(|(_, len)| **len != 0) {
+            push_shard(&mut batch, shard, *len);
         }
-        text.push_str("end\n");
-        atomic_io::replace_cache(&self.dir.join(MANIFEST), text.as_bytes())
+        push_listing(&mut batch, self.listing.as_ref());
+        let mut data =
+            format!("{HEADER} {} {inode} {}\n", self.workspace_id, self.generation).into_bytes();
+        close_batch(&mut data, &batch);
+        data
     }
 
     /// Returns every indexed place of each of `ids`, sorted (the first is
@@ -332,15 +769,15 @@ impl IdIndex {
         }
         let mut found = vec![Vec::new(); ids.len()];
         for (shard, positions) in by_shard {
-            if self.shards[shard] == 0 {
+            if self.shard_len[shard] == 0 && !self.pending.contains_key(&shard) {
                 continue;
             }
             let body = self.read_shard(shard)?;
             for position in positions {
                 let needle = format!("\n{} ", ids[position]);
-                for start in memchr::memmem::find_iter(body.as_bytes(), needle.as_bytes()) {
+                for start in memchr::memmem::find_iter(&body, needle.as_bytes()) {
                     let rest = &body[start + needle.len()..];
-                    let line = &rest[..rest.find('\n')?];
+                    let line = std::str::from_utf8(&rest[..memchr::memchr(b'\n', rest)?]).ok()?;
                     let (day, offset) = line.split_once(' ')?;
                     found[position]
                         .push(Place { day: day.to_owned(), offset: offset.parse().ok()? });
@@ -350,4 +787,165 @@ impl IdIndex {
         }
         Some(found)
     }
+}
+
+fn push_entry(out: &mut Vec<u8>, entry: &Entry) {
+    out.push(b'F');
+    out.extend_from_slice(&entry.day);
+    put_i64s(out, &entry.stamp);
+    out.extend_from_slice(&entry.len.to_le_bytes());
+    out.extend_from_slice(&entry.core);
+    out.extend_from_slice(&entry.tail_sum.to_le_bytes());
+}
+
+fn push_shard(out: &mut Vec<u8>, shard: usize, len: u64) {
+    out.push(b'S');
+    out.extend_from_slice(&(shard as u16).to_le_bytes());
+    out.extend_from_slice(&len.to_le_bytes());
+}
+
+fn push_listing(out: &mut Vec<u8>, listing: Option<&ListingStamp>) {
+    match listing {
+        Some(stamp) => {
+            out.push(b'L');
+            put_i64s(out, stamp);
+        }
+        None => out.push(b'l'),
+    }
+}
+
+/// Appends `batch` to `out` as one manifest batch: length, body, checksum.
+fn close_batch(out: &mut Vec<u8>, batch: &[u8]) {
+    out.extend_from_slice(&(batch.len() as u32).to_le_bytes());
+    out.extend_from_slice(batch);
+    out.extend_from_slice(&checksum(batch).to_le_bytes());
+}
+
+/// Reads the bytes of the daily file at `path` after the last whole 64-byte
+/// block of its first `len` bytes; `None` when they cannot be read.
+fn read_tail(path: &Path, len: u64) -> Option<Vec<u8>> {
+    let file = atomic_io::open_optional(path).ok()??;
+    let mut tail = vec![0; (len % 64) as usize];
+    file.read_exact_at(&mut tail, len - len % 64).ok()?;
+    Some(tail)
+}
+
+/// Returns whether the shard file `file` is `len` bytes long and starts
+/// with `header`: what the manifest covers of it (a shard whose lines were
+/// cut or replaced is never extended).
+fn shard_intact(file: &File, header: &str, len: u64) -> bool {
+    let mut start = vec![0; header.len()];
+    file.metadata().is_ok_and(|meta| meta.len() == len)
+        && file.read_exact_at(&mut start, 0).is_ok()
+        && start == header.as_bytes()
+}
+
+/// Opens an index file for writing in place (created with mode 0600), not
+/// following a symlink.
+fn open_cache(path: &Path) -> Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+        .at(path)
+}
+
+/// Stats daily files by chunks, claimed by whichever thread is free.
+struct StatJob {
+    dir: File,
+    days: Vec<[u8; DAY]>,
+    /// The first day not claimed yet.
+    next: AtomicUsize,
+    stamps: Mutex<Vec<Option<FileStamp>>>,
+    /// How many days are done, and the first error.
+    done: Mutex<(usize, Option<rustix::io::Errno>)>,
+    finished: Condvar,
+}
+
+/// Days per claim: small enough that a thread preempted in the middle of
+/// one holds the others up only briefly.
+const STAT_CHUNK: usize = 32;
+
+impl StatJob {
+    /// Stats chunks until none is left unclaimed.
+    fn work(&self) {
+        let mut name = [0u8; DAY + 6];
+        name[DAY..].copy_from_slice(b".jsonl");
+        loop {
+            let start = self.next.fetch_add(STAT_CHUNK, Ordering::Relaxed);
+            if start >= self.days.len() {
+                return;
+            }
+            let end = (start + STAT_CHUNK).min(self.days.len());
+            let mut stamps = [None; STAT_CHUNK];
+            let mut error = None;
+            for (day, slot) in self.days[start..end].iter().zip(&mut stamps) {
+                name[..DAY].copy_from_slice(day);
+                match rustix::fs::statat(
+                    &self.dir,
+                    &name[..],
+                    rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+                ) {
+                    Ok(stat) => {
+                        *slot = Some([
+                            stat.st_ino as i64,
+                            stat.st_size,
+                            stat.st_mtime,
+                            stat.st_mtime_nsec as i64,
+                        ]);
+                    }
+                    Err(rustix::io::Errno::NOENT) => {}
+                    Err(err) => error = Some(err),
+                }
+            }
+            lock(&self.stamps)[start..end].copy_from_slice(&stamps[..end - start]);
+            let mut done = lock(&self.done);
+            done.0 += end - start;
+            done.1 = done.1.or(error);
+            if done.0 == self.days.len() {
+                self.finished.notify_all();
+            }
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Returns the stamp of each daily file of `days` (`None`: it is gone),
+/// each `stat` relative to the open `daily/`. For a long list a second
+/// thread shares the work, claiming chunks while this one does: when it
+/// does not get a core soon (a busy machine), this thread does them all
+/// and waits for nobody.
+fn stat_days(dir: File, dir_path: &Path, days: Vec<[u8; DAY]>) -> Result<Vec<Option<FileStamp>>> {
+    let count = days.len();
+    let job = Arc::new(StatJob {
+        dir,
+        days,
+        next: AtomicUsize::new(0),
+        stamps: Mutex::new(vec![None; count]),
+        done: Mutex::new((0, None)),
+        finished: Condvar::new(),
+    });
+    if count >= PARALLEL_STATS {
+        let helper = Arc::clone(&job);
+        // Detached: it allocates nothing and only reads; a helper that
+        // never got to run leaves with the process.
+        let _ = std::thread::Builder::new().stack_size(64 * 1024).spawn(move || helper.work());
+    }
+    job.work();
+    let mut done = lock(&job.done);
+    while done.0 < count {
+        done = job.finished.wait(done).unwrap_or_else(std::sync::PoisonError::into_inner);
+    }
+    if let Some(err) = done.1 {
+        return Err(io::Error::from(err)).at(dir_path);
+    }
+    drop(done);
+    Ok(std::mem::take(&mut *lock(&job.stamps)))
 }

@@ -9,6 +9,7 @@ use crate::error::{Error, Invalid, Result};
 use crate::model::canon;
 use crate::model::fact::{Fact, NewFact};
 use crate::store::atomic_io;
+use crate::store::fact_log::{FactLog, Written};
 use crate::store::id_index::{self, IdIndex};
 use crate::workspace::{CURATED_FILE, IMPORT_BATCH, Workspace};
 
@@ -65,8 +66,8 @@ impl Workspace {
             Some(stored) if fact.repeats(&stored, recorded_at_given) => Ok(stored),
             Some(_) => Err(Error::invalid("fact_id", Invalid::IdTaken { id: fact.fact_id })),
             None => {
-                self.log.append(facts)?;
-                save_id_index(index);
+                let written = self.log.append(facts, true)?;
+                save_id_index(&self.log, index, &written);
                 Ok(fact)
             }
         }
@@ -143,13 +144,14 @@ impl Workspace {
             }
         }
         let mut done = 0;
+        let mut written = Vec::new();
         for batch in missing.chunks(IMPORT_BATCH) {
-            self.log.append(batch)?;
+            written.extend(self.log.append(batch, true)?);
             done += batch.len();
             progress(done);
         }
         if !missing.is_empty() {
-            save_id_index(index);
+            save_id_index(&self.log, index, &written);
         }
         Ok(Imported { facts: missing, already_present })
     }
@@ -158,12 +160,12 @@ impl Workspace {
     /// only when the append finds them missing (the hot path makes no
     /// directory calls).
     fn append_creating_dirs(&self, facts: &[Fact]) -> Result<()> {
-        match self.log.append(facts) {
+        match self.log.append(facts, false) {
             Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
                 self.init()?;
-                self.log.append(facts)
+                self.log.append(facts, false).map(drop)
             }
-            other => other,
+            other => other.map(drop),
         }
     }
 
@@ -319,10 +321,12 @@ pub struct Imported {
 }
 
 /// Saves the id index a check refreshed, once the append it allowed is
-/// durable. Only a cache: a failure costs the next check a read of the
-/// daily files that changed.
-fn save_id_index(index: Option<IdIndex>) {
+/// durable, counting what the append `written` as read when nobody else
+/// wrote to its files meanwhile. Only a cache: a failure costs the next
+/// check a read of the daily files that changed.
+fn save_id_index(log: &FactLog, index: Option<IdIndex>, written: &[Written]) {
     if let Some(mut index) = index {
+        index.record_append(log, written);
         let _ = index.save();
     }
 }
@@ -337,4 +341,62 @@ fn recorded_workspace(record: &[u8]) -> Option<String> {
         workspace_id: String,
     }
     serde_json::from_slice::<Scoped>(record).ok().map(|scoped| scoped.workspace_id)
+}
+
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests write fixtures directly
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+    use crate::model::fact::NewFact;
+
+    fn new_fact(id: &str, content: &str, day: &str) -> NewFact {
+        NewFact {
+            fact_id: Some(id.to_owned()),
+            recorded_at: Some(format!("{day}T10:00:00Z")),
+            ..NewFact::new(content)
+        }
+    }
+
+    fn append_outside(ws: &Workspace, fact: &NewFact) {
+        let line = ws.prepare(fact.clone()).unwrap().to_line();
+        let day = fact.recorded_at.as_deref().unwrap()[..10].to_owned();
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(ws.log.path_for_day(&day))
+            .unwrap();
+        file.write_all(line.as_bytes()).unwrap();
+    }
+
+    /// Another writer appends between an id check and the append it
+    /// allowed (to a file the index read, and to a file it did not know):
+    /// the append must not count the other writer's record as read.
+    #[test]
+    fn an_outside_append_between_the_check_and_the_append_stays_visible() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::open(dir.path(), None).unwrap();
+        ws.init().unwrap();
+        ws.remember(new_fact("a-1", "First.", "2026-01-01")).unwrap();
+        let facts = [
+            ws.prepare(new_fact("b-1", "Second.", "2026-01-01")).unwrap(),
+            ws.prepare(new_fact("b-2", "Third.", "2026-01-02")).unwrap(),
+        ];
+        {
+            let _lock = ws.lock().unwrap();
+            let (stored, index) = ws.stored_under(&facts).unwrap();
+            assert_eq!(stored, vec![None, None]);
+            append_outside(&ws, &new_fact("x-1", "Outside.", "2026-01-01"));
+            append_outside(&ws, &new_fact("x-2", "Outside.", "2026-01-02"));
+            let written = ws.log.append(&facts, true).unwrap();
+            save_id_index(&ws.log, index, &written);
+        }
+        for id in ["x-1", "x-2", "b-1"] {
+            match ws.remember(new_fact(id, "Another value.", "2026-01-01")) {
+                Err(Error::InvalidInput { reason: Invalid::IdTaken { .. }, .. }) => {}
+                other => panic!("{id}: expected the id to be taken, got {other:?}"),
+            }
+        }
+    }
 }
