@@ -23,9 +23,11 @@
 use std::path::Path;
 use std::time::Instant;
 
-use workmem::{
-    CaseStatus, DistillOptions, NewFact, Resolution, Stamp, Workspace, WorkspaceBuilder,
-};
+use workmem::{CaseStatus, DistillOptions, Resolution, Stamp, Workspace, WorkspaceBuilder};
+
+#[path = "common/ties.rs"]
+mod ties;
+use ties::ties;
 
 const AS_OF: &str = "2026-06-01T00:00:00Z";
 /// Cases each copy resolves while it is timed.
@@ -53,29 +55,6 @@ fn copy_dir(from: &Path, to: &Path) {
 fn copy_of(project: &Path, to: &Path) -> Workspace {
     copy_dir(&project.join(".workmem"), &to.join(".workmem"));
     WorkspaceBuilder::adopt(Workspace::builder(to)).expect("adopt").0
-}
-
-fn ties(ws: &Workspace, keys: &[String]) {
-    let mut facts = Vec::new();
-    for key in keys {
-        for (id, content, at) in [
-            ("a1", "Value A.", "2026-01-01T00:00:00Z"),
-            ("a2", "Value A.", "2026-01-02T00:00:00Z"),
-            ("b1", "Value B.", "2026-01-01T00:00:00Z"),
-            ("b2", "Value B.", "2026-01-02T00:00:00Z"),
-        ] {
-            facts.push(NewFact {
-                content: content.into(),
-                kind: Some("decision".into()),
-                importance: Some(4),
-                memory_key: Some(key.clone()),
-                recorded_at: Some(at.into()),
-                fact_id: Some(format!("{key}-{id}")),
-                ..NewFact::default()
-            });
-        }
-    }
-    ws.import(facts, &mut |_| {}).expect("import");
 }
 
 fn distill(ws: &Workspace) -> f64 {

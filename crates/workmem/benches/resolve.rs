@@ -22,7 +22,10 @@ use std::path::Path;
 use std::time::Instant;
 
 use workmem::internals::journal::JOURNAL_FILE;
-use workmem::{CaseStatus, DistillOptions, NewFact, Resolution, Stamp, Workspace};
+use workmem::{CaseStatus, DistillOptions, Resolution, Stamp, Workspace};
+
+#[path = "common/ties.rs"]
+mod ties;
 
 const AS_OF: &str = "2026-06-01T00:00:00Z";
 /// Cases resolved per workspace (one more is only prepared, to measure the
@@ -45,25 +48,7 @@ fn figures(dir: &Path) {
     // Fresh keys on every run (a run adds facts to the workspace).
     let run = ws.fresh_event_id().replace(':', "-");
     let keys: Vec<String> = (0..=CASES).map(|n| format!("bench.{run}.k{n}")).collect();
-    for key in &keys {
-        for (id, content, at) in [
-            ("a1", "Value A.", "2026-01-01T00:00:00Z"),
-            ("a2", "Value A.", "2026-01-02T00:00:00Z"),
-            ("b1", "Value B.", "2026-01-01T00:00:00Z"),
-            ("b2", "Value B.", "2026-01-02T00:00:00Z"),
-        ] {
-            ws.remember(NewFact {
-                content: content.into(),
-                kind: Some("decision".into()),
-                importance: Some(4),
-                memory_key: Some(key.clone()),
-                recorded_at: Some(at.into()),
-                fact_id: Some(format!("{key}-{id}")),
-                ..NewFact::default()
-            })
-            .expect("remember");
-        }
-    }
+    ties::ties(&ws, &keys);
     let as_of = Stamp::parse(AS_OF).expect("stamp");
     let started = Instant::now();
     let report = ws.distill(&DistillOptions::new().as_of(as_of)).expect("distill").report;
