@@ -45,7 +45,7 @@ use crate::workspace::memory::CuratedView;
 use crate::workspace::{CURATED_FILE, PENDING_INDEX_FILE, Workspace};
 
 /// Version of the `.pending.json` layout.
-const SCHEMA_VERSION: u32 = 1;
+const SCHEMA_VERSION: u32 = 2;
 
 /// The pending index (see the module docs).
 #[derive(Debug, Serialize, Deserialize)]
@@ -76,6 +76,8 @@ struct IndexedFile {
     /// Its pending keyed facts, oldest first; only the newest of the whole
     /// index, as many as were asked, are kept.
     pending: Vec<PendingFact>,
+    /// Whether older pending facts of the file were left out of `pending`.
+    cut: bool,
 }
 
 impl Workspace {
@@ -162,7 +164,9 @@ impl Workspace {
                 continue;
             }
             let grew = stamp[0] == listed.stamp[0] && stamp[1] > listed.stamp[1];
-            if !grew {
+            // A fact appended since may be older (its `recorded_at`) than
+            // the pending facts the index left out of this file.
+            if !grew || listed.cut {
                 return Ok(None);
             }
             let facts = self.log.read_file(&day.path)?;
@@ -237,7 +241,13 @@ impl Workspace {
             }
             pending.sort_by(|a, b| a.order().cmp(&b.order()));
             count += pending.len();
-            files.push(IndexedFile { day: day.day.clone(), stamp, facts: facts.len(), pending });
+            files.push(IndexedFile {
+                day: day.day.clone(),
+                stamp,
+                facts: facts.len(),
+                pending,
+                cut: false,
+            });
         }
         let complete = count < limit;
         // Keep the newest `limit`: drop from the oldest file up.
@@ -248,6 +258,7 @@ impl Workspace {
             }
             let cut = excess.min(file.pending.len());
             file.pending.drain(..cut);
+            file.cut = cut > 0;
             excess -= cut;
         }
         Ok(PendingIndex {
