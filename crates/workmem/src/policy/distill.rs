@@ -517,6 +517,13 @@ struct Run<'p> {
     size: usize,
 }
 
+/// A unit the policy judges on its own: an unkeyed group (by its entry
+/// key) or a memory key.
+enum Unit<'k> {
+    Group(String),
+    Domain(&'k str),
+}
+
 /// The losing candidates of the adjudication that produced the active value.
 struct Rejected {
     conflict_id: String,
@@ -548,6 +555,29 @@ impl Run<'_> {
 
     /// The positions in the input of `facts` (none for a partial run,
     /// which records ids).
+    /// Records, when collecting for the cache, `facts` left pending in
+    /// `unit`: their ids in a partial run, else their positions.
+    fn keep_pending<F: FactRecord>(&mut self, unit: Unit<'_>, facts: &[&F]) {
+        if self.collected.is_none() {
+            return;
+        }
+        let positions = self.positions(facts);
+        let partial = self.partial;
+        let Some(collected) = &mut self.collected else { return };
+        if partial {
+            collected.pending.extend(facts.iter().map(|f| f.fact_id().to_owned()));
+            return;
+        }
+        match unit {
+            Unit::Group(key) => collected.pending_unkeyed.push((key, positions)),
+            Unit::Domain(memory_key) => {
+                let pending = collected.pending_keyed.entry(memory_key.to_owned()).or_default();
+                pending.extend(positions);
+                pending.sort_unstable();
+            }
+        }
+    }
+
     fn positions<F: FactRecord>(&self, facts: &[&F]) -> Vec<usize> {
         if self.partial {
             return Vec::new();
@@ -612,18 +642,7 @@ impl Run<'_> {
             self.report.skipped += count;
             let reason = proposal.below_thresholds(self.policy);
             self.note_all(&proposal.facts, &reason);
-            if self.collected.is_some() {
-                let positions = self.positions(&proposal.facts);
-                if let Some(collected) = &mut self.collected {
-                    if self.partial {
-                        collected
-                            .pending
-                            .extend(proposal.facts.iter().map(|f| f.fact_id().to_owned()));
-                    } else {
-                        collected.pending_unkeyed.push((key, positions));
-                    }
-                }
-            }
+            self.keep_pending(Unit::Group(key), &proposal.facts);
             return;
         }
         self.report.eligible += count;
@@ -716,21 +735,7 @@ impl Run<'_> {
         let mut stale = 0;
         for (index, (proposal, verdict)) in proposals.iter().zip(verdicts).enumerate() {
             self.report.skipped += proposal.facts.len();
-            if self.collected.is_some() {
-                let positions = self.positions(&proposal.facts);
-                if let Some(collected) = &mut self.collected {
-                    if self.partial {
-                        collected
-                            .pending
-                            .extend(proposal.facts.iter().map(|f| f.fact_id().to_owned()));
-                    } else {
-                        let pending =
-                            collected.pending_keyed.entry(memory_key.to_owned()).or_default();
-                        pending.extend(positions);
-                        pending.sort_unstable();
-                    }
-                }
-            }
+            self.keep_pending(Unit::Domain(memory_key), &proposal.facts);
             let reason = match verdict {
                 Verdict::Skipped(reason) => reason,
                 // 5.3e: a tie fails closed; qualified facts are skipped.
