@@ -153,21 +153,36 @@ impl FactLog {
         for (number, line, terminated) in atomic_io::lines(data) {
             match T::parse_for(line, &self.workspace_id) {
                 Ok(record) => records.push(record),
-                Err(LineError::Scope(found)) => {
-                    return Err(Error::Scope {
-                        location: Location::line(path, number),
-                        found,
-                        expected: self.workspace_id.clone(),
-                    });
-                }
-                // A torn final line is an unacknowledged append: ignore it.
-                Err(LineError::Invalid(_)) if !terminated => {}
-                Err(LineError::Invalid(message)) => {
-                    return Err(Error::corrupt(Location::line(path, number), message));
-                }
+                Err(err) => self.refuse_line(path, number, err, terminated)?,
             }
         }
         Ok(records)
+    }
+
+    /// What line `number` of `path`, which did not parse (`err`), means:
+    /// nothing for an invalid unterminated final line (a torn append,
+    /// never acknowledged: ignored), else the error naming the line.
+    ///
+    /// Errors: [`Error::Scope`] for a fact of another workspace,
+    /// [`Error::Corrupt`] for an invalid line.
+    fn refuse_line(
+        &self,
+        path: &Path,
+        number: usize,
+        err: LineError,
+        terminated: bool,
+    ) -> Result<()> {
+        match err {
+            LineError::Scope(found) => Err(Error::Scope {
+                location: Location::line(path, number),
+                found,
+                expected: self.workspace_id.clone(),
+            }),
+            LineError::Invalid(_) if !terminated => Ok(()),
+            LineError::Invalid(message) => {
+                Err(Error::corrupt(Location::line(path, number), message))
+            }
+        }
     }
 
     /// Parses the lines of a daily file's `data` from byte `from` (a line
@@ -210,17 +225,7 @@ impl FactLog {
                     records.push((start as u64, record));
                     reach = offset;
                 }
-                Err(LineError::Scope(found)) => {
-                    return Err(Error::Scope {
-                        location: Location::line(path, number),
-                        found,
-                        expected: self.workspace_id.clone(),
-                    });
-                }
-                Err(LineError::Invalid(_)) if !terminated => {}
-                Err(LineError::Invalid(message)) => {
-                    return Err(Error::corrupt(Location::line(path, number), message));
-                }
+                Err(err) => self.refuse_line(path, number, err, terminated)?,
             }
         }
         Ok((records, reach))
