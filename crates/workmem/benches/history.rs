@@ -23,11 +23,11 @@
 use std::path::Path;
 use std::time::Instant;
 
-use workmem::{CaseStatus, DistillOptions, Resolution, Stamp, Workspace, WorkspaceBuilder};
+use workmem::{DistillOptions, Stamp, Workspace, WorkspaceBuilder};
 
 #[path = "common/ties.rs"]
 mod ties;
-use ties::ties;
+use ties::{open_cases, resolution, ties};
 
 const AS_OF: &str = "2026-06-01T00:00:00Z";
 /// Cases each copy resolves while it is timed.
@@ -63,30 +63,6 @@ fn distill(ws: &Workspace) -> f64 {
     started.elapsed().as_secs_f64() * 1e3
 }
 
-fn resolution(case: &workmem::Case) -> Resolution {
-    Resolution {
-        conflict_id: case.conflict_id.clone(),
-        candidate_id: case.candidates[0].candidate_id.clone(),
-        expected_revision: i64::from(case.revision),
-        actor: "bench".into(),
-        rationale: "benchmark".into(),
-        event_id: format!("bench:{}", case.memory_key),
-        resolved_at: None,
-    }
-}
-
-fn open_cases(ws: &Workspace, keys: &[String]) -> Vec<workmem::Case> {
-    let mut cases: Vec<_> = ws
-        .conflicts()
-        .expect("conflicts")
-        .cases
-        .into_iter()
-        .filter(|c| c.status == CaseStatus::Open && keys.contains(&c.memory_key))
-        .collect();
-    cases.sort_by(|a, b| a.memory_key.cmp(&b.memory_key));
-    cases
-}
-
 fn drop_distill_cache(ws: &Workspace) {
     for name in [".distill-cache", ".distill-cache.units", ".distill-cache.ids"] {
         let _ = std::fs::remove_file(ws.file(name));
@@ -110,7 +86,7 @@ fn figures(project: &Path, resolutions: usize) {
     }
     let started = Instant::now();
     for case in open_cases(&copies[2], &history) {
-        copies[2].resolve(resolution(&case)).expect("resolve");
+        copies[2].resolve(resolution(&case, 0)).expect("resolve");
     }
     println!(
         "== {}: {resolutions} resolutions made in {:.1} s; audit stream {} / {} / {} records",
@@ -128,7 +104,7 @@ fn figures(project: &Path, resolutions: usize) {
         for (side, ws) in copies.iter().enumerate() {
             let case = pending[side].next().expect("a timed case");
             let started = Instant::now();
-            ws.resolve(resolution(&case)).expect("resolve");
+            ws.resolve(resolution(&case, 0)).expect("resolve");
             resolve[side].push(started.elapsed().as_secs_f64() * 1e3);
         }
     }

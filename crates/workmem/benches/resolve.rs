@@ -22,7 +22,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use workmem::internals::journal::JOURNAL_FILE;
-use workmem::{CaseStatus, DistillOptions, Resolution, Stamp, Workspace};
+use workmem::{DistillOptions, Stamp, Workspace};
 
 #[path = "common/ties.rs"]
 mod ties;
@@ -57,29 +57,14 @@ fn figures(dir: &Path) {
         started.elapsed().as_secs_f64() * 1e3,
         report.queued_conflicts
     );
-    let cases: Vec<_> = ws
-        .conflicts()
-        .expect("conflicts")
-        .cases
-        .into_iter()
-        .filter(|c| c.status == CaseStatus::Open && keys.contains(&c.memory_key))
-        .collect();
+    let cases = ties::open_cases(&ws, &keys);
     assert_eq!(cases.len(), keys.len(), "one open case per new key");
     let curated = size(&ws.file("curated.json"));
     let journal = ws.file(JOURNAL_FILE);
-    let request = |case: &workmem::Case, n: usize| Resolution {
-        conflict_id: case.conflict_id.clone(),
-        candidate_id: case.candidates[n % case.candidates.len()].candidate_id.clone(),
-        expected_revision: i64::from(case.revision),
-        actor: "bench".into(),
-        rationale: "benchmark".into(),
-        event_id: format!("bench:{}:{n}", case.memory_key),
-        resolved_at: None,
-    };
 
     // One resolution stopped after its prepared line: the intent's size.
     let (last, timed) = cases.split_last().expect("cases");
-    workmem::internals::prepare_resolution(&ws, request(last, 0))
+    workmem::internals::prepare_resolution(&ws, ties::resolution(last, 0))
         .expect("prepare")
         .expect("a new decision");
     let intent_bytes = size(&journal);
@@ -89,7 +74,7 @@ fn figures(dir: &Path) {
     let mut largest_journal = 0;
     for (n, case) in timed.iter().enumerate() {
         let started = Instant::now();
-        ws.resolve(request(case, n)).expect("resolve");
+        ws.resolve(ties::resolution(case, n)).expect("resolve");
         times.push(started.elapsed().as_secs_f64() * 1e3);
         largest_journal = largest_journal.max(size(&journal));
     }

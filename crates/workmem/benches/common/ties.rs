@@ -1,8 +1,8 @@
 //! Ties for the benches that resolve: two equally strong values for each
 //! memory key, old enough to be judged, so one distill queues a case per
-//! key.
+//! key; the open cases of those keys, and a decision on one.
 
-use workmem::{NewFact, Workspace};
+use workmem::{Case, CaseStatus, NewFact, Resolution, Workspace};
 
 /// Imports the facts of a tie for each of `keys` (ids `<key>-a1` ...).
 pub fn ties(ws: &Workspace, keys: &[String]) {
@@ -26,4 +26,31 @@ pub fn ties(ws: &Workspace, keys: &[String]) {
         }
     }
     ws.import(facts, &mut |_| {}).expect("import");
+}
+
+/// The open cases of `keys`, by memory key.
+pub fn open_cases(ws: &Workspace, keys: &[String]) -> Vec<Case> {
+    let mut cases: Vec<_> = ws
+        .conflicts()
+        .expect("conflicts")
+        .cases
+        .into_iter()
+        .filter(|c| c.status == CaseStatus::Open && keys.contains(&c.memory_key))
+        .collect();
+    cases.sort_by(|a, b| a.memory_key.cmp(&b.memory_key));
+    cases
+}
+
+/// The `n`th decision of a bench on `case`: its candidate `n` (modulo
+/// their number), under an event id of its own.
+pub fn resolution(case: &Case, n: usize) -> Resolution {
+    Resolution {
+        conflict_id: case.conflict_id.clone(),
+        candidate_id: case.candidates[n % case.candidates.len()].candidate_id.clone(),
+        expected_revision: i64::from(case.revision),
+        actor: "bench".into(),
+        rationale: "benchmark".into(),
+        event_id: format!("bench:{}:{n}", case.memory_key),
+        resolved_at: None,
+    }
 }
