@@ -154,23 +154,8 @@ mod tests {
     use super::*;
 
     fn entry(content: &str, memory_key: Option<&str>, ids: &[&str]) -> Entry {
-        let stamp = |text: &str| Stamp::parse(text).unwrap();
-        let mut entry = Entry {
-            content: content.into(),
-            evidence_ids: ids.iter().map(|s| (*s).to_owned()).collect(),
-            first_seen: stamp("2026-01-02T00:00:00Z"),
-            key: String::new(),
-            kind: Kind::Decision,
-            last_seen: stamp("2026-01-03T00:00:00.250000Z"),
-            memory_key: memory_key.map(str::to_owned),
-            occurrences: ids.len() as u64,
-            revision: 1,
-            status: Status::Active,
-            superseded_by: None,
-            supersedes: None,
-        };
-        entry.key = entry.computed_key();
-        entry
+        let ids: Vec<String> = ids.iter().map(|s| (*s).to_owned()).collect();
+        Entry::sample(content, memory_key, &ids)
     }
 
     fn state(entries: Vec<Entry>) -> CuratedState {

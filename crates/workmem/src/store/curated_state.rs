@@ -552,6 +552,31 @@ fn entry_order(a: &Entry, b: &Entry) -> std::cmp::Ordering {
 }
 
 #[cfg(test)]
+impl Entry {
+    /// A decision (revision 1, active) with `ids` as its evidence and its
+    /// key computed: for tests.
+    pub(crate) fn sample(content: &str, memory_key: Option<&str>, ids: &[String]) -> Entry {
+        let stamp = |text: &str| Stamp::parse(text).unwrap();
+        let mut entry = Entry {
+            content: content.into(),
+            evidence_ids: ids.to_vec(),
+            first_seen: stamp("2026-01-02T00:00:00Z"),
+            key: String::new(),
+            kind: Kind::Decision,
+            last_seen: stamp("2026-01-03T00:00:00.250000Z"),
+            memory_key: memory_key.map(str::to_owned),
+            occurrences: ids.len() as u64,
+            revision: 1,
+            status: Status::Active,
+            superseded_by: None,
+            supersedes: None,
+        };
+        entry.key = entry.computed_key();
+        entry
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -599,26 +624,8 @@ mod tests {
 
     #[test]
     fn a_large_state_is_checked_while_it_is_encoded() {
-        let stamp = |text: &str| Stamp::parse(text).unwrap();
         let ids: Vec<String> = (0..PARALLEL_CHECK_EVIDENCE).map(|n| format!("f{n:06}")).collect();
-        let entry = |content: &str, ids: &[String]| {
-            let mut entry = Entry {
-                content: content.into(),
-                evidence_ids: ids.to_vec(),
-                first_seen: stamp("2026-01-02T00:00:00Z"),
-                key: String::new(),
-                kind: Kind::Decision,
-                last_seen: stamp("2026-01-03T00:00:00Z"),
-                memory_key: None,
-                occurrences: ids.len() as u64,
-                revision: 1,
-                status: Status::Active,
-                superseded_by: None,
-                supersedes: None,
-            };
-            entry.key = entry.computed_key();
-            entry
-        };
+        let entry = |content: &str, ids: &[String]| Entry::sample(content, None, ids);
         let (a, b) = ids.split_at(ids.len() / 2);
         let mut state = CuratedState::new();
         state.entries = vec![entry("Use WAL mode.", a), entry("Use UTC.", b)];
