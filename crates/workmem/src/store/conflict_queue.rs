@@ -341,7 +341,7 @@ impl ConflictQueue {
     ///
     /// Errors: [`Error::Corrupt`] if an invariant does not hold (a bug).
     pub fn encode(&self, path: &Path, workspace_id: &str) -> Result<Vec<u8>> {
-        Ok(ConflictsFile::encode(self, path, workspace_id)?.bytes().to_vec())
+        Ok(ConflictsFile::encode(self, path, workspace_id)?.into_bytes())
     }
 
     /// Sorts cases into canonical order.

@@ -202,6 +202,11 @@ impl<R: Record> StateFile<R> {
         &self.bytes
     }
 
+    /// Returns the file's bytes.
+    pub(crate) fn into_bytes(self) -> Vec<u8> {
+        self.bytes
+    }
+
     /// The SHA-256 of the file's bytes, hex.
     pub(crate) fn sha256(&self) -> &str {
         &self.sha256
