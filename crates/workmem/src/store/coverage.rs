@@ -15,10 +15,12 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::io::Read as _;
+use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-use crate::error::Result;
+use crate::error::{IoContext, Result};
 use crate::store::atomic_io::{self, FileStamp};
 use crate::store::fact_log::{DayFile, FactLog};
 
@@ -45,7 +47,7 @@ impl Covered {
     /// least [`Appended::from`]).
     pub(crate) fn of_appended(appended: &Appended, len: usize) -> Covered {
         let mut hasher = appended.prefix.clone();
-        hasher.update(&appended.data[appended.from..len]);
+        hasher.update(&appended.data[appended.from - appended.base..len - appended.base]);
         Covered { stamp: appended.stamp, len: len as u64, digest: hex::encode(hasher.finalize()) }
     }
 
@@ -94,8 +96,13 @@ pub(crate) struct Appended {
     pub day: DayFile,
     /// Its stamp before this read.
     pub stamp: FileStamp,
-    /// The whole file as read.
+    /// The bytes read, from offset `base` of the file.
     pub data: Vec<u8>,
+    /// Where `data` starts in the file: 0, or `from` when the bytes before
+    /// were only hashed.
+    pub base: usize,
+    /// The lines before `base`.
+    pub lines_before: usize,
     /// Where the new bytes start (the old coverage's `len`).
     pub from: usize,
     /// The hash state after the bytes before `from`.
@@ -138,31 +145,86 @@ pub(crate) fn scan(log: &FactLog, covered: &BTreeMap<String, Covered>) -> Result
 }
 
 /// Reads a changed file: `Some` with its bytes when it only grew (or is
-/// new), `None` when it was rewritten or removed.
+/// new), `None` when it was rewritten or removed. The bytes the coverage
+/// holds are only hashed, through one small buffer, unless `keep_old`
+/// (then the whole file is kept).
 ///
 /// Errors: [`crate::Error::Io`]; [`crate::Error::Corrupt`] for a symlinked
 /// or irregular file.
-pub(crate) fn read_appended(changed: &Changed) -> Result<Option<Appended>> {
-    let Some((data, stamp)) = atomic_io::read_stamped(&changed.day.path)? else {
+pub(crate) fn read_appended(changed: &Changed, keep_old: bool) -> Result<Option<Appended>> {
+    let from = changed.known.as_ref().map_or(0, |old| old.len as usize);
+    let Some(read) = read_after(&changed.day.path, from, keep_old)? else {
         return Ok(None);
     };
-    let mut prefix = Sha256::new();
-    let from = match &changed.known {
-        None => 0,
-        Some(old) => {
-            let len = old.len as usize;
-            if data.len() < len {
-                return Ok(None);
-            }
-            prefix.update(&data[..len]);
-            if hex::encode(prefix.clone().finalize()) != old.digest {
-                return Ok(None);
-            }
-            len
-        }
-    };
-    Ok(Some(Appended { day: changed.day.clone(), stamp, data, from, prefix }))
+    if let Some(old) = &changed.known
+        && hex::encode(read.prefix.clone().finalize()) != old.digest
+    {
+        return Ok(None);
+    }
+    Ok(Some(Appended {
+        day: changed.day.clone(),
+        stamp: read.stamp,
+        data: read.data,
+        base: read.base,
+        lines_before: read.lines_before,
+        from,
+        prefix: read.prefix,
+    }))
 }
+
+/// A daily file read past a prefix that was only hashed.
+pub(crate) struct ReadAfter {
+    /// The file's stamp before the read.
+    pub stamp: FileStamp,
+    /// The SHA-256 state after the first `from` bytes.
+    pub prefix: Sha256,
+    /// The bytes from `base` on.
+    pub data: Vec<u8>,
+    /// 0 when the prefix was kept, else `from`.
+    pub base: usize,
+    /// The lines before `base`.
+    pub lines_before: usize,
+}
+
+/// Reads the daily file at `path` after its first `from` bytes, which are
+/// hashed (and kept only when `keep_prefix`) on the way, through one small
+/// buffer: a long file that grew by a few lines costs no memory of its
+/// size. `None` when the file is missing or shorter than `from`.
+///
+/// Errors: [`crate::Error::Io`]; [`crate::Error::Corrupt`] for a symlinked
+/// or irregular file.
+pub(crate) fn read_after(path: &Path, from: usize, keep_prefix: bool) -> Result<Option<ReadAfter>> {
+    let Some(mut file) = atomic_io::open_optional(path)? else { return Ok(None) };
+    let stamp = atomic_io::stamp_of(&file.metadata().at(path)?);
+    let mut prefix = Sha256::new();
+    let mut data = Vec::new();
+    if keep_prefix || from == 0 {
+        file.read_to_end(&mut data).at(path)?;
+        let Some(old) = data.get(..from) else { return Ok(None) };
+        prefix.update(old);
+        return Ok(Some(ReadAfter { stamp, prefix, data, base: 0, lines_before: 0 }));
+    }
+    let mut buffer = vec![0; HASH_BUFFER.min(from)];
+    let (mut left, mut lines_before) = (from, 0);
+    while left > 0 {
+        let chunk = &mut buffer[..HASH_BUFFER.min(left)];
+        match file.read(chunk) {
+            Ok(0) => return Ok(None),
+            Ok(n) => {
+                prefix.update(&chunk[..n]);
+                lines_before += memchr::memchr_iter(b'\n', &chunk[..n]).count();
+                left -= n;
+            }
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(err) => return Err(err).at(path),
+        }
+    }
+    file.read_to_end(&mut data).at(path)?;
+    Ok(Some(ReadAfter { stamp, prefix, data, base: from, lines_before }))
+}
+
+/// The buffer the bytes a cache already holds are hashed through.
+const HASH_BUFFER: usize = 256 * 1024;
 
 /// Reads a file the coverage still describes (its stamp unchanged), for
 /// the facts in it: `None` when its stamp changed since. Not hashed: its
@@ -177,5 +239,5 @@ pub(crate) fn read_covered(day: DayFile, covered: &Covered) -> Result<Option<App
     if stamp != covered.stamp || data.len() < from {
         return Ok(None);
     }
-    Ok(Some(Appended { day, stamp, data, from, prefix: Sha256::new() }))
+    Ok(Some(Appended { day, stamp, data, base: 0, lines_before: 0, from, prefix: Sha256::new() }))
 }

@@ -34,7 +34,7 @@ pub(crate) const CACHE_FILE: &str = ".distill-cache";
 pub(crate) const UNITS_FILE: &str = ".distill-cache.units";
 /// The id filter.
 pub(crate) const IDS_FILE: &str = ".distill-cache.ids";
-const HEADER: &str = "workmem-distill-cache 2";
+const HEADER: &str = "workmem-distill-cache 3";
 pub(crate) const UNITS_HEADER: &str = "workmem-distill-units 1";
 const IDS_HEADER: &str = "workmem-distill-ids 2";
 
@@ -69,13 +69,15 @@ pub(crate) struct Header {
     /// Facts a run with nothing new counts `stale`.
     pub stale: usize,
     /// The conflict cases a run with nothing new reports, in memory-key
-    /// order.
-    pub conflicts: Vec<String>,
+    /// order, each with its memory key.
+    pub conflicts: Vec<(String, String)>,
     /// Distinct fact ids in the log.
     pub ids: usize,
     /// The length of the units file this header describes: bytes after it
     /// (an append a crash cut short) are not part of the cache.
     pub units_len: u64,
+    /// The length of the id filter file this header describes, likewise.
+    pub ids_len: u64,
     /// What was read of each daily file.
     pub files: BTreeMap<String, DayFacts>,
 }
@@ -121,11 +123,10 @@ impl Header {
             "counts {} {} {} {} {}",
             self.scanned, self.already_evidence, self.active_entries, self.stale, self.ids
         );
-        let _ = writeln!(text, "units {}", self.units_len);
+        let _ = writeln!(text, "units {} {}", self.units_len, self.ids_len);
         text.push_str("conflicts");
-        for id in &self.conflicts {
-            text.push(' ');
-            text.push_str(id);
+        for (memory_key, id) in &self.conflicts {
+            let _ = write!(text, " {memory_key}={id}");
         }
         text.push('\n');
         for (day, facts) in &self.files {
@@ -167,9 +168,13 @@ impl Header {
         let [scanned, already_evidence, active_entries, stale, ids] = counts[..] else {
             return None;
         };
-        let units_len = lines.next()?.strip_prefix("units ")?.parse().ok()?;
+        let (units_len, ids_len) = lines.next()?.strip_prefix("units ")?.split_once(' ')?;
+        let (units_len, ids_len) = (units_len.parse().ok()?, ids_len.parse().ok()?);
         let conflicts = lines.next()?.strip_prefix("conflicts")?;
-        let conflicts = conflicts.split_ascii_whitespace().map(str::to_owned).collect();
+        let conflicts = conflicts
+            .split_ascii_whitespace()
+            .map(|pair| pair.split_once('=').map(|(k, id)| (k.to_owned(), id.to_owned())))
+            .collect::<Option<_>>()?;
         let mut files: BTreeMap<String, DayFacts> = BTreeMap::new();
         let mut last: Option<String> = None;
         for line in lines {
@@ -197,6 +202,7 @@ impl Header {
             conflicts,
             ids,
             units_len,
+            ids_len,
             files,
         })
     }
@@ -280,6 +286,8 @@ pub(crate) struct Units {
     whole_len: usize,
     /// The number of appended sections.
     appended: usize,
+    /// The length of the file read.
+    len: usize,
 }
 
 /// Appended sections from which the next run rewrites the units file
@@ -323,13 +331,84 @@ impl Units {
                 whole_len = at;
             }
         }
-        (last_token == Some(token)).then_some(Units { data, units, whole_len, appended })
+        let len = data.len();
+        (last_token == Some(token)).then_some(Units { data, units, whole_len, appended, len })
+    }
+
+    /// Reads the first `len` bytes of the units file as [`Units::load`]
+    /// does, but keeps only the units of `keys`: the others are read
+    /// through one small buffer and dropped.
+    pub(crate) fn load_only(
+        path: &Path,
+        token: u64,
+        len: u64,
+        keys: &std::collections::BTreeSet<UnitKey>,
+    ) -> Option<Units> {
+        use std::io::{BufRead, Read};
+        let file = atomic_io::open_optional(path).ok()??;
+        if file.metadata().ok()?.len() < len {
+            return None;
+        }
+        let mut reader = std::io::BufReader::with_capacity(256 * 1024, file.take(len));
+        let mut data = String::new();
+        let mut units = BTreeMap::new();
+        let (mut at, mut whole_len, mut appended, mut last_token) = (0u64, 0u64, 0, None);
+        let mut line = String::new();
+        let read_line = |reader: &mut std::io::BufReader<_>, line: &mut String| {
+            line.clear();
+            let n = reader.read_line(line).ok()?;
+            line.strip_suffix('\n').is_some().then_some(n as u64)
+        };
+        while at < len {
+            at += read_line(&mut reader, &mut line)?;
+            let section_token = if whole_len == 0 {
+                line.strip_prefix(UNITS_HEADER)?.strip_prefix(' ')?
+            } else {
+                appended += 1;
+                line.strip_prefix("append ")?
+            };
+            last_token = Some(section_token.trim_end().parse::<u64>().ok()?);
+            loop {
+                at += read_line(&mut reader, &mut line)?;
+                if line == "end\n" {
+                    break;
+                }
+                let (key, stale, conflict, block_len) = parse_unit_line(line.trim_end())?;
+                at += block_len as u64;
+                if keys.contains(&key) {
+                    let start = data.len();
+                    let mut block = vec![0; block_len];
+                    reader.read_exact(&mut block).ok()?;
+                    data.push_str(std::str::from_utf8(&block).ok()?);
+                    units.insert(key, StoredUnit { stale, conflict, range: start..data.len() });
+                } else {
+                    let skipped = std::io::copy(
+                        &mut (&mut reader).take(block_len as u64),
+                        &mut std::io::sink(),
+                    )
+                    .ok()?;
+                    if skipped != block_len as u64 {
+                        return None;
+                    }
+                }
+            }
+            if whole_len == 0 {
+                whole_len = at;
+            }
+        }
+        (last_token == Some(token)).then_some(Units {
+            data,
+            units,
+            whole_len: usize::try_from(whole_len).ok()?,
+            appended,
+            len: usize::try_from(len).ok()?,
+        })
     }
 
     /// Returns whether the next run should write the file whole: the
     /// appended sections outgrew the first one, or are too many.
     pub(crate) fn worn(&self) -> bool {
-        self.appended >= MAX_APPENDED || self.data.len() > 2 * self.whole_len
+        self.appended >= MAX_APPENDED || self.len > 2 * self.whole_len
     }
 
     /// Parses a unit's lines; `None` when they are damaged.
@@ -429,25 +508,32 @@ fn read_section(
         if line == "end" {
             return Some(line_end + 1);
         }
-        let mut fields = line.split(' ');
-        let (key, stale, conflict) = match fields.next()? {
-            "d" => {
-                let key = UnitKey::Domain(fields.next()?.to_owned());
-                let stale = fields.next()?.parse().ok()?;
-                let conflict = fields.next()?;
-                (key, stale, (conflict != "-").then(|| conflict.to_owned()))
-            }
-            "u" => (UnitKey::Group(fields.next()?.to_owned()), 0, None),
-            _ => return None,
-        };
-        let len: usize = fields.next()?.parse().ok()?;
+        let (key, stale, conflict, len) = parse_unit_line(line)?;
         let range = line_end + 1..line_end + 1 + len;
-        if range.end > data.len() || fields.next().is_some() {
+        if range.end > data.len() {
             return None;
         }
         at = range.end;
         units.insert(key, StoredUnit { stale, conflict, range });
     }
+}
+
+/// Parses the line that opens a unit's record: its key, counts and the
+/// length of its block.
+fn parse_unit_line(line: &str) -> Option<(UnitKey, usize, Option<String>, usize)> {
+    let mut fields = line.split(' ');
+    let (key, stale, conflict) = match fields.next()? {
+        "d" => {
+            let key = UnitKey::Domain(fields.next()?.to_owned());
+            let stale = fields.next()?.parse().ok()?;
+            let conflict = fields.next()?;
+            (key, stale, (conflict != "-").then(|| conflict.to_owned()))
+        }
+        "u" => (UnitKey::Group(fields.next()?.to_owned()), 0, None),
+        _ => return None,
+    };
+    let len: usize = fields.next()?.parse().ok()?;
+    fields.next().is_none().then_some((key, stale, conflict, len))
 }
 
 /// Encodes a section appended to the units file by a run of `token`,
@@ -518,41 +604,12 @@ impl IdFilter {
         IdFilter { bits: vec![0; words] }
     }
 
-    /// Returns how many ids it holds at about 1% false positives.
-    pub(crate) fn capacity(&self) -> usize {
-        self.bits.len() * 64 / 10
-    }
-
-    /// The first word of the id's block and the mask of its bit in each
-    /// of the block's words.
-    fn positions(&self, id: &str) -> (usize, [u64; BLOCK_WORDS]) {
-        let (a, mut b) = id_hashes(id);
-        let blocks = self.bits.len() / BLOCK_WORDS;
-        let block = (a % blocks as u64) as usize * BLOCK_WORDS;
-        let mut masks = [0u64; BLOCK_WORDS];
-        for _ in 0..FILTER_HASHES {
-            let bit = (b & 511) as usize;
-            b >>= 9;
-            masks[bit / 64] |= 1 << (bit % 64);
-        }
-        (block, masks)
-    }
-
     /// Adds an id.
     pub(crate) fn insert(&mut self, id: &str) {
-        let (block, masks) = self.positions(id);
+        let (block, masks) = positions(self.bits.len(), id);
         for (word, mask) in self.bits[block..block + BLOCK_WORDS].iter_mut().zip(masks) {
             *word |= mask;
         }
-    }
-
-    /// Returns whether the id may be present.
-    pub(crate) fn may_contain(&self, id: &str) -> bool {
-        let (block, masks) = self.positions(id);
-        self.bits[block..block + BLOCK_WORDS]
-            .iter()
-            .zip(masks)
-            .all(|(word, mask)| word & mask == mask)
     }
 
     /// Encodes the filter for `token`.
@@ -573,22 +630,135 @@ impl IdFilter {
         }
         out.write_all(b"end\n")
     }
+}
 
-    /// Reads the filter of `token` at `path`; `None` when missing, torn
-    /// or of another token.
-    pub(crate) fn load(path: &Path, token: u64) -> Option<IdFilter> {
-        let data = atomic_io::read_optional(path).ok()??;
-        let newline = data.iter().position(|b| *b == b'\n')?;
-        let header = std::str::from_utf8(&data[..newline]).ok()?;
-        let words: usize = header.strip_prefix(&format!("{IDS_HEADER} {token} "))?.parse().ok()?;
-        let body = data[newline + 1..].strip_suffix(b"end\n")?;
-        if body.len() != words * 8 || !words.is_power_of_two() || words < BLOCK_WORDS {
+/// The first word of an id's block in a filter of `words` words, and the
+/// mask of its bits in each of the block's words.
+fn positions(words: usize, id: &str) -> (usize, [u64; BLOCK_WORDS]) {
+    let (a, mut b) = id_hashes(id);
+    let blocks = words / BLOCK_WORDS;
+    let block = (a % blocks as u64) as usize * BLOCK_WORDS;
+    let mut masks = [0u64; BLOCK_WORDS];
+    for _ in 0..FILTER_HASHES {
+        let bit = (b & 511) as usize;
+        b >>= 9;
+        masks[bit / 64] |= 1 << (bit % 64);
+    }
+    (block, masks)
+}
+
+/// The id filter file as stored: the filter a run over the whole log
+/// wrote, then the ids later runs appended, one `add <token> <id>...`
+/// line each (the last names the header's token). Its blocks are read
+/// when asked for: a run that adds a few ids neither reads nor rewrites
+/// the filter.
+#[derive(Debug)]
+pub(crate) struct StoredIds {
+    file: std::fs::File,
+    /// Where the filter's words start.
+    body_at: u64,
+    /// How many words it has.
+    words: usize,
+    /// The appended ids.
+    added: std::collections::HashSet<String>,
+}
+
+impl StoredIds {
+    /// Opens the first `len` bytes of the id filter file at `path`, whose
+    /// last part must be of `token`; `None` when it is missing, shorter,
+    /// torn or of another token.
+    pub(crate) fn open(path: &Path, token: u64, len: u64) -> Option<StoredIds> {
+        use std::os::unix::fs::FileExt;
+        let file = atomic_io::open_optional(path).ok()??;
+        let mut head = [0u8; 96];
+        let read = file.read_at(&mut head, 0).ok()?;
+        let newline = head[..read].iter().position(|b| *b == b'\n')?;
+        let (base_token, words) = std::str::from_utf8(&head[..newline])
+            .ok()?
+            .strip_prefix(IDS_HEADER)?
+            .strip_prefix(' ')?
+            .split_once(' ')?;
+        let (base_token, words): (u64, usize) = (base_token.parse().ok()?, words.parse().ok()?);
+        if !words.is_power_of_two() || words < BLOCK_WORDS {
             return None;
         }
+        let body_at = newline as u64 + 1;
+        let base_len = body_at + words as u64 * 8 + 4;
+        let mut end = [0u8; 4];
+        file.read_exact_at(&mut end, base_len - 4).ok()?;
+        if &end != b"end\n" || len < base_len {
+            return None;
+        }
+        let mut appended = vec![0; usize::try_from(len - base_len).ok()?];
+        file.read_exact_at(&mut appended, base_len).ok()?;
+        let mut added = std::collections::HashSet::new();
+        let mut last_token = base_token;
+        for line in std::str::from_utf8(&appended).ok()?.split_terminator('\n') {
+            let mut fields = line.strip_prefix("add ")?.split(' ');
+            last_token = fields.next()?.parse().ok()?;
+            added.extend(fields.map(str::to_owned));
+        }
+        (appended.last().is_none_or(|b| *b == b'\n') && last_token == token).then_some(StoredIds {
+            file,
+            body_at,
+            words,
+            added,
+        })
+    }
+
+    /// Returns whether the id may be present (a block that cannot be read
+    /// says it may).
+    pub(crate) fn may_contain(&self, id: &str) -> bool {
+        use std::os::unix::fs::FileExt;
+        if self.added.contains(id) {
+            return true;
+        }
+        let (block, masks) = positions(self.words, id);
+        let mut bytes = [0u8; BLOCK_WORDS * 8];
+        if self.file.read_exact_at(&mut bytes, self.body_at + block as u64 * 8).is_err() {
+            return true;
+        }
+        bytes.chunks_exact(8).zip(masks).all(|(word, mask)| {
+            u64::from_le_bytes(word.try_into().unwrap_or_default()) & mask == mask
+        })
+    }
+
+    /// Returns how many ids the filter holds at about 1% false positives.
+    pub(crate) fn capacity(&self) -> usize {
+        self.words * 64 / 10
+    }
+
+    /// Returns how many ids were appended.
+    pub(crate) fn added(&self) -> usize {
+        self.added.len()
+    }
+
+    /// Reads the whole filter, with the appended ids in it; `None` when
+    /// it cannot be read.
+    pub(crate) fn load(&self) -> Option<IdFilter> {
+        use std::os::unix::fs::FileExt;
+        let mut body = vec![0u8; self.words * 8];
+        self.file.read_exact_at(&mut body, self.body_at).ok()?;
         let bits = body
             .chunks_exact(8)
             .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
             .collect();
-        Some(IdFilter { bits })
+        let mut filter = IdFilter { bits };
+        for id in &self.added {
+            filter.insert(id);
+        }
+        Some(filter)
     }
+}
+
+/// Encodes the line a run of `token` appends to the id filter file for
+/// the new `ids`.
+pub(crate) fn encode_added_ids<'a>(token: u64, ids: impl Iterator<Item = &'a str>) -> String {
+    let mut line = format!("add {token}");
+    for id in ids {
+        line.push(' ');
+        line.push_str(id);
+    }
+    line.push('\n');
+    line
 }

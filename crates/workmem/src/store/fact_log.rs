@@ -200,14 +200,29 @@ impl FactLog {
         data: &[u8],
         from: usize,
     ) -> Result<(Vec<(u64, T)>, usize)> {
-        let first_line = memchr::memchr_iter(b'\n', &data[..from]).count();
+        let lines_before = memchr::memchr_iter(b'\n', &data[..from]).count();
+        self.parse_tail(path, &data[from..], from, lines_before)
+    }
+
+    /// Parses `tail`, the bytes of a daily file from offset `base` (a line
+    /// start after `lines_before` lines), as [`FactLog::parse_from`] parses
+    /// the bytes from `from`: offsets and reach are the file's.
+    ///
+    /// Errors: as [`FactLog::parse_from`].
+    pub(crate) fn parse_tail<T: FactRecord>(
+        &self,
+        path: &Path,
+        tail: &[u8],
+        base: usize,
+        lines_before: usize,
+    ) -> Result<(Vec<(u64, T)>, usize)> {
         let mut records = Vec::new();
-        let mut offset = from;
-        let mut reach = from;
-        let mut number = first_line;
-        while offset < data.len() {
+        let mut offset = 0;
+        let mut reach = 0;
+        let mut number = lines_before;
+        while offset < tail.len() {
             number += 1;
-            let rest = &data[offset..];
+            let rest = &tail[offset..];
             let (line, terminated) = match memchr::memchr(b'\n', rest) {
                 Some(pos) => (&rest[..pos], true),
                 None => (rest, false),
@@ -222,13 +237,13 @@ impl FactLog {
             }
             match T::parse_for(line, &self.workspace_id) {
                 Ok(record) => {
-                    records.push((start as u64, record));
+                    records.push(((base + start) as u64, record));
                     reach = offset;
                 }
                 Err(err) => self.refuse_line(path, number, err, terminated)?,
             }
         }
-        Ok((records, reach))
+        Ok((records, base + reach))
     }
 
     /// Reads the record whose line starts at byte `offset` of the daily

@@ -69,6 +69,7 @@ use sha2::{Digest, Sha256};
 use crate::error::{IoContext, Result};
 use crate::model::fact_line::{FactRecord, FactSummary};
 use crate::store::atomic_io::{self, FileStamp};
+use crate::store::coverage;
 use crate::store::fact_log::{FactLog, Written, map_in_parallel};
 
 /// The index directory, in the memory directory.
@@ -495,24 +496,21 @@ impl IdIndex {
         for chunk in changed.chunks(64) {
             let parsed = map_in_parallel(chunk, |(day, known)| {
                 let path = log.path_for_day(day);
-                let Some((data, stamp)) = atomic_io::read_stamped(&path)? else {
+                let from = known.as_ref().map_or(0, |known| known.len as usize);
+                // What the index read of the file is only hashed again.
+                let Some(read) = coverage::read_after(&path, from, false)? else {
                     return Ok(None);
                 };
-                let (mut hasher, from) = match known {
-                    None => (Sha256::new(), 0),
-                    Some(known) => {
-                        let len = known.len as usize;
-                        let Some(covered) = data.get(..len) else { return Ok(None) };
-                        let mut hasher = Sha256::new();
-                        hasher.update(covered);
-                        if fingerprint(&hasher) != (known.core, known.tail_sum) {
-                            return Ok(None);
-                        }
-                        (hasher, len)
-                    }
-                };
-                let (records, reach) = log.parse_from::<FactSummary>(&path, &data, from)?;
-                hasher.update(&data[from..reach]);
+                let (mut hasher, stamp) = (read.prefix, read.stamp);
+                if known
+                    .as_ref()
+                    .is_some_and(|known| fingerprint(&hasher) != (known.core, known.tail_sum))
+                {
+                    return Ok(None);
+                }
+                let (records, reach) =
+                    log.parse_tail::<FactSummary>(&path, &read.data, read.base, read.lines_before)?;
+                hasher.update(&read.data[from - read.base..reach - read.base]);
                 let ids: Vec<(u64, String)> = records
                     .into_iter()
                     .map(|(offset, r)| (offset, r.fact_id().to_owned()))

@@ -36,7 +36,7 @@ use crate::store::coverage::{self, Covered, Scan};
 use crate::store::curated_file::EntryHead;
 use crate::store::curated_state::{CURATED_SCHEMA_VERSION, CuratedState};
 use crate::store::distill_cache::{
-    self, CACHE_FILE, DayFacts, Header, IDS_FILE, IdFilter, UNITS_FILE, UnitKey, Units,
+    self, CACHE_FILE, DayFacts, Header, IDS_FILE, IdFilter, StoredIds, UNITS_FILE, UnitKey, Units,
 };
 use crate::store::fact_log::FileRecords;
 use crate::workspace::distill::{CuratedOutcome, Distilled};
@@ -126,6 +126,19 @@ enum UnitsWrite {
     /// describes).
     Append(u64),
 }
+
+/// How a run writes the id filter file.
+enum IdsWrite<'a> {
+    /// Whole, replacing it.
+    Whole(IdFilter),
+    /// By appending a line of these new ids at this offset.
+    Append(u64, Vec<&'a str>),
+}
+
+/// Ids appended to the filter file from which the next run that adds
+/// some rewrites it whole (they are held in memory by every run that
+/// checks an id).
+const MAX_ADDED_IDS: usize = 50_000;
 
 /// A unit being written: its counts and its lines.
 struct UnitOut<'a> {
@@ -239,6 +252,9 @@ impl Workspace {
         atomic_io::replace_cache_streamed(&self.file(IDS_FILE), |out| {
             filter.write_to(token, out).map(|()| true)
         })?;
+        let Some(ids_len) = file_stamp(&self.file(IDS_FILE))?.map(|stamp| stamp[1]) else {
+            return Ok(None);
+        };
         Ok(Some(Header {
             token,
             policy: policy_text(policy),
@@ -248,9 +264,14 @@ impl Workspace {
             already_evidence: outcome.already_evidence + outcome.report.eligible,
             active_entries: outcome.curated.active_entries().count(),
             stale: outcome.report.stale,
-            conflicts: outcome.report.conflict_case_ids.clone(),
+            conflicts: collected
+                .domains
+                .iter()
+                .filter_map(|(key, (_, case))| Some((key.clone(), case.clone()?)))
+                .collect(),
             ids: facts.len(),
             units_len: u64::try_from(units_len).unwrap_or_default(),
+            ids_len: u64::try_from(ids_len).unwrap_or_default(),
             files: read.files,
         }))
     }
@@ -273,7 +294,7 @@ impl Workspace {
         mut header: Header,
         write: UnitsWrite,
         units: &[(UnitKey, UnitOut<'_>)],
-        filter: &IdFilter,
+        ids: IdsWrite<'_>,
     ) -> Result<()> {
         let records = units
             .iter()
@@ -291,7 +312,19 @@ impl Workspace {
                 at + text.len() as u64
             }
         };
-        atomic_io::replace_cache(&self.file(IDS_FILE), &filter.encode(header.token))?;
+        let path = self.file(IDS_FILE);
+        header.ids_len = match ids {
+            IdsWrite::Whole(filter) => {
+                let data = filter.encode(header.token);
+                atomic_io::replace_cache(&path, &data)?;
+                data.len() as u64
+            }
+            IdsWrite::Append(at, new_ids) => {
+                let line = distill_cache::encode_added_ids(header.token, new_ids.into_iter());
+                atomic_io::extend_cache(&path, at, line.as_bytes())?;
+                at + line.len() as u64
+            }
+        };
         // The small file last: it names the token of the other two and how
         // much of the units file to read.
         atomic_io::replace_cache(
@@ -350,12 +383,15 @@ impl Workspace {
         let mut new_records: Vec<FactSummary> = Vec::new();
         let mut newly_aged: Vec<FactSummary> = Vec::new();
         // Files that grew, and files whose facts may have aged (unchanged).
-        let mut read_whole: Vec<(coverage::Appended, bool)> = Vec::new();
+        let mut reads: Vec<(coverage::Appended, bool)> = Vec::new();
         for change in &changed {
-            let Some(file) = coverage::read_appended(change)? else {
+            // The old part of a file is parsed again only when its facts
+            // may have aged since; else it is only hashed.
+            let keep_old = crosses(header.files.get(&change.day.day).and_then(|f| f.span));
+            let Some(file) = coverage::read_appended(change, keep_old)? else {
                 return Ok(None);
             };
-            read_whole.push((file, true));
+            reads.push((file, true));
         }
         for day in band {
             let day_file = crate::store::fact_log::DayFile {
@@ -366,15 +402,24 @@ impl Workspace {
                 // Changed since the scan: the next run sees it.
                 return Ok(None);
             };
-            read_whole.push((file, false));
+            reads.push((file, false));
         }
-        for (file, grew) in read_whole {
-            let (day, data, from) = (&file.day, &file.data, file.from);
+        for (file, grew) in reads {
+            let (day, from) = (&file.day, file.from);
             // The old part of a file only matters when its facts may have
-            // aged since.
-            let start =
-                if crosses(header.files.get(&day.day).and_then(|f| f.span)) { 0 } else { from };
-            let (records, reach) = self.log.parse_from::<FactSummary>(&day.path, data, start)?;
+            // aged since (then it was kept).
+            let (records, reach) = if file.base == 0 {
+                let start =
+                    if crosses(header.files.get(&day.day).and_then(|f| f.span)) { 0 } else { from };
+                self.log.parse_from::<FactSummary>(&day.path, &file.data, start)?
+            } else {
+                self.log.parse_tail::<FactSummary>(
+                    &day.path,
+                    &file.data,
+                    file.base,
+                    file.lines_before,
+                )?
+            };
             let mut appended = Vec::new();
             for (offset, record) in records {
                 if offset as usize >= from {
@@ -394,19 +439,16 @@ impl Workspace {
         }
         // A new record whose id the log may hold: the first record counts,
         // which only the whole log tells.
-        let Some(mut filter) = IdFilter::load(&self.file(IDS_FILE), header.token) else {
+        let Some(stored_ids) = StoredIds::open(&self.file(IDS_FILE), header.token, header.ids_len)
+        else {
             return Ok(None);
         };
         let mut fresh: HashSet<&str> = HashSet::new();
         for record in &new_records {
-            if filter.may_contain(record.fact_id()) || !fresh.insert(record.fact_id()) {
+            if stored_ids.may_contain(record.fact_id()) || !fresh.insert(record.fact_id()) {
                 return Ok(None);
             }
         }
-        let Some(stored) = Units::load(&self.file(UNITS_FILE), header.token, header.units_len)
-        else {
-            return Ok(None);
-        };
 
         // The units to judge, with their new candidates and new ids.
         let stable = |f: &FactSummary| policy.stable_kinds.contains(&f.kind());
@@ -429,6 +471,20 @@ impl Workspace {
                 touched.insert(unit_of(record));
                 candidates.push(record.clone());
             }
+        }
+        // Only the units judged are kept of the units file, unless this run
+        // rewrites it whole.
+        let units_path = self.file(UNITS_FILE);
+        let Some(mut stored) =
+            Units::load_only(&units_path, header.token, header.units_len, &touched)
+        else {
+            return Ok(None);
+        };
+        if stored.worn() {
+            let Some(whole) = Units::load(&units_path, header.token, header.units_len) else {
+                return Ok(None);
+            };
+            stored = whole;
         }
         let mut known = Known::default();
         for key in &touched {
@@ -479,30 +535,25 @@ impl Workspace {
 
         // The report of a run over the whole log: the units judged now, and
         // what the others count (the cache's).
-        let mut stale = 0;
-        let mut conflicts = Vec::new();
-        let mut domains: BTreeSet<&String> = BTreeSet::new();
-        for key in stored.units.keys().chain(&touched) {
-            if let UnitKey::Domain(memory_key) = key {
-                domains.insert(memory_key);
-            }
-        }
+        let mut stale = header.stale;
+        let mut conflicts: BTreeMap<String, String> = header.conflicts.iter().cloned().collect();
         let mut judged: BTreeMap<&String, (usize, Option<String>)> = BTreeMap::new();
-        for memory_key in domains {
-            let key = UnitKey::Domain(memory_key.clone());
-            let (unit_stale, conflict) = if touched.contains(&key) {
-                collected.domains.get(memory_key).cloned().unwrap_or_default()
-            } else {
-                stored.units.get(&key).map(|u| (u.stale, u.conflict.clone())).unwrap_or_default()
-            };
+        for key in &touched {
+            let UnitKey::Domain(memory_key) = key else { continue };
+            if let Some(unit) = stored.units.get(key) {
+                stale = stale.saturating_sub(unit.stale);
+            }
+            conflicts.remove(memory_key);
+            let (unit_stale, conflict) =
+                collected.domains.get(memory_key).cloned().unwrap_or_default();
             stale += unit_stale;
             if let Some(conflict) = &conflict {
-                conflicts.push(conflict.clone());
+                conflicts.insert(memory_key.clone(), conflict.clone());
             }
-            if touched.contains(&key) {
-                judged.insert(memory_key, (unit_stale, conflict));
-            }
+            judged.insert(memory_key, (unit_stale, conflict));
         }
+        let conflicts: Vec<(String, String)> = conflicts.into_iter().collect();
+        let case_ids: Vec<String> = conflicts.iter().map(|(_, id)| id.clone()).collect();
         let scanned = header.scanned + delta_aged;
         let report = Report {
             scanned,
@@ -511,10 +562,10 @@ impl Workspace {
             updated: outcome.report.updated,
             skipped: scanned - outcome.report.eligible,
             superseded: outcome.report.superseded,
-            conflicts: conflicts.len(),
+            conflicts: case_ids.len(),
             stale,
             queued_conflicts: outcome.report.queued_conflicts,
-            conflict_case_ids: conflicts.clone(),
+            conflict_case_ids: case_ids,
         };
         let file = if outcome.curated_changed {
             on_disk.file.splice(
@@ -597,11 +648,8 @@ impl Workspace {
                 UnitOut { stale: unit_stale, conflict, block: Cow::Owned(block) },
             ));
         }
-        for record in &new_records {
-            filter.insert(record.fact_id());
-        }
         let ids = header.ids + new_records.len();
-        if ids > filter.capacity() {
+        if ids > stored_ids.capacity() {
             // Too many false positives ahead: the next run starts over.
             self.drop_distill_cache();
             return Ok(Some(done));
@@ -618,10 +666,24 @@ impl Workspace {
             conflicts,
             ids,
             units_len: 0,
+            ids_len: 0,
             files,
         };
         let write = if append { UnitsWrite::Append(header.units_len) } else { UnitsWrite::Whole };
-        if self.save_distill_cache(next, write, &units, &filter).is_err() {
+        // The new ids are appended to the filter file, which is rewritten
+        // with the units file.
+        let new_ids = new_records.iter().map(FactSummary::fact_id);
+        let ids_write = if append && stored_ids.added() + new_records.len() <= MAX_ADDED_IDS {
+            IdsWrite::Append(header.ids_len, new_ids.collect())
+        } else {
+            let Some(mut filter) = stored_ids.load() else {
+                self.drop_distill_cache();
+                return Ok(Some(done));
+            };
+            new_ids.for_each(|id| filter.insert(id));
+            IdsWrite::Whole(filter)
+        };
+        if self.save_distill_cache(next, write, &units, ids_write).is_err() {
             self.drop_distill_cache();
         }
         Ok(Some(done))
@@ -651,7 +713,7 @@ impl Workspace {
                 skipped: header.scanned,
                 conflicts: header.conflicts.len(),
                 stale: header.stale,
-                conflict_case_ids: header.conflicts.clone(),
+                conflict_case_ids: header.conflicts.iter().map(|(_, id)| id.clone()).collect(),
                 ..Report::default()
             },
             decisions: Vec::new(),
