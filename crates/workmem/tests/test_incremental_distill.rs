@@ -68,6 +68,10 @@ enum Op {
     /// A damaged cache: cut to `keep`/200 of its length, or, from 200 on,
     /// with up to `keep - 200` bytes of a stray section appended.
     Damage { which: usize, keep: usize },
+    /// Time passes: `daily/` and its files get an old modification time,
+    /// so that a distill may keep the stamp of its listing (and skip the
+    /// next listing while the stamp holds).
+    Settle,
 }
 
 #[derive(Debug, Clone)]
@@ -111,6 +115,7 @@ fn op(duplicates: u32) -> impl Strategy<Value = Op> {
             .prop_map(|(step, policy)| Op::Distill { step, policy }),
         1 => Just(Op::Resolve),
         1 => (0..3usize, 0..260usize).prop_map(|(which, keep)| Op::Damage { which, keep }),
+        2 => Just(Op::Settle),
     ]
 }
 
@@ -266,6 +271,17 @@ fn run(ops: &[Op]) {
                         data.extend_from_slice(&junk[..(*keep - 200).min(junk.len())]);
                     }
                     fs::write(&path, &data).unwrap();
+                }
+            }
+            Op::Settle => {
+                let past = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+                let daily = memory.join("daily");
+                if let Ok(entries) = fs::read_dir(&daily) {
+                    for entry in entries {
+                        let file = fs::File::open(entry.unwrap().path()).unwrap();
+                        file.set_modified(past).unwrap();
+                    }
+                    fs::File::open(&daily).unwrap().set_modified(past).unwrap();
                 }
             }
         }

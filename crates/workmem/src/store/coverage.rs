@@ -13,7 +13,6 @@
 //! On disk each file is one line of the owner's text format:
 //! `file <day> <inode> <size> <mtime_s> <mtime_ns> <len> <sha256 hex>`.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::Read as _;
 use std::path::Path;
@@ -22,6 +21,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{IoContext, Result};
 use crate::store::atomic_io::{self, FileStamp};
+use crate::store::day_stamps::{self, ListingStamp};
 use crate::store::fact_log::{DayFile, FactLog};
 
 /// What a cache has read of one daily file.
@@ -119,29 +119,49 @@ pub(crate) enum Scan {
     Rewritten,
 }
 
-/// Compares the daily files of `log` with `covered` (by day): stats every
-/// file (relative to `daily/`), reads none.
+/// Compares the daily files of `log` with `covered` (by day, in day
+/// order): stats every file (relative to `daily/`), reads none, and lists
+/// `daily/` only when its stamp is not `listing`, the stamp under which
+/// the covered days were its list. Returns the stamp of `daily/` to keep
+/// with the next coverage (`None`: not settled).
 ///
 /// Errors: [`crate::Error::Io`]; [`crate::Error::Corrupt`] for a symlinked
 /// `daily/`.
-pub(crate) fn scan(log: &FactLog, covered: &BTreeMap<String, Covered>) -> Result<Scan> {
-    let days = log.days_with_stamps()?;
-    let mut listed = 0;
+pub(crate) fn scan(
+    log: &FactLog,
+    covered: &[(&str, &Covered)],
+    listing: Option<ListingStamp>,
+) -> Result<(Scan, Option<ListingStamp>)> {
+    let known = listing.map(|listing| {
+        let days = covered.iter().filter_map(|(day, _)| day.as_bytes().try_into().ok());
+        (listing, days.collect())
+    });
+    let Some(stamped) = day_stamps::scan(log, known)? else {
+        let scan = if covered.is_empty() { Scan::Changed(Vec::new()) } else { Scan::Rewritten };
+        return Ok((scan, None));
+    };
+    // Both lists are in day order: walk them together.
+    let mut next = 0;
     let mut changed = Vec::new();
-    for (day, stamp) in days {
-        let known = covered.get(&day.day);
-        listed += usize::from(known.is_some());
-        if let Some(old) = known
-            && Some(old.stamp) == stamp
-        {
+    for (day, stamp) in &stamped.days {
+        let Ok(day) = std::str::from_utf8(day) else { continue };
+        let known = match covered.get(next).map(|(known, _)| (*known).cmp(day)) {
+            // A covered file that is no longer listed.
+            Some(std::cmp::Ordering::Less) => return Ok((Scan::Rewritten, stamped.listing)),
+            Some(std::cmp::Ordering::Equal) => {
+                next += 1;
+                Some(covered[next - 1].1)
+            }
+            _ => None,
+        };
+        if known.is_some_and(|old| Some(old.stamp) == *stamp) {
             continue;
         }
+        let day = DayFile { day: day.to_owned(), path: log.path_for_day(day) };
         changed.push(Changed { day, known: known.cloned() });
     }
-    if listed != covered.len() {
-        return Ok(Scan::Rewritten);
-    }
-    Ok(Scan::Changed(changed))
+    let scan = if next == covered.len() { Scan::Changed(changed) } else { Scan::Rewritten };
+    Ok((scan, stamped.listing))
 }
 
 /// Reads a changed file: `Some` with its bytes when it only grew (or is

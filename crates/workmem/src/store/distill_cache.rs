@@ -27,6 +27,7 @@ use crate::model::fact::Kind;
 use crate::model::fact_line::{FactRecord, FactSummary};
 use crate::store::atomic_io::{self, FileStamp};
 use crate::store::coverage::Covered;
+use crate::store::day_stamps::ListingStamp;
 
 /// The small file.
 pub(crate) const CACHE_FILE: &str = ".distill-cache";
@@ -78,6 +79,9 @@ pub(crate) struct Header {
     pub units_len: u64,
     /// The length of the id filter file this header describes, likewise.
     pub ids_len: u64,
+    /// The stamp of `daily/` under which the days of `files` were its
+    /// list (`None`: list it).
+    pub listing: Option<ListingStamp>,
     /// What was read of each daily file.
     pub files: BTreeMap<String, DayFacts>,
 }
@@ -124,6 +128,14 @@ impl Header {
             self.scanned, self.already_evidence, self.active_entries, self.stale, self.ids
         );
         let _ = writeln!(text, "units {} {}", self.units_len, self.ids_len);
+        text.push_str("listing");
+        match self.listing {
+            Some(listing) => listing.iter().for_each(|field| {
+                let _ = write!(text, " {field}");
+            }),
+            None => text.push_str(" -"),
+        }
+        text.push('\n');
         text.push_str("conflicts");
         for (memory_key, id) in &self.conflicts {
             let _ = write!(text, " {memory_key}={id}");
@@ -170,26 +182,41 @@ impl Header {
         };
         let (units_len, ids_len) = lines.next()?.strip_prefix("units ")?.split_once(' ')?;
         let (units_len, ids_len) = (units_len.parse().ok()?, ids_len.parse().ok()?);
+        let listing = match lines.next()?.strip_prefix("listing ")? {
+            "-" => None,
+            fields => {
+                let mut listing: ListingStamp = [0; 6];
+                let mut fields = fields.split(' ');
+                for slot in &mut listing {
+                    *slot = fields.next()?.parse().ok()?;
+                }
+                if fields.next().is_some() {
+                    return None;
+                }
+                Some(listing)
+            }
+        };
         let conflicts = lines.next()?.strip_prefix("conflicts")?;
         let conflicts = conflicts
             .split_ascii_whitespace()
             .map(|pair| pair.split_once('=').map(|(k, id)| (k.to_owned(), id.to_owned())))
             .collect::<Option<_>>()?;
-        let mut files: BTreeMap<String, DayFacts> = BTreeMap::new();
-        let mut last: Option<String> = None;
+        // Written in day order: checked, then built in one pass.
+        let mut days: Vec<(String, DayFacts)> = Vec::new();
         for line in lines {
             if let Some(rest) = line.strip_prefix("span ") {
                 let (min, max) = rest.split_once(' ')?;
-                let file = files.get_mut(last.as_deref()?)?;
+                let (_, file) = days.last_mut()?;
                 file.span = Some((min.parse().ok()?, max.parse().ok()?));
             } else {
                 let (day, covered) = Covered::parse_line(line.strip_prefix("file ")?)?;
-                if files.insert(day.to_owned(), DayFacts { covered, span: None }).is_some() {
+                if days.last().is_some_and(|(last, _)| last.as_str() >= day) {
                     return None;
                 }
-                last = Some(day.to_owned());
+                days.push((day.to_owned(), DayFacts { covered, span: None }));
             }
         }
+        let files: BTreeMap<String, DayFacts> = days.into_iter().collect();
         Some(Header {
             token,
             policy,
@@ -203,6 +230,7 @@ impl Header {
             ids,
             units_len,
             ids_len,
+            listing,
             files,
         })
     }

@@ -37,9 +37,6 @@ pub(crate) struct DayFile {
     pub path: PathBuf,
 }
 
-/// Daily files from which their stamps are read on two threads.
-const PARALLEL_STATS: usize = 256;
-
 impl FactLog {
     /// Returns the log stored in `daily_dir` for `workspace_id`.
     pub(crate) fn new(daily_dir: PathBuf, workspace_id: String) -> FactLog {
@@ -63,36 +60,7 @@ impl FactLog {
         self.list().map(|days| days.into_iter().map(|(day, _)| day).collect())
     }
 
-    /// Returns the daily files, oldest first, each with its stamp (`None`
-    /// when it disappeared since the listing), read relative to `daily/`.
-    ///
-    /// Errors: as [`FactLog::days`].
-    pub(crate) fn days_with_stamps(&self) -> Result<Vec<(DayFile, Option<FileStamp>)>> {
-        // `DirEntry::metadata` does not follow a symlink.
-        let stat = |entry: &fs::DirEntry| match entry.metadata() {
-            Ok(meta) => Ok(Some(atomic_io::stamp_of(&meta))),
-            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(err) => Err(err).at(&entry.path()),
-        };
-        let (days, entries): (Vec<DayFile>, Vec<fs::DirEntry>) = self.list()?.into_iter().unzip();
-        // A long log (a file per day) is stat'ed on two cores.
-        let stamps: Vec<Option<FileStamp>> = if entries.len() < PARALLEL_STATS {
-            entries.iter().map(stat).collect::<Result<_>>()?
-        } else {
-            let (first, second) = entries.split_at(entries.len() / 2);
-            std::thread::scope(|scope| {
-                let later = scope.spawn(|| second.iter().map(stat).collect::<Result<Vec<_>>>());
-                let mut stamps = first.iter().map(stat).collect::<Result<Vec<_>>>()?;
-                stamps
-                    .extend(later.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?);
-                Ok::<_, crate::error::Error>(stamps)
-            })?
-        };
-        Ok(days.into_iter().zip(stamps).collect())
-    }
-
-    /// Lists the daily files, oldest first, with their directory entries:
-    /// the one listing `days` and `days_with_stamps` share.
+    /// Lists the daily files, oldest first, with their directory entries.
     fn list(&self) -> Result<Vec<(DayFile, fs::DirEntry)>> {
         atomic_io::refuse_symlink(&self.dir)?;
         let entries = match fs::read_dir(&self.dir) {

@@ -20,12 +20,8 @@
 //! an id is indexed (a hand-edited log may hold an id twice); the one that
 //! counts is the first in (file name, offset) order, as for every reader.
 //!
-//! Checking the stamps costs one `stat` per daily file, relative to an open
-//! `daily/` (split over two threads for long logs). The list of daily
-//! files is read again only when the stamp of `daily/` changed (a file
-//! created, removed or renamed); a stamp whose modification time is less
-//! than [`SETTLED_SECS`] old when it is taken is not kept, so that a file
-//! created within the same tick of a coarse clock is never missed.
+//! Checking the stamps costs one `stat` per daily file, and a listing of
+//! `daily/` only when its stamp changed ([`crate::store::day_stamps`]).
 //!
 //! The ids are spread over 1,024 shard files by a hash of the id, so a lookup
 //! reads one shard. Shards only grow: new lines are written at the end the
@@ -60,8 +56,6 @@ use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
 
 use sha2::digest::common::hazmat::SerializableState;
 use sha2::{Digest, Sha256};
@@ -70,6 +64,7 @@ use crate::error::{IoContext, Result};
 use crate::model::fact_line::{FactRecord, FactSummary};
 use crate::store::atomic_io::{self, FileStamp};
 use crate::store::coverage;
+use crate::store::day_stamps::{self, DAY, Day, ListingStamp};
 use crate::store::fact_log::{FactLog, Written, map_in_parallel};
 
 /// The index directory, in the memory directory.
@@ -83,16 +78,9 @@ const STATE: usize = 104;
 /// The size of its core: the state after the whole 64-byte blocks and
 /// their count (the rest is the buffered tail, kept in the daily file).
 const CORE: usize = 40;
-const DAY: usize = 10;
 const FILE_RECORD: usize = 1 + DAY + 5 * 8 + CORE + 8;
 const SHARD_RECORD: usize = 1 + 2 + 8;
 const LISTING_RECORD: usize = 1 + 6 * 8;
-/// How old the modification time of `daily/` must be, when its stamp is
-/// taken, for the stamp to stand for the list of daily files: any file
-/// created later gets a later time, even from a clock with a coarse tick.
-pub(crate) const SETTLED_SECS: i64 = 3;
-/// From how many daily files on the stamps are checked by two threads.
-const PARALLEL_STATS: usize = 256;
 
 /// Where one record of a fact id is written.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -138,9 +126,6 @@ fn entry_day(day: &[u8; DAY]) -> &str {
 
 /// A daily file a check reads: its day, and what the index had read of it.
 type ToRead = (String, Option<Entry>);
-
-/// The stamp of `daily/`: inode, size, modification and change times.
-type ListingStamp = [i64; 6];
 
 /// The index as its manifest describes it.
 #[derive(Debug)]
@@ -538,53 +523,23 @@ impl IdIndex {
     /// to read (day, what the index had read of it), or `None` when a
     /// covered file was removed.
     fn scan(&mut self, log: &FactLog) -> Result<Option<Vec<ToRead>>> {
-        let dir_path = log.dir();
-        let dir = match OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(dir_path)
-        {
-            Ok(dir) => Some(dir),
-            Err(err) if err.kind() == io::ErrorKind::NotFound => None,
-            Err(err) if err.raw_os_error() == Some(libc::ELOOP) => {
-                atomic_io::refuse_symlink(dir_path)?;
-                return Err(err).at(dir_path);
-            }
-            Err(err) => return Err(err).at(dir_path),
-        };
-        let Some(dir) = dir else {
-            return Ok(self.slots.is_empty().then(Vec::new));
-        };
-        let meta = dir.metadata().at(dir_path)?;
-        let listing: ListingStamp = [
-            meta.ino() as i64,
-            meta.size() as i64,
-            meta.mtime(),
-            meta.mtime_nsec(),
-            meta.ctime(),
-            meta.ctime_nsec(),
-        ];
         // A scan runs first, before anything changed.
         debug_assert!(self.changed.is_empty());
-        let days: Vec<[u8; DAY]> = if self.listing == Some(listing) {
-            self.slots.iter().map(|(day, _)| *day).collect()
-        } else {
-            let listed = log.days()?;
-            // The file system's clock, not the workspace's (which tests set).
-            #[allow(clippy::disallowed_methods)]
-            let now = jiff::Timestamp::now().as_second();
-            let settled = (meta.mtime() < now - SETTLED_SECS).then_some(listing);
-            if settled != self.listing {
-                self.listing = settled;
-                self.listing_touched = true;
-            }
-            listed.iter().filter_map(|file| file.day.as_bytes().try_into().ok()).collect()
+        let known = self
+            .listing
+            .map(|listing| (listing, self.slots.iter().map(|(day, _)| *day).collect::<Vec<Day>>()));
+        let Some(stamped) = day_stamps::scan(log, known)? else {
+            return Ok(self.slots.is_empty().then(Vec::new));
         };
-        let stamps = stat_days(dir, dir_path, days.clone())?;
+        if stamped.listing != self.listing {
+            self.listing = stamped.listing;
+            self.listing_touched = true;
+        }
         // Both lists are in day order: walk them together.
         let mut changed = Vec::new();
         let mut next = 0;
-        for (day, stamp) in days.iter().zip(stamps) {
+        for (day, stamp) in &stamped.days {
+            let (day, stamp) = (day, *stamp);
             let slot = match self.slots.get(next).map(|(known, _)| known.cmp(day)) {
                 // A covered file that is no longer listed.
                 Some(std::cmp::Ordering::Less) => return Ok(None),
@@ -850,100 +805,4 @@ fn open_cache(path: &Path) -> Result<File> {
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(path)
         .at(path)
-}
-
-/// Stats daily files by chunks, claimed by whichever thread is free.
-struct StatJob {
-    dir: File,
-    days: Vec<[u8; DAY]>,
-    /// The first day not claimed yet.
-    next: AtomicUsize,
-    stamps: Mutex<Vec<Option<FileStamp>>>,
-    /// How many days are done, and the first error.
-    done: Mutex<(usize, Option<rustix::io::Errno>)>,
-    finished: Condvar,
-}
-
-/// Days per claim: small enough that a thread preempted in the middle of
-/// one holds the others up only briefly.
-const STAT_CHUNK: usize = 32;
-
-impl StatJob {
-    /// Stats chunks until none is left unclaimed.
-    fn work(&self) {
-        let mut name = [0u8; DAY + 6];
-        name[DAY..].copy_from_slice(b".jsonl");
-        loop {
-            let start = self.next.fetch_add(STAT_CHUNK, Ordering::Relaxed);
-            if start >= self.days.len() {
-                return;
-            }
-            let end = (start + STAT_CHUNK).min(self.days.len());
-            let mut stamps = [None; STAT_CHUNK];
-            let mut error = None;
-            for (day, slot) in self.days[start..end].iter().zip(&mut stamps) {
-                name[..DAY].copy_from_slice(day);
-                match rustix::fs::statat(
-                    &self.dir,
-                    &name[..],
-                    rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
-                ) {
-                    Ok(stat) => {
-                        *slot = Some([
-                            stat.st_ino as i64,
-                            stat.st_size,
-                            stat.st_mtime,
-                            stat.st_mtime_nsec as i64,
-                        ]);
-                    }
-                    Err(rustix::io::Errno::NOENT) => {}
-                    Err(err) => error = Some(err),
-                }
-            }
-            lock(&self.stamps)[start..end].copy_from_slice(&stamps[..end - start]);
-            let mut done = lock(&self.done);
-            done.0 += end - start;
-            done.1 = done.1.or(error);
-            if done.0 == self.days.len() {
-                self.finished.notify_all();
-            }
-        }
-    }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// Returns the stamp of each daily file of `days` (`None`: it is gone),
-/// each `stat` relative to the open `daily/`. For a long list a second
-/// thread shares the work, claiming chunks while this one does: when it
-/// does not get a core soon (a busy machine), this thread does them all
-/// and waits for nobody.
-fn stat_days(dir: File, dir_path: &Path, days: Vec<[u8; DAY]>) -> Result<Vec<Option<FileStamp>>> {
-    let count = days.len();
-    let job = Arc::new(StatJob {
-        dir,
-        days,
-        next: AtomicUsize::new(0),
-        stamps: Mutex::new(vec![None; count]),
-        done: Mutex::new((0, None)),
-        finished: Condvar::new(),
-    });
-    if count >= PARALLEL_STATS {
-        let helper = Arc::clone(&job);
-        // Detached: it allocates nothing and only reads; a helper that
-        // never got to run leaves with the process.
-        let _ = std::thread::Builder::new().stack_size(64 * 1024).spawn(move || helper.work());
-    }
-    job.work();
-    let mut done = lock(&job.done);
-    while done.0 < count {
-        done = job.finished.wait(done).unwrap_or_else(std::sync::PoisonError::into_inner);
-    }
-    if let Some(err) = done.1 {
-        return Err(io::Error::from(err)).at(dir_path);
-    }
-    drop(done);
-    Ok(std::mem::take(&mut *lock(&job.stamps)))
 }

@@ -8,6 +8,7 @@ pub mod conflict_queue;
 pub(crate) mod coverage;
 pub(crate) mod curated_file;
 pub mod curated_state;
+pub(crate) mod day_stamps;
 pub(crate) mod distill_cache;
 pub(crate) mod domain_index;
 pub(crate) mod fact_log;

@@ -11,6 +11,7 @@ use crate::policy::projection::Projection;
 use crate::store::atomic_io;
 use crate::store::conflict_queue::{ConflictQueue, ConflictsFile};
 use crate::store::curated_file::CuratedFile;
+use crate::store::day_stamps;
 use crate::store::domain_index::{self, DomainIndex};
 use crate::store::fact_log;
 use crate::store::failpoint;
@@ -69,6 +70,8 @@ impl Workspace {
         if cache && let Some(done) = self.distill_incremental(policy, &as_of)? {
             return Ok(done);
         }
+        // Taken before the listing: a file created after it changes it.
+        let listing = if cache { day_stamps::settled_listing(&self.log)? } else { None };
         let files = self.log.read_files_with::<FactSummary>(&self.log.days()?, cache)?;
         // The domain index is saved on another thread while the policy runs
         // (only a cache: a failure to write it is not an error).
@@ -80,7 +83,7 @@ impl Workspace {
                     let _ = index.save(&path, &workspace_id);
                 })))
             });
-        let read = cache.then(|| ReadLog::of(&files));
+        let read = cache.then(|| ReadLog::of(&files, listing));
         let facts = fact_log::merge(files);
         let (curated, bytes) = self.curated_with_bytes()?;
         // Only whether the file exists matters here; free its bytes (they

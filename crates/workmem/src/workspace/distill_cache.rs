@@ -35,6 +35,7 @@ use crate::store::atomic_io::{self, file_stamp};
 use crate::store::coverage::{self, Covered, Scan};
 use crate::store::curated_file::EntryHead;
 use crate::store::curated_state::{CURATED_SCHEMA_VERSION, CuratedState};
+use crate::store::day_stamps::ListingStamp;
 use crate::store::distill_cache::{
     self, CACHE_FILE, DayFacts, Header, IDS_FILE, IdFilter, StoredIds, UNITS_FILE, UnitKey, Units,
 };
@@ -48,15 +49,19 @@ use crate::workspace::{
 #[derive(Debug)]
 pub(super) struct ReadLog {
     files: BTreeMap<String, DayFacts>,
+    /// The stamp of `daily/` taken before it was listed, when every file
+    /// listed was read with its coverage.
+    listing: Option<ListingStamp>,
     /// Whether a record was dropped for an id written before it.
     duplicates: bool,
     records: usize,
 }
 
 impl ReadLog {
-    /// Returns what `files` (read with coverage) tell the cache.
-    pub(super) fn of(files: &[FileRecords<FactSummary>]) -> ReadLog {
-        let mut out = ReadLog { files: BTreeMap::new(), duplicates: false, records: 0 };
+    /// Returns what `files` (read with coverage, after `listing` was
+    /// taken) tell the cache.
+    pub(super) fn of(files: &[FileRecords<FactSummary>], listing: Option<ListingStamp>) -> ReadLog {
+        let mut out = ReadLog { files: BTreeMap::new(), listing, duplicates: false, records: 0 };
         for file in files {
             out.duplicates |= file.dropped > 0;
             out.records += file.records.len();
@@ -66,6 +71,9 @@ impl ReadLog {
                     DayFacts { covered: covered.clone(), span: span(&file.records) },
                 );
             }
+        }
+        if out.files.len() != files.len() {
+            out.listing = None;
         }
         out
     }
@@ -272,6 +280,7 @@ impl Workspace {
             ids: facts.len(),
             units_len: u64::try_from(units_len).unwrap_or_default(),
             ids_len: u64::try_from(ids_len).unwrap_or_default(),
+            listing: read.listing,
             files: read.files,
         }))
     }
@@ -355,9 +364,10 @@ impl Workspace {
         {
             return Ok(None);
         }
-        let covered: BTreeMap<String, Covered> =
-            header.files.iter().map(|(day, f)| (day.clone(), f.covered.clone())).collect();
-        let Scan::Changed(changed) = coverage::scan(&self.log, &covered)? else {
+        let covered: Vec<(&str, &Covered)> =
+            header.files.iter().map(|(day, f)| (day.as_str(), &f.covered)).collect();
+        let (scan, listing) = coverage::scan(&self.log, &covered, header.listing)?;
+        let Scan::Changed(changed) = scan else {
             return Ok(None);
         };
         // Files whose facts may have aged between the two instants.
@@ -667,6 +677,7 @@ impl Workspace {
             ids,
             units_len: 0,
             ids_len: 0,
+            listing,
             files,
         };
         let write = if append { UnitsWrite::Append(header.units_len) } else { UnitsWrite::Whole };
