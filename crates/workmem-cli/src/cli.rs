@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgMatches, Args, FromArgMatches, Parser, Subcommand};
 
 use crate::commands;
 
@@ -85,51 +85,135 @@ pub struct GlobalArgs {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Create the memory directory and print the workspace id
-    Init(commands::init::InitArgs),
+    Init(Deferred<commands::init::InitArgs>),
     /// Append one fact to the log
-    Remember(commands::remember::RememberArgs),
+    Remember(Deferred<commands::remember::RememberArgs>),
     /// Append facts from a JSONL file or stdin, all or nothing
-    Import(commands::import::ImportArgs),
+    Import(Deferred<commands::import::ImportArgs>),
     /// List facts (default: those recorded today, UTC)
-    Facts(commands::facts::FactsArgs),
+    Facts(Deferred<commands::facts::FactsArgs>),
     /// List the daily logs with their fact counts
-    Logs(commands::logs::LogsArgs),
+    Logs(Deferred<commands::logs::LogsArgs>),
     /// Promote aged, relevant facts into the curated memory
-    Distill(commands::distill::DistillArgs),
+    Distill(Deferred<commands::distill::DistillArgs>),
     /// Print MEMORY.md, repairing it from curated.json if stale
-    Memory(commands::memory::MemoryArgs),
+    Memory(Deferred<commands::memory::MemoryArgs>),
     /// Print the bounded agent context: memory, recent and pending facts
-    Context(commands::context::ContextArgs),
+    Context(Deferred<commands::context::ContextArgs>),
     /// List conflict cases and their candidates
-    Conflicts(commands::conflicts::ConflictsArgs),
+    Conflicts(Deferred<commands::conflicts::ConflictsArgs>),
     /// Decide a conflict case (the human review step)
-    Resolve(commands::resolve::ResolveArgs),
+    Resolve(Deferred<commands::resolve::ResolveArgs>),
     /// Review open conflict cases one at a time at a terminal
-    Review(commands::review::ReviewArgs),
+    Review(Deferred<commands::review::ReviewArgs>),
     /// List the audit stream of human decisions
-    Adjudications(commands::adjudications::AdjudicationsArgs),
+    Adjudications(Deferred<commands::adjudications::AdjudicationsArgs>),
     /// Show every revision of a memory key, its evidence and its cases
-    History(commands::history::HistoryArgs),
+    History(Deferred<commands::history::HistoryArgs>),
     /// Explain where a fact or a memory key stands under the policy, and why
-    Explain(commands::explain::ExplainArgs),
+    Explain(Deferred<commands::explain::ExplainArgs>),
     /// Show where the workspace stands: facts, what waits, memory, conflicts
-    Status(commands::status::StatusArgs),
+    Status(Deferred<commands::status::StatusArgs>),
     /// Check every invariant of the durable state; exit 0 only when clean
-    Verify(commands::verify::VerifyArgs),
+    Verify(Deferred<commands::verify::VerifyArgs>),
     /// Pin the workspace id and prepare the git repository to share memory
-    Share(commands::share::ShareArgs),
+    Share(Deferred<commands::share::ShareArgs>),
     /// Take over a memory written at another path by pinning its id
-    Adopt(commands::adopt::AdoptArgs),
+    Adopt(Deferred<commands::adopt::AdoptArgs>),
     /// Merge memory files: git's merge driver, and `--continue` after markers
-    Merge(commands::merge::MergeArgs),
+    Merge(Deferred<commands::merge::MergeArgs>),
     /// Look for credentials stored in the memory directory; exit 1 when any
-    Scan(commands::scan::ScanArgs),
+    Scan(Deferred<commands::scan::ScanArgs>),
     /// Walk through facts, distill, supersession and a tie offline
-    Demo(commands::demo::DemoArgs),
+    Demo(Deferred<commands::demo::DemoArgs>),
     /// Serve this workspace to MCP clients over stdio
     #[cfg(feature = "mcp")]
-    Mcp(commands::mcp::McpArgs),
+    Mcp(Deferred<commands::mcp::McpArgs>),
     /// Talk to an agent that remembers this project
     #[cfg(feature = "chat")]
-    Chat(commands::chat::ChatArgs),
+    Chat(Deferred<commands::chat::ChatArgs>),
+}
+
+/// A subcommand's arguments, defined only when that subcommand is parsed
+/// or its help shown: otherwise every command would build the arguments
+/// of all of them at start (clap's deferred initialization).
+#[derive(Debug)]
+pub struct Deferred<T>(pub T);
+
+impl<T> std::ops::Deref for Deferred<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T: Args> Args for Deferred<T> {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        cmd.defer(|cmd| keep_about(cmd, T::augment_args))
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        cmd.defer(|cmd| keep_about(cmd, T::augment_args_for_update))
+    }
+
+    fn group_id() -> Option<clap::Id> {
+        T::group_id()
+    }
+}
+
+impl<T: FromArgMatches> FromArgMatches for Deferred<T> {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        T::from_arg_matches(matches).map(Deferred)
+    }
+
+    fn from_arg_matches_mut(matches: &mut ArgMatches) -> Result<Self, clap::Error> {
+        T::from_arg_matches_mut(matches).map(Deferred)
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        self.0.update_from_arg_matches(matches)
+    }
+
+    fn update_from_arg_matches_mut(&mut self, matches: &mut ArgMatches) -> Result<(), clap::Error> {
+        self.0.update_from_arg_matches_mut(matches)
+    }
+}
+
+/// Adds arguments to `cmd` with `augment`, keeping the description the
+/// subcommand's own doc comment gave it: deferred, the arguments' struct
+/// would otherwise replace it with its own.
+fn keep_about(cmd: clap::Command, augment: fn(clap::Command) -> clap::Command) -> clap::Command {
+    let about = cmd.get_about().cloned();
+    let long_about = cmd.get_long_about().cloned();
+    let cmd = augment(cmd);
+    match (about, long_about) {
+        (Some(about), Some(long_about)) => cmd.about(about).long_about(long_about),
+        (Some(about), None) => cmd.about(about).long_about(None::<&str>),
+        (None, _) => cmd,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_consistent_with_every_subcommand_built() {
+        super::Cli::command().debug_assert();
+        let mut cli = super::Cli::command();
+        cli.build();
+        for sub in cli.get_subcommands() {
+            assert!(sub.get_about().is_some(), "{} has a description", sub.get_name());
+        }
+        let remember = cli.find_subcommand("remember").expect("remember");
+        assert_eq!(
+            remember.get_about().map(ToString::to_string).as_deref(),
+            Some("Append one fact to the log")
+        );
+        assert!(
+            remember.get_arguments().any(|arg| arg.get_id() == "kind"),
+            "deferred arguments are built"
+        );
+    }
 }
