@@ -15,6 +15,7 @@
 
 use std::sync::LazyLock;
 
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use regex::Regex;
 
 use crate::model::secret::{
@@ -26,11 +27,41 @@ use crate::model::secret::{
 /// the lowercase text: stems of secret names, header words, `://`, the
 /// commands that take passwords, and the words of `.netrc`, SQL, .NET
 /// settings and JSON Web Keys.
-static CUES: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r#"pass|pwd|pswd|secret|token|credential|key|authorization|bearer|basic|://|mysql|mariadb|sshpass|redis-cli|docker|curl|machine|login|identified|value|"kty""#,
-    )
-    .expect("cue pattern is valid")
+///
+/// A literal automaton with the regex alternation's leftmost-first
+/// semantics, built without a prefilter or a DFA: every remember builds it,
+/// and the regex engine spent more on building its search for these words
+/// than the rest of the append (0.4 ms, 57% of its instructions).
+static CUES: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    AhoCorasick::builder()
+        .kind(Some(AhoCorasickKind::NoncontiguousNFA))
+        .match_kind(MatchKind::LeftmostFirst)
+        .prefilter(false)
+        .build([
+            "pass",
+            "pwd",
+            "pswd",
+            "secret",
+            "token",
+            "credential",
+            "key",
+            "authorization",
+            "bearer",
+            "basic",
+            "://",
+            "mysql",
+            "mariadb",
+            "sshpass",
+            "redis-cli",
+            "docker",
+            "curl",
+            "machine",
+            "login",
+            "identified",
+            "value",
+            "\"kty\"",
+        ])
+        .expect("cue words are valid")
 });
 
 /// What one pass of [`CUES`] found in a text.
@@ -60,7 +91,7 @@ impl Cues {
     pub(super) fn scan(lower: &str) -> Cues {
         let mut cues = Cues::default();
         for m in CUES.find_iter(lower) {
-            match m.as_str() {
+            match &lower[m.start()..m.end()] {
                 "://" => cues.url = true,
                 "mysql" | "mariadb" | "sshpass" | "redis-cli" | "docker" | "curl" => {
                     cues.command = true;
@@ -1121,6 +1152,38 @@ fn netrc_literal(value: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// The cue words as one regex alternation: what [`CUES`] must find.
+    fn cues_by_regex(lower: &str) -> Vec<(usize, usize)> {
+        let words = r#"pass|pwd|pswd|secret|token|credential|key|authorization|bearer|basic|://|mysql|mariadb|sshpass|redis-cli|docker|curl|machine|login|identified|value|"kty""#;
+        let regex = Regex::new(words).unwrap();
+        regex.find_iter(lower).map(|m| (m.start(), m.end())).collect()
+    }
+
+    proptest! {
+        #[test]
+        fn the_cue_automaton_finds_what_the_alternation_finds(
+            parts in proptest::collection::vec(prop_oneof![
+                Just("pass"), Just("sshpass"), Just("pswd"), Just("passwd"), Just("key"),
+                Just("keychain"), Just("://"), Just(":/"), Just("redis-cli"), Just("\"kty\""),
+                Just("login"), Just("machine"), Just("value"), Just("x"), Just(" "), Just("s"),
+                Just("ssh"), Just("p"), Just("ass"), Just("-cli"), Just("é"),
+            ], 0..24)
+        ) {
+            let text: String = parts.concat();
+            let found: Vec<(usize, usize)> =
+                CUES.find_iter(&text).map(|m| (m.start(), m.end())).collect();
+            prop_assert_eq!(found, cues_by_regex(&text));
+        }
+    }
+
+    #[test]
+    fn a_command_that_takes_a_password_is_one_cue_not_two() {
+        let cues = Cues::scan("sshpass -p hunter2 ssh host");
+        assert!(cues.command);
+        assert!(cues.hits.is_empty(), "`pass` inside `sshpass` is not a cue of its own");
+    }
 
     fn kind(text: &str) -> Option<&'static str> {
         let lower = text.to_ascii_lowercase();
