@@ -153,30 +153,16 @@ impl FactLog {
         }
     }
 
-    /// Parses the lines of a daily file's `data` from byte `from` (a line
-    /// start) with the readers' rules, each record with the offset of its
-    /// line; also returns how far the records reach: past the last
-    /// terminated line, or to the end when an unterminated final line is a
-    /// complete valid record (it is used, like the readers use it). An
-    /// unterminated invalid fragment is left out of both.
+    /// Parses `tail`, the bytes of a daily file from offset `base` (a line
+    /// start after `lines_before` lines), with the readers' rules, each
+    /// record with the file offset of its line; also returns how far the
+    /// records reach in the file: past the last terminated line, or to the
+    /// end when an unterminated final line is a complete valid record (it
+    /// is used, like the readers use it). An unterminated invalid fragment
+    /// is left out of both.
     ///
     /// Errors: as [`FactLog::read_file`], the line numbered in the whole
     /// file.
-    pub(crate) fn parse_from<T: FactRecord>(
-        &self,
-        path: &Path,
-        data: &[u8],
-        from: usize,
-    ) -> Result<(Vec<(u64, T)>, usize)> {
-        let lines_before = memchr::memchr_iter(b'\n', &data[..from]).count();
-        self.parse_tail(path, &data[from..], from, lines_before)
-    }
-
-    /// Parses `tail`, the bytes of a daily file from offset `base` (a line
-    /// start after `lines_before` lines), as [`FactLog::parse_from`] parses
-    /// the bytes from `from`: offsets and reach are the file's.
-    ///
-    /// Errors: as [`FactLog::parse_from`].
     pub(crate) fn parse_tail<T: FactRecord>(
         &self,
         path: &Path,

@@ -416,20 +416,14 @@ impl Workspace {
         }
         for (file, grew) in reads {
             let (day, from) = (&file.day, file.from);
-            // The old part of a file only matters when its facts may have
-            // aged since (then it was kept).
-            let (records, reach) = if file.base == 0 {
-                let start =
-                    if crosses(header.files.get(&day.day).and_then(|f| f.span)) { 0 } else { from };
-                self.log.parse_from::<FactSummary>(&day.path, &file.data, start)?
-            } else {
-                self.log.parse_tail::<FactSummary>(
-                    &day.path,
-                    &file.data,
-                    file.base,
-                    file.lines_before,
-                )?
-            };
+            // The old part of a file was kept only when its facts may have
+            // aged since: what was read is what is parsed.
+            let (records, reach) = self.log.parse_tail::<FactSummary>(
+                &day.path,
+                &file.data,
+                file.base,
+                file.lines_before,
+            )?;
             let mut appended = Vec::new();
             for (offset, record) in records {
                 if offset as usize >= from {
