@@ -332,45 +332,15 @@ pub(crate) struct UnitFacts {
 }
 
 impl Units {
-    /// Reads and indexes the first `len` bytes of the units file, whose
-    /// last section must be of `token`; `None` when it is missing, shorter,
-    /// torn or of another token.
-    pub(crate) fn load(path: &Path, token: u64, len: u64) -> Option<Units> {
-        let mut data = atomic_io::read_optional(path).ok()??;
-        data.truncate(usize::try_from(len).ok().filter(|&len| len <= data.len())?);
-        let data = String::from_utf8(data).ok()?;
-        let mut units = BTreeMap::new();
-        let mut at = 0;
-        let mut whole_len = 0;
-        let mut appended = 0;
-        let mut last_token = None;
-        while at < data.len() {
-            let line_end = at + data[at..].find('\n')?;
-            let first = &data[at..line_end];
-            let section_token = if at == 0 {
-                first.strip_prefix(UNITS_HEADER)?.strip_prefix(' ')?
-            } else {
-                appended += 1;
-                first.strip_prefix("append ")?
-            };
-            last_token = Some(section_token.parse::<u64>().ok()?);
-            at = read_section(&data, line_end + 1, &mut units)?;
-            if whole_len == 0 {
-                whole_len = at;
-            }
-        }
-        let len = data.len();
-        (last_token == Some(token)).then_some(Units { data, units, whole_len, appended, len })
-    }
-
-    /// Reads the first `len` bytes of the units file as [`Units::load`]
-    /// does, but keeps only the units of `keys`: the others are read
-    /// through one small buffer and dropped.
-    pub(crate) fn load_only(
+    /// Reads the first `len` bytes of the units file, whose last section
+    /// must be of `token`, through one small buffer, keeping the units of
+    /// `keep` (every unit when `None`): the others are read and dropped.
+    /// `None` when the file is missing, shorter, torn or of another token.
+    pub(crate) fn load(
         path: &Path,
         token: u64,
         len: u64,
-        keys: &std::collections::BTreeSet<UnitKey>,
+        keep: Option<&std::collections::BTreeSet<UnitKey>>,
     ) -> Option<Units> {
         use std::io::{BufRead, Read};
         let file = atomic_io::open_optional(path).ok()??;
@@ -403,7 +373,8 @@ impl Units {
                 }
                 let (key, stale, conflict, block_len) = parse_unit_line(line.trim_end())?;
                 at += block_len as u64;
-                if keys.contains(&key) {
+                if keep.is_none_or(|keep| keep.contains(&key)) {
+                    // A later record of a unit replaces an earlier one.
                     let start = data.len();
                     let mut block = vec![0; block_len];
                     reader.read_exact(&mut block).ok()?;
@@ -520,30 +491,6 @@ pub(crate) fn push_unit(
         }
     }
     text.push_str(block);
-}
-
-/// Indexes the records of one section from `at` to its `end` line into
-/// `units` (a later record of a unit replaces an earlier one); returns the
-/// offset after the `end` line.
-fn read_section(
-    data: &str,
-    mut at: usize,
-    units: &mut BTreeMap<UnitKey, StoredUnit>,
-) -> Option<usize> {
-    loop {
-        let line_end = at + data[at..].find('\n')?;
-        let line = &data[at..line_end];
-        if line == "end" {
-            return Some(line_end + 1);
-        }
-        let (key, stale, conflict, len) = parse_unit_line(line)?;
-        let range = line_end + 1..line_end + 1 + len;
-        if range.end > data.len() {
-            return None;
-        }
-        at = range.end;
-        units.insert(key, StoredUnit { stale, conflict, range });
-    }
 }
 
 /// Parses the line that opens a unit's record: its key, counts and the

@@ -480,12 +480,12 @@ impl Workspace {
         // rewrites it whole.
         let units_path = self.file(UNITS_FILE);
         let Some(mut stored) =
-            Units::load_only(&units_path, header.token, header.units_len, &touched)
+            Units::load(&units_path, header.token, header.units_len, Some(&touched))
         else {
             return Ok(None);
         };
         if stored.worn() {
-            let Some(whole) = Units::load(&units_path, header.token, header.units_len) else {
+            let Some(whole) = Units::load(&units_path, header.token, header.units_len, None) else {
                 return Ok(None);
             };
             stored = whole;
