@@ -233,14 +233,7 @@ pub(crate) fn replace_cache_streamed(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> io::Result<bool>,
 ) -> Result<bool> {
-    refuse_symlink(path)?;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let temp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .at(dir)?;
+    let temp = temporary(path)?;
     let mut out = io::BufWriter::with_capacity(1 << 20, temp);
     if !write(&mut out).at(path)? {
         // Dropping the temporary file removes it.
@@ -252,25 +245,69 @@ pub(crate) fn replace_cache_streamed(
 }
 
 fn replace_with(path: &Path, data: &[u8], durable: bool) -> Result<()> {
+    if durable {
+        return stage(path, |file| file.write_all(data))?.commit();
+    }
+    let mut temp = temporary(path)?;
+    temp.write_all(data).at(temp.path())?;
+    temp.persist(path).map_err(|err| err.error).at(path)?;
+    Ok(())
+}
+
+/// Creates the temporary file (`.<name>.*.tmp`, mode 0600) beside `path`
+/// that will replace it, refusing a symlink at `path`.
+fn temporary(path: &Path) -> Result<tempfile::NamedTempFile> {
     refuse_symlink(path)?;
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let mut temp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .at(dir)?;
-    temp.write_all(data).at(temp.path())?;
-    if durable {
-        temp.as_file().sync_all().at(temp.path())?;
+    tempfile::Builder::new().prefix(&format!(".{name}.")).suffix(".tmp").tempfile_in(dir).at(dir)
+}
+
+/// The next version of a file, written beside it and durable, not yet in
+/// its place: how a writer replaces a file too large to hold in memory
+/// (it writes as it goes) and learns what it wrote (a hash for its intent)
+/// before the replacement counts. Dropped without [`Staged::commit`], the
+/// temporary file is removed and the target is untouched.
+#[derive(Debug)]
+pub(crate) struct Staged {
+    temp: tempfile::NamedTempFile,
+    target: PathBuf,
+}
+
+/// Writes the next version of `path` with `write` (on the temporary file,
+/// unbuffered) and makes it durable; see [`Staged`].
+///
+/// Errors: [`Error::Io`] (what `write` returns included, named after the
+/// temporary file), or [`Error::Corrupt`] when the target is a symlink.
+pub(crate) fn stage(
+    path: &Path,
+    write: impl FnOnce(&mut File) -> io::Result<()>,
+) -> Result<Staged> {
+    let mut temp = temporary(path)?;
+    write(temp.as_file_mut()).at(temp.path())?;
+    temp.as_file().sync_all().at(temp.path())?;
+    Ok(Staged { temp, target: path.to_owned() })
+}
+
+impl Staged {
+    /// The temporary file, for reading back what was written.
+    pub(crate) fn file(&self) -> &File {
+        self.temp.as_file()
     }
-    #[cfg(test)]
-    if FAIL_BEFORE_RENAME.with(std::cell::Cell::get) {
-        return Err(io::Error::other("injected failure before rename")).at(path);
+
+    /// Renames the temporary file over the target and fsyncs the
+    /// directory.
+    ///
+    /// Errors: [`Error::Io`] (the temporary file is then removed).
+    pub(crate) fn commit(self) -> Result<()> {
+        #[cfg(test)]
+        if FAIL_BEFORE_RENAME.with(std::cell::Cell::get) {
+            return Err(io::Error::other("injected failure before rename")).at(&self.target);
+        }
+        // Dropping `temp` on the error path removes the temporary file.
+        self.temp.persist(&self.target).map_err(|err| err.error).at(&self.target)?;
+        sync_dir(self.target.parent().unwrap_or(Path::new(".")))
     }
-    // Dropping `temp` on the error path removes the temporary file.
-    temp.persist(path).map_err(|err| err.error).at(path)?;
-    if durable { sync_dir(dir) } else { Ok(()) }
 }
 
 /// Removes the temporary files that [`replace`] left in `dir` when a crash

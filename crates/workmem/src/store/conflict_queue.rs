@@ -16,7 +16,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Location, Result};
+use crate::error::{Error, IoContext, Location, Result};
 use crate::model::canon;
 use crate::model::fact::Kind;
 use crate::model::stamp::Stamp;
@@ -341,7 +341,8 @@ impl ConflictQueue {
     ///
     /// Errors: [`Error::Corrupt`] if an invariant does not hold (a bug).
     pub fn encode(&self, path: &Path, workspace_id: &str) -> Result<Vec<u8>> {
-        Ok(ConflictsFile::encode(self, path, workspace_id)?.into_bytes())
+        let file = ConflictsFile::encode(self, path, workspace_id)?;
+        Ok(file.contents().at(path)?.into_owned())
     }
 
     /// Sorts cases into canonical order.

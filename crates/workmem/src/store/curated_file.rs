@@ -14,6 +14,8 @@ use crate::model::stamp::Stamp;
 use crate::store::curated_state::{
     CURATED_SCHEMA_VERSION, CuratedState, Entry, Status, problems_of,
 };
+#[cfg(test)]
+use crate::store::state_file::{Body, Output};
 use crate::store::state_file::{Record, StateFile};
 
 /// Where the fields after the evidence list start.
@@ -158,6 +160,15 @@ mod tests {
         Entry::sample(content, memory_key, &ids)
     }
 
+    /// The file `file` as stored in `dir`, read back by layout from disk.
+    fn on_disk(file: &CuratedFile, dir: &Path) -> CuratedFile {
+        let path = dir.join("stored.json");
+        crate::store::atomic_io::replace(&path, &file.contents().unwrap()).unwrap();
+        let body = Body::File(std::fs::File::open(&path).unwrap());
+        let read = CuratedFile::known_valid(body, file.sha256().to_owned(), "ws").unwrap();
+        read.expect("the layout of an encoding is read back")
+    }
+
     fn state(entries: Vec<Entry>) -> CuratedState {
         let mut state = CuratedState::new();
         state.entries = entries;
@@ -167,6 +178,7 @@ mod tests {
 
     #[test]
     fn a_known_valid_file_reads_back_its_layout_and_heads() {
+        let dir = tempfile::tempdir().unwrap();
         let path = Path::new("curated.json");
         for entries in [
             vec![],
@@ -178,26 +190,33 @@ mod tests {
         ] {
             let state = state(entries);
             let file = CuratedFile::encode(&state, path, "ws").unwrap();
-            let Ok(read) =
-                CuratedFile::known_valid(file.bytes().to_vec(), file.sha256().to_owned(), "ws")
+            let bytes = file.contents().unwrap().into_owned();
+            let held = Body::Held(bytes.clone());
+            let Ok(Ok(read)) = CuratedFile::known_valid(held, file.sha256().to_owned(), "ws")
             else {
                 panic!("the layout of an encoding is not read back");
             };
-            assert_eq!(
-                read.heads().cloned().collect::<Vec<_>>(),
-                file.heads().cloned().collect::<Vec<_>>()
-            );
-            assert_eq!(read.records(path, |_| true).unwrap(), state.entries);
+            for read in [read, on_disk(&file, dir.path())] {
+                assert_eq!(
+                    read.heads().cloned().collect::<Vec<_>>(),
+                    file.heads().cloned().collect::<Vec<_>>()
+                );
+                assert_eq!(read.records(path, |_| true).unwrap(), state.entries);
+                assert_eq!(read.contents().unwrap(), bytes.as_slice());
+            }
             // Another workspace's file is not taken for this one.
-            assert!(
-                CuratedFile::known_valid(file.bytes().to_vec(), String::new(), "other").is_err()
-            );
+            let held = Body::Held(bytes.clone());
+            assert!(CuratedFile::known_valid(held, String::new(), "other").unwrap().is_err());
+            // Nor a file cut short.
+            let held = Body::Held(bytes[..bytes.len() - 1].to_vec());
+            assert!(CuratedFile::known_valid(held, String::new(), "ws").unwrap().is_err());
         }
     }
 
     #[test]
     fn a_splice_gives_the_bytes_of_a_whole_encoding() {
-        let path = Path::new("curated.json");
+        let dir = tempfile::tempdir().unwrap();
+        let path = &dir.path().join("curated.json");
         let before = state(vec![
             entry("Use UTC.", None, &["x"]),
             entry("Use WAL.", Some("db.mode"), &["a"]),
@@ -206,25 +225,44 @@ mod tests {
         let file = CuratedFile::encode(&before, path, "ws").unwrap();
         let changed = vec![entry("Use spaces.", Some("style.indent"), &["b", "c", "d"])];
         let spliced = file
-            .splice(path, "ws", |h| h.memory_key.as_deref() == Some("style.indent"), &changed)
+            .splice(
+                path,
+                "ws",
+                |h| h.memory_key.as_deref() == Some("style.indent"),
+                &changed,
+                Output::Staged,
+            )
             .unwrap();
         let mut after = before.clone();
         after.replace_domain("style.indent", changed.clone());
         let whole = CuratedFile::encode(&after, path, "ws").unwrap();
-        assert_eq!(spliced.bytes(), whole.bytes());
+        assert_eq!(spliced.contents().unwrap(), whole.contents().unwrap());
         assert_eq!(spliced.sha256(), whole.sha256());
         let heads = |f: &CuratedFile| f.heads().cloned().collect::<Vec<_>>();
         assert_eq!(heads(&spliced), heads(&whole));
+        // Saved, the staged file takes the place of the stored one.
+        assert!(!path.exists());
+        assert_eq!(spliced.save(path).unwrap(), heads(&whole));
+        assert_eq!(std::fs::read(path).unwrap(), whole.contents().unwrap().as_ref());
         // A domain split between kept and added entries is refused.
         let err = file
-            .splice(path, "ws", |_| false, &[entry("Use WAL2.", Some("db.mode"), &["q"])])
+            .splice(
+                path,
+                "ws",
+                |_| false,
+                &[entry("Use WAL2.", Some("db.mode"), &["q"])],
+                Output::Staged,
+            )
             .unwrap_err();
         assert!(err.to_string().contains("split"), "{err}");
         // Added entries are checked.
         let mut broken = entry("Use x.", Some("new.key"), &["q"]);
         broken.occurrences = 2;
-        let err = file.splice(path, "ws", |_| false, &[broken]).unwrap_err();
+        let err = file.splice(path, "ws", |_| false, &[broken], Output::Staged).unwrap_err();
         assert!(err.to_string().contains("occurrences"), "{err}");
+        // Nothing refused is left behind.
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(left.len(), 1, "{left:?}");
     }
 
     proptest::proptest! {
@@ -237,8 +275,10 @@ mod tests {
             before in proptest::collection::vec((0..6usize, 0..3usize, 1..4usize), 0..12),
             after in proptest::collection::vec((0..6usize, 0..3usize, 1..4usize), 0..12),
             replaced in proptest::collection::btree_set(0..6usize, 0..6),
+            staged: bool,
         ) {
-            let path = Path::new("curated.json");
+            let dir = tempfile::tempdir().unwrap();
+            let path = &dir.path().join("curated.json");
             // Unit n < 3 is the domain `d<n>` (one active revision), else an
             // unkeyed entry; each with a few evidence ids.
             let build = |spec: &[(usize, usize, usize)], tag: &str| {
@@ -269,13 +309,14 @@ mod tests {
                 .into_iter()
                 .filter(|e| replaced.contains(&unit_of(e.memory_key.as_deref(), &e.content)))
                 .collect();
-            let file = CuratedFile::encode(&before, path, "ws").unwrap();
+            let file = on_disk(&CuratedFile::encode(&before, path, "ws").unwrap(), dir.path());
             let spliced = file
                 .splice(
                     path,
                     "ws",
                     |h| replaced.contains(&unit_of(h.memory_key.as_deref(), &h.content)),
                     &added,
+                    if staged { Output::Staged } else { Output::Held },
                 )
                 .unwrap();
             let mut whole = before.clone();
@@ -283,11 +324,12 @@ mod tests {
             whole.entries.extend(added);
             whole.sort();
             let expected = CuratedFile::encode(&whole, path, "ws").unwrap();
-            proptest::prop_assert_eq!(spliced.bytes(), expected.bytes());
+            proptest::prop_assert_eq!(spliced.contents().unwrap(), expected.contents().unwrap());
             proptest::prop_assert_eq!(spliced.sha256(), expected.sha256());
-            let read = CuratedFile::known_valid(spliced.bytes().to_vec(), spliced.sha256().to_owned(), "ws");
             let heads = |f: &CuratedFile| f.heads().cloned().collect::<Vec<_>>();
-            proptest::prop_assert_eq!(heads(&read.ok().unwrap()), heads(&expected));
+            proptest::prop_assert_eq!(heads(&spliced), heads(&expected));
+            let read = on_disk(&spliced, dir.path());
+            proptest::prop_assert_eq!(heads(&read), heads(&expected));
         }
     }
 }

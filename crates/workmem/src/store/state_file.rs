@@ -23,19 +23,30 @@
 //! writer needs of it (its [`Record::Head`]) is read from its top-level
 //! lines.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
+use std::fs::File;
+use std::io::{self, Write};
 use std::ops::Range;
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use sha2::{Digest, Sha256};
 
-use crate::error::{Error, Location, Result};
+use crate::error::{Error, IoContext, Location, Result};
 use crate::model::canon::{self, JsonStyle};
+use crate::store::atomic_io::{self, Staged};
 
 /// How a record's encoding starts and ends, four spaces in.
 const RECORD_START: &[u8] = b"    {\n";
 const RECORD_END: &[u8] = b"\n    }";
+
+/// How much of a file on disk is read or written at a time: a stored
+/// file is never held whole (it grows with the log).
+/// (Tests use a few bytes, so that records straddle chunks.)
+const CHUNK: usize = if cfg!(test) { 7 } else { 256 * 1024 };
 
 /// A record of a state file.
 pub(crate) trait Record: Serialize + DeserializeOwned {
@@ -74,6 +85,8 @@ pub(crate) fn field<'a>(encoded: &'a [u8], name: &str) -> Option<&'a [u8]> {
 /// order given (the caller's: canonical), recording where each one sits.
 pub(crate) struct Encoder<'w, R> {
     bytes: Vec<u8>,
+    /// How many bytes were handed on before `bytes` ([`Encoder::spill`]).
+    base: usize,
     slots: Vec<Range<usize>>,
     workspace_id: &'w str,
     records: std::marker::PhantomData<R>,
@@ -85,6 +98,7 @@ impl<'w, R: Record> Encoder<'w, R> {
     pub(crate) fn new(workspace_id: &'w str, records: usize, bytes: usize) -> Encoder<'w, R> {
         Encoder {
             bytes: Vec::with_capacity(bytes),
+            base: 0,
             slots: Vec::with_capacity(records),
             workspace_id,
             records: std::marker::PhantomData,
@@ -99,10 +113,14 @@ impl<'w, R: Record> Encoder<'w, R> {
         }
     }
 
+    fn position(&self) -> usize {
+        self.base + self.bytes.len()
+    }
+
     /// Appends `record`, encoded.
     pub(crate) fn record(&mut self, record: &R) {
         self.separate();
-        let start = self.bytes.len();
+        let start = self.position();
         let text = canon::encode(record, JsonStyle::Pretty);
         for (n, line) in text.split('\n').enumerate() {
             if n > 0 {
@@ -111,18 +129,28 @@ impl<'w, R: Record> Encoder<'w, R> {
             self.bytes.extend_from_slice(b"    ");
             self.bytes.extend_from_slice(line.as_bytes());
         }
-        self.slots.push(start..self.bytes.len());
+        self.slots.push(start..self.position());
     }
 
     /// Appends a record's encoding as stored.
     fn stored(&mut self, encoded: &[u8]) {
         self.separate();
-        let start = self.bytes.len();
+        let start = self.position();
         self.bytes.extend_from_slice(encoded);
-        self.slots.push(start..self.bytes.len());
+        self.slots.push(start..self.position());
     }
 
-    /// Returns the whole file and where each record sits.
+    /// Hands the bytes encoded so far to `out` and forgets them (their
+    /// places are kept): how a file is written as it is encoded.
+    fn spill(&mut self, out: &mut impl FnMut(&[u8]) -> io::Result<()>) -> io::Result<()> {
+        out(&self.bytes)?;
+        self.base += self.bytes.len();
+        self.bytes.clear();
+        Ok(())
+    }
+
+    /// Returns the rest of the file (all of it unless spilled) and where
+    /// each record sits.
     pub(crate) fn finish(mut self) -> Encoded {
         if self.slots.is_empty() {
             self.bytes.extend_from_slice(format!("{{\n  \"{}\": [],", R::ARRAY).as_bytes());
@@ -156,11 +184,114 @@ struct Slot<H> {
     head: H,
 }
 
-/// A state file as stored, valid and canonical, with the place and head of
-/// every record.
-#[derive(Debug, Clone)]
+/// Where a state file's bytes are.
+#[derive(Debug)]
+pub(crate) enum Body {
+    /// In memory: a file just encoded, or read whole.
+    Held(Vec<u8>),
+    /// In a file opened for reading: the stored file, read a chunk at a
+    /// time as needed.
+    File(File),
+    /// In the staged next version of the file (a splice's output).
+    Staged(Staged),
+}
+
+impl Body {
+    fn file(&self) -> Option<&File> {
+        match self {
+            Body::Held(_) => None,
+            Body::File(file) => Some(file),
+            Body::Staged(staged) => Some(staged.file()),
+        }
+    }
+
+    fn len(&self) -> io::Result<usize> {
+        match (self, self.file()) {
+            (Body::Held(bytes), _) => Ok(bytes.len()),
+            (_, file) => {
+                let len = file.expect("a file").metadata()?.len();
+                usize::try_from(len).map_err(|_| io::Error::other("file too large"))
+            }
+        }
+    }
+
+    /// Returns all the bytes.
+    ///
+    /// Errors: reading them.
+    pub(crate) fn into_bytes(self) -> io::Result<Vec<u8>> {
+        match self {
+            Body::Held(bytes) => Ok(bytes),
+            body => Ok(body.read(0..body.len()?)?.into_owned()),
+        }
+    }
+
+    /// Returns the bytes in `range`.
+    fn read(&self, range: Range<usize>) -> io::Result<Cow<'_, [u8]>> {
+        match (self, self.file()) {
+            (Body::Held(bytes), _) => Ok(Cow::Borrowed(&bytes[range])),
+            (_, file) => {
+                let mut buf = vec![0; range.len()];
+                file.expect("a file").read_exact_at(&mut buf, range.start as u64)?;
+                Ok(Cow::Owned(buf))
+            }
+        }
+    }
+}
+
+/// A view of a body's bytes read a chunk at a time, forward: how a file on
+/// disk is laid out and copied without being held whole.
+struct Window<'b> {
+    body: &'b Body,
+    len: usize,
+    buf: Vec<u8>,
+    /// The offset of `buf[0]`.
+    start: usize,
+}
+
+impl<'b> Window<'b> {
+    fn new(body: &'b Body, len: usize) -> Window<'b> {
+        Window { body, len, buf: Vec::new(), start: 0 }
+    }
+
+    /// The end of what can be had without reading.
+    fn end(&self) -> usize {
+        match self.body {
+            Body::Held(bytes) => bytes.len(),
+            _ => self.start + self.buf.len(),
+        }
+    }
+
+    /// Returns the bytes in `range` (within the body), reading them and a
+    /// chunk ahead when they are not at hand; what lies before `range` is
+    /// forgotten.
+    fn get(&mut self, range: Range<usize>) -> io::Result<&[u8]> {
+        let file = match self.body {
+            Body::Held(bytes) => return Ok(&bytes[range]),
+            body => body.file().expect("a file"),
+        };
+        if range.start < self.start || range.end > self.end() {
+            if range.start < self.start || range.start > self.end() {
+                self.buf.clear();
+            } else {
+                self.buf.drain(..range.start - self.start);
+            }
+            self.start = range.start;
+            let from = self.end();
+            let to = (from + CHUNK).min(self.len).max(range.end);
+            self.buf.resize(to - self.start, 0);
+            file.read_exact_at(&mut self.buf[from - self.start..], from as u64)?;
+        }
+        Ok(&self.buf[range.start - self.start..range.end - self.start])
+    }
+}
+
+/// A state file, valid and canonical, with the place and head of every
+/// record: as stored (read as needed), just encoded, or spliced and staged
+/// to replace the stored one.
+#[derive(Debug)]
 pub(crate) struct StateFile<R: Record> {
-    bytes: Vec<u8>,
+    body: Body,
+    len: usize,
     sha256: String,
     slots: Vec<Slot<R::Head>>,
 }
@@ -176,35 +307,33 @@ impl<R: Record> StateFile<R> {
             .map(|(range, record)| Slot { range, head: record.head() })
             .collect();
         let sha256 = canon::sha256_hex(&bytes);
-        StateFile { bytes, sha256, slots }
+        StateFile { len: bytes.len(), body: Body::Held(bytes), sha256, slots }
     }
 
-    /// Returns the layout of `bytes`, a state file of `workspace_id` known
+    /// Returns the layout of `body`, a state file of `workspace_id` known
     /// to be valid (its SHA-256 is `sha256`, found among the hashes of
-    /// files checked whole or written by workmem), or the bytes back when
-    /// they are not laid out as workmem writes them (the caller then
-    /// decodes them whole).
+    /// files checked whole or written by workmem), or the body back when
+    /// it is not laid out as workmem writes it (the caller then decodes it
+    /// whole). A body in a file is read a chunk at a time.
     ///
-    /// Errors: the bytes, unchanged.
+    /// Errors: reading the body.
     pub(crate) fn known_valid(
-        bytes: Vec<u8>,
+        body: Body,
         sha256: String,
         workspace_id: &str,
-    ) -> std::result::Result<StateFile<R>, Vec<u8>> {
-        match layout::<R>(&bytes, workspace_id) {
-            Some(slots) => Ok(StateFile { bytes, sha256, slots }),
-            None => Err(bytes),
-        }
+    ) -> io::Result<std::result::Result<StateFile<R>, Body>> {
+        let len = body.len()?;
+        Ok(match layout::<R>(&body, len, workspace_id)? {
+            Some(slots) => Ok(StateFile { body, len, sha256, slots }),
+            None => Err(body),
+        })
     }
 
-    /// The file's bytes.
-    pub(crate) fn bytes(&self) -> &[u8] {
-        &self.bytes
-    }
-
-    /// Returns the file's bytes.
-    pub(crate) fn into_bytes(self) -> Vec<u8> {
-        self.bytes
+    /// The file's bytes (read whole when they are not in memory).
+    ///
+    /// Errors: reading them.
+    pub(crate) fn contents(&self) -> io::Result<Cow<'_, [u8]>> {
+        self.body.read(0..self.len)
     }
 
     /// The SHA-256 of the file's bytes, hex.
@@ -220,13 +349,15 @@ impl<R: Record> StateFile<R> {
     /// Decodes the records whose head `wanted` selects, in order.
     ///
     /// Errors: [`Error::Corrupt`] naming `path` when a record does not
-    /// decode (the file changed under a known hash: a bug).
+    /// decode (the file changed under a known hash: a bug); [`Error::Io`]
+    /// reading it.
     pub(crate) fn records(&self, path: &Path, wanted: impl Fn(&R::Head) -> bool) -> Result<Vec<R>> {
         self.slots
             .iter()
             .filter(|slot| wanted(&slot.head))
             .map(|slot| {
-                serde_json::from_slice(&self.bytes[slot.range.clone()]).map_err(|err| {
+                let encoded = self.body.read(slot.range.clone()).at(path)?;
+                serde_json::from_slice(&encoded).map_err(|err| {
                     Error::corrupt(
                         Location::file(path),
                         format!(
@@ -240,20 +371,37 @@ impl<R: Record> StateFile<R> {
             .collect()
     }
 
+    /// Puts the file in place at `path`, durably and atomically (a staged
+    /// file is renamed over it, any other written beside it and renamed),
+    /// and returns every record's head, in order.
+    ///
+    /// Errors: [`Error::Io`].
+    pub(crate) fn save(self, path: &Path) -> Result<Vec<R::Head>> {
+        match self.body {
+            Body::Staged(staged) => staged.commit()?,
+            body => atomic_io::replace(path, &body.read(0..self.len).at(path)?)?,
+        }
+        Ok(self.slots.into_iter().map(|slot| slot.head).collect())
+    }
+
     /// Returns the file with the records `replaced` selects taken out and
-    /// `added` put in, every other record's bytes copied as they are.
-    /// `replaced` must select whole memory keys (every record of each) and
-    /// records without one, and `added` must hold whole memory keys.
+    /// `added` put in, every other record's bytes copied as they are, put
+    /// where `to` says: staged beside `path` to replace it (written as it
+    /// is encoded, a chunk at a time, and durable; see [`StateFile::save`])
+    /// or held in memory. `replaced` must
+    /// select whole memory keys (every record of each) and records without
+    /// one, and `added` must hold whole memory keys.
     ///
     /// Errors: [`Error::Corrupt`] naming `path` when the records added
     /// break an invariant, a memory key is split between kept and added
-    /// records, or an added id is taken by a kept record.
+    /// records, or an added id is taken by a kept record; [`Error::Io`].
     pub(crate) fn splice(
         &self,
         path: &Path,
         workspace_id: &str,
         replaced: impl Fn(&R::Head) -> bool,
         added: &[R],
+        to: Output,
     ) -> Result<StateFile<R>> {
         let refuse =
             |msg: String| Error::corrupt(Location::file(path), format!("refusing to save: {msg}"));
@@ -274,84 +422,145 @@ impl<R: Record> StateFile<R> {
                 return Err(refuse(format!("memory_key {key} is split between two writes")));
             }
         }
-        // Room for the bytes kept and about as many again for those added.
-        let mut out =
-            Encoder::<R>::new(workspace_id, kept.len() + added.len(), self.bytes.len() + 4096);
-        let mut heads = Vec::with_capacity(kept.len() + added.len());
-        let mut kept = kept.into_iter().peekable();
-        let mut added = added.into_iter().peekable();
-        loop {
-            let take_kept = match (kept.peek(), added.peek()) {
-                (Some(slot), Some((head, _))) => slot.head < *head,
-                (Some(_), None) => true,
-                (None, Some(_)) => false,
-                (None, None) => break,
+        let records = kept.len() + added.len();
+        let mut heads = Vec::with_capacity(records);
+        let mut slots = Vec::new();
+        let mut hasher = Sha256::new();
+        let mut len = 0;
+        // The merge of the kept records (copied from this file's bytes, read
+        // a chunk at a time) and the added ones, in order, handed to `out`
+        // a chunk at a time.
+        let mut write_to = |out: &mut dyn FnMut(&[u8]) -> io::Result<()>| -> io::Result<()> {
+            let mut window = Window::new(&self.body, self.len);
+            let mut write = |bytes: &[u8]| {
+                hasher.update(bytes);
+                len += bytes.len();
+                out(bytes)
             };
-            if take_kept {
-                let slot = kept.next().expect("peeked");
-                out.stored(&self.bytes[slot.range.clone()]);
-                heads.push(slot.head.clone());
-            } else {
-                let (head, record) = added.next().expect("peeked");
-                out.record(record);
-                heads.push(head);
+            let mut encoder = Encoder::<R>::new(workspace_id, records, 2 * CHUNK);
+            let mut kept = kept.iter().peekable();
+            let mut added = added.iter().peekable();
+            loop {
+                let take_kept = match (kept.peek(), added.peek()) {
+                    (Some(slot), Some((head, _))) => slot.head < *head,
+                    (Some(_), None) => true,
+                    (None, Some(_)) => false,
+                    (None, None) => break,
+                };
+                if take_kept {
+                    let slot = kept.next().expect("peeked");
+                    encoder.stored(window.get(slot.range.clone())?);
+                    heads.push(slot.head.clone());
+                } else {
+                    let (head, record) = added.next().expect("peeked");
+                    encoder.record(record);
+                    heads.push(head.clone());
+                }
+                if encoder.bytes.len() >= CHUNK {
+                    encoder.spill(&mut write)?;
+                }
             }
-        }
-        let Encoded { bytes, slots } = out.finish();
+            let rest = encoder.finish();
+            write(&rest.bytes)?;
+            slots = rest.slots;
+            Ok(())
+        };
+        let body = match to {
+            Output::Staged => Body::Staged(atomic_io::stage(path, |file| {
+                write_to(&mut |bytes| file.write_all(bytes))
+            })?),
+            Output::Held => {
+                let mut held = Vec::with_capacity(self.len + 4096);
+                write_to(&mut |bytes| {
+                    held.extend_from_slice(bytes);
+                    Ok(())
+                })
+                .at(path)?;
+                Body::Held(held)
+            }
+        };
         let slots =
             slots.into_iter().zip(heads).map(|(range, head)| Slot { range, head }).collect();
-        let sha256 = canon::sha256_hex(&bytes);
-        Ok(StateFile { bytes, sha256, slots })
+        let sha256 = hex::encode(hasher.finalize());
+        Ok(StateFile { body, len, sha256, slots })
     }
 }
 
-/// Returns every record's place and head when `bytes` are laid out as
-/// [`Encoder`] writes a file of `workspace_id`, in order.
-fn layout<R: Record>(bytes: &[u8], workspace_id: &str) -> Option<Vec<Slot<R::Head>>> {
-    let ranges = locate::<R>(bytes, workspace_id)?;
-    let mut slots = Vec::with_capacity(ranges.len());
-    for range in ranges {
-        let head = R::read_head(&bytes[range.clone()])?;
-        slots.push(Slot { range, head });
-    }
-    let sorted = slots.windows(2).all(|w| w[0].head < w[1].head);
-    sorted.then_some(slots)
+/// Where a splice puts the file it makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Output {
+    /// Staged beside the file it replaces, for a writer to save.
+    Staged,
+    /// In memory, for a check that writes nothing.
+    Held,
 }
 
-/// Returns the byte range of every record of `bytes` when they are laid
-/// out as [`Encoder`] writes a file of `workspace_id`.
-fn locate<R: Record>(bytes: &[u8], workspace_id: &str) -> Option<Vec<Range<usize>>> {
+/// Returns every record's place and head when `body` (`len` bytes) is
+/// laid out as [`Encoder`] writes a file of `workspace_id`, reading it
+/// forward through a [`Window`].
+///
+/// Errors: reading the body.
+fn layout<R: Record>(
+    body: &Body,
+    len: usize,
+    workspace_id: &str,
+) -> io::Result<Option<Vec<Slot<R::Head>>>> {
+    let mut window = Window::new(body, len);
     let tail = tail::<R>(workspace_id);
+    let Some(records_end) = len.checked_sub(tail.len()) else { return Ok(None) };
+    if window.get(records_end..len)? != tail {
+        return Ok(None);
+    }
     let empty_head = format!("{{\n  \"{}\": [],", R::ARRAY);
-    if bytes.len() == empty_head.len() + tail.len()
-        && bytes.starts_with(empty_head.as_bytes())
-        && bytes.ends_with(&tail)
-    {
-        return Some(Vec::new());
+    if records_end == empty_head.len() && window.get(0..records_end)? == empty_head.as_bytes() {
+        return Ok(Some(Vec::new()));
     }
     let head = format!("{{\n  \"{}\": [\n", R::ARRAY);
     let closing = b"\n  ],";
-    if !bytes.starts_with(head.as_bytes()) || !bytes.ends_with(&tail) {
-        return None;
-    }
-    let end = bytes.len().checked_sub(tail.len() + closing.len())?;
-    if end < head.len() || &bytes[end..end + closing.len()] != closing {
-        return None;
+    let Some(end) = records_end.checked_sub(closing.len()) else { return Ok(None) };
+    if end < head.len()
+        || window.get(0..head.len())? != head.as_bytes()
+        || window.get(end..records_end)? != closing
+    {
+        return Ok(None);
     }
     let finder = memchr::memmem::Finder::new(RECORD_END);
-    let mut ranges = Vec::new();
+    let mut slots: Vec<Slot<R::Head>> = Vec::new();
     let mut at = head.len();
     loop {
-        if !bytes[at..end].starts_with(RECORD_START) {
-            return None;
+        if window.get(at..(at + RECORD_START.len()).min(end))? != RECORD_START {
+            return Ok(None);
         }
-        let close = at + finder.find(&bytes[at..end])? + RECORD_END.len();
-        ranges.push(at..close);
+        // The record ends at the first RECORD_END after its start: search
+        // what is at hand, then read on a chunk at a time.
+        let mut searched = at;
+        let close = loop {
+            let at_hand = window.end().min(end);
+            let to = if at_hand >= searched + RECORD_END.len() {
+                at_hand
+            } else {
+                (searched + CHUNK).min(end)
+            };
+            let seen = &window.get(at..to)?[searched - at..];
+            if let Some(found) = finder.find(seen) {
+                break searched + found + RECORD_END.len();
+            }
+            if to == end {
+                return Ok(None);
+            }
+            // (The end may straddle what was searched and what is next.)
+            searched = (to + 1).saturating_sub(RECORD_END.len()).max(at);
+        };
+        let Some(head) = R::read_head(window.get(at..close)?) else { return Ok(None) };
+        if slots.last().is_some_and(|last| last.head >= head) {
+            return Ok(None);
+        }
+        slots.push(Slot { range: at..close, head });
         if close == end {
-            return Some(ranges);
+            return Ok(Some(slots));
         }
-        if !bytes[close..end].starts_with(b",\n") {
-            return None;
+        if window.get(close..(close + 2).min(end))? != b",\n" {
+            return Ok(None);
         }
         at = close + 2;
     }

@@ -119,7 +119,7 @@ impl Workspace {
             let cached = scope.spawn(|| {
                 read.map(|read| self.write_distill_units(policy, &as_of, &facts, read, &outcome))
             });
-            let saved = self.save_outcome(&curated, &outcome);
+            let saved = self.save_outcome(curated, &outcome);
             (saved, cached.join())
         });
         saved?;
@@ -145,7 +145,7 @@ impl Workspace {
     /// repaired.
     pub(super) fn save_outcome(
         &self,
-        curated: &CuratedOutcome,
+        curated: CuratedOutcome,
         outcome: &distill::Outcome,
     ) -> Result<()> {
         let conflicts = if outcome.queue_changed {
@@ -159,19 +159,22 @@ impl Workspace {
         };
         match curated {
             CuratedOutcome::Changed(file) => {
-                self.write_distill_intent(
-                    file.sha256(),
-                    conflicts.as_ref().map(ConflictsFile::bytes),
-                )?;
+                let conflicts_path = self.file(CONFLICTS_FILE);
+                let conflicts_bytes = conflicts
+                    .as_ref()
+                    .map(ConflictsFile::contents)
+                    .transpose()
+                    .at(&conflicts_path)?;
+                self.write_distill_intent(file.sha256(), conflicts_bytes.as_deref())?;
                 self.write_curated(file)?;
             }
             CuratedOutcome::Unchanged(projection) => {
-                self.repair_projection(projection)?;
+                self.repair_projection(&projection)?;
             }
             CuratedOutcome::Missing => {}
         }
         failpoint::hit("distill_after_curated");
-        if let Some(conflicts) = &conflicts {
+        if let Some(conflicts) = conflicts {
             self.write_conflicts(conflicts)?;
         }
         self.clear_distill_intent()

@@ -40,6 +40,7 @@ use crate::store::distill_cache::{
     self, CACHE_FILE, DayFacts, Header, IDS_FILE, IdFilter, StoredIds, UNITS_FILE, UnitKey, Units,
 };
 use crate::store::fact_log::FileRecords;
+use crate::store::state_file::Output;
 use crate::workspace::distill::{CuratedOutcome, Distilled};
 use crate::workspace::{
     CONFLICTS_FILE, CURATED_FILE, MEMORY_FILE, PROJECTION_INDEX_FILE, Workspace,
@@ -577,6 +578,7 @@ impl Workspace {
                 &self.workspace_id,
                 judged_here,
                 &outcome.curated.entries,
+                Output::Staged,
             )?
         } else {
             on_disk.file
@@ -589,7 +591,7 @@ impl Workspace {
         } else {
             CuratedOutcome::Missing
         };
-        self.save_outcome(&curated, &outcome)?;
+        self.save_outcome(curated, &outcome)?;
         let done = Distilled {
             report,
             decisions: Vec::new(),

@@ -23,7 +23,7 @@ impl Workspace {
     /// Errors: [`Error::Io`]; [`Error::Corrupt`] if `state` breaks an
     /// invariant.
     pub(crate) fn save_curated(&self, state: &CuratedState) -> Result<()> {
-        self.write_curated(&CuratedFile::encode(
+        self.write_curated(CuratedFile::encode(
             state,
             &self.file(CURATED_FILE),
             &self.workspace_id,
@@ -34,13 +34,14 @@ impl Workspace {
     /// then rewrites MEMORY.md and the projection index.
     ///
     /// Errors: [`Error::Io`].
-    pub(crate) fn write_curated(&self, file: &CuratedFile) -> Result<()> {
+    pub(crate) fn write_curated(&self, file: CuratedFile) -> Result<()> {
         let path = self.file(CURATED_FILE);
-        atomic_io::replace(&path, file.bytes())?;
+        let sha256 = file.sha256().to_owned();
+        let heads = file.save(&path)?;
         let stamp = file_stamp(&path)?;
-        valid_hashes::record(&self.memory_dir, CURATED_FILE, file.sha256(), stamp);
+        valid_hashes::record(&self.memory_dir, CURATED_FILE, &sha256, stamp);
         failpoint::hit("between_curated_and_projection");
-        self.write_memory_md(&Projection::of_heads(file.heads()), stamp).map(drop)
+        self.write_memory_md(&Projection::of_heads(heads.iter()), stamp).map(drop)
     }
 
     /// Replaces conflicts.json with the encoding of `queue`.
@@ -48,7 +49,7 @@ impl Workspace {
     /// Errors: [`Error::Io`]; [`Error::Corrupt`] if `queue` breaks an
     /// invariant.
     pub(crate) fn save_conflicts(&self, queue: &ConflictQueue) -> Result<()> {
-        self.write_conflicts(&ConflictsFile::encode(
+        self.write_conflicts(ConflictsFile::encode(
             queue,
             &self.file(CONFLICTS_FILE),
             &self.workspace_id,
@@ -59,10 +60,11 @@ impl Workspace {
     /// valid.
     ///
     /// Errors: [`Error::Io`].
-    pub(crate) fn write_conflicts(&self, file: &ConflictsFile) -> Result<()> {
+    pub(crate) fn write_conflicts(&self, file: ConflictsFile) -> Result<()> {
         let path = self.file(CONFLICTS_FILE);
-        atomic_io::replace(&path, file.bytes())?;
-        valid_hashes::record(&self.memory_dir, CONFLICTS_FILE, file.sha256(), file_stamp(&path)?);
+        let sha256 = file.sha256().to_owned();
+        file.save(&path)?;
+        valid_hashes::record(&self.memory_dir, CONFLICTS_FILE, &sha256, file_stamp(&path)?);
         Ok(())
     }
 

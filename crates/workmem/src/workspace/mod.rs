@@ -31,10 +31,11 @@ pub use merge::{MemoryFile, MergeSides, has_conflict_markers, merge_memory_file,
 pub use open::WorkspaceBuilder;
 pub use share::{Adopted, MERGE_DRIVER, Shared};
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::error::{Error, Invalid, Result};
+use crate::error::{Error, Invalid, IoContext, Result};
 use crate::model::canon;
 use crate::model::clock::Clock;
 use crate::model::fact::Fact;
@@ -47,7 +48,7 @@ use crate::store::curated_file::CuratedFile;
 use crate::store::curated_state::{CuratedState, Entry};
 use crate::store::fact_log::FactLog;
 use crate::store::lock::WorkspaceLock;
-use crate::store::state_file::{Record, StateFile};
+use crate::store::state_file::{Body, Record, StateFile};
 use crate::store::valid_hashes;
 
 /// Default memory directory, relative to the project.
@@ -294,31 +295,33 @@ impl Workspace {
         whole: impl Fn(Option<&[u8]>) -> Result<StateFile<R>>,
     ) -> Result<Stored<R>> {
         let path = self.file(name);
-        // Identify the file before reading it (see `store::valid_hashes`).
-        let stamp = atomic_io::file_stamp(&path)?;
-        let Some(data) = atomic_io::read_optional(&path)? else {
+        let Some(mut file) = atomic_io::open_optional(&path)? else {
             let file = whole(None)?;
             return Ok(Stored { sha256: file.sha256().to_owned(), file, exists: false });
         };
-        let recorded = stamp
-            .filter(|stamp| usize::try_from(stamp[1]).ok() == Some(data.len()))
-            .and_then(|stamp| valid_hashes::hash_of(&self.memory_dir, name, stamp));
-        let (sha256, known) = if let Some(sha256) = recorded {
-            (sha256, true)
-        } else {
-            let sha256 = canon::sha256_hex(&data);
-            let known = valid_hashes::contains(&self.memory_dir, name, &sha256);
-            (sha256, known)
-        };
-        let data = if known {
-            match StateFile::known_valid(data, sha256.clone(), &self.workspace_id) {
+        // A file whose identity is recorded with its hash is only read as
+        // needed (see `store::valid_hashes`); any other is read whole and
+        // hashed.
+        let stamp = atomic_io::stamp_of(&file.metadata().at(&path)?);
+        let (body, sha256, known) =
+            if let Some(sha256) = valid_hashes::hash_of(&self.memory_dir, name, stamp) {
+                (Body::File(file), sha256, true)
+            } else {
+                let mut data = Vec::new();
+                file.read_to_end(&mut data).at(&path)?;
+                let sha256 = canon::sha256_hex(&data);
+                let known = valid_hashes::contains(&self.memory_dir, name, &sha256);
+                (Body::Held(data), sha256, known)
+            };
+        let body = if known {
+            match StateFile::known_valid(body, sha256.clone(), &self.workspace_id).at(&path)? {
                 Ok(file) => return Ok(Stored { file, sha256, exists: true }),
-                Err(data) => data,
+                Err(body) => body,
             }
         } else {
-            data
+            body
         };
-        let file = whole(Some(&data))?;
+        let file = whole(Some(&body.into_bytes().at(&path)?))?;
         Ok(Stored { file, sha256, exists: true })
     }
 

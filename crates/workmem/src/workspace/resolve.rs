@@ -23,6 +23,7 @@ use crate::store::journal::{
     JOURNAL_FILE, JournalLine, Phase,
 };
 use crate::store::lock::WorkspaceLock;
+use crate::store::state_file::Output;
 use crate::store::valid_hashes;
 use crate::workspace::{CONFLICTS_FILE, CURATED_FILE, Workspace};
 
@@ -180,6 +181,7 @@ impl Workspace {
                 self.workspace_id(),
                 in_domain,
                 &plan.curated_after,
+                Output::Staged,
             )?;
             let hash = after.sha256().to_owned();
             (Curated::Write(after), hash)
@@ -190,6 +192,7 @@ impl Workspace {
             self.workspace_id(),
             |head| head.memory_key == plan.memory_key,
             &plan.cases_after,
+            Output::Staged,
         )?;
         let queue_sha256_after = queue_after.sha256().to_owned();
         let queue = (queue_sha256_after != queue_sha256_before).then_some(queue_after);
@@ -341,13 +344,14 @@ impl Workspace {
         // A complete audit record missing only its newline counts as
         // appended (the next append keeps it).
         journal::repair_stream::<Adjudication>(&self.file(AUDIT_FILE))?;
-        let targets = self.recovery_targets(intent)?;
+        let targets = self.recovery_targets(intent, Output::Staged)?;
         self.apply(intent, digest, done, targets)
     }
 
     /// Returns what rolling `intent` forward writes, reading the canonical
-    /// files and the audit stream and writing nothing (verify uses it to
-    /// tell whether recovery would stop).
+    /// files and the audit stream; the files to write are put where `to`
+    /// says (held in memory, it writes nothing: verify uses it so to tell
+    /// whether recovery would stop).
     ///
     /// A schema-2 intent is checked per file through the whole-file
     /// hashes: a file that hashes to *after* is done; one that hashes to
@@ -358,11 +362,11 @@ impl Workspace {
     /// Errors: [`Error::Corrupt`] when a file matches neither state or
     /// the audit stream holds another record with the event id;
     /// read errors.
-    pub(crate) fn recovery_targets(&self, intent: &Intent) -> Result<Targets> {
+    pub(crate) fn recovery_targets(&self, intent: &Intent, to: Output) -> Result<Targets> {
         let (curated, queue) = if intent.schema_version == INTENT_SCHEMA_FULL {
             (self.full_curated_target(intent)?, self.full_queue_target(intent)?)
         } else {
-            (self.scoped_curated_target(intent)?, self.scoped_queue_target(intent)?)
+            (self.scoped_curated_target(intent, to)?, self.scoped_queue_target(intent, to)?)
         };
         let audit_path = self.file(AUDIT_FILE);
         let (stored, _) = self.find_adjudication(&intent.event_id)?;
@@ -422,7 +426,7 @@ impl Workspace {
     }
 
     /// The curated target of a schema-2 intent, decided by the file's hash.
-    fn scoped_curated_target(&self, intent: &Intent) -> Result<Curated> {
+    fn scoped_curated_target(&self, intent: &Intent, to: Output) -> Result<Curated> {
         let path = self.file(CURATED_FILE);
         let stored = self.stored_curated()?;
         let (before, after) = scoped_hashes(
@@ -441,7 +445,7 @@ impl Workspace {
             return Err(modified(&path, intent, "curated entries"));
         }
         let written =
-            stored.file.splice(&path, self.workspace_id(), in_domain, &intent.curated_after)?;
+            stored.file.splice(&path, self.workspace_id(), in_domain, &intent.curated_after, to)?;
         if written.sha256() != after {
             return Err(modified(&path, intent, "curated entries"));
         }
@@ -450,7 +454,7 @@ impl Workspace {
 
     /// The conflicts target of a schema-2 intent, decided by the file's
     /// hash: `None` when done, else the file to write.
-    fn scoped_queue_target(&self, intent: &Intent) -> Result<Option<ConflictsFile>> {
+    fn scoped_queue_target(&self, intent: &Intent, to: Output) -> Result<Option<ConflictsFile>> {
         let path = self.file(CONFLICTS_FILE);
         let stored = self.stored_conflicts()?;
         let (before, after) = scoped_hashes(
@@ -468,8 +472,13 @@ impl Workspace {
         if stored.file.records(&path, in_domain)? != intent.conflicts_before {
             return Err(modified(&path, intent, "conflict cases"));
         }
-        let written =
-            stored.file.splice(&path, self.workspace_id(), in_domain, &intent.conflicts_after)?;
+        let written = stored.file.splice(
+            &path,
+            self.workspace_id(),
+            in_domain,
+            &intent.conflicts_after,
+            to,
+        )?;
         if written.sha256() != after {
             return Err(modified(&path, intent, "conflict cases"));
         }
@@ -479,9 +488,9 @@ impl Workspace {
     /// Writes the targets not yet done and the missing phase lines, in the
     /// order of docs/policy.md.
     fn apply(&self, intent: &Intent, digest: &str, done: &[Phase], targets: Targets) -> Result<()> {
-        match &targets.curated {
+        match targets.curated {
             Curated::Done(projection) => {
-                self.repair_projection(projection)?;
+                self.repair_projection(&projection)?;
             }
             Curated::Write(file) => self.write_curated(file)?,
         }
@@ -490,7 +499,7 @@ impl Workspace {
             self.append_phase(intent, digest, Phase::CuratedApplied)?;
         }
         failpoint::hit("after_curated_applied");
-        if let Some(file) = &targets.queue {
+        if let Some(file) = targets.queue {
             self.write_conflicts(file)?;
         }
         failpoint::hit("after_conflict_write");

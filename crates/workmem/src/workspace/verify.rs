@@ -30,6 +30,7 @@ use crate::store::atomic_io;
 use crate::store::conflict_queue::{Case, CaseStatus, ConflictQueue};
 use crate::store::curated_state::CuratedState;
 use crate::store::journal::{self, AUDIT_FILE, Adjudication, JOURNAL_FILE, Phase, Transaction};
+use crate::store::state_file::Output;
 use crate::workspace::{CONFLICTS_FILE, CURATED_FILE, DISTILL_INTENT_FILE, Workspace};
 
 /// One violated invariant.
@@ -476,7 +477,8 @@ impl Workspace {
                     // checks, without writing. (A file that cannot be read
                     // at all is reported by its own check.)
                     if let Some(intent) = &t.intent
-                        && let Err(err @ Error::Corrupt { .. }) = self.recovery_targets(intent)
+                        && let Err(err @ Error::Corrupt { .. }) =
+                            self.recovery_targets(intent, Output::Held)
                         && err.to_string().contains(&intent.transaction_id)
                     {
                         problems.push(from_error(err, &path));
