@@ -222,9 +222,9 @@ mod tests {
             entry("Use WAL.", Some("db.mode"), &["a"]),
             entry("Use tabs.", Some("style.indent"), &["b", "c"]),
         ]);
-        let file = CuratedFile::encode(&before, path, "ws").unwrap();
+        let file = || CuratedFile::encode(&before, path, "ws").unwrap();
         let changed = vec![entry("Use spaces.", Some("style.indent"), &["b", "c", "d"])];
-        let spliced = file
+        let spliced = file()
             .splice(
                 path,
                 "ws",
@@ -245,7 +245,7 @@ mod tests {
         assert_eq!(spliced.save(path).unwrap(), heads(&whole));
         assert_eq!(std::fs::read(path).unwrap(), whole.contents().unwrap().as_ref());
         // A domain split between kept and added entries is refused.
-        let err = file
+        let err = file()
             .splice(
                 path,
                 "ws",
@@ -258,7 +258,7 @@ mod tests {
         // Added entries are checked.
         let mut broken = entry("Use x.", Some("new.key"), &["q"]);
         broken.occurrences = 2;
-        let err = file.splice(path, "ws", |_| false, &[broken], Output::Staged).unwrap_err();
+        let err = file().splice(path, "ws", |_| false, &[broken], Output::Staged).unwrap_err();
         assert!(err.to_string().contains("occurrences"), "{err}");
         // Nothing refused is left behind.
         let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();

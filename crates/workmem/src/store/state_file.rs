@@ -396,7 +396,7 @@ impl<R: Record> StateFile<R> {
     /// break an invariant, a memory key is split between kept and added
     /// records, or an added id is taken by a kept record; [`Error::Io`].
     pub(crate) fn splice(
-        &self,
+        self,
         path: &Path,
         workspace_id: &str,
         replaced: impl Fn(&R::Head) -> bool,
@@ -410,8 +410,9 @@ impl<R: Record> StateFile<R> {
         }
         let mut added: Vec<(R::Head, &R)> = added.iter().map(|r| (r.head(), r)).collect();
         added.sort_by(|a, b| a.0.cmp(&b.0));
-        let kept: Vec<&Slot<R::Head>> =
-            self.slots.iter().filter(|slot| !replaced(&slot.head)).collect();
+        let StateFile { body: old, len: old_len, slots: old_slots, .. } = self;
+        let kept: Vec<Slot<R::Head>> =
+            old_slots.into_iter().filter(|slot| !replaced(&slot.head)).collect();
         let new_ids: HashSet<&str> = added.iter().map(|(h, _)| R::id(h)).collect();
         let new_domains: HashSet<&str> = added.iter().filter_map(|(h, _)| R::domain(h)).collect();
         for slot in &kept {
@@ -430,15 +431,15 @@ impl<R: Record> StateFile<R> {
         // The merge of the kept records (copied from this file's bytes, read
         // a chunk at a time) and the added ones, in order, handed to `out`
         // a chunk at a time.
-        let mut write_to = |out: &mut dyn FnMut(&[u8]) -> io::Result<()>| -> io::Result<()> {
-            let mut window = Window::new(&self.body, self.len);
+        let write_to = |out: &mut dyn FnMut(&[u8]) -> io::Result<()>| -> io::Result<()> {
+            let mut window = Window::new(&old, old_len);
             let mut write = |bytes: &[u8]| {
                 hasher.update(bytes);
                 len += bytes.len();
                 out(bytes)
             };
             let mut encoder = Encoder::<R>::new(workspace_id, records, 2 * CHUNK);
-            let mut kept = kept.iter().peekable();
+            let mut kept = kept.into_iter().peekable();
             let mut added = added.iter().peekable();
             loop {
                 let take_kept = match (kept.peek(), added.peek()) {
@@ -449,8 +450,8 @@ impl<R: Record> StateFile<R> {
                 };
                 if take_kept {
                     let slot = kept.next().expect("peeked");
-                    encoder.stored(window.get(slot.range.clone())?);
-                    heads.push(slot.head.clone());
+                    encoder.stored(window.get(slot.range)?);
+                    heads.push(slot.head);
                 } else {
                     let (head, record) = added.next().expect("peeked");
                     encoder.record(record);
@@ -470,7 +471,7 @@ impl<R: Record> StateFile<R> {
                 write_to(&mut |bytes| file.write_all(bytes))
             })?),
             Output::Held => {
-                let mut held = Vec::with_capacity(self.len + 4096);
+                let mut held = Vec::with_capacity(old_len + 4096);
                 write_to(&mut |bytes| {
                     held.extend_from_slice(bytes);
                     Ok(())
