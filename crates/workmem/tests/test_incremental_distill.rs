@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::fs;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -68,6 +69,9 @@ enum Op {
     /// A damaged cache: cut to `keep`/200 of its length, or, from 200 on,
     /// with up to `keep - 200` bytes of a stray section appended.
     Damage { which: usize, keep: usize },
+    /// Another tool edits a keyed fact in place (same file, same length):
+    /// its value changes, a distill must not keep what it read before.
+    Edit { of: usize },
     /// Time passes: `daily/` and its files get an old modification time,
     /// so that a distill may keep the stamp of its listing (and skip the
     /// next listing while the stamp holds).
@@ -116,6 +120,7 @@ fn op(duplicates: u32) -> impl Strategy<Value = Op> {
         1 => Just(Op::Resolve),
         1 => (0..3usize, 0..260usize).prop_map(|(which, keep)| Op::Damage { which, keep }),
         2 => Just(Op::Settle),
+        1 => (0..50usize).prop_map(|of| Op::Edit { of }),
     ]
 }
 
@@ -273,6 +278,37 @@ fn run(ops: &[Op]) {
                     fs::write(&path, &data).unwrap();
                 }
             }
+            Op::Edit { of } => {
+                let keyed: Vec<usize> =
+                    (0..ids.len()).filter(|&n| ids[n].1.key.is_some()).collect();
+                let Some(&n) = keyed.get(of % keyed.len().max(1)) else { continue };
+                let (id, spec) = &mut ids[n];
+                let path =
+                    memory.join("daily").join(format!("{}.jsonl", &day_stamp(spec.day, 0)[..10]));
+                let text = fs::read_to_string(&path).unwrap();
+                let old = format!("uses value {}.", spec.value);
+                spec.value = (spec.value + 1) % 3;
+                let new = format!("uses value {}.", spec.value);
+                let quoted = format!("\"{id}\"");
+                let edited: String = text
+                    .split_inclusive('\n')
+                    .map(|line| {
+                        if line.contains(&quoted) {
+                            line.replace(&old, &new)
+                        } else {
+                            line.to_owned()
+                        }
+                    })
+                    .collect();
+                assert_eq!(edited.len(), text.len());
+                // In place: the same file, rewritten from its start.
+                fs::OpenOptions::new()
+                    .write(true)
+                    .open(&path)
+                    .unwrap()
+                    .write_all(edited.as_bytes())
+                    .unwrap();
+            }
             Op::Settle => {
                 let past = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
                 let daily = memory.join("daily");
@@ -300,6 +336,28 @@ proptest! {
     ) {
         run(&ops);
     }
+}
+
+#[test]
+fn a_fact_edited_in_place_is_read_again() {
+    let spec = |value, day| FactSpec {
+        key: Some(0),
+        value,
+        kind: 0,
+        importance: 4,
+        source: 0,
+        day,
+        hour: 1,
+    };
+    // Two values of one key, the second ahead (and promoted); then the
+    // first value's fact, which is evidence of nothing, is edited to the
+    // second value in place: it counts for it now.
+    run(&[
+        Op::Remember(vec![spec(0, 0), spec(1, 0), spec(1, 1)]),
+        Op::Distill { step: 0, policy: None },
+        Op::Edit { of: 0 },
+        Op::Distill { step: 0, policy: None },
+    ]);
 }
 
 #[test]

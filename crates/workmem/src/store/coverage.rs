@@ -3,7 +3,10 @@
 //!
 //! For each daily file a cache records the stamp the file had before it was
 //! read (inode, size, modification time), how many bytes its records reach,
-//! and the SHA-256 of those bytes. A file that kept its stamp is not read.
+//! and a digest of those bytes: XXH3-128, which tells a file that changed
+//! from one that did not as surely as a cryptographic hash for anything but
+//! a forgery (and a forger who can write the daily files needs none), at a
+//! tenth of the cost: a distill hashes every byte of the log it reads. A file that kept its stamp is not read.
 //! A file whose stamp changed is read whole: when its first `len` bytes
 //! still hash to the recorded digest, only the bytes after them are new (an
 //! append); otherwise the file was rewritten (an edit by hand or by another
@@ -11,13 +14,14 @@
 //! it no longer sees, and is rebuilt by its owner.
 //!
 //! On disk each file is one line of the owner's text format:
-//! `file <day> <inode> <size> <mtime_s> <mtime_ns> <len> <sha256 hex>`.
+//! `file <day> <inode> <size> <mtime_s> <mtime_ns> <len> <xxh3-128 hex>`.
 
 use std::fmt::Write as _;
 use std::io::Read as _;
 use std::path::Path;
 
 use sha2::{Digest, Sha256};
+use xxhash_rust::xxh3::{Xxh3Default, xxh3_128};
 
 use crate::error::{IoContext, Result};
 use crate::store::atomic_io::{self, FileStamp};
@@ -31,15 +35,20 @@ pub(crate) struct Covered {
     pub stamp: FileStamp,
     /// Bytes from the start whose records the cache holds.
     pub len: u64,
-    /// SHA-256 (hex) of those bytes.
+    /// XXH3-128 (32 hex digits) of those bytes.
     pub digest: String,
+}
+
+/// The 32 hex digits of a digest.
+fn hex128(digest: u128) -> String {
+    format!("{digest:032x}")
 }
 
 impl Covered {
     /// Returns the coverage of the first `len` bytes of `data`, read with
     /// `stamp`.
     pub(crate) fn of(stamp: FileStamp, data: &[u8], len: usize) -> Covered {
-        Covered { stamp, len: len as u64, digest: hex::encode(Sha256::digest(&data[..len])) }
+        Covered { stamp, len: len as u64, digest: hex128(xxh3_128(&data[..len])) }
     }
 
     /// Returns the coverage of the first `len` bytes of an appended file,
@@ -48,7 +57,7 @@ impl Covered {
     pub(crate) fn of_appended(appended: &Appended, len: usize) -> Covered {
         let mut hasher = appended.prefix.clone();
         hasher.update(&appended.data[appended.from - appended.base..len - appended.base]);
-        Covered { stamp: appended.stamp, len: len as u64, digest: hex::encode(hasher.finalize()) }
+        Covered { stamp: appended.stamp, len: len as u64, digest: hex128(hasher.digest128()) }
     }
 
     /// Appends the `file` line of `day` to `out`.
@@ -73,7 +82,7 @@ impl Covered {
         let len = fields.next()?.parse().ok()?;
         let digest = fields.next()?;
         let valid =
-            digest.len() == 64 && digest.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+            digest.len() == 32 && digest.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
         (valid && fields.next().is_none() && crate::store::fact_log::is_day_name(day))
             .then(|| (day, Covered { stamp, len, digest: digest.to_owned() }))
     }
@@ -90,7 +99,6 @@ pub(crate) struct Changed {
 }
 
 /// The bytes appended to one daily file since a cache covered it.
-#[derive(Debug)]
 pub(crate) struct Appended {
     /// The file.
     pub day: DayFile,
@@ -106,7 +114,7 @@ pub(crate) struct Appended {
     /// Where the new bytes start (the old coverage's `len`).
     pub from: usize,
     /// The hash state after the bytes before `from`.
-    prefix: Sha256,
+    prefix: Xxh3Default,
 }
 
 /// How the daily files differ from a coverage.
@@ -173,11 +181,11 @@ pub(crate) fn scan(
 /// or irregular file.
 pub(crate) fn read_appended(changed: &Changed, keep_old: bool) -> Result<Option<Appended>> {
     let from = changed.known.as_ref().map_or(0, |old| old.len as usize);
-    let Some(read) = read_after(&changed.day.path, from, keep_old)? else {
+    let Some(read) = read_after::<Xxh3Default>(&changed.day.path, from, keep_old)? else {
         return Ok(None);
     };
     if let Some(old) = &changed.known
-        && hex::encode(read.prefix.clone().finalize()) != old.digest
+        && hex128(read.prefix.digest128()) != old.digest
     {
         return Ok(None);
     }
@@ -192,12 +200,32 @@ pub(crate) fn read_appended(changed: &Changed, keep_old: bool) -> Result<Option<
     }))
 }
 
+/// A running hash of a daily file's bytes from its start: XXH3-128 for the
+/// distill cache's coverage, SHA-256 for the id index (which keeps the
+/// state itself, to resume it after its own appends).
+pub(crate) trait PrefixHash: Default {
+    /// Hashes `bytes`, the next ones.
+    fn update(&mut self, bytes: &[u8]);
+}
+
+impl PrefixHash for Xxh3Default {
+    fn update(&mut self, bytes: &[u8]) {
+        Xxh3Default::update(self, bytes);
+    }
+}
+
+impl PrefixHash for Sha256 {
+    fn update(&mut self, bytes: &[u8]) {
+        Digest::update(self, bytes);
+    }
+}
+
 /// A daily file read past a prefix that was only hashed.
-pub(crate) struct ReadAfter {
+pub(crate) struct ReadAfter<H> {
     /// The file's stamp before the read.
     pub stamp: FileStamp,
-    /// The SHA-256 state after the first `from` bytes.
-    pub prefix: Sha256,
+    /// The hash state after the first `from` bytes.
+    pub prefix: H,
     /// The bytes from `base` on.
     pub data: Vec<u8>,
     /// 0 when the prefix was kept, else `from`.
@@ -213,10 +241,14 @@ pub(crate) struct ReadAfter {
 ///
 /// Errors: [`crate::Error::Io`]; [`crate::Error::Corrupt`] for a symlinked
 /// or irregular file.
-pub(crate) fn read_after(path: &Path, from: usize, keep_prefix: bool) -> Result<Option<ReadAfter>> {
+pub(crate) fn read_after<H: PrefixHash>(
+    path: &Path,
+    from: usize,
+    keep_prefix: bool,
+) -> Result<Option<ReadAfter<H>>> {
     let Some(mut file) = atomic_io::open_optional(path)? else { return Ok(None) };
     let stamp = atomic_io::stamp_of(&file.metadata().at(path)?);
-    let mut prefix = Sha256::new();
+    let mut prefix = H::default();
     let mut data = Vec::new();
     if keep_prefix || from == 0 {
         file.read_to_end(&mut data).at(path)?;
@@ -259,5 +291,13 @@ pub(crate) fn read_covered(day: DayFile, covered: &Covered) -> Result<Option<App
     if stamp != covered.stamp || data.len() < from {
         return Ok(None);
     }
-    Ok(Some(Appended { day, stamp, data, base: 0, lines_before: 0, from, prefix: Sha256::new() }))
+    Ok(Some(Appended {
+        day,
+        stamp,
+        data,
+        base: 0,
+        lines_before: 0,
+        from,
+        prefix: Xxh3Default::new(),
+    }))
 }

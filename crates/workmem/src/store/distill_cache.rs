@@ -35,7 +35,7 @@ pub(crate) const CACHE_FILE: &str = ".distill-cache";
 pub(crate) const UNITS_FILE: &str = ".distill-cache.units";
 /// The id filter.
 pub(crate) const IDS_FILE: &str = ".distill-cache.ids";
-const HEADER: &str = "workmem-distill-cache 3";
+const HEADER: &str = "workmem-distill-cache 4";
 pub(crate) const UNITS_HEADER: &str = "workmem-distill-units 1";
 const IDS_HEADER: &str = "workmem-distill-ids 2";
 

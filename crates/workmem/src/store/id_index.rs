@@ -483,7 +483,7 @@ impl IdIndex {
                 let path = log.path_for_day(day);
                 let from = known.as_ref().map_or(0, |known| known.len as usize);
                 // What the index read of the file is only hashed again.
-                let Some(read) = coverage::read_after(&path, from, false)? else {
+                let Some(read) = coverage::read_after::<Sha256>(&path, from, false)? else {
                     return Ok(None);
                 };
                 let (mut hasher, stamp) = (read.prefix, read.stamp);
