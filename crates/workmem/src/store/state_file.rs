@@ -197,21 +197,20 @@ pub(crate) enum Body {
 }
 
 impl Body {
-    fn file(&self) -> Option<&File> {
+    /// The file the bytes are in, or the bytes.
+    fn on_disk(&self) -> std::result::Result<&File, &[u8]> {
         match self {
-            Body::Held(_) => None,
-            Body::File(file) => Some(file),
-            Body::Staged(staged) => Some(staged.file()),
+            Body::Held(bytes) => Err(bytes),
+            Body::File(file) => Ok(file),
+            Body::Staged(staged) => Ok(staged.file()),
         }
     }
 
     fn len(&self) -> io::Result<usize> {
-        match (self, self.file()) {
-            (Body::Held(bytes), _) => Ok(bytes.len()),
-            (_, file) => {
-                let len = file.expect("a file").metadata()?.len();
-                usize::try_from(len).map_err(|_| io::Error::other("file too large"))
-            }
+        match self.on_disk() {
+            Err(bytes) => Ok(bytes.len()),
+            Ok(file) => usize::try_from(file.metadata()?.len())
+                .map_err(|_| io::Error::other("file too large")),
         }
     }
 
@@ -227,11 +226,11 @@ impl Body {
 
     /// Returns the bytes in `range`.
     fn read(&self, range: Range<usize>) -> io::Result<Cow<'_, [u8]>> {
-        match (self, self.file()) {
-            (Body::Held(bytes), _) => Ok(Cow::Borrowed(&bytes[range])),
-            (_, file) => {
+        match self.on_disk() {
+            Err(bytes) => Ok(Cow::Borrowed(&bytes[range])),
+            Ok(file) => {
                 let mut buf = vec![0; range.len()];
-                file.expect("a file").read_exact_at(&mut buf, range.start as u64)?;
+                file.read_exact_at(&mut buf, range.start as u64)?;
                 Ok(Cow::Owned(buf))
             }
         }
@@ -255,9 +254,9 @@ impl<'b> Window<'b> {
 
     /// The end of what can be had without reading.
     fn end(&self) -> usize {
-        match self.body {
-            Body::Held(bytes) => bytes.len(),
-            _ => self.start + self.buf.len(),
+        match self.body.on_disk() {
+            Err(bytes) => bytes.len(),
+            Ok(_) => self.start + self.buf.len(),
         }
     }
 
@@ -265,9 +264,9 @@ impl<'b> Window<'b> {
     /// chunk ahead when they are not at hand; what lies before `range` is
     /// forgotten.
     fn get(&mut self, range: Range<usize>) -> io::Result<&[u8]> {
-        let file = match self.body {
-            Body::Held(bytes) => return Ok(&bytes[range]),
-            body => body.file().expect("a file"),
+        let file = match self.body.on_disk() {
+            Err(bytes) => return Ok(&bytes[range]),
+            Ok(file) => file,
         };
         if range.start < self.start || range.end > self.end() {
             if range.start < self.start || range.start > self.end() {
@@ -388,9 +387,9 @@ impl<R: Record> StateFile<R> {
     /// `added` put in, every other record's bytes copied as they are, put
     /// where `to` says: staged beside `path` to replace it (written as it
     /// is encoded, a chunk at a time, and durable; see [`StateFile::save`])
-    /// or held in memory. `replaced` must
-    /// select whole memory keys (every record of each) and records without
-    /// one, and `added` must hold whole memory keys.
+    /// or held in memory. `replaced` must select whole memory keys (every
+    /// record of each) and records without one, and `added` must hold whole
+    /// memory keys.
     ///
     /// Errors: [`Error::Corrupt`] naming `path` when the records added
     /// break an invariant, a memory key is split between kept and added
@@ -440,7 +439,7 @@ impl<R: Record> StateFile<R> {
             };
             let mut encoder = Encoder::<R>::new(workspace_id, records, 2 * CHUNK);
             let mut kept = kept.into_iter().peekable();
-            let mut added = added.iter().peekable();
+            let mut added = added.into_iter().peekable();
             loop {
                 let take_kept = match (kept.peek(), added.peek()) {
                     (Some(slot), Some((head, _))) => slot.head < *head,
@@ -455,7 +454,7 @@ impl<R: Record> StateFile<R> {
                 } else {
                     let (head, record) = added.next().expect("peeked");
                     encoder.record(record);
-                    heads.push(head.clone());
+                    heads.push(head);
                 }
                 if encoder.bytes.len() >= CHUNK {
                     encoder.spill(&mut write)?;
