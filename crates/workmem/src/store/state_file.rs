@@ -518,9 +518,10 @@ fn layout<R: Record>(
     let head = format!("{{\n  \"{}\": [\n", R::ARRAY);
     let closing = b"\n  ],";
     let Some(end) = records_end.checked_sub(closing.len()) else { return Ok(None) };
+    // (The end first, then the start: the window reads on from there.)
     if end < head.len()
-        || window.get(0..head.len())? != head.as_bytes()
         || window.get(end..records_end)? != closing
+        || window.get(0..head.len())? != head.as_bytes()
     {
         return Ok(None);
     }
