@@ -657,6 +657,16 @@ fn verify_after_a_crash_reports_the_unfinished_work_and_writes_nothing() {
         project.ok(&["facts", "--all"]);
         assert_one_committed_decision(&project, &conflict);
         assert_journal_empty(&project, failpoint);
+        // The files the crashed resolve staged are gone with it.
+        let staged: Vec<_> = std::fs::read_dir(project.memory())
+            .expect("memory dir")
+            .map(|entry| entry.expect("entry").file_name().to_string_lossy().into_owned())
+            .filter(|name| {
+                name.starts_with('.')
+                    && std::path::Path::new(name).extension().is_some_and(|ext| ext == "tmp")
+            })
+            .collect();
+        assert!(staged.is_empty(), "{failpoint}: {staged:?}");
         project.ok(&["verify"]);
     }
     let project = Project::new(WORKMEM, "workmem-recovery-");
