@@ -361,6 +361,28 @@ fn a_fact_edited_in_place_is_read_again() {
 }
 
 #[test]
+fn a_tie_an_incremental_run_finds_is_queued() {
+    let spec = |value, day| FactSpec {
+        key: Some(0),
+        value,
+        kind: 0,
+        importance: 4,
+        source: 0,
+        day,
+        hour: 1,
+    };
+    // Two values of one key, equally strong, too young at the first run;
+    // the second run finds them aged, and tied: its queue changes (a case
+    // opens), and so does conflicts.json, spliced.
+    run(&[
+        Op::Remember(vec![spec(0, 30), spec(0, 31), spec(1, 30), spec(1, 31)]),
+        Op::Distill { step: 0, policy: None },
+        Op::Remember(vec![spec(2, 32)]),
+        Op::Distill { step: 25, policy: None },
+    ]);
+}
+
+#[test]
 fn a_distill_with_nothing_new_reads_no_daily_file_and_writes_nothing() {
     let project = tempfile::tempdir().unwrap();
     let memory = project.path().join(".workmem/memory");

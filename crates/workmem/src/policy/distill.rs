@@ -216,7 +216,9 @@ pub fn distill_collected<F: FactRecord>(
 /// keys and unkeyed groups to judge, and `known` gives, for each of those
 /// memory keys, every fact id of the log with the key. Units without a
 /// fact here are not judged: the caller knows they would not change. The
-/// curated state and queue are whole. The report counts only `facts`.
+/// curated state and the queue need only hold the entries and cases of the
+/// units judged (the outcome's are those, changed). The report counts only
+/// `facts`.
 ///
 /// Errors: as [`distill`].
 pub fn distill_partial<F: FactRecord>(

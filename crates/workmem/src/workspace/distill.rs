@@ -119,7 +119,18 @@ impl Workspace {
             let cached = scope.spawn(|| {
                 read.map(|read| self.write_distill_units(policy, &as_of, &facts, read, &outcome))
             });
-            let saved = self.save_outcome(curated, &outcome);
+            let saved = (|| {
+                let conflicts = if outcome.queue_changed {
+                    Some(ConflictsFile::encode(
+                        &outcome.queue,
+                        &self.file(CONFLICTS_FILE),
+                        &self.workspace_id,
+                    )?)
+                } else {
+                    None
+                };
+                self.save_outcome(curated, conflicts)
+            })();
             (saved, cached.join())
         });
         saved?;
@@ -146,17 +157,8 @@ impl Workspace {
     pub(super) fn save_outcome(
         &self,
         curated: CuratedOutcome,
-        outcome: &distill::Outcome,
+        conflicts: Option<ConflictsFile>,
     ) -> Result<()> {
-        let conflicts = if outcome.queue_changed {
-            Some(ConflictsFile::encode(
-                &outcome.queue,
-                &self.file(CONFLICTS_FILE),
-                &self.workspace_id,
-            )?)
-        } else {
-            None
-        };
         match curated {
             CuratedOutcome::Changed(file) => {
                 let conflicts_path = self.file(CONFLICTS_FILE);

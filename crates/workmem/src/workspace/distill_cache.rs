@@ -32,6 +32,7 @@ use crate::model::stamp::Stamp;
 use crate::policy::distill::{self, Known, Policy, Report};
 use crate::policy::projection::Projection;
 use crate::store::atomic_io::{self, file_stamp};
+use crate::store::conflict_queue::{CaseHead, ConflictQueue};
 use crate::store::coverage::{self, Covered, Scan};
 use crate::store::curated_file::EntryHead;
 use crate::store::curated_state::{CURATED_SCHEMA_VERSION, CuratedState};
@@ -524,7 +525,19 @@ impl Workspace {
             schema_version: CURATED_SCHEMA_VERSION,
             entries: on_disk.file.records(&curated_path, judged_here)?,
         };
-        let queue = self.conflicts()?;
+        // Likewise only the cases of the memory keys judged.
+        let judged_keys: HashSet<&str> = touched
+            .iter()
+            .filter_map(|key| match key {
+                UnitKey::Domain(memory_key) => Some(memory_key.as_str()),
+                UnitKey::Group(_) => None,
+            })
+            .collect();
+        let judged_cases = |head: &CaseHead| judged_keys.contains(head.memory_key.as_str());
+        let stored_queue = self.stored_conflicts()?;
+        let conflicts_path = self.file(CONFLICTS_FILE);
+        let queue =
+            ConflictQueue { cases: stored_queue.file.records(&conflicts_path, judged_cases)? };
         let outcome = distill::distill_partial(
             &candidates,
             partial,
@@ -591,7 +604,20 @@ impl Workspace {
         } else {
             CuratedOutcome::Missing
         };
-        self.save_outcome(curated, &outcome)?;
+        // A changed queue is spliced in memory: the distill's intent holds
+        // the whole file.
+        let queue_file = if outcome.queue_changed {
+            Some(stored_queue.file.splice(
+                &conflicts_path,
+                &self.workspace_id,
+                judged_cases,
+                &outcome.queue.cases,
+                Output::Held,
+            )?)
+        } else {
+            None
+        };
+        self.save_outcome(curated, queue_file)?;
         let done = Distilled {
             report,
             decisions: Vec::new(),
