@@ -338,17 +338,13 @@ proptest! {
     }
 }
 
+/// A decision of key 0 with `value`, recorded on `day`.
+fn spec(value: usize, day: u32) -> FactSpec {
+    FactSpec { key: Some(0), value, kind: 0, importance: 4, source: 0, day, hour: 1 }
+}
+
 #[test]
 fn a_fact_edited_in_place_is_read_again() {
-    let spec = |value, day| FactSpec {
-        key: Some(0),
-        value,
-        kind: 0,
-        importance: 4,
-        source: 0,
-        day,
-        hour: 1,
-    };
     // Two values of one key, the second ahead (and promoted); then the
     // first value's fact, which is evidence of nothing, is edited to the
     // second value in place: it counts for it now.
@@ -362,15 +358,6 @@ fn a_fact_edited_in_place_is_read_again() {
 
 #[test]
 fn a_tie_an_incremental_run_finds_is_queued() {
-    let spec = |value, day| FactSpec {
-        key: Some(0),
-        value,
-        kind: 0,
-        importance: 4,
-        source: 0,
-        day,
-        hour: 1,
-    };
     // Two values of one key, equally strong, too young at the first run;
     // the second run finds them aged, and tied: its queue changes (a case
     // opens), and so does conflicts.json, spliced.
