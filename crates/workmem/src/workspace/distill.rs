@@ -115,22 +115,20 @@ impl Workspace {
         } else {
             CuratedOutcome::Missing
         };
+        let conflicts = if outcome.queue_changed {
+            Some(ConflictsFile::encode(
+                &outcome.queue,
+                &self.file(CONFLICTS_FILE),
+                &self.workspace_id,
+            )?)
+        } else {
+            None
+        };
         let (saved, cached) = std::thread::scope(|scope| {
             let cached = scope.spawn(|| {
                 read.map(|read| self.write_distill_units(policy, &as_of, &facts, read, &outcome))
             });
-            let saved = (|| {
-                let conflicts = if outcome.queue_changed {
-                    Some(ConflictsFile::encode(
-                        &outcome.queue,
-                        &self.file(CONFLICTS_FILE),
-                        &self.workspace_id,
-                    )?)
-                } else {
-                    None
-                };
-                self.save_outcome(curated, conflicts)
-            })();
+            let saved = self.save_outcome(curated, conflicts);
             (saved, cached.join())
         });
         saved?;
@@ -151,9 +149,9 @@ impl Workspace {
     }
 
     /// Saves what a run changed: curated.json then MEMORY.md, then
-    /// conflicts.json, with the intent that makes a crash between them
-    /// recoverable; an unchanged curated.json only gets its derived files
-    /// repaired.
+    /// `conflicts` (the new conflicts.json, when the queue changed), with the
+    /// intent that makes a crash between them recoverable; an unchanged
+    /// curated.json only gets its derived files repaired.
     pub(super) fn save_outcome(
         &self,
         curated: CuratedOutcome,
