@@ -113,6 +113,19 @@ fn fact_spec() -> impl Strategy<Value = FactSpec> {
 fn op(duplicates: u32) -> impl Strategy<Value = Op> {
     prop_oneof![
         4 => proptest::collection::vec(fact_spec(), 1..6).prop_map(Op::Remember),
+        // Two values of a key, equally strong: a tie once they age.
+        2 => (0..3usize, 0..118u32, 1..=5i64).prop_map(|(key, day, importance)| {
+            let fact = |value, day| FactSpec {
+                key: Some(key),
+                value,
+                kind: 0,
+                importance,
+                source: 0,
+                day,
+                hour: 1,
+            };
+            Op::Remember(vec![fact(0, day), fact(0, day + 1), fact(1, day), fact(1, day + 1)])
+        }),
         2 => fact_spec().prop_map(Op::Raw),
         duplicates => (0..50usize, 0..120u32).prop_map(|(of, day)| Op::Duplicate { of, day }),
         8 => (prop_oneof![6 => 0..4i32, 2 => 4..20i32, 1 => -20..0i32], prop_oneof![9 => Just(None), 1 => (0..3usize).prop_map(Some)])
@@ -252,7 +265,7 @@ fn run(ops: &[Op]) {
                 };
                 let candidate = case.candidates.iter().find(|c| !c.incumbent).unwrap();
                 event += 1;
-                ws.resolve(Resolution {
+                let decided = ws.resolve(Resolution {
                     conflict_id: case.conflict_id.clone(),
                     candidate_id: candidate.candidate_id.clone(),
                     expected_revision: i64::from(case.revision),
@@ -260,8 +273,15 @@ fn run(ops: &[Op]) {
                     rationale: "test".into(),
                     event_id: format!("ev-{event}"),
                     resolved_at: None,
-                })
-                .expect("resolve");
+                });
+                match decided {
+                    // A case whose key gained facts since it was queued is
+                    // refused until a distill brings it up to date.
+                    Err(workmem::Error::StaleResolution(_)) => {}
+                    other => {
+                        other.expect("resolve");
+                    }
+                }
             }
             Op::Damage { which, keep } => {
                 let path = memory.join(CACHES[*which]);
