@@ -6,8 +6,8 @@
 //! and a digest of those bytes: XXH3-128, which tells a file that changed
 //! from one that did not as surely as a cryptographic hash for anything but
 //! a forgery (and a forger who can write the daily files needs none), at a
-//! tenth of the cost: a distill hashes every byte of the log it reads. A file that kept its stamp is not read.
-//! A file whose stamp changed is read whole: when its first `len` bytes
+//! tenth of the cost: a distill hashes every byte of the log it reads. A
+//! file that kept its stamp is not read. A file whose stamp changed is read whole: when its first `len` bytes
 //! still hash to the recorded digest, only the bytes after them are new (an
 //! append); otherwise the file was rewritten (an edit by hand or by another
 //! tool), and so is a file that disappeared: the cache cannot subtract what

@@ -515,24 +515,25 @@ impl Workspace {
         // bytes are copied as they are.
         let on_disk = self.stored_curated()?;
         let curated_path = self.file(CURATED_FILE);
-        let judged_here = |head: &EntryHead| {
-            touched.contains(&match &head.memory_key {
-                Some(key) => UnitKey::Domain(key.clone()),
-                None => UnitKey::Group(head.key.clone()),
-            })
+        // The units judged, by memory key and by unkeyed group, so that a
+        // record's head is tested without building a key.
+        let (mut judged_keys, mut judged_groups): (HashSet<&str>, HashSet<&str>) =
+            (HashSet::new(), HashSet::new());
+        for key in &touched {
+            match key {
+                UnitKey::Domain(memory_key) => judged_keys.insert(memory_key.as_str()),
+                UnitKey::Group(entry_key) => judged_groups.insert(entry_key.as_str()),
+            };
+        }
+        let judged_here = |head: &EntryHead| match &head.memory_key {
+            Some(key) => judged_keys.contains(key.as_str()),
+            None => judged_groups.contains(head.key.as_str()),
         };
         let partial = CuratedState {
             schema_version: CURATED_SCHEMA_VERSION,
             entries: on_disk.file.records(&curated_path, judged_here)?,
         };
         // Likewise only the cases of the memory keys judged.
-        let judged_keys: HashSet<&str> = touched
-            .iter()
-            .filter_map(|key| match key {
-                UnitKey::Domain(memory_key) => Some(memory_key.as_str()),
-                UnitKey::Group(_) => None,
-            })
-            .collect();
         let judged_cases = |head: &CaseHead| judged_keys.contains(head.memory_key.as_str());
         let stored_queue = self.stored_conflicts()?;
         let conflicts_path = self.file(CONFLICTS_FILE);
