@@ -286,6 +286,16 @@ pub(crate) enum UnitKey {
     Group(String),
 }
 
+impl UnitKey {
+    /// Its kind as the units file writes it (`d` or `u`), and its key.
+    fn parts(&self) -> (u8, &str) {
+        match self {
+            UnitKey::Domain(key) => (b'd', key),
+            UnitKey::Group(key) => (b'u', key),
+        }
+    }
+}
+
 /// One unit as stored: its counts and its block of lines.
 #[derive(Debug, Clone)]
 pub(crate) struct StoredUnit {
@@ -347,47 +357,65 @@ impl Units {
         if file.metadata().ok()?.len() < len {
             return None;
         }
+        // The units kept, by kind, so that a record is tested before its
+        // key is built.
+        let mut kept: [std::collections::HashSet<&str>; 2] = Default::default();
+        for key in keep.into_iter().flatten() {
+            let (kind, key) = key.parts();
+            kept[usize::from(kind == b'u')].insert(key);
+        }
         let mut reader = std::io::BufReader::with_capacity(256 * 1024, file.take(len));
         let mut data = String::new();
         let mut units = BTreeMap::new();
         let (mut at, mut whole_len, mut appended, mut last_token) = (0u64, 0u64, 0, None);
-        let mut line = String::new();
-        let read_line = |reader: &mut std::io::BufReader<_>, line: &mut String| {
+        let mut line = Vec::new();
+        let read_line = |reader: &mut std::io::BufReader<_>, line: &mut Vec<u8>| {
             line.clear();
-            let n = reader.read_line(line).ok()?;
-            line.strip_suffix('\n').is_some().then_some(n as u64)
+            let n = reader.read_until(b'\n', line).ok()?;
+            line.pop().filter(|&end| end == b'\n').map(|_| n as u64)
         };
         while at < len {
             at += read_line(&mut reader, &mut line)?;
+            let opening = std::str::from_utf8(&line).ok()?;
             let section_token = if whole_len == 0 {
-                line.strip_prefix(UNITS_HEADER)?.strip_prefix(' ')?
+                opening.strip_prefix(UNITS_HEADER)?.strip_prefix(' ')?
             } else {
                 appended += 1;
-                line.strip_prefix("append ")?
+                opening.strip_prefix("append ")?
             };
             last_token = Some(section_token.trim_end().parse::<u64>().ok()?);
             loop {
                 at += read_line(&mut reader, &mut line)?;
-                if line == "end\n" {
+                if line.as_slice() == b"end" {
                     break;
                 }
-                let (key, stale, conflict, block_len) = parse_unit_line(line.trim_end())?;
-                at += block_len as u64;
-                if keep.is_none_or(|keep| keep.contains(&key)) {
+                let record = UnitLine::parse(std::str::from_utf8(&line).ok()?)?;
+                at += record.len as u64;
+                if keep.is_none() || kept[usize::from(record.kind == b'u')].contains(record.key) {
                     // A later record of a unit replaces an earlier one.
                     let start = data.len();
-                    let mut block = vec![0; block_len];
+                    let mut block = vec![0; record.len];
                     reader.read_exact(&mut block).ok()?;
                     data.push_str(std::str::from_utf8(&block).ok()?);
-                    units.insert(key, StoredUnit { stale, conflict, range: start..data.len() });
+                    units.insert(
+                        record.unit_key(),
+                        StoredUnit {
+                            stale: record.stale,
+                            conflict: record.conflict.map(str::to_owned),
+                            range: start..data.len(),
+                        },
+                    );
                 } else {
-                    let skipped = std::io::copy(
-                        &mut (&mut reader).take(block_len as u64),
-                        &mut std::io::sink(),
-                    )
-                    .ok()?;
-                    if skipped != block_len as u64 {
-                        return None;
+                    // Skipped within the buffer, refilled as needed.
+                    let mut left = record.len;
+                    while left > 0 {
+                        let available = reader.fill_buf().ok()?.len();
+                        if available == 0 {
+                            return None;
+                        }
+                        let step = available.min(left);
+                        reader.consume(step);
+                        left -= step;
                     }
                 }
             }
@@ -493,22 +521,40 @@ pub(crate) fn push_unit(
     text.push_str(block);
 }
 
-/// Parses the line that opens a unit's record: its key, counts and the
+/// The line that opens a unit's record, borrowed: its key, counts and the
 /// length of its block.
-fn parse_unit_line(line: &str) -> Option<(UnitKey, usize, Option<String>, usize)> {
-    let mut fields = line.split(' ');
-    let (key, stale, conflict) = match fields.next()? {
-        "d" => {
-            let key = UnitKey::Domain(fields.next()?.to_owned());
-            let stale = fields.next()?.parse().ok()?;
-            let conflict = fields.next()?;
-            (key, stale, (conflict != "-").then(|| conflict.to_owned()))
+struct UnitLine<'a> {
+    /// `d` (a memory key) or `u` (an unkeyed group).
+    kind: u8,
+    key: &'a str,
+    stale: usize,
+    conflict: Option<&'a str>,
+    len: usize,
+}
+
+impl<'a> UnitLine<'a> {
+    fn parse(line: &'a str) -> Option<UnitLine<'a>> {
+        let mut fields = line.split(' ');
+        let (kind, key, stale, conflict) = match fields.next()? {
+            "d" => {
+                let key = fields.next()?;
+                let stale = fields.next()?.parse().ok()?;
+                let conflict = fields.next()?;
+                (b'd', key, stale, (conflict != "-").then_some(conflict))
+            }
+            "u" => (b'u', fields.next()?, 0, None),
+            _ => return None,
+        };
+        let len: usize = fields.next()?.parse().ok()?;
+        fields.next().is_none().then_some(UnitLine { kind, key, stale, conflict, len })
+    }
+
+    fn unit_key(&self) -> UnitKey {
+        match self.kind {
+            b'd' => UnitKey::Domain(self.key.to_owned()),
+            _ => UnitKey::Group(self.key.to_owned()),
         }
-        "u" => (UnitKey::Group(fields.next()?.to_owned()), 0, None),
-        _ => return None,
-    };
-    let len: usize = fields.next()?.parse().ok()?;
-    fields.next().is_none().then_some((key, stale, conflict, len))
+    }
 }
 
 /// Encodes a section appended to the units file by a run of `token`,

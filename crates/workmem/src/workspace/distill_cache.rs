@@ -24,6 +24,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::thread::ScopedJoinHandle;
 
 use crate::error::Result;
 use crate::model::canon;
@@ -32,10 +33,10 @@ use crate::model::stamp::Stamp;
 use crate::policy::distill::{self, Known, Policy, Report};
 use crate::policy::projection::Projection;
 use crate::store::atomic_io::{self, file_stamp};
-use crate::store::conflict_queue::{CaseHead, ConflictQueue};
+use crate::store::conflict_queue::{Case, CaseHead, ConflictQueue};
 use crate::store::coverage::{self, Covered, Scan};
 use crate::store::curated_file::EntryHead;
-use crate::store::curated_state::{CURATED_SCHEMA_VERSION, CuratedState};
+use crate::store::curated_state::{CURATED_SCHEMA_VERSION, CuratedState, Entry};
 use crate::store::day_stamps::ListingStamp;
 use crate::store::distill_cache::{
     self, CACHE_FILE, DayFacts, Header, IDS_FILE, IdFilter, StoredIds, UNITS_FILE, UnitKey, Units,
@@ -44,7 +45,7 @@ use crate::store::fact_log::FileRecords;
 use crate::store::state_file::Output;
 use crate::workspace::distill::{CuratedOutcome, Distilled};
 use crate::workspace::{
-    CONFLICTS_FILE, CURATED_FILE, MEMORY_FILE, PROJECTION_INDEX_FILE, Workspace,
+    CONFLICTS_FILE, CURATED_FILE, MEMORY_FILE, PROJECTION_INDEX_FILE, Stored, Workspace,
 };
 
 /// What a whole read of the log tells the cache beyond the facts.
@@ -113,6 +114,12 @@ fn ages(policy: &Policy) -> BTreeSet<i128> {
 fn aged(policy: &Policy, fact: &FactSummary, as_of: i128) -> bool {
     let age = i128::from(policy.age_days_for(fact.source())) * 86_400 * 1_000_000_000;
     fact.instant().as_nanosecond() + age < as_of
+}
+
+/// Whether facts recorded over `span` may have aged, under one of `ages`,
+/// between the instants `since` and `now` (nanoseconds).
+fn crosses(ages: &BTreeSet<i128>, span: Option<(i128, i128)>, since: i128, now: i128) -> bool {
+    span.is_some_and(|(lo, hi)| ages.iter().any(|age| lo + age < now && hi + age >= since))
 }
 
 /// The unit a candidate belongs to.
@@ -288,8 +295,9 @@ impl Workspace {
     }
 
     /// Writes the small file of a cache whose units and ids
-    /// [`Workspace::write_distill_units`] wrote, once the run's state files
-    /// are saved (it binds their stamps).
+    /// [`Workspace::write_distill_units`] or an incremental run wrote, once
+    /// the run's state files are saved (it binds their stamps). It names
+    /// the token of the other two and how much of them to read.
     ///
     /// Errors: [`crate::Error::Io`].
     pub(super) fn write_distill_header(&self, mut header: Header) -> Result<()> {
@@ -300,9 +308,11 @@ impl Workspace {
         )
     }
 
-    fn save_distill_cache(
+    /// Writes the units and ids an incremental run keeps, as `write` and
+    /// `ids` say, and records their new lengths in `header`.
+    fn write_cache_files(
         &self,
-        mut header: Header,
+        header: &mut Header,
         write: UnitsWrite,
         units: &[(UnitKey, UnitOut<'_>)],
         ids: IdsWrite<'_>,
@@ -336,12 +346,7 @@ impl Workspace {
                 at + line.len() as u64
             }
         };
-        // The small file last: it names the token of the other two and how
-        // much of the units file to read.
-        atomic_io::replace_cache(
-            &self.file(CACHE_FILE),
-            header.encode(&self.workspace_id, &self.memory_dir).as_bytes(),
-        )
+        Ok(())
     }
 
     /// Runs distill from the cache; `None` when the cache cannot be used
@@ -374,21 +379,44 @@ impl Workspace {
         };
         // Files whose facts may have aged between the two instants.
         let ages = ages(policy);
-        let crosses = |span: Option<(i128, i128)>| {
-            span.is_some_and(|(lo, hi)| {
-                ages.iter().any(|age| lo + age < now && hi + age >= header.as_of)
-            })
-        };
         let changed_days: HashSet<&str> = changed.iter().map(|c| c.day.day.as_str()).collect();
         let band: Vec<&String> = header
             .files
             .iter()
-            .filter(|(day, f)| !changed_days.contains(day.as_str()) && crosses(f.span))
+            .filter(|(day, f)| {
+                !changed_days.contains(day.as_str()) && crosses(&ages, f.span, header.as_of, now)
+            })
             .map(|(day, _)| day)
             .collect();
         if changed.is_empty() && band.is_empty() {
             return self.distill_unchanged(&header, state).map(Some);
         }
+        // The run decodes some records of curated.json and conflicts.json:
+        // their layouts are read on another thread while it reads the log.
+        std::thread::scope(|scope| {
+            let layouts = scope.spawn(|| Ok((self.stored_curated()?, self.stored_conflicts()?)));
+            self.distill_changed(policy, as_of, &header, &changed, band, listing, layouts)
+        })
+    }
+
+    /// The incremental run once files changed or facts aged: `changed` and
+    /// `band` are the files to read (grown, and unchanged but with facts
+    /// that may have aged), `layouts` the thread that reads curated.json
+    /// and conflicts.json as stored.
+    #[allow(clippy::too_many_arguments)]
+    fn distill_changed(
+        &self,
+        policy: &Policy,
+        as_of: &Stamp,
+        header: &Header,
+        changed: &[coverage::Changed],
+        band: Vec<&String>,
+        listing: Option<ListingStamp>,
+        layouts: ScopedJoinHandle<'_, Result<(Stored<Entry>, Stored<Case>)>>,
+    ) -> Result<Option<Distilled>> {
+        let now = as_of.instant().as_nanosecond();
+        let ages = ages(policy);
+        let crosses = |span| crosses(&ages, span, header.as_of, now);
 
         // Read what changed: appended records, and the facts that aged.
         let mut files = header.files.clone();
@@ -396,7 +424,7 @@ impl Workspace {
         let mut newly_aged: Vec<FactSummary> = Vec::new();
         // Files that grew, and files whose facts may have aged (unchanged).
         let mut reads: Vec<(coverage::Appended, bool)> = Vec::new();
-        for change in &changed {
+        for change in changed {
             // The old part of a file is parsed again only when its facts
             // may have aged since; else it is only hashed.
             let keep_old = crosses(header.files.get(&change.day.day).and_then(|f| f.span));
@@ -513,7 +541,8 @@ impl Workspace {
 
         // Only the entries of the units judged are decoded; the others'
         // bytes are copied as they are.
-        let on_disk = self.stored_curated()?;
+        let (on_disk, stored_queue) =
+            layouts.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?;
         let curated_path = self.file(CURATED_FILE);
         // The units judged, by memory key and by unkeyed group, so that a
         // record's head is tested without building a key.
@@ -535,7 +564,6 @@ impl Workspace {
         };
         // Likewise only the cases of the memory keys judged.
         let judged_cases = |head: &CaseHead| judged_keys.contains(head.memory_key.as_str());
-        let stored_queue = self.stored_conflicts()?;
         let conflicts_path = self.file(CONFLICTS_FILE);
         let queue =
             ConflictQueue { cases: stored_queue.file.records(&conflicts_path, judged_cases)? };
@@ -586,53 +614,121 @@ impl Workspace {
             queued_conflicts: outcome.report.queued_conflicts,
             conflict_case_ids: case_ids,
         };
-        let file = if outcome.curated_changed {
-            on_disk.file.splice(
-                &curated_path,
-                &self.workspace_id,
-                judged_here,
-                &outcome.curated.entries,
-                Output::Staged,
-            )?
-        } else {
-            on_disk.file
+        let next = Header {
+            token: random_token(),
+            policy: header.policy.clone(),
+            as_of: now,
+            state: [None; 4],
+            scanned,
+            already_evidence: header.already_evidence + outcome.report.eligible,
+            // Counted in the new curated.json, once it is spliced.
+            active_entries: 0,
+            stale,
+            conflicts,
+            ids: header.ids + new_records.len(),
+            // Where this run's sections go; writing them sets the new
+            // lengths.
+            units_len: header.units_len,
+            ids_len: header.ids_len,
+            listing,
+            files,
         };
-        let active_entries = file.heads().filter(|head| head.is_active()).count();
-        let curated = if outcome.curated_changed {
-            CuratedOutcome::Changed(file)
-        } else if on_disk.exists {
-            CuratedOutcome::Unchanged(Projection::of_heads(file.heads()))
-        } else {
-            CuratedOutcome::Missing
-        };
-        // A changed queue is spliced in memory: the distill's intent holds
-        // the whole file.
-        let queue_file = if outcome.queue_changed {
-            Some(stored_queue.file.splice(
-                &conflicts_path,
-                &self.workspace_id,
-                judged_cases,
-                &outcome.queue.cases,
-                Output::Held,
-            )?)
-        } else {
-            None
-        };
-        self.save_outcome(curated, queue_file)?;
-        let done = Distilled {
+        // The cache's units and ids are written on another thread while the
+        // state is saved; its small file, which makes them count, after.
+        let (active_entries, cached) = std::thread::scope(|scope| -> Result<_> {
+            let cached = scope.spawn(|| {
+                self.write_incremental_units(
+                    next,
+                    &stored,
+                    &touched,
+                    &candidates,
+                    collected,
+                    &known,
+                    &judged,
+                    new_records.iter().map(FactSummary::fact_id),
+                    &stored_ids,
+                )
+            });
+            let file = if outcome.curated_changed {
+                on_disk.file.splice(
+                    &curated_path,
+                    &self.workspace_id,
+                    judged_here,
+                    &outcome.curated.entries,
+                    Output::Staged,
+                )?
+            } else {
+                on_disk.file
+            };
+            let active_entries = file.heads().filter(|head| head.is_active()).count();
+            let curated = if outcome.curated_changed {
+                CuratedOutcome::Changed(file)
+            } else if on_disk.exists {
+                CuratedOutcome::Unchanged(Projection::of_heads(file.heads()))
+            } else {
+                CuratedOutcome::Missing
+            };
+            // A changed queue is spliced in memory: the distill's intent holds
+            // the whole file.
+            let queue_file = if outcome.queue_changed {
+                Some(stored_queue.file.splice(
+                    &conflicts_path,
+                    &self.workspace_id,
+                    judged_cases,
+                    &outcome.queue.cases,
+                    Output::Held,
+                )?)
+            } else {
+                None
+            };
+            self.save_outcome(curated, queue_file)?;
+            Ok((active_entries, cached.join()))
+        })?;
+        // Only a cache: failing to write it costs the next distill a whole
+        // read.
+        match cached.unwrap_or_else(|panic| std::panic::resume_unwind(panic)) {
+            Ok(Some(mut next)) => {
+                next.active_entries = active_entries;
+                if self.write_distill_header(next).is_err() {
+                    self.drop_distill_cache();
+                }
+            }
+            Ok(None) | Err(_) => self.drop_distill_cache(),
+        }
+        Ok(Some(Distilled {
             report,
             decisions: Vec::new(),
             already_evidence: header.already_evidence,
             active_entries,
-        };
+        }))
+    }
 
-        // The cache of this run: the units judged are appended to the units
-        // file, or, once its appended sections wore it, the file is
-        // rewritten with the others kept as stored.
+    /// Writes the units and ids of the cache an incremental run leaves,
+    /// into `next` (the header, written once the run's state is saved):
+    /// the units judged (`touched`, with the policy's pending `candidates`
+    /// and the `known` ids) are appended to the units file, or, once its
+    /// appended sections wore it, the file is rewritten with the others
+    /// kept as `stored`; `new_ids` go to the id filter. `None`, when the
+    /// cache must be dropped instead (the next run reads the whole log).
+    ///
+    /// Errors: [`crate::Error::Io`].
+    #[allow(clippy::too_many_arguments)]
+    fn write_incremental_units<'a>(
+        &self,
+        mut next: Header,
+        stored: &Units,
+        touched: &BTreeSet<UnitKey>,
+        candidates: &[FactSummary],
+        collected: &distill::Collected,
+        known: &Known,
+        judged: &BTreeMap<&String, (usize, Option<String>)>,
+        new_ids: impl ExactSizeIterator<Item = &'a str>,
+        stored_ids: &StoredIds,
+    ) -> Result<Option<Header>> {
         let append = !stored.worn();
         let pending: HashSet<&str> = collected.pending.iter().map(String::as_str).collect();
         let mut touched_pending: BTreeMap<&UnitKey, Vec<&FactSummary>> = BTreeMap::new();
-        for fact in &candidates {
+        for fact in candidates {
             if pending.contains(fact.fact_id()) {
                 let key = touched.get(&unit_of(fact)).expect("a candidate's unit is touched");
                 touched_pending.entry(key).or_default().push(fact);
@@ -642,7 +738,7 @@ impl Workspace {
         let all: BTreeSet<&UnitKey> = if append {
             touched.iter().collect()
         } else {
-            stored.units.keys().chain(&touched).collect()
+            stored.units.keys().chain(touched).collect()
         };
         for key in all {
             if let Some(unit) = stored.units.get(key).filter(|_| !touched.contains(key)) {
@@ -673,54 +769,31 @@ impl Workspace {
             }
             // (Appended, an empty block says the unit has nothing left.)
             let Some(block) = distill_cache::unit_block(&pending, ids) else {
-                self.drop_distill_cache();
-                return Ok(Some(done));
+                return Ok(None);
             };
             units.push((
                 key.clone(),
                 UnitOut { stale: unit_stale, conflict, block: Cow::Owned(block) },
             ));
         }
-        let ids = header.ids + new_records.len();
-        if ids > stored_ids.capacity() {
+        if next.ids > stored_ids.capacity() {
             // Too many false positives ahead: the next run starts over.
-            self.drop_distill_cache();
-            return Ok(Some(done));
+            return Ok(None);
         }
-        let next = Header {
-            token: random_token(),
-            policy: header.policy.clone(),
-            as_of: now,
-            state: self.state_stamps()?,
-            scanned,
-            already_evidence: header.already_evidence + outcome.report.eligible,
-            active_entries: done.active_entries,
-            stale,
-            conflicts,
-            ids,
-            units_len: 0,
-            ids_len: 0,
-            listing,
-            files,
-        };
-        let write = if append { UnitsWrite::Append(header.units_len) } else { UnitsWrite::Whole };
+        let write = if append { UnitsWrite::Append(next.units_len) } else { UnitsWrite::Whole };
         // The new ids are appended to the filter file, which is rewritten
         // with the units file.
-        let new_ids = new_records.iter().map(FactSummary::fact_id);
-        let ids_write = if append && stored_ids.added() + new_records.len() <= MAX_ADDED_IDS {
-            IdsWrite::Append(header.ids_len, new_ids.collect())
+        let ids_write = if append && stored_ids.added() + new_ids.len() <= MAX_ADDED_IDS {
+            IdsWrite::Append(next.ids_len, new_ids.collect())
         } else {
             let Some(mut filter) = stored_ids.load() else {
-                self.drop_distill_cache();
-                return Ok(Some(done));
+                return Ok(None);
             };
             new_ids.for_each(|id| filter.insert(id));
             IdsWrite::Whole(filter)
         };
-        if self.save_distill_cache(next, write, &units, ids_write).is_err() {
-            self.drop_distill_cache();
-        }
-        Ok(Some(done))
+        self.write_cache_files(&mut next, write, &units, ids_write)?;
+        Ok(Some(next))
     }
 
     /// A run with nothing new: the report the cache recorded, and only the
