@@ -114,7 +114,7 @@ fn append_comparison() {
 
 /// Every file of a memory directory but the log: what a first distill
 /// starts without.
-const DERIVED: [&str; 11] = [
+const DERIVED: [&str; 12] = [
     "curated.json",
     "conflicts.json",
     "MEMORY.md",
@@ -126,6 +126,7 @@ const DERIVED: [&str; 11] = [
     ".distill-cache",
     ".distill-cache.units",
     ".distill-cache.ids",
+    ".distill-cache.places",
 ];
 
 /// Writes `count` generated facts (fresh ids, recorded over the log's two

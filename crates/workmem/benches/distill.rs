@@ -36,6 +36,7 @@ fn main() {
             ".distill-cache",
             ".distill-cache.units",
             ".distill-cache.ids",
+            ".distill-cache.places",
         ] {
             let _ = std::fs::remove_file(ws.file(name));
         }

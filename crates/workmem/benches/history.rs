@@ -64,7 +64,9 @@ fn distill(ws: &Workspace) -> f64 {
 }
 
 fn drop_distill_cache(ws: &Workspace) {
-    for name in [".distill-cache", ".distill-cache.units", ".distill-cache.ids"] {
+    for name in
+        [".distill-cache", ".distill-cache.units", ".distill-cache.ids", ".distill-cache.places"]
+    {
         let _ = std::fs::remove_file(ws.file(name));
     }
 }

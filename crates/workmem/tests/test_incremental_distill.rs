@@ -19,7 +19,8 @@ use workmem::{
 
 use crate::common::{append_raw, stamp};
 
-const CACHES: [&str; 3] = [".distill-cache", ".distill-cache.units", ".distill-cache.ids"];
+const CACHES: [&str; 4] =
+    [".distill-cache", ".distill-cache.units", ".distill-cache.ids", ".distill-cache.places"];
 
 fn open_at(project: &Path, memory: &Path) -> Workspace {
     Workspace::builder(project)

@@ -39,7 +39,8 @@ use crate::store::curated_file::EntryHead;
 use crate::store::curated_state::{CURATED_SCHEMA_VERSION, CuratedState, Entry};
 use crate::store::day_stamps::ListingStamp;
 use crate::store::distill_cache::{
-    self, CACHE_FILE, DayFacts, Header, IDS_FILE, IdFilter, StoredIds, UNITS_FILE, UnitKey, Units,
+    self, CACHE_FILE, DayFacts, Header, IDS_FILE, IdFilter, PLACES_FILE, StoredIds, UNITS_FILE,
+    UnitKey, Units,
 };
 use crate::store::fact_log::FileRecords;
 use crate::store::state_file::Output;
@@ -178,7 +179,7 @@ impl Workspace {
 
     /// Removes the distill cache (the next distill reads the whole log).
     pub(super) fn drop_distill_cache(&self) {
-        for name in [CACHE_FILE, UNITS_FILE, IDS_FILE] {
+        for name in [CACHE_FILE, UNITS_FILE, IDS_FILE, PLACES_FILE] {
             let _ = std::fs::remove_file(self.file(name));
         }
     }
@@ -235,9 +236,12 @@ impl Workspace {
             units.entry(unit).or_default().0.extend(facts);
         }
         let token = random_token();
+        let mut places = Vec::with_capacity(units.len());
         // Streamed: the file grows with the log (26 MB at 1,000,000 facts).
         let written = atomic_io::replace_cache_streamed(&self.file(UNITS_FILE), |out| {
-            writeln!(out, "{} {token}", distill_cache::UNITS_HEADER)?;
+            let opening = format!("{} {token}\n", distill_cache::UNITS_HEADER);
+            out.write_all(opening.as_bytes())?;
+            let mut at = opening.len() as u64;
             let mut block = String::new();
             let mut line = String::new();
             for (key, (pending, ids)) in &units {
@@ -254,6 +258,8 @@ impl Workspace {
                 line.clear();
                 distill_cache::push_unit(&mut line, key, stale, conflict.as_deref(), &block);
                 out.write_all(line.as_bytes())?;
+                places.push(distill_cache::place(key, at));
+                at += line.len() as u64;
             }
             out.write_all(b"end\n")?;
             Ok(true)
@@ -272,6 +278,9 @@ impl Workspace {
         let Some(ids_len) = file_stamp(&self.file(IDS_FILE))?.map(|stamp| stamp[1]) else {
             return Ok(None);
         };
+        let units_len = u64::try_from(units_len).unwrap_or_default();
+        let places = distill_cache::encode_places(token, units_len, &places);
+        atomic_io::replace_cache(&self.file(PLACES_FILE), &places)?;
         Ok(Some(Header {
             token,
             policy: policy_text(policy),
@@ -287,8 +296,9 @@ impl Workspace {
                 .filter_map(|(key, (_, case))| Some((key.clone(), case.clone()?)))
                 .collect(),
             ids: facts.len(),
-            units_len: u64::try_from(units_len).unwrap_or_default(),
+            units_len,
             ids_len: u64::try_from(ids_len).unwrap_or_default(),
+            places_len: places.len() as u64,
             listing: read.listing,
             files: read.files,
         }))
@@ -320,19 +330,24 @@ impl Workspace {
         let records = units
             .iter()
             .map(|(key, unit)| (key, unit.stale, unit.conflict.as_deref(), unit.block.as_ref()));
-        let path = self.file(UNITS_FILE);
-        header.units_len = match write {
-            UnitsWrite::Whole => {
-                let text = distill_cache::encode_units(header.token, records);
-                atomic_io::replace_cache(&path, text.as_bytes())?;
-                text.len() as u64
-            }
-            UnitsWrite::Append(at) => {
-                let text = distill_cache::encode_appended(header.token, records);
-                atomic_io::extend_cache(&path, at, text.as_bytes())?;
-                at + text.len() as u64
-            }
+        let at = match write {
+            UnitsWrite::Whole => 0,
+            UnitsWrite::Append(at) => at,
         };
+        let (text, places) = distill_cache::encode_section(header.token, at, records);
+        let units_len = at + text.len() as u64;
+        let places = distill_cache::encode_places(header.token, units_len, &places);
+        let (units_path, places_path) = (self.file(UNITS_FILE), self.file(PLACES_FILE));
+        if at == 0 {
+            atomic_io::replace_cache(&units_path, text.as_bytes())?;
+            atomic_io::replace_cache(&places_path, &places)?;
+            header.places_len = places.len() as u64;
+        } else {
+            atomic_io::extend_cache(&units_path, at, text.as_bytes())?;
+            atomic_io::extend_cache(&places_path, header.places_len, &places)?;
+            header.places_len += places.len() as u64;
+        }
+        header.units_len = units_len;
         let path = self.file(IDS_FILE);
         header.ids_len = match ids {
             IdsWrite::Whole(filter) => {
@@ -509,13 +524,18 @@ impl Workspace {
         // Only the units judged are kept of the units file, unless this run
         // rewrites it whole.
         let units_path = self.file(UNITS_FILE);
-        let Some(mut stored) =
-            Units::load(&units_path, header.token, header.units_len, Some(&touched))
-        else {
+        let Some(mut stored) = Units::load_kept(
+            &units_path,
+            &self.file(PLACES_FILE),
+            header.token,
+            header.units_len,
+            header.places_len,
+            &touched,
+        ) else {
             return Ok(None);
         };
         if stored.worn() {
-            let Some(whole) = Units::load(&units_path, header.token, header.units_len, None) else {
+            let Some(whole) = Units::load(&units_path, header.token, header.units_len) else {
                 return Ok(None);
             };
             stored = whole;
@@ -630,6 +650,7 @@ impl Workspace {
             // lengths.
             units_len: header.units_len,
             ids_len: header.ids_len,
+            places_len: header.places_len,
             listing,
             files,
         };
