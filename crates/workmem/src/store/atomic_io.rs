@@ -289,6 +289,30 @@ pub(crate) fn stage(
     Ok(Staged { temp, target: path.to_owned() })
 }
 
+/// Writes the next version of `path` with `write` (on the temporary file,
+/// unbuffered), then makes it durable on another thread while `meanwhile`
+/// reads it (the fsync waits on the disk, not on the processor: a writer
+/// hashes what it wrote meanwhile); see [`Staged`].
+///
+/// Errors: as [`stage`], and what `meanwhile` returns.
+pub(crate) fn stage_reading_back<T>(
+    path: &Path,
+    write: impl FnOnce(&mut File) -> io::Result<()>,
+    meanwhile: impl FnOnce(&File) -> io::Result<T>,
+) -> Result<(Staged, T)> {
+    let mut temp = temporary(path)?;
+    write(temp.as_file_mut()).at(temp.path())?;
+    let file = temp.as_file();
+    let (synced, value) = std::thread::scope(|scope| {
+        let synced = scope.spawn(|| file.sync_all());
+        let value = meanwhile(file);
+        (synced.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), value)
+    });
+    synced.at(temp.path())?;
+    let value = value.at(temp.path())?;
+    Ok((Staged { temp, target: path.to_owned() }, value))
+}
+
 impl Staged {
     /// The temporary file, for reading back what was written.
     pub(crate) fn file(&self) -> &File {

@@ -957,6 +957,7 @@ pub(crate) fn encode_added_ids<'a>(token: u64, ids: impl Iterator<Item = &'a str
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests write fixtures directly
 mod tests {
     use std::collections::BTreeSet;
     use std::path::PathBuf;
