@@ -42,7 +42,7 @@ use crate::store::distill_cache::{
     self, CACHE_FILE, DayFacts, Header, IDS_FILE, IdFilter, PLACES_FILE, StoredIds, UNITS_FILE,
     UnitKey, Units,
 };
-use crate::store::fact_log::FileRecords;
+use crate::store::fact_log::{FileRecords, map_in_parallel};
 use crate::store::state_file::Output;
 use crate::workspace::distill::{CuratedOutcome, Distilled};
 use crate::workspace::{
@@ -437,38 +437,45 @@ impl Workspace {
         let mut files = header.files.clone();
         let mut new_records: Vec<FactSummary> = Vec::new();
         let mut newly_aged: Vec<FactSummary> = Vec::new();
-        // Files that grew, and files whose facts may have aged (unchanged).
-        let mut reads: Vec<(coverage::Appended, bool)> = Vec::new();
-        for change in changed {
-            // The old part of a file is parsed again only when its facts
-            // may have aged since; else it is only hashed.
-            let keep_old = crosses(header.files.get(&change.day.day).and_then(|f| f.span));
-            let Some(file) = coverage::read_appended(change, keep_old)? else {
-                return Ok(None);
-            };
-            reads.push((file, true));
-        }
-        for day in band {
-            let day_file = crate::store::fact_log::DayFile {
-                day: day.clone(),
-                path: self.log.path_for_day(day),
-            };
-            let Some(file) = coverage::read_covered(day_file, &header.files[day].covered)? else {
-                // Changed since the scan: the next run sees it.
-                return Ok(None);
-            };
-            reads.push((file, false));
-        }
-        for (file, grew) in reads {
-            let (day, from) = (&file.day, file.from);
+        // Files that grew, and files whose facts may have aged (unchanged),
+        // read and parsed on every core.
+        let to_read: Vec<(&coverage::Changed, bool)> = changed
+            .iter()
+            .map(|change| {
+                // The old part of a file is parsed again only when its
+                // facts may have aged since; else it is only hashed.
+                (change, crosses(header.files.get(&change.day.day).and_then(|f| f.span)))
+            })
+            .collect();
+        let read_one = |file: Option<coverage::Appended>| -> Result<Option<_>> {
+            // (`None`: changed since the scan; the next run sees it.)
+            let Some(file) = file else { return Ok(None) };
             // The old part of a file was kept only when its facts may have
             // aged since: what was read is what is parsed.
             let (records, reach) = self.log.parse_tail::<FactSummary>(
-                &day.path,
+                &file.day.path,
                 &file.data,
                 file.base,
                 file.lines_before,
             )?;
+            Ok(Some((file, records, reach)))
+        };
+        let grown = map_in_parallel(&to_read, |&(change, keep_old)| {
+            read_one(coverage::read_appended(change, keep_old)?)
+        });
+        let aging = map_in_parallel(&band, |day| {
+            let day_file = crate::store::fact_log::DayFile {
+                day: (*day).clone(),
+                path: self.log.path_for_day(day),
+            };
+            read_one(coverage::read_covered(day_file, &header.files[*day].covered)?)
+        });
+        let reads = grown.into_iter().map(|read| (read, true));
+        for (read, grew) in reads.chain(aging.into_iter().map(|read| (read, false))) {
+            let Some((file, records, reach)) = read? else {
+                return Ok(None);
+            };
+            let (day, from) = (&file.day, file.from);
             let mut appended = Vec::new();
             for (offset, record) in records {
                 if offset as usize >= from {
