@@ -386,8 +386,9 @@ impl<R: Record> StateFile<R> {
     /// Returns the file with the records `replaced` selects taken out and
     /// `added` put in, every other record's bytes copied as they are, put
     /// where `to` says: staged beside `path` to replace it (written as it
-    /// is encoded, a chunk at a time, and durable; see [`StateFile::save`])
-    /// or held in memory. `replaced` must select whole memory keys (every
+    /// is encoded, a chunk at a time, then hashed by reading it back while
+    /// another thread makes it durable; see [`StateFile::save`]) or held in
+    /// memory. `replaced` must select whole memory keys (every
     /// record of each) and records without one, and `added` must hold whole
     /// memory keys.
     ///

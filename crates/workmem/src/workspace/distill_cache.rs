@@ -528,8 +528,8 @@ impl Workspace {
                 candidates.push(record.clone());
             }
         }
-        // Only the units judged are kept of the units file, unless this run
-        // rewrites it whole.
+        // Only the records of the units judged are read from the units file
+        // (found through its places), unless this run rewrites it whole.
         let units_path = self.file(UNITS_FILE);
         let Some(mut stored) = Units::load_kept(
             &units_path,
