@@ -118,9 +118,13 @@ fn aged(policy: &Policy, fact: &FactSummary, as_of: i128) -> bool {
 }
 
 /// Whether facts recorded over `span` may have aged, under one of `ages`,
-/// between the instants `since` and `now` (nanoseconds).
+/// between the instants `since` and `now` (nanoseconds): a fact recorded
+/// at `t` ages then when `since <= t + age < now`, so nothing does when
+/// the two instants are one.
 fn crosses(ages: &BTreeSet<i128>, span: Option<(i128, i128)>, since: i128, now: i128) -> bool {
-    span.is_some_and(|(lo, hi)| ages.iter().any(|age| lo + age < now && hi + age >= since))
+    span.is_some_and(|(lo, hi)| {
+        since < now && ages.iter().any(|age| lo + age < now && hi + age >= since)
+    })
 }
 
 /// The unit a candidate belongs to.
