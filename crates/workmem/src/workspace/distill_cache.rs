@@ -139,6 +139,30 @@ fn random_token() -> u64 {
     uuid::Uuid::new_v4().as_u64_pair().0
 }
 
+/// What the scan of the daily files found for an incremental run to read.
+struct Scanned<'a> {
+    /// The files that grew or are new.
+    changed: &'a [coverage::Changed],
+    /// The unchanged files whose facts may have aged since the cache's run.
+    band: Vec<&'a String>,
+    /// The stamp of `daily/` under which its files were listed.
+    listing: Option<ListingStamp>,
+}
+
+/// The units an incremental run judged, as its cache records them.
+struct Judged<'a> {
+    /// Their keys.
+    touched: &'a BTreeSet<UnitKey>,
+    /// The candidates the policy saw (those it left pending stay).
+    candidates: &'a [FactSummary],
+    /// What the policy collected of them.
+    collected: &'a distill::Collected,
+    /// The ids of each memory key.
+    known: &'a Known,
+    /// Each memory key's facts counted stale and conflict case.
+    counts: &'a BTreeMap<&'a String, (usize, Option<String>)>,
+}
+
 /// How a run writes the units file.
 #[derive(Debug, Clone, Copy)]
 enum UnitsWrite {
@@ -412,27 +436,25 @@ impl Workspace {
         }
         // The run decodes some records of curated.json and conflicts.json:
         // their layouts are read on another thread while it reads the log.
+        let scanned = Scanned { changed: &changed, band, listing };
         std::thread::scope(|scope| {
             let layouts = scope.spawn(|| Ok((self.stored_curated()?, self.stored_conflicts()?)));
-            self.distill_changed(policy, as_of, &header, &changed, band, listing, layouts)
+            self.distill_changed(policy, as_of, &header, scanned, layouts)
         })
     }
 
-    /// The incremental run once files changed or facts aged: `changed` and
-    /// `band` are the files to read (grown, and unchanged but with facts
-    /// that may have aged), `layouts` the thread that reads curated.json
+    /// The incremental run once files changed or facts aged: `scanned` says
+    /// which files to read, `layouts` is the thread that reads curated.json
     /// and conflicts.json as stored.
-    #[allow(clippy::too_many_arguments)]
     fn distill_changed(
         &self,
         policy: &Policy,
         as_of: &Stamp,
         header: &Header,
-        changed: &[coverage::Changed],
-        band: Vec<&String>,
-        listing: Option<ListingStamp>,
+        scanned: Scanned<'_>,
         layouts: ScopedJoinHandle<'_, Result<(Stored<Entry>, Stored<Case>)>>,
     ) -> Result<Option<Distilled>> {
+        let Scanned { changed, band, listing } = scanned;
         let now = as_of.instant().as_nanosecond();
         let ages = ages(policy);
         let crosses = |span| crosses(&ages, span, header.as_of, now);
@@ -669,14 +691,17 @@ impl Workspace {
         // state is saved; its small file, which makes them count, after.
         let (active_entries, cached) = std::thread::scope(|scope| -> Result<_> {
             let cached = scope.spawn(|| {
+                let judged = Judged {
+                    touched: &touched,
+                    candidates: &candidates,
+                    collected,
+                    known: &known,
+                    counts: &judged,
+                };
                 self.write_incremental_units(
                     next,
                     &stored,
-                    &touched,
-                    &candidates,
-                    collected,
-                    &known,
-                    &judged,
+                    judged,
                     new_records.iter().map(FactSummary::fact_id),
                     &stored_ids,
                 )
@@ -737,26 +762,21 @@ impl Workspace {
 
     /// Writes the units and ids of the cache an incremental run leaves,
     /// into `next` (the header, written once the run's state is saved):
-    /// the units judged (`touched`, with the policy's pending `candidates`
-    /// and the `known` ids) are appended to the units file, or, once its
+    /// the units `judged` are appended to the units file, or, once its
     /// appended sections wore it, the file is rewritten with the others
     /// kept as `stored`; `new_ids` go to the id filter. `None`, when the
     /// cache must be dropped instead (the next run reads the whole log).
     ///
     /// Errors: [`crate::Error::Io`].
-    #[allow(clippy::too_many_arguments)]
     fn write_incremental_units<'a>(
         &self,
         mut next: Header,
         stored: &Units,
-        touched: &BTreeSet<UnitKey>,
-        candidates: &[FactSummary],
-        collected: &distill::Collected,
-        known: &Known,
-        judged: &BTreeMap<&String, (usize, Option<String>)>,
+        judged: Judged<'_>,
         new_ids: impl ExactSizeIterator<Item = &'a str>,
         stored_ids: &StoredIds,
     ) -> Result<Option<Header>> {
+        let Judged { touched, candidates, collected, known, counts } = judged;
         let append = !stored.worn();
         let pending: HashSet<&str> = collected.pending.iter().map(String::as_str).collect();
         let mut touched_pending: BTreeMap<&UnitKey, Vec<&FactSummary>> = BTreeMap::new();
@@ -792,7 +812,7 @@ impl Workspace {
             let (ids, (unit_stale, conflict)) = match key {
                 UnitKey::Domain(memory_key) => (
                     known.domains.get(memory_key).map(Vec::as_slice),
-                    judged.get(memory_key).cloned().unwrap_or_default(),
+                    counts.get(memory_key).cloned().unwrap_or_default(),
                 ),
                 UnitKey::Group(_) => (None, (0, None)),
             };
