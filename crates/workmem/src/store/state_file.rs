@@ -426,9 +426,6 @@ impl<R: Record> StateFile<R> {
         let records = kept.len() + added.len();
         let mut heads = Vec::with_capacity(records);
         let mut slots = Vec::new();
-        // A file held in memory is hashed as it is encoded; a staged one
-        // once written, while it is made durable.
-        let mut hasher = (to == Output::Held).then(Sha256::new);
         let mut len = 0;
         // The merge of the kept records (copied from this file's bytes, read
         // a chunk at a time) and the added ones, in order, handed to `out`
@@ -436,9 +433,6 @@ impl<R: Record> StateFile<R> {
         let write_to = |out: &mut dyn FnMut(&[u8]) -> io::Result<()>| -> io::Result<()> {
             let mut window = Window::new(&old, old_len);
             let mut write = |bytes: &[u8]| {
-                if let Some(hasher) = &mut hasher {
-                    hasher.update(bytes);
-                }
                 len += bytes.len();
                 out(bytes)
             };
@@ -470,14 +464,15 @@ impl<R: Record> StateFile<R> {
             slots = rest.slots;
             Ok(())
         };
-        let (body, staged_sha256) = match to {
+        // A staged file is hashed once written, while it is made durable.
+        let (body, sha256) = match to {
             Output::Staged => {
                 let (staged, sha256) = atomic_io::stage_reading_back(
                     path,
                     |file| write_to(&mut |bytes| file.write_all(bytes)),
                     sha256_of_file,
                 )?;
-                (Body::Staged(staged), Some(sha256))
+                (Body::Staged(staged), sha256)
             }
             Output::Held => {
                 let mut held = Vec::with_capacity(old_len + 4096);
@@ -486,15 +481,12 @@ impl<R: Record> StateFile<R> {
                     Ok(())
                 })
                 .at(path)?;
-                (Body::Held(held), None)
+                let sha256 = canon::sha256_hex(&held);
+                (Body::Held(held), sha256)
             }
         };
         let slots =
             slots.into_iter().zip(heads).map(|(range, head)| Slot { range, head }).collect();
-        let sha256 = match (staged_sha256, hasher) {
-            (Some(sha256), _) => sha256,
-            (None, hasher) => hex::encode(hasher.unwrap_or_default().finalize()),
-        };
         Ok(StateFile { body, len, sha256, slots })
     }
 }
