@@ -43,7 +43,7 @@ pub(crate) const IDS_FILE: &str = ".distill-cache.ids";
 /// Where each unit's records are in the units file.
 pub(crate) const PLACES_FILE: &str = ".distill-cache.places";
 const HEADER: &str = "workmem-distill-cache 5";
-pub(crate) const UNITS_HEADER: &str = "workmem-distill-units 1";
+const UNITS_HEADER: &str = "workmem-distill-units 1";
 const IDS_HEADER: &str = "workmem-distill-ids 2";
 
 /// What a run read of one daily file.
@@ -400,18 +400,10 @@ impl Units {
                 let record = UnitLine::parse(std::str::from_utf8(&line).ok()?)?;
                 at += record.len as u64;
                 // A later record of a unit replaces an earlier one.
-                let start = data.len();
                 let mut block = vec![0; record.len];
                 reader.read_exact(&mut block).ok()?;
-                data.push_str(std::str::from_utf8(&block).ok()?);
-                units.insert(
-                    record.unit_key(),
-                    StoredUnit {
-                        stale: record.stale,
-                        conflict: record.conflict.map(str::to_owned),
-                        range: start..data.len(),
-                    },
-                );
+                let unit = record.keep(std::str::from_utf8(&block).ok()?, &mut data);
+                units.insert(record.unit_key(), unit);
             }
             if whole_len == 0 {
                 whole_len = at;
@@ -485,16 +477,7 @@ impl Units {
                 if (record.kind, record.key) != key.parts() {
                     continue;
                 }
-                let start = data.len();
-                data.push_str(&block);
-                units.insert(
-                    key.clone(),
-                    StoredUnit {
-                        stale: record.stale,
-                        conflict: record.conflict.map(str::to_owned),
-                        range: start..data.len(),
-                    },
-                );
+                units.insert(key.clone(), record.keep(&block, &mut data));
                 break;
             }
         }
@@ -624,6 +607,17 @@ impl<'a> UnitLine<'a> {
         fields.next().is_none().then_some(UnitLine { kind, key, stale, conflict, len })
     }
 
+    /// The unit of this record, its `block` kept at the end of `data`.
+    fn keep(&self, block: &str, data: &mut String) -> StoredUnit {
+        let start = data.len();
+        data.push_str(block);
+        StoredUnit {
+            stale: self.stale,
+            conflict: self.conflict.map(str::to_owned),
+            range: start..data.len(),
+        }
+    }
+
     fn unit_key(&self) -> UnitKey {
         match self.kind {
             b'd' => UnitKey::Domain(self.key.to_owned()),
@@ -641,8 +635,7 @@ pub(crate) fn encode_section<'a>(
     at: u64,
     units: impl Iterator<Item = (&'a UnitKey, usize, Option<&'a str>, &'a str)>,
 ) -> (String, Vec<Place>) {
-    let mut text =
-        if at == 0 { format!("{UNITS_HEADER} {token}\n") } else { format!("append {token}\n") };
+    let mut text = section_opening(token, at);
     let mut places = Vec::new();
     for (key, stale, conflict, block) in units {
         places.push(place(key, at + text.len() as u64));
@@ -650,6 +643,12 @@ pub(crate) fn encode_section<'a>(
     }
     text.push_str("end\n");
     (text, places)
+}
+
+/// The line that opens the section of the units file a run of `token`
+/// writes at offset `at`: the file's first line, or an appended section's.
+pub(crate) fn section_opening(token: u64, at: u64) -> String {
+    if at == 0 { format!("{UNITS_HEADER} {token}\n") } else { format!("append {token}\n") }
 }
 
 /// Where a unit's record is: the hash of its key, and the offset of its

@@ -267,7 +267,7 @@ impl Workspace {
         let mut places = Vec::with_capacity(units.len());
         // Streamed: the file grows with the log (26 MB at 1,000,000 facts).
         let written = atomic_io::replace_cache_streamed(&self.file(UNITS_FILE), |out| {
-            let opening = format!("{} {token}\n", distill_cache::UNITS_HEADER);
+            let opening = distill_cache::section_opening(token, 0);
             out.write_all(opening.as_bytes())?;
             let mut at = opening.len() as u64;
             let mut block = String::new();
