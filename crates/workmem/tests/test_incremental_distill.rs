@@ -132,7 +132,7 @@ fn op(duplicates: u32) -> impl Strategy<Value = Op> {
         8 => (prop_oneof![6 => 0..4i32, 2 => 4..20i32, 1 => -20..0i32], prop_oneof![9 => Just(None), 1 => (0..3usize).prop_map(Some)])
             .prop_map(|(step, policy)| Op::Distill { step, policy }),
         1 => Just(Op::Resolve),
-        1 => (0..3usize, 0..260usize).prop_map(|(which, keep)| Op::Damage { which, keep }),
+        1 => (0..CACHES.len(), 0..260usize).prop_map(|(which, keep)| Op::Damage { which, keep }),
         2 => Just(Op::Settle),
         1 => (0..50usize).prop_map(|of| Op::Edit { of }),
     ]
