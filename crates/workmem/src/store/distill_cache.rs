@@ -537,20 +537,35 @@ pub(crate) fn write_unit_block<S: AsRef<str>>(
 ) -> bool {
     if let Some(ids) = ids {
         block.reserve(ids.iter().map(|(id, _)| id.as_ref().len() + 3).sum::<usize>() + 2);
-        block.push('i');
+        block.push_str(IDS_LINE_START);
         for (id, importance) in ids {
-            block.push(' ');
-            block.push_str(id.as_ref());
-            block.push(':');
-            // Importance is 1-5; anything else in its decimal form.
-            if *importance < 10 {
-                block.push(char::from(b'0' + importance));
-            } else {
-                let _ = write!(block, "{importance}");
-            }
+            push_id(block, id.as_ref(), *importance);
         }
         block.push('\n');
     }
+    write_facts(pending, block)
+}
+
+/// How a unit's line of ids starts; [`push_id`] adds each id, a newline
+/// ends it.
+pub(crate) const IDS_LINE_START: &str = "i";
+
+/// Appends one id and its importance to a unit's line of ids.
+pub(crate) fn push_id(line: &mut String, id: &str, importance: u8) {
+    line.push(' ');
+    line.push_str(id);
+    line.push(':');
+    // Importance is 1-5; anything else in its decimal form.
+    if importance < 10 {
+        line.push(char::from(b'0' + importance));
+    } else {
+        let _ = write!(line, "{importance}");
+    }
+}
+
+/// Appends the lines of a unit's pending facts to `block`; false when a
+/// fact cannot be stored.
+pub(crate) fn write_facts(pending: &[&FactSummary], block: &mut String) -> bool {
     pending.iter().all(|fact| write_fact(fact, block))
 }
 

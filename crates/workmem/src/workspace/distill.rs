@@ -3,6 +3,8 @@
 //! lock, with a durable intent between the writes so a crash is finished
 //! by the next writer.
 
+use std::thread::ScopedJoinHandle;
+
 use crate::error::{IoContext, Result};
 use crate::model::fact_line::FactSummary;
 use crate::model::stamp::Stamp;
@@ -16,7 +18,7 @@ use crate::store::domain_index::{self, DomainIndex};
 use crate::store::fact_log;
 use crate::store::failpoint;
 use crate::store::journal::DistillIntent;
-use crate::workspace::distill_cache::ReadLog;
+use crate::workspace::distill_cache::{ReadLog, UnitsPrep};
 use crate::workspace::{
     CONFLICTS_FILE, CURATED_FILE, DISTILL_INTENT_FILE, DOMAIN_INDEX_FILE, Workspace,
 };
@@ -91,16 +93,39 @@ impl Workspace {
         let curated_exists = bytes.is_some();
         drop(bytes);
         let queue = self.conflicts()?;
-        let outcome = if record {
-            distill::distill_explained(&facts, curated, &queue, policy, &as_of, &self.workspace_id)?
+        let judge = if record {
+            distill::distill_explained
         } else if cache {
-            distill::distill_collected(&facts, curated, &queue, policy, &as_of, &self.workspace_id)?
+            distill::distill_collected
         } else {
-            distill::distill(&facts, curated, &queue, policy, &as_of, &self.workspace_id)?
+            distill::distill
         };
+        let judge = || judge(&facts, curated, &queue, policy, &as_of, &self.workspace_id);
         if dry_run {
-            return Ok(Distilled::of(outcome));
+            return Ok(Distilled::of(judge()?));
         }
+        std::thread::scope(|scope| {
+            // What the cache takes from the log alone is prepared on
+            // another thread while the policy runs.
+            let prepared =
+                read.map(|read| scope.spawn(|| self.prepare_distill_units(&facts, read)));
+            let outcome = judge()?;
+            self.save_whole_log_run(policy, &as_of, &facts, curated_exists, prepared, outcome)
+        })
+    }
+
+    /// Saves what a whole-log run changed (see [`Workspace::save_outcome`])
+    /// while the cache's units file is written from what `prepared` took of
+    /// the log; writes the cache's small file once both are done.
+    fn save_whole_log_run<'f>(
+        &self,
+        policy: &Policy,
+        as_of: &Stamp,
+        facts: &'f [FactSummary],
+        curated_exists: bool,
+        prepared: Option<ScopedJoinHandle<'_, Result<Option<UnitsPrep<'f>>>>>,
+        outcome: distill::Outcome,
+    ) -> Result<Distilled> {
         // Everything read was valid: the cache can describe it. Its large
         // files are written while the state is saved, its small file (which
         // makes them count) after.
@@ -126,13 +151,17 @@ impl Workspace {
         };
         let (saved, cached) = std::thread::scope(|scope| {
             let cached = scope.spawn(|| {
-                read.map(|read| self.write_distill_units(policy, &as_of, &facts, read, &outcome))
+                let prep =
+                    prepared?.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                Some(prep.and_then(|prep| match prep {
+                    Some(prep) => self.write_distill_units(policy, as_of, facts, prep, &outcome),
+                    None => Ok(None),
+                }))
             });
             let saved = self.save_outcome(curated, conflicts);
             (saved, cached.join())
         });
         saved?;
-        drop(facts);
         let cached = cached.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         if let Some(cached) = cached {
             // Only a cache: failing to write it costs the next distill a

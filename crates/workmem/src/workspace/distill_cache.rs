@@ -83,6 +83,19 @@ impl ReadLog {
     }
 }
 
+/// What the cache of a whole-log run takes from the log alone
+/// ([`Workspace::prepare_distill_units`]).
+pub(super) struct UnitsPrep<'f> {
+    read: ReadLog,
+    /// The token of the cache's files.
+    token: u64,
+    /// The length of the id filter file written.
+    ids_len: u64,
+    /// Each memory key of the log with its unit's line of ids (newline
+    /// included), in key order.
+    domains: Vec<(&'f str, String)>,
+}
+
 /// The earliest and latest instant of `records` (nanoseconds).
 fn span<'a>(records: impl IntoIterator<Item = &'a FactSummary>) -> Option<(i128, i128)> {
     records.into_iter().map(|f| f.instant().as_nanosecond()).fold(None, |acc, at| match acc {
@@ -212,14 +225,66 @@ impl Workspace {
         }
     }
 
-    /// Writes the units and id files of the cache a whole-log run leaves:
-    /// `facts` are the log, `read` what its files told, `outcome` the run
-    /// (collected). Returns the header to write once the run's state is
-    /// saved ([`Workspace::write_distill_header`]); `None`, writing
-    /// nothing, when the run's state is not one a cache may start from
-    /// (the caller removes the old cache). It can run while the outcome is
-    /// saved: until the header names their new token, the files written
-    /// here are not used.
+    /// Prepares the cache a whole-log run leaves from what the log alone
+    /// tells, while the policy runs: writes its id filter, and groups the
+    /// ids of each memory key into the line its unit will hold. `facts`
+    /// are the log, `read` what its files told. `None`, writing nothing,
+    /// when the log is not one a cache may describe (it held an id twice).
+    /// Until a header names its token, the file written here is not used.
+    ///
+    /// Errors: [`crate::Error::Io`].
+    pub(super) fn prepare_distill_units<'f>(
+        &self,
+        facts: &'f [FactSummary],
+        read: ReadLog,
+    ) -> Result<Option<UnitsPrep<'f>>> {
+        if read.duplicates || read.records != facts.len() {
+            return Ok(None);
+        }
+        // Borrowed keys: a memory key per keyed fact.
+        let mut ids_by_key: foldhash::HashMap<&str, String> = foldhash::HashMap::default();
+        let mut filter = IdFilter::with_capacity(facts.len() * 2);
+        for fact in facts {
+            filter.insert(fact.fact_id());
+            if let Some(key) = fact.memory_key() {
+                let line = ids_by_key
+                    .entry(key)
+                    .or_insert_with(|| distill_cache::IDS_LINE_START.to_owned());
+                distill_cache::push_id(line, fact.fact_id(), fact.importance());
+            }
+        }
+        let token = random_token();
+        atomic_io::replace_cache_streamed(&self.file(IDS_FILE), |out| {
+            filter.write_to(token, out).map(|()| true)
+        })?;
+        drop(filter);
+        let Some(ids_len) = file_stamp(&self.file(IDS_FILE))?.map(|stamp| stamp[1]) else {
+            return Ok(None);
+        };
+        let mut domains: Vec<(&str, String)> = ids_by_key
+            .into_iter()
+            .map(|(key, mut line)| {
+                line.push('\n');
+                (key, line)
+            })
+            .collect();
+        domains.sort_unstable_by_key(|(key, _)| *key);
+        Ok(Some(UnitsPrep {
+            read,
+            token,
+            ids_len: u64::try_from(ids_len).unwrap_or_default(),
+            domains,
+        }))
+    }
+
+    /// Writes the units file of the cache a whole-log run leaves, from
+    /// what [`Workspace::prepare_distill_units`] prepared and the run's
+    /// `outcome` (collected). Returns the header to write once the run's
+    /// state is saved ([`Workspace::write_distill_header`]); `None` when
+    /// the run's state is not one a cache may start from (the caller
+    /// removes the cache). It can run while the outcome is saved: until
+    /// the header names their new token, the files written here are not
+    /// used.
     ///
     /// Errors: [`crate::Error::Io`].
     pub(super) fn write_distill_units(
@@ -227,43 +292,50 @@ impl Workspace {
         policy: &Policy,
         as_of: &Stamp,
         facts: &[FactSummary],
-        read: ReadLog,
+        prep: UnitsPrep<'_>,
         outcome: &distill::Outcome,
     ) -> Result<Option<Header>> {
         let Some(collected) = outcome.collected.as_ref() else { return Ok(None) };
-        if !collected.cacheable || read.duplicates || read.records != facts.len() {
+        if !collected.cacheable {
             return Ok(None);
         }
-        // Grouped by borrowed keys first: a memory key per keyed fact.
-        let mut ids_by_key: foldhash::HashMap<&str, Vec<(&str, u8)>> = foldhash::HashMap::default();
-        let mut filter = IdFilter::with_capacity(facts.len() * 2);
-        for fact in facts {
-            filter.insert(fact.fact_id());
-            if let Some(key) = fact.memory_key() {
-                ids_by_key.entry(key).or_default().push((fact.fact_id(), fact.importance()));
-            }
-        }
-        type UnitIn<'f> = (Vec<&'f FactSummary>, Option<Vec<(&'f str, u8)>>);
-        let mut units: BTreeMap<UnitKey, UnitIn<'_>> = BTreeMap::new();
-        for (key, ids) in ids_by_key {
-            units.entry(UnitKey::Domain(key.to_owned())).or_default().1 = Some(ids);
-        }
-        // The policy's pending candidates, by unit, in log order.
-        let pending = collected
-            .pending_keyed
-            .iter()
-            .map(|(key, at)| (UnitKey::Domain(key.clone()), at))
-            .chain(
-                collected.pending_unkeyed.iter().map(|(key, at)| (UnitKey::Group(key.clone()), at)),
-            );
-        for (unit, positions) in pending {
-            let Some(facts) = positions.iter().map(|&at| facts.get(at)).collect::<Option<Vec<_>>>()
-            else {
+        let at = |positions: &[usize]| -> Option<Vec<&FactSummary>> {
+            positions.iter().map(|&at| facts.get(at)).collect()
+        };
+        // Every memory key has its ids (in key order) and may have pending
+        // candidates; the unkeyed groups only have candidates, and come
+        // after (the order of `UnitKey`).
+        let mut keyed = collected.pending_keyed.iter().peekable();
+        let mut units: Vec<(UnitKey, Option<&str>, Vec<&FactSummary>)> =
+            Vec::with_capacity(prep.domains.len() + collected.pending_unkeyed.len());
+        for (key, ids) in &prep.domains {
+            if keyed.peek().is_some_and(|(pending, _)| pending.as_str() < *key) {
+                // Candidates of a key the log has no fact of.
                 return Ok(None);
+            }
+            let pending = match keyed.next_if(|(pending, _)| pending.as_str() == *key) {
+                Some((_, positions)) => {
+                    let Some(pending) = at(positions) else { return Ok(None) };
+                    pending
+                }
+                None => Vec::new(),
             };
-            units.entry(unit).or_default().0.extend(facts);
+            units.push((UnitKey::Domain((*key).to_owned()), Some(ids.as_str()), pending));
         }
-        let token = random_token();
+        if keyed.next().is_some() {
+            return Ok(None);
+        }
+        let mut groups: BTreeMap<&str, Vec<&FactSummary>> = BTreeMap::new();
+        for (key, positions) in &collected.pending_unkeyed {
+            let Some(pending) = at(positions) else { return Ok(None) };
+            groups.entry(key.as_str()).or_default().extend(pending);
+        }
+        units.extend(
+            groups
+                .into_iter()
+                .map(|(key, pending)| (UnitKey::Group(key.to_owned()), None, pending)),
+        );
+        let token = prep.token;
         let mut places = Vec::with_capacity(units.len());
         // Streamed: the file grows with the log (26 MB at 1,000,000 facts).
         let written = atomic_io::replace_cache_streamed(&self.file(UNITS_FILE), |out| {
@@ -272,9 +344,10 @@ impl Workspace {
             let mut at = opening.len() as u64;
             let mut block = String::new();
             let mut line = String::new();
-            for (key, (pending, ids)) in &units {
+            for (key, ids, pending) in &units {
                 block.clear();
-                if !distill_cache::write_unit_block(pending, ids.as_deref(), &mut block) {
+                block.push_str(ids.unwrap_or(""));
+                if !distill_cache::write_facts(pending, &mut block) {
                     return Ok(false);
                 }
                 let (stale, conflict) = match key {
@@ -300,12 +373,6 @@ impl Workspace {
         let Some(units_len) = file_stamp(&self.file(UNITS_FILE))?.map(|stamp| stamp[1]) else {
             return Ok(None);
         };
-        atomic_io::replace_cache_streamed(&self.file(IDS_FILE), |out| {
-            filter.write_to(token, out).map(|()| true)
-        })?;
-        let Some(ids_len) = file_stamp(&self.file(IDS_FILE))?.map(|stamp| stamp[1]) else {
-            return Ok(None);
-        };
         let units_len = u64::try_from(units_len).unwrap_or_default();
         let places = distill_cache::encode_places(token, units_len, &places);
         atomic_io::replace_cache(&self.file(PLACES_FILE), &places)?;
@@ -325,10 +392,10 @@ impl Workspace {
                 .collect(),
             ids: facts.len(),
             units_len,
-            ids_len: u64::try_from(ids_len).unwrap_or_default(),
+            ids_len: prep.ids_len,
             places_len: places.len() as u64,
-            listing: read.listing,
-            files: read.files,
+            listing: prep.read.listing,
+            files: prep.read.files,
         }))
     }
 
