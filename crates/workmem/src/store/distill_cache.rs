@@ -578,20 +578,28 @@ pub(crate) fn push_unit(
     conflict: Option<&str>,
     block: &str,
 ) {
+    push_unit_line(text, key, stale, conflict, block.len());
+    text.push_str(block);
+}
+
+/// Appends the line that opens a unit's record, before its block of
+/// `block_len` bytes.
+pub(crate) fn push_unit_line(
+    text: &mut String,
+    key: &UnitKey,
+    stale: usize,
+    conflict: Option<&str>,
+    block_len: usize,
+) {
     match key {
         UnitKey::Domain(memory_key) => {
-            let _ = writeln!(
-                text,
-                "d {memory_key} {stale} {} {}",
-                conflict.unwrap_or("-"),
-                block.len()
-            );
+            let _ =
+                writeln!(text, "d {memory_key} {stale} {} {block_len}", conflict.unwrap_or("-"));
         }
         UnitKey::Group(entry_key) => {
-            let _ = writeln!(text, "u {entry_key} {}", block.len());
+            let _ = writeln!(text, "u {entry_key} {block_len}");
         }
     }
-    text.push_str(block);
 }
 
 /// The line that opens a unit's record, borrowed: its key, counts and the

@@ -101,17 +101,20 @@ impl Workspace {
             distill::distill
         };
         let judge = || judge(&facts, curated, &queue, policy, &as_of, &self.workspace_id);
-        if dry_run {
-            return Ok(Distilled::of(judge()?));
-        }
-        std::thread::scope(|scope| {
-            // What the cache takes from the log alone is prepared on
-            // another thread while the policy runs.
-            let prepared =
-                read.map(|read| scope.spawn(|| self.prepare_distill_units(&facts, read)));
-            let outcome = judge()?;
-            self.save_whole_log_run(policy, &as_of, &facts, curated_exists, prepared, outcome)
-        })
+        let done = if dry_run {
+            judge().map(Distilled::of)
+        } else {
+            std::thread::scope(|scope| {
+                // What the cache takes from the log alone is prepared on
+                // another thread while the policy runs.
+                let prepared =
+                    read.map(|read| scope.spawn(|| self.prepare_distill_units(&facts, read)));
+                let outcome = judge()?;
+                self.save_whole_log_run(policy, &as_of, &facts, curated_exists, prepared, outcome)
+            })
+        };
+        drop_in_background(facts);
+        done
     }
 
     /// Saves what a whole-log run changed (see [`Workspace::save_outcome`])
@@ -127,8 +130,39 @@ impl Workspace {
         outcome: distill::Outcome,
     ) -> Result<Distilled> {
         // Everything read was valid: the cache can describe it. Its large
-        // files are written while the state is saved, its small file (which
-        // makes them count) after.
+        // files are written while the state is encoded and saved, its
+        // small file (which makes them count) after.
+        let (saved, cached) = std::thread::scope(|scope| {
+            let cached = scope.spawn(|| {
+                let prep =
+                    prepared?.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                Some(prep.and_then(|prep| match prep {
+                    Some(prep) => self.write_distill_units(policy, as_of, facts, prep, &outcome),
+                    None => Ok(None),
+                }))
+            });
+            let saved = self.encode_and_save(&outcome, curated_exists);
+            (saved, cached.join())
+        });
+        saved?;
+        let cached = cached.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        if let Some(cached) = cached {
+            // Only a cache: failing to write it costs the next distill a
+            // whole read.
+            let written = match cached {
+                Ok(Some(header)) => self.write_distill_header(header).is_ok(),
+                Ok(None) | Err(_) => false,
+            };
+            if !written {
+                self.drop_distill_cache();
+            }
+        }
+        Ok(Distilled::of(outcome))
+    }
+
+    /// Encodes the files a whole-log run changed and saves them (see
+    /// [`Workspace::save_outcome`]).
+    fn encode_and_save(&self, outcome: &distill::Outcome, curated_exists: bool) -> Result<()> {
         let curated = if outcome.curated_changed {
             CuratedOutcome::Changed(CuratedFile::encode(
                 &outcome.curated,
@@ -149,32 +183,7 @@ impl Workspace {
         } else {
             None
         };
-        let (saved, cached) = std::thread::scope(|scope| {
-            let cached = scope.spawn(|| {
-                let prep =
-                    prepared?.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                Some(prep.and_then(|prep| match prep {
-                    Some(prep) => self.write_distill_units(policy, as_of, facts, prep, &outcome),
-                    None => Ok(None),
-                }))
-            });
-            let saved = self.save_outcome(curated, conflicts);
-            (saved, cached.join())
-        });
-        saved?;
-        let cached = cached.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        if let Some(cached) = cached {
-            // Only a cache: failing to write it costs the next distill a
-            // whole read.
-            let written = match cached {
-                Ok(Some(header)) => self.write_distill_header(header).is_ok(),
-                Ok(None) | Err(_) => false,
-            };
-            if !written {
-                self.drop_distill_cache();
-            }
-        }
-        Ok(Distilled::of(outcome))
+        self.save_outcome(curated, conflicts)
     }
 
     /// Saves what a run changed: curated.json then MEMORY.md, then
@@ -295,6 +304,14 @@ pub(super) enum CuratedOutcome {
     Missing,
 }
 
+/// Drops `value` on another thread: freeing what a whole-log run held (a
+/// record per fact) takes milliseconds its caller need not wait for, and
+/// none at all when the process exits first.
+fn drop_in_background<T: Send + 'static>(value: T) {
+    // When no thread can be started, the value is dropped here.
+    let _ = std::thread::Builder::new().spawn(move || drop(value));
+}
+
 /// A thread joined when dropped: a run waits for what it started, on
 /// every path out of it.
 struct JoinOnDrop(Option<std::thread::JoinHandle<()>>);
@@ -371,13 +388,20 @@ pub struct Distilled {
 }
 
 impl Distilled {
+    /// Returns what a caller sees of `outcome`; the rest of it, which
+    /// grows with the log, is freed on another thread.
     fn of(outcome: distill::Outcome) -> Distilled {
-        Distilled {
-            active_entries: outcome.curated.active_entries().count(),
-            report: outcome.report,
-            decisions: outcome.decisions,
-            already_evidence: outcome.already_evidence,
-        }
+        let distill::Outcome {
+            curated, queue, report, decisions, already_evidence, collected, ..
+        } = outcome;
+        let distilled = Distilled {
+            active_entries: curated.active_entries().count(),
+            report,
+            decisions,
+            already_evidence,
+        };
+        drop_in_background((curated, queue, collected));
+        distilled
     }
 
     /// Returns the report and the decisions.

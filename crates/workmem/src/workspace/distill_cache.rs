@@ -345,8 +345,10 @@ impl Workspace {
             let mut block = String::new();
             let mut line = String::new();
             for (key, ids, pending) in &units {
+                // The line of ids is written as prepared, the pending
+                // facts after it.
+                let ids = ids.unwrap_or("");
                 block.clear();
-                block.push_str(ids.unwrap_or(""));
                 if !distill_cache::write_facts(pending, &mut block) {
                     return Ok(false);
                 }
@@ -357,10 +359,13 @@ impl Workspace {
                     UnitKey::Group(_) => (0, None),
                 };
                 line.clear();
-                distill_cache::push_unit(&mut line, key, stale, conflict.as_deref(), &block);
-                out.write_all(line.as_bytes())?;
+                let len = ids.len() + block.len();
+                distill_cache::push_unit_line(&mut line, key, stale, conflict.as_deref(), len);
+                for part in [line.as_str(), ids, block.as_str()] {
+                    out.write_all(part.as_bytes())?;
+                }
                 places.push(distill_cache::place(key, at));
-                at += line.len() as u64;
+                at += (line.len() + len) as u64;
             }
             out.write_all(b"end\n")?;
             Ok(true)
