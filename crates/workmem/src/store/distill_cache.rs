@@ -550,6 +550,93 @@ pub(crate) fn write_unit_block<S: AsRef<str>>(
 /// ends it.
 pub(crate) const IDS_LINE_START: &str = "i";
 
+/// The keyed facts of a log grouped by memory key, in key order (each
+/// key's facts in log order): what the units file of a whole-log run
+/// holds a line of ids of for each key. Positions, not copies: 4 bytes a
+/// fact while the run's other state is held.
+pub(crate) struct KeyedFacts<'f> {
+    facts: &'f [FactSummary],
+    /// Each memory key with the range of its facts in `positions`.
+    keys: Vec<(&'f str, Range<usize>)>,
+    positions: Vec<u32>,
+}
+
+impl<'f> KeyedFacts<'f> {
+    /// Returns the id filter of `facts` (the log, in its order) and its
+    /// keyed facts, grouped.
+    pub(crate) fn of(facts: &'f [FactSummary]) -> (IdFilter, KeyedFacts<'f>) {
+        const UNKEYED: u32 = u32::MAX;
+        // Each key numbered as first met, and each fact's key number.
+        let mut numbers: foldhash::HashMap<&str, u32> = foldhash::HashMap::default();
+        let mut counts: Vec<(&str, usize)> = Vec::new();
+        let mut key_of: Vec<u32> = Vec::with_capacity(facts.len());
+        let mut filter = IdFilter::with_capacity(facts.len() * 2);
+        for fact in facts {
+            filter.insert(fact.fact_id());
+            key_of.push(match fact.memory_key() {
+                Some(key) => {
+                    let number = *numbers.entry(key).or_insert_with(|| {
+                        counts.push((key, 0));
+                        u32::try_from(counts.len() - 1).unwrap_or(UNKEYED)
+                    });
+                    counts[number as usize].1 += 1;
+                    number
+                }
+                None => UNKEYED,
+            });
+        }
+        drop(numbers);
+        // A counting sort of the keyed positions by key number.
+        let mut keys: Vec<(&str, Range<usize>)> = Vec::with_capacity(counts.len());
+        let mut start = 0;
+        for (key, count) in counts {
+            keys.push((key, start..start));
+            start += count;
+        }
+        let mut positions = vec![0u32; start];
+        for (position, &number) in key_of.iter().enumerate() {
+            if let Some((_, range)) = keys.get_mut(number as usize) {
+                positions[range.end] = u32::try_from(position).unwrap_or(u32::MAX);
+                range.end += 1;
+            }
+        }
+        drop(key_of);
+        keys.sort_unstable_by_key(|(key, _)| *key);
+        (filter, KeyedFacts { facts, keys, positions })
+    }
+
+    /// Returns the number of memory keys.
+    pub(crate) fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Returns each memory key with its facts, in key order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&'f str, KeyFacts<'_, 'f>)> + '_ {
+        self.keys.iter().map(|(key, range)| {
+            (*key, KeyFacts { facts: self.facts, positions: &self.positions[range.clone()] })
+        })
+    }
+}
+
+/// The facts of one memory key ([`KeyedFacts::iter`]).
+#[derive(Clone, Copy)]
+pub(crate) struct KeyFacts<'a, 'f> {
+    facts: &'f [FactSummary],
+    positions: &'a [u32],
+}
+
+impl KeyFacts<'_, '_> {
+    /// Appends the key's line of ids to `block`.
+    pub(crate) fn write_ids_line(&self, block: &mut String) {
+        block.push_str(IDS_LINE_START);
+        for &position in self.positions {
+            let fact = &self.facts[position as usize];
+            push_id(block, fact.fact_id(), fact.importance());
+        }
+        block.push('\n');
+    }
+}
+
 /// Appends one id and its importance to a unit's line of ids.
 pub(crate) fn push_id(line: &mut String, id: &str, importance: u8) {
     line.push(' ');

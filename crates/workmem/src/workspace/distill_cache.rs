@@ -39,8 +39,8 @@ use crate::store::curated_file::EntryHead;
 use crate::store::curated_state::{CURATED_SCHEMA_VERSION, CuratedState, Entry};
 use crate::store::day_stamps::ListingStamp;
 use crate::store::distill_cache::{
-    self, CACHE_FILE, DayFacts, Header, IDS_FILE, IdFilter, PLACES_FILE, StoredIds, UNITS_FILE,
-    UnitKey, Units,
+    self, CACHE_FILE, DayFacts, Header, IDS_FILE, IdFilter, KeyFacts, KeyedFacts, PLACES_FILE,
+    StoredIds, UNITS_FILE, UnitKey, Units,
 };
 use crate::store::fact_log::{FileRecords, map_in_parallel};
 use crate::store::state_file::Output;
@@ -91,9 +91,8 @@ pub(super) struct UnitsPrep<'f> {
     token: u64,
     /// The length of the id filter file written.
     ids_len: u64,
-    /// Each memory key of the log with its unit's line of ids (newline
-    /// included), in key order.
-    domains: Vec<(&'f str, String)>,
+    /// The keyed facts of the log, by memory key.
+    keyed: KeyedFacts<'f>,
 }
 
 /// The earliest and latest instant of `records` (nanoseconds).
@@ -241,18 +240,7 @@ impl Workspace {
         if read.duplicates || read.records != facts.len() {
             return Ok(None);
         }
-        // Borrowed keys: a memory key per keyed fact.
-        let mut ids_by_key: foldhash::HashMap<&str, String> = foldhash::HashMap::default();
-        let mut filter = IdFilter::with_capacity(facts.len() * 2);
-        for fact in facts {
-            filter.insert(fact.fact_id());
-            if let Some(key) = fact.memory_key() {
-                let line = ids_by_key
-                    .entry(key)
-                    .or_insert_with(|| distill_cache::IDS_LINE_START.to_owned());
-                distill_cache::push_id(line, fact.fact_id(), fact.importance());
-            }
-        }
+        let (filter, keyed) = KeyedFacts::of(facts);
         let token = random_token();
         atomic_io::replace_cache_streamed(&self.file(IDS_FILE), |out| {
             filter.write_to(token, out).map(|()| true)
@@ -261,19 +249,11 @@ impl Workspace {
         let Some(ids_len) = file_stamp(&self.file(IDS_FILE))?.map(|stamp| stamp[1]) else {
             return Ok(None);
         };
-        let mut domains: Vec<(&str, String)> = ids_by_key
-            .into_iter()
-            .map(|(key, mut line)| {
-                line.push('\n');
-                (key, line)
-            })
-            .collect();
-        domains.sort_unstable_by_key(|(key, _)| *key);
         Ok(Some(UnitsPrep {
             read,
             token,
             ids_len: u64::try_from(ids_len).unwrap_or_default(),
-            domains,
+            keyed,
         }))
     }
 
@@ -306,21 +286,21 @@ impl Workspace {
         // candidates; the unkeyed groups only have candidates, and come
         // after (the order of `UnitKey`).
         let mut keyed = collected.pending_keyed.iter().peekable();
-        let mut units: Vec<(UnitKey, Option<&str>, Vec<&FactSummary>)> =
-            Vec::with_capacity(prep.domains.len() + collected.pending_unkeyed.len());
-        for (key, ids) in &prep.domains {
-            if keyed.peek().is_some_and(|(pending, _)| pending.as_str() < *key) {
+        let mut units: Vec<(UnitKey, Option<KeyFacts<'_, '_>>, Vec<&FactSummary>)> =
+            Vec::with_capacity(prep.keyed.len() + collected.pending_unkeyed.len());
+        for (key, ids) in prep.keyed.iter() {
+            if keyed.peek().is_some_and(|(pending, _)| pending.as_str() < key) {
                 // Candidates of a key the log has no fact of.
                 return Ok(None);
             }
-            let pending = match keyed.next_if(|(pending, _)| pending.as_str() == *key) {
+            let pending = match keyed.next_if(|(pending, _)| pending.as_str() == key) {
                 Some((_, positions)) => {
                     let Some(pending) = at(positions) else { return Ok(None) };
                     pending
                 }
                 None => Vec::new(),
             };
-            units.push((UnitKey::Domain((*key).to_owned()), Some(ids.as_str()), pending));
+            units.push((UnitKey::Domain(key.to_owned()), Some(ids), pending));
         }
         if keyed.next().is_some() {
             return Ok(None);
@@ -345,10 +325,10 @@ impl Workspace {
             let mut block = String::new();
             let mut line = String::new();
             for (key, ids, pending) in &units {
-                // The line of ids is written as prepared, the pending
-                // facts after it.
-                let ids = ids.unwrap_or("");
                 block.clear();
+                if let Some(ids) = ids {
+                    ids.write_ids_line(&mut block);
+                }
                 if !distill_cache::write_facts(pending, &mut block) {
                     return Ok(false);
                 }
@@ -359,11 +339,16 @@ impl Workspace {
                     UnitKey::Group(_) => (0, None),
                 };
                 line.clear();
-                let len = ids.len() + block.len();
-                distill_cache::push_unit_line(&mut line, key, stale, conflict.as_deref(), len);
-                for part in [line.as_str(), ids, block.as_str()] {
-                    out.write_all(part.as_bytes())?;
-                }
+                distill_cache::push_unit_line(
+                    &mut line,
+                    key,
+                    stale,
+                    conflict.as_deref(),
+                    block.len(),
+                );
+                out.write_all(line.as_bytes())?;
+                out.write_all(block.as_bytes())?;
+                let len = block.len();
                 places.push(distill_cache::place(key, at));
                 at += (line.len() + len) as u64;
             }
