@@ -130,6 +130,23 @@ impl Ui {
             .map_err(|err| CommandError::stdout(&err))
     }
 
+    /// Writes lines of results to stdout, control characters escaped, in
+    /// as few writes as their length allows (stdout alone would write each
+    /// line as it ends).
+    ///
+    /// Errors: as [`Ui::json`].
+    pub fn lines<L: std::fmt::Display>(
+        &self,
+        lines: impl IntoIterator<Item = L>,
+    ) -> Result<(), CommandError> {
+        let mut out = io::BufWriter::new(io::stdout().lock());
+        lines
+            .into_iter()
+            .try_for_each(|line| writeln!(out, "{}", escape_controls(&line.to_string())))
+            .and_then(|()| out.flush())
+            .map_err(|err| CommandError::stdout(&err))
+    }
+
     /// Writes one status line to stderr unless `--quiet`, control
     /// characters escaped.
     pub fn status(&self, line: impl std::fmt::Display) {
@@ -151,6 +168,10 @@ fn must_escape(c: char) -> bool {
 /// Returns `text` with every character that [`must_escape`] names written
 /// as `\u{XXXX}`; borrowed when nothing needed escaping (the usual case).
 pub fn escape_controls(text: &str) -> Cow<'_, str> {
+    // Printable ASCII, newlines and tabs (most output) need no escape.
+    if text.bytes().all(|b| matches!(b, b' '..=b'~' | b'\n' | b'\t')) {
+        return Cow::Borrowed(text);
+    }
     let Some(start) = text.find(must_escape) else { return Cow::Borrowed(text) };
     let mut out = String::with_capacity(text.len() + 16);
     out.push_str(&text[..start]);

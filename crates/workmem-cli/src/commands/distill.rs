@@ -118,20 +118,17 @@ pub fn run(ctx: &Ctx, args: &DistillArgs) -> Result<(), CommandError> {
     }
     let header = if args.dry_run { "dry run, nothing written" } else { "distilled" };
     ctx.ui.status(format_args!("{header} as of {}", as_of.as_str()));
-    for line in describe(report) {
-        ctx.ui.line(line)?;
-    }
+    let mut lines = describe(report);
     if distilled.already_evidence > 0 {
-        ctx.ui.line(format!(
+        lines.push(format!(
             "           of the skipped: {} already promoted by an earlier run, {} not promoted",
             distilled.already_evidence,
             report.skipped - distilled.already_evidence
-        ))?;
+        ));
     }
+    ctx.ui.lines(lines)?;
     if args.explain {
-        for line in describe_decisions(decisions) {
-            ctx.ui.line(line)?;
-        }
+        ctx.ui.lines(describe_decisions(decisions))?;
     }
     // Only an empty memory needs the day-one line, and finding out why it
     // is empty costs another pass over the log: not on every no-op run.

@@ -165,7 +165,8 @@ impl Header {
     pub(crate) fn load(path: &Path, workspace_id: &str, memory_dir: &Path) -> Option<Header> {
         let data = atomic_io::read_optional(path).ok()??;
         let text = std::str::from_utf8(&data).ok()?.strip_suffix("end\n")?;
-        let mut lines = text.lines();
+        // Two lines per daily file: split with memchr, not char by char.
+        let mut lines = lines(text);
         let expected = format!(
             "{HEADER} {} {workspace_id} {} ",
             env!("CARGO_PKG_VERSION"),
@@ -220,7 +221,7 @@ impl Header {
             if let Some(rest) = line.strip_prefix("span ") {
                 let (min, max) = rest.split_once(' ')?;
                 let (_, file) = days.last_mut()?;
-                file.span = Some((min.parse().ok()?, max.parse().ok()?));
+                file.span = Some((parse_nanos(min)?, parse_nanos(max)?));
             } else {
                 let (day, covered) = Covered::parse_line(line.strip_prefix("file ")?)?;
                 if days.last().is_some_and(|(last, _)| last.as_str() >= day) {
@@ -248,6 +249,27 @@ impl Header {
             files,
         })
     }
+}
+
+/// Returns the lines of `text`, each ended by a newline (the last one may
+/// not be).
+fn lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let end = memchr::memchr(b'\n', rest.as_bytes()).unwrap_or(rest.len());
+        let line = &rest[..end];
+        rest = rest.get(end + 1..).unwrap_or("");
+        Some(line)
+    })
+}
+
+/// Parses an instant in nanoseconds; those of years 1678-2261 (every
+/// instant a log holds in practice) fit an `i64`, which parses faster.
+fn parse_nanos(text: &str) -> Option<i128> {
+    text.parse::<i64>().map(i128::from).or_else(|_| text.parse()).ok()
 }
 
 /// Appends the cache line of a candidate fact to `out`; false when a field
