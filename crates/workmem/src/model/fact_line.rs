@@ -455,7 +455,7 @@ impl FactSummary {
 /// A fact as the log readers parse it and the policy reads it: the one
 /// fact trait, implemented by [`Fact`] and by the slimmer [`FactSummary`]
 /// that whole-log scans use.
-pub trait FactRecord: Sized + PartialEq + Send {
+pub trait FactRecord: Sized + PartialEq + Send + Sync {
     /// Parses and validates one line for the workspace `workspace_id`.
     ///
     /// Returns [`LineError::Invalid`] with a message naming the field, or

@@ -438,6 +438,16 @@ pub(crate) struct FileRecords<T> {
 /// not they are identical (`verify` reports those that differ). Reads never
 /// fail on them, so no duplicate can make a workspace unreadable.
 pub(crate) fn merge<T: FactRecord>(files: Vec<FileRecords<T>>) -> Vec<T> {
+    // Each file is sorted (see `read_files`), and holds one day, so the
+    // files in day order usually are too: the whole is sorted when each
+    // file starts at or after the end of the one before. Dropping records
+    // keeps it sorted; a fact filed under another day needs the full sort.
+    let mut sorted = true;
+    let mut last: Option<&T> = None;
+    for records in files.iter().map(|file| &file.records).filter(|records| !records.is_empty()) {
+        sorted &= last.is_none_or(|last| order(last, &records[0]).is_le());
+        last = records.last();
+    }
     let mut all: Vec<T> = Vec::with_capacity(files.iter().map(|f| f.records.len()).sum());
     for part in files {
         all.extend(part.records);
@@ -446,13 +456,15 @@ pub(crate) fn merge<T: FactRecord>(files: Vec<FileRecords<T>>) -> Vec<T> {
     // `read_files`), and files come oldest first: the first record of an id
     // met here is the one that counts.
     drop_repeated_ids(&mut all);
-    // Each file is sorted and holds one day, so the files in day order
-    // usually are too; a fact filed under another day needs the full sort.
-    if !all.is_sorted_by(|a, b| order(a, b).is_le()) {
+    if !sorted {
         all.sort_unstable_by(order);
     }
     all
 }
+
+/// Records from which [`drop_repeated_ids`] looks for repeated ids on
+/// every core.
+const PARALLEL_RECORDS: usize = 1 << 16;
 
 /// Removes every record whose id an earlier record already has.
 fn drop_repeated_ids<T: FactRecord>(records: &mut Vec<T>) {
@@ -460,16 +472,27 @@ fn drop_repeated_ids<T: FactRecord>(records: &mut Vec<T>) {
     // A set of 64-bit hashes is half the size of a set of the ids and
     // never reads them back; a hash met twice is checked exactly below.
     let hasher = foldhash::quality::FixedState::default();
-    let mut suspects: HashSet<u64> = HashSet::new();
-    {
-        let mut seen: HashSet<u64> = HashSet::with_capacity(records.len());
-        for record in records.iter() {
-            let hash = hasher.hash_one(record.fact_id());
-            if !seen.insert(hash) {
-                suspects.insert(hash);
-            }
-        }
-    }
+    let parts = if records.len() < PARALLEL_RECORDS { 1 } else { threads() };
+    // The hashes, each part of the records on its own core; then the
+    // hashes met twice, each core keeping the hashes of its own residue
+    // (a set of 1/parts of them, and no hash in two sets).
+    let chunks: Vec<&[T]> = records.chunks(records.len().div_ceil(parts).max(1)).collect();
+    let hashes: Vec<u64> = map_in_parallel(&chunks, |chunk| {
+        chunk.iter().map(|record| hasher.hash_one(record.fact_id())).collect::<Vec<u64>>()
+    })
+    .concat();
+    let residues: Vec<u64> = (0..parts as u64).collect();
+    let suspects: HashSet<u64> = map_in_parallel(&residues, |&residue| {
+        let mut seen: HashSet<u64> = HashSet::with_capacity(hashes.len() / parts);
+        hashes
+            .iter()
+            .filter(|&&hash| hash % parts as u64 == residue && !seen.insert(hash))
+            .copied()
+            .collect::<Vec<u64>>()
+    })
+    .concat()
+    .into_iter()
+    .collect();
     if suspects.is_empty() {
         return;
     }
@@ -477,14 +500,13 @@ fn drop_repeated_ids<T: FactRecord>(records: &mut Vec<T>) {
     let mut repeated: Vec<usize> = Vec::new();
     {
         let mut seen: HashSet<&str> = HashSet::new();
-        for (index, record) in records.iter().enumerate() {
-            if suspects.contains(&hasher.hash_one(record.fact_id()))
-                && !seen.insert(record.fact_id())
-            {
+        for (index, (record, hash)) in records.iter().zip(&hashes).enumerate() {
+            if suspects.contains(hash) && !seen.insert(record.fact_id()) {
                 repeated.push(index);
             }
         }
     }
+    drop(hashes);
     if !repeated.is_empty() {
         let mut index = 0;
         records.retain(|_| {
@@ -492,6 +514,13 @@ fn drop_repeated_ids<T: FactRecord>(records: &mut Vec<T>) {
             repeated.binary_search(&(index - 1)).is_err()
         });
     }
+}
+
+/// The number of threads [`map_in_parallel`] runs on: the cores this
+/// process may use (asked once: the answer reads the cgroup's files).
+fn threads() -> usize {
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
 }
 
 /// Returns `f` of every item, in order, computed on one thread per core
@@ -504,8 +533,7 @@ pub(crate) fn map_in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R
         // Not worth a thread (a check after one append reads one file).
         return items.iter().map(f).collect();
     }
-    let threads =
-        std::thread::available_parallelism().map_or(1, std::num::NonZero::get).min(items.len());
+    let threads = threads().min(items.len());
     let next = AtomicUsize::new(0);
     let work = || {
         let mut done = Vec::new();
@@ -544,6 +572,62 @@ pub(crate) fn is_day_name(day: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::model::fact::Kind;
+    use crate::model::fact_line::FactSummary;
+
+    fn summary(id: &str, second: i64) -> FactSummary {
+        let at = jiff::Timestamp::from_second(1_700_000_000 + second).unwrap();
+        FactSummary::from_fields(id, "content", None, "", at, "agent", Kind::Decision, 3).unwrap()
+    }
+
+    fn file(day: &str, records: Vec<FactSummary>) -> FileRecords<FactSummary> {
+        let day = DayFile { day: day.to_owned(), path: PathBuf::from(day) };
+        FileRecords { day, stamp: [0; 4], records, covered: None, dropped: 0 }
+    }
+
+    /// The first record of every id, in order: what `drop_repeated_ids`
+    /// must leave, computed the plain way.
+    fn first_of_each(records: &[FactSummary]) -> Vec<FactSummary> {
+        let mut seen = std::collections::HashSet::new();
+        records.iter().filter(|r| seen.insert(r.fact_id().to_owned())).cloned().collect()
+    }
+
+    #[test]
+    fn repeated_ids_are_dropped_on_every_core_as_on_one() {
+        // Above PARALLEL_RECORDS: the hashes are split among the cores.
+        let count = PARALLEL_RECORDS + 5_000;
+        let mut records: Vec<FactSummary> =
+            (0..count).map(|n| summary(&format!("id-{n}"), n as i64)).collect();
+        // Repeats far apart, near, at the ends, and of a repeat.
+        for (at, of) in [(100, 7), (count - 1, 0), (40_000, 39_999), (70_001, 3), (70_002, 7)] {
+            records[at] = summary(&format!("id-{of}"), at as i64);
+        }
+        let expected = first_of_each(&records);
+        drop_repeated_ids(&mut records);
+        assert_eq!(records.len(), count - 5);
+        assert_eq!(records, expected);
+    }
+
+    #[test]
+    fn merge_sorts_only_when_a_file_starts_before_the_end_of_the_one_before() {
+        let in_order = vec![
+            file("2026-01-01", vec![summary("a", 1), summary("b", 2)]),
+            file("2026-01-02", vec![]),
+            file("2026-01-03", vec![summary("c", 2), summary("d", 5)]),
+        ];
+        let ids = |facts: Vec<FactSummary>| -> Vec<String> {
+            facts.iter().map(|f| f.fact_id().to_owned()).collect()
+        };
+        assert_eq!(ids(merge(in_order)), ["a", "b", "c", "d"]);
+        // A fact filed under a later day than its instant's.
+        let misfiled = vec![
+            file("2026-01-01", vec![summary("a", 1), summary("d", 9)]),
+            file("2026-01-02", vec![]),
+            file("2026-01-03", vec![summary("b", 2), summary("c", 3)]),
+        ];
+        assert_eq!(ids(merge(misfiled)), ["a", "b", "c", "d"]);
+    }
 
     #[test]
     fn day_names() {
