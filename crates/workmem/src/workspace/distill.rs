@@ -113,7 +113,8 @@ impl Workspace {
                 self.save_whole_log_run(policy, &as_of, &facts, curated_exists, prepared, outcome)
             })
         };
-        drop_in_background(facts);
+        let records = facts.len();
+        drop_in_background(facts, records);
         done
     }
 
@@ -304,12 +305,17 @@ pub(super) enum CuratedOutcome {
     Missing,
 }
 
-/// Drops `value` on another thread: freeing what a whole-log run held (a
-/// record per fact) takes milliseconds its caller need not wait for, and
-/// none at all when the process exits first.
-fn drop_in_background<T: Send + 'static>(value: T) {
-    // When no thread can be started, the value is dropped here.
-    let _ = std::thread::Builder::new().spawn(move || drop(value));
+/// Drops `value`, which holds `records` records, on another thread when
+/// they are many: freeing what a whole-log run held (a record per fact)
+/// takes milliseconds its caller need not wait for, and none at all when
+/// the process exits first. A few are dropped here, sooner than a thread
+/// starts.
+fn drop_in_background<T: Send + 'static>(value: T, records: usize) {
+    const MANY: usize = 10_000;
+    if records >= MANY {
+        // When no thread can be started, the value is dropped here.
+        let _ = std::thread::Builder::new().spawn(move || drop(value));
+    }
 }
 
 /// A thread joined when dropped: a run waits for what it started, on
@@ -400,7 +406,8 @@ impl Distilled {
             decisions,
             already_evidence,
         };
-        drop_in_background((curated, queue, collected));
+        let records = curated.entries.len() + queue.cases.len();
+        drop_in_background((curated, queue, collected), records);
         distilled
     }
 
