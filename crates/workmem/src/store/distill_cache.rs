@@ -559,22 +559,31 @@ pub(crate) fn write_unit_block<S: AsRef<str>>(
 ) -> bool {
     if let Some(ids) = ids {
         block.reserve(ids.iter().map(|(id, _)| id.as_ref().len() + 3).sum::<usize>() + 2);
-        block.push_str(IDS_LINE_START);
-        for (id, importance) in ids {
-            push_id(block, id.as_ref(), *importance);
-        }
-        block.push('\n');
+        write_ids_line(block, ids.iter().map(|(id, importance)| (id.as_ref(), *importance)));
     }
     write_facts(pending, block)
 }
 
-/// How a unit's line of ids starts; [`push_id`] adds each id, a newline
-/// ends it.
-pub(crate) const IDS_LINE_START: &str = "i";
+/// Appends a unit's line of ids (`i id:importance ...`) to `block`.
+fn write_ids_line<'a>(block: &mut String, ids: impl Iterator<Item = (&'a str, u8)>) {
+    block.push('i');
+    for (id, importance) in ids {
+        block.push(' ');
+        block.push_str(id);
+        block.push(':');
+        // Importance is 1-5; anything else in its decimal form.
+        if importance < 10 {
+            block.push(char::from(b'0' + importance));
+        } else {
+            let _ = write!(block, "{importance}");
+        }
+    }
+    block.push('\n');
+}
 
 /// The keyed facts of a log grouped by memory key, in key order (each
-/// key's facts in log order): what the units file of a whole-log run
-/// holds a line of ids of for each key. Positions, not copies: 4 bytes a
+/// key's facts in log order), for the line of ids each key's unit holds
+/// in the units file of a whole-log run. Positions, not copies: 4 bytes a
 /// fact while the run's other state is held.
 pub(crate) struct KeyedFacts<'f> {
     facts: &'f [FactSummary],
@@ -650,25 +659,8 @@ pub(crate) struct KeyFacts<'a, 'f> {
 impl KeyFacts<'_, '_> {
     /// Appends the key's line of ids to `block`.
     pub(crate) fn write_ids_line(&self, block: &mut String) {
-        block.push_str(IDS_LINE_START);
-        for &position in self.positions {
-            let fact = &self.facts[position as usize];
-            push_id(block, fact.fact_id(), fact.importance());
-        }
-        block.push('\n');
-    }
-}
-
-/// Appends one id and its importance to a unit's line of ids.
-pub(crate) fn push_id(line: &mut String, id: &str, importance: u8) {
-    line.push(' ');
-    line.push_str(id);
-    line.push(':');
-    // Importance is 1-5; anything else in its decimal form.
-    if importance < 10 {
-        line.push(char::from(b'0' + importance));
-    } else {
-        let _ = write!(line, "{importance}");
+        let facts = self.positions.iter().map(|&position| &self.facts[position as usize]);
+        write_ids_line(block, facts.map(|fact| (fact.fact_id(), fact.importance())));
     }
 }
 

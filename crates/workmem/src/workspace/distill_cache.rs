@@ -226,8 +226,8 @@ impl Workspace {
 
     /// Prepares the cache a whole-log run leaves from what the log alone
     /// tells, while the policy runs: writes its id filter, and groups the
-    /// ids of each memory key into the line its unit will hold. `facts`
-    /// are the log, `read` what its files told. `None`, writing nothing,
+    /// keyed facts by memory key for the lines of ids the units file will
+    /// hold. `facts` are the log, `read` what its files told. `None`, writing nothing,
     /// when the log is not one a cache may describe (it held an id twice).
     /// Until a header names its token, the file written here is not used.
     ///
