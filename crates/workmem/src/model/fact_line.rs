@@ -320,7 +320,10 @@ impl<'a> Scanner<'a> {
         let start = self.at;
         let rest = self.text.as_bytes().get(start..)?;
         let len = memchr::memchr2(b'"', b'\\', rest)?;
-        if rest[len] != b'"' || rest[..len].iter().any(|&b| b < 0x20) {
+        // No early exit: the loop is vectorized, and strings are short.
+        if rest[len] != b'"'
+            || rest[..len].iter().fold(0, |found, &b| found | u8::from(b < 0x20)) != 0
+        {
             return None;
         }
         self.at = start + len + 1;
