@@ -47,20 +47,30 @@ struct IndexedFile {
 
 impl IndexedFile {
     fn of(file: &FileRecords<FactSummary>) -> IndexedFile {
-        let mut by_key: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-        for fact in &file.records {
-            if let Some(key) = fact.memory_key() {
-                by_key.entry(key).or_default().push(fact.fact_id());
+        // Keyed facts by key, each key's in file order (a stable sort).
+        let mut keyed: Vec<(&str, &str)> = file
+            .records
+            .iter()
+            .filter_map(|fact| Some((fact.memory_key()?, fact.fact_id())))
+            .collect();
+        keyed.sort_by_key(|(key, _)| *key);
+        let mut keys = String::with_capacity(
+            keyed.iter().map(|(key, id)| key.len() + id.len() + 6).sum::<usize>(),
+        );
+        let mut current = None;
+        for (key, id) in keyed {
+            if current != Some(key) {
+                if current.is_some() {
+                    keys.push('\n');
+                }
+                keys.push_str("key ");
+                keys.push_str(key);
+                current = Some(key);
             }
+            keys.push(' ');
+            keys.push_str(id);
         }
-        let mut keys = String::new();
-        for (key, ids) in by_key {
-            keys.push_str("key ");
-            keys.push_str(key);
-            for id in ids {
-                keys.push(' ');
-                keys.push_str(id);
-            }
+        if current.is_some() {
             keys.push('\n');
         }
         IndexedFile { stamp: file.stamp, keys }
@@ -329,6 +339,31 @@ mod tests {
 
     fn indexed(keys: &str) -> IndexedFile {
         IndexedFile { stamp: [1, 2, 3, 4], keys: keys.to_owned() }
+    }
+
+    #[test]
+    fn a_file_is_indexed_by_key_in_key_order_with_its_ids_in_file_order() {
+        use crate::model::fact::Kind;
+        use crate::store::fact_log::DayFile;
+        let at = jiff::Timestamp::from_second(1_700_000_000).unwrap();
+        let fact = |id: &str, key: Option<&str>| {
+            FactSummary::from_fields(id, "c", key, "", at, "agent", Kind::Decision, 3).unwrap()
+        };
+        let records = vec![
+            fact("f1", Some("db")),
+            fact("f2", None),
+            fact("f3", Some("api")),
+            fact("f4", Some("db")),
+            fact("f5", Some("api.v2")),
+            fact("f6", Some("api")),
+        ];
+        let day = DayFile { day: "2026-01-01".to_owned(), path: "2026-01-01.jsonl".into() };
+        let file = FileRecords { day, stamp: [1, 2, 3, 4], records, covered: None, dropped: 0 };
+        let indexed = IndexedFile::of(&file);
+        assert_eq!(indexed.keys, "key api f3 f6\nkey api.v2 f5\nkey db f1 f4\n");
+        assert_eq!(indexed.ids_of("api").collect::<Vec<_>>(), ["f3", "f6"]);
+        let unkeyed = FileRecords { records: vec![fact("f7", None)], ..file };
+        assert_eq!(IndexedFile::of(&unkeyed).keys, "");
     }
 
     #[test]
