@@ -125,9 +125,7 @@ impl Ui {
     ///
     /// Errors: as [`Ui::json`].
     pub fn line(&self, line: impl std::fmt::Display) -> Result<(), CommandError> {
-        let mut out = io::stdout().lock();
-        writeln!(out, "{}", escape_controls(&line.to_string()))
-            .map_err(|err| CommandError::stdout(&err))
+        self.lines([line])
     }
 
     /// Writes lines of results to stdout, control characters escaped, in
