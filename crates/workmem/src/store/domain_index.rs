@@ -57,20 +57,13 @@ impl IndexedFile {
         let mut keys = String::with_capacity(
             keyed.iter().map(|(key, id)| key.len() + id.len() + 6).sum::<usize>(),
         );
-        let mut current = None;
-        for (key, id) in keyed {
-            if current != Some(key) {
-                if current.is_some() {
-                    keys.push('\n');
-                }
-                keys.push_str("key ");
-                keys.push_str(key);
-                current = Some(key);
+        for group in keyed.chunk_by(|a, b| a.0 == b.0) {
+            keys.push_str("key ");
+            keys.push_str(group[0].0);
+            for (_, id) in group {
+                keys.push(' ');
+                keys.push_str(id);
             }
-            keys.push(' ');
-            keys.push_str(id);
-        }
-        if current.is_some() {
             keys.push('\n');
         }
         IndexedFile { stamp: file.stamp, keys }

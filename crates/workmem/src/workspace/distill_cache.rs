@@ -348,9 +348,8 @@ impl Workspace {
                 );
                 out.write_all(line.as_bytes())?;
                 out.write_all(block.as_bytes())?;
-                let len = block.len();
                 places.push(distill_cache::place(key, at));
-                at += (line.len() + len) as u64;
+                at += (line.len() + block.len()) as u64;
             }
             out.write_all(b"end\n")?;
             Ok(true)
