@@ -500,9 +500,10 @@ fn the_hash_an_append_continues_matches_the_file() {
     let p = Project::new();
     check_remember(&p, new_fact("a-0", 0, 0));
     let before = generation(&p);
-    for n in 1..40 {
-        // Lines of many lengths: the covered bytes end anywhere in a block.
-        let content = format!("Value {}.", "x".repeat(n * 7 % 61));
+    for n in 1..60 {
+        // Lines of many lengths: the covered bytes end anywhere in a block,
+        // and cross many blocks.
+        let content = format!("Value {}.", "x".repeat(n * 37 % 601));
         let at = format!("{}T0{}:00:00Z", day(0), n % 10);
         check_remember(&p, fact(&format!("a-{n}"), "decision", 3, None, &content, &at));
         if n % 5 == 0 {

@@ -20,7 +20,6 @@ use std::fmt::Write as _;
 use std::io::Read as _;
 use std::path::Path;
 
-use sha2::{Digest, Sha256};
 use xxhash_rust::xxh3::{Xxh3Default, xxh3_128};
 
 use crate::error::{IoContext, Result};
@@ -201,8 +200,8 @@ pub(crate) fn read_appended(changed: &Changed, keep_old: bool) -> Result<Option<
 }
 
 /// A running hash of a daily file's bytes from its start: XXH3-128 for the
-/// distill cache's coverage, SHA-256 for the id index (which keeps the
-/// state itself, to resume it after its own appends).
+/// distill cache's coverage, a chain of XXH3-64 for the id index (which
+/// keeps the state itself, to resume it after its own appends).
 pub(crate) trait PrefixHash: Default {
     /// Hashes `bytes`, the next ones.
     fn update(&mut self, bytes: &[u8]);
@@ -211,12 +210,6 @@ pub(crate) trait PrefixHash: Default {
 impl PrefixHash for Xxh3Default {
     fn update(&mut self, bytes: &[u8]) {
         Xxh3Default::update(self, bytes);
-    }
-}
-
-impl PrefixHash for Sha256 {
-    fn update(&mut self, bytes: &[u8]) {
-        Digest::update(self, bytes);
     }
 }
 

@@ -8,10 +8,10 @@
 //! rebuilt from the log whenever it cannot vouch for its answer. For each
 //! daily file the index records what it has read of it: the file's stamp
 //! (inode, size, modification time), how many bytes its records reach, and
-//! the SHA-256 state after those bytes (the core state after their whole
-//! 64-byte blocks, and a checksum of the bytes after them, which are read
-//! back from the file when the hash goes on). A file that kept its stamp is not
-//! read; a file whose covered bytes still hash the same only grew, and only
+//! the state of a [`BlockChain`] hash after those bytes (the value after
+//! their whole 4 KiB blocks, and a checksum of the bytes after them, which
+//! are read back from the file when the hash goes on). A file that kept its
+//! stamp is not read; a file whose covered bytes still hash the same only grew, and only
 //! its new lines are indexed; a file that was rewritten or removed makes
 //! the index rebuild. An append made under the lock continues the entry of
 //! its file itself ([`IdIndex::record_append`]): the hash state goes on
@@ -38,10 +38,10 @@
 //!
 //! ```text
 //! .id-index/manifest:
-//! workmem-id-index 2 <workspace_id> <directory inode> <generation>\n
+//! workmem-id-index 3 <workspace_id> <directory inode> <generation>\n
 //! then batches: <body length: u32> <body> <checksum of body: u64>
 //! body records (integers little-endian):
-//!   'F' <day: 10 bytes> <inode> <size> <mtime_s> <mtime_ns> <len> <SHA-256 core state: 40 bytes> <tail checksum>
+//!   'F' <day: 10 bytes> <inode> <size> <mtime_s> <mtime_ns> <len> <chain value> <tail checksum>
 //!   'S' <shard: u16> <length: u64>
 //!   'L' <inode> <size> <mtime_s> <mtime_ns> <ctime_s> <ctime_ns>   (daily/, listed)
 //!   'l'                                                        (daily/ must be listed)
@@ -57,28 +57,22 @@ use std::io;
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use sha2::digest::common::hazmat::SerializableState;
-use sha2::{Digest, Sha256};
+use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use crate::error::{IoContext, Result};
 use crate::model::fact_line::{FactRecord, FactSummary};
 use crate::store::atomic_io::{self, FileStamp};
-use crate::store::coverage;
+use crate::store::coverage::{self, PrefixHash};
 use crate::store::day_stamps::{self, DAY, Day, ListingStamp};
 use crate::store::fact_log::{FactLog, Written, map_in_parallel};
 
 /// The index directory, in the memory directory.
 pub(crate) const ID_INDEX_DIR: &str = ".id-index";
 const MANIFEST: &str = "manifest";
-const HEADER: &str = "workmem-id-index 2";
+const HEADER: &str = "workmem-id-index 3";
 const SHARD_HEADER: &str = "workmem-id-shard 2";
 const SHARDS: usize = 1024;
-/// The size of a serialized SHA-256 state.
-const STATE: usize = 104;
-/// The size of its core: the state after the whole 64-byte blocks and
-/// their count (the rest is the buffered tail, kept in the daily file).
-const CORE: usize = 40;
-const FILE_RECORD: usize = 1 + DAY + 5 * 8 + CORE + 8;
+const FILE_RECORD: usize = 1 + DAY + 5 * 8 + 8 + 8;
 const SHARD_RECORD: usize = 1 + 2 + 8;
 const LISTING_RECORD: usize = 1 + 6 * 8;
 
@@ -111,10 +105,10 @@ struct Entry {
     stamp: FileStamp,
     /// Bytes from the start whose records the index holds.
     len: u64,
-    /// The SHA-256 core state after those bytes: the state of their whole
-    /// 64-byte blocks.
-    core: [u8; CORE],
-    /// A checksum of the bytes after those blocks (`len % 64` of them).
+    /// The [`BlockChain`] value after those bytes' whole blocks.
+    chain: u64,
+    /// A checksum of the bytes after those blocks (`len % CHAIN_BLOCK` of
+    /// them).
     tail_sum: u64,
 }
 
@@ -198,28 +192,64 @@ fn dir_inode(dir: &Path) -> Option<i64> {
     std::fs::symlink_metadata(dir).ok().filter(std::fs::Metadata::is_dir).map(|m| m.ino() as i64)
 }
 
-/// Returns the core state of `hasher` and the checksum of its buffered
-/// tail.
-fn fingerprint(hasher: &Sha256) -> ([u8; CORE], u64) {
-    let state = hasher.serialize();
-    let mut core = [0; CORE];
-    core.copy_from_slice(&state[..CORE]);
-    let tail = usize::from(state[CORE]);
-    (core, checksum(&state[CORE + 1..CORE + 1 + tail]))
+/// The block of a [`BlockChain`].
+const CHAIN_BLOCK: usize = 4096;
+
+/// A running hash of a daily file's bytes that goes on from a small saved
+/// state: XXH3-64 of each [`CHAIN_BLOCK`] bytes, seeded with the value of
+/// the blocks before it. Its state is that value and the bytes after the
+/// last whole block, which the index does not keep: it reads them back from
+/// the file (fewer than a block) when the hash goes on over its own append.
+/// Checking that a file only grew hashes its old part again, at memory
+/// speed (SHA-256 took 0.4 ms for a day's file of 500 KB at 1M facts).
+/// Like the distill cache's digest, it tells a changed file from an
+/// unchanged one, not a forgery.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct BlockChain {
+    /// The value after the whole blocks hashed so far.
+    value: u64,
+    /// The bytes after them.
+    tail: Vec<u8>,
 }
 
-/// Returns the hasher whose core state is `core` with `tail` buffered.
-fn resume(core: &[u8; CORE], tail: &[u8]) -> Option<Sha256> {
-    if tail.len() >= 64 {
-        return None;
+impl Default for BlockChain {
+    fn default() -> BlockChain {
+        BlockChain { value: 0x5741_4c4b_4d45_4d31, tail: Vec::new() }
     }
-    let mut state = [0; STATE];
-    state[..CORE].copy_from_slice(core);
-    state[CORE] = tail.len() as u8;
-    state[CORE + 1..CORE + 1 + tail.len()].copy_from_slice(tail);
-    let array =
-        sha2::digest::common::hazmat::SerializedState::<Sha256>::try_from(&state[..]).ok()?;
-    Sha256::deserialize(&array).ok()
+}
+
+impl PrefixHash for BlockChain {
+    fn update(&mut self, mut bytes: &[u8]) {
+        if !self.tail.is_empty() {
+            let take = bytes.len().min(CHAIN_BLOCK - self.tail.len());
+            self.tail.extend_from_slice(&bytes[..take]);
+            bytes = &bytes[take..];
+            if self.tail.len() < CHAIN_BLOCK {
+                return;
+            }
+            self.value = xxh3_64_with_seed(&self.tail, self.value);
+            self.tail.clear();
+        }
+        let (blocks, rest) = bytes.as_chunks::<CHAIN_BLOCK>();
+        for block in blocks {
+            self.value = xxh3_64_with_seed(block, self.value);
+        }
+        self.tail.extend_from_slice(rest);
+    }
+}
+
+impl BlockChain {
+    /// Returns its value and the checksum of the bytes after the whole
+    /// blocks: what an entry keeps.
+    fn fingerprint(&self) -> (u64, u64) {
+        (self.value, checksum(&self.tail))
+    }
+
+    /// Returns the hash whose value is `value` with `tail` after it; `None`
+    /// when `tail` is a whole block or more.
+    fn resume(value: u64, tail: &[u8]) -> Option<BlockChain> {
+        (tail.len() < CHAIN_BLOCK).then(|| BlockChain { value, tail: tail.to_vec() })
+    }
 }
 
 /// Brings the index of `log` in `memory_dir` up to date in memory and
@@ -406,9 +436,13 @@ impl IdIndex {
         let (day, at) = self.slots[n];
         let record = &self.data[at + DAY..at + FILE_RECORD - 1];
         let int = |i: usize| i64::from_le_bytes(*record[8 * i..].first_chunk().unwrap_or(&[0; 8]));
-        let mut core = [0; CORE];
-        core.copy_from_slice(&record[40..40 + CORE]);
-        Entry { day, stamp: self.slot_stamp(n), len: int(4) as u64, core, tail_sum: int(10) as u64 }
+        Entry {
+            day,
+            stamp: self.slot_stamp(n),
+            len: int(4) as u64,
+            chain: int(5) as u64,
+            tail_sum: int(6) as u64,
+        }
     }
 
     /// Returns every entry, by day.
@@ -483,13 +517,13 @@ impl IdIndex {
                 let path = log.path_for_day(day);
                 let from = known.as_ref().map_or(0, |known| known.len as usize);
                 // What the index read of the file is only hashed again.
-                let Some(read) = coverage::read_after::<Sha256>(&path, from, false)? else {
+                let Some(read) = coverage::read_after::<BlockChain>(&path, from, false)? else {
                     return Ok(None);
                 };
                 let (mut hasher, stamp) = (read.prefix, read.stamp);
                 if known
                     .as_ref()
-                    .is_some_and(|known| fingerprint(&hasher) != (known.core, known.tail_sum))
+                    .is_some_and(|known| hasher.fingerprint() != (known.chain, known.tail_sum))
                 {
                     return Ok(None);
                 }
@@ -500,8 +534,8 @@ impl IdIndex {
                     .into_iter()
                     .map(|(offset, r)| (offset, r.fact_id().to_owned()))
                     .collect();
-                let (core, tail_sum) = fingerprint(&hasher);
-                let mut entry = Entry { day: [0; DAY], stamp, len: reach as u64, core, tail_sum };
+                let (chain, tail_sum) = hasher.fingerprint();
+                let mut entry = Entry { day: [0; DAY], stamp, len: reach as u64, chain, tail_sum };
                 entry.day.copy_from_slice(day.as_bytes());
                 Ok(Some((ids, entry)))
             });
@@ -586,19 +620,19 @@ impl IdIndex {
                     if checksum(&tail) != known.tail_sum {
                         continue;
                     }
-                    let Some(hasher) = resume(&known.core, &tail) else { continue };
+                    let Some(hasher) = BlockChain::resume(known.chain, &tail) else { continue };
                     hasher
                 }
-                None if placement.offset == 0 => Sha256::new(),
+                None if placement.offset == 0 => BlockChain::default(),
                 _ => continue,
             };
             hasher.update(file.bytes.as_bytes());
-            let (core, tail_sum) = fingerprint(&hasher);
+            let (chain, tail_sum) = hasher.fingerprint();
             for (at, id) in &file.records {
                 let lines = self.pending.entry(shard_of(id)).or_default();
                 let _ = writeln!(lines, "{id} {} {}", file.day, placement.offset + at);
             }
-            self.put(Entry { day, stamp: placement.after, len: end, core, tail_sum });
+            self.put(Entry { day, stamp: placement.after, len: end, chain, tail_sum });
         }
     }
 
@@ -747,7 +781,7 @@ fn push_entry(out: &mut Vec<u8>, entry: &Entry) {
     out.extend_from_slice(&entry.day);
     put_i64s(out, &entry.stamp);
     out.extend_from_slice(&entry.len.to_le_bytes());
-    out.extend_from_slice(&entry.core);
+    out.extend_from_slice(&entry.chain.to_le_bytes());
     out.extend_from_slice(&entry.tail_sum.to_le_bytes());
 }
 
@@ -774,12 +808,14 @@ fn close_batch(out: &mut Vec<u8>, batch: &[u8]) {
     out.extend_from_slice(&checksum(batch).to_le_bytes());
 }
 
-/// Reads the bytes of the daily file at `path` after the last whole 64-byte
-/// block of its first `len` bytes; `None` when they cannot be read.
+/// Reads the bytes of the daily file at `path` after the last whole
+/// [`CHAIN_BLOCK`] of its first `len` bytes; `None` when they cannot be
+/// read.
 fn read_tail(path: &Path, len: u64) -> Option<Vec<u8>> {
     let file = atomic_io::open_optional(path).ok()??;
-    let mut tail = vec![0; (len % 64) as usize];
-    file.read_exact_at(&mut tail, len - len % 64).ok()?;
+    let after = len % CHAIN_BLOCK as u64;
+    let mut tail = vec![0; after as usize];
+    file.read_exact_at(&mut tail, len - after).ok()?;
     Some(tail)
 }
 
@@ -805,4 +841,65 @@ fn open_cache(path: &Path) -> Result<File> {
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(path)
         .at(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bytes(len: usize) -> Vec<u8> {
+        (0..len).map(|n| (n * 31 % 251) as u8).collect()
+    }
+
+    fn hashed(parts: &[&[u8]]) -> BlockChain {
+        let mut hash = BlockChain::default();
+        for part in parts {
+            hash.update(part);
+        }
+        hash
+    }
+
+    #[test]
+    fn the_chain_does_not_depend_on_how_the_bytes_are_cut() {
+        let data = bytes(3 * CHAIN_BLOCK + 1234);
+        let whole = hashed(&[&data]);
+        for cut in [0, 1, 63, CHAIN_BLOCK - 1, CHAIN_BLOCK, CHAIN_BLOCK + 1, 2 * CHAIN_BLOCK + 5] {
+            let (a, b) = data.split_at(cut);
+            assert_eq!(hashed(&[a, b]), whole, "cut at {cut}");
+        }
+        let small: Vec<&[u8]> = data.chunks(97).collect();
+        assert_eq!(hashed(&small), whole);
+        assert_eq!(whole.tail, data[3 * CHAIN_BLOCK..]);
+    }
+
+    #[test]
+    fn a_resumed_chain_goes_on_as_the_unbroken_one() {
+        let data = bytes(2 * CHAIN_BLOCK + 700);
+        for len in [0, 5, CHAIN_BLOCK - 1, CHAIN_BLOCK, CHAIN_BLOCK + 300, data.len() - 1] {
+            let before = hashed(&[&data[..len]]);
+            let (value, _) = before.fingerprint();
+            // The bytes after the whole blocks, as read back from the file.
+            let tail = &data[len - len % CHAIN_BLOCK..len];
+            let mut resumed = BlockChain::resume(value, tail).unwrap();
+            resumed.update(&data[len..]);
+            assert_eq!(resumed, hashed(&[&data]), "resumed at {len}");
+        }
+        assert!(BlockChain::resume(0, &bytes(CHAIN_BLOCK)).is_none());
+    }
+
+    #[test]
+    fn a_changed_byte_or_order_changes_the_fingerprint() {
+        let data = bytes(2 * CHAIN_BLOCK + 10);
+        let whole = hashed(&[&data]).fingerprint();
+        for at in [0, CHAIN_BLOCK - 1, CHAIN_BLOCK, 2 * CHAIN_BLOCK + 9] {
+            let mut changed = data.clone();
+            changed[at] ^= 1;
+            assert_ne!(hashed(&[&changed]).fingerprint(), whole, "byte {at}");
+        }
+        // The same blocks in another order.
+        let mut swapped = data[CHAIN_BLOCK..2 * CHAIN_BLOCK].to_vec();
+        swapped.extend_from_slice(&data[..CHAIN_BLOCK]);
+        swapped.extend_from_slice(&data[2 * CHAIN_BLOCK..]);
+        assert_ne!(hashed(&[&swapped]).fingerprint(), whole);
+    }
 }
