@@ -406,7 +406,17 @@ impl Distilled {
             decisions,
             already_evidence,
         };
-        let records = curated.entries.len() + queue.cases.len();
+        // What there is to free: a string per evidence id and per observed
+        // fact id (a case observes every fact of its memory key).
+        let records = curated.entries.iter().map(|e| 1 + e.evidence_ids.len()).sum::<usize>()
+            + queue
+                .cases
+                .iter()
+                .map(|c| {
+                    let evidence: usize = c.candidates.iter().map(|c| c.evidence_ids.len()).sum();
+                    1 + c.observed_fact_ids.len() + evidence
+                })
+                .sum::<usize>();
         drop_in_background((curated, queue, collected), records);
         distilled
     }
