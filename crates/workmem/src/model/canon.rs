@@ -63,36 +63,20 @@ pub fn is_collapsed(text: &str) -> bool {
 /// Returns the normal form of `text`: whitespace collapsed and trimmed, then
 /// Unicode full case folding (`"Straße"` becomes `"strasse"`).
 pub fn normal_form(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    normal_form_into(text, &mut out);
-    out
-}
-
-/// Writes the [`normal_form`] of `text` into `out`, replacing what it held:
-/// a caller that groups many texts by their normal form reuses one buffer,
-/// and allocates only for a form it keeps.
-pub fn normal_form_into(text: &str, out: &mut String) {
-    out.clear();
-    // ASCII without whitespace to collapse (stored content): lowercase. The
-    // check has no early exit, so that it is vectorized.
+    // ASCII without whitespace to collapse (stored content): lowercase.
     let bytes = text.as_bytes();
-    let printable = bytes.iter().fold(0u8, |bad, &b| bad | u8::from(!(0x20..0x7f).contains(&b)));
-    if printable == 0
+    if bytes.iter().all(|&b| (0x20..0x7f).contains(&b))
         && bytes.first() != Some(&b' ')
         && bytes.last() != Some(&b' ')
         && memchr::memmem::find(bytes, b"  ").is_none()
     {
-        out.push_str(text);
-        out.make_ascii_lowercase();
-        return;
+        return text.to_ascii_lowercase();
     }
     let collapsed = collapse_whitespace(text);
     if collapsed.is_ascii() {
-        out.push_str(&collapsed);
-        out.make_ascii_lowercase();
-    } else {
-        out.push_str(&caseless::default_case_fold_str(&collapsed));
+        return collapsed.to_ascii_lowercase();
     }
+    caseless::default_case_fold_str(&collapsed)
 }
 
 /// Returns the cleaned memory_key: trimmed, case-folded and checked against

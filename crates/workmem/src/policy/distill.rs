@@ -317,7 +317,7 @@ fn run<F: FactRecord>(
     let default_cutoff = policy.cutoff_for("", as_of);
     let mut aged = 0usize;
     let mut already_evidence = 0usize;
-    let mut unkeyed: HashMap<Kind, FormGroups<'_, F>> = HashMap::new();
+    let mut unkeyed: HashMap<(Kind, String), Vec<&F>> = HashMap::new();
     // Grouped by hash, judged in memory-key order below.
     let mut keyed: HashMap<&str, Groups<'_, F>> = HashMap::new();
     let mut domain_ids: HashMap<&str, Vec<&str>> = HashMap::new();
@@ -326,7 +326,6 @@ fn run<F: FactRecord>(
     let unique = collect && known.is_none();
     let mut seen: HashSet<&str> =
         if unique { HashSet::new() } else { HashSet::with_capacity(facts.len()) };
-    let mut normal = String::new();
     for (position, fact) in facts.iter().enumerate() {
         if !unique && !seen.insert(fact.fact_id()) {
             continue;
@@ -382,16 +381,17 @@ fn run<F: FactRecord>(
             }
             continue;
         }
-        canon::normal_form_into(fact.content(), &mut normal);
-        let groups = match fact.memory_key() {
-            None => unkeyed.entry(fact.kind()).or_default(),
-            Some(key) => keyed.entry(key).or_default().entry(fact.kind()).or_default(),
-        };
-        match groups.get_mut(normal.as_str()) {
-            Some(group) => group.push(fact),
-            None => {
-                groups.insert(normal.clone(), vec![fact]);
-            }
+        match fact.memory_key() {
+            None => unkeyed
+                .entry((fact.kind(), canon::normal_form(fact.content())))
+                .or_default()
+                .push(fact),
+            Some(key) => keyed
+                .entry(key)
+                .or_default()
+                .entry((fact.kind(), canon::normal_form(fact.content())))
+                .or_default()
+                .push(fact),
         }
     }
     run.report.scanned = aged;
@@ -408,10 +408,8 @@ fn run<F: FactRecord>(
     // handled in key order.
     let mut unkeyed: Vec<(String, Vec<&F>)> = unkeyed
         .into_iter()
-        .flat_map(|(kind, groups)| {
-            groups.into_values().map(move |group| {
-                (canon::unkeyed_entry_key(kind.as_str(), group[0].content()), group)
-            })
+        .map(|((kind, _), group)| {
+            (canon::unkeyed_entry_key(kind.as_str(), group[0].content()), group)
         })
         .collect();
     unkeyed.sort_by(|a, b| a.0.cmp(&b.0));
@@ -490,11 +488,8 @@ fn run<F: FactRecord>(
     })
 }
 
-/// Facts of one kind by their normal form.
-type FormGroups<'f, F> = HashMap<String, Vec<&'f F>>;
-
-/// The facts of one memory key by proposal: kind, then normal form.
-type Groups<'f, F> = HashMap<Kind, FormGroups<'f, F>>;
+/// The facts of one memory key by proposal: (kind, normal form).
+type Groups<'f, F> = BTreeMap<(Kind, String), Vec<&'f F>>;
 
 // Its flags are independent: what to record, what changed, what kind of run.
 #[allow(clippy::struct_excessive_bools)]
@@ -666,17 +661,11 @@ impl Run<'_> {
     fn keyed_domain<'i, F: FactRecord>(
         &mut self,
         memory_key: &str,
-        groups: Groups<'_, F>,
+        groups: BTreeMap<(Kind, String), Vec<&F>>,
         domain_fact_ids: &[&str],
         importance: &dyn Fn() -> &'i HashMap<&'i str, u8>,
     ) -> Result<()> {
         let mut active = self.active_index(memory_key);
-        // Proposals in (kind, normal form) order.
-        let mut groups: Vec<((Kind, String), Vec<&F>)> = groups
-            .into_iter()
-            .flat_map(|(kind, forms)| forms.into_iter().map(move |(form, f)| ((kind, form), f)))
-            .collect();
-        groups.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let mut proposals: Vec<Proposal<'_, F>> = Vec::with_capacity(groups.len());
         for ((kind, normal), facts) in groups {
             let reinforces = active.is_some_and(|i| {
