@@ -5,6 +5,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::fmt::Write as _;
 
 use serde::Deserialize;
 
@@ -438,12 +439,25 @@ impl FactSummary {
 
     /// Returns the recorded_at text as stored.
     pub(crate) fn stamp_text(&self) -> Cow<'_, str> {
-        let [_, _, stamp, source] = self.starts();
-        if stamp == source {
-            Cow::Owned(plain_stamp(self.recorded_at))
-        } else {
-            Cow::Borrowed(&self.text[stamp..source])
+        match self.stored_stamp() {
+            "" => Cow::Owned(plain_stamp(self.recorded_at)),
+            stored => Cow::Borrowed(stored),
         }
+    }
+
+    /// Appends the recorded_at text as stored to `out`, without allocating.
+    pub(crate) fn push_stamp_text(&self, out: &mut String) {
+        match self.stored_stamp() {
+            "" => push_plain_stamp(self.recorded_at, out),
+            stored => out.push_str(stored),
+        }
+    }
+
+    /// The recorded_at text kept with the summary: empty when it is what
+    /// [`Stamp::from_timestamp`] writes of the instant.
+    pub(crate) fn stored_stamp(&self) -> &str {
+        let [_, _, stamp, source] = self.starts();
+        &self.text[stamp..source]
     }
 
     /// The start of each string in `text`: content, key, stamp, source.
@@ -602,6 +616,14 @@ impl FactRecord for FactSummary {
 /// `YYYY-MM-DDTHH:MM:SSZ` of an instant of whole seconds (years 1-9998):
 /// the text such a stamp was read from.
 fn plain_stamp(at: jiff::Timestamp) -> String {
+    let mut text = String::with_capacity(20);
+    push_plain_stamp(at, &mut text);
+    text
+}
+
+/// Appends [`plain_stamp`] of `at` to `out`: digits written in place, a
+/// whole-log distill writes one for most facts into its cache.
+fn push_plain_stamp(at: jiff::Timestamp, out: &mut String) {
     let seconds = at.as_second();
     let (days, second_of_day) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
     // Howard Hinnant's `civil_from_days`.
@@ -615,12 +637,23 @@ fn plain_stamp(at: jiff::Timestamp) -> String {
     let day = day_of_year - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = year_of_era + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        second_of_day / 3_600,
-        second_of_day % 3_600 / 60,
-        second_of_day % 60
-    )
+    let (hour, minute, second) =
+        (second_of_day / 3_600, second_of_day % 3_600 / 60, second_of_day % 60);
+    if !(0..=9_999).contains(&year) {
+        let _ = write!(out, "{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}Z");
+        return;
+    }
+    let mut text = *b"0000-00-00T00:00:00Z";
+    for (at, value, width) in
+        [(0, year, 4), (5, month, 2), (8, day, 2), (11, hour, 2), (14, minute, 2), (17, second, 2)]
+    {
+        let mut value = value;
+        for digit in text[at..at + width].iter_mut().rev() {
+            *digit = b'0' + (value % 10) as u8;
+            value /= 10;
+        }
+    }
+    out.push_str(std::str::from_utf8(&text).unwrap_or_default());
 }
 
 impl RawFact<'_> {
@@ -986,6 +1019,25 @@ mod tests {
                 );
                 prop_assert_eq!(again.as_ref(), Some(&summary));
             }
+        }
+    }
+
+    #[test]
+    fn a_plain_stamp_is_the_text_of_the_instant() {
+        // Whole seconds across jiff's range, negative years included, and
+        // every hour, minute and second of some days.
+        let (min, max) =
+            (jiff::Timestamp::MIN.as_second() + 86_400, jiff::Timestamp::MAX.as_second());
+        let step = (max - min) / 5_000;
+        let spread = (0..5_000).map(|n| min + n * step);
+        let days = (0..86_400 * 2).step_by(7).map(|s| 1_709_164_800 + s); // 2024-02-29 on
+        for second in spread.chain(days).chain([0, -1, 253_402_207_200]) {
+            let at = jiff::Timestamp::from_second(second).unwrap();
+            let expected = Stamp::from_timestamp(at);
+            assert_eq!(plain_stamp(at), expected.as_str(), "{second}");
+            let mut out = String::from("x");
+            push_plain_stamp(at, &mut out);
+            assert_eq!(&out[1..], expected.as_str());
         }
     }
 

@@ -275,9 +275,13 @@ fn parse_nanos(text: &str) -> Option<i128> {
 /// Appends the cache line of a candidate fact to `out`; false when a field
 /// holds a tab or a newline (the cache is then not written).
 pub(crate) fn write_fact(fact: &FactSummary, out: &mut String) -> bool {
-    let stamp = fact.stamp_text();
-    let fields =
-        [fact.fact_id(), fact.source(), fact.memory_key().unwrap_or(""), &stamp, fact.content()];
+    let fields = [
+        fact.fact_id(),
+        fact.source(),
+        fact.memory_key().unwrap_or(""),
+        fact.stored_stamp(),
+        fact.content(),
+    ];
     if fields.iter().any(|f| memchr::memchr2(b'\t', b'\n', f.as_bytes()).is_some()) {
         return false;
     }
@@ -286,14 +290,36 @@ pub(crate) fn write_fact(fact: &FactSummary, out: &mut String) -> bool {
         out.push_str(part);
     }
     out.push(char::from(b'0' + fact.importance()));
-    for part in ["\t", fields[1], "\t", fields[2], "\t", fields[3], "\t"] {
+    for part in ["\t", fields[1], "\t", fields[2], "\t"] {
         out.push_str(part);
     }
-    let _ = write!(out, "{}", fact.instant().as_nanosecond());
+    fact.push_stamp_text(out);
+    out.push('\t');
+    push_integer(out, fact.instant().as_nanosecond());
     out.push('\t');
     out.push_str(fields[4]);
     out.push('\n');
     true
+}
+
+/// Appends `n` in decimal; the digits of a non-negative one that fits in 64
+/// bits are written in place (a whole-log distill writes one per fact).
+fn push_integer(out: &mut String, n: i128) {
+    let Ok(mut value) = u64::try_from(n) else {
+        let _ = write!(out, "{n}");
+        return;
+    };
+    let mut digits = [0u8; 20];
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (value % 10) as u8;
+        value /= 10;
+        if value == 0 {
+            break;
+        }
+    }
+    out.push_str(std::str::from_utf8(&digits[start..]).unwrap_or_default());
 }
 
 fn read_fact(line: &str) -> Option<FactSummary> {
@@ -1089,6 +1115,16 @@ mod tests {
 
     fn domain(key: &str) -> UnitKey {
         UnitKey::Domain(key.to_owned())
+    }
+
+    #[test]
+    fn integers_are_written_in_decimal() {
+        let samples = [0i128, 9, 10, 99, 100, 1_714_000_000_123_456_789, i128::from(u64::MAX)];
+        for n in samples.into_iter().chain([-1, -1_000_000_000, i128::from(u64::MAX) + 1]) {
+            let mut out = String::from("x");
+            push_integer(&mut out, n);
+            assert_eq!(out, format!("x{n}"));
+        }
     }
 
     /// A units file of a whole section (`a`, `b`, `c`) and an appended
