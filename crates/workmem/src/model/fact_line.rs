@@ -1025,7 +1025,7 @@ mod tests {
     #[test]
     fn a_plain_stamp_is_the_text_of_the_instant() {
         // Whole seconds across jiff's range, negative years included, and
-        // every hour, minute and second of some days.
+        // every seventh second of two days.
         let (min, max) =
             (jiff::Timestamp::MIN.as_second() + 86_400, jiff::Timestamp::MAX.as_second());
         let step = (max - min) / 5_000;
