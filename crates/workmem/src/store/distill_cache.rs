@@ -662,6 +662,11 @@ impl<'f> KeyedFacts<'f> {
         (filter, KeyedFacts { facts, keys, positions })
     }
 
+    /// Returns the facts (the log) they were grouped from.
+    pub(crate) fn facts(&self) -> &'f [FactSummary] {
+        self.facts
+    }
+
     /// Returns the number of memory keys.
     pub(crate) fn len(&self) -> usize {
         self.keys.len()

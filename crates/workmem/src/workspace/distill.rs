@@ -110,7 +110,7 @@ impl Workspace {
                 let prepared =
                     read.map(|read| scope.spawn(|| self.prepare_distill_units(&facts, read)));
                 let outcome = judge()?;
-                self.save_whole_log_run(policy, &as_of, &facts, curated_exists, prepared, outcome)
+                self.save_whole_log_run(policy, &as_of, curated_exists, prepared, outcome)
             })
         };
         let records = facts.len();
@@ -121,13 +121,12 @@ impl Workspace {
     /// Saves what a whole-log run changed (see [`Workspace::save_outcome`])
     /// while the cache's units file is written from what `prepared` took of
     /// the log; writes the cache's small file once both are done.
-    fn save_whole_log_run<'f>(
+    fn save_whole_log_run(
         &self,
         policy: &Policy,
         as_of: &Stamp,
-        facts: &'f [FactSummary],
         curated_exists: bool,
-        prepared: Option<ScopedJoinHandle<'_, Result<Option<UnitsPrep<'f>>>>>,
+        prepared: Option<ScopedJoinHandle<'_, Result<Option<UnitsPrep<'_>>>>>,
         outcome: distill::Outcome,
     ) -> Result<Distilled> {
         // Everything read was valid: the cache can describe it. Its large
@@ -138,7 +137,7 @@ impl Workspace {
                 let prep =
                     prepared?.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
                 Some(prep.and_then(|prep| match prep {
-                    Some(prep) => self.write_distill_units(policy, as_of, facts, prep, &outcome),
+                    Some(prep) => self.write_distill_units(policy, as_of, prep, &outcome),
                     None => Ok(None),
                 }))
             });

@@ -258,8 +258,8 @@ impl Workspace {
     }
 
     /// Writes the units file of the cache a whole-log run leaves, from
-    /// what [`Workspace::prepare_distill_units`] prepared and the run's
-    /// `outcome` (collected). Returns the header to write once the run's
+    /// what [`Workspace::prepare_distill_units`] prepared of the log and the
+    /// run's `outcome` (collected). Returns the header to write once the run's
     /// state is saved ([`Workspace::write_distill_header`]); `None` when
     /// the run's state is not one a cache may start from (the caller
     /// removes the cache). It can run while the outcome is saved: until
@@ -271,11 +271,11 @@ impl Workspace {
         &self,
         policy: &Policy,
         as_of: &Stamp,
-        facts: &[FactSummary],
         prep: UnitsPrep<'_>,
         outcome: &distill::Outcome,
     ) -> Result<Option<Header>> {
         let Some(collected) = outcome.collected.as_ref() else { return Ok(None) };
+        let facts = prep.keyed.facts();
         if !collected.cacheable {
             return Ok(None);
         }
