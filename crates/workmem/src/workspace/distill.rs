@@ -113,8 +113,8 @@ impl Workspace {
                 self.save_whole_log_run(policy, &as_of, curated_exists, prepared, outcome)
             })
         };
-        let records = facts.len();
-        drop_in_background(facts, records);
+        let allocations = facts.len();
+        drop_in_background(facts, allocations);
         done
     }
 
@@ -304,14 +304,14 @@ pub(super) enum CuratedOutcome {
     Missing,
 }
 
-/// Drops `value`, which holds `records` records, on another thread when
-/// they are many: freeing what a whole-log run held (a record per fact)
-/// takes milliseconds its caller need not wait for, and none at all when
-/// the process exits first. A few are dropped here, sooner than a thread
-/// starts.
-fn drop_in_background<T: Send + 'static>(value: T, records: usize) {
+/// Drops `value`, which owns about `allocations` heap blocks, on another
+/// thread when they are many: freeing what a whole-log run held (a string
+/// per fact, per evidence id) takes milliseconds its caller need not wait
+/// for, and none at all when the process exits first. A few are dropped
+/// here, sooner than a thread starts.
+fn drop_in_background<T: Send + 'static>(value: T, allocations: usize) {
     const MANY: usize = 10_000;
-    if records >= MANY {
+    if allocations >= MANY {
         // When no thread can be started, the value is dropped here.
         let _ = std::thread::Builder::new().spawn(move || drop(value));
     }
@@ -407,7 +407,7 @@ impl Distilled {
         };
         // What there is to free: a string per evidence id and per observed
         // fact id (a case observes every fact of its memory key).
-        let records = curated.entries.iter().map(|e| 1 + e.evidence_ids.len()).sum::<usize>()
+        let allocations = curated.entries.iter().map(|e| 1 + e.evidence_ids.len()).sum::<usize>()
             + queue
                 .cases
                 .iter()
@@ -416,7 +416,7 @@ impl Distilled {
                     1 + c.observed_fact_ids.len() + evidence
                 })
                 .sum::<usize>();
-        drop_in_background((curated, queue, collected), records);
+        drop_in_background((curated, queue, collected), allocations);
         distilled
     }
 
