@@ -19,6 +19,19 @@
 //! `WORKMEM_BENCH_ONLY=appends` only `remember --id` against `remember` and
 //! the imports run for each workspace (no distill, context, resolve or
 //! verify; the id index is built first when missing).
+//!
+//! With `WORKMEM_BENCH_TEACHING=PATH` (the teaching implementation's
+//! `s10_workspace_memory/code.py` in a checkout of learn-workbuddy; the
+//! interpreter, `WORKMEM_BENCH_PYTHON`, default `python3`, needs the
+//! packages its module imports: `anthropic` and `python-dotenv`), the
+//! teaching implementation's first distill of the same log with the same
+//! `as_of` runs three times after workmem's, on workspaces of at most
+//! 200,000 facts (at 1M one run takes minutes). It reads the log through
+//! `.learn_workbuddy/memory/daily`, a symlink made for the run to
+//! `.workmem/memory/daily` (its `.learn_workbuddy` is removed after), and
+//! needs the workspace at the path its facts name: the teaching
+//! implementation derives the workspace id from it, so a workspace made
+//! by `generate` where it is measured.
 #![allow(clippy::disallowed_methods)]
 
 use std::path::{Path, PathBuf};
@@ -234,6 +247,9 @@ fn workspace_figures(dir: &Path) {
     );
 
     let cold = median(first.clone());
+    if let Ok(code) = std::env::var("WORKMEM_BENCH_TEACHING") {
+        teaching_comparison(dir, Path::new(&code), facts, cold);
+    }
     // 100 new facts (ids the log does not hold, recorded over its two
     // years), then a distill, fifteen times (a run in about fifteen also
     // rewrites the cache's units file whole).
@@ -343,6 +359,82 @@ fn workspace_figures(dir: &Path) {
     }
     let (verify, verify_rss) = timed_rss(dir, &["verify", "-q"]);
     println!("verify (reads everything): {verify:.0} ms, peak {verify_rss:.0} MB");
+}
+
+/// Run by the teaching implementation's interpreter: imports its module
+/// (argument 1), then times one `distill` of the workspace (argument 2)
+/// with `as_of` (argument 3) and prints the milliseconds it took.
+const TEACHING_DRIVER: &str = r#"
+import importlib.util, pathlib, sys, time
+from datetime import datetime
+code, workspace, as_of = sys.argv[1:4]
+spec = importlib.util.spec_from_file_location("s10_workspace_memory", code)
+module = importlib.util.module_from_spec(spec)
+sys.modules[spec.name] = module
+sys.argv = [code]
+spec.loader.exec_module(module)
+as_of = datetime.fromisoformat(as_of.replace("Z", "+00:00"))
+started = time.perf_counter()
+module.WorkspaceMemory(pathlib.Path(workspace)).distill(as_of=as_of)
+print((time.perf_counter() - started) * 1e3)
+"#;
+
+/// The teaching implementation's first distill of the same log, three
+/// times, against workmem's first run (`cold`, its median in ms).
+fn teaching_comparison(dir: &Path, code: &Path, facts: usize, cold: f64) {
+    if facts > 200_000 {
+        println!("teaching implementation: not run at {facts} facts (one run takes minutes)");
+        return;
+    }
+    let python = std::env::var("WORKMEM_BENCH_PYTHON").unwrap_or_else(|_| "python3".to_owned());
+    let state = dir.join(".learn_workbuddy");
+    let memory = state.join("memory");
+    std::fs::create_dir_all(&memory).expect("teaching memory directory");
+    let daily = memory.join("daily");
+    if std::fs::symlink_metadata(&daily).is_err() {
+        std::os::unix::fs::symlink("../../.workmem/memory/daily", &daily).expect("symlink");
+    }
+    let (mut whole, mut call) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        for entry in std::fs::read_dir(&memory).expect("teaching memory directory") {
+            let path = entry.expect("entry").path();
+            if path != daily {
+                std::fs::remove_file(&path).expect("teaching state");
+            }
+        }
+        let started = Instant::now();
+        let out = Command::new(&python)
+            .args(["-c", TEACHING_DRIVER])
+            .arg(code)
+            .arg(dir)
+            .arg(AS_OF)
+            .current_dir(dir)
+            .output()
+            .expect("the teaching implementation's interpreter");
+        whole.push(started.elapsed().as_secs_f64() * 1e3);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        match stdout.lines().last().and_then(|line| line.trim().parse::<f64>().ok()) {
+            Some(ms) if out.status.success() => call.push(ms),
+            _ => {
+                let stderr = String::from_utf8_lossy(&out.stderr);
+                println!(
+                    "teaching implementation: failed: {}",
+                    stderr.lines().last().unwrap_or("no output")
+                );
+                let _ = std::fs::remove_dir_all(&state);
+                return;
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&state);
+    let (whole, call) = (median(whole), median(call));
+    println!(
+        "teaching implementation: first run median {whole:.0} ms as a process, \
+         {call:.0} ms in its distill call alone; workmem's first run (a whole process) \
+         is {:.1}x faster than the call, {:.1}x than the process",
+        call / cold,
+        whole / cold
+    );
 }
 
 fn main() {
