@@ -163,7 +163,35 @@ impl Workspace {
     /// Encodes the files a whole-log run changed and saves them (see
     /// [`Workspace::save_outcome`]).
     fn encode_and_save(&self, outcome: &distill::Outcome, curated_exists: bool) -> Result<()> {
-        let curated = if outcome.curated_changed {
+        // The queue is encoded (in memory) on another thread while
+        // curated.json is encoded and staged.
+        let (curated, conflicts) = std::thread::scope(|scope| {
+            let conflicts = outcome.queue_changed.then(|| {
+                scope.spawn(|| {
+                    ConflictsFile::encode(
+                        &outcome.queue,
+                        &self.file(CONFLICTS_FILE),
+                        &self.workspace_id,
+                    )
+                })
+            });
+            let curated = self.encode_curated(outcome, curated_exists);
+            let conflicts = conflicts
+                .map(|thread| thread.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+            (curated, conflicts)
+        });
+        let curated = curated?;
+        self.save_outcome(curated, conflicts.transpose()?)
+    }
+
+    /// What a whole-log run leaves of curated.json, encoded and staged
+    /// when it changed.
+    fn encode_curated(
+        &self,
+        outcome: &distill::Outcome,
+        curated_exists: bool,
+    ) -> Result<CuratedOutcome> {
+        Ok(if outcome.curated_changed {
             CuratedOutcome::Changed(CuratedFile::encode(
                 &outcome.curated,
                 &self.file(CURATED_FILE),
@@ -173,17 +201,7 @@ impl Workspace {
             CuratedOutcome::Unchanged(Projection::of_entries(&outcome.curated.entries))
         } else {
             CuratedOutcome::Missing
-        };
-        let conflicts = if outcome.queue_changed {
-            Some(ConflictsFile::encode(
-                &outcome.queue,
-                &self.file(CONFLICTS_FILE),
-                &self.workspace_id,
-            )?)
-        } else {
-            None
-        };
-        self.save_outcome(curated, conflicts)
+        })
     }
 
     /// Saves what a run changed: curated.json then MEMORY.md, then
