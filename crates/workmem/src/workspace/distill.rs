@@ -176,8 +176,9 @@ impl Workspace {
                 })
             });
             let curated = self.encode_curated(outcome, curated_exists);
-            let conflicts = conflicts
-                .map(|thread| thread.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+            let conflicts = conflicts.map(|thread| {
+                thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            });
             (curated, conflicts)
         });
         let curated = curated?;
