@@ -312,7 +312,7 @@ fn run<F: FactRecord>(
         base: facts.as_ptr().addr(),
         size: size_of::<F>().max(1),
     };
-    run.reindex();
+    // (Its indexes are built when it is split, after the grouping.)
 
     let default_cutoff = policy.cutoff_for("", as_of);
     let mut aged = 0usize;
@@ -413,14 +413,11 @@ fn run<F: FactRecord>(
         })
         .collect();
     unkeyed.sort_by(|a, b| a.0.cmp(&b.0));
-    for (key, group) in unkeyed {
-        run.unkeyed_group(key, group);
-    }
     // Importance of every fact that can be evidence of a keyed entry (an
     // incumbent's maximum_importance): the keyed facts, plus whatever the
     // keyed entries already cite. Only a tie with an incumbent needs it:
-    // built then, once. (Entries read at the start keep their positions
-    // and memory keys: the run only appends.)
+    // built then, once. (By the positions of the entries read at the
+    // start.)
     let keyed_entries: Vec<bool> = run.entries.iter().map(|e| e.memory_key.is_some()).collect();
     let keyed_keys: Vec<&str> = keyed.iter().map(|(key, _)| *key).collect();
     let build_importance = || -> HashMap<&str, u8> {
@@ -444,10 +441,34 @@ fn run<F: FactRecord>(
     };
     let importance = std::cell::OnceCell::new();
     let importance = || importance.get_or_init(build_importance);
-    for (memory_key, proposals) in keyed {
-        let ids = domain_ids.get(memory_key).map(Vec::as_slice).unwrap_or_default();
-        run.keyed_domain(memory_key, proposals, ids, &importance)?;
-    }
+    // The unkeyed groups and the keyed domains touch disjoint entries (and
+    // only the domains touch cases): the groups are judged on another
+    // thread while the domains are judged here, each with the entries of
+    // its kind; the entries are put in canonical order after. (Keys are
+    // hashes of different things: one made by each half cannot meet
+    // unless 64-bit hashes collide, which the state's invariants refuse
+    // on save.)
+    let (mut unkeyed_run, mut keyed_run) = run.split();
+    let run = std::thread::scope(|scope| -> Result<Run<'_>> {
+        let groups_judged = scope.spawn(move || {
+            for (key, group) in unkeyed {
+                unkeyed_run.unkeyed_group(key, group);
+            }
+            unkeyed_run
+        });
+        let mut domains_judged = Ok(());
+        for (memory_key, proposals) in keyed {
+            let ids = domain_ids.get(memory_key).map(Vec::as_slice).unwrap_or_default();
+            domains_judged = keyed_run.keyed_domain(memory_key, proposals, ids, &importance);
+            if domains_judged.is_err() {
+                break;
+            }
+        }
+        let unkeyed_run =
+            groups_judged.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        domains_judged?;
+        Ok(unkeyed_run.merge(keyed_run))
+    })?;
 
     let mut curated_out = CuratedState { schema_version, entries: run.entries };
     curated_out.sort();
@@ -540,7 +561,58 @@ enum Verdict {
     Skipped(Reason),
 }
 
-impl Run<'_> {
+impl<'p> Run<'p> {
+    /// Splits the run, once its facts are grouped, into one for the
+    /// unkeyed groups (the unkeyed entries, no cases, and what the run has
+    /// counted, noted and collected so far) and one for the keyed domains
+    /// (the keyed entries and every case, nothing counted yet); see
+    /// [`Run::merge`].
+    fn split(self) -> (Run<'p>, Run<'p>) {
+        let (unkeyed, keyed): (Vec<Entry>, Vec<Entry>) =
+            self.entries.into_iter().partition(|e| e.memory_key.is_none());
+        let mut keyed = Run {
+            reasons: HashMap::new(),
+            record: self.record,
+            collected: self.collected.as_ref().map(|_| Collected::default()),
+            entries: keyed,
+            index: HashMap::new(),
+            cases: self.cases,
+            domain_cases: HashMap::new(),
+            report: Report::default(),
+            curated_changed: false,
+            queue_changed: false,
+            policy: self.policy,
+            as_of: self.as_of,
+            workspace_id: self.workspace_id,
+            partial: self.partial,
+            base: self.base,
+            size: self.size,
+        };
+        let mut unkeyed = Run { entries: unkeyed, cases: Vec::new(), ..self };
+        unkeyed.reindex();
+        keyed.reindex();
+        (unkeyed, keyed)
+    }
+
+    /// Puts the two runs of [`Run::split`] back together once judged: the
+    /// entries of both (in no particular order), the cases, counts, notes
+    /// and what was collected. Its indexes are left stale: nothing is
+    /// judged after.
+    fn merge(mut self, keyed: Run<'p>) -> Run<'p> {
+        self.entries.extend(keyed.entries);
+        self.cases = keyed.cases;
+        self.reasons.extend(keyed.reasons);
+        self.report.add(keyed.report);
+        self.curated_changed |= keyed.curated_changed;
+        self.queue_changed |= keyed.queue_changed;
+        if let (Some(collected), Some(keyed)) = (&mut self.collected, keyed.collected) {
+            collected.pending.extend(keyed.pending);
+            collected.pending_keyed = keyed.pending_keyed;
+            collected.domains = keyed.domains;
+        }
+        self
+    }
+
     fn note<F: FactRecord>(&mut self, fact: &F, reason: Reason) {
         if self.record {
             self.reasons.insert(fact.fact_id().to_owned(), reason);

@@ -132,3 +132,20 @@ pub struct Report {
     /// Ids of the tie cases of this run (new or reused).
     pub conflict_case_ids: Vec<String>,
 }
+
+impl Report {
+    /// Adds what `other`, a report of other units of the same run,
+    /// counted; its case ids follow this report's.
+    pub(crate) fn add(&mut self, other: Report) {
+        self.scanned += other.scanned;
+        self.eligible += other.eligible;
+        self.created += other.created;
+        self.updated += other.updated;
+        self.skipped += other.skipped;
+        self.superseded += other.superseded;
+        self.conflicts += other.conflicts;
+        self.stale += other.stale;
+        self.queued_conflicts += other.queued_conflicts;
+        self.conflict_case_ids.extend(other.conflict_case_ids);
+    }
+}
