@@ -222,8 +222,10 @@ impl Workspace {
                     .map(ConflictsFile::contents)
                     .transpose()
                     .at(&conflicts_path)?;
-                self.write_distill_intent(file.sha256(), conflicts_bytes.as_deref())?;
-                self.write_curated(file)?;
+                let sha256 = file.sha256().to_owned();
+                self.write_curated_after(file, || {
+                    self.write_distill_intent(&sha256, conflicts_bytes.as_deref())
+                })?;
             }
             CuratedOutcome::Unchanged(projection) => {
                 self.repair_projection(&projection)?;

@@ -3,6 +3,7 @@
 //! `context` answer without parsing curated.json.
 
 use std::collections::BTreeMap;
+use std::io::Write as _;
 
 use crate::error::{Error, Result};
 use crate::model::stamp::Stamp;
@@ -35,13 +36,40 @@ impl Workspace {
     ///
     /// Errors: [`Error::Io`].
     pub(crate) fn write_curated(&self, file: CuratedFile) -> Result<()> {
+        self.write_curated_after(file, || Ok(()))
+    }
+
+    /// [`Workspace::write_curated`] once `first` (a distill's intent) is
+    /// written. The next MEMORY.md follows from `file`'s entry heads alone:
+    /// it is rendered, written beside MEMORY.md and made durable on another
+    /// thread while `first` runs and curated.json takes its place, and
+    /// takes its own place after curated.json, as before. A failure drops
+    /// it (its temporary file is removed).
+    ///
+    /// Errors: what `first` returns; [`Error::Io`].
+    pub(crate) fn write_curated_after(
+        &self,
+        file: CuratedFile,
+        first: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
         let path = self.file(CURATED_FILE);
         let sha256 = file.sha256().to_owned();
-        let heads = file.save(&path)?;
+        let projection = Projection::of_heads(file.heads());
+        let (saved, memory) = std::thread::scope(|scope| {
+            let memory = scope.spawn(|| {
+                let rendered = projection.render_memory();
+                atomic_io::stage(&self.file(MEMORY_FILE), |out| out.write_all(rendered.as_bytes()))
+            });
+            let saved = first().and_then(|()| file.save(&path));
+            (saved, memory.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+        });
+        saved?;
+        let memory = memory?;
         let stamp = file_stamp(&path)?;
         valid_hashes::record(&self.memory_dir, CURATED_FILE, &sha256, stamp);
         failpoint::hit("between_curated_and_projection");
-        self.write_memory_md(&Projection::of_heads(heads.iter()), stamp).map(drop)
+        memory.commit()?;
+        self.write_projection_index(&projection, stamp)
     }
 
     /// Replaces conflicts.json with the encoding of `queue`.
