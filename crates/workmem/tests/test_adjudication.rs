@@ -558,3 +558,34 @@ fn history_shows_every_revision_with_evidence_and_cases() {
     assert_eq!(history.cases.len(), 1);
     assert_eq!(history.cases[0].status, CaseStatus::Resolved);
 }
+
+/// Each resolve records the audit stream it checked (its length and
+/// SHA-256, hashed in one pass with the prefix recorded before it), so the
+/// next one parses only what was appended since.
+#[test]
+fn each_resolve_records_the_audit_stream_it_checked() {
+    let project = Project::new();
+    let ws = project.open();
+    let audit = project.root.join(".workmem/memory").join(AUDIT_FILE);
+    let mut lengths = Vec::new();
+    for (n, key) in ["db.engine", "ci.runner", "docs.tool"].iter().enumerate() {
+        for (id, content) in [("a", "Use the first."), ("b", "Use the second.")] {
+            fact(&ws, &format!("{id}{n}"), content, 4, key, "2026-01-01T00:00:00Z");
+        }
+        assert_eq!(distill(&ws).queued_conflicts, 1);
+        let case = open_case(&ws);
+        let chosen = candidate_id(&case, "Use the second.");
+        ws.resolve(request(&case, &chosen, &format!("review:{n}"))).expect("resolve");
+        lengths.push(fs::metadata(&audit).expect("audit").len());
+    }
+    let stream = fs::read(&audit).expect("audit");
+    let recorded = fs::read_to_string(project.root.join(".workmem/memory/.valid-hashes"))
+        .expect("valid hashes")
+        .lines()
+        .find_map(|line| line.strip_prefix(&format!("{AUDIT_FILE} ")).map(str::to_owned))
+        .expect("the audit stream's checked prefix");
+    // The third resolve checked the stream the second one left.
+    let len = usize::try_from(lengths[1]).expect("length");
+    let expected = workmem::internals::canon::sha256_hex(&stream[..len]);
+    assert_eq!(recorded, format!("{expected} {len}"));
+}

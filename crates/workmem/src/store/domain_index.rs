@@ -33,6 +33,7 @@ use std::path::Path;
 use crate::error::Result;
 use crate::model::fact_line::{FactRecord, FactSummary};
 use crate::store::atomic_io::{self, FileStamp};
+use crate::store::day_stamps;
 use crate::store::fact_log::{DayFile, FactLog, FileRecords, map_in_parallel};
 
 const HEADER: &str = "workmem-domain-index 1";
@@ -219,11 +220,16 @@ pub(crate) fn domain_fact_ids(
     workspace_id: &str,
     memory_key: &str,
 ) -> Result<Lookup> {
-    let days = log.days()?;
-    let mut current: HashMap<&str, Option<FileStamp>> = HashMap::with_capacity(days.len());
-    for day in &days {
-        current.insert(day.day.as_str(), atomic_io::file_stamp(&day.path)?);
-    }
+    let stamped = day_stamps::scan(log, None)?.map(|stamped| stamped.days).unwrap_or_default();
+    let days: Vec<DayFile> = stamped
+        .iter()
+        .map(|(day, _)| {
+            let day = String::from_utf8_lossy(day).into_owned();
+            DayFile { path: log.path_for_day(&day), day }
+        })
+        .collect();
+    let current: HashMap<&str, Option<FileStamp>> =
+        days.iter().zip(&stamped).map(|(file, (_, stamp))| (file.day.as_str(), *stamp)).collect();
     let Some(data) = atomic_io::read_optional(index_path).ok().flatten() else {
         return refresh(log, DomainIndex::default(), &days, &current, memory_key);
     };

@@ -9,6 +9,8 @@
 
 use std::path::Path;
 
+use sha2::{Digest, Sha256};
+
 use crate::error::{Error, Location, Rejected, Result};
 use crate::model::canon;
 use crate::policy::adjudication::{self, Resolution};
@@ -133,17 +135,26 @@ impl Workspace {
                 event_id: resolution.event_id,
             }));
         }
-        let stored = self.stored_curated()?;
-        let conflicts = self.stored_conflicts()?;
-        let memory_key = conflicts
-            .file
-            .heads()
-            .find(|head| head.conflict_id == resolution.conflict_id)
-            .map(|head| head.memory_key.clone());
-        let domain = match &memory_key {
-            Some(key) => self.domain_fact_ids(key)?,
-            None => crate::store::domain_index::Lookup { ids: Vec::new(), updated: None },
-        };
+        // curated.json is laid out on another thread while the queue and
+        // the domain's fact ids are read.
+        let (stored, read) = std::thread::scope(|scope| {
+            let stored = scope.spawn(|| self.stored_curated());
+            let read = self.stored_conflicts().and_then(|conflicts| {
+                let memory_key = conflicts
+                    .file
+                    .heads()
+                    .find(|head| head.conflict_id == resolution.conflict_id)
+                    .map(|head| head.memory_key.clone());
+                let domain = match &memory_key {
+                    Some(key) => self.domain_fact_ids(key)?,
+                    None => crate::store::domain_index::Lookup { ids: Vec::new(), updated: None },
+                };
+                Ok((conflicts, memory_key, domain))
+            });
+            (stored.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), read)
+        });
+        let stored = stored?;
+        let (conflicts, memory_key, domain) = read?;
         let resolved_at = resolution.resolved_at.clone().unwrap_or_else(|| self.now());
         // A decision changes one domain: only its entries and cases are
         // decoded.
@@ -168,32 +179,45 @@ impl Workspace {
             self.workspace_id(),
         )?;
         // The whole files after: the domain's part replaced, every other
-        // byte as read (and never copied into the intent).
+        // byte as read (and never copied into the intent). Both are staged
+        // at once, each on its own thread, so their fsyncs overlap.
         let curated_sha256_before = stored.sha256;
-        let (curated, curated_sha256_after) = if plan.curated_after == plan.curated_before {
-            // Keeping the incumbent leaves curated.json as it is.
-            let projection = Projection::of_heads(stored.file.heads());
-            (Curated::Done(projection), curated_sha256_before.clone())
-        } else {
-            let in_domain = |head: &EntryHead| head.memory_key.as_deref() == Some(&plan.memory_key);
-            let after = stored.file.splice(
-                &curated_path,
-                self.workspace_id(),
-                in_domain,
-                &plan.curated_after,
-                Output::Staged,
-            )?;
-            let hash = after.sha256().to_owned();
-            (Curated::Write(after), hash)
-        };
+        let (curated, queue_after) = std::thread::scope(|scope| {
+            let queue_after = scope.spawn(|| {
+                conflicts.file.splice(
+                    &conflicts_path,
+                    self.workspace_id(),
+                    |head| head.memory_key == plan.memory_key,
+                    &plan.cases_after,
+                    Output::Staged,
+                )
+            });
+            let curated = if plan.curated_after == plan.curated_before {
+                // Keeping the incumbent leaves curated.json as it is.
+                let projection = Projection::of_heads(stored.file.heads());
+                Ok((Curated::Done(projection), curated_sha256_before.clone()))
+            } else {
+                let in_domain =
+                    |head: &EntryHead| head.memory_key.as_deref() == Some(&plan.memory_key);
+                stored
+                    .file
+                    .splice(
+                        &curated_path,
+                        self.workspace_id(),
+                        in_domain,
+                        &plan.curated_after,
+                        Output::Staged,
+                    )
+                    .map(|after| {
+                        let hash = after.sha256().to_owned();
+                        (Curated::Write(after), hash)
+                    })
+            };
+            (curated, queue_after.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+        });
+        let (curated, curated_sha256_after) = curated?;
+        let queue_after = queue_after?;
         let queue_sha256_before = conflicts.sha256;
-        let queue_after = conflicts.file.splice(
-            &conflicts_path,
-            self.workspace_id(),
-            |head| head.memory_key == plan.memory_key,
-            &plan.cases_after,
-            Output::Staged,
-        )?;
         let queue_sha256_after = queue_after.sha256().to_owned();
         let queue = (queue_sha256_after != queue_sha256_before).then_some(queue_after);
         let intent = Intent {
@@ -257,14 +281,22 @@ impl Workspace {
         // Complete lines only: an unterminated last line is not a record.
         let complete = data.iter().rposition(|&b| b == b'\n').map_or(0, |n| n + 1);
         let data = &data[..complete];
-        let checked = valid_hashes::checked_prefix(&self.memory_dir, AUDIT_FILE)
-            .and_then(|(len, sha256)| {
-                let len = usize::try_from(len).ok().filter(|&len| len <= complete)?;
-                (canon::sha256_hex(&data[..len]) == sha256).then_some(len)
-            })
-            .unwrap_or(0);
-        let escaped = memchr::memmem::find(data, b"\\u").is_some()
-            || memchr::memmem::find(data, b"\\/").is_some();
+        // One pass hashes the recorded prefix, then goes on to the end.
+        let mut hasher = Sha256::new();
+        let recorded =
+            valid_hashes::checked_prefix(&self.memory_dir, AUDIT_FILE).and_then(|(len, sha256)| {
+                Some((usize::try_from(len).ok().filter(|&len| len <= complete)?, sha256))
+            });
+        let (hashed, checked) = match recorded {
+            Some((len, sha256)) => {
+                hasher.update(&data[..len]);
+                let same = hex::encode(hasher.clone().finalize()) == sha256;
+                (len, if same { len } else { 0 })
+            }
+            None => (0, 0),
+        };
+        let escaped = memchr::memchr_iter(b'\\', data)
+            .any(|at| matches!(data.get(at + 1), Some(b'u' | b'/')));
         let quoted = format!("\"{event_id}\"");
         let in_checked =
             escaped || memchr::memmem::find(&data[..checked], quoted.as_bytes()).is_some();
@@ -283,7 +315,10 @@ impl Workspace {
                 Ok(())
             },
         )?;
-        let read = (checked < complete).then(|| (complete as u64, canon::sha256_hex(data)));
+        let read = (checked < complete).then(|| {
+            hasher.update(&data[hashed..]);
+            (complete as u64, hex::encode(hasher.finalize()))
+        });
         Ok((found, read))
     }
 
