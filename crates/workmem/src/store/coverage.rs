@@ -268,8 +268,9 @@ pub(crate) fn read_after<H: PrefixHash>(
     Ok(Some(ReadAfter { stamp, prefix, data, base: from, lines_before }))
 }
 
-/// The buffer the bytes a cache already holds are hashed through.
-const HASH_BUFFER: usize = 256 * 1024;
+/// The buffer the bytes a cache already holds are hashed through: small,
+/// as every page of a fresh buffer costs a page fault.
+const HASH_BUFFER: usize = 64 * 1024;
 
 /// Reads a file the coverage still describes (its stamp unchanged), for
 /// the facts in it: `None` when its stamp changed since. Not hashed: its
