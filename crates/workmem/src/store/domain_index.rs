@@ -11,8 +11,8 @@
 //! brought up to date by `resolve`; losing it, or finding it unreadable,
 //! only costs a full read. When it describes every daily file as it is
 //! (the usual case after a distill), a lookup reads the domain's ids in one
-//! pass over the stored bytes, without building the index: the index grows
-//! with the log (13 MB at 1,000,000 facts).
+//! pass over the stored bytes, a chunk at a time, without building the
+//! index: the index grows with the log (13 MB at 1,000,000 facts).
 //!
 //! The file is text, one record per line, and ends with `end` so a torn
 //! write is never mistaken for a complete index:
@@ -28,6 +28,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
+use std::io::Read as _;
 use std::path::Path;
 
 use crate::error::Result;
@@ -94,37 +95,27 @@ impl DomainIndex {
     }
 
     /// Returns whether the index stored at `path` describes exactly these
-    /// files with these stamps (reading only its `file` lines).
+    /// files (in day order, as it lists them) with these stamps, reading
+    /// it a chunk at a time.
     pub(crate) fn describes(
         path: &Path,
         workspace_id: &str,
         files: &[FileRecords<FactSummary>],
     ) -> bool {
-        let mut stored: BTreeMap<String, FileStamp> = BTreeMap::new();
-        let parsed = atomic_io::read_optional(path).ok().flatten().is_some_and(|data| {
-            parse(&data, workspace_id, |line| match line {
-                Line::File(day, stamp) => stored.insert(day.to_owned(), stamp).is_none(),
-                Line::Key(_) => true,
-            })
-        });
-        parsed
-            && stored.len() == files.len()
-            && files.iter().all(|f| stored.get(&f.day.day) == Some(&f.stamp))
+        let mut next = files.iter();
+        walk(path, workspace_id, |line| match line {
+            Line::File(day, stamp) => {
+                next.next().is_some_and(|file| file.day.day == day && file.stamp == stamp)
+            }
+            Line::Key(_) => true,
+        }) && next.next().is_none()
     }
 
     /// Reads the index at `path`; `None` when it is missing, unreadable,
     /// torn or of another workspace (a cache miss, never an error).
-    #[cfg(test)]
     pub(crate) fn load(path: &Path, workspace_id: &str) -> Option<DomainIndex> {
-        let data = atomic_io::read_optional(path).ok()??;
-        DomainIndex::parse_loaded(&data, workspace_id)
-    }
-
-    /// Reads a stored index's bytes; `None` when they are torn or of
-    /// another workspace.
-    fn parse_loaded(data: &[u8], workspace_id: &str) -> Option<DomainIndex> {
         let mut files: Vec<(String, IndexedFile)> = Vec::new();
-        let complete = parse(data, workspace_id, |line| match line {
+        let complete = walk(path, workspace_id, |line| match line {
             Line::File(day, stamp) => {
                 files.push((day.to_owned(), IndexedFile { stamp, keys: String::new() }));
                 true
@@ -165,24 +156,55 @@ enum Line<'a> {
     Key(&'a str),
 }
 
-/// Walks a stored index line by line. Returns false when the header, a
-/// line or the final `end` is wrong, or `on_line` refuses a line.
-fn parse(data: &[u8], workspace_id: &str, mut on_line: impl FnMut(Line<'_>) -> bool) -> bool {
-    let Ok(text) = std::str::from_utf8(data) else { return false };
-    let header = text
-        .strip_prefix(HEADER)
-        .and_then(|t| t.strip_prefix(' '))
-        .and_then(|t| t.strip_prefix(workspace_id));
-    let Some(body) = header.and_then(|t| t.strip_prefix('\n')) else { return false };
-    // `end` must be a whole line: a torn file never ends that way.
-    let Some(body) = body.strip_suffix("end\n").filter(|b| b.is_empty() || b.ends_with('\n'))
-    else {
-        return false;
-    };
-    body.split_inclusive('\n').all(|line| match line.strip_prefix("file ") {
-        Some(rest) => file_line(rest).is_some_and(|(day, stamp)| on_line(Line::File(day, stamp))),
-        None => line.starts_with("key ") && on_line(Line::Key(line)),
-    })
+/// How much of a stored index is read at a time: it grows with the log,
+/// and each page of a fresh buffer costs a page fault. (Tests read a few
+/// bytes at a time, so that lines straddle reads.)
+const READ_CHUNK: usize = if cfg!(test) { 5 } else { 64 * 1024 };
+
+/// Walks the index stored at `path` line by line, a chunk at a time.
+/// Returns false when it is missing or unreadable, its header, a line or
+/// the final `end` is wrong, or `on_line` refuses a line.
+fn walk(path: &Path, workspace_id: &str, mut on_line: impl FnMut(Line<'_>) -> bool) -> bool {
+    let Ok(Some(mut file)) = atomic_io::open_optional(path) else { return false };
+    let header = format!("{HEADER} {workspace_id}\n");
+    let (mut pending, mut chunk) = (Vec::new(), vec![0; READ_CHUNK]);
+    let (mut started, mut ended) = (false, false);
+    loop {
+        let read = match file.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(read) => read,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return false,
+        };
+        pending.extend_from_slice(&chunk[..read]);
+        // Whole lines only (a newline never falls inside a character).
+        let Some(last) = memchr::memrchr(b'\n', &pending) else { continue };
+        let Ok(text) = std::str::from_utf8(&pending[..=last]) else { return false };
+        for line in text.split_inclusive('\n') {
+            let fine = if !started {
+                started = true;
+                line == header
+            } else if ended {
+                // `end` must be the last line: a torn file never ends so.
+                false
+            } else if line == "end\n" {
+                ended = true;
+                true
+            } else {
+                match line.strip_prefix("file ") {
+                    Some(rest) => {
+                        file_line(rest).is_some_and(|(day, stamp)| on_line(Line::File(day, stamp)))
+                    }
+                    None => line.starts_with("key ") && on_line(Line::Key(line)),
+                }
+            };
+            if !fine {
+                return false;
+            }
+        }
+        pending.drain(..=last);
+    }
+    ended && pending.is_empty()
 }
 
 /// Parses `<day> <inode> <size> <mtime_s> <mtime_ns>`.
@@ -230,62 +252,40 @@ pub(crate) fn domain_fact_ids(
         .collect();
     let current: HashMap<&str, Option<FileStamp>> =
         days.iter().zip(&stamped).map(|(file, (_, stamp))| (file.day.as_str(), *stamp)).collect();
-    let Some(data) = atomic_io::read_optional(index_path).ok().flatten() else {
-        return refresh(log, DomainIndex::default(), &days, &current, memory_key);
-    };
-    if let Some(ids) = fresh_ids(&data, workspace_id, &current, memory_key) {
+    if let Some(ids) = fresh_ids(index_path, workspace_id, &current, memory_key) {
         return Ok(Lookup { ids, updated: None });
     }
-    let index = DomainIndex::parse_loaded(&data, workspace_id).unwrap_or_default();
+    let index = DomainIndex::load(index_path, workspace_id).unwrap_or_default();
     refresh(log, index, &days, &current, memory_key)
 }
 
-/// Returns the ids of `memory_key` straight from the stored index's bytes
-/// when it describes exactly the daily files `current` lists, each with
-/// its current stamp: the `file` lines and the domain's `key` lines are
-/// found by substring search, nothing else is parsed or copied. `None`
-/// when any file changed, appeared or went away, or the index is not
-/// complete.
+/// Returns the ids of `memory_key` straight from the index stored at
+/// `path` when it describes exactly the daily files `current` lists, each
+/// with its current stamp: nothing but the domain's `key` lines is kept.
+/// `None` when any file changed, appeared or went away, or the index is
+/// not complete.
 fn fresh_ids<'a>(
-    data: &[u8],
+    path: &Path,
     workspace_id: &str,
     current: &HashMap<&'a str, Option<FileStamp>>,
     memory_key: &str,
 ) -> Option<Vec<String>> {
-    let header = format!("{HEADER} {workspace_id}\n");
-    // `end` must be a whole line: a torn file never ends that way.
-    if !data.starts_with(header.as_bytes()) || !data.ends_with(b"\nend\n") {
-        return None;
-    }
-    // From the header's newline to the one before `end`: every line of
-    // the body follows a newline.
-    let body = &data[header.len() - 1..data.len() - "end\n".len()];
-    let line_at = |start: usize| {
-        let end = memchr::memchr(b'\n', &body[start..]).map_or(body.len(), |n| start + n);
-        std::str::from_utf8(&body[start..end]).ok()
-    };
     let mut described: HashSet<&'a str> = HashSet::with_capacity(current.len());
-    for at in memchr::memmem::find_iter(body, b"\nfile ") {
-        let (day, stamp) = file_line(line_at(at + "\nfile ".len())?)?;
+    let mut ids = Vec::new();
+    let complete = walk(path, workspace_id, |line| match line {
         // (Each day once: an index listing a day twice is not one workmem
         // wrote.)
-        let (listed, now) = current.get_key_value(day)?;
-        if *now != Some(stamp) || !described.insert(listed) {
-            return None;
+        Line::File(day, stamp) => current
+            .get_key_value(day)
+            .is_some_and(|(listed, now)| *now == Some(stamp) && described.insert(listed)),
+        Line::Key(line) => {
+            if let Some(found) = key_ids(line, memory_key) {
+                ids.extend(found.map(str::to_owned));
+            }
+            true
         }
-    }
-    if described.len() != current.len() {
-        return None;
-    }
-    let needle = format!("\nkey {memory_key}");
-    let mut ids = Vec::new();
-    for at in memchr::memmem::find_iter(body, needle.as_bytes()) {
-        let line = line_at(at + 1)?;
-        if let Some(found) = key_ids(line, memory_key) {
-            ids.extend(found.map(str::to_owned));
-        }
-    }
-    Some(ids)
+    });
+    (complete && described.len() == current.len()).then_some(ids)
 }
 
 /// Returns the fact ids of a `key` line (newline included) when it is the
@@ -398,22 +398,21 @@ mod tests {
         index.files.insert("2026-01-01".into(), indexed("key db a1 a2\nkey db.engine b1\n"));
         index.files.insert("2026-01-02".into(), indexed("key db a3\nkey dbx c1\n"));
         index.save(&path, "ws").unwrap();
-        let data = std::fs::read(&path).unwrap();
         let same = Some([1, 2, 3, 4]);
         let current: HashMap<&str, Option<FileStamp>> =
             [("2026-01-01", same), ("2026-01-02", same)].into();
-        assert_eq!(fresh_ids(&data, "ws", &current, "db").unwrap(), ["a1", "a2", "a3"]);
-        assert_eq!(fresh_ids(&data, "ws", &current, "db.engine").unwrap(), ["b1"]);
-        assert_eq!(fresh_ids(&data, "ws", &current, "d").unwrap(), Vec::<String>::new());
-        assert_eq!(fresh_ids(&data, "other", &current, "db"), None);
+        assert_eq!(fresh_ids(&path, "ws", &current, "db").unwrap(), ["a1", "a2", "a3"]);
+        assert_eq!(fresh_ids(&path, "ws", &current, "db.engine").unwrap(), ["b1"]);
+        assert_eq!(fresh_ids(&path, "ws", &current, "d").unwrap(), Vec::<String>::new());
+        assert_eq!(fresh_ids(&path, "other", &current, "db"), None);
         // A file changed, appeared, went away: a miss.
         let changed: HashMap<&str, Option<FileStamp>> =
             [("2026-01-01", same), ("2026-01-02", Some([1, 2, 3, 5]))].into();
-        assert_eq!(fresh_ids(&data, "ws", &changed, "db"), None);
+        assert_eq!(fresh_ids(&path, "ws", &changed, "db"), None);
         let more: HashMap<&str, Option<FileStamp>> =
             [("2026-01-01", same), ("2026-01-02", same), ("2026-01-03", same)].into();
-        assert_eq!(fresh_ids(&data, "ws", &more, "db"), None);
+        assert_eq!(fresh_ids(&path, "ws", &more, "db"), None);
         let fewer: HashMap<&str, Option<FileStamp>> = [("2026-01-01", same)].into();
-        assert_eq!(fresh_ids(&data, "ws", &fewer, "db"), None);
+        assert_eq!(fresh_ids(&path, "ws", &fewer, "db"), None);
     }
 }
