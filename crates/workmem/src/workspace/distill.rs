@@ -13,6 +13,7 @@ use crate::policy::projection::Projection;
 use crate::store::atomic_io;
 use crate::store::conflict_queue::{ConflictQueue, ConflictsFile};
 use crate::store::curated_file::CuratedFile;
+use crate::store::curated_state::CuratedState;
 use crate::store::day_stamps;
 use crate::store::domain_index::{self, DomainIndex};
 use crate::store::fact_log;
@@ -325,12 +326,26 @@ pub(super) enum CuratedOutcome {
     Missing,
 }
 
+/// What there is to free of a state: a string per evidence id and per
+/// observed fact id (a case observes every fact of its memory key).
+pub(super) fn allocations_of(curated: &CuratedState, queue: &ConflictQueue) -> usize {
+    curated.entries.iter().map(|e| 1 + e.evidence_ids.len()).sum::<usize>()
+        + queue
+            .cases
+            .iter()
+            .map(|c| {
+                let evidence: usize = c.candidates.iter().map(|c| c.evidence_ids.len()).sum();
+                1 + c.observed_fact_ids.len() + evidence
+            })
+            .sum::<usize>()
+}
+
 /// Drops `value`, which owns about `allocations` heap blocks, on another
 /// thread when they are many: freeing what a whole-log run held (a string
 /// per fact, per evidence id) takes milliseconds its caller need not wait
 /// for, and none at all when the process exits first. A few are dropped
 /// here, sooner than a thread starts.
-fn drop_in_background<T: Send + 'static>(value: T, allocations: usize) {
+pub(super) fn drop_in_background<T: Send + 'static>(value: T, allocations: usize) {
     const MANY: usize = 10_000;
     if allocations >= MANY {
         // When no thread can be started, the value is dropped here.
@@ -426,17 +441,7 @@ impl Distilled {
             decisions,
             already_evidence,
         };
-        // What there is to free: a string per evidence id and per observed
-        // fact id (a case observes every fact of its memory key).
-        let allocations = curated.entries.iter().map(|e| 1 + e.evidence_ids.len()).sum::<usize>()
-            + queue
-                .cases
-                .iter()
-                .map(|c| {
-                    let evidence: usize = c.candidates.iter().map(|c| c.evidence_ids.len()).sum();
-                    1 + c.observed_fact_ids.len() + evidence
-                })
-                .sum::<usize>();
+        let allocations = allocations_of(&curated, &queue);
         drop_in_background((curated, queue, collected), allocations);
         distilled
     }

@@ -44,7 +44,7 @@ use crate::store::distill_cache::{
 };
 use crate::store::fact_log::{FileRecords, map_in_parallel};
 use crate::store::state_file::Output;
-use crate::workspace::distill::{CuratedOutcome, Distilled};
+use crate::workspace::distill::{CuratedOutcome, Distilled, allocations_of, drop_in_background};
 use crate::workspace::{
     CONFLICTS_FILE, CURATED_FILE, MEMORY_FILE, PROJECTION_INDEX_FILE, Stored, Workspace,
 };
@@ -808,6 +808,13 @@ impl Workspace {
             }
             Ok(None) | Err(_) => self.drop_distill_cache(),
         }
+        // What the run decoded (the judged entries and cases, with their
+        // evidence lists) and read of the cache is freed on another
+        // thread, as a whole-log run's state is.
+        let allocations = allocations_of(&outcome.curated, &outcome.queue)
+            + candidates.len()
+            + known.domains.len();
+        drop_in_background((outcome, stored, known, candidates), allocations);
         Ok(Some(Distilled {
             report,
             decisions: Vec::new(),
