@@ -121,6 +121,26 @@ fn memory_inode(memory_dir: &Path) -> i64 {
 impl Header {
     /// Encodes the header for `workspace_id` in `memory_dir`.
     pub(crate) fn encode(&self, workspace_id: &str, memory_dir: &Path) -> String {
+        self.encode_with(workspace_id, memory_dir, &self.encode_files())
+    }
+
+    /// Encodes the table of daily files, with the closing `end`: the bulk
+    /// of the header, which a writer may encode before the rest is known.
+    pub(crate) fn encode_files(&self) -> String {
+        let mut text = String::with_capacity(self.files.len() * 160 + 4);
+        for (day, facts) in &self.files {
+            facts.covered.write_line(day, &mut text);
+            if let Some((min, max)) = facts.span {
+                let _ = writeln!(text, "span {min} {max}");
+            }
+        }
+        text.push_str("end\n");
+        text
+    }
+
+    /// Encodes the header with `files`, its table of daily files as
+    /// [`Header::encode_files`] encoded it.
+    pub(crate) fn encode_with(&self, workspace_id: &str, memory_dir: &Path, files: &str) -> String {
         let mut text = format!(
             "{HEADER} {} {workspace_id} {} {}\n",
             env!("CARGO_PKG_VERSION"),
@@ -150,13 +170,7 @@ impl Header {
             let _ = write!(text, " {memory_key}={id}");
         }
         text.push('\n');
-        for (day, facts) in &self.files {
-            facts.covered.write_line(day, &mut text);
-            if let Some((min, max)) = facts.span {
-                let _ = writeln!(text, "span {min} {max}");
-            }
-        }
-        text.push_str("end\n");
+        text.push_str(files);
         text
     }
 

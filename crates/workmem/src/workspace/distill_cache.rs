@@ -83,6 +83,22 @@ impl ReadLog {
     }
 }
 
+/// The small file of a cache whose units and ids are written, to write
+/// once the run's state is saved: the header, and its table of daily
+/// files, the bulk of it, already encoded (by the thread that wrote the
+/// units, while the state was saved).
+pub(super) struct NextHeader {
+    header: Header,
+    files: String,
+}
+
+impl From<Header> for NextHeader {
+    fn from(header: Header) -> NextHeader {
+        let files = header.encode_files();
+        NextHeader { header, files }
+    }
+}
+
 /// What the cache of a whole-log run takes from the log alone
 /// ([`Workspace::prepare_distill_units`]).
 pub(super) struct UnitsPrep<'f> {
@@ -273,7 +289,7 @@ impl Workspace {
         as_of: &Stamp,
         prep: UnitsPrep<'_>,
         outcome: &distill::Outcome,
-    ) -> Result<Option<Header>> {
+    ) -> Result<Option<NextHeader>> {
         let Some(collected) = outcome.collected.as_ref() else { return Ok(None) };
         let facts = prep.keyed.facts();
         if !collected.cacheable {
@@ -365,7 +381,7 @@ impl Workspace {
         let units_len = u64::try_from(units_len).unwrap_or_default();
         let places = distill_cache::encode_places(token, units_len, &places);
         atomic_io::replace_cache(&self.file(PLACES_FILE), &places)?;
-        Ok(Some(Header {
+        let header = Header {
             token,
             policy: policy_text(policy),
             as_of: as_of.instant().as_nanosecond(),
@@ -385,7 +401,8 @@ impl Workspace {
             places_len: places.len() as u64,
             listing: prep.read.listing,
             files: prep.read.files,
-        }))
+        };
+        Ok(Some(header.into()))
     }
 
     /// Writes the small file of a cache whose units and ids
@@ -394,11 +411,12 @@ impl Workspace {
     /// the token of the other two and how much of them to read.
     ///
     /// Errors: [`crate::Error::Io`].
-    pub(super) fn write_distill_header(&self, mut header: Header) -> Result<()> {
+    pub(super) fn write_distill_header(&self, next: NextHeader) -> Result<()> {
+        let NextHeader { mut header, files } = next;
         header.state = self.state_stamps()?;
         atomic_io::replace_cache(
             &self.file(CACHE_FILE),
-            header.encode(&self.workspace_id, &self.memory_dir).as_bytes(),
+            header.encode_with(&self.workspace_id, &self.memory_dir, &files).as_bytes(),
         )
     }
 
@@ -801,7 +819,7 @@ impl Workspace {
         // read.
         match cached.unwrap_or_else(|panic| std::panic::resume_unwind(panic)) {
             Ok(Some(mut next)) => {
-                next.active_entries = active_entries;
+                next.header.active_entries = active_entries;
                 if self.write_distill_header(next).is_err() {
                     self.drop_distill_cache();
                 }
@@ -838,7 +856,7 @@ impl Workspace {
         judged: Judged<'_>,
         new_ids: impl ExactSizeIterator<Item = &'a str>,
         stored_ids: &StoredIds,
-    ) -> Result<Option<Header>> {
+    ) -> Result<Option<NextHeader>> {
         let Judged { touched, candidates, collected, known, counts } = judged;
         let append = !stored.worn();
         let pending: HashSet<&str> = collected.pending.iter().map(String::as_str).collect();
@@ -908,7 +926,7 @@ impl Workspace {
             IdsWrite::Whole(filter)
         };
         self.write_cache_files(&mut next, write, &units, ids_write)?;
-        Ok(Some(next))
+        Ok(Some(next.into()))
     }
 
     /// A run with nothing new: the report the cache recorded, and only the
