@@ -341,9 +341,10 @@ pub(super) fn allocations_of(curated: &CuratedState, queue: &ConflictQueue) -> u
 }
 
 /// Drops `value`, which owns about `allocations` heap blocks, on another
-/// thread when they are many: freeing what a whole-log run held (a string
-/// per fact, per evidence id) takes milliseconds its caller need not wait
-/// for, and none at all when the process exits first. A few are dropped
+/// thread when they are many: freeing what a run held (a string per fact,
+/// per evidence id; an incremental run, those of the entries and cases it
+/// decoded) takes milliseconds its caller need not wait for, and none at
+/// all when the process exits first. A few are dropped
 /// here, sooner than a thread starts.
 pub(super) fn drop_in_background<T: Send + 'static>(value: T, allocations: usize) {
     const MANY: usize = 10_000;

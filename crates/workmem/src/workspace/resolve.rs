@@ -180,7 +180,9 @@ impl Workspace {
         )?;
         // The whole files after: the domain's part replaced, every other
         // byte as read (and never copied into the intent). Both are staged
-        // at once, each on its own thread, so their fsyncs overlap.
+        // at once, each on its own thread: their copying and hashing run
+        // side by side (their fsyncs mostly wait for one journal commit
+        // after the other on ext4).
         let curated_sha256_before = stored.sha256;
         let (curated, queue_after) = std::thread::scope(|scope| {
             let queue_after = scope.spawn(|| {
