@@ -192,6 +192,33 @@ pub mod internals {
         crate::Fact::parse_line(line)
     }
 
+    /// The facts `status` counts at `as_of` under `policy` (distinct
+    /// facts, those waiting for their age, when the first becomes old
+    /// enough), from the distill cache; `None` when it cannot answer.
+    ///
+    /// Errors: as [`Workspace::overview`].
+    pub fn fact_counts_from_cache(
+        ws: &Workspace,
+        policy: &crate::Policy,
+        as_of: &crate::Stamp,
+    ) -> Result<Option<(usize, usize, Option<crate::Stamp>)>> {
+        Ok(ws
+            .counts_from_cache(policy, as_of)?
+            .map(|c| (c.total, c.waiting_for_age, c.first_eligible_at)))
+    }
+
+    /// The same counts from the whole log (a dry run of the policy).
+    ///
+    /// Errors: as [`Workspace::overview`].
+    pub fn fact_counts_from_log(
+        ws: &Workspace,
+        policy: &crate::Policy,
+        as_of: &crate::Stamp,
+    ) -> Result<(usize, usize, Option<crate::Stamp>)> {
+        let c = ws.counts_from_log(policy, as_of)?;
+        Ok((c.total, c.waiting_for_age, c.first_eligible_at))
+    }
+
     /// Returns the path of the daily log of `day`.
     pub fn day_file(ws: &Workspace, day: &str) -> PathBuf {
         ws.log().path_for_day(day)

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use proptest::prelude::*;
+use workmem::internals;
 use workmem::{
     CaseStatus, DistillOptions, Distilled, FixedClock, NewFact, Policy, Resolution, SourcePolicy,
     Stamp, Workspace,
@@ -250,6 +251,14 @@ fn run(ops: &[Op]) {
                 }
                 let _ = fs::remove_dir_all(cold_memory.join(".id-index"));
                 let cold_ws = open_at(project.path(), &cold_memory);
+                // What `status` counts, from the cache the last run left
+                // (when it can answer) and from the whole log.
+                let at = stamp(&as_of);
+                if let Some(counts) = internals::fact_counts_from_cache(&ws, &policy, &at).unwrap()
+                {
+                    let whole = internals::fact_counts_from_log(&cold_ws, &policy, &at).unwrap();
+                    assert_eq!(counts, whole, "fact counts at {as_of} after {ops:?}");
+                }
                 let cold = distilled(&cold_ws, &as_of, &policy);
                 let warm = distilled(&ws, &as_of, &policy);
                 assert_eq!(warm, cold, "report at {as_of} after {ops:?}");
@@ -431,4 +440,63 @@ fn a_distill_with_nothing_new_reads_no_daily_file_and_writes_nothing() {
     assert_eq!(again.report.scanned, first.report.scanned);
     assert_eq!((again.report.created, again.report.skipped), (0, first.report.scanned));
     assert_eq!(crate::common::snapshot_dir(&memory), before, "a run with nothing new wrote");
+}
+
+#[test]
+fn status_counts_the_facts_from_the_cache_and_what_was_appended_since() {
+    let project = tempfile::tempdir().unwrap();
+    let memory = project.path().join(".workmem/memory");
+    let ws = open_at(project.path(), &memory);
+    let fact = |n: u32, day: u32| FactSpec {
+        key: (n % 4 != 3).then_some((n % 3) as usize),
+        value: (n % 2) as usize,
+        kind: (n % 4) as usize,
+        importance: 4,
+        source: (n % 2) as usize,
+        day,
+        hour: n % 24,
+    };
+    for n in 0..40u32 {
+        ws.remember(new_fact(&fact(n, n), &format!("f{n}"))).unwrap();
+    }
+    let policy = policy(1);
+    distilled(&ws, &day_stamp(20, 0), &policy);
+    // Appended since: through the library and by another writer, into old
+    // and new daily files.
+    for n in 40..60u32 {
+        ws.remember(new_fact(&fact(n, n - 30), &format!("f{n}"))).unwrap();
+    }
+    let raw = ws.prepare(new_fact(&fact(60, 44), "f60")).unwrap().to_line();
+    fs::write(memory.join("daily").join(format!("{}.jsonl", &day_stamp(44, 0)[..10])), raw)
+        .unwrap();
+    for day in [0, 25, 40, 70] {
+        let at = stamp(&day_stamp(day, 0));
+        let counts = internals::fact_counts_from_cache(&ws, &policy, &at).unwrap();
+        let whole = internals::fact_counts_from_log(&ws, &policy, &at).unwrap();
+        assert_eq!(counts, Some(whole.clone()), "as of day {day}");
+        assert_eq!(whole.0, 61);
+        if day == 25 {
+            assert!(whole.1 > 0 && whole.2.is_some(), "{whole:?}");
+        }
+    }
+    // A filter that says every id may be in the log: each appended id is
+    // looked up in the id index instead.
+    let ids_file = memory.join(".distill-cache.ids");
+    let mut filter = fs::read(&ids_file).unwrap();
+    let body = filter.iter().position(|b| *b == b'\n').unwrap() + 1;
+    let end = filter.windows(4).position(|w| w == b"end\n").unwrap();
+    filter[body..end].fill(0xff);
+    fs::write(&ids_file, &filter).unwrap();
+    let at = stamp(&day_stamp(25, 0));
+    let whole = internals::fact_counts_from_log(&ws, &policy, &at).unwrap();
+    assert_eq!(internals::fact_counts_from_cache(&ws, &policy, &at).unwrap(), Some(whole));
+    // An id written twice: only the whole log says which record counts.
+    let again = ws.prepare(new_fact(&fact(0, 50), "f3")).unwrap().to_line();
+    append_raw(
+        &memory.join("daily").join(format!("{}.jsonl", &day_stamp(44, 0)[..10])),
+        again.as_bytes(),
+    );
+    let at = stamp(&day_stamp(25, 0));
+    assert_eq!(internals::fact_counts_from_cache(&ws, &policy, &at).unwrap(), None);
+    assert_eq!(internals::fact_counts_from_log(&ws, &policy, &at).unwrap().0, 61);
 }

@@ -248,6 +248,20 @@ pub fn distill_explained<F: FactRecord>(
     run(facts, curated, queue, policy, as_of, workspace_id, true, None, false)
 }
 
+/// The first instant at which `fact` is old enough for `policy` (a fact
+/// recorded late in 9999 never ages within the range of instants: it
+/// waits until the last one).
+pub(crate) fn eligible_at<F: FactRecord>(fact: &F, policy: &Policy) -> Stamp {
+    Stamp::from_timestamp(
+        fact.instant()
+            .checked_add(SignedDuration::from_hours(
+                24 * i64::from(policy.age_days_for(fact.source())),
+            ))
+            .and_then(|at| at.checked_add(SignedDuration::from_micros(1)))
+            .unwrap_or(jiff::Timestamp::MAX),
+    )
+}
+
 #[allow(clippy::too_many_arguments, clippy::fn_params_excessive_bools)]
 fn run<F: FactRecord>(
     facts: &[F],
@@ -347,17 +361,7 @@ fn run<F: FactRecord>(
         }
         if fact.instant() >= cutoff {
             if record {
-                // A fact recorded late in 9999 never ages within the range
-                // of instants: it waits until the last one.
-                let until = Stamp::from_timestamp(
-                    fact.instant()
-                        .checked_add(SignedDuration::from_hours(
-                            24 * i64::from(policy.age_days_for(fact.source())),
-                        ))
-                        .and_then(|at| at.checked_add(SignedDuration::from_micros(1)))
-                        .unwrap_or(jiff::Timestamp::MAX),
-                );
-                run.note(fact, Reason::WaitingForAge { until });
+                run.note(fact, Reason::WaitingForAge { until: eligible_at(fact, policy) });
             }
             continue;
         }

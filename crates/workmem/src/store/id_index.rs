@@ -254,6 +254,25 @@ impl BlockChain {
     }
 }
 
+/// Returns the index of `log` in `memory_dir` brought up to date in
+/// memory, for a reader that does not hold the workspace lock: only when
+/// the stored index can be continued (the daily files that changed since
+/// it last read them only grew); `None` when it would have to be rebuilt.
+/// Never writes: shards only grow and the manifest is replaced whole, so
+/// what the manifest read vouches for stays true while a writer goes on.
+///
+/// Errors: as [`refresh`].
+pub(crate) fn peek(
+    log: &FactLog,
+    memory_dir: &Path,
+    workspace_id: &str,
+) -> Result<Option<IdIndex>> {
+    let Some(mut index) = IdIndex::load(&memory_dir.join(ID_INDEX_DIR), workspace_id) else {
+        return Ok(None);
+    };
+    Ok(index.update(log)?.map(|_| index))
+}
+
 /// Brings the index of `log` in `memory_dir` up to date in memory and
 /// returns it: reads the daily files that changed since it last read them,
 /// or the whole log when the index is missing, torn, of another workspace

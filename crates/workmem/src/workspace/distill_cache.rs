@@ -167,6 +167,10 @@ fn random_token() -> u64 {
     uuid::Uuid::new_v4().as_u64_pair().0
 }
 
+/// A daily file read since the cache: what was read, its records with
+/// their offsets, and how far they reach.
+pub(super) type ParsedRead = (coverage::Appended, Vec<(u64, FactSummary)>, usize);
+
 /// What the scan of the daily files found for an incremental run to read.
 struct Scanned<'a> {
     /// The files that grew or are new.
@@ -547,29 +551,11 @@ impl Workspace {
                 (change, crosses(header.files.get(&change.day.day).and_then(|f| f.span)))
             })
             .collect();
-        let read_one = |file: Option<coverage::Appended>| -> Result<Option<_>> {
-            // (`None`: changed since the scan; the next run sees it.)
-            let Some(file) = file else { return Ok(None) };
-            // The old part of a file was kept only when its facts may have
-            // aged since: what was read is what is parsed.
-            let (records, reach) = self.log.parse_tail::<FactSummary>(
-                &file.day.path,
-                &file.data,
-                file.base,
-                file.lines_before,
-            )?;
-            Ok(Some((file, records, reach)))
-        };
+        // (`None`: changed since the scan; the next run sees it.)
         let grown = map_in_parallel(&to_read, |&(change, keep_old)| {
-            read_one(coverage::read_appended(change, keep_old)?)
+            self.parse_read(coverage::read_appended(change, keep_old)?)
         });
-        let aging = map_in_parallel(&band, |day| {
-            let day_file = crate::store::fact_log::DayFile {
-                day: (*day).clone(),
-                path: self.log.path_for_day(day),
-            };
-            read_one(coverage::read_covered(day_file, &header.files[*day].covered)?)
-        });
+        let aging = map_in_parallel(&band, |day| self.read_covered_day(header, day));
         let reads = grown.into_iter().map(|read| (read, true));
         for (read, grew) in reads.chain(aging.into_iter().map(|read| (read, false))) {
             let Some((file, records, reach)) = read? else {
@@ -839,6 +825,38 @@ impl Workspace {
             already_evidence: header.already_evidence,
             active_entries,
         }))
+    }
+
+    /// Parses what was read of a daily file (`None`: it changed since the
+    /// scan), with each record's offset and how far the records reach.
+    /// The old part of a file is kept only when it is to be parsed: what
+    /// was read is what is parsed.
+    pub(super) fn parse_read(
+        &self,
+        file: Option<coverage::Appended>,
+    ) -> Result<Option<ParsedRead>> {
+        let Some(file) = file else { return Ok(None) };
+        let (records, reach) = self.log.parse_tail::<FactSummary>(
+            &file.day.path,
+            &file.data,
+            file.base,
+            file.lines_before,
+        )?;
+        Ok(Some((file, records, reach)))
+    }
+
+    /// Reads and parses a daily file the cache `header` covers whole and
+    /// whose stamp did not change (`None`: it changed since).
+    pub(super) fn read_covered_day(
+        &self,
+        header: &Header,
+        day: &str,
+    ) -> Result<Option<ParsedRead>> {
+        let day_file = crate::store::fact_log::DayFile {
+            day: day.to_owned(),
+            path: self.log.path_for_day(day),
+        };
+        self.parse_read(coverage::read_covered(day_file, &header.files[day].covered)?)
     }
 
     /// Writes the units and ids of the cache an incremental run leaves,

@@ -6,11 +6,19 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use std::collections::HashSet;
+
 use crate::error::Result;
 use crate::model::fact::Kind;
+use crate::model::fact_line::FactRecord;
 use crate::model::stamp::Stamp;
+use crate::policy::distill::{self, Policy};
 use crate::policy::report::Reason;
 use crate::store::atomic_io::file_stamp;
+use crate::store::coverage::{self, Covered, Scan};
+use crate::store::distill_cache::{CACHE_FILE, Header, IDS_FILE, StoredIds};
+use crate::store::fact_log::map_in_parallel;
+use crate::store::id_index::{self, Place};
 use crate::store::journal::{self, JOURNAL_FILE};
 use crate::workspace::{CURATED_FILE, DistillOptions, Workspace};
 
@@ -60,30 +68,26 @@ pub struct FactCounts {
 }
 
 impl Workspace {
-    /// Returns where the workspace stands at `as_of` (default now). Runs
-    /// the policy as a dry run to find the facts waiting for their age, so
-    /// its cost is that of `distill --dry-run`; never writes.
+    /// Returns where the workspace stands at `as_of` (default now); never
+    /// writes. The facts and those waiting for their age are counted from
+    /// the distill cache and what was appended since it was written (the
+    /// daily files are stamped, only appended bytes and the files recent
+    /// enough to hold a waiting fact are read); without a cache that can
+    /// answer, the policy runs as a dry run over the whole log (the cost of
+    /// `distill --dry-run`).
     ///
     /// Errors: as [`Workspace::distill`] and [`Workspace::conflicts`].
     pub fn overview(&self, as_of: Option<Stamp>) -> Result<Overview> {
         let as_of = as_of.unwrap_or_else(|| self.now());
-        let mut options = DistillOptions::new().dry_run().explain();
-        options = options.as_of(as_of.clone());
-        let decisions = self.distill(&options)?.decisions;
-        let mut waiting_for_age = 0;
-        let mut first_eligible_at: Option<Stamp> = None;
-        for decision in &decisions {
-            if let Reason::WaitingForAge { until } = &decision.reason {
-                waiting_for_age += 1;
-                if first_eligible_at.as_ref().is_none_or(|first| until.instant() < first.instant())
-                {
-                    first_eligible_at = Some(until.clone());
-                }
-            }
-        }
+        let policy = &self.config.policy;
+        let counts = match self.counts_from_cache(policy, &as_of)? {
+            Some(counts) => counts,
+            None => self.counts_from_log(policy, &as_of)?,
+        };
+        // Only the entries' heads: the evidence lists are not decoded.
         let mut curated = BTreeMap::new();
-        for entry in self.curated()?.active_entries() {
-            *curated.entry(entry.kind).or_insert(0) += 1;
+        for head in self.stored_curated()?.file.heads().filter(|head| head.is_active()) {
+            *curated.entry(head.kind).or_insert(0) += 1;
         }
         let queue = self.conflicts()?;
         let open_conflicts = queue.cases.iter().filter(|case| case.is_open()).count();
@@ -118,10 +122,10 @@ impl Workspace {
             pinned: self.is_pinned(),
             shared: self.shared_attributes()?.is_some(),
             facts: FactCounts {
-                total: decisions.len(),
+                total: counts.total,
                 today: self.facts_on(&as_of.utc_day())?.len(),
-                waiting_for_age,
-                first_eligible_at,
+                waiting_for_age: counts.waiting_for_age,
+                first_eligible_at: counts.first_eligible_at,
             },
             curated,
             open_conflicts,
@@ -130,5 +134,141 @@ impl Workspace {
             distill_interrupted: self.distill_pending(),
             set_aside_decisions,
         })
+    }
+}
+
+/// What the log tells an [`Overview`]: distinct facts, those waiting for
+/// their age, and when the first of those becomes old enough.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LogCounts {
+    pub total: usize,
+    pub waiting_for_age: usize,
+    pub first_eligible_at: Option<Stamp>,
+}
+
+impl LogCounts {
+    /// Counts a fact that waits until `until`.
+    fn wait(&mut self, until: Stamp) {
+        self.waiting_for_age += 1;
+        if self.first_eligible_at.as_ref().is_none_or(|first| until.instant() < first.instant()) {
+            self.first_eligible_at = Some(until);
+        }
+    }
+}
+
+impl Workspace {
+    /// Counts the log's facts by running `policy` over the whole log as a
+    /// dry run: every fact gets a decision, the waiting ones say until
+    /// when.
+    pub(crate) fn counts_from_log(&self, policy: &Policy, as_of: &Stamp) -> Result<LogCounts> {
+        let options =
+            DistillOptions::new().policy(policy.clone()).dry_run().explain().as_of(as_of.clone());
+        let decisions = self.distill(&options)?.decisions;
+        let mut counts =
+            LogCounts { total: decisions.len(), waiting_for_age: 0, first_eligible_at: None };
+        for decision in decisions {
+            if let Reason::WaitingForAge { until } = decision.reason {
+                counts.wait(until);
+            }
+        }
+        Ok(counts)
+    }
+
+    /// Counts the log's facts as [`Workspace::counts_from_log`] does, from
+    /// the distill cache: it holds how many distinct facts the log held and
+    /// the span of `recorded_at` in each daily file. The daily files are
+    /// stamped; only the bytes appended since and the files whose span
+    /// reaches the earliest instant a fact may still wait from are read.
+    /// `None` when the cache cannot answer: there is none, a file was
+    /// rewritten or removed, or an appended record's id may repeat one (the
+    /// first record of an id counts, which only the whole log tells). A
+    /// cache describes a log that held no id twice, so every record it
+    /// covers is the first of its id.
+    pub(crate) fn counts_from_cache(
+        &self,
+        policy: &Policy,
+        as_of: &Stamp,
+    ) -> Result<Option<LogCounts>> {
+        let Some(header) =
+            Header::load(&self.file(CACHE_FILE), self.workspace_id(), &self.memory_dir)
+        else {
+            return Ok(None);
+        };
+        let covered: Vec<(&str, &Covered)> =
+            header.files.iter().map(|(day, f)| (day.as_str(), &f.covered)).collect();
+        let (Scan::Changed(changed), _) = coverage::scan(&self.log, &covered, header.listing)?
+        else {
+            return Ok(None);
+        };
+        // A fact waits while it is recorded at or after its source's cutoff.
+        let earliest = policy
+            .sources
+            .keys()
+            .map(|source| policy.cutoff_for(source, as_of))
+            .chain([policy.cutoff_for("", as_of)])
+            .min()
+            .map_or(i128::MIN, jiff::Timestamp::as_nanosecond);
+        let recent = |day: &str| {
+            header.files.get(day).and_then(|f| f.span).is_some_and(|(_, last)| last >= earliest)
+        };
+        let changed_days: HashSet<&str> = changed.iter().map(|c| c.day.day.as_str()).collect();
+        let unchanged_recent: Vec<&String> = header
+            .files
+            .keys()
+            .filter(|day| !changed_days.contains(day.as_str()) && recent(day))
+            .collect();
+        let grown = map_in_parallel(&changed, |change| {
+            self.parse_read(coverage::read_appended(change, recent(&change.day.day))?)
+        });
+        let unchanged =
+            map_in_parallel(&unchanged_recent, |day| self.read_covered_day(&header, day));
+        let Some(stored_ids) = StoredIds::open(&self.file(IDS_FILE), header.token, header.ids_len)
+        else {
+            return Ok(None);
+        };
+        let mut counts =
+            LogCounts { total: header.ids, waiting_for_age: 0, first_eligible_at: None };
+        let mut fresh: HashSet<String> = HashSet::new();
+        // Appended records whose id the filter may hold: the id index
+        // tells whether the log holds it elsewhere.
+        let mut maybe_repeated: Vec<(Place, String)> = Vec::new();
+        for (read, grew) in
+            grown.into_iter().map(|r| (r, true)).chain(unchanged.into_iter().map(|r| (r, false)))
+        {
+            let Some((file, records, _)) = read? else { return Ok(None) };
+            for (offset, record) in records {
+                if grew && offset as usize >= file.from {
+                    if !fresh.insert(record.fact_id().to_owned()) {
+                        return Ok(None);
+                    }
+                    if stored_ids.may_contain(record.fact_id()) {
+                        let place = Place { day: file.day.day.clone(), offset };
+                        maybe_repeated.push((place, record.fact_id().to_owned()));
+                    }
+                    counts.total += 1;
+                }
+                if record.instant() >= policy.cutoff_for(record.source(), as_of) {
+                    counts.wait(distill::eligible_at(&record, policy));
+                }
+            }
+        }
+        if !maybe_repeated.is_empty() && !self.only_records(&maybe_repeated)? {
+            return Ok(None);
+        }
+        Ok(Some(counts))
+    }
+
+    /// Whether the log holds no record of each id of `records` but the
+    /// one at its place, as the id index tells (`false` when the index
+    /// cannot tell without being rebuilt).
+    ///
+    /// Errors: as [`id_index::peek`].
+    pub(crate) fn only_records(&self, records: &[(Place, String)]) -> Result<bool> {
+        let Some(index) = id_index::peek(&self.log, &self.memory_dir, self.workspace_id())? else {
+            return Ok(false);
+        };
+        let ids: Vec<&str> = records.iter().map(|(_, id)| id.as_str()).collect();
+        let Some(found) = index.lookup(&ids) else { return Ok(false) };
+        Ok(records.iter().zip(found).all(|((place, _), places)| places == [place.clone()]))
     }
 }
