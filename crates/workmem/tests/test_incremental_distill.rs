@@ -500,3 +500,40 @@ fn status_counts_the_facts_from_the_cache_and_what_was_appended_since() {
     assert_eq!(internals::fact_counts_from_cache(&ws, &policy, &at).unwrap(), None);
     assert_eq!(internals::fact_counts_from_log(&ws, &policy, &at).unwrap().0, 61);
 }
+
+#[test]
+fn an_id_the_filter_may_hold_is_looked_up_in_the_id_index() {
+    let project = tempfile::tempdir().unwrap();
+    let memory = project.path().join(".workmem/memory");
+    let ws = open_at(project.path(), &memory);
+    for n in 0..30u32 {
+        ws.remember(new_fact(&spec((n % 2) as usize, n), &format!("f{n}"))).unwrap();
+    }
+    let policy = Policy::default();
+    distilled(&ws, &day_stamp(60, 0), &policy);
+    // A filter that says every id may be in the log.
+    let ids_file = memory.join(".distill-cache.ids");
+    let mut filter = fs::read(&ids_file).unwrap();
+    let body = filter.iter().position(|b| *b == b'\n').unwrap() + 1;
+    let end = filter.windows(4).position(|w| w == b"end\n").unwrap();
+    filter[body..end].fill(0xff);
+    fs::write(&ids_file, &filter).unwrap();
+    for n in 30..34u32 {
+        ws.remember(new_fact(&spec(1, n), &format!("f{n}"))).unwrap();
+    }
+    let units = memory.join(".distill-cache.units");
+    let first_section = fs::read(&units).unwrap()[..40].to_vec();
+    let cold_dir = tempfile::tempdir().unwrap();
+    let cold_memory = cold_dir.path().join("memory");
+    copy_dir(&memory, &cold_memory);
+    for name in CACHES {
+        let _ = fs::remove_file(cold_memory.join(name));
+    }
+    let cold = distilled(&open_at(project.path(), &cold_memory), &day_stamp(61, 0), &policy);
+    let warm = distilled(&ws, &day_stamp(61, 0), &policy);
+    assert_eq!(warm, cold);
+    assert_eq!(state_files(&memory), state_files(&cold_memory));
+    // The run went on from the cache: it appended to the units file
+    // rather than writing it anew (a new token) after reading the log.
+    assert_eq!(fs::read(&units).unwrap()[..40], first_section[..]);
+}

@@ -10,8 +10,9 @@
 //! - curated.json and conflicts.json are the files the last distill left
 //!   (a resolve, a merge or a hand edit changes them);
 //! - the daily files only grew (a file rewritten or removed does not);
-//! - no appended record has an id the log may already hold (the first
-//!   record of an id counts);
+//! - no appended record has an id the log already holds (the first
+//!   record of an id counts): the id filter answers, and an id it may
+//!   hold is looked up in the id index;
 //! - when the cache was written, the log held no id twice, and every id
 //!   the curated state cites was a fact of the log, aged, of its entry's
 //!   memory key.
@@ -43,6 +44,7 @@ use crate::store::distill_cache::{
     StoredIds, UNITS_FILE, UnitKey, Units,
 };
 use crate::store::fact_log::{FileRecords, map_in_parallel};
+use crate::store::id_index::Place;
 use crate::store::state_file::Output;
 use crate::workspace::distill::{CuratedOutcome, Distilled, allocations_of, drop_in_background};
 use crate::workspace::{
@@ -540,6 +542,8 @@ impl Workspace {
         // Read what changed: appended records, and the facts that aged.
         let mut files = header.files.clone();
         let mut new_records: Vec<FactSummary> = Vec::new();
+        // Where each of them is.
+        let mut new_places: Vec<Place> = Vec::new();
         let mut newly_aged: Vec<FactSummary> = Vec::new();
         // Files that grew, and files whose facts may have aged (unchanged),
         // read and parsed on every core.
@@ -565,6 +569,7 @@ impl Workspace {
             let mut appended = Vec::new();
             for (offset, record) in records {
                 if offset as usize >= from {
+                    new_places.push(Place { day: day.day.clone(), offset });
                     appended.push(record);
                 } else if !aged(policy, &record, header.as_of) && aged(policy, &record, now) {
                     newly_aged.push(record);
@@ -585,11 +590,20 @@ impl Workspace {
         else {
             return Ok(None);
         };
+        // The filter may hold an id it does not (about one in a few
+        // thousand): the id index tells.
         let mut fresh: HashSet<&str> = HashSet::new();
-        for record in &new_records {
-            if stored_ids.may_contain(record.fact_id()) || !fresh.insert(record.fact_id()) {
+        let mut maybe_repeated: Vec<(Place, String)> = Vec::new();
+        for (record, place) in new_records.iter().zip(new_places) {
+            if !fresh.insert(record.fact_id()) {
                 return Ok(None);
             }
+            if stored_ids.may_contain(record.fact_id()) {
+                maybe_repeated.push((place, record.fact_id().to_owned()));
+            }
+        }
+        if !maybe_repeated.is_empty() && !self.only_records(&maybe_repeated)? {
+            return Ok(None);
         }
 
         // The units to judge, with their new candidates and new ids.
