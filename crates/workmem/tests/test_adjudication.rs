@@ -559,6 +559,57 @@ fn history_shows_every_revision_with_evidence_and_cases() {
     assert_eq!(history.cases[0].status, CaseStatus::Resolved);
 }
 
+/// `history` reads the key's evidence facts where the id index places
+/// them, not the whole log, and says what the whole log says: the first
+/// record of an id counts.
+#[test]
+fn history_reads_its_evidence_where_the_id_index_places_it() {
+    let project = Project::new();
+    let ws = tied_workspace(&project);
+    let case = open_case(&ws);
+    ws.resolve(request(&case, &candidate_id(&case, "Use Postgres."), "review:h")).expect("resolve");
+    let memory = project.root.join(".workmem/memory");
+    // Another writer repeats p1's id in a later file: the first record
+    // counts.
+    let repeat = ws
+        .prepare(NewFact {
+            content: "Use Oracle.".into(),
+            memory_key: Some("db.engine".into()),
+            recorded_at: Some("2026-02-20T00:00:00Z".into()),
+            fact_id: Some("p1".into()),
+            ..NewFact::default()
+        })
+        .expect("prepare")
+        .to_line();
+    fs::write(memory.join("daily/2026-02-20.jsonl"), repeat).expect("write");
+    // Another key's fact, in a file of its own (the id index reads the
+    // repeat while it checks this id).
+    fact(&ws, "x1", "Use tabs.", 4, "style.indent", "2026-03-01T00:00:00Z");
+    let indexed = serde_json::to_string(&ws.history("db.engine").expect("history")).expect("json");
+    let index_dir = memory.join(".id-index");
+    let moved = project.root.join("id-index-aside");
+    fs::rename(&index_dir, &moved).expect("move");
+    let whole = serde_json::to_string(&ws.history("db.engine").expect("history")).expect("json");
+    fs::rename(&moved, &index_dir).expect("move back");
+    assert_eq!(indexed, whole);
+    assert!(indexed.contains("Use Postgres.") && !indexed.contains("Use Oracle."), "{indexed}");
+    // The other key's line damaged in place, the file's stamp kept: the
+    // whole log no longer reads, the key's history still does.
+    let path = memory.join("daily/2026-03-01.jsonl");
+    let modified = fs::metadata(&path).and_then(|m| m.modified()).expect("mtime");
+    let mut line = fs::read(&path).expect("read");
+    line[0] = b'[';
+    fs::write(&path, &line).expect("write");
+    fs::File::options()
+        .write(true)
+        .open(&path)
+        .and_then(|f| f.set_modified(modified))
+        .expect("mtime");
+    assert!(ws.facts().is_err());
+    let after = serde_json::to_string(&ws.history("db.engine").expect("history")).expect("json");
+    assert_eq!(after, indexed);
+}
+
 /// Each resolve records the audit stream it checked (its length and
 /// SHA-256, hashed in one pass with the prefix recorded before it), so the
 /// next one parses only what was appended since.

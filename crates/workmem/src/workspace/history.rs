@@ -1,7 +1,7 @@
 //! The history of one memory key: every revision with the facts behind it,
 //! and every conflict case of the key. Read-only.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
@@ -10,7 +10,8 @@ use crate::model::canon;
 use crate::model::fact::Fact;
 use crate::store::conflict_queue::Case;
 use crate::store::curated_state::Entry;
-use crate::workspace::Workspace;
+use crate::store::id_index;
+use crate::workspace::{CONFLICTS_FILE, CURATED_FILE, Workspace};
 
 /// One revision and its evidence facts.
 #[derive(Debug, Clone, Serialize)]
@@ -35,34 +36,80 @@ pub struct History {
 
 impl Workspace {
     /// Returns every revision of `memory_key` with its evidence facts, and
-    /// the key's conflict cases.
+    /// the key's conflict cases. Only the key's entries and cases are
+    /// decoded, and its evidence facts are read where the id index places
+    /// them (the whole log is read only when the index cannot answer
+    /// without being rebuilt).
     ///
     /// Errors: [`crate::Error::InvalidInput`] for a malformed key; read
     /// errors as [`Workspace::facts`].
     pub fn history(&self, memory_key: &str) -> Result<History> {
         let memory_key = canon::clean_memory_key(memory_key)?;
-        let mut entries: Vec<Entry> = self
-            .curated()?
-            .entries
-            .into_iter()
-            .filter(|e| e.memory_key.as_deref() == Some(&memory_key))
-            .collect();
+        let mut entries =
+            self.stored_curated()?.file.records(&self.file(CURATED_FILE), |head| {
+                head.memory_key.as_deref() == Some(memory_key.as_str())
+            })?;
         entries.sort_by_key(|e| e.revision);
-        let facts = self.facts()?;
-        let by_id: HashMap<&str, &Fact> = facts.iter().map(|f| (f.fact_id.as_str(), f)).collect();
+        let mut ids: Vec<&str> =
+            entries.iter().flat_map(|e| e.evidence_ids.iter().map(String::as_str)).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let by_id = self.facts_with_ids(&ids)?;
         let revisions = entries
             .into_iter()
             .map(|entry| {
                 let facts = entry
                     .evidence_ids
                     .iter()
-                    .filter_map(|id| by_id.get(id.as_str()).map(|f| (*f).clone()))
+                    .filter_map(|id| by_id.get(id.as_str()).cloned())
                     .collect();
                 RevisionHistory { entry, facts }
             })
             .collect();
-        let cases =
-            self.conflicts()?.cases.into_iter().filter(|c| c.memory_key == memory_key).collect();
+        let cases = self
+            .stored_conflicts()?
+            .file
+            .records(&self.file(CONFLICTS_FILE), |head| head.memory_key == memory_key)?;
         Ok(History { memory_key, revisions, cases })
+    }
+
+    /// Returns the fact of each of `ids` the log holds (the first record
+    /// of the id, as every reader counts it): read where the id index
+    /// places it when the index can answer without being rebuilt (it is
+    /// brought up to date in memory and never written: a reader holds no
+    /// lock), else from the whole log.
+    ///
+    /// Errors: read errors as [`Workspace::facts`].
+    pub(crate) fn facts_with_ids(&self, ids: &[&str]) -> Result<HashMap<String, Fact>> {
+        if let Some(index) = id_index::peek(&self.log, &self.memory_dir, self.workspace_id())?
+            && let Some(found) = index.lookup(ids)
+        {
+            let mut facts = HashMap::with_capacity(ids.len());
+            let mut placed = true;
+            for (id, places) in ids.iter().zip(found) {
+                let Some(first) = places.first() else { continue };
+                match self.log.read_at::<Fact>(&first.day, first.offset)? {
+                    Some(fact) if fact.fact_id == *id => {
+                        facts.insert(fact.fact_id.clone(), fact);
+                    }
+                    // A place that does not hold its id: the index is
+                    // stale in a way its stamps did not show.
+                    _ => {
+                        placed = false;
+                        break;
+                    }
+                }
+            }
+            if placed {
+                return Ok(facts);
+            }
+        }
+        let wanted: HashSet<&str> = ids.iter().copied().collect();
+        Ok(self
+            .facts()?
+            .into_iter()
+            .filter(|fact| wanted.contains(fact.fact_id.as_str()))
+            .map(|fact| (fact.fact_id.clone(), fact))
+            .collect())
     }
 }
