@@ -39,6 +39,7 @@ use crate::error::{Error, Invalid, IoContext, Result};
 use crate::model::canon;
 use crate::model::clock::Clock;
 use crate::model::fact::Fact;
+use crate::model::fact_line::FactSummary;
 use crate::model::stamp::Stamp;
 use crate::policy::config::Config;
 use crate::store::atomic_io;
@@ -230,11 +231,12 @@ impl Workspace {
     ///
     /// Errors: as [`Workspace::facts`].
     pub fn log_days(&self) -> Result<Vec<DaySummary>> {
-        self.log
-            .days()?
+        // Summaries (a fact's fields are checked, not kept), every core.
+        let files = self.log.read_files_with::<FactSummary>(&self.log.days()?, false)?;
+        Ok(files
             .into_iter()
-            .map(|day| Ok(DaySummary { facts: self.log.read_file(&day.path)?.len(), day: day.day }))
-            .collect()
+            .map(|file| DaySummary { facts: file.records.len(), day: file.day.day })
+            .collect())
     }
 
     /// Returns the curated state (empty when `curated.json` does not exist).
