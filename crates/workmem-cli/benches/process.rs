@@ -10,8 +10,9 @@
 //! For each workspace given: start + open (`workmem init -q`), `context`,
 //! `distill` (first run on the log alone, then a re-run with nothing new,
 //! then runs after 100 new facts each), `remember --id` against `remember`
-//! (alternating), an import of 100 facts with ids, `resolve` of freshly
-//! made ties, and `verify`, as medians over several runs with their peak
+//! (alternating), an import of 100 facts with ids, `status`, `history` of
+//! the key with the most evidence, `logs`, `resolve` of freshly made ties,
+//! and `verify`, as medians over several runs with their peak
 //! RSS (`/usr/bin/time`). Without arguments only the append comparison
 //! runs: `workmem remember` against the floor program, alternating, in a
 //! temporary workspace. The first distill runs delete everything in the
@@ -155,6 +156,18 @@ fn fact_file(dir: &Path, count: usize, seed: u64) -> PathBuf {
     path
 }
 
+/// The memory key of curated.json with the most evidence, if any.
+fn busiest_key(dir: &Path) -> Option<String> {
+    let data = std::fs::read(dir.join(".workmem/memory/curated.json")).ok()?;
+    let curated: serde_json::Value = serde_json::from_slice(&data).ok()?;
+    curated["entries"]
+        .as_array()?
+        .iter()
+        .filter(|entry| entry["memory_key"].is_string())
+        .max_by_key(|entry| entry["evidence_ids"].as_array().map_or(0, Vec::len))
+        .and_then(|entry| entry["memory_key"].as_str().map(str::to_owned))
+}
+
 /// Whether only the appends are measured (`WORKMEM_BENCH_ONLY=appends`).
 fn appends_only() -> bool {
     std::env::var("WORKMEM_BENCH_ONLY").is_ok_and(|only| only == "appends")
@@ -286,6 +299,21 @@ fn workspace_figures(dir: &Path) {
     let context = median((0..21).map(|_| timed(workmem(dir).arg("context"))).collect());
     let (_, context_rss) = timed_rss(dir, &["context"]);
     println!("context: median {context:.2} ms, peak {context_rss:.0} MB");
+    // The facts appended since the last distill (by the appends above)
+    // are what `status` reads; `history` of the key with the most
+    // evidence; `logs` counts every daily file.
+    let status = median((0..11).map(|_| timed(workmem(dir).arg("status"))).collect());
+    let (_, status_rss) = timed_rss(dir, &["status"]);
+    println!("status: median {status:.2} ms, peak {status_rss:.0} MB");
+    if let Some(key) = busiest_key(dir) {
+        let history =
+            median((0..11).map(|_| timed(workmem(dir).args(["history", &key]))).collect());
+        let (_, history_rss) = timed_rss(dir, &["history", &key]);
+        println!("history of {key}: median {history:.2} ms, peak {history_rss:.0} MB");
+    }
+    let logs = median((0..5).map(|_| timed(workmem(dir).arg("logs"))).collect());
+    let (_, logs_rss) = timed_rss(dir, &["logs"]);
+    println!("logs: median {logs:.1} ms, peak {logs_rss:.0} MB");
 
     // Ties to resolve: two equally strong newer values for fresh keys.
     let mut cases = Vec::new();
