@@ -392,7 +392,7 @@ pub(crate) fn check_stored_content(content: &str) -> std::result::Result<(), Str
         && bytes.first().is_some_and(|&b| b != b' ')
         && bytes.last().is_some_and(|&b| b != b' ')
         && bytes.len() <= MAX_CONTENT_CHARS
-        && memchr::memmem::find(bytes, b"  ").is_none()
+        && !canon::has_double_space(bytes)
     {
         return Ok(());
     }
