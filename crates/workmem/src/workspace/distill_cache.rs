@@ -44,7 +44,7 @@ use crate::store::distill_cache::{
     StoredIds, UNITS_FILE, UnitKey, Units,
 };
 use crate::store::fact_log::{FileRecords, map_in_parallel};
-use crate::store::id_index::Place;
+use crate::store::id_index::{self, Place};
 use crate::store::state_file::Output;
 use crate::workspace::distill::{CuratedOutcome, Distilled, allocations_of, drop_in_background};
 use crate::workspace::{
@@ -584,25 +584,14 @@ impl Workspace {
             }
             new_records.extend(appended);
         }
-        // A new record whose id the log may hold: the first record counts,
+        // A new record whose id the log holds: the first record counts,
         // which only the whole log tells.
         let Some(stored_ids) = StoredIds::open(&self.file(IDS_FILE), header.token, header.ids_len)
         else {
             return Ok(None);
         };
-        // The filter may hold an id it does not (about one in a few
-        // thousand): the id index tells.
-        let mut fresh: HashSet<&str> = HashSet::new();
-        let mut maybe_repeated: Vec<(Place, String)> = Vec::new();
-        for (record, place) in new_records.iter().zip(new_places) {
-            if !fresh.insert(record.fact_id()) {
-                return Ok(None);
-            }
-            if stored_ids.may_contain(record.fact_id()) {
-                maybe_repeated.push((place, record.fact_id().to_owned()));
-            }
-        }
-        if !maybe_repeated.is_empty() && !self.only_records(&maybe_repeated)? {
+        let appended = new_places.iter().zip(new_records.iter().map(FactSummary::fact_id));
+        if !self.appended_ids_are_new(&stored_ids, appended)? {
             return Ok(None);
         }
 
@@ -839,6 +828,44 @@ impl Workspace {
             already_evidence: header.already_evidence,
             active_entries,
         }))
+    }
+
+    /// Whether each record appended since the cache was written (its place
+    /// and id) is the only record of its id in the log: no two of them
+    /// share an id, and an id the cache's filter may hold (a false
+    /// positive, about one in a few thousand at 100,000 facts, or a real
+    /// repeat) is looked up in the id index, brought up to date in memory
+    /// and never written, which must place it there alone. `false` also
+    /// when the index cannot tell without being rebuilt.
+    ///
+    /// Errors: as [`id_index::peek`].
+    pub(super) fn appended_ids_are_new<'a>(
+        &self,
+        filter: &StoredIds,
+        appended: impl IntoIterator<Item = (&'a Place, &'a str)>,
+    ) -> Result<bool> {
+        let mut seen = HashSet::new();
+        let mut maybe_repeated = Vec::new();
+        for (place, id) in appended {
+            if !seen.insert(id) {
+                return Ok(false);
+            }
+            if filter.may_contain(id) {
+                maybe_repeated.push((place, id));
+            }
+        }
+        if maybe_repeated.is_empty() {
+            return Ok(true);
+        }
+        let Some(index) = id_index::peek(&self.log, &self.memory_dir, &self.workspace_id)? else {
+            return Ok(false);
+        };
+        let ids: Vec<&str> = maybe_repeated.iter().map(|(_, id)| *id).collect();
+        let Some(found) = index.lookup(&ids) else { return Ok(false) };
+        Ok(maybe_repeated
+            .iter()
+            .zip(found)
+            .all(|((place, _), places)| places == [(*place).clone()]))
     }
 
     /// Parses what was read of a daily file (`None`: it changed since the

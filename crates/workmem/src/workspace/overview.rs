@@ -2,11 +2,9 @@
 //! what waits for the age gate and when the first becomes eligible, the
 //! curated entries, open conflicts and unfinished work. Writes nothing.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use serde::Serialize;
-
-use std::collections::HashSet;
 
 use crate::error::Result;
 use crate::model::fact::Kind;
@@ -18,7 +16,7 @@ use crate::store::atomic_io::file_stamp;
 use crate::store::coverage::{self, Covered, Scan};
 use crate::store::distill_cache::{CACHE_FILE, Header, IDS_FILE, StoredIds};
 use crate::store::fact_log::map_in_parallel;
-use crate::store::id_index::{self, Place};
+use crate::store::id_index::Place;
 use crate::store::journal::{self, JOURNAL_FILE};
 use crate::workspace::{CURATED_FILE, DistillOptions, Workspace};
 
@@ -228,47 +226,26 @@ impl Workspace {
         };
         let mut counts =
             LogCounts { total: header.ids, waiting_for_age: 0, first_eligible_at: None };
-        let mut fresh: HashSet<String> = HashSet::new();
-        // Appended records whose id the filter may hold: the id index
-        // tells whether the log holds it elsewhere.
-        let mut maybe_repeated: Vec<(Place, String)> = Vec::new();
+        let mut appended: Vec<(Place, String)> = Vec::new();
         for (read, grew) in
             grown.into_iter().map(|r| (r, true)).chain(unchanged.into_iter().map(|r| (r, false)))
         {
             let Some((file, records, _)) = read? else { return Ok(None) };
             for (offset, record) in records {
                 if grew && offset as usize >= file.from {
-                    if !fresh.insert(record.fact_id().to_owned()) {
-                        return Ok(None);
-                    }
-                    if stored_ids.may_contain(record.fact_id()) {
-                        let place = Place { day: file.day.day.clone(), offset };
-                        maybe_repeated.push((place, record.fact_id().to_owned()));
-                    }
-                    counts.total += 1;
+                    let place = Place { day: file.day.day.clone(), offset };
+                    appended.push((place, record.fact_id().to_owned()));
                 }
                 if record.instant() >= policy.cutoff_for(record.source(), as_of) {
                     counts.wait(distill::eligible_at(&record, policy));
                 }
             }
         }
-        if !maybe_repeated.is_empty() && !self.only_records(&maybe_repeated)? {
+        let ids = appended.iter().map(|(place, id)| (place, id.as_str()));
+        if !self.appended_ids_are_new(&stored_ids, ids)? {
             return Ok(None);
         }
+        counts.total += appended.len();
         Ok(Some(counts))
-    }
-
-    /// Whether the log holds no record of each id of `records` but the
-    /// one at its place, as the id index tells (`false` when the index
-    /// cannot tell without being rebuilt).
-    ///
-    /// Errors: as [`id_index::peek`].
-    pub(crate) fn only_records(&self, records: &[(Place, String)]) -> Result<bool> {
-        let Some(index) = id_index::peek(&self.log, &self.memory_dir, self.workspace_id())? else {
-            return Ok(false);
-        };
-        let ids: Vec<&str> = records.iter().map(|(_, id)| id.as_str()).collect();
-        let Some(found) = index.lookup(&ids) else { return Ok(false) };
-        Ok(records.iter().zip(found).all(|((place, _), places)| places == [place.clone()]))
     }
 }
