@@ -442,6 +442,17 @@ fn a_distill_with_nothing_new_reads_no_daily_file_and_writes_nothing() {
     assert_eq!(crate::common::snapshot_dir(&memory), before, "a run with nothing new wrote");
 }
 
+/// Sets every bit of the distill cache's id filter: it then says that
+/// every id may be in the log.
+fn saturate_id_filter(memory: &Path) {
+    let ids_file = memory.join(".distill-cache.ids");
+    let mut filter = fs::read(&ids_file).unwrap();
+    let body = filter.iter().position(|b| *b == b'\n').unwrap() + 1;
+    let end = filter.windows(4).position(|w| w == b"end\n").unwrap();
+    filter[body..end].fill(0xff);
+    fs::write(&ids_file, &filter).unwrap();
+}
+
 #[test]
 fn status_counts_the_facts_from_the_cache_and_what_was_appended_since() {
     let project = tempfile::tempdir().unwrap();
@@ -481,12 +492,7 @@ fn status_counts_the_facts_from_the_cache_and_what_was_appended_since() {
     }
     // A filter that says every id may be in the log: each appended id is
     // looked up in the id index instead.
-    let ids_file = memory.join(".distill-cache.ids");
-    let mut filter = fs::read(&ids_file).unwrap();
-    let body = filter.iter().position(|b| *b == b'\n').unwrap() + 1;
-    let end = filter.windows(4).position(|w| w == b"end\n").unwrap();
-    filter[body..end].fill(0xff);
-    fs::write(&ids_file, &filter).unwrap();
+    saturate_id_filter(&memory);
     let at = stamp(&day_stamp(25, 0));
     let whole = internals::fact_counts_from_log(&ws, &policy, &at).unwrap();
     assert_eq!(internals::fact_counts_from_cache(&ws, &policy, &at).unwrap(), Some(whole));
@@ -496,7 +502,6 @@ fn status_counts_the_facts_from_the_cache_and_what_was_appended_since() {
         &memory.join("daily").join(format!("{}.jsonl", &day_stamp(44, 0)[..10])),
         again.as_bytes(),
     );
-    let at = stamp(&day_stamp(25, 0));
     assert_eq!(internals::fact_counts_from_cache(&ws, &policy, &at).unwrap(), None);
     assert_eq!(internals::fact_counts_from_log(&ws, &policy, &at).unwrap().0, 61);
 }
@@ -512,12 +517,7 @@ fn an_id_the_filter_may_hold_is_looked_up_in_the_id_index() {
     let policy = Policy::default();
     distilled(&ws, &day_stamp(60, 0), &policy);
     // A filter that says every id may be in the log.
-    let ids_file = memory.join(".distill-cache.ids");
-    let mut filter = fs::read(&ids_file).unwrap();
-    let body = filter.iter().position(|b| *b == b'\n').unwrap() + 1;
-    let end = filter.windows(4).position(|w| w == b"end\n").unwrap();
-    filter[body..end].fill(0xff);
-    fs::write(&ids_file, &filter).unwrap();
+    saturate_id_filter(&memory);
     for n in 30..34u32 {
         ws.remember(new_fact(&spec(1, n), &format!("f{n}"))).unwrap();
     }
