@@ -219,6 +219,14 @@ pub mod internals {
         Ok((c.total, c.waiting_for_age, c.first_eligible_at))
     }
 
+    /// The facts of each daily file from the distill cache; `None` when
+    /// it cannot answer ([`Workspace::log_days`] then reads the log).
+    ///
+    /// Errors: as [`Workspace::log_days`].
+    pub fn day_counts_from_cache(ws: &Workspace) -> Result<Option<Vec<crate::DaySummary>>> {
+        ws.day_counts_from_cache()
+    }
+
     /// Returns the path of the daily log of `day`.
     pub fn day_file(ws: &Workspace, day: &str) -> PathBuf {
         ws.log().path_for_day(day)

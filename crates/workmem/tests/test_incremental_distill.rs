@@ -259,6 +259,10 @@ fn run(ops: &[Op]) {
                     let whole = internals::fact_counts_from_log(&cold_ws, &policy, &at).unwrap();
                     assert_eq!(counts, whole, "fact counts at {as_of} after {ops:?}");
                 }
+                // What `logs` counts per daily file, likewise.
+                if let Some(days) = internals::day_counts_from_cache(&ws).unwrap() {
+                    assert_eq!(days, cold_ws.log_days().unwrap(), "daily counts after {ops:?}");
+                }
                 let cold = distilled(&cold_ws, &as_of, &policy);
                 let warm = distilled(&ws, &as_of, &policy);
                 assert_eq!(warm, cold, "report at {as_of} after {ops:?}");
@@ -490,6 +494,17 @@ fn status_counts_the_facts_from_the_cache_and_what_was_appended_since() {
             assert!(whole.1 > 0 && whole.2.is_some(), "{whole:?}");
         }
     }
+    // What `logs` counts, from the cache and the appended lines: every
+    // line of these files is a fact of its own.
+    let mut lines = BTreeMap::new();
+    for entry in fs::read_dir(memory.join("daily")).unwrap() {
+        let path = entry.unwrap().path();
+        let day = path.file_stem().unwrap().to_string_lossy().into_owned();
+        lines.insert(day, fs::read_to_string(&path).unwrap().lines().count());
+    }
+    let days = internals::day_counts_from_cache(&ws).unwrap().expect("counted from the cache");
+    let days: BTreeMap<String, usize> = days.into_iter().map(|d| (d.day, d.facts)).collect();
+    assert_eq!(days, lines);
     // A filter that says every id may be in the log: each appended id is
     // looked up in the id index instead.
     saturate_id_filter(&memory);
@@ -503,6 +518,7 @@ fn status_counts_the_facts_from_the_cache_and_what_was_appended_since() {
         again.as_bytes(),
     );
     assert_eq!(internals::fact_counts_from_cache(&ws, &policy, &at).unwrap(), None);
+    assert_eq!(internals::day_counts_from_cache(&ws).unwrap(), None);
     assert_eq!(internals::fact_counts_from_log(&ws, &policy, &at).unwrap().0, 61);
 }
 

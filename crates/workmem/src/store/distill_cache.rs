@@ -42,7 +42,7 @@ pub(crate) const UNITS_FILE: &str = ".distill-cache.units";
 pub(crate) const IDS_FILE: &str = ".distill-cache.ids";
 /// Where each unit's records are in the units file.
 pub(crate) const PLACES_FILE: &str = ".distill-cache.places";
-const HEADER: &str = "workmem-distill-cache 5";
+const HEADER: &str = "workmem-distill-cache 6";
 const UNITS_HEADER: &str = "workmem-distill-units 1";
 const IDS_HEADER: &str = "workmem-distill-ids 2";
 
@@ -54,6 +54,8 @@ pub(crate) struct DayFacts {
     /// The earliest and latest `recorded_at` (nanoseconds) of its facts;
     /// `None` when it has none.
     pub span: Option<(i128, i128)>,
+    /// How many facts it holds.
+    pub records: usize,
 }
 
 /// The small file.
@@ -131,7 +133,7 @@ impl Header {
         for (day, facts) in &self.files {
             facts.covered.write_line(day, &mut text);
             if let Some((min, max)) = facts.span {
-                let _ = writeln!(text, "span {min} {max}");
+                let _ = writeln!(text, "span {min} {max} {}", facts.records);
             }
         }
         text.push_str("end\n");
@@ -233,15 +235,17 @@ impl Header {
         let mut days: Vec<(String, DayFacts)> = Vec::new();
         for line in lines {
             if let Some(rest) = line.strip_prefix("span ") {
-                let (min, max) = rest.split_once(' ')?;
+                let (min, rest) = rest.split_once(' ')?;
+                let (max, records) = rest.split_once(' ')?;
                 let (_, file) = days.last_mut()?;
                 file.span = Some((parse_nanos(min)?, parse_nanos(max)?));
+                file.records = records.parse().ok().filter(|n| *n > 0)?;
             } else {
                 let (day, covered) = Covered::parse_line(line.strip_prefix("file ")?)?;
                 if days.last().is_some_and(|(last, _)| last.as_str() >= day) {
                     return None;
                 }
-                days.push((day.to_owned(), DayFacts { covered, span: None }));
+                days.push((day.to_owned(), DayFacts { covered, span: None, records: 0 }));
             }
         }
         let files: BTreeMap<String, DayFacts> = days.into_iter().collect();

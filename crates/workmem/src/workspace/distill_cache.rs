@@ -74,7 +74,11 @@ impl ReadLog {
             if let Some(covered) = &file.covered {
                 out.files.insert(
                     file.day.day.clone(),
-                    DayFacts { covered: covered.clone(), span: span(&file.records) },
+                    DayFacts {
+                        covered: covered.clone(),
+                        span: span(&file.records),
+                        records: file.records.len(),
+                    },
                 );
             }
         }
@@ -576,10 +580,13 @@ impl Workspace {
                 }
             }
             if grew {
-                let entry = files
-                    .entry(day.day.clone())
-                    .or_insert(DayFacts { covered: Covered::of_appended(&file, from), span: None });
+                let entry = files.entry(day.day.clone()).or_insert(DayFacts {
+                    covered: Covered::of_appended(&file, from),
+                    span: None,
+                    records: 0,
+                });
                 entry.span = widen(entry.span, span(&appended));
+                entry.records += appended.len();
                 entry.covered = Covered::of_appended(&file, reach);
             }
             new_records.extend(appended);

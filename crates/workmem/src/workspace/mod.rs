@@ -227,10 +227,15 @@ impl Workspace {
         self.log.recent_before(limit, Some((recorded_at.instant(), fact_id)), |_| true)
     }
 
-    /// Returns one summary per daily log, oldest first.
+    /// Returns one summary per daily log, oldest first: from the distill
+    /// cache and the lines appended since it was written when it can
+    /// answer, else by reading every daily file.
     ///
     /// Errors: as [`Workspace::facts`].
     pub fn log_days(&self) -> Result<Vec<DaySummary>> {
+        if let Some(days) = self.day_counts_from_cache()? {
+            return Ok(days);
+        }
         // Summaries (a fact's fields are checked, not kept), every core.
         let files = self.log.read_files_with::<FactSummary>(&self.log.days()?, false)?;
         Ok(files

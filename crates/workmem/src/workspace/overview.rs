@@ -18,7 +18,7 @@ use crate::store::distill_cache::{CACHE_FILE, Header, IDS_FILE, StoredIds};
 use crate::store::fact_log::map_in_parallel;
 use crate::store::id_index::Place;
 use crate::store::journal::{self, JOURNAL_FILE};
-use crate::workspace::{CURATED_FILE, DistillOptions, Workspace};
+use crate::workspace::{CURATED_FILE, DaySummary, DistillOptions, Workspace};
 
 /// Where a workspace stands, as [`Workspace::overview`] reports it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -248,5 +248,53 @@ impl Workspace {
         }
         counts.total += appended.len();
         Ok(Some(counts))
+    }
+}
+
+impl Workspace {
+    /// The facts of each daily file, as [`Workspace::log_days`] counts
+    /// them, from the distill cache (which holds each file's count) and
+    /// the records appended since it was written: the daily files are
+    /// stamped and only the appended bytes read. `None` when the cache
+    /// cannot answer, as for [`Workspace::counts_from_cache`].
+    ///
+    /// Errors: as [`Workspace::facts`], for the bytes it reads.
+    pub(crate) fn day_counts_from_cache(&self) -> Result<Option<Vec<DaySummary>>> {
+        let Some(header) =
+            Header::load(&self.file(CACHE_FILE), self.workspace_id(), &self.memory_dir)
+        else {
+            return Ok(None);
+        };
+        let covered: Vec<(&str, &Covered)> =
+            header.files.iter().map(|(day, f)| (day.as_str(), &f.covered)).collect();
+        let (Scan::Changed(changed), _) = coverage::scan(&self.log, &covered, header.listing)?
+        else {
+            return Ok(None);
+        };
+        let grown = map_in_parallel(&changed, |change| {
+            self.parse_read(coverage::read_appended(change, false)?)
+        });
+        let Some(stored_ids) = StoredIds::open(&self.file(IDS_FILE), header.token, header.ids_len)
+        else {
+            return Ok(None);
+        };
+        let mut counts: BTreeMap<String, usize> =
+            header.files.iter().map(|(day, f)| (day.clone(), f.records)).collect();
+        let mut appended: Vec<(Place, String)> = Vec::new();
+        for read in grown {
+            let Some((file, records, _)) = read? else { return Ok(None) };
+            *counts.entry(file.day.day.clone()).or_default() += records.len();
+            for (offset, record) in records {
+                appended.push((
+                    Place { day: file.day.day.clone(), offset },
+                    record.fact_id().to_owned(),
+                ));
+            }
+        }
+        let ids = appended.iter().map(|(place, id)| (place, id.as_str()));
+        if !self.appended_ids_are_new(&stored_ids, ids)? {
+            return Ok(None);
+        }
+        Ok(Some(counts.into_iter().map(|(day, facts)| DaySummary { day, facts }).collect()))
     }
 }
