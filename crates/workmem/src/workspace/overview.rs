@@ -188,17 +188,7 @@ impl Workspace {
         policy: &Policy,
         as_of: &Stamp,
     ) -> Result<Option<LogCounts>> {
-        let Some(header) =
-            Header::load(&self.file(CACHE_FILE), self.workspace_id(), &self.memory_dir)
-        else {
-            return Ok(None);
-        };
-        let covered: Vec<(&str, &Covered)> =
-            header.files.iter().map(|(day, f)| (day.as_str(), &f.covered)).collect();
-        let (Scan::Changed(changed), _) = coverage::scan(&self.log, &covered, header.listing)?
-        else {
-            return Ok(None);
-        };
+        let Some((header, changed)) = self.cache_and_changes()? else { return Ok(None) };
         // A fact waits while it is recorded at or after its source's cutoff.
         let earliest = policy
             .sources
@@ -252,6 +242,23 @@ impl Workspace {
 }
 
 impl Workspace {
+    /// The distill cache's header and the daily files that changed since
+    /// it was written (each stamped); `None` when there is no cache, or a
+    /// file it covers was rewritten or removed.
+    fn cache_and_changes(&self) -> Result<Option<(Header, Vec<coverage::Changed>)>> {
+        let Some(header) =
+            Header::load(&self.file(CACHE_FILE), self.workspace_id(), &self.memory_dir)
+        else {
+            return Ok(None);
+        };
+        let covered: Vec<(&str, &Covered)> =
+            header.files.iter().map(|(day, f)| (day.as_str(), &f.covered)).collect();
+        match coverage::scan(&self.log, &covered, header.listing)? {
+            (Scan::Changed(changed), _) => Ok(Some((header, changed))),
+            (Scan::Rewritten, _) => Ok(None),
+        }
+    }
+
     /// The facts of each daily file, as [`Workspace::log_days`] counts
     /// them, from the distill cache (which holds each file's count) and
     /// the records appended since it was written: the daily files are
@@ -260,17 +267,7 @@ impl Workspace {
     ///
     /// Errors: as [`Workspace::facts`], for the bytes it reads.
     pub(crate) fn day_counts_from_cache(&self) -> Result<Option<Vec<DaySummary>>> {
-        let Some(header) =
-            Header::load(&self.file(CACHE_FILE), self.workspace_id(), &self.memory_dir)
-        else {
-            return Ok(None);
-        };
-        let covered: Vec<(&str, &Covered)> =
-            header.files.iter().map(|(day, f)| (day.as_str(), &f.covered)).collect();
-        let (Scan::Changed(changed), _) = coverage::scan(&self.log, &covered, header.listing)?
-        else {
-            return Ok(None);
-        };
+        let Some((header, changed)) = self.cache_and_changes()? else { return Ok(None) };
         let grown = map_in_parallel(&changed, |change| {
             self.parse_read(coverage::read_appended(change, false)?)
         });
