@@ -180,9 +180,8 @@ impl Workspace {
     /// `None` when the cache cannot answer: there is none, a file was
     /// rewritten or removed, or an appended record's id repeats one (the
     /// first record of an id counts, which only the whole log tells; see
-    /// [`Workspace::appended_ids_are_new`]). A
-    /// cache describes a log that held no id twice, so every record it
-    /// covers is the first of its id.
+    /// [`Workspace::appended_ids_are_new`]). A cache describes a log that
+    /// held no id twice, so every record it covers is the first of its id.
     pub(crate) fn counts_from_cache(
         &self,
         policy: &Policy,
