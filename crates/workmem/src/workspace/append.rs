@@ -190,15 +190,8 @@ impl Workspace {
                 Err(err) => return Err(err),
             }
         }
-        let wanted: std::collections::HashMap<&str, usize> =
-            facts.iter().enumerate().map(|(index, f)| (f.fact_id.as_str(), index)).collect();
-        let mut stored = vec![None; facts.len()];
-        for fact in self.log.read_all()? {
-            if let Some(&index) = wanted.get(fact.fact_id.as_str()) {
-                stored[index] = Some(fact);
-            }
-        }
-        Ok((stored, None))
+        let ids: Vec<&str> = facts.iter().map(|f| f.fact_id.as_str()).collect();
+        Ok((self.facts_from_log(&ids)?, None))
     }
 
     /// Answers [`Workspace::stored_under`] through the id index; `None`
@@ -210,19 +203,50 @@ impl Workspace {
     ) -> Result<Option<(Vec<Option<Fact>>, Option<IdIndex>)>> {
         let index = id_index::refresh(&self.log, &self.memory_dir, &self.workspace_id)?.index;
         let ids: Vec<&str> = facts.iter().map(|f| f.fact_id.as_str()).collect();
-        let Some(places) = index.lookup(&ids) else { return Ok(None) };
-        let mut stored = Vec::with_capacity(facts.len());
+        Ok(self.facts_at_places(&index, &ids)?.map(|stored| (stored, Some(index))))
+    }
+
+    /// Returns, for each of `ids`, the fact at the first place `index`
+    /// names for it (`None` for an id it does not hold), read back; `None`
+    /// when a shard is unusable or a place does not hold its id (the index
+    /// is stale in a way its stamps did not show).
+    ///
+    /// Errors: [`Error::Scope`] for a record of another workspace;
+    /// [`Error::Io`].
+    pub(crate) fn facts_at_places(
+        &self,
+        index: &IdIndex,
+        ids: &[&str],
+    ) -> Result<Option<Vec<Option<Fact>>>> {
+        let Some(places) = index.lookup(ids) else { return Ok(None) };
+        let mut found = Vec::with_capacity(ids.len());
         for (id, places) in ids.iter().zip(places) {
             let Some(first) = places.first() else {
-                stored.push(None);
+                found.push(None);
                 continue;
             };
             match self.log.read_at::<Fact>(&first.day, first.offset)? {
-                Some(fact) if fact.fact_id == *id => stored.push(Some(fact)),
+                Some(fact) if fact.fact_id == *id => found.push(Some(fact)),
                 _ => return Ok(None),
             }
         }
-        Ok(Some((stored, Some(index))))
+        Ok(Some(found))
+    }
+
+    /// Returns, for each of `ids`, the fact the log holds under it (the
+    /// first record of the id), by reading the whole log.
+    ///
+    /// Errors: as [`Workspace::facts`].
+    pub(crate) fn facts_from_log(&self, ids: &[&str]) -> Result<Vec<Option<Fact>>> {
+        let wanted: std::collections::HashMap<&str, usize> =
+            ids.iter().enumerate().map(|(index, id)| (*id, index)).collect();
+        let mut found = vec![None; ids.len()];
+        for fact in self.log.read_all()? {
+            if let Some(&index) = wanted.get(fact.fact_id.as_str()) {
+                found[index] = Some(fact);
+            }
+        }
+        Ok(found)
     }
 
     /// Removes the id index's manifest, so the next use rebuilds it.

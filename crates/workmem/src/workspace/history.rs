@@ -1,7 +1,7 @@
 //! The history of one memory key: every revision with the facts behind it,
 //! and every conflict case of the key. Read-only.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use serde::Serialize;
 
@@ -81,35 +81,14 @@ impl Workspace {
     ///
     /// Errors: read errors as [`Workspace::facts`].
     pub(crate) fn facts_with_ids(&self, ids: &[&str]) -> Result<HashMap<String, Fact>> {
-        if let Some(index) = id_index::peek(&self.log, &self.memory_dir, self.workspace_id())?
-            && let Some(found) = index.lookup(ids)
-        {
-            let mut facts = HashMap::with_capacity(ids.len());
-            let mut placed = true;
-            for (id, places) in ids.iter().zip(found) {
-                let Some(first) = places.first() else { continue };
-                match self.log.read_at::<Fact>(&first.day, first.offset)? {
-                    Some(fact) if fact.fact_id == *id => {
-                        facts.insert(fact.fact_id.clone(), fact);
-                    }
-                    // A place that does not hold its id: the index is
-                    // stale in a way its stamps did not show.
-                    _ => {
-                        placed = false;
-                        break;
-                    }
-                }
-            }
-            if placed {
-                return Ok(facts);
-            }
-        }
-        let wanted: HashSet<&str> = ids.iter().copied().collect();
-        Ok(self
-            .facts()?
-            .into_iter()
-            .filter(|fact| wanted.contains(fact.fact_id.as_str()))
-            .map(|fact| (fact.fact_id.clone(), fact))
-            .collect())
+        let indexed = match id_index::peek(&self.log, &self.memory_dir, self.workspace_id())? {
+            Some(index) => self.facts_at_places(&index, ids)?,
+            None => None,
+        };
+        let found = match indexed {
+            Some(found) => found,
+            None => self.facts_from_log(ids)?,
+        };
+        Ok(found.into_iter().flatten().map(|fact| (fact.fact_id.clone(), fact)).collect())
     }
 }
