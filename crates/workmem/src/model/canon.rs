@@ -60,11 +60,28 @@ pub fn is_collapsed(text: &str) -> bool {
     !previous_space || text.is_empty()
 }
 
+/// Whether `bytes` is non-empty printable ASCII, already
+/// whitespace-collapsed: no space at either end, never two in a row. Most
+/// fact content is; it needs no collapsing, folding or character checks.
+pub(crate) fn is_collapsed_printable_ascii(bytes: &[u8]) -> bool {
+    printable_ascii(bytes)
+        && bytes.first().is_some_and(|&b| b != b' ')
+        && bytes.last().is_some_and(|&b| b != b' ')
+        && !has_double_space(bytes)
+}
+
+/// Whether every byte of `bytes` is printable ASCII (`' '..='~'`): never a
+/// refused character, and one byte per character.
+pub(crate) fn printable_ascii(bytes: &[u8]) -> bool {
+    // No early exit: the loop is vectorized (content is at most 8,000 bytes).
+    bytes.iter().fold(0, |other, &b| other | u8::from(!(0x20..0x7f).contains(&b))) == 0
+}
+
 /// Whether `bytes` holds two spaces in a row (whitespace-collapsed text
 /// never does). Fact content is short: one pass over byte pairs, which
 /// the compiler vectorizes, costs less than setting up a substring search
 /// for each fact.
-pub(crate) fn has_double_space(bytes: &[u8]) -> bool {
+fn has_double_space(bytes: &[u8]) -> bool {
     let pairs = bytes.iter().zip(bytes.iter().skip(1));
     pairs.fold(0u8, |found, (a, b)| found | u8::from(*a == b' ' && *b == b' ')) != 0
 }
@@ -73,12 +90,7 @@ pub(crate) fn has_double_space(bytes: &[u8]) -> bool {
 /// Unicode full case folding (`"Straße"` becomes `"strasse"`).
 pub fn normal_form(text: &str) -> String {
     // ASCII without whitespace to collapse (stored content): lowercase.
-    let bytes = text.as_bytes();
-    if bytes.iter().all(|&b| (0x20..0x7f).contains(&b))
-        && bytes.first() != Some(&b' ')
-        && bytes.last() != Some(&b' ')
-        && !has_double_space(bytes)
-    {
+    if is_collapsed_printable_ascii(text.as_bytes()) {
         return text.to_ascii_lowercase();
     }
     let collapsed = collapse_whitespace(text);

@@ -387,12 +387,7 @@ fn tool_field<T: serde::de::DeserializeOwned>(
 pub(crate) fn check_stored_content(content: &str) -> std::result::Result<(), String> {
     // Printable ASCII (most content): its only whitespace is ' ', and it
     // holds no refused character.
-    let bytes = content.as_bytes();
-    if printable_ascii(bytes)
-        && bytes.first().is_some_and(|&b| b != b' ')
-        && bytes.last().is_some_and(|&b| b != b' ')
-        && bytes.len() <= MAX_CONTENT_CHARS
-        && !canon::has_double_space(bytes)
+    if content.len() <= MAX_CONTENT_CHARS && canon::is_collapsed_printable_ascii(content.as_bytes())
     {
         return Ok(());
     }
@@ -425,13 +420,6 @@ fn check_content(raw: &str) -> Result<String> {
 
 /// Returns the number of characters of `text` when it is over `max`,
 /// counting them only when the byte length allows it.
-/// Whether every byte of `bytes` is printable ASCII (`' '..='~'`): never a
-/// refused character, and one byte per character.
-fn printable_ascii(bytes: &[u8]) -> bool {
-    // No early exit: the loop is vectorized (content is at most 8,000 bytes).
-    bytes.iter().fold(0, |other, &b| other | u8::from(!(0x20..0x7f).contains(&b))) == 0
-}
-
 fn chars_over(text: &str, max: usize) -> Option<usize> {
     if text.len() <= max {
         return None;
@@ -499,8 +487,8 @@ pub(crate) fn shortened(text: &str) -> String {
 pub(crate) fn check_evidence_pair(key: &str, value: &str) -> Result<()> {
     if (1..=MAX_EVIDENCE_KEY_CHARS).contains(&key.len())
         && value.len() <= MAX_EVIDENCE_VALUE_CHARS
-        && printable_ascii(key.as_bytes())
-        && printable_ascii(value.as_bytes())
+        && canon::printable_ascii(key.as_bytes())
+        && canon::printable_ascii(value.as_bytes())
     {
         return Ok(());
     }
