@@ -145,11 +145,13 @@ const DERIVED: [&str; 12] = [
 ];
 
 /// Writes `count` generated facts (fresh ids, recorded over the log's two
-/// years) as an import file; returns its path.
+/// years) as an import file; returns its path. Distinct seeds give distinct
+/// facts (the generator starts from `seed | 1`, so an even seed and the
+/// next one would give the same).
 fn fact_file(dir: &Path, count: usize, seed: u64) -> PathBuf {
     let path = dir.join(format!("facts-{seed}.jsonl"));
     let mut text = String::new();
-    for fact in generate::facts(count, seed) {
+    for fact in generate::facts(count, 2 * seed + 1) {
         text.push_str(&fact.canonical_json());
         text.push('\n');
     }
@@ -269,15 +271,16 @@ fn workspace_figures(dir: &Path) {
     // 100 new facts (ids the log does not hold, recorded over its two
     // years), then a distill, fifteen times (a run in about fifteen also
     // rewrites the cache's units file whole).
+    // (Each import must add its 100 facts: a run after an import that
+    // added none would have nothing new.)
     let import = |n: u64| {
         let file = fact_file(scratch.path(), 100, seed + n);
-        let ok = workmem(dir)
-            .args(["import", file.to_str().expect("path"), "-q"])
-            .stdout(Stdio::null())
-            .status()
-            .expect("import")
-            .success();
-        assert!(ok);
+        let out = workmem(dir)
+            .args(["import", file.to_str().expect("path"), "--json"])
+            .output()
+            .expect("import");
+        let report = String::from_utf8_lossy(&out.stdout);
+        assert!(report.contains("\"imported\":100"), "import {n}: {report}");
     };
     let mut after = Vec::new();
     for n in 0..15 {
