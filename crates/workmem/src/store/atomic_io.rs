@@ -299,15 +299,19 @@ pub(crate) fn close_later(file: File) {
     }
 }
 
-/// The next version of a file, written beside it and durable, not yet in
-/// its place: how a writer replaces a file too large to hold in memory
-/// (it writes as it goes) and learns what it wrote (a hash for its intent)
-/// before the replacement counts. Dropped without [`Staged::commit`], the
+/// The next version of a file, written beside it and durable (or being
+/// made durable: [`stage_reading_back`]), not yet in its place: how a
+/// writer replaces a file too large to hold in memory (it writes as it
+/// goes) and learns what it wrote (a hash for its intent) before the
+/// replacement counts. Dropped without [`Staged::commit`], the
 /// temporary file is removed and the target is untouched.
 #[derive(Debug)]
 pub(crate) struct Staged {
     temp: tempfile::NamedTempFile,
     target: PathBuf,
+    /// The fsync of the temporary file when it goes on on another thread
+    /// ([`stage_reading_back`]), waited for by [`Staged::commit`].
+    syncing: Option<std::thread::JoinHandle<io::Result<()>>>,
 }
 
 /// Writes the next version of `path` with `write` (on the temporary file,
@@ -322,13 +326,16 @@ pub(crate) fn stage(
     let mut temp = temporary(path)?;
     write(temp.as_file_mut()).at(temp.path())?;
     temp.as_file().sync_all().at(temp.path())?;
-    Ok(Staged { temp, target: path.to_owned() })
+    Ok(Staged { temp, target: path.to_owned(), syncing: None })
 }
 
 /// Writes the next version of `path` with `write` (on the temporary file,
 /// unbuffered), then makes it durable on another thread while `meanwhile`
 /// reads it (the fsync waits on the disk, not on the processor: a writer
-/// hashes what it wrote meanwhile); see [`Staged`].
+/// hashes what it wrote meanwhile). The fsync goes on after this returns,
+/// until [`Staged::commit`] waits for it: what the writer must make durable
+/// before the replacement (its intent) is written while the disk is busy
+/// with this file. See [`Staged`].
 ///
 /// Errors: as [`stage`], and what `meanwhile` returns.
 pub(crate) fn stage_reading_back<T>(
@@ -338,15 +345,17 @@ pub(crate) fn stage_reading_back<T>(
 ) -> Result<(Staged, T)> {
     let mut temp = temporary(path)?;
     write(temp.as_file_mut()).at(temp.path())?;
-    let file = temp.as_file();
-    let (synced, value) = std::thread::scope(|scope| {
-        let synced = scope.spawn(|| file.sync_all());
-        let value = meanwhile(file);
-        (synced.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), value)
-    });
-    synced.at(temp.path())?;
-    let value = value.at(temp.path())?;
-    Ok((Staged { temp, target: path.to_owned() }, value))
+    let copy = temp.as_file().try_clone().at(temp.path())?;
+    // When no thread can be started, the fsync is made here.
+    let syncing = match std::thread::Builder::new().spawn(move || copy.sync_all()) {
+        Ok(handle) => Some(handle),
+        Err(_) => {
+            temp.as_file().sync_all().at(temp.path())?;
+            None
+        }
+    };
+    let value = meanwhile(temp.as_file()).at(temp.path())?;
+    Ok((Staged { temp, target: path.to_owned(), syncing }, value))
 }
 
 impl Staged {
@@ -355,11 +364,15 @@ impl Staged {
         self.temp.as_file()
     }
 
-    /// Renames the temporary file over the target and fsyncs the
-    /// directory.
+    /// Waits until the temporary file is durable, renames it over the
+    /// target and fsyncs the directory.
     ///
     /// Errors: [`Error::Io`] (the temporary file is then removed).
-    pub(crate) fn commit(self) -> Result<()> {
+    pub(crate) fn commit(mut self) -> Result<()> {
+        if let Some(syncing) = self.syncing.take() {
+            let synced = syncing.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            synced.at(self.temp.path())?;
+        }
         #[cfg(test)]
         if FAIL_BEFORE_RENAME.with(std::cell::Cell::get) {
             return Err(io::Error::other("injected failure before rename")).at(&self.target);

@@ -390,7 +390,7 @@ impl<R: Record> StateFile<R> {
     /// `added` put in, every other record's bytes copied as they are, put
     /// where `to` says: staged beside `path` to replace it (written as it
     /// is encoded, a chunk at a time, then hashed by reading it back while
-    /// another thread makes it durable; see [`StateFile::save`]) or held in
+    /// another thread makes it durable, until [`StateFile::save`]) or held in
     /// memory. `replaced` must select whole memory keys (every
     /// record of each) and records without one, and `added` must hold whole
     /// memory keys.

@@ -275,10 +275,16 @@ impl Workspace {
         atomic_io::replace(&self.file(DISTILL_INTENT_FILE), &intent.encode())
     }
 
+    /// Removes the intent of a distill whose writes are all durable. The
+    /// removal itself need not be: an intent found again after a crash
+    /// names the curated.json in place, and finishing it rewrites nothing
+    /// ([`Workspace::finish_distill_locked`]); and the next fsync of the
+    /// memory directory (every replace of a state file ends with one)
+    /// makes the removal durable with it.
     fn clear_distill_intent(&self) -> Result<()> {
         let path = self.file(DISTILL_INTENT_FILE);
         match std::fs::remove_file(&path) {
-            Ok(()) => atomic_io::sync_dir(&self.memory_dir),
+            Ok(()) => Ok(()),
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
             Err(err) => Err(err).at(&path),
         }
