@@ -347,13 +347,10 @@ pub(crate) fn stage_reading_back<T>(
     write(temp.as_file_mut()).at(temp.path())?;
     let copy = temp.as_file().try_clone().at(temp.path())?;
     // When no thread can be started, the fsync is made here.
-    let syncing = match std::thread::Builder::new().spawn(move || copy.sync_all()) {
-        Ok(handle) => Some(handle),
-        Err(_) => {
-            temp.as_file().sync_all().at(temp.path())?;
-            None
-        }
-    };
+    let syncing = std::thread::Builder::new().spawn(move || copy.sync_all()).ok();
+    if syncing.is_none() {
+        temp.as_file().sync_all().at(temp.path())?;
+    }
     let value = meanwhile(temp.as_file()).at(temp.path())?;
     Ok((Staged { temp, target: path.to_owned(), syncing }, value))
 }
