@@ -14,7 +14,7 @@
 //! the key with the most evidence, `logs`, `resolve` of freshly made ties,
 //! and `verify`, as medians over several runs with their peak
 //! RSS (`/usr/bin/time`; the distill runs are timed alone and their peak
-//! RSS taken from one more run under it, whose start would add about 1 ms). Without arguments only the append comparison
+//! RSS taken from more runs under it, whose start would add about 1 ms). Without arguments only the append comparison
 //! runs: `workmem remember` against the floor program, alternating, in a
 //! temporary workspace. The first distill runs delete everything in the
 //! memory directory but the daily log first (the caches included). With
@@ -240,8 +240,8 @@ fn workspace_figures(dir: &Path) {
     println!("start + open (workmem init -q): median {open:.2} ms");
 
     // Distill runs are timed alone (under /usr/bin/time a figure would
-    // include its start, about 1 ms); each peak memory comes from one more
-    // run under it.
+    // include its start, about 1 ms); the peak memory comes from more runs
+    // under it.
     let memory = dir.join(".workmem/memory");
     let forget = || {
         for name in DERIVED {
@@ -256,9 +256,15 @@ fn workspace_figures(dir: &Path) {
         first.push(timed(workmem(dir).args(distill)));
         again.push(timed(workmem(dir).args(distill)));
     }
-    forget();
-    let (_, first_rss) = timed_rss(dir, &distill);
-    let (_, again_rss) = timed_rss(dir, &distill);
+    let (mut first_rss, mut again_rss) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        forget();
+        first_rss.push(timed_rss(dir, &distill).1);
+        again_rss.push(timed_rss(dir, &distill).1);
+    }
+    // (A first run's peak varies by a few MB with how its two threads
+    // interleave: the median of three.)
+    let (first_rss, again_rss) = (median(first_rss), median(again_rss));
     let cold = median(first);
     println!(
         "distill: first run median {cold:.0} ms, peak {first_rss:.0} MB; re-run median {:.0} ms, peak {again_rss:.0} MB",
