@@ -785,6 +785,43 @@ mod tests {
     }
 
     #[test]
+    fn a_staged_file_is_durable_when_committed_and_gone_when_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("curated.json");
+        replace(&target, b"old\n").unwrap();
+        let stage_new = || {
+            stage_reading_back(
+                &target,
+                |out| out.write_all(b"new\n"),
+                |file| {
+                    let mut read = vec![0; 4];
+                    file.read_exact_at(&mut read, 0)?;
+                    Ok(read)
+                },
+            )
+            .unwrap()
+        };
+        // Dropped while its fsync may still run: the target is untouched
+        // and the temporary file removed.
+        let (staged, read) = stage_new();
+        assert_eq!(read, b"new\n");
+        drop(staged);
+        assert_eq!(fs::read(&target).unwrap(), b"old\n");
+        assert_eq!(entries(dir.path()), vec!["curated.json"]);
+        // A failure before the rename (after the fsync) leaves it as it was.
+        let (staged, _) = stage_new();
+        FAIL_BEFORE_RENAME.with(|flag| flag.set(true));
+        let result = staged.commit();
+        FAIL_BEFORE_RENAME.with(|flag| flag.set(false));
+        assert!(result.is_err());
+        assert_eq!(entries(dir.path()), vec!["curated.json"]);
+        let (staged, _) = stage_new();
+        staged.commit().unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"new\n");
+        assert_eq!(entries(dir.path()), vec!["curated.json"]);
+    }
+
+    #[test]
     fn replace_refuses_symlink_target() {
         let dir = tempfile::tempdir().unwrap();
         let outside = dir.path().join("outside");
