@@ -12,9 +12,10 @@
 //! then runs after 100 new facts each), `remember --id` against `remember`
 //! (alternating), an import of 100 facts with ids, `status`, `history` of
 //! the key with the most evidence, `logs`, `resolve` of freshly made ties,
-//! and `verify`, as medians over several runs with their peak
-//! RSS (`/usr/bin/time`; the distill runs are timed alone and their peak
-//! RSS taken from more runs under it, whose start would add about 1 ms). Without arguments only the append comparison
+//! and `verify`, as medians over several runs with their peak RSS
+//! (`/usr/bin/time`; the distill runs are timed alone and their peak RSS
+//! taken from more runs under it, whose start would add about 1 ms).
+//! Without arguments only the append comparison
 //! runs: `workmem remember` against the floor program, alternating, in a
 //! temporary workspace. The first distill runs delete everything in the
 //! memory directory but the daily log first (the caches included). With
