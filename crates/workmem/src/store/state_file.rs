@@ -143,6 +143,17 @@ impl<'w, R: Record> Encoder<'w, R> {
         self.slots.push(start..self.position());
     }
 
+    /// Records `run`, records stored one after another (each pair apart by
+    /// `,\n`, as in a file), as written by the caller at the current
+    /// position: the bytes encoded so far must have been spilled.
+    fn copied(&mut self, run: &[Range<usize>]) {
+        debug_assert!(self.bytes.is_empty(), "spill before copying");
+        let (Some(first), Some(last)) = (run.first(), run.last()) else { return };
+        let at = self.position();
+        self.slots.extend(run.iter().map(|r| at + r.start - first.start..at + r.end - first.start));
+        self.base += last.end - first.start;
+    }
+
     /// Hands the bytes encoded so far to `out` and forgets them (their
     /// places are kept): how a file is written as it is encoded.
     fn spill(&mut self, out: &mut impl FnMut(&[u8]) -> io::Result<()>) -> io::Result<()> {
@@ -432,57 +443,87 @@ impl<R: Record> StateFile<R> {
         let mut len = 0;
         // The merge of the kept records (copied from this file's bytes, read
         // a chunk at a time) and the added ones, in order, handed to `out`
-        // a chunk at a time.
-        let write_to = |out: &mut dyn FnMut(&[u8]) -> io::Result<()>| -> io::Result<()> {
-            let mut window = Window::new(&old, old_len);
-            let mut write = |bytes: &[u8]| {
-                len += bytes.len();
-                out(bytes)
-            };
-            let mut encoder = Encoder::<R>::new(workspace_id, records, 2 * CHUNK);
-            let mut kept = kept.into_iter().peekable();
-            let mut added = added.into_iter().peekable();
-            loop {
-                let take_kept = match (kept.peek(), added.peek()) {
-                    (Some(slot), Some((head, _))) => slot.head < *head,
-                    (Some(_), None) => true,
-                    (None, Some(_)) => false,
-                    (None, None) => break,
+        // a chunk at a time. From a file into a file (`into`), each run of
+        // kept records that follow one another in the old file is copied by
+        // the kernel instead ([`copy_range`]).
+        let write_to =
+            |out: &mut dyn FnMut(&[u8]) -> io::Result<()>, into: Option<&File>| -> io::Result<()> {
+                let mut window = Window::new(&old, old_len);
+                let copy_from = old.on_disk().ok().zip(into);
+                let mut write = |bytes: &[u8]| {
+                    len += bytes.len();
+                    out(bytes)
                 };
-                if take_kept {
-                    let slot = kept.next().expect("peeked");
-                    encoder.stored(window.get(slot.range)?);
-                    heads.push(slot.head);
-                } else {
-                    let (head, record) = added.next().expect("peeked");
-                    encoder.record(record);
-                    heads.push(head);
+                let mut encoder = Encoder::<R>::new(workspace_id, records, 2 * CHUNK);
+                let mut kept = kept.into_iter().peekable();
+                let mut added = added.into_iter().peekable();
+                let mut run: Vec<Range<usize>> = Vec::new();
+                let mut copied = 0;
+                loop {
+                    let before_added = |slot: &Slot<R::Head>, added: Option<&(R::Head, &R)>| {
+                        added.is_none_or(|(head, _)| slot.head < *head)
+                    };
+                    let take_kept = match kept.peek() {
+                        Some(slot) => before_added(slot, added.peek()),
+                        None if added.peek().is_none() => break,
+                        None => false,
+                    };
+                    if take_kept && let Some((from, to)) = copy_from {
+                        run.clear();
+                        while let Some(slot) = kept.next_if(|slot| {
+                            before_added(slot, added.peek())
+                                && run.last().is_none_or(|last| slot.range.start == last.end + 2)
+                        }) {
+                            run.push(slot.range);
+                            heads.push(slot.head);
+                        }
+                        encoder.separate();
+                        encoder.spill(&mut write)?;
+                        let (start, end) = (run[0].start, run[run.len() - 1].end);
+                        copy_range(from, start..end, to)?;
+                        copied += end - start;
+                        encoder.copied(&run);
+                    } else if take_kept {
+                        let slot = kept.next().expect("peeked");
+                        encoder.stored(window.get(slot.range)?);
+                        heads.push(slot.head);
+                    } else {
+                        let (head, record) = added.next().expect("peeked");
+                        encoder.record(record);
+                        heads.push(head);
+                    }
+                    if encoder.bytes.len() >= CHUNK {
+                        encoder.spill(&mut write)?;
+                    }
                 }
-                if encoder.bytes.len() >= CHUNK {
-                    encoder.spill(&mut write)?;
-                }
-            }
-            let rest = encoder.finish();
-            write(&rest.bytes)?;
-            slots = rest.slots;
-            Ok(())
-        };
+                let rest = encoder.finish();
+                write(&rest.bytes)?;
+                slots = rest.slots;
+                len += copied;
+                Ok(())
+            };
         // A staged file is hashed once written, while it is made durable.
         let (body, sha256) = match to {
             Output::Staged => {
                 let (staged, sha256) = atomic_io::stage_reading_back(
                     path,
-                    |file| write_to(&mut |bytes| file.write_all(bytes)),
+                    |file| {
+                        let file: &File = file;
+                        write_to(&mut |bytes| (&mut &*file).write_all(bytes), Some(file))
+                    },
                     sha256_of_file,
                 )?;
                 (Body::Staged(staged), sha256)
             }
             Output::Held => {
                 let mut held = Vec::with_capacity(old_len + 4096);
-                write_to(&mut |bytes| {
-                    held.extend_from_slice(bytes);
-                    Ok(())
-                })
+                write_to(
+                    &mut |bytes| {
+                        held.extend_from_slice(bytes);
+                        Ok(())
+                    },
+                    None,
+                )
                 .at(path)?;
                 let sha256 = canon::sha256_hex(&held);
                 (Body::Held(held), sha256)
@@ -492,6 +533,33 @@ impl<R: Record> StateFile<R> {
             slots.into_iter().zip(heads).map(|(range, head)| Slot { range, head }).collect();
         Ok(StateFile { body, len, sha256, slots })
     }
+}
+
+/// Copies the bytes of `from` in `range` to `to` at its file position (the
+/// end of what was written to it), page cache to page cache in the kernel
+/// (`copy_file_range`), or through a buffer where the kernel or the file
+/// system cannot. At 100,000 facts a distill's splice copies about 2 MB of
+/// curated.json this way; read into this process and written back, each
+/// byte was copied three times.
+///
+/// Errors: reading or writing them; a file shorter than `range`.
+fn copy_range(from: &File, range: Range<usize>, to: &File) -> io::Result<()> {
+    use rustix::io::Errno;
+    let mut at = range.start as u64;
+    let mut left = range.len();
+    while left > 0 {
+        match rustix::fs::copy_file_range(from, Some(&mut at), to, None, left) {
+            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(copied) => left -= copied,
+            Err(Errno::NOSYS | Errno::XDEV | Errno::INVAL | Errno::OPNOTSUPP) => {
+                let mut buf = vec![0; left];
+                from.read_exact_at(&mut buf, at)?;
+                return (&mut &*to).write_all(&buf);
+            }
+            Err(err) => return Err(err.into()),
+        }
+    }
+    Ok(())
 }
 
 /// Returns the SHA-256 (hex) of `file`, read a chunk at a time.
