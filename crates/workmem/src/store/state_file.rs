@@ -459,10 +459,11 @@ impl<R: Record> StateFile<R> {
                 let mut added = added.into_iter().peekable();
                 let mut run: Vec<Range<usize>> = Vec::new();
                 let mut copied = 0;
+                // Whether a kept record comes before the next added one.
+                let before_added = |slot: &Slot<R::Head>, added: Option<&(R::Head, &R)>| {
+                    added.is_none_or(|(head, _)| slot.head < *head)
+                };
                 loop {
-                    let before_added = |slot: &Slot<R::Head>, added: Option<&(R::Head, &R)>| {
-                        added.is_none_or(|(head, _)| slot.head < *head)
-                    };
                     let take_kept = match kept.peek() {
                         Some(slot) => before_added(slot, added.peek()),
                         None if added.peek().is_none() => break,
@@ -509,7 +510,7 @@ impl<R: Record> StateFile<R> {
                     path,
                     |file| {
                         let file: &File = file;
-                        write_to(&mut |bytes| (&mut &*file).write_all(bytes), Some(file))
+                        write_to(&mut |bytes| Write::write_all(&mut { file }, bytes), Some(file))
                     },
                     sha256_of_file,
                 )?;
@@ -554,7 +555,7 @@ fn copy_range(from: &File, range: Range<usize>, to: &File) -> io::Result<()> {
             Err(Errno::NOSYS | Errno::XDEV | Errno::INVAL | Errno::OPNOTSUPP) => {
                 let mut buf = vec![0; left];
                 from.read_exact_at(&mut buf, at)?;
-                return (&mut &*to).write_all(&buf);
+                return Write::write_all(&mut { to }, &buf);
             }
             Err(err) => return Err(err.into()),
         }

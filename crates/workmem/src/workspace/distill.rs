@@ -284,9 +284,8 @@ impl Workspace {
     fn clear_distill_intent(&self) -> Result<()> {
         let path = self.file(DISTILL_INTENT_FILE);
         match std::fs::remove_file(&path) {
-            Ok(()) => Ok(()),
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(err) => Err(err).at(&path),
+            Err(err) if err.kind() != std::io::ErrorKind::NotFound => Err(err).at(&path),
+            _ => Ok(()),
         }
     }
 
