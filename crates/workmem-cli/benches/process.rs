@@ -130,7 +130,7 @@ fn append_comparison() {
 
 /// Every file of a memory directory but the log: what a first distill
 /// starts without.
-const DERIVED: [&str; 12] = [
+const DERIVED: [&str; 13] = [
     "curated.json",
     "conflicts.json",
     "MEMORY.md",
@@ -143,6 +143,7 @@ const DERIVED: [&str; 12] = [
     ".distill-cache.units",
     ".distill-cache.ids",
     ".distill-cache.places",
+    ".append-trail",
 ];
 
 /// Writes `count` generated facts (fresh ids, recorded over the log's two

@@ -72,9 +72,9 @@ impl Project {
 
     /// Every file of the memory directory, by path relative to it, with its
     /// bytes (the lock file included: a failed command must not even create
-    /// it), but the distill cache, the id index and the known-valid hashes:
-    /// caches that distill, resolve and appends with an id keep up to date
-    /// as they go.
+    /// it), but the distill cache, the id index, the known-valid hashes and
+    /// the append trail: caches that distill, resolve and appends keep up
+    /// to date as they go.
     pub fn files(&self) -> BTreeMap<PathBuf, Vec<u8>> {
         let mut out = BTreeMap::new();
         let mut stack = vec![self.memory()];
@@ -86,6 +86,7 @@ impl Project {
                 if name.starts_with(".distill-cache")
                     || name == ".id-index"
                     || name == ".valid-hashes"
+                    || name == ".append-trail"
                 {
                     continue;
                 }

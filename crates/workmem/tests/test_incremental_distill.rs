@@ -446,6 +446,40 @@ fn a_distill_with_nothing_new_reads_no_daily_file_and_writes_nothing() {
     assert_eq!(crate::common::snapshot_dir(&memory), before, "a run with nothing new wrote");
 }
 
+/// The library's own appends go on the append trail: a distill after
+/// them reads what was appended and the bytes after the last whole block it
+/// had hashed, not the file again (garbling the blocks before, keeping the
+/// stamp, goes unnoticed). Without the trail it hashes the file again,
+/// finds it changed, and distills the whole log, which it refuses.
+#[test]
+fn a_distill_after_the_librarys_appends_reads_only_what_they_added() {
+    let policy = Policy::default();
+    for trail in [true, false] {
+        let project = tempfile::tempdir().unwrap();
+        let memory = project.path().join(".workmem/memory");
+        let ws = open_at(project.path(), &memory);
+        for n in 0..40u32 {
+            ws.remember(new_fact(&spec((n % 2) as usize, 0), &format!("f{n}"))).unwrap();
+        }
+        let first = distilled(&ws, "2026-03-15T00:00:00Z", &policy);
+        let path = memory.join("daily").join(format!("{}.jsonl", &day_stamp(0, 0)[..10]));
+        let read = fs::metadata(&path).unwrap().len() as usize;
+        assert!(read > 8192, "the file spans whole blocks");
+        ws.remember(new_fact(&spec(1, 0), "g0")).unwrap();
+        crate::common::garble_start_keeping_stamp(&path, read - read % 4096);
+        if !trail {
+            fs::remove_file(memory.join(".append-trail")).unwrap();
+        }
+        let options =
+            DistillOptions::new().policy(policy.clone()).as_of(stamp("2026-03-15T00:00:00Z"));
+        match ws.distill(&options) {
+            Ok(again) if trail => assert_eq!(again.report.scanned, first.report.scanned + 1),
+            Err(workmem::Error::Corrupt { .. }) if !trail => {}
+            other => panic!("trail {trail}: {other:?}"),
+        }
+    }
+}
+
 /// Sets every bit of the distill cache's id filter: it then says that
 /// every id may be in the log.
 fn saturate_id_filter(memory: &Path) {

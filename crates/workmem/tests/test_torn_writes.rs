@@ -213,6 +213,7 @@ pub fn files(memory: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
                     && n != ".pending.json"
                     && n != ".domain-index"
                     && n != ".valid-hashes"
+                    && n != ".append-trail"
                     && !n.starts_with(".distill-cache")
             }) {
                 // (The lock file and the caches, whose contents name inodes,

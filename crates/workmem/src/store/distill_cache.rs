@@ -42,7 +42,7 @@ pub(crate) const UNITS_FILE: &str = ".distill-cache.units";
 pub(crate) const IDS_FILE: &str = ".distill-cache.ids";
 /// Where each unit's records are in the units file.
 pub(crate) const PLACES_FILE: &str = ".distill-cache.places";
-const HEADER: &str = "workmem-distill-cache 6";
+const HEADER: &str = "workmem-distill-cache 7";
 const UNITS_HEADER: &str = "workmem-distill-units 1";
 const IDS_HEADER: &str = "workmem-distill-ids 2";
 

@@ -154,26 +154,26 @@ impl FactLog {
     }
 
     /// Parses `tail`, the bytes of a daily file from offset `base` (a line
-    /// start after `lines_before` lines), with the readers' rules, each
-    /// record with the file offset of its line; also returns how far the
-    /// records reach in the file: past the last terminated line, or to the
-    /// end when an unterminated final line is a complete valid record (it
-    /// is used, like the readers use it). An unterminated invalid fragment
-    /// is left out of both.
+    /// start after `lines_before` lines, `None` when they were not
+    /// counted), with the readers' rules, each record with the file offset
+    /// of its line; also returns how far the records reach in the file:
+    /// past the last terminated line, or to the end when an unterminated
+    /// final line is a complete valid record (it is used, like the readers
+    /// use it). An unterminated invalid fragment is left out of both.
     ///
     /// Errors: as [`FactLog::read_file`], the line numbered in the whole
-    /// file.
+    /// file (the lines before `base` counted then, when they were not).
     pub(crate) fn parse_tail<T: FactRecord>(
         &self,
         path: &Path,
         tail: &[u8],
         base: usize,
-        lines_before: usize,
+        lines_before: Option<usize>,
     ) -> Result<(Vec<(u64, T)>, usize)> {
         let mut records = Vec::new();
         let mut offset = 0;
         let mut reach = 0;
-        let mut number = lines_before;
+        let mut number = 0;
         while offset < tail.len() {
             number += 1;
             let rest = &tail[offset..];
@@ -194,7 +194,10 @@ impl FactLog {
                     records.push(((base + start) as u64, record));
                     reach = offset;
                 }
-                Err(err) => self.refuse_line(path, number, err, terminated)?,
+                Err(err) => {
+                    let before = lines_before.unwrap_or_else(|| lines_in(path, base));
+                    self.refuse_line(path, before + number, err, terminated)?;
+                }
             }
         }
         Ok((records, base + reach))
@@ -360,11 +363,11 @@ impl FactLog {
     /// of all its lines and one fsync (the fsyncs of a batch run together),
     /// then one fsync of `daily/` if a file was created. The memory and
     /// `daily/` directories must exist. Returns what was written to each
-    /// file and, with `placed`, the ids written and where the bytes landed,
-    /// for the id index to count them as read.
+    /// file, the ids written and where the bytes landed: for the id index
+    /// to count them as read, and for the append trail.
     ///
     /// Errors: [`Error::Io`], [`Error::Corrupt`] for a symlinked file.
-    pub(crate) fn append(&self, facts: &[Fact], placed: bool) -> Result<Vec<Written>> {
+    pub(crate) fn append(&self, facts: &[Fact]) -> Result<Vec<Written>> {
         atomic_io::refuse_symlink(&self.dir)?;
         let mut by_day: BTreeMap<String, Written> = BTreeMap::new();
         for fact in facts {
@@ -375,9 +378,7 @@ impl FactLog {
                     records: Vec::new(),
                     placement: None,
                 });
-            if placed {
-                written.records.push((written.bytes.len() as u64, fact.fact_id.clone()));
-            }
+            written.records.push((written.bytes.len() as u64, fact.fact_id.clone()));
             written.bytes.push_str(&fact.to_line());
         }
         let mut written: Vec<Written> = by_day.into_values().collect();
@@ -385,11 +386,8 @@ impl FactLog {
         for file in &mut written {
             let path = self.path_for_day(&file.day);
             let is_record = |fragment: &[u8]| Fact::parse_line(fragment).is_ok();
-            let append = if placed {
-                atomic_io::append_unsynced_placed(&path, file.bytes.as_bytes(), &is_record)?
-            } else {
-                atomic_io::append_unsynced(&path, file.bytes.as_bytes(), &is_record)?
-            };
+            let append =
+                atomic_io::append_unsynced_placed(&path, file.bytes.as_bytes(), &is_record)?;
             file.placement = append.placement;
             pending.push(append);
         }
@@ -400,6 +398,13 @@ impl FactLog {
         }
         Ok(written)
     }
+}
+
+/// The lines in the first `len` bytes of the file at `path`, for the
+/// number of a line refused after them (0 when they cannot be read).
+fn lines_in(path: &Path, len: usize) -> usize {
+    let Ok(Some(data)) = atomic_io::read_optional(path) else { return 0 };
+    memchr::memchr_iter(b'\n', &data[..len.min(data.len())]).count()
 }
 
 /// What one append wrote to one daily file.
@@ -591,6 +596,22 @@ mod tests {
     fn first_of_each(records: &[FactSummary]) -> Vec<FactSummary> {
         let mut seen = std::collections::HashSet::new();
         records.iter().filter(|r| seen.insert(r.fact_id().to_owned())).cloned().collect()
+    }
+
+    #[test]
+    #[allow(clippy::disallowed_methods)] // writes its fixture directly
+    fn a_line_refused_after_uncounted_lines_is_numbered_in_the_whole_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = FactLog::new(dir.path().to_path_buf(), "ws".into());
+        let path = dir.path().join("2026-01-01.jsonl");
+        let head = "first\nsecond\nthird\n";
+        std::fs::write(&path, format!("{head}not a fact\n")).unwrap();
+        for counted in [Some(3), None] {
+            match log.parse_tail::<FactSummary>(&path, b"not a fact\n", head.len(), counted) {
+                Err(Error::Corrupt { location, .. }) => assert_eq!(location.line, Some(4)),
+                other => panic!("{counted:?}: {other:?}"),
+            }
+        }
     }
 
     #[test]

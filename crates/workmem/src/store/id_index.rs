@@ -58,12 +58,11 @@ use std::io;
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use xxhash_rust::xxh3::xxh3_64_with_seed;
-
 use crate::error::{IoContext, Result};
 use crate::model::fact_line::{FactRecord, FactSummary};
+use crate::store::append_trail::Trail;
 use crate::store::atomic_io::{self, FileStamp};
-use crate::store::coverage::{self, PrefixHash};
+use crate::store::coverage::{self, BlockChain, Prefix, checksum};
 use crate::store::day_stamps::{self, DAY, Day, ListingStamp};
 use crate::store::fact_log::{FactLog, Written, map_in_parallel};
 
@@ -104,13 +103,8 @@ struct Entry {
     /// The file's stamp before the read (or right after an append the
     /// index recorded).
     stamp: FileStamp,
-    /// Bytes from the start whose records the index holds.
-    len: u64,
-    /// The [`BlockChain`] value after those bytes' whole blocks.
-    chain: u64,
-    /// A checksum of the bytes after those blocks (`len % CHAIN_BLOCK` of
-    /// them).
-    tail_sum: u64,
+    /// The bytes from the start whose records the index holds.
+    prefix: Prefix,
 }
 
 /// The day of an entry as text (an entry's day is ASCII, checked when it
@@ -119,8 +113,10 @@ fn entry_day(day: &[u8; DAY]) -> &str {
     std::str::from_utf8(day).unwrap_or_default()
 }
 
-/// A daily file a check reads: its day, and what the index had read of it.
-type ToRead = (String, Option<Entry>);
+/// A daily file a check reads: its day, what the index had read of it,
+/// and the stamp the check found when the append trail leads there from
+/// the index's ([`coverage::read_grown`]).
+type ToRead = (String, Option<Entry>, Option<FileStamp>);
 
 /// The index as its manifest describes it.
 #[derive(Debug)]
@@ -174,84 +170,8 @@ fn shard_of(id: &str) -> usize {
     (hash % SHARDS as u64) as usize
 }
 
-/// A checksum of a manifest batch: catches a torn or zeroed write, not an
-/// adversary (the index is a cache; every place it names is read back).
-fn checksum(data: &[u8]) -> u64 {
-    const K: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut hash = 0x243f_6a88_85a3_08d3 ^ data.len() as u64;
-    let (words, rest) = data.as_chunks::<8>();
-    for word in words {
-        hash = (hash ^ u64::from_le_bytes(*word)).wrapping_mul(K).rotate_left(31);
-    }
-    for byte in rest {
-        hash = (hash ^ u64::from(*byte)).wrapping_mul(K).rotate_left(31);
-    }
-    hash
-}
-
 fn dir_inode(dir: &Path) -> Option<i64> {
     std::fs::symlink_metadata(dir).ok().filter(std::fs::Metadata::is_dir).map(|m| m.ino() as i64)
-}
-
-/// The block of a [`BlockChain`].
-const CHAIN_BLOCK: usize = 4096;
-
-/// A running hash of a daily file's bytes that goes on from a small saved
-/// state: XXH3-64 of each [`CHAIN_BLOCK`] bytes, seeded with the value of
-/// the blocks before it. Its state is that value and the bytes after the
-/// last whole block, which the index does not keep: it reads them back from
-/// the file (fewer than a block) when the hash goes on over its own append.
-/// Checking that a file only grew hashes its old part again, at memory
-/// speed (with SHA-256, `remember --id` after a plain `remember` took 1.1
-/// ms more at 1M facts, whose day's file held 540 KB).
-/// Like the distill cache's digest, it tells a changed file from an
-/// unchanged one, not a forgery.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct BlockChain {
-    /// The value after the whole blocks hashed so far.
-    value: u64,
-    /// The bytes after them.
-    tail: Vec<u8>,
-}
-
-impl Default for BlockChain {
-    fn default() -> BlockChain {
-        BlockChain { value: 0x5741_4c4b_4d45_4d31, tail: Vec::new() }
-    }
-}
-
-impl PrefixHash for BlockChain {
-    fn update(&mut self, mut bytes: &[u8]) {
-        if !self.tail.is_empty() {
-            let take = bytes.len().min(CHAIN_BLOCK - self.tail.len());
-            self.tail.extend_from_slice(&bytes[..take]);
-            bytes = &bytes[take..];
-            if self.tail.len() < CHAIN_BLOCK {
-                return;
-            }
-            self.value = xxh3_64_with_seed(&self.tail, self.value);
-            self.tail.clear();
-        }
-        let (blocks, rest) = bytes.as_chunks::<CHAIN_BLOCK>();
-        for block in blocks {
-            self.value = xxh3_64_with_seed(block, self.value);
-        }
-        self.tail.extend_from_slice(rest);
-    }
-}
-
-impl BlockChain {
-    /// Returns its value and the checksum of the bytes after the whole
-    /// blocks: what an entry keeps.
-    fn fingerprint(&self) -> (u64, u64) {
-        (self.value, checksum(&self.tail))
-    }
-
-    /// Returns the hash whose value is `value` with `tail` after it; `None`
-    /// when `tail` is a whole block or more.
-    fn resume(value: u64, tail: &[u8]) -> Option<BlockChain> {
-        (tail.len() < CHAIN_BLOCK).then(|| BlockChain { value, tail: tail.to_vec() })
-    }
 }
 
 /// Returns the index of `log` in `memory_dir` brought up to date in
@@ -270,7 +190,7 @@ pub(crate) fn peek(
     let Some(mut index) = IdIndex::load(&memory_dir.join(ID_INDEX_DIR), workspace_id) else {
         return Ok(None);
     };
-    Ok(index.update(log)?.map(|_| index))
+    Ok(index.update(log, &Trail::load(memory_dir))?.map(|_| index))
 }
 
 /// Brings the index of `log` in `memory_dir` up to date in memory and
@@ -286,14 +206,14 @@ pub(crate) fn peek(
 pub(crate) fn refresh(log: &FactLog, memory_dir: &Path, workspace_id: &str) -> Result<Refreshed> {
     let dir = memory_dir.join(ID_INDEX_DIR);
     if let Some(mut index) = IdIndex::load(&dir, workspace_id)
-        && let Some(added) = index.update(log)?
+        && let Some(added) = index.update(log, &Trail::load(memory_dir))?
     {
         return Ok(Refreshed { index, added: Some(added) });
     }
     let mut index = IdIndex::fresh(dir, workspace_id);
     // Every shard of a fresh index is empty, hence usable; a file that
     // changes while it is read is read again next time.
-    if index.update(log)?.is_none() {
+    if index.update(log, &Trail::default())?.is_none() {
         return Err(crate::Error::Io {
             path: index.dir.clone(),
             source: io::Error::other("the daily files kept changing while they were indexed"),
@@ -460,9 +380,7 @@ impl IdIndex {
         Entry {
             day,
             stamp: self.slot_stamp(n),
-            len: int(4) as u64,
-            chain: int(5) as u64,
-            tail_sum: int(6) as u64,
+            prefix: Prefix { len: int(4) as u64, chain: int(5) as u64, tail_sum: int(6) as u64 },
         }
     }
 
@@ -528,39 +446,33 @@ impl IdIndex {
     /// was appended to those that changed and indexes it (in memory).
     /// Returns the records indexed, or `None` when a file was rewritten or
     /// removed (the caller rebuilds).
-    fn update(&mut self, log: &FactLog) -> Result<Option<Vec<NewRecord>>> {
-        let Some(changed) = self.scan(log)? else { return Ok(None) };
+    fn update(&mut self, log: &FactLog, trail: &Trail) -> Result<Option<Vec<NewRecord>>> {
+        let Some(changed) = self.scan(log, trail)? else { return Ok(None) };
         let mut added = Vec::new();
         // A bounded number of files in memory at once (a rebuild reads them
         // all).
         for chunk in changed.chunks(64) {
-            let parsed = map_in_parallel(chunk, |(day, known)| {
+            let parsed = map_in_parallel(chunk, |(day, known, grown_to)| {
                 let path = log.path_for_day(day);
-                let from = known.as_ref().map_or(0, |known| known.len as usize);
+                let known = known.as_ref().map(|known| &known.prefix);
                 // What the index read of the file is only hashed again.
-                let Some(read) = coverage::read_after::<BlockChain>(&path, from, false)? else {
+                let Some(read) = coverage::read_grown(&path, known, *grown_to, false)? else {
                     return Ok(None);
                 };
                 let (mut hasher, stamp) = (read.prefix, read.stamp);
-                if known
-                    .as_ref()
-                    .is_some_and(|known| hasher.fingerprint() != (known.chain, known.tail_sum))
-                {
-                    return Ok(None);
-                }
                 let (records, reach) =
                     log.parse_tail::<FactSummary>(&path, &read.data, read.base, read.lines_before)?;
+                let from = known.map_or(0, |known| known.len as usize);
                 hasher.update(&read.data[from - read.base..reach - read.base]);
                 let ids: Vec<(u64, String)> = records
                     .into_iter()
                     .map(|(offset, r)| (offset, r.fact_id().to_owned()))
                     .collect();
-                let (chain, tail_sum) = hasher.fingerprint();
-                let mut entry = Entry { day: [0; DAY], stamp, len: reach as u64, chain, tail_sum };
+                let mut entry = Entry { day: [0; DAY], stamp, prefix: hasher.prefix(reach as u64) };
                 entry.day.copy_from_slice(day.as_bytes());
                 Ok(Some((ids, entry)))
             });
-            for ((day, _), result) in chunk.iter().zip(parsed) {
+            for ((day, _, _), result) in chunk.iter().zip(parsed) {
                 let Some((ids, entry)) = result? else { return Ok(None) };
                 for (offset, id) in ids {
                     let lines = self.pending.entry(shard_of(&id)).or_default();
@@ -577,7 +489,7 @@ impl IdIndex {
     /// when its stamp changed, then one `stat` per file. Returns the files
     /// to read (day, what the index had read of it), or `None` when a
     /// covered file was removed.
-    fn scan(&mut self, log: &FactLog) -> Result<Option<Vec<ToRead>>> {
+    fn scan(&mut self, log: &FactLog, trail: &Trail) -> Result<Option<Vec<ToRead>>> {
         // A scan runs first, before anything changed.
         debug_assert!(self.changed.is_empty());
         let known = self
@@ -608,8 +520,12 @@ impl IdIndex {
                 (Some(slot), Some(stamp)) if self.slot_stamp(slot) == stamp => {}
                 (Some(_), None) => return Ok(None),
                 (None, None) => {}
-                (slot, Some(_)) => {
-                    changed.push((entry_day(day).to_owned(), slot.map(|n| self.decode(n))));
+                (slot, Some(stamp)) => {
+                    let known = slot.map(|n| self.decode(n));
+                    let grown_to = known
+                        .is_some_and(|known| trail.leads(day, known.stamp, stamp))
+                        .then_some(stamp);
+                    changed.push((entry_day(day).to_owned(), known, grown_to));
                 }
             }
         }
@@ -633,27 +549,24 @@ impl IdIndex {
                 continue;
             }
             let mut hasher = match self.entry(&day) {
-                Some(known) if known.stamp == placement.before && known.len == placement.offset => {
-                    // The bytes after the last whole block, from the file.
-                    let Some(tail) = read_tail(&log.path_for_day(&file.day), known.len) else {
+                Some(known)
+                    if known.stamp == placement.before && known.prefix.len == placement.offset =>
+                {
+                    let path = log.path_for_day(&file.day);
+                    let Some(hasher) = BlockChain::resume_from(&path, &known.prefix) else {
                         continue;
                     };
-                    if checksum(&tail) != known.tail_sum {
-                        continue;
-                    }
-                    let Some(hasher) = BlockChain::resume(known.chain, &tail) else { continue };
                     hasher
                 }
                 None if placement.offset == 0 => BlockChain::default(),
                 _ => continue,
             };
             hasher.update(file.bytes.as_bytes());
-            let (chain, tail_sum) = hasher.fingerprint();
             for (at, id) in &file.records {
                 let lines = self.pending.entry(shard_of(id)).or_default();
                 let _ = writeln!(lines, "{id} {} {}", file.day, placement.offset + at);
             }
-            self.put(Entry { day, stamp: placement.after, len: end, chain, tail_sum });
+            self.put(Entry { day, stamp: placement.after, prefix: hasher.prefix(end) });
         }
     }
 
@@ -801,9 +714,9 @@ fn push_entry(out: &mut Vec<u8>, entry: &Entry) {
     out.push(b'F');
     out.extend_from_slice(&entry.day);
     put_i64s(out, &entry.stamp);
-    out.extend_from_slice(&entry.len.to_le_bytes());
-    out.extend_from_slice(&entry.chain.to_le_bytes());
-    out.extend_from_slice(&entry.tail_sum.to_le_bytes());
+    out.extend_from_slice(&entry.prefix.len.to_le_bytes());
+    out.extend_from_slice(&entry.prefix.chain.to_le_bytes());
+    out.extend_from_slice(&entry.prefix.tail_sum.to_le_bytes());
 }
 
 fn push_shard(out: &mut Vec<u8>, shard: usize, len: u64) {
@@ -829,17 +742,6 @@ fn close_batch(out: &mut Vec<u8>, batch: &[u8]) {
     out.extend_from_slice(&checksum(batch).to_le_bytes());
 }
 
-/// Reads the bytes of the daily file at `path` after the last whole
-/// [`CHAIN_BLOCK`] of its first `len` bytes; `None` when they cannot be
-/// read.
-fn read_tail(path: &Path, len: u64) -> Option<Vec<u8>> {
-    let file = atomic_io::open_optional(path).ok()??;
-    let after = len % CHAIN_BLOCK as u64;
-    let mut tail = vec![0; after as usize];
-    file.read_exact_at(&mut tail, len - after).ok()?;
-    Some(tail)
-}
-
 /// Returns whether the shard file `file` is `len` bytes long and starts
 /// with `header`: what the manifest covers of it (a shard whose lines were
 /// cut or replaced is never extended).
@@ -862,65 +764,4 @@ fn open_cache(path: &Path) -> Result<File> {
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(path)
         .at(path)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn bytes(len: usize) -> Vec<u8> {
-        (0..len).map(|n| (n * 31 % 251) as u8).collect()
-    }
-
-    fn hashed(parts: &[&[u8]]) -> BlockChain {
-        let mut hash = BlockChain::default();
-        for part in parts {
-            hash.update(part);
-        }
-        hash
-    }
-
-    #[test]
-    fn the_chain_does_not_depend_on_how_the_bytes_are_cut() {
-        let data = bytes(3 * CHAIN_BLOCK + 1234);
-        let whole = hashed(&[&data]);
-        for cut in [0, 1, 63, CHAIN_BLOCK - 1, CHAIN_BLOCK, CHAIN_BLOCK + 1, 2 * CHAIN_BLOCK + 5] {
-            let (a, b) = data.split_at(cut);
-            assert_eq!(hashed(&[a, b]), whole, "cut at {cut}");
-        }
-        let small: Vec<&[u8]> = data.chunks(97).collect();
-        assert_eq!(hashed(&small), whole);
-        assert_eq!(whole.tail, data[3 * CHAIN_BLOCK..]);
-    }
-
-    #[test]
-    fn a_resumed_chain_goes_on_as_the_unbroken_one() {
-        let data = bytes(2 * CHAIN_BLOCK + 700);
-        for len in [0, 5, CHAIN_BLOCK - 1, CHAIN_BLOCK, CHAIN_BLOCK + 300, data.len() - 1] {
-            let before = hashed(&[&data[..len]]);
-            let (value, _) = before.fingerprint();
-            // The bytes after the whole blocks, as read back from the file.
-            let tail = &data[len - len % CHAIN_BLOCK..len];
-            let mut resumed = BlockChain::resume(value, tail).unwrap();
-            resumed.update(&data[len..]);
-            assert_eq!(resumed, hashed(&[&data]), "resumed at {len}");
-        }
-        assert!(BlockChain::resume(0, &bytes(CHAIN_BLOCK)).is_none());
-    }
-
-    #[test]
-    fn a_changed_byte_or_order_changes_the_fingerprint() {
-        let data = bytes(2 * CHAIN_BLOCK + 10);
-        let whole = hashed(&[&data]).fingerprint();
-        for at in [0, CHAIN_BLOCK - 1, CHAIN_BLOCK, 2 * CHAIN_BLOCK + 9] {
-            let mut changed = data.clone();
-            changed[at] ^= 1;
-            assert_ne!(hashed(&[&changed]).fingerprint(), whole, "byte {at}");
-        }
-        // The same blocks in another order.
-        let mut swapped = data[CHAIN_BLOCK..2 * CHAIN_BLOCK].to_vec();
-        swapped.extend_from_slice(&data[..CHAIN_BLOCK]);
-        swapped.extend_from_slice(&data[2 * CHAIN_BLOCK..]);
-        assert_ne!(hashed(&[&swapped]).fingerprint(), whole);
-    }
 }

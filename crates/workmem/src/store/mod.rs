@@ -3,6 +3,7 @@
 //! one fsynced write at a time, caches are rebuilt when stale, and the lock
 //! serialises read-modify-write across processes.
 
+pub(crate) mod append_trail;
 pub mod atomic_io;
 pub mod conflict_queue;
 pub(crate) mod coverage;

@@ -8,8 +8,9 @@ use std::path::Path;
 use crate::error::{Error, Invalid, Result};
 use crate::model::canon;
 use crate::model::fact::{Fact, NewFact};
+use crate::store::append_trail;
 use crate::store::atomic_io;
-use crate::store::fact_log::{FactLog, Written};
+use crate::store::fact_log::Written;
 use crate::store::id_index::{self, IdIndex};
 use crate::workspace::{CURATED_FILE, IMPORT_BATCH, Workspace};
 
@@ -57,7 +58,8 @@ impl Workspace {
         self.check_append_scope([fact.recorded_at.utc_day()])?;
         let facts = std::slice::from_ref(&fact);
         if !explicit_id {
-            self.append_creating_dirs(facts)?;
+            let written = self.append_creating_dirs(facts)?;
+            append_trail::record(&self.memory_dir, &written);
             return Ok(fact);
         }
         let _lock = self.lock()?;
@@ -66,8 +68,8 @@ impl Workspace {
             Some(stored) if fact.repeats(&stored, recorded_at_given) => Ok(stored),
             Some(_) => Err(Error::invalid("fact_id", Invalid::IdTaken { id: fact.fact_id })),
             None => {
-                let written = self.log.append(facts, true)?;
-                save_id_index(&self.log, index, &written);
+                let written = self.log.append(facts)?;
+                self.appended(index, &written);
                 Ok(fact)
             }
         }
@@ -146,12 +148,12 @@ impl Workspace {
         let mut done = 0;
         let mut written = Vec::new();
         for batch in missing.chunks(IMPORT_BATCH) {
-            written.extend(self.log.append(batch, true)?);
+            written.extend(self.log.append(batch)?);
             done += batch.len();
             progress(done);
         }
         if !missing.is_empty() {
-            save_id_index(&self.log, index, &written);
+            self.appended(index, &written);
         }
         Ok(Imported { facts: missing, already_present })
     }
@@ -159,13 +161,26 @@ impl Workspace {
     /// Appends to the log, creating the memory and `daily/` directories
     /// only when the append finds them missing (the hot path makes no
     /// directory calls).
-    fn append_creating_dirs(&self, facts: &[Fact]) -> Result<()> {
-        match self.log.append(facts, false) {
+    fn append_creating_dirs(&self, facts: &[Fact]) -> Result<Vec<Written>> {
+        match self.log.append(facts) {
             Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
                 self.init()?;
-                self.log.append(facts, false).map(drop)
+                self.log.append(facts)
             }
-            other => other.map(drop),
+            other => other,
+        }
+    }
+
+    /// Records what an append under the lock `written`, once durable: in
+    /// the append trail, and in the id index the check refreshed (saved
+    /// counting it as read when nobody else wrote to its files meanwhile).
+    /// Only caches: a failure costs the next reader a read of the daily
+    /// files that changed.
+    fn appended(&self, index: Option<IdIndex>, written: &[Written]) {
+        append_trail::record(&self.memory_dir, written);
+        if let Some(mut index) = index {
+            index.record_append(&self.log, written);
+            let _ = index.save();
         }
     }
 
@@ -344,17 +359,6 @@ pub struct Imported {
     pub already_present: usize,
 }
 
-/// Saves the id index a check refreshed, once the append it allowed is
-/// durable, counting what the append `written` as read when nobody else
-/// wrote to its files meanwhile. Only a cache: a failure costs the next
-/// check a read of the daily files that changed.
-fn save_id_index(log: &FactLog, index: Option<IdIndex>, written: &[Written]) {
-    if let Some(mut index) = index {
-        index.record_append(log, written);
-        let _ = index.save();
-    }
-}
-
 /// Returns the `workspace_id` field of a JSON record (a fact line or a
 /// state file), or `None` when the record does not parse or has none: the
 /// readers report such a record, the append scope check only looks for
@@ -413,8 +417,8 @@ mod tests {
             assert_eq!(stored, vec![None, None]);
             append_outside(&ws, &new_fact("x-1", "Outside.", "2026-01-01"));
             append_outside(&ws, &new_fact("x-2", "Outside.", "2026-01-02"));
-            let written = ws.log.append(&facts, true).unwrap();
-            save_id_index(&ws.log, index, &written);
+            let written = ws.log.append(&facts).unwrap();
+            ws.appended(index, &written);
         }
         for id in ["x-1", "x-2", "b-1"] {
             match ws.remember(new_fact(id, "Another value.", "2026-01-01")) {

@@ -33,6 +33,7 @@ use crate::model::fact_line::{FactRecord, FactSummary};
 use crate::model::stamp::Stamp;
 use crate::policy::distill::{self, Known, Policy, Report};
 use crate::policy::projection::Projection;
+use crate::store::append_trail::{self, Trail};
 use crate::store::atomic_io::{self, file_stamp};
 use crate::store::conflict_queue::{Case, CaseHead, ConflictQueue};
 use crate::store::coverage::{self, Covered, Scan};
@@ -418,7 +419,8 @@ impl Workspace {
     /// Writes the small file of a cache whose units and ids
     /// [`Workspace::write_distill_units`] or an incremental run wrote, once
     /// the run's state files are saved (it binds their stamps). It names
-    /// the token of the other two and how much of them to read.
+    /// the token of the other two and how much of them to read. The cache
+    /// then covers every daily file as it is: the append trail is emptied.
     ///
     /// Errors: [`crate::Error::Io`].
     pub(super) fn write_distill_header(&self, next: NextHeader) -> Result<()> {
@@ -427,7 +429,9 @@ impl Workspace {
         atomic_io::replace_cache(
             &self.file(CACHE_FILE),
             header.encode_with(&self.workspace_id, &self.memory_dir, &files).as_bytes(),
-        )
+        )?;
+        append_trail::clear(&self.memory_dir);
+        Ok(())
     }
 
     /// Writes the units and ids an incremental run keeps, as `write` and
@@ -500,7 +504,8 @@ impl Workspace {
         }
         let covered: Vec<(&str, &Covered)> =
             header.files.iter().map(|(day, f)| (day.as_str(), &f.covered)).collect();
-        let (scan, listing) = coverage::scan(&self.log, &covered, header.listing)?;
+        let trail = Trail::load(&self.memory_dir);
+        let (scan, listing) = coverage::scan(&self.log, &covered, header.listing, &trail)?;
         let Scan::Changed(changed) = scan else {
             return Ok(None);
         };

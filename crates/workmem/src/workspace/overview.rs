@@ -12,6 +12,7 @@ use crate::model::fact_line::FactRecord;
 use crate::model::stamp::Stamp;
 use crate::policy::distill::{self, Policy};
 use crate::policy::report::Reason;
+use crate::store::append_trail::Trail;
 use crate::store::atomic_io::file_stamp;
 use crate::store::coverage::{self, Covered, Scan};
 use crate::store::distill_cache::{CACHE_FILE, Header, IDS_FILE, StoredIds};
@@ -252,7 +253,8 @@ impl Workspace {
         };
         let covered: Vec<(&str, &Covered)> =
             header.files.iter().map(|(day, f)| (day.as_str(), &f.covered)).collect();
-        match coverage::scan(&self.log, &covered, header.listing)? {
+        let trail = Trail::load(&self.memory_dir);
+        match coverage::scan(&self.log, &covered, header.listing, &trail)? {
             (Scan::Changed(changed), _) => Ok(Some((header, changed))),
             (Scan::Rewritten, _) => Ok(None),
         }

@@ -185,3 +185,18 @@ pub fn append_raw(path: &Path, bytes: &[u8]) {
 pub fn active_contents(state: &workmem::CuratedState) -> Vec<(String, Vec<String>)> {
     state.active_entries().map(|e| (e.content.clone(), e.evidence_ids.clone())).collect()
 }
+
+/// Overwrites the first `end` bytes of the file at `path` with a line of
+/// `#`, keeping its size and modification time: a change its stamp cannot
+/// show, which any reader of those bytes would refuse.
+pub fn garble_start_keeping_stamp(path: &Path, end: usize) {
+    use std::os::unix::fs::FileExt;
+    let meta = std::fs::metadata(path).expect("metadata");
+    let mut garbage = vec![b'#'; end];
+    if let Some(last) = garbage.last_mut() {
+        *last = b'\n';
+    }
+    let file = std::fs::OpenOptions::new().write(true).open(path).expect("open");
+    file.write_all_at(&garbage, 0).expect("garble");
+    file.set_modified(meta.modified().expect("mtime")).expect("keep mtime");
+}

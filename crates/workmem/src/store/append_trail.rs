@@ -1,0 +1,238 @@
+//! The append trail: the appends workmem itself made to the daily files,
+//! each as the stamp its file had right before the write and the stamp it
+//! had right after, so that a cache that read a file at one stamp can
+//! tell, without reading the file again, that it only grew since.
+//!
+//! A cache whose stamp of a daily file no longer matches reads the file
+//! whole and hashes what it had read, to prove the old bytes are still
+//! there ([`crate::store::coverage`]). When the trail leads from the
+//! stamp the cache read to the stamp the file has now, one append at a
+//! time, every step was an append of workmem's own, with nothing else
+//! written in between (the file's size after the write was its size
+//! before plus the bytes written, the inode the same): the cache reads
+//! only the bytes after what it had read, and checks the last partial
+//! block it had hashed. It trusts the stamps exactly as it trusts a file
+//! whose stamp did not change.
+//!
+//! A cache, never evidence: `.append-trail` in the memory directory,
+//! appended without fsync after each durable append (one `write` of whole
+//! lines on an `O_APPEND` descriptor, so concurrent appenders do not
+//! interleave), each line closed by a checksum of itself, so a torn or
+//! garbled line is skipped. Lost lines cost a cache a read of the file.
+//! A distill, holding the workspace lock, empties it once its cache
+//! covers every file; nothing is recorded while it is larger than
+//! [`LIMIT`].
+//!
+//! ```text
+//! .append-trail, one line per append to one daily file:
+//! <day> <inode> <size> <mtime_s> <mtime_ns> <inode> <size> <mtime_s> <mtime_ns> <checksum>
+//!       (before the write)                  (after the write)
+//! ```
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::fs::OpenOptions;
+use std::io::Write as _;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::store::atomic_io::{self, FileStamp};
+use crate::store::day_stamps::{DAY, Day};
+use crate::store::fact_log::Written;
+
+/// The trail, in the memory directory.
+pub(crate) const TRAIL_FILE: &str = ".append-trail";
+
+/// The size past which no append is recorded (a workspace appended to
+/// for long without a distill): the caches read the files again.
+pub(crate) const LIMIT: u64 = 1 << 20;
+
+/// The most appends one file's chain is followed through.
+const MAX_STEPS: usize = 100_000;
+
+/// Records the appends `written` (each with its placement) that were
+/// workmem's alone: the file's size after the write is its size before
+/// plus the bytes written, under the same inode. Best effort, after the
+/// appends are durable: a failure costs a cache a read.
+pub(crate) fn record(memory_dir: &Path, written: &[Written]) {
+    let mut lines = String::new();
+    for file in written {
+        let Some(placement) = file.placement else { continue };
+        let (before, after) = (placement.before, placement.after);
+        let ours = before[0] == after[0]
+            && before[1] == placement.offset as i64
+            && after[1] == before[1] + file.bytes.len() as i64;
+        if ours && file.day.len() == DAY {
+            let start = lines.len();
+            let [bi, bs, bm, bn] = before;
+            let [ai, a_size, am, an] = after;
+            let _ = write!(lines, "{} {bi} {bs} {bm} {bn} {ai} {a_size} {am} {an}", file.day);
+            let sum = xxh3_64(&lines.as_bytes()[start..]);
+            let _ = writeln!(lines, " {sum:016x}");
+        }
+    }
+    if !lines.is_empty() {
+        let _ = append(&memory_dir.join(TRAIL_FILE), lines.as_bytes());
+    }
+}
+
+fn append(path: &Path, lines: &[u8]) -> std::io::Result<()> {
+    let mut file = OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() || meta.len() > LIMIT {
+        return Ok(());
+    }
+    file.write_all(lines)
+}
+
+/// Empties the trail, for the holder of the workspace lock whose cache
+/// now covers every daily file. Best effort.
+pub(crate) fn clear(memory_dir: &Path) {
+    let opened = OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(memory_dir.join(TRAIL_FILE));
+    if let Ok(file) = opened
+        && file.metadata().is_ok_and(|meta| meta.is_file() && meta.len() > 0)
+    {
+        let _ = file.set_len(0);
+    }
+}
+
+/// The appends recorded, by file and the stamp each started from.
+#[derive(Debug, Default)]
+pub(crate) struct Trail {
+    steps: HashMap<(Day, FileStamp), FileStamp>,
+}
+
+impl Trail {
+    /// Reads the trail of `memory_dir`; empty when it is missing or
+    /// unreadable. Lines that do not check are skipped.
+    pub(crate) fn load(memory_dir: &Path) -> Trail {
+        let path = memory_dir.join(TRAIL_FILE);
+        let Ok(Some(data)) = atomic_io::read_optional(&path) else { return Trail::default() };
+        let mut steps = HashMap::new();
+        for line in data.split(|&b| b == b'\n') {
+            if let Some((day, before, after)) = parse_line(line) {
+                steps.insert((day, before), after);
+            }
+        }
+        Trail { steps }
+    }
+
+    /// Whether the daily file of `day` went from stamp `from` to stamp
+    /// `to` by workmem's own appends alone.
+    pub(crate) fn leads(&self, day: &Day, from: FileStamp, to: FileStamp) -> bool {
+        let mut at = from;
+        for _ in 0..MAX_STEPS {
+            if at == to {
+                return from != to;
+            }
+            match self.steps.get(&(*day, at)) {
+                Some(next) => at = *next,
+                None => return false,
+            }
+        }
+        false
+    }
+}
+
+fn parse_line(line: &[u8]) -> Option<(Day, FileStamp, FileStamp)> {
+    let text = std::str::from_utf8(line).ok()?;
+    let (body, sum) = text.rsplit_once(' ')?;
+    if sum.len() != 16 || u64::from_str_radix(sum, 16).ok()? != xxh3_64(body.as_bytes()) {
+        return None;
+    }
+    let mut fields = body.split(' ');
+    let day: Day = fields.next()?.as_bytes().try_into().ok()?;
+    let mut stamps = [[0i64; 4]; 2];
+    for stamp in &mut stamps {
+        for slot in stamp.iter_mut() {
+            *slot = fields.next()?.parse().ok()?;
+        }
+    }
+    fields.next().is_none().then_some((day, stamps[0], stamps[1]))
+}
+
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)] // tests write fixtures directly
+mod tests {
+    use super::*;
+    use crate::store::atomic_io::Placement;
+
+    fn written(day: &str, bytes: &str, before: FileStamp, after: FileStamp) -> Written {
+        Written {
+            day: day.into(),
+            bytes: bytes.into(),
+            records: Vec::new(),
+            placement: Some(Placement { before, offset: before[1] as u64, after }),
+        }
+    }
+
+    const DAY_1: &Day = b"2026-01-01";
+
+    #[test]
+    fn a_chain_of_own_appends_leads_from_the_first_stamp_to_the_last() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b, c) = ([7, 10, 1, 0], [7, 15, 2, 0], [7, 18, 3, 5]);
+        record(dir.path(), &[written("2026-01-01", "12345", a, b)]);
+        record(dir.path(), &[written("2026-01-01", "678", b, c)]);
+        let trail = Trail::load(dir.path());
+        assert!(trail.leads(DAY_1, a, c));
+        assert!(trail.leads(DAY_1, b, c));
+        // Not backwards, not to itself, not for another day.
+        assert!(!trail.leads(DAY_1, c, a));
+        assert!(!trail.leads(DAY_1, a, a));
+        assert!(!trail.leads(b"2026-01-02", a, c));
+        clear(dir.path());
+        assert!(!Trail::load(dir.path()).leads(DAY_1, a, c));
+    }
+
+    #[test]
+    fn an_append_with_another_write_in_between_is_not_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        // 5 bytes written, but the file grew by 9: someone else wrote too.
+        record(dir.path(), &[written("2026-01-01", "12345", [7, 10, 1, 0], [7, 19, 2, 0])]);
+        // Another inode after the write: the file was replaced.
+        record(dir.path(), &[written("2026-01-01", "12345", [7, 10, 1, 0], [8, 15, 2, 0])]);
+        assert!(Trail::load(dir.path()).steps.is_empty());
+    }
+
+    #[test]
+    fn a_garbled_or_torn_line_is_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b, c) = ([7, 10, 1, 0], [7, 15, 2, 0], [7, 18, 3, 5]);
+        record(dir.path(), &[written("2026-01-01", "12345", a, b)]);
+        record(dir.path(), &[written("2026-01-01", "678", b, c)]);
+        let path = dir.path().join(TRAIL_FILE);
+        let text = std::fs::read_to_string(&path).unwrap();
+        // The second step's size changed: its checksum no longer holds.
+        let garbled = text.replacen(" 7 18 3 5 ", " 7 19 3 5 ", 1);
+        std::fs::write(&path, &garbled).unwrap();
+        let trail = Trail::load(dir.path());
+        assert!(trail.leads(DAY_1, a, b));
+        assert!(!trail.leads(DAY_1, a, c));
+        assert!(!trail.leads(DAY_1, a, [7, 19, 3, 5]));
+        // Torn: the first line only.
+        let first = text.split_inclusive('\n').next().unwrap();
+        std::fs::write(&path, &text[..first.len() + 20]).unwrap();
+        let trail = Trail::load(dir.path());
+        assert!(trail.leads(DAY_1, a, b) && !trail.leads(DAY_1, a, c));
+    }
+
+    #[test]
+    fn nothing_is_recorded_past_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(TRAIL_FILE);
+        std::fs::write(&path, vec![b'\n'; LIMIT as usize + 1]).unwrap();
+        record(dir.path(), &[written("2026-01-01", "12345", [7, 10, 1, 0], [7, 15, 2, 0])]);
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), LIMIT + 1);
+    }
+}
