@@ -33,7 +33,7 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 use crate::error::{IoContext, Result};
 use crate::store::append_trail::Trail;
 use crate::store::atomic_io::{self, FileStamp};
-use crate::store::day_stamps::{self, ListingStamp};
+use crate::store::day_stamps::{self, Day, ListingStamp};
 use crate::store::fact_log::{DayFile, FactLog};
 
 /// The block of a [`BlockChain`].
@@ -237,8 +237,9 @@ pub(crate) enum Scan {
 /// Compares the daily files of `log` with `covered` (by day, in day
 /// order): stats every file (relative to `daily/`), reads none, and lists
 /// `daily/` only when its stamp is not `listing`, the stamp under which
-/// the covered days were its list. Returns the stamp of `daily/` to keep
-/// with the next coverage (`None`: not settled).
+/// the covered days were its list. A covered file whose stamp changed is
+/// looked up in the append trail of `memory_dir`. Returns the stamp of
+/// `daily/` to keep with the next coverage (`None`: not settled).
 ///
 /// Errors: [`crate::Error::Io`]; [`crate::Error::Corrupt`] for a symlinked
 /// `daily/`.
@@ -246,7 +247,7 @@ pub(crate) fn scan(
     log: &FactLog,
     covered: &[(&str, &Covered)],
     listing: Option<ListingStamp>,
-    trail: &Trail,
+    memory_dir: &Path,
 ) -> Result<(Scan, Option<ListingStamp>)> {
     let known = listing.map(|listing| {
         let days = covered.iter().filter_map(|(day, _)| day.as_bytes().try_into().ok());
@@ -273,14 +274,29 @@ pub(crate) fn scan(
         if known.is_some_and(|old| Some(old.stamp) == *stamp) {
             continue;
         }
-        let grown_to = known
-            .zip(*stamp)
-            .and_then(|(old, now)| trail.leads(name, old.stamp, now).then_some(now));
         let day = DayFile { day: day.to_owned(), path: log.path_for_day(day) };
-        changed.push(Changed { day, known: known.cloned(), grown_to });
+        // The stamp the file has now, for a covered file: where the trail
+        // must lead.
+        let grown_to = known.and(*stamp);
+        changed.push((*name, Changed { day, known: known.cloned(), grown_to }));
     }
-    let scan = if next == covered.len() { Scan::Changed(changed) } else { Scan::Rewritten };
-    Ok((scan, stamped.listing))
+    if next != covered.len() {
+        return Ok((Scan::Rewritten, stamped.listing));
+    }
+    let grown: Vec<Day> =
+        changed.iter().filter(|(_, c)| c.grown_to.is_some()).map(|(name, _)| *name).collect();
+    let trail = Trail::load(memory_dir, &grown);
+    let changed = changed
+        .into_iter()
+        .map(|(name, mut change)| {
+            let known = change.known.as_ref().map(|known| known.stamp);
+            change.grown_to = known
+                .zip(change.grown_to)
+                .and_then(|(from, to)| trail.leads(&name, from, to).then_some(to));
+            change
+        })
+        .collect();
+    Ok((Scan::Changed(changed), stamped.listing))
 }
 
 /// Reads a changed file: `Some` with its bytes when it only grew (or is

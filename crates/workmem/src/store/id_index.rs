@@ -190,7 +190,7 @@ pub(crate) fn peek(
     let Some(mut index) = IdIndex::load(&memory_dir.join(ID_INDEX_DIR), workspace_id) else {
         return Ok(None);
     };
-    Ok(index.update(log, &Trail::load(memory_dir))?.map(|_| index))
+    Ok(index.update(log, Some(memory_dir))?.map(|_| index))
 }
 
 /// Brings the index of `log` in `memory_dir` up to date in memory and
@@ -206,14 +206,14 @@ pub(crate) fn peek(
 pub(crate) fn refresh(log: &FactLog, memory_dir: &Path, workspace_id: &str) -> Result<Refreshed> {
     let dir = memory_dir.join(ID_INDEX_DIR);
     if let Some(mut index) = IdIndex::load(&dir, workspace_id)
-        && let Some(added) = index.update(log, &Trail::load(memory_dir))?
+        && let Some(added) = index.update(log, Some(memory_dir))?
     {
         return Ok(Refreshed { index, added: Some(added) });
     }
     let mut index = IdIndex::fresh(dir, workspace_id);
     // Every shard of a fresh index is empty, hence usable; a file that
     // changes while it is read is read again next time.
-    if index.update(log, &Trail::default())?.is_none() {
+    if index.update(log, None)?.is_none() {
         return Err(crate::Error::Io {
             path: index.dir.clone(),
             source: io::Error::other("the daily files kept changing while they were indexed"),
@@ -364,6 +364,12 @@ impl IdIndex {
         Some(self.decode(found))
     }
 
+    /// Returns the stamp the index holds for the daily file of `day`: the
+    /// stamp it had when the index last read it or appended to it.
+    pub(crate) fn stamp(&self, day: &Day) -> Option<FileStamp> {
+        self.entry(day).map(|entry| entry.stamp)
+    }
+
     /// Returns the stamp of the file of slot `n`.
     fn slot_stamp(&self, n: usize) -> FileStamp {
         let record = &self.data[self.slots[n].1 + DAY..];
@@ -443,11 +449,16 @@ impl IdIndex {
     }
 
     /// Checks the stamps of the daily files against the index, reads what
-    /// was appended to those that changed and indexes it (in memory).
+    /// was appended to those that changed and indexes it (in memory),
+    /// following the append trail of `memory_dir` (none for a fresh index).
     /// Returns the records indexed, or `None` when a file was rewritten or
     /// removed (the caller rebuilds).
-    fn update(&mut self, log: &FactLog, trail: &Trail) -> Result<Option<Vec<NewRecord>>> {
-        let Some(changed) = self.scan(log, trail)? else { return Ok(None) };
+    fn update(
+        &mut self,
+        log: &FactLog,
+        memory_dir: Option<&Path>,
+    ) -> Result<Option<Vec<NewRecord>>> {
+        let Some(changed) = self.scan(log, memory_dir)? else { return Ok(None) };
         let mut added = Vec::new();
         // A bounded number of files in memory at once (a rebuild reads them
         // all).
@@ -487,9 +498,9 @@ impl IdIndex {
 
     /// Compares the daily files with the index: the listing of `daily/`
     /// when its stamp changed, then one `stat` per file. Returns the files
-    /// to read (day, what the index had read of it), or `None` when a
-    /// covered file was removed.
-    fn scan(&mut self, log: &FactLog, trail: &Trail) -> Result<Option<Vec<ToRead>>> {
+    /// to read (day, what the index had read of it, the stamp the trail of
+    /// `memory_dir` leads to), or `None` when a covered file was removed.
+    fn scan(&mut self, log: &FactLog, memory_dir: Option<&Path>) -> Result<Option<Vec<ToRead>>> {
         // A scan runs first, before anything changed.
         debug_assert!(self.changed.is_empty());
         let known = self
@@ -522,14 +533,23 @@ impl IdIndex {
                 (None, None) => {}
                 (slot, Some(stamp)) => {
                     let known = slot.map(|n| self.decode(n));
-                    let grown_to = known
-                        .is_some_and(|known| trail.leads(day, known.stamp, stamp))
-                        .then_some(stamp);
-                    changed.push((entry_day(day).to_owned(), known, grown_to));
+                    // For a known file, the stamp the trail must lead to.
+                    changed.push((entry_day(day).to_owned(), known, known.and(Some(stamp))));
                 }
             }
         }
-        Ok((next == self.slots.len()).then_some(changed))
+        if next != self.slots.len() {
+            return Ok(None);
+        }
+        let grown: Vec<Day> =
+            changed.iter().filter_map(|(_, known, _)| known.map(|k| k.day)).collect();
+        let trail = memory_dir.map(|dir| Trail::load(dir, &grown)).unwrap_or_default();
+        for (_, known, grown_to) in &mut changed {
+            if let Some(known) = known {
+                *grown_to = grown_to.filter(|to| trail.leads(&known.day, known.stamp, *to));
+            }
+        }
+        Ok(Some(changed))
     }
 
     /// Counts what an append made under the lock wrote as read, when the

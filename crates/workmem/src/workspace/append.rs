@@ -173,14 +173,16 @@ impl Workspace {
 
     /// Records what an append under the lock `written`, once durable: in
     /// the append trail, and in the id index the check refreshed (saved
-    /// counting it as read when nobody else wrote to its files meanwhile).
-    /// Only caches: a failure costs the next reader a read of the daily
-    /// files that changed.
+    /// counting it as read when nobody else wrote to its files meanwhile),
+    /// whose stamps then let the trail be compacted. Only caches: a
+    /// failure costs the next reader a read of the daily files that
+    /// changed.
     fn appended(&self, index: Option<IdIndex>, written: &[Written]) {
         append_trail::record(&self.memory_dir, written);
         if let Some(mut index) = index {
             index.record_append(&self.log, written);
             let _ = index.save();
+            append_trail::compact(&self.memory_dir, |day| index.stamp(day));
         }
     }
 

@@ -33,7 +33,7 @@ use crate::model::fact_line::{FactRecord, FactSummary};
 use crate::model::stamp::Stamp;
 use crate::policy::distill::{self, Known, Policy, Report};
 use crate::policy::projection::Projection;
-use crate::store::append_trail::{self, Trail};
+use crate::store::append_trail;
 use crate::store::atomic_io::{self, file_stamp};
 use crate::store::conflict_queue::{Case, CaseHead, ConflictQueue};
 use crate::store::coverage::{self, Covered, Scan};
@@ -504,8 +504,8 @@ impl Workspace {
         }
         let covered: Vec<(&str, &Covered)> =
             header.files.iter().map(|(day, f)| (day.as_str(), &f.covered)).collect();
-        let trail = Trail::load(&self.memory_dir);
-        let (scan, listing) = coverage::scan(&self.log, &covered, header.listing, &trail)?;
+        let (scan, listing) =
+            coverage::scan(&self.log, &covered, header.listing, &self.memory_dir)?;
         let Scan::Changed(changed) = scan else {
             return Ok(None);
         };

@@ -12,7 +12,6 @@ use crate::model::fact_line::FactRecord;
 use crate::model::stamp::Stamp;
 use crate::policy::distill::{self, Policy};
 use crate::policy::report::Reason;
-use crate::store::append_trail::Trail;
 use crate::store::atomic_io::file_stamp;
 use crate::store::coverage::{self, Covered, Scan};
 use crate::store::distill_cache::{CACHE_FILE, Header, IDS_FILE, StoredIds};
@@ -253,8 +252,7 @@ impl Workspace {
         };
         let covered: Vec<(&str, &Covered)> =
             header.files.iter().map(|(day, f)| (day.as_str(), &f.covered)).collect();
-        let trail = Trail::load(&self.memory_dir);
-        match coverage::scan(&self.log, &covered, header.listing, &trail)? {
+        match coverage::scan(&self.log, &covered, header.listing, &self.memory_dir)? {
             (Scan::Changed(changed), _) => Ok(Some((header, changed))),
             (Scan::Rewritten, _) => Ok(None),
         }
