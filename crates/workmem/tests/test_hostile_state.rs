@@ -839,3 +839,50 @@ fn a_distill_intent_of_another_version_workspace_or_shape_is_refused() {
         assert_eq!(files(&h.memory()), before, "{text}: a refused intent changed the memory");
     }
 }
+
+/// A FIFO, a directory, a device or a symlink where the append trail (a
+/// cache) is expected costs only the slow path: appends with and without an
+/// id, an import, distills and `status` all succeed without blocking and
+/// see every fact, and nothing is written through the link.
+#[test]
+fn a_special_file_where_the_append_trail_is_expected() {
+    for special in [Some(Special::Fifo), Some(Special::Directory), Some(Special::Device), None] {
+        let h = Hostile::new();
+        let ws = h.tied.open();
+        ws.distill(&DistillOptions::new().as_of(stamp(AS_OF))).expect("distill");
+        let facts_before = ws.facts().expect("facts").len();
+        let trail = h.memory().join(".append-trail");
+        let outside = h.tied.root.join("outside");
+        if let Some(special) = special {
+            special.plant(&trail);
+        } else {
+            fs::write(&outside, b"").expect("outside file");
+            let _ = fs::remove_file(&trail);
+            std::os::unix::fs::symlink(&outside, &trail).expect("symlink");
+        }
+        let fifo = matches!(special, Some(Special::Fifo)).then(|| trail.clone());
+        let label = format!("{special:?} at .append-trail");
+        let ws = ws.clone();
+        let counts = within_time(&label, fifo.as_deref(), move || {
+            let at = |n: u32| Some(format!("2026-05-01T0{n}:30:00Z"));
+            ws.remember(NewFact { recorded_at: at(3), ..NewFact::new("A plain note.") })?;
+            ws.remember(NewFact {
+                recorded_at: at(4),
+                fact_id: Some("with-id".into()),
+                ..NewFact::new("A note with an id.")
+            })?;
+            let items = vec![NewFact { recorded_at: at(5), ..NewFact::new("An imported note.") }];
+            ws.import(items, &mut |_| {})?;
+            let options = DistillOptions::new().as_of(stamp(AS_OF));
+            let first = ws.distill(&options)?.report.scanned;
+            let again = ws.distill(&options)?.report.scanned;
+            Ok::<_, Error>((first, again, ws.facts()?.len()))
+        })
+        .unwrap_or_else(|err| panic!("{label}: {err}"));
+        assert_eq!(counts.0, counts.1, "{label}");
+        assert_eq!(counts.2, facts_before + 3, "{label}");
+        if special.is_none() {
+            assert!(fs::read(&outside).expect("outside").is_empty(), "{label}: wrote through");
+        }
+    }
+}
