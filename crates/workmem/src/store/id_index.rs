@@ -22,7 +22,11 @@
 //! counts is the first in (file name, offset) order, as for every reader.
 //!
 //! Checking the stamps costs one `stat` per daily file, and a listing of
-//! `daily/` only when its stamp changed ([`crate::store::day_stamps`]).
+//! `daily/` only when its stamp changed ([`crate::store::day_stamps`]). A
+//! file whose stamp changed by appends of workmem's own that the index did
+//! not make (a plain `remember`) is read only after what the index read,
+//! when the append trail leads from its stamp to the file's
+//! ([`crate::store::append_trail`]).
 //!
 //! The ids are spread over 1,024 shard files by a hash of the id, so a lookup
 //! reads one shard. Shards only grow: new lines are written at the end the
@@ -191,6 +195,28 @@ pub(crate) fn peek(
         return Ok(None);
     };
     Ok(index.update(log, Some(memory_dir))?.map(|_| index))
+}
+
+/// Starts reading the shards that hold `ids` into the page cache, without
+/// waiting: the lookup that follows the stamps' check then finds them
+/// there. A shard not used for a while may be on disk only (reading one
+/// took 1.8 ms here, the stamps' check of 731 daily files 1.4 ms), and an
+/// import's ids fall in as many shards as it has ids, read at once rather
+/// than one after another. A hint: never an error.
+pub(crate) fn prefetch(memory_dir: &Path, ids: &[&str]) {
+    let dir = memory_dir.join(ID_INDEX_DIR);
+    let shards: std::collections::BTreeSet<usize> = ids.iter().map(|id| shard_of(id)).collect();
+    for shard in shards {
+        advise(&dir, shard, 0);
+    }
+}
+
+/// Asks the kernel to read shard `shard` of the index in `dir` from
+/// `offset` on into the page cache, without waiting.
+fn advise(dir: &Path, shard: usize, offset: u64) {
+    if let Ok(Some(file)) = atomic_io::open_optional(&dir.join(format!("{shard:03x}"))) {
+        let _ = rustix::fs::fadvise(&file, offset, None, rustix::fs::Advice::WillNeed);
+    }
 }
 
 /// Brings the index of `log` in `memory_dir` up to date in memory and
@@ -491,6 +517,15 @@ impl IdIndex {
                     added.push(NewRecord { id, place: Place { day: day.clone(), offset } });
                 }
                 self.put(entry);
+            }
+        }
+        // The shards the new lines go to are written at their end when the
+        // index is saved: their last page is read meanwhile (a write into
+        // a page that is not in memory reads it first, and waits).
+        if !self.fresh {
+            for shard in self.pending.keys() {
+                let len = self.shard_len[*shard];
+                advise(&self.dir, *shard, len - len % 4096);
             }
         }
         Ok(Some(added))

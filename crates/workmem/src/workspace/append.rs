@@ -62,6 +62,7 @@ impl Workspace {
             append_trail::record(&self.memory_dir, &written);
             return Ok(fact);
         }
+        id_index::prefetch(&self.memory_dir, &[fact.fact_id.as_str()]);
         let _lock = self.lock()?;
         let (mut stored, index) = self.stored_under(facts)?;
         match stored.pop().flatten() {
@@ -131,6 +132,8 @@ impl Workspace {
         let days: std::collections::BTreeSet<String> =
             facts.iter().map(|f| f.recorded_at.utc_day()).collect();
         self.check_append_scope(days)?;
+        let ids: Vec<&str> = facts.iter().map(|f| f.fact_id.as_str()).collect();
+        id_index::prefetch(&self.memory_dir, &ids);
         let _lock = self.lock()?;
         let (stored, index) = self.stored_under(&facts)?;
         let mut already_present = 0;
