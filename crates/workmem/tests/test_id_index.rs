@@ -121,36 +121,6 @@ fn an_append_with_an_id_counts_what_it_wrote_as_read() {
     assert!(matches!(p.ws.facts(), Err(Error::Corrupt { .. })), "the damage is real");
 }
 
-/// A plain `remember` (no id to check, so no index) between two checks
-/// with ids: the append trail leads from the stamp the index read to the
-/// file's stamp now, so the check reads the appended line and the bytes
-/// after the last whole block the index hashed, not the file again.
-/// Without the trail the check hashes the file again, finds it changed and
-/// rebuilds the index from the whole log.
-#[test]
-fn an_append_on_the_trail_is_read_without_the_bytes_before_it() {
-    for trail in [true, false] {
-        let p = Project::new();
-        let items = (0..40).map(|n| new_fact(&format!("a-{n}"), n % 2, 0)).collect();
-        p.ws.import(items, &mut |_| {}).unwrap();
-        let path = p.day_file(&day(0));
-        let read = fs::metadata(&path).unwrap().len() as usize;
-        assert!(read > 8192, "the file spans whole blocks");
-        p.ws.remember(NewFact { fact_id: None, ..new_fact("-", 1, 0) }).unwrap();
-        crate::common::garble_start_keeping_stamp(&path, read - read % 4096);
-        if !trail {
-            fs::remove_file(p.file(".append-trail")).unwrap();
-        }
-        let checked = p.ws.remember(new_fact("z-1", 0, 1));
-        if trail {
-            assert!(checked.is_ok(), "{checked:?}");
-            assert!(matches!(p.ws.facts(), Err(Error::Corrupt { .. })), "the damage is real");
-        } else {
-            assert!(matches!(checked, Err(Error::Corrupt { .. })), "{checked:?}");
-        }
-    }
-}
-
 #[test]
 fn appends_by_others_during_appends_with_ids_are_all_seen() {
     // Another process appends to the same daily file without the lock

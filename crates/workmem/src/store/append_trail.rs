@@ -1,7 +1,10 @@
-//! The append trail: the appends workmem itself made to the daily files,
-//! each as the stamp its file had right before the write and the stamp it
-//! had right after, so that a cache that read a file at one stamp can
-//! tell, without reading the file again, that it only grew since.
+//! The append trail: the appends workmem made to the daily files under the
+//! workspace lock (`remember --id`, `import`), each as the stamp its file
+//! had right before the write and the stamp it had right after, so that a
+//! cache that read a file at one stamp can tell, without reading the file
+//! again, that it only grew since. (A plain `remember` takes no lock and
+//! records nothing: a line of the trail would cost it a third of the time
+//! its fsync takes.)
 //!
 //! A cache whose stamp of a daily file no longer matches reads the file
 //! whole and hashes what it had read, to prove the old bytes are still
@@ -16,9 +19,9 @@
 //!
 //! A cache, never evidence: `.append-trail` in the memory directory,
 //! appended without fsync after each durable append (one `write` of whole
-//! lines on an `O_APPEND` descriptor, so concurrent appenders do not
-//! interleave), each line closed by a checksum of itself, so a torn or
-//! garbled line is skipped. Lost lines cost a cache a read of the file.
+//! lines on an `O_APPEND` descriptor), each line closed by a checksum of
+//! itself, so a torn or garbled line is skipped. Lost lines cost a cache a
+//! read of the file.
 //! A distill, holding the workspace lock, empties it once its cache
 //! covers every file; a check with an id, holding the lock, compacts it
 //! ([`compact`]); nothing is recorded while it is larger than [`LIMIT`]
@@ -165,8 +168,7 @@ const COMPACT_AT: u64 = 16 << 10;
 /// on the way (where the id index stands). What any reader could follow
 /// before, it can follow after: from where it stood to the end. A chain
 /// that does not reach the stamp in `now` leads nowhere the file is and is
-/// dropped. Best effort: the trail is a cache (a plain `remember`'s line
-/// written meanwhile may be lost, which costs a read).
+/// dropped. Best effort: the trail is a cache.
 pub(crate) fn compact(memory_dir: &Path, now: impl Fn(&Day) -> Option<FileStamp>) {
     let path = memory_dir.join(TRAIL_FILE);
     if std::fs::symlink_metadata(&path).map_or(true, |meta| meta.len() <= COMPACT_AT) {

@@ -363,11 +363,11 @@ impl FactLog {
     /// of all its lines and one fsync (the fsyncs of a batch run together),
     /// then one fsync of `daily/` if a file was created. The memory and
     /// `daily/` directories must exist. Returns what was written to each
-    /// file, the ids written and where the bytes landed: for the id index
-    /// to count them as read, and for the append trail.
+    /// file and, with `placed`, the ids written and where the bytes landed,
+    /// for the id index to count them as read and for the append trail.
     ///
     /// Errors: [`Error::Io`], [`Error::Corrupt`] for a symlinked file.
-    pub(crate) fn append(&self, facts: &[Fact]) -> Result<Vec<Written>> {
+    pub(crate) fn append(&self, facts: &[Fact], placed: bool) -> Result<Vec<Written>> {
         atomic_io::refuse_symlink(&self.dir)?;
         let mut by_day: BTreeMap<String, Written> = BTreeMap::new();
         for fact in facts {
@@ -378,7 +378,9 @@ impl FactLog {
                     records: Vec::new(),
                     placement: None,
                 });
-            written.records.push((written.bytes.len() as u64, fact.fact_id.clone()));
+            if placed {
+                written.records.push((written.bytes.len() as u64, fact.fact_id.clone()));
+            }
             written.bytes.push_str(&fact.to_line());
         }
         let mut written: Vec<Written> = by_day.into_values().collect();
@@ -386,8 +388,11 @@ impl FactLog {
         for file in &mut written {
             let path = self.path_for_day(&file.day);
             let is_record = |fragment: &[u8]| Fact::parse_line(fragment).is_ok();
-            let append =
-                atomic_io::append_unsynced_placed(&path, file.bytes.as_bytes(), &is_record)?;
+            let append = if placed {
+                atomic_io::append_unsynced_placed(&path, file.bytes.as_bytes(), &is_record)?
+            } else {
+                atomic_io::append_unsynced(&path, file.bytes.as_bytes(), &is_record)?
+            };
             file.placement = append.placement;
             pending.push(append);
         }

@@ -22,11 +22,7 @@
 //! counts is the first in (file name, offset) order, as for every reader.
 //!
 //! Checking the stamps costs one `stat` per daily file, and a listing of
-//! `daily/` only when its stamp changed ([`crate::store::day_stamps`]). A
-//! file whose stamp changed by appends of workmem's own that the index did
-//! not make (a plain `remember`) is read only after what the index read,
-//! when the append trail leads from its stamp to the file's
-//! ([`crate::store::append_trail`]).
+//! `daily/` only when its stamp changed ([`crate::store::day_stamps`]).
 //!
 //! The ids are spread over 1,024 shard files by a hash of the id, so a lookup
 //! reads one shard. Shards only grow: new lines are written at the end the
@@ -64,7 +60,6 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{IoContext, Result};
 use crate::model::fact_line::{FactRecord, FactSummary};
-use crate::store::append_trail::Trail;
 use crate::store::atomic_io::{self, FileStamp};
 use crate::store::coverage::{self, BlockChain, Prefix, checksum};
 use crate::store::day_stamps::{self, DAY, Day, ListingStamp};
@@ -117,10 +112,8 @@ fn entry_day(day: &[u8; DAY]) -> &str {
     std::str::from_utf8(day).unwrap_or_default()
 }
 
-/// A daily file a check reads: its day, what the index had read of it,
-/// and the stamp the check found when the append trail leads there from
-/// the index's ([`coverage::read_grown`]).
-type ToRead = (String, Option<Entry>, Option<FileStamp>);
+/// A daily file a check reads: its day, and what the index had read of it.
+type ToRead = (String, Option<Entry>);
 
 /// The index as its manifest describes it.
 #[derive(Debug)]
@@ -194,7 +187,7 @@ pub(crate) fn peek(
     let Some(mut index) = IdIndex::load(&memory_dir.join(ID_INDEX_DIR), workspace_id) else {
         return Ok(None);
     };
-    Ok(index.update(log, Some(memory_dir))?.map(|_| index))
+    Ok(index.update(log)?.map(|_| index))
 }
 
 /// Starts reading the shards that hold `ids` into the page cache, without
@@ -232,14 +225,14 @@ fn advise(dir: &Path, shard: usize, offset: u64) {
 pub(crate) fn refresh(log: &FactLog, memory_dir: &Path, workspace_id: &str) -> Result<Refreshed> {
     let dir = memory_dir.join(ID_INDEX_DIR);
     if let Some(mut index) = IdIndex::load(&dir, workspace_id)
-        && let Some(added) = index.update(log, Some(memory_dir))?
+        && let Some(added) = index.update(log)?
     {
         return Ok(Refreshed { index, added: Some(added) });
     }
     let mut index = IdIndex::fresh(dir, workspace_id);
     // Every shard of a fresh index is empty, hence usable; a file that
     // changes while it is read is read again next time.
-    if index.update(log, None)?.is_none() {
+    if index.update(log)?.is_none() {
         return Err(crate::Error::Io {
             path: index.dir.clone(),
             source: io::Error::other("the daily files kept changing while they were indexed"),
@@ -475,25 +468,22 @@ impl IdIndex {
     }
 
     /// Checks the stamps of the daily files against the index, reads what
-    /// was appended to those that changed and indexes it (in memory),
-    /// following the append trail of `memory_dir` (none for a fresh index).
+    /// was appended to those that changed and indexes it (in memory).
     /// Returns the records indexed, or `None` when a file was rewritten or
-    /// removed (the caller rebuilds).
-    fn update(
-        &mut self,
-        log: &FactLog,
-        memory_dir: Option<&Path>,
-    ) -> Result<Option<Vec<NewRecord>>> {
-        let Some(changed) = self.scan(log, memory_dir)? else { return Ok(None) };
+    /// removed (the caller rebuilds). (The append trail is not followed:
+    /// the appends it records are made under the lock, which continues the
+    /// index itself, [`IdIndex::record_append`].)
+    fn update(&mut self, log: &FactLog) -> Result<Option<Vec<NewRecord>>> {
+        let Some(changed) = self.scan(log)? else { return Ok(None) };
         let mut added = Vec::new();
         // A bounded number of files in memory at once (a rebuild reads them
         // all).
         for chunk in changed.chunks(64) {
-            let parsed = map_in_parallel(chunk, |(day, known, grown_to)| {
+            let parsed = map_in_parallel(chunk, |(day, known)| {
                 let path = log.path_for_day(day);
                 let known = known.as_ref().map(|known| &known.prefix);
                 // What the index read of the file is only hashed again.
-                let Some(read) = coverage::read_grown(&path, known, *grown_to, false)? else {
+                let Some(read) = coverage::read_grown(&path, known, None, false)? else {
                     return Ok(None);
                 };
                 let (mut hasher, stamp) = (read.prefix, read.stamp);
@@ -509,7 +499,7 @@ impl IdIndex {
                 entry.day.copy_from_slice(day.as_bytes());
                 Ok(Some((ids, entry)))
             });
-            for ((day, _, _), result) in chunk.iter().zip(parsed) {
+            for ((day, _), result) in chunk.iter().zip(parsed) {
                 let Some((ids, entry)) = result? else { return Ok(None) };
                 for (offset, id) in ids {
                     let lines = self.pending.entry(shard_of(&id)).or_default();
@@ -533,9 +523,9 @@ impl IdIndex {
 
     /// Compares the daily files with the index: the listing of `daily/`
     /// when its stamp changed, then one `stat` per file. Returns the files
-    /// to read (day, what the index had read of it, the stamp the trail of
-    /// `memory_dir` leads to), or `None` when a covered file was removed.
-    fn scan(&mut self, log: &FactLog, memory_dir: Option<&Path>) -> Result<Option<Vec<ToRead>>> {
+    /// to read (day, what the index had read of it), or `None` when a
+    /// covered file was removed.
+    fn scan(&mut self, log: &FactLog) -> Result<Option<Vec<ToRead>>> {
         // A scan runs first, before anything changed.
         debug_assert!(self.changed.is_empty());
         let known = self
@@ -566,25 +556,12 @@ impl IdIndex {
                 (Some(slot), Some(stamp)) if self.slot_stamp(slot) == stamp => {}
                 (Some(_), None) => return Ok(None),
                 (None, None) => {}
-                (slot, Some(stamp)) => {
-                    let known = slot.map(|n| self.decode(n));
-                    // For a known file, the stamp the trail must lead to.
-                    changed.push((entry_day(day).to_owned(), known, known.and(Some(stamp))));
+                (slot, Some(_)) => {
+                    changed.push((entry_day(day).to_owned(), slot.map(|n| self.decode(n))));
                 }
             }
         }
-        if next != self.slots.len() {
-            return Ok(None);
-        }
-        let grown: Vec<Day> =
-            changed.iter().filter_map(|(_, known, _)| known.map(|k| k.day)).collect();
-        let trail = memory_dir.map(|dir| Trail::load(dir, &grown)).unwrap_or_default();
-        for (_, known, grown_to) in &mut changed {
-            if let Some(known) = known {
-                *grown_to = grown_to.filter(|to| trail.leads(&known.day, known.stamp, *to));
-            }
-        }
-        Ok(Some(changed))
+        Ok((next == self.slots.len()).then_some(changed))
     }
 
     /// Counts what an append made under the lock wrote as read, when the

@@ -58,8 +58,7 @@ impl Workspace {
         self.check_append_scope([fact.recorded_at.utc_day()])?;
         let facts = std::slice::from_ref(&fact);
         if !explicit_id {
-            let written = self.append_creating_dirs(facts)?;
-            append_trail::record(&self.memory_dir, &written);
+            self.append_creating_dirs(facts)?;
             return Ok(fact);
         }
         id_index::prefetch(&self.memory_dir, &[fact.fact_id.as_str()]);
@@ -69,7 +68,7 @@ impl Workspace {
             Some(stored) if fact.repeats(&stored, recorded_at_given) => Ok(stored),
             Some(_) => Err(Error::invalid("fact_id", Invalid::IdTaken { id: fact.fact_id })),
             None => {
-                let written = self.log.append(facts)?;
+                let written = self.log.append(facts, true)?;
                 self.appended(index, &written);
                 Ok(fact)
             }
@@ -151,7 +150,7 @@ impl Workspace {
         let mut done = 0;
         let mut written = Vec::new();
         for batch in missing.chunks(IMPORT_BATCH) {
-            written.extend(self.log.append(batch)?);
+            written.extend(self.log.append(batch, true)?);
             done += batch.len();
             progress(done);
         }
@@ -164,13 +163,13 @@ impl Workspace {
     /// Appends to the log, creating the memory and `daily/` directories
     /// only when the append finds them missing (the hot path makes no
     /// directory calls).
-    fn append_creating_dirs(&self, facts: &[Fact]) -> Result<Vec<Written>> {
-        match self.log.append(facts) {
+    fn append_creating_dirs(&self, facts: &[Fact]) -> Result<()> {
+        match self.log.append(facts, false) {
             Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
                 self.init()?;
-                self.log.append(facts)
+                self.log.append(facts, false).map(drop)
             }
-            other => other,
+            other => other.map(drop),
         }
     }
 
@@ -422,7 +421,7 @@ mod tests {
             assert_eq!(stored, vec![None, None]);
             append_outside(&ws, &new_fact("x-1", "Outside.", "2026-01-01"));
             append_outside(&ws, &new_fact("x-2", "Outside.", "2026-01-02"));
-            let written = ws.log.append(&facts).unwrap();
+            let written = ws.log.append(&facts, true).unwrap();
             ws.appended(index, &written);
         }
         for id in ["x-1", "x-2", "b-1"] {
