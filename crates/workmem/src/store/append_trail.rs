@@ -3,8 +3,8 @@
 //! had right before the write and the stamp it had right after, so that a
 //! cache that read a file at one stamp can tell, without reading the file
 //! again, that it only grew since. (A plain `remember` takes no lock and
-//! records nothing: a line of the trail would cost it a third of the time
-//! its fsync takes.)
+//! records nothing: a line of the trail would cost it a quarter of the
+//! time its fsync takes.)
 //!
 //! A cache whose stamp of a daily file no longer matches reads the file
 //! whole and hashes what it had read, to prove the old bytes are still
@@ -65,13 +65,8 @@ const MAX_STEPS: usize = 100_000;
 pub(crate) fn record(memory_dir: &Path, written: &[Written]) {
     let mut lines = String::new();
     for file in written {
-        let Some(placement) = file.placement else { continue };
-        let (before, after) = (placement.before, placement.after);
-        let ours = before[0] == after[0]
-            && before[1] == placement.offset as i64
-            && after[1] == before[1] + file.bytes.len() as i64;
-        if let (true, Ok(day)) = (ours, <Day>::try_from(file.day.as_bytes())) {
-            push_line(&mut lines, &day, before, after);
+        if let (Some(placement), Ok(day)) = (file.alone(), <Day>::try_from(file.day.as_bytes())) {
+            push_line(&mut lines, &day, placement.before, placement.after);
         }
     }
     if !lines.is_empty() {

@@ -275,24 +275,25 @@ pub(crate) fn scan(
             continue;
         }
         let day = DayFile { day: day.to_owned(), path: log.path_for_day(day) };
-        // The stamp the file has now, for a covered file: where the trail
-        // must lead.
-        let grown_to = known.and(*stamp);
-        changed.push((*name, Changed { day, known: known.cloned(), grown_to }));
+        // For a covered file, the stamp it has now: where the trail must
+        // lead.
+        let now = known.and(*stamp);
+        changed.push((*name, now, Changed { day, known: known.cloned(), grown_to: None }));
     }
     if next != covered.len() {
         return Ok((Scan::Rewritten, stamped.listing));
     }
     let grown: Vec<Day> =
-        changed.iter().filter(|(_, c)| c.grown_to.is_some()).map(|(name, _)| *name).collect();
+        changed.iter().filter(|(_, now, _)| now.is_some()).map(|(name, _, _)| *name).collect();
     let trail = Trail::load(memory_dir, &grown);
     let changed = changed
         .into_iter()
-        .map(|(name, mut change)| {
-            let known = change.known.as_ref().map(|known| known.stamp);
-            change.grown_to = known
-                .zip(change.grown_to)
-                .and_then(|(from, to)| trail.leads(&name, from, to).then_some(to));
+        .map(|(name, now, mut change)| {
+            change.grown_to = change
+                .known
+                .as_ref()
+                .zip(now)
+                .and_then(|(known, to)| trail.leads(&name, known.stamp, to).then_some(to));
             change
         })
         .collect();

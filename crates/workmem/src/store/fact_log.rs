@@ -426,6 +426,20 @@ pub(crate) struct Written {
     pub placement: Option<atomic_io::Placement>,
 }
 
+impl Written {
+    /// Where the bytes landed, when nobody else wrote to the file between
+    /// its two stamps: the same inode, the bytes written where the file
+    /// ended, and the file as long after the write as before plus them.
+    pub(crate) fn alone(&self) -> Option<atomic_io::Placement> {
+        let placement = self.placement?;
+        let (before, after) = (placement.before, placement.after);
+        (before[0] == after[0]
+            && before[1] == placement.offset as i64
+            && after[1] == before[1] + self.bytes.len() as i64)
+            .then_some(placement)
+    }
+}
+
 /// The records of one daily file and the file's stamp before the read.
 #[derive(Debug)]
 pub(crate) struct FileRecords<T> {

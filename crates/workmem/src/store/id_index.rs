@@ -227,6 +227,14 @@ pub(crate) fn refresh(log: &FactLog, memory_dir: &Path, workspace_id: &str) -> R
     if let Some(mut index) = IdIndex::load(&dir, workspace_id)
         && let Some(added) = index.update(log)?
     {
+        // The shards the new lines go to are written at their end when the
+        // caller saves the index: their last page is read meanwhile (a
+        // write into a page that is not in memory reads it first, and
+        // waits).
+        for shard in index.pending.keys() {
+            let len = index.shard_len[*shard];
+            advise(&index.dir, *shard, len - len % 4096);
+        }
         return Ok(Refreshed { index, added: Some(added) });
     }
     let mut index = IdIndex::fresh(dir, workspace_id);
@@ -509,15 +517,6 @@ impl IdIndex {
                 self.put(entry);
             }
         }
-        // The shards the new lines go to are written at their end when the
-        // index is saved: their last page is read meanwhile (a write into
-        // a page that is not in memory reads it first, and waits).
-        if !self.fresh {
-            for shard in self.pending.keys() {
-                let len = self.shard_len[*shard];
-                advise(&self.dir, *shard, len - len % 4096);
-            }
-        }
         Ok(Some(added))
     }
 
@@ -571,15 +570,9 @@ impl IdIndex {
     /// right after the write, and the records are indexed.
     pub(crate) fn record_append(&mut self, log: &FactLog, written: &[Written]) {
         for file in written {
-            let Some(placement) = file.placement else { continue };
+            let Some(placement) = file.alone() else { continue };
             let end = placement.offset + file.bytes.len() as u64;
-            let ours = placement.after[0] == placement.before[0]
-                && placement.after[1] == end as i64
-                && placement.before[1] == placement.offset as i64;
             let Ok(day) = <[u8; DAY]>::try_from(file.day.as_bytes()) else { continue };
-            if !ours {
-                continue;
-            }
             let mut hasher = match self.entry(&day) {
                 Some(known)
                     if known.stamp == placement.before && known.prefix.len == placement.offset =>
