@@ -130,7 +130,7 @@ fn append_comparison() {
 
 /// Every file of a memory directory but the log: what a first distill
 /// starts without.
-const DERIVED: [&str; 13] = [
+const DERIVED: [&str; 14] = [
     "curated.json",
     "conflicts.json",
     "MEMORY.md",
@@ -144,6 +144,7 @@ const DERIVED: [&str; 13] = [
     ".distill-cache.ids",
     ".distill-cache.places",
     ".append-trail",
+    ".hash-checkpoints",
 ];
 
 /// Writes `count` generated facts (fresh ids, recorded over the log's two

@@ -87,6 +87,7 @@ impl Project {
                     || name == ".id-index"
                     || name == ".valid-hashes"
                     || name == ".append-trail"
+                    || name == ".hash-checkpoints"
                 {
                     continue;
                 }

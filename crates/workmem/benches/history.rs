@@ -1,7 +1,9 @@
 //! Whether past resolutions slow anything down: `verify`, `resolve` and
 //! `distill` on copies of one workspace that differ only in their history:
-//! one with `N` resolutions behind it (default 1,000), one with none, and
-//! one with the same `N` ties left open.
+//! one with `N` resolutions behind it (default 1,000); one with none, where
+//! the same facts of the same `N` keys agree (the same log and the same
+//! curated keys, without a case: "agree"); one with the same `N` ties left
+//! open; and the workspace without those keys at all ("none").
 //!
 //! ```sh
 //! cargo build --release -p workmem --example generate
@@ -9,15 +11,20 @@
 //! cargo bench -p workmem --bench history -- /tmp/w100k [--resolutions 1000]
 //! ```
 //!
-//! The copies (made next to the workspace given, and removed after) get 21
-//! ties (two equally strong values for each of 21 new memory keys, old
-//! enough to be judged); the copies "open" and "resolved" get `N` more;
+//! The copies (made next to the workspace given, and removed after) get 31
+//! ties (two equally strong values for each of 31 new memory keys, old
+//! enough to be judged); the copies "open" and "resolved" get `N` more
+//! ties, and "agree" four agreeing facts for each of the same `N` keys;
 //! one distill queues them. The copy "resolved" then resolves its `N`
 //! cases (each decision adds a revision, an audit record, a closed case).
-//! Then, alternating between the copies: the 21 cases are resolved,
-//! `verify` runs three times, a whole-log distill three times (the distill
+//! The 31 keys are spread evenly among the `N` (`history.k00016.timed`
+//! ...): files are sorted by memory key, and a resolution's cost depends
+//! on how many bytes follow its domain.
+//! Then, alternating between the copies: the 31 cases are resolved,
+//! `verify` runs five times, a whole-log distill five times (the distill
 //! cache removed first) and a distill with nothing new eleven times.
-//! Medians, in process; the ratio compares "resolved" with "none".
+//! Medians, in process; the ratios compare "resolved" with "agree" (what
+//! the history costs) and with "none".
 #![allow(clippy::disallowed_methods)] // the bench copies workspaces
 
 use std::path::Path;
@@ -27,11 +34,11 @@ use workmem::{DistillOptions, Stamp, Workspace, WorkspaceBuilder};
 
 #[path = "common/ties.rs"]
 mod ties;
-use ties::{open_cases, resolution, ties};
+use ties::{agreements, open_cases, resolution, ties};
 
 const AS_OF: &str = "2026-06-01T00:00:00Z";
 /// Cases each copy resolves while it is timed.
-const TIMED: usize = 21;
+const TIMED: usize = 31;
 
 fn median(mut samples: Vec<f64>) -> f64 {
     samples.sort_by(f64::total_cmp);
@@ -74,32 +81,37 @@ fn drop_distill_cache(ws: &Workspace) {
 fn figures(project: &Path, resolutions: usize) {
     let parent = project.parent().unwrap_or(Path::new("."));
     let scratch = tempfile::tempdir_in(parent).expect("scratch dir");
-    let names = ["none", "open", "resolved"];
+    let names = ["none", "agree", "open", "resolved"];
+    const RESOLVED: usize = 3;
     let copies: Vec<Workspace> =
         names.iter().map(|name| copy_of(project, &scratch.path().join(name))).collect();
     let history: Vec<String> = (0..resolutions).map(|n| format!("history.k{n:05}")).collect();
-    let timed: Vec<String> = (0..TIMED).map(|n| format!("timed.k{n:02}")).collect();
+    let timed: Vec<String> = (0..TIMED)
+        .map(|n| format!("history.k{:05}.timed", (2 * n + 1) * resolutions / (2 * TIMED)))
+        .collect();
     for (side, ws) in copies.iter().enumerate() {
-        if side > 0 {
-            ties(ws, &history);
+        match names[side] {
+            "none" => {}
+            "agree" => agreements(ws, &history),
+            _ => ties(ws, &history),
         }
         ties(ws, &timed);
         distill(ws);
     }
     let started = Instant::now();
-    for case in open_cases(&copies[2], &history) {
-        copies[2].resolve(resolution(&case, 0)).expect("resolve");
+    for case in open_cases(&copies[RESOLVED], &history) {
+        copies[RESOLVED].resolve(resolution(&case, 0)).expect("resolve");
     }
+    let records: Vec<String> =
+        copies.iter().map(|ws| ws.adjudications().expect("audit").len().to_string()).collect();
     println!(
-        "== {}: {resolutions} resolutions made in {:.1} s; audit stream {} / {} / {} records",
+        "== {}: {resolutions} resolutions made in {:.1} s; audit stream {} records",
         project.display(),
         started.elapsed().as_secs_f64(),
-        copies[0].adjudications().expect("audit").len(),
-        copies[1].adjudications().expect("audit").len(),
-        copies[2].adjudications().expect("audit").len(),
+        records.join(" / "),
     );
 
-    let mut resolve = [Vec::new(), Vec::new(), Vec::new()];
+    let mut resolve = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
     let mut pending: Vec<std::vec::IntoIter<workmem::Case>> =
         copies.iter().map(|ws| open_cases(ws, &timed).into_iter()).collect();
     for _ in 0..TIMED {
@@ -110,9 +122,9 @@ fn figures(project: &Path, resolutions: usize) {
             resolve[side].push(started.elapsed().as_secs_f64() * 1e3);
         }
     }
-    let mut verify = [Vec::new(), Vec::new(), Vec::new()];
-    let mut cold = [Vec::new(), Vec::new(), Vec::new()];
-    for _ in 0..3 {
+    let mut verify = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
+    let mut cold = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
+    for _ in 0..5 {
         for (side, ws) in copies.iter().enumerate() {
             let started = Instant::now();
             let problems = ws.verify().expect("verify");
@@ -122,23 +134,27 @@ fn figures(project: &Path, resolutions: usize) {
             cold[side].push(distill(ws));
         }
     }
-    let mut unchanged = [Vec::new(), Vec::new(), Vec::new()];
+    let mut unchanged = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
     for _ in 0..11 {
         for (side, ws) in copies.iter().enumerate() {
             unchanged[side].push(distill(ws));
         }
     }
     println!(
-        "operation                    none    {resolutions} open  {resolutions} resolved   resolved/none"
+        "operation                  none       agree   {resolutions} open  {resolutions} resolved   resolved/agree  resolved/none"
     );
-    for (name, [none, open, with]) in [
+    for (name, [none, agree, open, with]) in [
         ("resolve", resolve),
         ("verify", verify),
         ("distill, whole log", cold),
         ("distill, nothing new", unchanged),
     ] {
-        let (none, open, with) = (median(none), median(open), median(with));
-        println!("{name:<22} {none:>8.1} ms {open:>8.1} ms {with:>8.1} ms   {:.2}", with / none);
+        let [none, agree, open, with] = [none, agree, open, with].map(median);
+        println!(
+            "{name:<20} {none:>8.1} ms {agree:>8.1} ms {open:>8.1} ms {with:>8.1} ms   {:>14.2}  {:>13.2}",
+            with / agree,
+            with / none
+        );
     }
 }
 

@@ -610,11 +610,14 @@ fn history_reads_its_evidence_where_the_id_index_places_it() {
     assert_eq!(after, indexed);
 }
 
-/// Each resolve records the audit stream it checked (its length and
-/// SHA-256, hashed in one pass with the prefix recorded before it), so the
-/// next one parses only what was appended since.
+/// Each resolve records the audit stream it checked and the record it
+/// appended (their length and SHA-256, hashed in one pass with the prefix
+/// recorded before, with the stream's identity right after its own append
+/// and the hash state there), so the next one neither parses nor hashes
+/// what it finds unchanged.
 #[test]
 fn each_resolve_records_the_audit_stream_it_checked() {
+    use std::os::unix::fs::MetadataExt;
     let project = Project::new();
     let ws = project.open();
     let audit = project.root.join(".workmem/memory").join(AUDIT_FILE);
@@ -635,8 +638,35 @@ fn each_resolve_records_the_audit_stream_it_checked() {
         .lines()
         .find_map(|line| line.strip_prefix(&format!("{AUDIT_FILE} ")).map(str::to_owned))
         .expect("the audit stream's checked prefix");
-    // The third resolve checked the stream the second one left.
-    let len = usize::try_from(lengths[1]).expect("length");
-    let expected = workmem::internals::canon::sha256_hex(&stream[..len]);
-    assert_eq!(recorded, format!("{expected} {len}"));
+    // The third resolve checked the stream the second one left, and
+    // hashed on over its own record.
+    assert_eq!(stream.len() as u64, lengths[2]);
+    let expected = workmem::internals::canon::sha256_hex(&stream);
+    let meta = fs::metadata(&audit).expect("audit");
+    let identity = format!("{} {} {} {}", meta.ino(), meta.size(), meta.mtime(), meta.mtime_nsec());
+    let fields: Vec<&str> = recorded.split(' ').collect();
+    assert_eq!(
+        fields[..6].join(" "),
+        format!("{expected} {} {identity}", stream.len()),
+        "{recorded}"
+    );
+    assert_eq!(fields.len(), 7, "{recorded}");
+    // Another writer's append (the teaching implementation's, say) changes
+    // the identity: the next resolve hashes the stream again and still
+    // finds every event id in it: a retry of the foreign decision returns
+    // it and writes nothing.
+    let mut foreign =
+        fs::read_to_string(&audit).expect("audit").lines().last().expect("a record").to_owned();
+    foreign = foreign.replace("review:2", "review:foreign");
+    fs::OpenOptions::new()
+        .append(true)
+        .open(&audit)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, format!("{foreign}\n").as_bytes()))
+        .expect("append");
+    let case = ws.conflicts().expect("conflicts").cases.pop().expect("a case");
+    let chosen = candidate_id(&case, "Use the second.");
+    let before = fs::read(&audit).expect("audit");
+    let stored = ws.resolve(request(&case, &chosen, "review:foreign")).expect("a retry");
+    assert_eq!(stored.event_id, "review:foreign");
+    assert_eq!(fs::read(&audit).expect("audit"), before);
 }

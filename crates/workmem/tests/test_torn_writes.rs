@@ -214,6 +214,7 @@ pub fn files(memory: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
                     && n != ".domain-index"
                     && n != ".valid-hashes"
                     && n != ".append-trail"
+                    && n != ".hash-checkpoints"
                     && !n.starts_with(".distill-cache")
             }) {
                 // (The lock file and the caches, whose contents name inodes,

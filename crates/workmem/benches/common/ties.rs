@@ -6,13 +6,26 @@ use workmem::{Case, CaseStatus, NewFact, Resolution, Workspace};
 
 /// Imports the facts of a tie for each of `keys` (ids `<key>-a1` ...).
 pub fn ties(ws: &Workspace, keys: &[String]) {
+    four_facts(ws, keys, "Value B.");
+}
+
+/// Imports the same four facts as [`ties`] for each of `keys`, but with
+/// one value: a distill promotes it without a case.
+#[allow(dead_code)] // (not every bench that includes this file uses it)
+pub fn agreements(ws: &Workspace, keys: &[String]) {
+    four_facts(ws, keys, "Value A.");
+}
+
+/// Imports four facts for each of `keys`: two of "Value A." and two of
+/// `second`.
+fn four_facts(ws: &Workspace, keys: &[String], second: &str) {
     let mut facts = Vec::new();
     for key in keys {
         for (id, content, at) in [
             ("a1", "Value A.", "2026-01-01T00:00:00Z"),
             ("a2", "Value A.", "2026-01-02T00:00:00Z"),
-            ("b1", "Value B.", "2026-01-01T00:00:00Z"),
-            ("b2", "Value B.", "2026-01-02T00:00:00Z"),
+            ("b1", second, "2026-01-01T00:00:00Z"),
+            ("b2", second, "2026-01-02T00:00:00Z"),
         ] {
             facts.push(NewFact {
                 content: content.into(),

@@ -458,6 +458,19 @@ pub struct Placement {
     pub after: FileStamp,
 }
 
+impl Placement {
+    /// Whether nobody else wrote to the file between the two stamps, for
+    /// an append of `len` bytes: the same inode, the bytes written where
+    /// the file ended, and the file as long after the write as before plus
+    /// them.
+    pub(crate) fn alone(&self, len: usize) -> bool {
+        let (before, after) = (self.before, self.after);
+        before[0] == after[0]
+            && before[1] == self.offset as i64
+            && after[1] == before[1] + len as i64
+    }
+}
+
 impl PendingAppend {
     /// Makes the appended bytes durable (`fdatasync`) and releases the file.
     ///

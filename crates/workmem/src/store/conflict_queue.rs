@@ -21,7 +21,7 @@ use crate::model::canon;
 use crate::model::fact::Kind;
 use crate::model::stamp::Stamp;
 use crate::store::Finding;
-use crate::store::state_file::{Encoder, Record, StateFile, field};
+use crate::store::state_file::{Encoder, Record, StateFile, field, field_at};
 
 /// Schema version written to `conflicts.json`.
 pub const CONFLICTS_SCHEMA_VERSION: u32 = 1;
@@ -126,13 +126,18 @@ pub fn fingerprint(
     candidates: &[Candidate],
     observed_fact_ids: &[String],
 ) -> String {
-    let value = serde_json::json!({
-        "memory_key": memory_key,
-        "active_entry_key": active_entry_key,
-        "candidates": candidates,
-        "observed_fact_ids": observed_fact_ids,
-    });
-    canon::sha256_hex(canon::canonical_json(&value).as_bytes())
+    /// The observation, fields declared in sorted order: encoded straight
+    /// from its fields, without building a JSON value (verify checks the
+    /// fingerprint of every case, closed ones included).
+    #[derive(Serialize)]
+    struct Observation<'a> {
+        active_entry_key: Option<&'a str>,
+        candidates: &'a [Candidate],
+        memory_key: &'a str,
+        observed_fact_ids: &'a [String],
+    }
+    let observation = Observation { active_entry_key, candidates, memory_key, observed_fact_ids };
+    canon::sha256_hex(canon::encode(&observation, canon::JsonStyle::Canonical).as_bytes())
 }
 
 impl Case {
@@ -449,12 +454,19 @@ impl Record for Case {
         }
     }
 
+    /// Reads the three fields in one pass over the record: `conflict_id`
+    /// after the candidates, `memory_key` from there (fields are written
+    /// in sorted order), `revision` back from the end (after the observed
+    /// fact ids, which a large domain has thousands of).
     fn read_head(encoded: &[u8]) -> Option<CaseHead> {
-        let value = |name: &str| field(encoded, name);
+        let (conflict_id, rest) = field_at(encoded, "conflict_id")?;
+        let (memory_key, rest) = field_at(&encoded[rest..], "memory_key")?;
+        let tail = &encoded[rest..];
+        let revision = memchr::memmem::rfind(tail, b"\n      \"revision\": ")?;
         Some(CaseHead {
-            memory_key: serde_json::from_slice(value("memory_key")?).ok()?,
-            revision: serde_json::from_slice(value("revision")?).ok()?,
-            conflict_id: serde_json::from_slice(value("conflict_id")?).ok()?,
+            memory_key: serde_json::from_slice(memory_key).ok()?,
+            revision: serde_json::from_slice(field(&tail[revision..], "revision")?).ok()?,
+            conflict_id: serde_json::from_slice(conflict_id).ok()?,
         })
     }
 
@@ -491,5 +503,60 @@ impl ConflictsFile {
             out.record(*case);
         }
         Ok(StateFile::of_encoding(out.finish(), &cases))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::state_file::Body;
+    use crate::{DistillOptions, NewFact, Resolution, Stamp, Workspace};
+
+    /// A queue with an open case and a resolved one, as a workspace keeps it.
+    fn queue() -> (ConflictQueue, String) {
+        let project = tempfile::tempdir().unwrap();
+        let ws = Workspace::open(project.path(), None).unwrap();
+        ws.init().unwrap();
+        for key in ["db.engine", "tooling.package-manager"] {
+            for value in ["A", "B"] {
+                ws.remember(NewFact {
+                    kind: Some("decision".into()),
+                    importance: Some(4),
+                    memory_key: Some(key.into()),
+                    recorded_at: Some("2026-01-05T09:00:00Z".into()),
+                    ..NewFact::new(format!("Use {value}."))
+                })
+                .unwrap();
+            }
+        }
+        let as_of = Stamp::parse("2026-03-01T00:00:00Z").unwrap();
+        ws.distill(&DistillOptions::new().as_of(as_of)).unwrap();
+        let case = ws.conflicts().unwrap().cases.remove(0);
+        ws.resolve(Resolution {
+            conflict_id: case.conflict_id.clone(),
+            candidate_id: case.candidates[1].candidate_id.clone(),
+            expected_revision: i64::from(case.revision),
+            actor: "Ada <ada@example.com>".into(),
+            rationale: "what CI uses".into(),
+            event_id: "review:1".into(),
+            resolved_at: None,
+        })
+        .unwrap();
+        (ws.conflicts().unwrap(), ws.workspace_id().to_owned())
+    }
+
+    #[test]
+    fn a_known_valid_queue_reads_back_its_layout_and_heads() {
+        let (queue, workspace_id) = queue();
+        assert_eq!(queue.cases.iter().filter(|c| c.is_open()).count(), 1);
+        let path = Path::new("conflicts.json");
+        let file = ConflictsFile::encode(&queue, path, &workspace_id).unwrap();
+        let bytes = file.contents().unwrap().into_owned();
+        let read = ConflictsFile::known_valid(Body::Held(bytes), String::new(), &workspace_id)
+            .unwrap()
+            .expect("the layout of an encoding is read back");
+        let heads: Vec<CaseHead> = queue.cases.iter().map(Case::head).collect();
+        assert_eq!(read.heads().cloned().collect::<Vec<_>>(), heads);
+        assert_eq!(read.records(path, |_| true).unwrap(), queue.cases);
     }
 }

@@ -160,13 +160,15 @@ mod tests {
         Entry::sample(content, memory_key, &ids)
     }
 
-    /// The file `file` as stored in `dir`, read back by layout from disk.
+    /// The file `file` as stored in `dir`, read back by layout from disk,
+    /// with the hash checkpoints its writer kept.
     fn on_disk(file: &CuratedFile, dir: &Path) -> CuratedFile {
         let path = dir.join("stored.json");
         crate::store::atomic_io::replace(&path, &file.contents().unwrap()).unwrap();
         let body = Body::File(std::fs::File::open(&path).unwrap());
         let read = CuratedFile::known_valid(body, file.sha256().to_owned(), "ws").unwrap();
         read.expect("the layout of an encoding is read back")
+            .with_checkpoints(file.checkpoints().clone())
     }
 
     fn state(entries: Vec<Entry>) -> CuratedState {
@@ -269,7 +271,9 @@ mod tests {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
 
         /// Replacing any set of domains and unkeyed entries by a splice
-        /// gives the bytes, hash and heads of encoding the new state whole.
+        /// gives the bytes, hash and heads of encoding the new state whole;
+        /// so does splicing the spliced file back (each hash resumed from
+        /// the checkpoints of the file spliced).
         #[test]
         fn any_splice_equals_a_whole_encoding(
             before in proptest::collection::vec((0..6usize, 0..3usize, 1..4usize), 0..12),
@@ -305,6 +309,14 @@ mod tests {
                 None => content["Unkeyed ".len()..content.len() - 1].parse::<usize>().unwrap(),
             };
             let before = state(build(&before, "a"));
+            let replaced_of = |state: &CuratedState| -> Vec<Entry> {
+                state
+                    .entries
+                    .iter()
+                    .filter(|e| replaced.contains(&unit_of(e.memory_key.as_deref(), &e.content)))
+                    .cloned()
+                    .collect()
+            };
             let added: Vec<Entry> = build(&after, "b")
                 .into_iter()
                 .filter(|e| replaced.contains(&unit_of(e.memory_key.as_deref(), &e.content)))
@@ -330,6 +342,18 @@ mod tests {
             proptest::prop_assert_eq!(heads(&spliced), heads(&expected));
             let read = on_disk(&spliced, dir.path());
             proptest::prop_assert_eq!(heads(&read), heads(&expected));
+            let back = read
+                .splice(
+                    path,
+                    "ws",
+                    |h| replaced.contains(&unit_of(h.memory_key.as_deref(), &h.content)),
+                    &replaced_of(&before),
+                    if staged { Output::Held } else { Output::Staged },
+                )
+                .unwrap();
+            let first = CuratedFile::encode(&before, path, "ws").unwrap();
+            proptest::prop_assert_eq!(back.contents().unwrap(), first.contents().unwrap());
+            proptest::prop_assert_eq!(back.sha256(), first.sha256());
         }
     }
 }

@@ -431,12 +431,7 @@ impl Written {
     /// its two stamps: the same inode, the bytes written where the file
     /// ended, and the file as long after the write as before plus them.
     pub(crate) fn alone(&self) -> Option<atomic_io::Placement> {
-        let placement = self.placement?;
-        let (before, after) = (placement.before, placement.after);
-        (before[0] == after[0]
-            && before[1] == placement.offset as i64
-            && after[1] == before[1] + self.bytes.len() as i64)
-            .then_some(placement)
+        self.placement.filter(|placement| placement.alone(self.bytes.len()))
     }
 }
 

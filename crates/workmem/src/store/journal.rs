@@ -472,6 +472,28 @@ where
     atomic_io::append(path, line.as_bytes(), &|fragment| parse_record::<T>(fragment).is_ok())
 }
 
+/// Appends one record like [`append_record`] and returns where it landed
+/// ([`atomic_io::Placement`]), for a cache of what the stream holds.
+///
+/// Errors: as [`append_record`].
+pub(crate) fn append_record_placed<T>(
+    path: &Path,
+    line: &str,
+) -> Result<Option<atomic_io::Placement>>
+where
+    T: for<'de> Deserialize<'de> + StreamRecord,
+{
+    let pending = atomic_io::append_unsynced_placed(path, line.as_bytes(), &|fragment| {
+        parse_record::<T>(fragment).is_ok()
+    })?;
+    let (created, placement) = (pending.created, pending.placement);
+    pending.sync()?;
+    if created {
+        atomic_io::sync_dir(path.parent().unwrap_or(Path::new(".")))?;
+    }
+    Ok(placement)
+}
+
 /// Repairs a torn tail of a stream without appending.
 ///
 /// Errors: [`Error::Io`].

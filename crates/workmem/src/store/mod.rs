@@ -14,6 +14,7 @@ pub(crate) mod distill_cache;
 pub(crate) mod domain_index;
 pub(crate) mod fact_log;
 pub(crate) mod failpoint;
+pub(crate) mod hash_checkpoints;
 pub(crate) mod id_index;
 pub(crate) mod identity;
 pub mod journal;

@@ -33,11 +33,11 @@ use std::path::Path;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use sha2::{Digest, Sha256};
 
 use crate::error::{Error, IoContext, Location, Result};
 use crate::model::canon::{self, JsonStyle};
 use crate::store::atomic_io::{self, Staged};
+use crate::store::hash_checkpoints::{Checkpoints, Hasher};
 
 /// How a record's encoding starts and ends, four spaces in.
 const RECORD_START: &[u8] = b"    {\n";
@@ -77,11 +77,17 @@ pub(crate) trait Record: Serialize + DeserializeOwned {
 /// Returns the value text of the top-level field `name` of one record's
 /// encoding (the rest of its line, without a trailing comma).
 pub(crate) fn field<'a>(encoded: &'a [u8], name: &str) -> Option<&'a [u8]> {
+    field_at(encoded, name).map(|(value, _)| value)
+}
+
+/// [`field`], and the offset in `encoded` where its line ends: the next
+/// field in sorted order is searched from there.
+pub(crate) fn field_at<'a>(encoded: &'a [u8], name: &str) -> Option<(&'a [u8], usize)> {
     let needle = format!("\n      \"{name}\": ");
     let start = memchr::memmem::find(encoded, needle.as_bytes())? + needle.len();
     let end = memchr::memchr(b'\n', &encoded[start..]).map_or(encoded.len(), |n| start + n);
     let value = &encoded[start..end];
-    Some(value.strip_suffix(b",").unwrap_or(value))
+    Some((value.strip_suffix(b",").unwrap_or(value), end))
 }
 
 /// Writes the canonical encoding of a state file record by record, in the
@@ -306,6 +312,8 @@ pub(crate) struct StateFile<R: Record> {
     body: Body,
     len: usize,
     sha256: String,
+    /// Where its hash stood part way (none known when empty).
+    checkpoints: Checkpoints,
     slots: Vec<Slot<R::Head>>,
 }
 
@@ -319,8 +327,10 @@ impl<R: Record> StateFile<R> {
             .zip(records)
             .map(|(range, record)| Slot { range, head: record.head() })
             .collect();
-        let sha256 = canon::sha256_hex(&bytes);
-        StateFile { len: bytes.len(), body: Body::Held(bytes), sha256, slots }
+        let mut hasher = Hasher::default();
+        hasher.update(&bytes);
+        let (sha256, checkpoints) = hasher.finish();
+        StateFile { len: bytes.len(), body: Body::Held(bytes), sha256, checkpoints, slots }
     }
 
     /// Returns the layout of `body`, a state file of `workspace_id` known
@@ -337,7 +347,9 @@ impl<R: Record> StateFile<R> {
     ) -> io::Result<std::result::Result<StateFile<R>, Body>> {
         let len = body.len()?;
         Ok(match layout::<R>(&body, len, workspace_id)? {
-            Some(slots) => Ok(StateFile { body, len, sha256, slots }),
+            Some(slots) => {
+                Ok(StateFile { body, len, sha256, checkpoints: Checkpoints::default(), slots })
+            }
             None => Err(body),
         })
     }
@@ -352,6 +364,17 @@ impl<R: Record> StateFile<R> {
     /// The SHA-256 of the file's bytes, hex.
     pub(crate) fn sha256(&self) -> &str {
         &self.sha256
+    }
+
+    /// Where the SHA-256 of the file's bytes stood part way, for the hash
+    /// of a splice of it ([`crate::store::hash_checkpoints`]).
+    pub(crate) fn checkpoints(&self) -> &Checkpoints {
+        &self.checkpoints
+    }
+
+    /// The file with `checkpoints`, those recorded for its hash.
+    pub(crate) fn with_checkpoints(self, checkpoints: Checkpoints) -> StateFile<R> {
+        StateFile { checkpoints, ..self }
     }
 
     /// Every record's head, in order.
@@ -424,7 +447,18 @@ impl<R: Record> StateFile<R> {
         }
         let mut added: Vec<(R::Head, &R)> = added.iter().map(|r| (r.head(), r)).collect();
         added.sort_by(|a, b| a.0.cmp(&b.0));
-        let StateFile { body: old, len: old_len, slots: old_slots, .. } = self;
+        let StateFile { body: old, len: old_len, slots: old_slots, checkpoints, .. } = self;
+        // The records before the first one replaced or added are copied
+        // where they were: the file's hash resumes after them.
+        let first_added = added.first().map(|(head, _)| head);
+        let same = old_slots
+            .iter()
+            .take_while(|slot| {
+                !replaced(&slot.head) && first_added.is_none_or(|head| slot.head < *head)
+            })
+            .last()
+            .map_or(0, |slot| slot.range.end);
+        let (hasher, hashed_to) = Hasher::resume(&checkpoints, same as u64);
         let kept: Vec<Slot<R::Head>> =
             old_slots.into_iter().filter(|slot| !replaced(&slot.head)).collect();
         let new_ids: HashSet<&str> = added.iter().map(|(h, _)| R::id(h)).collect();
@@ -504,17 +538,17 @@ impl<R: Record> StateFile<R> {
                 Ok(())
             };
         // A staged file is hashed once written, while it is made durable.
-        let (body, sha256) = match to {
+        let ((sha256, checkpoints), body) = match to {
             Output::Staged => {
-                let (staged, sha256) = atomic_io::stage_reading_back(
+                let (staged, hashed) = atomic_io::stage_reading_back(
                     path,
                     |file| {
                         let file: &File = file;
                         write_to(&mut |bytes| Write::write_all(&mut { file }, bytes), Some(file))
                     },
-                    sha256_of_file,
+                    |file| hash_file_from(file, hasher, hashed_to),
                 )?;
-                (Body::Staged(staged), sha256)
+                (hashed, Body::Staged(staged))
             }
             Output::Held => {
                 let mut held = Vec::with_capacity(old_len + 4096);
@@ -526,13 +560,14 @@ impl<R: Record> StateFile<R> {
                     None,
                 )
                 .at(path)?;
-                let sha256 = canon::sha256_hex(&held);
-                (Body::Held(held), sha256)
+                let mut hasher = hasher;
+                hasher.update(&held[hashed_to as usize..]);
+                (hasher.finish(), Body::Held(held))
             }
         };
         let slots =
             slots.into_iter().zip(heads).map(|(range, head)| Slot { range, head }).collect();
-        Ok(StateFile { body, len, sha256, slots })
+        Ok(StateFile { body, len, sha256, checkpoints, slots })
     }
 }
 
@@ -563,15 +598,16 @@ fn copy_range(from: &File, range: Range<usize>, to: &File) -> io::Result<()> {
     Ok(())
 }
 
-/// Returns the SHA-256 (hex) of `file`, read a chunk at a time.
-fn sha256_of_file(file: &File) -> io::Result<String> {
-    let mut hasher = Sha256::new();
+/// Returns the SHA-256 (hex) of `file` and its checkpoints, `hasher`
+/// having hashed its bytes up to `from`: the rest is read a chunk at a
+/// time.
+fn hash_file_from(file: &File, mut hasher: Hasher, from: u64) -> io::Result<(String, Checkpoints)> {
     let mut chunk = vec![0; CHUNK];
-    let mut at = 0;
+    let mut at = from;
     loop {
         let n = file.read_at(&mut chunk, at)?;
         if n == 0 {
-            return Ok(hex::encode(hasher.finalize()));
+            return Ok(hasher.finish());
         }
         hasher.update(&chunk[..n]);
         at += n as u64;

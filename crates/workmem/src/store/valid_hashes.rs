@@ -15,15 +15,22 @@
 //!
 //! ```text
 //! curated.json <sha256> [<inode> <size> <mtime_s> <mtime_ns>]
-//! conflict-adjudications.jsonl <sha256> <length>
+//! conflict-adjudications.jsonl <sha256> <length> [<inode> <size> <mtime_s> <mtime_ns> <state>]
 //! ```
 //!
 //! The second form is for an append-only stream: its first `length` bytes,
-//! which hash to `sha256`, were checked record by record.
+//! which hash to `sha256`, were checked record by record. With an identity
+//! (the stream's when it held exactly those bytes) it also carries the
+//! SHA-256 state after them ([`hash_checkpoints::encode_state`]): while the
+//! stream keeps that identity nothing needs hashing, and the writer that
+//! appends the next record hashes only that record.
 
 use std::path::Path;
 
+use sha2::Sha256;
+
 use crate::store::atomic_io::{self, FileStamp};
+use crate::store::hash_checkpoints;
 
 /// The cache file, in the memory directory.
 pub(crate) const VALID_HASHES_FILE: &str = ".valid-hashes";
@@ -40,6 +47,20 @@ struct Known {
     stamp: Option<FileStamp>,
     /// For a stream: the length of the checked prefix.
     prefix: Option<u64>,
+    /// For a stream with its identity: the hash state after the prefix.
+    state: Option<String>,
+}
+
+/// The prefix of an append-only stream that was checked record by record.
+#[derive(Debug, Clone)]
+pub(crate) struct CheckedPrefix {
+    /// Its length.
+    pub len: u64,
+    /// Its SHA-256, hex.
+    pub sha256: String,
+    /// The stream's identity when it held exactly the prefix, and the
+    /// SHA-256 state after it.
+    pub at: Option<(FileStamp, Sha256)>,
 }
 
 fn lines(dir: &Path) -> Vec<Known> {
@@ -55,14 +76,21 @@ fn lines(dir: &Path) -> Vec<Known> {
             if sha256.len() != 64 || !sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
                 return None;
             }
-            let rest: Vec<i64> = fields.map(str::parse).collect::<Result<_, _>>().ok()?;
-            let (stamp, prefix) = match rest[..] {
+            let rest: Vec<&str> = fields.collect();
+            let (numbers, state) = match rest[..] {
+                [len, a, b, c, d, state] => ([len, a, b, c, d].to_vec(), Some(state.to_owned())),
+                _ => (rest, None),
+            };
+            let numbers: Vec<i64> =
+                numbers.iter().map(|n| n.parse()).collect::<Result<_, _>>().ok()?;
+            let (stamp, prefix) = match numbers[..] {
                 [] => (None, None),
                 [len] => (None, Some(u64::try_from(len).ok()?)),
                 [a, b, c, d] => (Some([a, b, c, d]), None),
+                [len, a, b, c, d] => (Some([a, b, c, d]), Some(u64::try_from(len).ok()?)),
                 _ => return None,
             };
-            Some(Known { file, sha256, stamp, prefix })
+            Some(Known { file, sha256, stamp, prefix, state })
         })
         .collect()
 }
@@ -73,25 +101,28 @@ pub(crate) fn contains(dir: &Path, file: &str, sha256: &str) -> bool {
     lines(dir).iter().any(|k| k.file == file && k.sha256 == sha256 && k.prefix.is_none())
 }
 
-/// Returns the checked prefix recorded for the stream `file`: its length
-/// and SHA-256.
-pub(crate) fn checked_prefix(dir: &Path, file: &str) -> Option<(u64, String)> {
-    lines(dir)
-        .into_iter()
-        .rev()
-        .find_map(|k| Some((k.prefix?, k.sha256)).filter(|_| k.file == file))
+/// Returns the checked prefix recorded for the stream `file`.
+pub(crate) fn checked_prefix(dir: &Path, file: &str) -> Option<CheckedPrefix> {
+    lines(dir).into_iter().rev().filter(|k| k.file == file).find_map(|k| {
+        let at = match (k.stamp, &k.state) {
+            (Some(stamp), Some(state)) => Some((stamp, hash_checkpoints::decode_state(state)?)),
+            _ => None,
+        };
+        Some(CheckedPrefix { len: k.prefix?, sha256: k.sha256, at })
+    })
 }
 
-/// Records that the first `len` bytes of the stream `file`, which hash to
-/// `sha256`, were checked; replaces the prefix recorded before.
-pub(crate) fn record_prefix(dir: &Path, file: &str, len: u64, sha256: &str) {
+/// Records `prefix` as the checked prefix of the stream `file`, in place
+/// of the one recorded before.
+pub(crate) fn record_prefix(dir: &Path, file: &str, prefix: &CheckedPrefix) {
     let mut kept = lines(dir);
     kept.retain(|k| k.file != file);
     kept.push(Known {
         file: file.to_owned(),
-        sha256: sha256.to_owned(),
-        stamp: None,
-        prefix: Some(len),
+        sha256: prefix.sha256.clone(),
+        stamp: prefix.at.as_ref().map(|(stamp, _)| *stamp),
+        prefix: Some(prefix.len),
+        state: prefix.at.as_ref().map(|(_, state)| hash_checkpoints::encode_state(state)),
     });
     save(dir, &kept);
 }
@@ -99,7 +130,10 @@ pub(crate) fn record_prefix(dir: &Path, file: &str, len: u64, sha256: &str) {
 /// Returns the known-valid hash recorded for `file` with the identity
 /// `stamp`, if any.
 pub(crate) fn hash_of(dir: &Path, file: &str, stamp: FileStamp) -> Option<String> {
-    lines(dir).into_iter().find(|k| k.file == file && k.stamp == Some(stamp)).map(|k| k.sha256)
+    lines(dir)
+        .into_iter()
+        .find(|k| k.file == file && k.stamp == Some(stamp) && k.prefix.is_none())
+        .map(|k| k.sha256)
 }
 
 /// Records `sha256` as a known-valid content of `file`, which has the
@@ -108,7 +142,13 @@ pub(crate) fn hash_of(dir: &Path, file: &str, stamp: FileStamp) -> Option<String
 pub(crate) fn record(dir: &Path, file: &str, sha256: &str, stamp: Option<FileStamp>) {
     let mut kept = lines(dir);
     kept.retain(|k| !(k.file == file && k.sha256 == sha256));
-    kept.push(Known { file: file.to_owned(), sha256: sha256.to_owned(), stamp, prefix: None });
+    kept.push(Known {
+        file: file.to_owned(),
+        sha256: sha256.to_owned(),
+        stamp,
+        prefix: None,
+        state: None,
+    });
     save(dir, &kept);
 }
 
@@ -120,10 +160,13 @@ fn save(dir: &Path, kept: &[Known]) {
         let count = counts.entry(&known.file).or_default();
         *count += 1;
         if *count <= KEPT {
-            let extra = match (known.stamp, known.prefix) {
-                (Some(s), _) => format!(" {} {} {} {}", s[0], s[1], s[2], s[3]),
-                (None, Some(len)) => format!(" {len}"),
-                (None, None) => String::new(),
+            let extra = match (known.prefix, known.stamp, &known.state) {
+                (Some(len), Some(s), Some(state)) => {
+                    format!(" {len} {} {} {} {} {state}", s[0], s[1], s[2], s[3])
+                }
+                (Some(len), _, _) => format!(" {len}"),
+                (None, Some(s), _) => format!(" {} {} {} {}", s[0], s[1], s[2], s[3]),
+                (None, None, _) => String::new(),
             };
             out.push(format!("{} {}{extra}\n", known.file, known.sha256));
         }
@@ -160,10 +203,28 @@ mod tests {
         record(dir.path(), "curated.json", &hash(9), None);
         assert!(contains(dir.path(), "curated.json", &hash(9)));
         // A stream's checked prefix: the last one recorded.
-        assert_eq!(checked_prefix(dir.path(), "audit"), None);
-        record_prefix(dir.path(), "audit", 10, &hash(1));
-        record_prefix(dir.path(), "audit", 20, &hash(2));
-        assert_eq!(checked_prefix(dir.path(), "audit"), Some((20, hash(2))));
+        let prefix = |len: u64, sha256: String, at: Option<(FileStamp, Sha256)>| CheckedPrefix {
+            len,
+            sha256,
+            at,
+        };
+        let found = |file: &str| {
+            checked_prefix(dir.path(), file).map(|p| {
+                let at = p.at.map(|(stamp, state)| (stamp, hash_checkpoints::encode_state(&state)));
+                (p.len, p.sha256, at)
+            })
+        };
+        assert_eq!(found("audit"), None);
+        record_prefix(dir.path(), "audit", &prefix(10, hash(1), None));
+        record_prefix(dir.path(), "audit", &prefix(20, hash(2), None));
+        assert_eq!(found("audit"), Some((20, hash(2), None)));
+        // With the stream's identity, the hash state after the prefix.
+        let mut state = <Sha256 as sha2::Digest>::new();
+        sha2::Digest::update(&mut state, b"twenty-one bytes long");
+        let encoded = hash_checkpoints::encode_state(&state);
+        record_prefix(dir.path(), "audit", &prefix(21, hash(3), Some(([7, 21, 1, 2], state))));
+        assert_eq!(found("audit"), Some((21, hash(3), Some(([7, 21, 1, 2], encoded)))));
+        assert_eq!(hash_of(dir.path(), "audit", [7, 21, 1, 2]), None);
         assert!(!contains(dir.path(), "audit", &hash(2)));
         assert!(contains(dir.path(), "curated.json", &hash(9)));
     }

@@ -13,7 +13,7 @@ use crate::store::conflict_queue::{ConflictQueue, ConflictsFile};
 use crate::store::curated_file::CuratedFile;
 use crate::store::curated_state::CuratedState;
 use crate::store::failpoint;
-use crate::store::valid_hashes;
+use crate::store::{hash_checkpoints, valid_hashes};
 use crate::workspace::{
     CONFLICTS_FILE, CURATED_FILE, MEMORY_FILE, PROJECTION_INDEX_FILE, Workspace,
 };
@@ -54,6 +54,7 @@ impl Workspace {
     ) -> Result<()> {
         let path = self.file(CURATED_FILE);
         let sha256 = file.sha256().to_owned();
+        let checkpoints = file.checkpoints().clone();
         let projection = Projection::of_heads(file.heads());
         let (saved, memory) = std::thread::scope(|scope| {
             let memory = scope.spawn(|| {
@@ -67,6 +68,7 @@ impl Workspace {
         let memory = memory?;
         let stamp = file_stamp(&path)?;
         valid_hashes::record(&self.memory_dir, CURATED_FILE, &sha256, stamp);
+        hash_checkpoints::record(&self.memory_dir, CURATED_FILE, &sha256, &checkpoints);
         failpoint::hit("between_curated_and_projection");
         memory.commit()?;
         self.write_projection_index(&projection, stamp)
@@ -91,8 +93,10 @@ impl Workspace {
     pub(crate) fn write_conflicts(&self, file: ConflictsFile) -> Result<()> {
         let path = self.file(CONFLICTS_FILE);
         let sha256 = file.sha256().to_owned();
+        let checkpoints = file.checkpoints().clone();
         file.save(&path)?;
         valid_hashes::record(&self.memory_dir, CONFLICTS_FILE, &sha256, file_stamp(&path)?);
+        hash_checkpoints::record(&self.memory_dir, CONFLICTS_FILE, &sha256, &checkpoints);
         Ok(())
     }
 

@@ -50,7 +50,7 @@ use crate::store::curated_state::{CuratedState, Entry};
 use crate::store::fact_log::FactLog;
 use crate::store::lock::WorkspaceLock;
 use crate::store::state_file::{Body, Record, StateFile};
-use crate::store::valid_hashes;
+use crate::store::{hash_checkpoints, valid_hashes};
 
 /// Default memory directory, relative to the project.
 pub(crate) const DEFAULT_MEMORY_DIR: &str = ".workmem/memory";
@@ -322,7 +322,11 @@ impl Workspace {
             };
         let body = if known {
             match StateFile::known_valid(body, sha256.clone(), &self.workspace_id).at(&path)? {
-                Ok(file) => return Ok(Stored { file, sha256, exists: true }),
+                Ok(file) => {
+                    let checkpoints = hash_checkpoints::load(&self.memory_dir, name, &sha256);
+                    let file = file.with_checkpoints(checkpoints);
+                    return Ok(Stored { file, sha256, exists: true });
+                }
                 Err(body) => body,
             }
         } else {

@@ -15,7 +15,7 @@ use crate::error::{Error, Location, Rejected, Result};
 use crate::model::canon;
 use crate::policy::adjudication::{self, Resolution};
 use crate::policy::projection::Projection;
-use crate::store::atomic_io;
+use crate::store::atomic_io::{self, Placement};
 use crate::store::conflict_queue::{Case, CaseHead, ConflictQueue, ConflictsFile};
 use crate::store::curated_file::{CuratedFile, EntryHead};
 use crate::store::curated_state::{CURATED_SCHEMA_VERSION, CuratedState, Entry};
@@ -26,7 +26,7 @@ use crate::store::journal::{
 };
 use crate::store::lock::WorkspaceLock;
 use crate::store::state_file::Output;
-use crate::store::valid_hashes;
+use crate::store::valid_hashes::{self, CheckedPrefix};
 use crate::workspace::{CONFLICTS_FILE, CURATED_FILE, Workspace};
 
 impl Workspace {
@@ -87,7 +87,7 @@ impl Workspace {
         let Prepared { intent, digest, targets, domain_index, audit_checked } = *prepared;
         // Under the lock since the states were read: both files hold the
         // before state and the audit stream lacks the event.
-        self.apply(&intent, &digest, &[Phase::Prepared], targets)?;
+        let appended = self.apply(&intent, &digest, &[Phase::Prepared], targets)?;
         // The journal held nothing before this transaction (pending work
         // was finished and compacted first, under the same lock), and the
         // transaction committed: the journal is empty again.
@@ -95,8 +95,8 @@ impl Workspace {
         if let Some(index) = domain_index {
             self.save_domain_index(&index);
         }
-        if let Some((len, sha256)) = audit_checked {
-            valid_hashes::record_prefix(&self.memory_dir, AUDIT_FILE, len, &sha256);
+        if let Some(audit) = audit_checked {
+            audit.record(&self.memory_dir, appended);
         }
         Ok(intent.adjudication)
     }
@@ -268,34 +268,39 @@ impl Workspace {
     /// it did) are parsed only when its bytes may hold the id, so the check
     /// costs a hash and a substring search of the history, not a parse of
     /// it. (An id is written as its plain JSON string unless the stream
-    /// holds an escape, `\u` or `\/`; then every record is read.) Also
-    /// returns the length and hash of the stream now checked, when it grew
-    /// since the recorded prefix: the caller records it once its own work
-    /// succeeded.
+    /// holds an escape, `\u` or `\/`; then every record is read.) A stream
+    /// that still has the identity recorded with its prefix (nothing was
+    /// written since the last resolve appended to it) is not hashed at all.
+    /// Also returns what was read and checked: the caller records it once
+    /// its own work succeeded.
     ///
     /// Errors: [`Error::Corrupt`] naming file and line, [`Error::Scope`],
     /// [`Error::Io`].
     fn find_adjudication(&self, event_id: &str) -> Result<(Option<Adjudication>, Checked)> {
         let path = self.file(AUDIT_FILE);
-        let Some(data) = atomic_io::read_optional(&path)? else {
+        let Some((data, stamp)) = atomic_io::read_stamped(&path)? else {
             return Ok((None, None));
         };
         // Complete lines only: an unterminated last line is not a record.
         let complete = data.iter().rposition(|&b| b == b'\n').map_or(0, |n| n + 1);
         let data = &data[..complete];
         // One pass hashes the recorded prefix, then goes on to the end.
-        let mut hasher = Sha256::new();
-        let recorded =
-            valid_hashes::checked_prefix(&self.memory_dir, AUDIT_FILE).and_then(|(len, sha256)| {
-                Some((usize::try_from(len).ok().filter(|&len| len <= complete)?, sha256))
-            });
-        let (hashed, checked) = match recorded {
-            Some((len, sha256)) => {
-                hasher.update(&data[..len]);
-                let same = hex::encode(hasher.clone().finalize()) == sha256;
-                (len, if same { len } else { 0 })
+        let recorded = valid_hashes::checked_prefix(&self.memory_dir, AUDIT_FILE)
+            .and_then(|prefix| Some((usize::try_from(prefix.len).ok()?, prefix)))
+            .filter(|(len, _)| *len <= complete);
+        let (mut hasher, hashed, checked) = match recorded {
+            Some((len, CheckedPrefix { at: Some((at, state)), .. }))
+                if at == stamp && len == complete =>
+            {
+                (state, len, len)
             }
-            None => (0, 0),
+            Some((len, prefix)) => {
+                let mut hasher = Sha256::new();
+                hasher.update(&data[..len]);
+                let same = hex::encode(hasher.clone().finalize()) == prefix.sha256;
+                (hasher, len, if same { len } else { 0 })
+            }
+            None => (Sha256::new(), 0, 0),
         };
         let escaped = memchr::memchr_iter(b'\\', data)
             .any(|at| matches!(data.get(at + 1), Some(b'u' | b'/')));
@@ -317,11 +322,9 @@ impl Workspace {
                 Ok(())
             },
         )?;
-        let read = (checked < complete).then(|| {
-            hasher.update(&data[hashed..]);
-            (complete as u64, hex::encode(hasher.finalize()))
-        });
-        Ok((found, read))
+        hasher.update(&data[hashed..]);
+        let read = AuditRead { len: complete as u64, hasher, grown: checked < complete };
+        Ok((found, Some(read)))
     }
 
     /// Finishes what a crash left unfinished: a resolution whose transaction
@@ -382,7 +385,7 @@ impl Workspace {
         // appended (the next append keeps it).
         journal::repair_stream::<Adjudication>(&self.file(AUDIT_FILE))?;
         let targets = self.recovery_targets(intent, Output::Staged)?;
-        self.apply(intent, digest, done, targets)
+        self.apply(intent, digest, done, targets).map(drop)
     }
 
     /// Returns what rolling `intent` forward writes, reading the canonical
@@ -523,8 +526,15 @@ impl Workspace {
     }
 
     /// Writes the targets not yet done and the missing phase lines, in the
-    /// order of docs/policy.md.
-    fn apply(&self, intent: &Intent, digest: &str, done: &[Phase], targets: Targets) -> Result<()> {
+    /// order of docs/policy.md. Returns the audit record it appended, if
+    /// any, and where it landed.
+    fn apply(
+        &self,
+        intent: &Intent,
+        digest: &str,
+        done: &[Phase],
+        targets: Targets,
+    ) -> Result<Option<(Placement, String)>> {
         match targets.curated {
             Curated::Done(projection) => {
                 self.repair_projection(&projection)?;
@@ -544,11 +554,12 @@ impl Workspace {
             self.append_phase(intent, digest, Phase::ConflictClosed)?;
         }
         failpoint::hit("after_conflict_closed");
+        let mut appended = None;
         if !targets.audit_done {
-            journal::append_record::<Adjudication>(
-                &self.file(AUDIT_FILE),
-                &intent.adjudication.to_line(),
-            )?;
+            let line = intent.adjudication.to_line();
+            let placed =
+                journal::append_record_placed::<Adjudication>(&self.file(AUDIT_FILE), &line)?;
+            appended = placed.map(|placement| (placement, line));
         }
         failpoint::hit("after_audit_write");
         if !done.contains(&Phase::AuditAppended) {
@@ -557,7 +568,7 @@ impl Workspace {
         failpoint::hit("after_audit_appended");
         self.append_phase(intent, digest, Phase::Committed)?;
         failpoint::hit("after_committed");
-        Ok(())
+        Ok(appended)
     }
 
     fn append_phase(&self, intent: &Intent, digest: &str, phase: Phase) -> Result<()> {
@@ -620,7 +631,41 @@ struct Prepared {
 
 /// The length and SHA-256 of an audit stream prefix checked record by
 /// record, when there is one to record.
-type Checked = Option<(u64, String)>;
+type Checked = Option<AuditRead>;
+
+/// The audit stream as a resolve read and checked it.
+#[derive(Debug)]
+struct AuditRead {
+    /// The length of its complete lines.
+    len: u64,
+    /// Their SHA-256, not finished.
+    hasher: Sha256,
+    /// Whether they go beyond the checked prefix recorded before.
+    grown: bool,
+}
+
+impl AuditRead {
+    /// Records the stream as checked, with `appended` (the record this
+    /// resolve appended and where it landed): when that record went right
+    /// after what was read, and nobody else wrote to the stream, the record
+    /// is hashed on and the stream's identity kept with the hash state,
+    /// so the next resolve hashes nothing it has not written.
+    fn record(mut self, dir: &Path, appended: Option<(Placement, String)>) {
+        let at = match appended {
+            Some((placement, line))
+                if placement.offset == self.len && placement.alone(line.len()) =>
+            {
+                self.hasher.update(line.as_bytes());
+                self.len += line.len() as u64;
+                Some((placement.after, self.hasher.clone()))
+            }
+            _ if self.grown => None,
+            _ => return,
+        };
+        let sha256 = hex::encode(self.hasher.finalize());
+        valid_hashes::record_prefix(dir, AUDIT_FILE, &CheckedPrefix { len: self.len, sha256, at });
+    }
+}
 
 /// What rolling a transaction forward writes.
 #[derive(Debug)]
