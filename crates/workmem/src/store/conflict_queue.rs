@@ -310,6 +310,21 @@ impl ConflictQueue {
     ///
     /// Errors: [`Error::Corrupt`] naming the file and case, [`Error::Scope`].
     pub fn decode(data: &[u8], path: &Path, workspace_id: &str) -> Result<ConflictQueue> {
+        let queue = Self::decode_known(data, path, workspace_id)?;
+        queue.validate(workspace_id).map_err(|msg| Error::corrupt(Location::file(path), msg))?;
+        Ok(queue)
+    }
+
+    /// Decodes conflicts.json like [`ConflictQueue::decode`] but without
+    /// checking the invariants of its cases again: for a file known to be
+    /// valid ([`crate::store::valid_hashes`]).
+    ///
+    /// Errors: as [`ConflictQueue::decode`], but for broken invariants.
+    pub(crate) fn decode_known(
+        data: &[u8],
+        path: &Path,
+        workspace_id: &str,
+    ) -> Result<ConflictQueue> {
         let here = || Location::file(path);
         let raw: RawQueue = serde_json::from_slice(data).map_err(|err| {
             Error::corrupt(here(), crate::model::fact_line::describe_json_error(&err))
@@ -338,7 +353,6 @@ impl ConflictQueue {
         }
         let mut queue = ConflictQueue { cases: raw.cases };
         queue.sort();
-        queue.validate(workspace_id).map_err(|msg| Error::corrupt(here(), msg))?;
         Ok(queue)
     }
 

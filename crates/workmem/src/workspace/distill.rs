@@ -93,7 +93,7 @@ impl Workspace {
         // grow with the log) before the policy runs.
         let curated_exists = bytes.is_some();
         drop(bytes);
-        let queue = self.conflicts()?;
+        let queue = if dry_run { self.conflicts()? } else { self.conflicts_for_writer()? };
         let judge = if record {
             distill::distill_explained
         } else if cache {

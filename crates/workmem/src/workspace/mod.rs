@@ -345,6 +345,25 @@ impl Workspace {
         Ok(self.conflicts_with_bytes()?.0)
     }
 
+    /// Returns the conflict queue for a writer that needs every case (a
+    /// whole-log distill): a file that still has the identity recorded with
+    /// a known-valid hash ([`valid_hashes`]) is decoded without its
+    /// invariants checked again, which costs about as much as the decoding
+    /// (a fingerprint and the ids of each case, closed ones included).
+    ///
+    /// Errors: as [`Workspace::conflicts`].
+    pub(crate) fn conflicts_for_writer(&self) -> Result<ConflictQueue> {
+        let path = self.file(CONFLICTS_FILE);
+        let Some((data, stamp)) = atomic_io::read_stamped(&path)? else {
+            return Ok(ConflictQueue::default());
+        };
+        if valid_hashes::hash_of(&self.memory_dir, CONFLICTS_FILE, stamp).is_some() {
+            ConflictQueue::decode_known(&data, &path, &self.workspace_id)
+        } else {
+            ConflictQueue::decode(&data, &path, &self.workspace_id)
+        }
+    }
+
     fn conflicts_with_bytes(&self) -> Result<(ConflictQueue, Option<Vec<u8>>)> {
         let path = self.file(CONFLICTS_FILE);
         match atomic_io::read_optional(&path)? {
