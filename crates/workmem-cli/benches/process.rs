@@ -130,7 +130,7 @@ fn append_comparison() {
 
 /// Every file of a memory directory but the log: what a first distill
 /// starts without.
-const DERIVED: [&str; 14] = [
+const DERIVED: [&str; 15] = [
     "curated.json",
     "conflicts.json",
     "MEMORY.md",
@@ -145,6 +145,7 @@ const DERIVED: [&str; 14] = [
     ".distill-cache.places",
     ".append-trail",
     ".hash-checkpoints",
+    ".conflicts-layout",
 ];
 
 /// Writes `count` generated facts (fresh ids, recorded over the log's two

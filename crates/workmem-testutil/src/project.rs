@@ -88,6 +88,7 @@ impl Project {
                     || name == ".valid-hashes"
                     || name == ".append-trail"
                     || name == ".hash-checkpoints"
+                    || name == ".conflicts-layout"
                 {
                     continue;
                 }

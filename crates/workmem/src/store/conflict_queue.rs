@@ -21,6 +21,7 @@ use crate::model::canon;
 use crate::model::fact::Kind;
 use crate::model::stamp::Stamp;
 use crate::store::Finding;
+use crate::store::layout_cache;
 use crate::store::state_file::{Encoder, Record, StateFile, field, field_at};
 
 /// Schema version written to `conflicts.json`.
@@ -472,6 +473,25 @@ impl Record for Case {
     /// after the candidates, `memory_key` from there (fields are written
     /// in sorted order), `revision` back from the end (after the observed
     /// fact ids, which a large domain has thousands of).
+    const LAYOUT_CACHE: Option<&'static str> = Some(layout_cache::CONFLICTS_LAYOUT_FILE);
+
+    /// `<revision> <conflict_id> <memory_key>` (neither an id nor a memory
+    /// key holds a space or a newline).
+    fn head_text(head: &CaseHead) -> Option<String> {
+        let CaseHead { memory_key, revision, conflict_id } = head;
+        let plain = |text: &str| !text.contains([' ', '\n']);
+        (plain(memory_key) && plain(conflict_id))
+            .then(|| format!("{revision} {conflict_id} {memory_key}"))
+    }
+
+    fn head_of_text(text: &str) -> Option<CaseHead> {
+        let mut fields = text.splitn(3, ' ');
+        let revision = fields.next()?.parse().ok()?;
+        let conflict_id = fields.next()?.to_owned();
+        let memory_key = fields.next()?.to_owned();
+        Some(CaseHead { memory_key, revision, conflict_id })
+    }
+
     fn read_head(encoded: &[u8]) -> Option<CaseHead> {
         let (conflict_id, rest) = field_at(encoded, "conflict_id")?;
         let (memory_key, rest) = field_at(&encoded[rest..], "memory_key")?;
@@ -572,5 +592,41 @@ mod tests {
         let heads: Vec<CaseHead> = queue.cases.iter().map(Case::head).collect();
         assert_eq!(read.heads().cloned().collect::<Vec<_>>(), heads);
         assert_eq!(read.records(path, |_| true).unwrap(), queue.cases);
+    }
+
+    #[test]
+    fn a_cached_layout_gives_the_layout_read_and_nothing_else_is_taken() {
+        let (queue, workspace_id) = queue();
+        let path = Path::new("conflicts.json");
+        let file = ConflictsFile::encode(&queue, path, &workspace_id).unwrap();
+        let bytes = file.contents().unwrap().into_owned();
+        let lines = file.layout_lines().expect("cases' layouts are cached");
+        let laid = |lines: &[layout_cache::Line], bytes: &[u8]| {
+            ConflictsFile::with_layout(
+                Body::Held(bytes.to_vec()),
+                String::new(),
+                &workspace_id,
+                lines,
+            )
+            .unwrap()
+            .ok()
+        };
+        let read = laid(&lines, &bytes).expect("the encoder's layout is taken");
+        let heads: Vec<CaseHead> = queue.cases.iter().map(Case::head).collect();
+        assert_eq!(read.heads().cloned().collect::<Vec<_>>(), heads);
+        assert_eq!(read.records(path, |_| true).unwrap(), queue.cases);
+        // A layout that does not tile the file, or out of order, is not.
+        let mut shifted = lines.clone();
+        shifted[1].start += 1;
+        let mut swapped = lines.clone();
+        swapped.swap(0, 1);
+        let longer = [&bytes[..], b" "].concat();
+        assert!(laid(&shifted, &bytes).is_none());
+        assert!(laid(&swapped, &bytes).is_none());
+        assert!(laid(&lines[..1], &bytes).is_none());
+        assert!(laid(&lines, &longer).is_none());
+        let mut garbled = lines.clone();
+        garbled[0].head = "x conflict-1 db.engine".into();
+        assert!(laid(&garbled, &bytes).is_none());
     }
 }

@@ -38,6 +38,7 @@ use crate::error::{Error, IoContext, Location, Result};
 use crate::model::canon::{self, JsonStyle};
 use crate::store::atomic_io::{self, Staged};
 use crate::store::hash_checkpoints::{Checkpoints, Hasher};
+use crate::store::layout_cache;
 
 /// How a record's encoding starts and ends, four spaces in.
 const RECORD_START: &[u8] = b"    {\n";
@@ -72,6 +73,20 @@ pub(crate) trait Record: Serialize + DeserializeOwned {
     /// Returns the first violated invariant among `records`, whole domains
     /// and records without a domain, in order.
     fn problem(records: &[Self], workspace_id: &str) -> Option<String>;
+
+    /// The file of the memory directory that caches the layout of files
+    /// of these records ([`crate::store::layout_cache`]), if any.
+    const LAYOUT_CACHE: Option<&'static str> = None;
+
+    /// A head as one line of text, for the layout cache.
+    fn head_text(_head: &Self::Head) -> Option<String> {
+        None
+    }
+
+    /// The head that [`Record::head_text`] wrote.
+    fn head_of_text(_text: &str) -> Option<Self::Head> {
+        None
+    }
 }
 
 /// Returns the value text of the top-level field `name` of one record's
@@ -352,6 +367,53 @@ impl<R: Record> StateFile<R> {
             }
             None => Err(body),
         })
+    }
+
+    /// Returns the file `body` like [`StateFile::known_valid`], laid out as
+    /// `lines` (from the layout cache) say when they describe a whole file
+    /// of `workspace_id` as long as `body`: records one after another,
+    /// separated as [`Encoder`] separates them, from the file's head to its
+    /// tail, their heads in order. Reads nothing. The body back otherwise.
+    ///
+    /// Errors: the body's length.
+    pub(crate) fn with_layout(
+        body: Body,
+        sha256: String,
+        workspace_id: &str,
+        lines: &[layout_cache::Line],
+    ) -> io::Result<std::result::Result<StateFile<R>, Body>> {
+        let len = body.len()?;
+        let head = format!("{{\n  \"{}\": [\n", R::ARRAY).len();
+        let tail = b"\n  ],".len() + tail::<R>(workspace_id).len();
+        let mut slots: Vec<Slot<R::Head>> = Vec::with_capacity(lines.len());
+        let mut at = head;
+        for line in lines {
+            let head = R::head_of_text(&line.head);
+            let fits = line.start == at
+                && line.end > line.start
+                && slots.last().zip(head.as_ref()).is_none_or(|(last, head)| last.head < *head);
+            match head.filter(|_| fits) {
+                Some(head) => slots.push(Slot { range: line.start..line.end, head }),
+                None => return Ok(Err(body)),
+            }
+            at = line.end + 2;
+        }
+        if slots.is_empty() || at - 2 + tail != len {
+            return Ok(Err(body));
+        }
+        Ok(Ok(StateFile { body, len, sha256, checkpoints: Checkpoints::default(), slots }))
+    }
+
+    /// The file's layout as the layout cache writes it, when its records'
+    /// layout is cached.
+    pub(crate) fn layout_lines(&self) -> Option<Vec<layout_cache::Line>> {
+        self.slots
+            .iter()
+            .map(|slot| {
+                let head = R::head_text(&slot.head)?;
+                Some(layout_cache::Line { start: slot.range.start, end: slot.range.end, head })
+            })
+            .collect()
     }
 
     /// The file's bytes (read whole when they are not in memory).

@@ -13,7 +13,7 @@ use crate::store::conflict_queue::{ConflictQueue, ConflictsFile};
 use crate::store::curated_file::CuratedFile;
 use crate::store::curated_state::CuratedState;
 use crate::store::failpoint;
-use crate::store::{hash_checkpoints, valid_hashes};
+use crate::store::{hash_checkpoints, layout_cache, valid_hashes};
 use crate::workspace::{
     CONFLICTS_FILE, CURATED_FILE, MEMORY_FILE, PROJECTION_INDEX_FILE, Workspace,
 };
@@ -94,9 +94,14 @@ impl Workspace {
         let path = self.file(CONFLICTS_FILE);
         let sha256 = file.sha256().to_owned();
         let checkpoints = file.checkpoints().clone();
+        let layout = file.layout_lines();
         file.save(&path)?;
         valid_hashes::record(&self.memory_dir, CONFLICTS_FILE, &sha256, file_stamp(&path)?);
         hash_checkpoints::record(&self.memory_dir, CONFLICTS_FILE, &sha256, &checkpoints);
+        if let Some(layout) = layout {
+            let cache = self.file(layout_cache::CONFLICTS_LAYOUT_FILE);
+            layout_cache::record(&cache, CONFLICTS_FILE, &sha256, &layout);
+        }
         Ok(())
     }
 

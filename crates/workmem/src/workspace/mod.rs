@@ -50,7 +50,7 @@ use crate::store::curated_state::{CuratedState, Entry};
 use crate::store::fact_log::FactLog;
 use crate::store::lock::WorkspaceLock;
 use crate::store::state_file::{Body, Record, StateFile};
-use crate::store::{hash_checkpoints, valid_hashes};
+use crate::store::{hash_checkpoints, layout_cache, valid_hashes};
 
 /// Default memory directory, relative to the project.
 pub(crate) const DEFAULT_MEMORY_DIR: &str = ".workmem/memory";
@@ -320,13 +320,25 @@ impl Workspace {
                 let known = valid_hashes::contains(&self.memory_dir, name, &sha256);
                 (Body::Held(data), sha256, known)
             };
+        // The layout of a known file is taken from its cache when that
+        // holds it, and read from the file otherwise.
+        let cached = R::LAYOUT_CACHE
+            .filter(|_| known)
+            .and_then(|cache| layout_cache::load(&self.file(cache), name, &sha256));
+        let body = match cached {
+            Some(lines) => {
+                match StateFile::with_layout(body, sha256.clone(), &self.workspace_id, &lines)
+                    .at(&path)?
+                {
+                    Ok(file) => return Ok(self.known_stored(name, file, sha256)),
+                    Err(body) => body,
+                }
+            }
+            None => body,
+        };
         let body = if known {
             match StateFile::known_valid(body, sha256.clone(), &self.workspace_id).at(&path)? {
-                Ok(file) => {
-                    let checkpoints = hash_checkpoints::load(&self.memory_dir, name, &sha256);
-                    let file = file.with_checkpoints(checkpoints);
-                    return Ok(Stored { file, sha256, exists: true });
-                }
+                Ok(file) => return Ok(self.known_stored(name, file, sha256)),
                 Err(body) => body,
             }
         } else {
@@ -334,6 +346,13 @@ impl Workspace {
         };
         let file = whole(Some(&body.into_bytes().at(&path)?))?;
         Ok(Stored { file, sha256, exists: true })
+    }
+
+    /// The stored file `name`, known valid with hash `sha256` and laid out
+    /// as `file`, with the hash checkpoints recorded for it.
+    fn known_stored<R: Record>(&self, name: &str, file: StateFile<R>, sha256: String) -> Stored<R> {
+        let checkpoints = hash_checkpoints::load(&self.memory_dir, name, &sha256);
+        Stored { file: file.with_checkpoints(checkpoints), sha256, exists: true }
     }
 
     /// Returns the conflict queue (empty when `conflicts.json` does not
