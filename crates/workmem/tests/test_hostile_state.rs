@@ -886,3 +886,44 @@ fn a_special_file_where_the_append_trail_is_expected() {
         }
     }
 }
+
+/// A FIFO, a directory, a device or a symlink where a cache of the state
+/// files' writers is expected (`.hash-checkpoints`, `.conflicts-layout`,
+/// `.valid-hashes`) costs only the slow path: a resolution and the distills
+/// around it succeed without blocking, the case is closed, and nothing is
+/// written through the link.
+#[test]
+fn a_special_file_where_a_state_files_cache_is_expected() {
+    for name in [".hash-checkpoints", ".conflicts-layout", ".valid-hashes"] {
+        for special in [Some(Special::Fifo), Some(Special::Directory), Some(Special::Device), None]
+        {
+            let h = Hostile::new();
+            let ws = h.tied.open();
+            ws.distill(&DistillOptions::new().as_of(stamp(AS_OF))).expect("distill");
+            let cache = h.memory().join(name);
+            let outside = h.tied.root.join("outside");
+            let _ = fs::remove_file(&cache);
+            if let Some(special) = special {
+                special.plant(&cache);
+            } else {
+                fs::write(&outside, b"").expect("outside file");
+                std::os::unix::fs::symlink(&outside, &cache).expect("symlink");
+            }
+            let fifo = matches!(special, Some(Special::Fifo)).then(|| cache.clone());
+            let label = format!("{special:?} at {name}");
+            let (ws, decision) = (ws.clone(), h.tied.decision(&h.case));
+            let open = within_time(&label, fifo.as_deref(), move || {
+                let options = DistillOptions::new().as_of(stamp(AS_OF));
+                ws.resolve(decision)?;
+                ws.distill(&options)?;
+                ws.distill(&options)?;
+                Ok::<_, Error>(ws.conflicts()?.cases.iter().filter(|c| c.is_open()).count())
+            })
+            .unwrap_or_else(|err| panic!("{label}: {err}"));
+            assert_eq!(open, 0, "{label}");
+            if special.is_none() {
+                assert!(fs::read(&outside).expect("outside").is_empty(), "{label}: wrote through");
+            }
+        }
+    }
+}
