@@ -180,7 +180,13 @@ fn walk(path: &Path, workspace_id: &str, mut on_line: impl FnMut(Line<'_>) -> bo
         // Whole lines only (a newline never falls inside a character).
         let Some(last) = memchr::memrchr(b'\n', &pending) else { continue };
         let Ok(text) = std::str::from_utf8(&pending[..=last]) else { return false };
-        for line in text.split_inclusive('\n') {
+        // (The `memchr` crate's search, vectorised: `str::split_inclusive`
+        // searched each of the index's lines apart, 35,000 at 100k facts,
+        // and cost a resolution about 0.7 ms.)
+        let mut start = 0;
+        for end in memchr::memchr_iter(b'\n', text.as_bytes()) {
+            let line = &text[start..=end];
+            start = end + 1;
             let fine = if !started {
                 started = true;
                 line == header
