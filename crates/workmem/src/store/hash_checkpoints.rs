@@ -39,7 +39,7 @@ pub(crate) const CHECKPOINTS_FILE: &str = ".hash-checkpoints";
 
 /// Bytes between two checkpoints: a resumed hash re-reads at most this
 /// much before the first change (a state is 105 bytes: a 2 MB file keeps
-/// 31 of them, 7 KB of hex).
+/// 31 of them, about 10 KB of lines).
 const EVERY: u64 = if cfg!(test) { 8 } else { 64 * 1024 };
 
 /// The states of a file's SHA-256 at some offsets, in order.
