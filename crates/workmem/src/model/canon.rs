@@ -213,7 +213,9 @@ pub fn sha256_hex(data: &[u8]) -> String {
     hex::encode(Sha256::digest(data))
 }
 
-fn short_hash(material: &str, chars: usize) -> String {
+/// The first `chars` hex digits of the SHA-256 of `material`: the ids
+/// below, and the checks that end the lines of some caches.
+pub(crate) fn short_hash(material: &str, chars: usize) -> String {
     let mut full = sha256_hex(material.as_bytes());
     full.truncate(chars);
     full

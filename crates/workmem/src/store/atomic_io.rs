@@ -420,13 +420,34 @@ pub fn append(
     record: &[u8],
     is_complete_record: &dyn Fn(&[u8]) -> bool,
 ) -> Result<()> {
-    let pending = append_unsynced(path, record, is_complete_record)?;
-    let created = pending.created;
+    append_durably(path, record, is_complete_record, false).map(drop)
+}
+
+/// Appends `record` like [`append`] and returns where it landed
+/// ([`Placement`]): two more system calls.
+///
+/// Errors: as [`append`].
+pub(crate) fn append_placed(
+    path: &Path,
+    record: &[u8],
+    is_complete_record: &dyn Fn(&[u8]) -> bool,
+) -> Result<Option<Placement>> {
+    append_durably(path, record, is_complete_record, true)
+}
+
+fn append_durably(
+    path: &Path,
+    record: &[u8],
+    is_complete_record: &dyn Fn(&[u8]) -> bool,
+    place: bool,
+) -> Result<Option<Placement>> {
+    let pending = append_with(path, record, is_complete_record, place)?;
+    let (created, placement) = (pending.created, pending.placement);
     pending.sync()?;
     if created {
         sync_dir(path.parent().unwrap_or(Path::new(".")))?;
     }
-    Ok(())
+    Ok(placement)
 }
 
 /// An append whose bytes are written but not yet durable. The shared lock

@@ -149,9 +149,7 @@ pub(crate) fn decode_state(text: &str) -> Option<Sha256> {
 
 /// The check that ends a line: 16 hex digits of the SHA-256 of the rest.
 fn line_check(rest: &str) -> String {
-    let mut check = crate::model::canon::sha256_hex(rest.as_bytes());
-    check.truncate(16);
-    check
+    crate::model::canon::short_hash(rest, 16)
 }
 
 /// Records `checkpoints` as those of the state file `file`, whose whole
@@ -210,12 +208,19 @@ mod tests {
         }
     }
 
+    /// Records the checkpoints of a 36-byte conflicts.json in `dir`;
+    /// returns its bytes, hash and checkpoints.
+    fn recorded(dir: &Path) -> (Vec<u8>, String, Checkpoints) {
+        let bytes = b"0123456789abcdefghijklmnopqrstuvwxyz".to_vec();
+        let (sha256, checkpoints) = hashed(&bytes);
+        record(dir, "conflicts.json", &sha256, &checkpoints);
+        (bytes, sha256, checkpoints)
+    }
+
     #[test]
     fn checkpoints_are_found_under_their_file_and_hash_only() {
         let dir = tempfile::tempdir().unwrap();
-        let bytes = b"0123456789abcdefghijklmnopqrstuvwxyz".to_vec();
-        let (sha256, checkpoints) = hashed(&bytes);
-        record(dir.path(), "conflicts.json", &sha256, &checkpoints);
+        let (bytes, sha256, checkpoints) = recorded(dir.path());
         record(dir.path(), "curated.json", &sha256, &hashed(b"other").1);
         let loaded = load(dir.path(), "conflicts.json", &sha256);
         assert_eq!(loaded.0.len(), checkpoints.0.len());
@@ -236,9 +241,7 @@ mod tests {
     #[test]
     fn a_damaged_line_ends_what_is_trusted() {
         let dir = tempfile::tempdir().unwrap();
-        let bytes = b"0123456789abcdefghijklmnopqrstuvwxyz".to_vec();
-        let (sha256, checkpoints) = hashed(&bytes);
-        record(dir.path(), "conflicts.json", &sha256, &checkpoints);
+        let (_, sha256, _) = recorded(dir.path());
         let path = dir.path().join(CHECKPOINTS_FILE);
         let text = std::fs::read_to_string(&path).unwrap();
         let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();

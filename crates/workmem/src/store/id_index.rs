@@ -204,10 +204,15 @@ pub(crate) fn prefetch(memory_dir: &Path, ids: &[&str]) {
     }
 }
 
+/// The file of shard `shard` of the index in `dir`.
+fn shard_path(dir: &Path, shard: usize) -> PathBuf {
+    dir.join(format!("{shard:03x}"))
+}
+
 /// Asks the kernel to read shard `shard` of the index in `dir` from
 /// `offset` on into the page cache, without waiting.
 fn advise(dir: &Path, shard: usize, offset: u64) {
-    if let Ok(Some(file)) = atomic_io::open_optional(&dir.join(format!("{shard:03x}"))) {
+    if let Ok(Some(file)) = atomic_io::open_optional(&shard_path(dir, shard)) {
         let _ = rustix::fs::fadvise(&file, offset, None, rustix::fs::Advice::WillNeed);
     }
 }
@@ -448,7 +453,7 @@ impl IdIndex {
     }
 
     fn shard_path(&self, shard: usize) -> PathBuf {
-        self.dir.join(format!("{shard:03x}"))
+        shard_path(&self.dir, shard)
     }
 
     fn shard_header(&self, shard: usize) -> String {

@@ -483,15 +483,7 @@ pub(crate) fn append_record_placed<T>(
 where
     T: for<'de> Deserialize<'de> + StreamRecord,
 {
-    let pending = atomic_io::append_unsynced_placed(path, line.as_bytes(), &|fragment| {
-        parse_record::<T>(fragment).is_ok()
-    })?;
-    let (created, placement) = (pending.created, pending.placement);
-    pending.sync()?;
-    if created {
-        atomic_io::sync_dir(path.parent().unwrap_or(Path::new(".")))?;
-    }
-    Ok(placement)
+    atomic_io::append_placed(path, line.as_bytes(), &|fragment| parse_record::<T>(fragment).is_ok())
 }
 
 /// Repairs a torn tail of a stream without appending.

@@ -37,10 +37,9 @@ pub(crate) struct Line {
     pub(crate) head: String,
 }
 
+/// The check that ends the file: 16 hex digits of the SHA-256 of the rest.
 fn check(text: &str) -> String {
-    let mut check = crate::model::canon::sha256_hex(text.as_bytes());
-    check.truncate(16);
-    check
+    crate::model::canon::short_hash(text, 16)
 }
 
 /// Returns the records' lines recorded in `cache` for the state file
