@@ -48,7 +48,7 @@ struct IndexedFile {
 }
 
 impl IndexedFile {
-    fn of(file: &FileRecords<FactSummary>) -> IndexedFile {
+    fn of(file: &FileRecords<'_, FactSummary>) -> IndexedFile {
         // Keyed facts by key, each key's in file order (a stable sort).
         let mut keyed: Vec<(&str, &str)> = file
             .records
@@ -89,7 +89,7 @@ pub(crate) struct DomainIndex {
 
 impl DomainIndex {
     /// Builds the index of files just read.
-    pub(crate) fn of(files: &[FileRecords<FactSummary>]) -> DomainIndex {
+    pub(crate) fn of(files: &[FileRecords<'_, FactSummary>]) -> DomainIndex {
         let indexed = map_in_parallel(files, |f| (f.day.day.clone(), IndexedFile::of(f)));
         DomainIndex { files: indexed.into_iter().collect() }
     }
@@ -100,7 +100,7 @@ impl DomainIndex {
     pub(crate) fn describes(
         path: &Path,
         workspace_id: &str,
-        files: &[FileRecords<FactSummary>],
+        files: &[FileRecords<'_, FactSummary>],
     ) -> bool {
         let mut next = files.iter();
         walk(path, workspace_id, |line| match line {
@@ -329,7 +329,8 @@ fn refresh(
         // Read below, or gone since the listing.
         changed |= index.files.remove(&day.day).is_some();
     }
-    for file in log.read_files::<FactSummary>(&stale)? {
+    let read = log.read_files::<FactSummary>(&stale)?;
+    for file in read.files() {
         index.files.insert(file.day.day.clone(), IndexedFile::of(&file));
         changed = true;
     }
@@ -363,11 +364,17 @@ mod tests {
             fact("f6", Some("api")),
         ];
         let day = DayFile { day: "2026-01-01".to_owned(), path: "2026-01-01.jsonl".into() };
-        let file = FileRecords { day, stamp: [1, 2, 3, 4], records, covered: None, dropped: 0 };
+        let file = FileRecords {
+            day: &day,
+            stamp: [1, 2, 3, 4],
+            records: &records,
+            covered: None,
+            dropped: 0,
+        };
         let indexed = IndexedFile::of(&file);
         assert_eq!(indexed.keys, "key api f3 f6\nkey api.v2 f5\nkey db f1 f4\n");
         assert_eq!(indexed.ids_of("api").collect::<Vec<_>>(), ["f3", "f6"]);
-        let unkeyed = FileRecords { records: vec![fact("f7", None)], ..file };
+        let unkeyed = FileRecords { records: &[fact("f7", None)], ..file };
         assert_eq!(IndexedFile::of(&unkeyed).keys, "");
     }
 

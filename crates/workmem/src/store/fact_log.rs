@@ -243,11 +243,11 @@ impl FactLog {
 
     /// Reads every fact, ordered by (recorded_at instant, fact_id). Files
     /// are parsed in parallel. A fact id written more than once counts once
-    /// (see [`merge`]).
+    /// (see [`LogRead::merge`]).
     ///
     /// Errors: as [`FactLog::read_file`].
     pub(crate) fn read_all(&self) -> Result<Vec<Fact>> {
-        Ok(merge(self.read_files(&self.days()?)?))
+        Ok(self.read_files(&self.days()?)?.merge())
     }
 
     /// Reads and validates the given daily files in parallel, each with
@@ -255,10 +255,7 @@ impl FactLog {
     /// each file's records are sorted by (recorded_at instant, fact_id).
     ///
     /// Errors: as [`FactLog::read_file`].
-    pub(crate) fn read_files<T: FactRecord>(
-        &self,
-        days: &[DayFile],
-    ) -> Result<Vec<FileRecords<T>>> {
+    pub(crate) fn read_files<T: FactRecord>(&self, days: &[DayFile]) -> Result<LogRead<T>> {
         self.read_files_with(days, false)
     }
 
@@ -271,9 +268,9 @@ impl FactLog {
         &self,
         days: &[DayFile],
         cover: bool,
-    ) -> Result<Vec<FileRecords<T>>> {
-        let read = |day: &DayFile| -> Result<Option<FileRecords<T>>> {
-            let Some((data, stamp)) = atomic_io::read_stamped(&day.path)? else { return Ok(None) };
+    ) -> Result<LogRead<T>> {
+        let read = |day: &DayFile, into: &mut LogRead<T>| -> Result<()> {
+            let Some((data, stamp)) = atomic_io::read_stamped(&day.path)? else { return Ok(()) };
             let mut records: Vec<T> = self.parse_records(&day.path, &data)?;
             let parsed = records.len();
             if !records.is_sorted_by(|a, b| order(a, b).is_le()) {
@@ -298,11 +295,43 @@ impl FactLog {
                 Covered::of(stamp, &data, reach)
             });
             let dropped = parsed - records.len();
-            Ok(Some(FileRecords { day: day.clone(), stamp, records, covered, dropped }))
+            let start = into.records.len();
+            into.records.extend(records);
+            let file = FileRead {
+                day: day.clone(),
+                stamp,
+                covered,
+                dropped,
+                records: start..into.records.len(),
+            };
+            into.files.push(file);
+            Ok(())
         };
-        let files: Vec<Option<FileRecords<T>>> =
-            map_in_parallel(days, read).into_iter().collect::<Result<_>>()?;
-        Ok(files.into_iter().flatten().collect())
+        // Each core reads runs of consecutive files into one list of its
+        // own, and the runs are joined in order: the records of the whole
+        // log are held once, plus one run, never once per file and again
+        // joined (a file's list would be freed to the allocator, not to
+        // the system, and the joined list taken beside them).
+        let runs: Vec<&[DayFile]> =
+            days.chunks(days.len().div_ceil(threads() * RUNS_PER_CORE).max(1)).collect();
+        let runs = map_in_parallel(&runs, |run| {
+            let mut into = LogRead { records: Vec::new(), files: Vec::with_capacity(run.len()) };
+            run.iter().try_for_each(|day| read(day, &mut into)).map(|()| into)
+        });
+        let mut all = LogRead {
+            records: Vec::with_capacity(runs.iter().flatten().map(|run| run.records.len()).sum()),
+            files: Vec::with_capacity(days.len()),
+        };
+        for run in runs {
+            let run = run?;
+            let offset = all.records.len();
+            all.files.extend(run.files.into_iter().map(|file| FileRead {
+                records: file.records.start + offset..file.records.end + offset,
+                ..file
+            }));
+            all.records.extend(run.records);
+        }
+        Ok(all)
     }
 
     /// Returns up to `limit` most recent facts accepted by `keep`, oldest of
@@ -435,50 +464,106 @@ impl Written {
     }
 }
 
-/// The records of one daily file and the file's stamp before the read.
+/// How many runs of consecutive files each core is given by
+/// [`FactLog::read_files_with`]: enough that a run of large files does
+/// not leave the other cores idle.
+const RUNS_PER_CORE: usize = 8;
+
+/// What a read of daily files found: the records of every file, file after
+/// file (oldest first), and what was read of each.
 #[derive(Debug)]
-pub(crate) struct FileRecords<T> {
+pub(crate) struct LogRead<T> {
+    records: Vec<T>,
+    files: Vec<FileRead>,
+}
+
+/// What was read of one daily file.
+#[derive(Debug)]
+struct FileRead {
+    day: DayFile,
+    stamp: FileStamp,
+    covered: Option<Covered>,
+    dropped: usize,
+    /// Where its records are in [`LogRead::records`].
+    records: std::ops::Range<usize>,
+}
+
+/// The records of one daily file and the file's stamp before the read.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FileRecords<'a, T> {
     /// The file.
-    pub day: DayFile,
+    pub day: &'a DayFile,
     /// Its identity when it was read ([`atomic_io::read_stamped`]).
     pub stamp: FileStamp,
     /// Its valid records, by (recorded_at instant, fact_id).
-    pub records: Vec<T>,
+    pub records: &'a [T],
     /// What was read, when asked ([`FactLog::read_files_with`]).
-    pub covered: Option<Covered>,
+    pub covered: Option<&'a Covered>,
     /// Records dropped because an earlier line of the file has their id.
     pub dropped: usize,
 }
 
-/// Merges the records of several files (oldest file first) into one list
-/// ordered by (recorded_at instant, fact_id). A fact id written more than
-/// once (by hand, or by another tool) counts once: the first record in
-/// (file name, line) order is kept and the others are ignored, whether or
-/// not they are identical (`verify` reports those that differ). Reads never
-/// fail on them, so no duplicate can make a workspace unreadable.
-pub(crate) fn merge<T: FactRecord>(files: Vec<FileRecords<T>>) -> Vec<T> {
-    // Each file is sorted (see `read_files`), and holds one day, so the
-    // files in day order usually are too: the whole is sorted when each
-    // file starts at or after the end of the one before. Dropping records
-    // keeps it sorted; a fact filed under another day needs the full sort.
-    let mut sorted = true;
-    let mut last: Option<&T> = None;
-    for records in files.iter().map(|file| &file.records).filter(|records| !records.is_empty()) {
-        sorted &= last.is_none_or(|last| order(last, &records[0]).is_le());
-        last = records.last();
+impl<T> LogRead<T> {
+    /// Returns what was read of each file, oldest first.
+    pub(crate) fn files(&self) -> Vec<FileRecords<'_, T>> {
+        self.files
+            .iter()
+            .map(|file| FileRecords {
+                day: &file.day,
+                stamp: file.stamp,
+                records: &self.records[file.records.clone()],
+                covered: file.covered.as_ref(),
+                dropped: file.dropped,
+            })
+            .collect()
     }
-    let mut all: Vec<T> = Vec::with_capacity(files.iter().map(|f| f.records.len()).sum());
-    for part in files {
-        all.extend(part.records);
+
+    /// Returns the records of every file, file after file, for a test that
+    /// builds a read.
+    #[cfg(test)]
+    pub(crate) fn of_files(files: Vec<(DayFile, FileStamp, Vec<T>)>) -> LogRead<T> {
+        let mut read = LogRead { records: Vec::new(), files: Vec::new() };
+        for (day, stamp, records) in files {
+            let start = read.records.len();
+            read.records.extend(records);
+            let records = start..read.records.len();
+            read.files.push(FileRead { day, stamp, covered: None, dropped: 0, records });
+        }
+        read
     }
-    // Each file's records are in line order among equal ids (see
-    // `read_files`), and files come oldest first: the first record of an id
-    // met here is the one that counts.
-    drop_repeated_ids(&mut all);
-    if !sorted {
-        all.sort_unstable_by(order);
+}
+
+impl<T: FactRecord> LogRead<T> {
+    /// Merges the records of the files into one list ordered by
+    /// (recorded_at instant, fact_id). A fact id written more than once
+    /// (by hand, or by another tool) counts once: the first record in
+    /// (file name, line) order is kept and the others are ignored, whether
+    /// or not they are identical (`verify` reports those that differ).
+    /// Reads never fail on them, so no duplicate can make a workspace
+    /// unreadable.
+    pub(crate) fn merge(self) -> Vec<T> {
+        // Each file is sorted (see `read_files`), and holds one day, so the
+        // files in day order usually are too: the whole is sorted when each
+        // file starts at or after the end of the one before. Dropping
+        // records keeps it sorted; a fact filed under another day needs the
+        // full sort.
+        let LogRead { mut records, files } = self;
+        let mut sorted = true;
+        let mut last: Option<&T> = None;
+        for file in files.iter().filter(|file| !file.records.is_empty()) {
+            let first = &records[file.records.start];
+            sorted &= last.is_none_or(|last| order(last, first).is_le());
+            last = records.get(file.records.end - 1);
+        }
+        // Each file's records are in line order among equal ids (see
+        // `read_files`), and files come oldest first: the first record of
+        // an id met here is the one that counts.
+        drop_repeated_ids(&mut records);
+        if !sorted {
+            records.sort_unstable_by(order);
+        }
+        records
     }
-    all
 }
 
 /// Records from which [`drop_repeated_ids`] looks for repeated ids on
@@ -600,9 +685,8 @@ mod tests {
         FactSummary::from_fields(id, "content", None, "", at, "agent", Kind::Decision, 3).unwrap()
     }
 
-    fn file(day: &str, records: Vec<FactSummary>) -> FileRecords<FactSummary> {
-        let day = DayFile { day: day.to_owned(), path: PathBuf::from(day) };
-        FileRecords { day, stamp: [0; 4], records, covered: None, dropped: 0 }
+    fn file(day: &str, records: Vec<FactSummary>) -> (DayFile, FileStamp, Vec<FactSummary>) {
+        (DayFile { day: day.to_owned(), path: PathBuf::from(day) }, [0; 4], records)
     }
 
     /// The first record of every id, in order: what `drop_repeated_ids`
@@ -654,14 +738,67 @@ mod tests {
         let ids = |facts: Vec<FactSummary>| -> Vec<String> {
             facts.iter().map(|f| f.fact_id().to_owned()).collect()
         };
-        assert_eq!(ids(merge(in_order)), ["a", "b", "c", "d"]);
+        assert_eq!(ids(LogRead::of_files(in_order).merge()), ["a", "b", "c", "d"]);
         // A fact filed under a later day than its instant's.
         let misfiled = vec![
             file("2026-01-01", vec![summary("a", 1), summary("d", 9)]),
             file("2026-01-02", vec![]),
             file("2026-01-03", vec![summary("b", 2), summary("c", 3)]),
         ];
-        assert_eq!(ids(merge(misfiled)), ["a", "b", "c", "d"]);
+        assert_eq!(ids(LogRead::of_files(misfiled).merge()), ["a", "b", "c", "d"]);
+    }
+
+    #[test]
+    #[allow(clippy::disallowed_methods)] // writes its fixture directly
+    fn a_read_in_runs_keeps_each_files_records_and_merges_them_as_one_log() {
+        use crate::model::fact::NewFact;
+        use crate::model::stamp::Stamp;
+        // More files than the runs of any machine's cores, so that runs
+        // hold several files and a repeated id crosses runs.
+        let dir = tempfile::tempdir().unwrap();
+        let log = FactLog::new(dir.path().to_path_buf(), "0123456789abcdef".into());
+        let start = jiff::civil::date(2026, 1, 1);
+        let fact = |day: jiff::civil::Date, second: u32, id: &str| {
+            let mut new = NewFact::new(format!("Fact {id}"));
+            new.recorded_at = Some(format!("{day}T00:00:{second:02}Z"));
+            new.fact_id = Some(id.to_owned());
+            let now = Stamp::parse("2026-12-01T00:00:00Z").unwrap();
+            Fact::from_new(new, "0123456789abcdef", now, || unreachable!()).unwrap()
+        };
+        let (mut per_file, mut merged) = (Vec::new(), Vec::new());
+        for n in 0..(threads() * RUNS_PER_CORE * 3) as i32 {
+            let day = start.checked_add(jiff::Span::new().days(n)).unwrap();
+            let mut facts =
+                vec![fact(day, 2, &format!("d{n}-b")), fact(day, 1, &format!("d{n}-a"))];
+            if n > 0 {
+                // The id of the day before: counts there, not here.
+                facts.push(fact(day, 3, &format!("d{}-a", n - 1)));
+            }
+            if n % 5 != 0 {
+                // Usually in time order; every fifth file is not.
+                facts.sort_by_key(|fact| fact.recorded_at().instant());
+            }
+            let text: String = facts.iter().map(Fact::to_line).collect();
+            std::fs::write(log.path_for_day(&day.to_string()), text).unwrap();
+            let mut ids: Vec<String> = facts.iter().map(|f| f.fact_id().to_owned()).collect();
+            ids.sort_by_key(|id| {
+                facts.iter().find(|f| f.fact_id() == id).unwrap().recorded_at().instant()
+            });
+            merged.extend(ids.iter().filter(|id| id.starts_with(&format!("d{n}-"))).cloned());
+            per_file.push((day.to_string(), ids));
+        }
+        let read = log.read_files::<FactSummary>(&log.days().unwrap()).unwrap();
+        let files: Vec<(String, Vec<String>)> = read
+            .files()
+            .iter()
+            .map(|file| {
+                let ids = file.records.iter().map(|r| r.fact_id().to_owned()).collect();
+                (file.day.day.clone(), ids)
+            })
+            .collect();
+        assert_eq!(files, per_file);
+        let all: Vec<String> = read.merge().iter().map(|r| r.fact_id().to_owned()).collect();
+        assert_eq!(all, merged);
     }
 
     #[test]

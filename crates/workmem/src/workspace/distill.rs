@@ -87,7 +87,7 @@ impl Workspace {
                 })))
             });
         let read = cache.then(|| ReadLog::of(&files, listing));
-        let facts = fact_log::merge(files);
+        let facts = files.merge();
         let (curated, bytes) = self.curated_with_bytes()?;
         // Only whether the file exists matters here; free its bytes (they
         // grow with the log) before the policy runs.
@@ -242,13 +242,11 @@ impl Workspace {
 
     /// Returns the domain index of the files just read when the stored one
     /// does not describe them.
-    fn stale_domain_index(
-        &self,
-        files: &[fact_log::FileRecords<FactSummary>],
-    ) -> Option<DomainIndex> {
+    fn stale_domain_index(&self, read: &fact_log::LogRead<FactSummary>) -> Option<DomainIndex> {
+        let files = read.files();
         let current =
-            DomainIndex::describes(&self.file(DOMAIN_INDEX_FILE), &self.workspace_id, files);
-        (!current).then(|| DomainIndex::of(files))
+            DomainIndex::describes(&self.file(DOMAIN_INDEX_FILE), &self.workspace_id, &files);
+        (!current).then(|| DomainIndex::of(&files))
     }
 
     /// Saves the domain index. Only a cache: failing to write it is not an

@@ -44,7 +44,7 @@ use crate::store::distill_cache::{
     self, CACHE_FILE, DayFacts, Header, IDS_FILE, IdFilter, KeyFacts, KeyedFacts, PLACES_FILE,
     StoredIds, UNITS_FILE, UnitKey, Units,
 };
-use crate::store::fact_log::{FileRecords, map_in_parallel};
+use crate::store::fact_log::{LogRead, map_in_parallel};
 use crate::store::id_index::{self, Place};
 use crate::store::state_file::Output;
 use crate::workspace::distill::{CuratedOutcome, Distilled, allocations_of, drop_in_background};
@@ -67,17 +67,18 @@ pub(super) struct ReadLog {
 impl ReadLog {
     /// Returns what `files` (read with coverage, after `listing` was
     /// taken) tell the cache.
-    pub(super) fn of(files: &[FileRecords<FactSummary>], listing: Option<ListingStamp>) -> ReadLog {
+    pub(super) fn of(read: &LogRead<FactSummary>, listing: Option<ListingStamp>) -> ReadLog {
+        let files = read.files();
         let mut out = ReadLog { files: BTreeMap::new(), listing, duplicates: false, records: 0 };
-        for file in files {
+        for file in &files {
             out.duplicates |= file.dropped > 0;
             out.records += file.records.len();
             if let Some(covered) = &file.covered {
                 out.files.insert(
                     file.day.day.clone(),
                     DayFacts {
-                        covered: covered.clone(),
-                        span: span(&file.records),
+                        covered: (*covered).clone(),
+                        span: span(file.records),
                         records: file.records.len(),
                     },
                 );

@@ -239,8 +239,9 @@ impl Workspace {
         // Summaries (a fact's fields are checked, not kept), every core.
         let files = self.log.read_files_with::<FactSummary>(&self.log.days()?, false)?;
         Ok(files
+            .files()
             .into_iter()
-            .map(|file| DaySummary { facts: file.records.len(), day: file.day.day })
+            .map(|file| DaySummary { facts: file.records.len(), day: file.day.day.clone() })
             .collect())
     }
 
