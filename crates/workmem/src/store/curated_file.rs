@@ -168,7 +168,7 @@ mod tests {
         let body = Body::File(std::fs::File::open(&path).unwrap());
         let read = CuratedFile::known_valid(body, file.sha256().to_owned(), "ws").unwrap();
         read.expect("the layout of an encoding is read back")
-            .with_checkpoints(file.checkpoints().clone())
+            .with_checkpoints(file.checkpoints().cloned().unwrap_or_default())
     }
 
     fn state(entries: Vec<Entry>) -> CuratedState {
@@ -212,6 +212,42 @@ mod tests {
             // Nor a file cut short.
             let held = Body::Held(bytes[..bytes.len() - 1].to_vec());
             assert!(CuratedFile::known_valid(held, String::new(), "ws").unwrap().is_err());
+        }
+    }
+
+    /// A stored file's checkpoints are read from the cache of its memory
+    /// directory, under its name and hash, only when it is spliced: a
+    /// splice of it hashes from them. (Recorded from another file of the
+    /// same layout, they give a wrong hash: they were what it resumed
+    /// from.)
+    #[test]
+    fn a_stored_file_is_spliced_from_the_checkpoints_recorded_for_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = &dir.path().join("curated.json");
+        // (Tests keep a checkpoint every 8 bytes.)
+        let of = |word: &str| -> CuratedState {
+            let time = entry("Use UTC.", Some("a.time"), &[word, "x"]);
+            state(vec![time, entry("Use WAL.", Some("z.db"), &["w"])])
+        };
+        let (ours, theirs) = (of("ours"), of("them"));
+        let changed = vec![entry("Use WAL2.", Some("z.db"), &["v", "w"])];
+        let mut after = ours.clone();
+        after.replace_domain("z.db", changed.clone());
+        let whole = CuratedFile::encode(&after, path, "ws").unwrap();
+        let file = CuratedFile::encode(&ours, path, "ws").unwrap();
+        let other = CuratedFile::encode(&theirs, path, "ws").unwrap();
+        assert_eq!(file.contents().unwrap().len(), other.contents().unwrap().len());
+        for (recorded, right) in [(&file, true), (&other, false)] {
+            let checkpoints = recorded.checkpoints().unwrap();
+            let sha256 = file.sha256();
+            crate::store::hash_checkpoints::record(dir.path(), "curated.json", sha256, checkpoints);
+            let stored =
+                on_disk(&file, dir.path()).with_recorded_checkpoints(dir.path(), "curated.json");
+            assert!(stored.checkpoints().is_none(), "nothing is read before a splice");
+            let replaced = |h: &EntryHead| h.memory_key.as_deref() == Some("z.db");
+            let spliced = stored.splice(path, "ws", replaced, &changed, Output::Staged).unwrap();
+            assert_eq!(spliced.contents().unwrap(), whole.contents().unwrap());
+            assert_eq!(spliced.sha256() == whole.sha256(), right);
         }
     }
 

@@ -29,7 +29,7 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -327,9 +327,38 @@ pub(crate) struct StateFile<R: Record> {
     body: Body,
     len: usize,
     sha256: String,
-    /// Where its hash stood part way (none known when empty).
-    checkpoints: Checkpoints,
+    /// Where its hash stood part way.
+    checkpoints: Checkpointed,
     slots: Vec<Slot<R::Head>>,
+}
+
+/// Where the hash of a file stood part way ([`crate::store::hash_checkpoints`]):
+/// as its writer kept it (none known when empty), or as the cache of a
+/// memory directory records it for the file's name and hash, read only
+/// when a splice resumes from it (a reader never needs it).
+#[derive(Debug)]
+enum Checkpointed {
+    Held(Checkpoints),
+    Recorded { memory_dir: PathBuf, name: String },
+}
+
+impl Default for Checkpointed {
+    fn default() -> Self {
+        Checkpointed::Held(Checkpoints::default())
+    }
+}
+
+impl Checkpointed {
+    /// The checkpoints, read from the cache when they are recorded there
+    /// for the file's hash `sha256`.
+    fn of(self, sha256: &str) -> Checkpoints {
+        match self {
+            Checkpointed::Held(checkpoints) => checkpoints,
+            Checkpointed::Recorded { memory_dir, name } => {
+                crate::store::hash_checkpoints::load(&memory_dir, &name, sha256)
+            }
+        }
+    }
 }
 
 impl<R: Record> StateFile<R> {
@@ -345,6 +374,7 @@ impl<R: Record> StateFile<R> {
         let mut hasher = Hasher::default();
         hasher.update(&bytes);
         let (sha256, checkpoints) = hasher.finish();
+        let checkpoints = Checkpointed::Held(checkpoints);
         StateFile { len: bytes.len(), body: Body::Held(bytes), sha256, checkpoints, slots }
     }
 
@@ -363,7 +393,7 @@ impl<R: Record> StateFile<R> {
         let len = body.len()?;
         Ok(match layout::<R>(&body, len, workspace_id)? {
             Some(slots) => {
-                Ok(StateFile { body, len, sha256, checkpoints: Checkpoints::default(), slots })
+                Ok(StateFile { body, len, sha256, checkpoints: Checkpointed::default(), slots })
             }
             None => Err(body),
         })
@@ -401,7 +431,7 @@ impl<R: Record> StateFile<R> {
         if slots.is_empty() || at - 2 + tail != len {
             return Ok(Err(body));
         }
-        Ok(Ok(StateFile { body, len, sha256, checkpoints: Checkpoints::default(), slots }))
+        Ok(Ok(StateFile { body, len, sha256, checkpoints: Checkpointed::default(), slots }))
     }
 
     /// The file's layout as the layout cache writes it, when its records'
@@ -428,14 +458,28 @@ impl<R: Record> StateFile<R> {
         &self.sha256
     }
 
-    /// Where the SHA-256 of the file's bytes stood part way, for the hash
-    /// of a splice of it ([`crate::store::hash_checkpoints`]).
-    pub(crate) fn checkpoints(&self) -> &Checkpoints {
-        &self.checkpoints
+    /// Where the SHA-256 of the file's bytes stood part way, as its writer
+    /// kept it, for the hash of a splice of it
+    /// ([`crate::store::hash_checkpoints`]); `None` for a stored file, whose
+    /// checkpoints are recorded ([`StateFile::with_recorded_checkpoints`]).
+    pub(crate) fn checkpoints(&self) -> Option<&Checkpoints> {
+        match &self.checkpoints {
+            Checkpointed::Held(checkpoints) => Some(checkpoints),
+            Checkpointed::Recorded { .. } => None,
+        }
     }
 
     /// The file with `checkpoints`, those recorded for its hash.
+    #[cfg(test)]
     pub(crate) fn with_checkpoints(self, checkpoints: Checkpoints) -> StateFile<R> {
+        StateFile { checkpoints: Checkpointed::Held(checkpoints), ..self }
+    }
+
+    /// The stored file `name` of `memory_dir`, whose checkpoints the cache
+    /// there records under its hash: read only if it is spliced.
+    pub(crate) fn with_recorded_checkpoints(self, memory_dir: &Path, name: &str) -> StateFile<R> {
+        let checkpoints =
+            Checkpointed::Recorded { memory_dir: memory_dir.to_owned(), name: name.to_owned() };
         StateFile { checkpoints, ..self }
     }
 
@@ -509,7 +553,8 @@ impl<R: Record> StateFile<R> {
         }
         let mut added: Vec<(R::Head, &R)> = added.iter().map(|r| (r.head(), r)).collect();
         added.sort_by(|a, b| a.0.cmp(&b.0));
-        let StateFile { body: old, len: old_len, slots: old_slots, checkpoints, .. } = self;
+        let StateFile { body: old, len: old_len, slots: old_slots, checkpoints, sha256 } = self;
+        let checkpoints = checkpoints.of(&sha256);
         // The records before the first one replaced or added are copied
         // where they were: the file's hash resumes after them.
         let first_added = added.first().map(|(head, _)| head);
@@ -629,7 +674,7 @@ impl<R: Record> StateFile<R> {
         };
         let slots =
             slots.into_iter().zip(heads).map(|(range, head)| Slot { range, head }).collect();
-        Ok(StateFile { body, len, sha256, checkpoints, slots })
+        Ok(StateFile { body, len, sha256, checkpoints: Checkpointed::Held(checkpoints), slots })
     }
 }
 

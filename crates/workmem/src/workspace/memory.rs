@@ -54,7 +54,7 @@ impl Workspace {
     ) -> Result<()> {
         let path = self.file(CURATED_FILE);
         let sha256 = file.sha256().to_owned();
-        let checkpoints = file.checkpoints().clone();
+        let checkpoints = file.checkpoints().cloned();
         let projection = Projection::of_heads(file.heads());
         let (saved, memory) = std::thread::scope(|scope| {
             let memory = scope.spawn(|| {
@@ -68,7 +68,9 @@ impl Workspace {
         let memory = memory?;
         let stamp = file_stamp(&path)?;
         valid_hashes::record(&self.memory_dir, CURATED_FILE, &sha256, stamp);
-        hash_checkpoints::record(&self.memory_dir, CURATED_FILE, &sha256, &checkpoints);
+        if let Some(checkpoints) = &checkpoints {
+            hash_checkpoints::record(&self.memory_dir, CURATED_FILE, &sha256, checkpoints);
+        }
         failpoint::hit("between_curated_and_projection");
         memory.commit()?;
         self.write_projection_index(&projection, stamp)
@@ -93,11 +95,13 @@ impl Workspace {
     pub(crate) fn write_conflicts(&self, file: ConflictsFile) -> Result<()> {
         let path = self.file(CONFLICTS_FILE);
         let sha256 = file.sha256().to_owned();
-        let checkpoints = file.checkpoints().clone();
+        let checkpoints = file.checkpoints().cloned();
         let layout = file.layout_lines();
         file.save(&path)?;
         valid_hashes::record(&self.memory_dir, CONFLICTS_FILE, &sha256, file_stamp(&path)?);
-        hash_checkpoints::record(&self.memory_dir, CONFLICTS_FILE, &sha256, &checkpoints);
+        if let Some(checkpoints) = &checkpoints {
+            hash_checkpoints::record(&self.memory_dir, CONFLICTS_FILE, &sha256, checkpoints);
+        }
         if let Some(layout) = layout {
             let cache = self.file(layout_cache::CONFLICTS_LAYOUT_FILE);
             layout_cache::record(&cache, CONFLICTS_FILE, &sha256, &layout);

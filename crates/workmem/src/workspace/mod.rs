@@ -50,7 +50,7 @@ use crate::store::curated_state::{CuratedState, Entry};
 use crate::store::fact_log::FactLog;
 use crate::store::lock::WorkspaceLock;
 use crate::store::state_file::{Body, Record, StateFile};
-use crate::store::{hash_checkpoints, layout_cache, valid_hashes};
+use crate::store::{layout_cache, valid_hashes};
 
 /// Default memory directory, relative to the project.
 pub(crate) const DEFAULT_MEMORY_DIR: &str = ".workmem/memory";
@@ -350,10 +350,14 @@ impl Workspace {
     }
 
     /// The stored file `name`, known valid with hash `sha256` and laid out
-    /// as `file`, with the hash checkpoints recorded for it.
+    /// as `file`, with the hash checkpoints recorded for it (read if it is
+    /// spliced).
     fn known_stored<R: Record>(&self, name: &str, file: StateFile<R>, sha256: String) -> Stored<R> {
-        let checkpoints = hash_checkpoints::load(&self.memory_dir, name, &sha256);
-        Stored { file: file.with_checkpoints(checkpoints), sha256, exists: true }
+        Stored {
+            file: file.with_recorded_checkpoints(&self.memory_dir, name),
+            sha256,
+            exists: true,
+        }
     }
 
     /// Returns the conflict queue (empty when `conflicts.json` does not
