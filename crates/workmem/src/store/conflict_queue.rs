@@ -469,10 +469,6 @@ impl Record for Case {
         }
     }
 
-    /// Reads the three fields in one pass over the record: `conflict_id`
-    /// after the candidates, `memory_key` from there (fields are written
-    /// in sorted order), `revision` back from the end (after the observed
-    /// fact ids, which a large domain has thousands of).
     const LAYOUT_CACHE: Option<&'static str> = Some(layout_cache::CONFLICTS_LAYOUT_FILE);
 
     /// `<revision> <conflict_id> <memory_key>` (neither an id nor a memory
@@ -492,6 +488,10 @@ impl Record for Case {
         Some(CaseHead { memory_key, revision, conflict_id })
     }
 
+    /// Reads the three fields in one pass over the record: `conflict_id`
+    /// after the candidates, `memory_key` from there (fields are written
+    /// in sorted order), `revision` back from the end (after the observed
+    /// fact ids, which a large domain has thousands of).
     fn read_head(encoded: &[u8]) -> Option<CaseHead> {
         let (conflict_id, rest) = field_at(encoded, "conflict_id")?;
         let (memory_key, rest) = field_at(&encoded[rest..], "memory_key")?;

@@ -295,16 +295,7 @@ impl FactLog {
                 Covered::of(stamp, &data, reach)
             });
             let dropped = parsed - records.len();
-            let start = into.records.len();
-            into.records.extend(records);
-            let file = FileRead {
-                day: day.clone(),
-                stamp,
-                covered,
-                dropped,
-                records: start..into.records.len(),
-            };
-            into.files.push(file);
+            into.push(day.clone(), stamp, covered, dropped, records);
             Ok(())
         };
         // Each core reads runs of consecutive files into one list of its
@@ -504,6 +495,21 @@ pub(crate) struct FileRecords<'a, T> {
 }
 
 impl<T> LogRead<T> {
+    /// Adds the file `day` read with `stamp`, after the files before it.
+    fn push(
+        &mut self,
+        day: DayFile,
+        stamp: FileStamp,
+        covered: Option<Covered>,
+        dropped: usize,
+        records: Vec<T>,
+    ) {
+        let start = self.records.len();
+        self.records.extend(records);
+        let records = start..self.records.len();
+        self.files.push(FileRead { day, stamp, covered, dropped, records });
+    }
+
     /// Returns what was read of each file, oldest first.
     pub(crate) fn files(&self) -> Vec<FileRecords<'_, T>> {
         self.files
@@ -524,10 +530,7 @@ impl<T> LogRead<T> {
     pub(crate) fn of_files(files: Vec<(DayFile, FileStamp, Vec<T>)>) -> LogRead<T> {
         let mut read = LogRead { records: Vec::new(), files: Vec::new() };
         for (day, stamp, records) in files {
-            let start = read.records.len();
-            read.records.extend(records);
-            let records = start..read.records.len();
-            read.files.push(FileRead { day, stamp, covered: None, dropped: 0, records });
+            read.push(day, stamp, None, 0, records);
         }
         read
     }

@@ -629,8 +629,8 @@ struct Prepared {
     audit_checked: Checked,
 }
 
-/// The length and SHA-256 of an audit stream prefix checked record by
-/// record, when there is one to record.
+/// The audit stream as a resolve read and checked it; `None` when it does
+/// not exist.
 type Checked = Option<AuditRead>;
 
 /// The audit stream as a resolve read and checked it.
