@@ -1,7 +1,11 @@
 //! Provider token formats: credentials recognisable by their own shape
 //! (a fixed prefix and a body of a known alphabet and length), wherever
-//! they appear. One `RegexSet` pass tells which formats can occur in a
-//! text; only those are then searched and checked.
+//! they appear. Each format names the literals one of which every token
+//! of it contains (its anchors); one pass of a literal automaton over a
+//! text tells which formats can occur, and only their patterns are
+//! compiled (once per process, on first use), searched and checked.
+//! Compiling every pattern up front cost a process 5 ms, more than the
+//! rest of a `remember`, for any text with a path or a long word in it.
 //!
 //! The patterns carry no boundary assertions, so that the regex engine can
 //! use their literal prefixes to skip most of a text; the boundaries are
@@ -9,9 +13,10 @@
 //! lowercase text touch an uppercase token (`prod_AKIA...`), and right
 //! boundaries let a suffix such as `_prod` follow one.
 
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
-use regex::{Regex, RegexSet};
+use aho_corasick::{AhoCorasick, AhoCorasickKind};
+use regex::Regex;
 
 use crate::model::secret::{PRIVATE_KEY, shape};
 
@@ -44,6 +49,9 @@ impl Edge {
 struct Format {
     kind: &'static str,
     pattern: &'static str,
+    /// Literals one of which every match of `pattern` contains (checked
+    /// against the pattern's syntax by a test).
+    anchors: &'static [&'static str],
     left: Edge,
     right: Edge,
     /// Length of the fixed prefix: the body that [`Check`] judges follows it.
@@ -69,33 +77,63 @@ enum Check {
 const fn format(
     kind: &'static str,
     pattern: &'static str,
+    anchors: &'static [&'static str],
     left: Edge,
     right: Edge,
     prefix: usize,
     check: Check,
 ) -> Format {
-    Format { kind, pattern, left, right, prefix, check }
+    Format { kind, pattern, anchors, left, right, prefix, check }
 }
 
 use Check as C;
 use Edge as E;
 
 /// Every format, most specific first (`sk-ant-` before `sk-`).
-static FORMATS: &[Format] = &[
-    format(PRIVATE_KEY, r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----", E::Any, E::Any, 0, C::None),
-    format(PRIVATE_KEY, r"PuTTY-User-Key-File-[0-9]+:", E::NotAlnum, E::Any, 0, C::None),
+const FORMATS: &[Format] = &[
+    format(
+        PRIVATE_KEY,
+        r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----",
+        &["-----BEGIN"],
+        E::Any,
+        E::Any,
+        0,
+        C::None,
+    ),
+    format(
+        PRIVATE_KEY,
+        r"PuTTY-User-Key-File-[0-9]+:",
+        &["PuTTY-User-Key-File-"],
+        E::NotAlnum,
+        E::Any,
+        0,
+        C::None,
+    ),
     format(
         "AWS access key",
         r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}",
+        &[
+            "A3T", "AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA",
+            "APKA",
+        ],
         E::NotUpperAlnum,
         E::NotUpperAlnum,
         4,
         C::NotMasked,
     ),
-    format("GitHub token", r"gh[pousr]_[A-Za-z0-9]{36,255}", E::NotAlnum, E::Any, 4, C::NotMasked),
+    format(
+        "GitHub token",
+        r"gh[pousr]_[A-Za-z0-9]{36,255}",
+        &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
+        E::NotAlnum,
+        E::Any,
+        4,
+        C::NotMasked,
+    ),
     format(
         "GitHub token",
         r"github_pat_[A-Za-z0-9_]{50,255}",
+        &["github_pat_"],
         E::NotAlnum,
         E::Any,
         11,
@@ -104,24 +142,46 @@ static FORMATS: &[Format] = &[
     format(
         "GitLab token",
         r"gl(?:pat|ptt|dt|rt|cbt|oas|soat|ffct|ft|imt|agent|wt)-[A-Za-z0-9_.-]{20,}",
+        &[
+            "glpat-", "glptt-", "gldt-", "glrt-", "glcbt-", "gloas-", "glsoat-", "glffct-",
+            "glft-", "glimt-", "glagent-", "glwt-",
+        ],
         E::NotAlnum,
         E::Any,
         0,
         C::Generated,
     ),
-    format("GitLab token", r"GR1348941[A-Za-z0-9_-]{20,}", E::NotAlnum, E::Any, 9, C::Generated),
+    format(
+        "GitLab token",
+        r"GR1348941[A-Za-z0-9_-]{20,}",
+        &["GR1348941"],
+        E::NotAlnum,
+        E::Any,
+        9,
+        C::Generated,
+    ),
     format(
         "Slack token",
         r"xox[abposre]-[0-9]{6,}-[A-Za-z0-9-]{8,}",
+        &["xox"],
         E::NotAlnum,
         E::Any,
         5,
         C::NotMasked,
     ),
-    format("Slack token", r"xapp-[0-9]-[A-Za-z0-9-]{20,}", E::NotAlnum, E::Any, 7, C::Generated),
+    format(
+        "Slack token",
+        r"xapp-[0-9]-[A-Za-z0-9-]{20,}",
+        &["xapp-"],
+        E::NotAlnum,
+        E::Any,
+        7,
+        C::Generated,
+    ),
     format(
         "Slack webhook",
         r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,}",
+        &["hooks.slack.com/"],
         E::Any,
         E::Any,
         0,
@@ -130,36 +190,88 @@ static FORMATS: &[Format] = &[
     format(
         "Stripe key",
         r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}",
+        &["sk_live_", "sk_test_", "rk_live_", "rk_test_"],
         E::NotAlnum,
         E::Any,
         8,
         C::Generated,
     ),
-    format("Stripe key", r"whsec_[A-Za-z0-9+/]{24,}", E::NotAlnum, E::Any, 6, C::Generated),
-    format("Anthropic API key", r"sk-ant-[A-Za-z0-9_-]{20,}", E::NotAlnum, E::Any, 7, C::Generated),
-    format("OpenAI API key", r"sk-[A-Za-z0-9_-]{20,}", E::NotAlnum, E::Any, 3, C::Generated),
-    format("Google API key", r"AIza[0-9A-Za-z_-]{35}", E::NotAlnum, E::NotAlnum, 4, C::NotMasked),
+    format(
+        "Stripe key",
+        r"whsec_[A-Za-z0-9+/]{24,}",
+        &["whsec_"],
+        E::NotAlnum,
+        E::Any,
+        6,
+        C::Generated,
+    ),
+    format(
+        "Anthropic API key",
+        r"sk-ant-[A-Za-z0-9_-]{20,}",
+        &["sk-ant-"],
+        E::NotAlnum,
+        E::Any,
+        7,
+        C::Generated,
+    ),
+    format(
+        "OpenAI API key",
+        r"sk-[A-Za-z0-9_-]{20,}",
+        &["sk-"],
+        E::NotAlnum,
+        E::Any,
+        3,
+        C::Generated,
+    ),
+    format(
+        "Google API key",
+        r"AIza[0-9A-Za-z_-]{35}",
+        &["AIza"],
+        E::NotAlnum,
+        E::NotAlnum,
+        4,
+        C::NotMasked,
+    ),
     format(
         "Google OAuth client secret",
         r"GOCSPX-[A-Za-z0-9_-]{28}",
+        &["GOCSPX-"],
         E::NotAlnum,
         E::Any,
         7,
         C::NotMasked,
     ),
-    format("Google OAuth token", r"ya29\.[0-9A-Za-z_-]{30,}", E::NotAlnum, E::Any, 5, C::Generated),
+    format(
+        "Google OAuth token",
+        r"ya29\.[0-9A-Za-z_-]{30,}",
+        &["ya29."],
+        E::NotAlnum,
+        E::Any,
+        5,
+        C::Generated,
+    ),
     format(
         "JSON Web Token",
         r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
+        &["eyJ"],
         E::NotAlnum,
         E::Any,
         0,
         C::None,
     ),
-    format("npm token", r"npm_[A-Za-z0-9]{36}", E::NotAlnum, E::NotAlnum, 4, C::Generated),
+    format(
+        "npm token",
+        r"npm_[A-Za-z0-9]{36}",
+        &["npm_"],
+        E::NotAlnum,
+        E::NotAlnum,
+        4,
+        C::Generated,
+    ),
     format(
         "Hugging Face token",
         r"hf_[A-Za-z0-9]{34,40}",
+        &["hf_"],
         E::NotAlnum,
         E::NotAlnum,
         3,
@@ -168,6 +280,7 @@ static FORMATS: &[Format] = &[
     format(
         "Hugging Face token",
         r"api_org_[A-Za-z0-9]{34}",
+        &["api_org_"],
         E::NotAlnum,
         E::NotAlnum,
         8,
@@ -176,6 +289,7 @@ static FORMATS: &[Format] = &[
     format(
         "SendGrid API key",
         r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}",
+        &["SG."],
         E::NotAlnum,
         E::NotAlnum,
         3,
@@ -184,6 +298,7 @@ static FORMATS: &[Format] = &[
     format(
         "Azure storage key",
         r"AccountKey[ \t]*=[ \t]*[A-Za-z0-9+/]{40,}={0,2}",
+        &["AccountKey"],
         E::NotAlnum,
         E::Any,
         11,
@@ -192,24 +307,43 @@ static FORMATS: &[Format] = &[
     format(
         "Azure storage key",
         r"SharedAccessKey[ \t]*=[ \t]*[A-Za-z0-9+/]{30,}={0,2}",
+        &["SharedAccessKey"],
         E::NotAlnum,
         E::Any,
         16,
         C::NotMasked,
     ),
-    format("Azure SAS token", r"sig=[A-Za-z0-9%+/]{40,}", E::NotAlnum, E::Any, 4, C::SasVersion),
+    format(
+        "Azure SAS token",
+        r"sig=[A-Za-z0-9%+/]{40,}",
+        &["sig="],
+        E::NotAlnum,
+        E::Any,
+        4,
+        C::SasVersion,
+    ),
     format(
         "Azure AD client secret",
         r"[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}",
+        &["Q~"],
         E::NotWord,
         E::NotAlnum,
         0,
         C::None,
     ),
-    format("Twilio API key", r"SK[0-9a-fA-F]{32}", E::NotAlnum, E::NotAlnum, 2, C::HexWithLetter),
+    format(
+        "Twilio API key",
+        r"SK[0-9a-fA-F]{32}",
+        &["SK"],
+        E::NotAlnum,
+        E::NotAlnum,
+        2,
+        C::HexWithLetter,
+    ),
     format(
         "DigitalOcean token",
         r"do[opr]_v1_[a-f0-9]{64}",
+        &["doo_v1_", "dop_v1_", "dor_v1_"],
         E::NotAlnum,
         E::NotAlnum,
         7,
@@ -218,16 +352,34 @@ static FORMATS: &[Format] = &[
     format(
         "Shopify token",
         r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}",
+        &["shpat_", "shpca_", "shppa_", "shpss_"],
         E::NotAlnum,
         E::NotAlnum,
         6,
         C::NotMasked,
     ),
-    format("PyPI token", r"pypi-AgE[A-Za-z0-9_-]{50,}", E::NotAlnum, E::Any, 8, C::NotMasked),
-    format("Vault token", r"hv[sbr]\.[A-Za-z0-9_-]{24,}", E::NotAlnum, E::Any, 4, C::Generated),
+    format(
+        "PyPI token",
+        r"pypi-AgE[A-Za-z0-9_-]{50,}",
+        &["pypi-AgE"],
+        E::NotAlnum,
+        E::Any,
+        8,
+        C::NotMasked,
+    ),
+    format(
+        "Vault token",
+        r"hv[sbr]\.[A-Za-z0-9_-]{24,}",
+        &["hvs.", "hvb.", "hvr."],
+        E::NotAlnum,
+        E::Any,
+        4,
+        C::Generated,
+    ),
     format(
         "Telegram bot token",
         r"[0-9]{8,10}:AA[A-Za-z0-9_-]{33}",
+        &[":AA"],
         E::NotAlnum,
         E::NotAlnum,
         0,
@@ -236,45 +388,106 @@ static FORMATS: &[Format] = &[
     format(
         "Discord webhook",
         r"discord(?:app)?\.com/api/webhooks/[0-9]{5,}/[A-Za-z0-9_-]{40,}",
+        &["discord"],
         E::Any,
         E::Any,
         0,
         C::None,
     ),
-    format("Mailgun key", r"key-[0-9a-f]{32}", E::NotAlnum, E::NotAlnum, 4, C::HexWithLetter),
-    format("Mailchimp key", r"[0-9a-f]{32}-us[0-9]{1,2}", E::NotAlnum, E::NotAlnum, 0, C::None),
-    format("Databricks token", r"dapi[0-9a-f]{32}", E::NotAlnum, E::NotAlnum, 4, C::HexWithLetter),
+    format(
+        "Mailgun key",
+        r"key-[0-9a-f]{32}",
+        &["key-"],
+        E::NotAlnum,
+        E::NotAlnum,
+        4,
+        C::HexWithLetter,
+    ),
+    format(
+        "Mailchimp key",
+        r"[0-9a-f]{32}-us[0-9]{1,2}",
+        &["-us"],
+        E::NotAlnum,
+        E::NotAlnum,
+        0,
+        C::None,
+    ),
+    format(
+        "Databricks token",
+        r"dapi[0-9a-f]{32}",
+        &["dapi"],
+        E::NotAlnum,
+        E::NotAlnum,
+        4,
+        C::HexWithLetter,
+    ),
     format(
         "age secret key",
         r"AGE-SECRET-KEY-1[0-9A-Z]{58}",
+        &["AGE-SECRET-KEY-1"],
         E::NotAlnum,
         E::Any,
         16,
         C::NotMasked,
     ),
-    format("Postman API key", r"PMAK-[0-9a-f]{24}-[0-9a-f]{34}", E::NotAlnum, E::Any, 5, C::None),
+    format(
+        "Postman API key",
+        r"PMAK-[0-9a-f]{24}-[0-9a-f]{34}",
+        &["PMAK-"],
+        E::NotAlnum,
+        E::Any,
+        5,
+        C::None,
+    ),
     format(
         "Grafana token",
         r"glsa_[A-Za-z0-9]{32}_[0-9a-f]{8}",
+        &["glsa_"],
         E::NotAlnum,
         E::Any,
         5,
         C::Generated,
     ),
-    format("Grafana token", r"glc_[A-Za-z0-9+/]{32,}={0,2}", E::NotAlnum, E::Any, 4, C::Generated),
+    format(
+        "Grafana token",
+        r"glc_[A-Za-z0-9+/]{32,}={0,2}",
+        &["glc_"],
+        E::NotAlnum,
+        E::Any,
+        4,
+        C::Generated,
+    ),
     format(
         "Sentry token",
         r"sntry[su]_[A-Za-z0-9+/=_-]{40,}",
+        &["sntrys_", "sntryu_"],
         E::NotAlnum,
         E::Any,
         6,
         C::Generated,
     ),
-    format("Linear API key", r"lin_api_[A-Za-z0-9]{40}", E::NotAlnum, E::NotAlnum, 8, C::Generated),
-    format("Notion token", r"ntn_[A-Za-z0-9]{40,}", E::NotAlnum, E::Any, 4, C::Generated),
+    format(
+        "Linear API key",
+        r"lin_api_[A-Za-z0-9]{40}",
+        &["lin_api_"],
+        E::NotAlnum,
+        E::NotAlnum,
+        8,
+        C::Generated,
+    ),
+    format(
+        "Notion token",
+        r"ntn_[A-Za-z0-9]{40,}",
+        &["ntn_"],
+        E::NotAlnum,
+        E::Any,
+        4,
+        C::Generated,
+    ),
     format(
         "Atlassian API token",
         r"(?:ATATT3|ATBB)[A-Za-z0-9_=.-]{32,}",
+        &["ATATT3", "ATBB"],
         E::NotAlnum,
         E::Any,
         4,
@@ -283,6 +496,7 @@ static FORMATS: &[Format] = &[
     format(
         "Doppler token",
         r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}",
+        &["dp."],
         E::NotAlnum,
         E::Any,
         6,
@@ -291,30 +505,80 @@ static FORMATS: &[Format] = &[
     format(
         "Square token",
         r"sq0(?:atp|csp)-[A-Za-z0-9_-]{22,}",
+        &["sq0atp-", "sq0csp-"],
         E::NotAlnum,
         E::Any,
         7,
         C::Generated,
     ),
-    format("Heroku API key", r"HRKU-[A-Za-z0-9_-]{60}", E::NotAlnum, E::Any, 5, C::Generated),
-    format("New Relic key", r"NRAK-[A-Z0-9]{27}", E::NotAlnum, E::NotAlnum, 5, C::NotMasked),
-    format("Supabase token", r"sbp_[a-f0-9]{40}", E::NotAlnum, E::NotAlnum, 4, C::NotMasked),
+    format(
+        "Heroku API key",
+        r"HRKU-[A-Za-z0-9_-]{60}",
+        &["HRKU-"],
+        E::NotAlnum,
+        E::Any,
+        5,
+        C::Generated,
+    ),
+    format(
+        "New Relic key",
+        r"NRAK-[A-Z0-9]{27}",
+        &["NRAK-"],
+        E::NotAlnum,
+        E::NotAlnum,
+        5,
+        C::NotMasked,
+    ),
+    format(
+        "Supabase token",
+        r"sbp_[a-f0-9]{40}",
+        &["sbp_"],
+        E::NotAlnum,
+        E::NotAlnum,
+        4,
+        C::NotMasked,
+    ),
 ];
 
-/// The compiled formats: one set to find which can match, one regex each
-/// to find where.
-struct Compiled {
-    set: RegexSet,
-    each: Vec<Regex>,
+/// The anchors of every format, as one automaton, and the format of each.
+struct Anchors {
+    automaton: AhoCorasick,
+    format: Vec<usize>,
 }
 
-static COMPILED: LazyLock<Compiled> = LazyLock::new(|| Compiled {
-    set: RegexSet::new(FORMATS.iter().map(|f| f.pattern)).expect("token patterns are valid"),
-    each: FORMATS
+static ANCHORS: LazyLock<Anchors> = LazyLock::new(|| {
+    let (literals, format): (Vec<&str>, Vec<usize>) = FORMATS
         .iter()
-        .map(|f| Regex::new(f.pattern).expect("token patterns are valid"))
-        .collect(),
+        .enumerate()
+        .flat_map(|(index, f)| f.anchors.iter().map(move |anchor| (*anchor, index)))
+        .unzip();
+    let automaton = AhoCorasick::builder()
+        .kind(Some(AhoCorasickKind::ContiguousNFA))
+        .build(literals)
+        .expect("token anchors are valid");
+    Anchors { automaton, format }
 });
+
+/// Each format's pattern, compiled when a text first holds its anchor.
+static PATTERNS: LazyLock<Vec<OnceLock<Regex>>> =
+    LazyLock::new(|| FORMATS.iter().map(|_| OnceLock::new()).collect());
+
+fn pattern(index: usize) -> &'static Regex {
+    PATTERNS[index]
+        .get_or_init(|| Regex::new(FORMATS[index].pattern).expect("token patterns are valid"))
+}
+
+// One bit per format in [`candidates`].
+const _: () = assert!(FORMATS.len() <= 64);
+
+/// Returns, as a bit set, the formats whose anchors occur in `text`.
+fn candidates(text: &str) -> u64 {
+    let anchors = &*ANCHORS;
+    anchors
+        .automaton
+        .find_overlapping_iter(text)
+        .fold(0, |set, m| set | 1 << anchors.format[m.pattern().as_usize()])
+}
 
 /// Returns the kinds of every format.
 pub(super) fn kinds() -> impl Iterator<Item = &'static str> {
@@ -344,16 +608,12 @@ pub(super) fn may_occur(text: &str) -> bool {
 
 /// Returns the kind of the first provider token in `text`, if any.
 pub(super) fn find(text: &str) -> Option<&'static str> {
-    let compiled = &*COMPILED;
-    let matched = compiled.set.matches(text);
-    if !matched.matched_any() {
-        return None;
-    }
-    matched.iter().find_map(|index| {
+    let set = candidates(text);
+    (0..FORMATS.len()).filter(|index| set & 1 << index != 0).find_map(|index| {
         let format = &FORMATS[index];
         let bytes = text.as_bytes();
         let mut start = 0;
-        while let Some(m) = compiled.each[index].find_at(text, start) {
+        while let Some(m) = pattern(index).find_at(text, start) {
             let before = m.start().checked_sub(1).map(|i| bytes[i]);
             let after = bytes.get(m.end()).copied();
             if format.left.allows(before)
@@ -396,8 +656,56 @@ mod tests {
 
     #[test]
     fn every_pattern_compiles_and_has_a_kind() {
-        assert_eq!(COMPILED.each.len(), FORMATS.len());
-        assert!(FORMATS.iter().all(|f| !f.kind.is_empty()));
+        for index in 0..FORMATS.len() {
+            pattern(index);
+        }
+        assert!(FORMATS.iter().all(|f| !f.kind.is_empty() && !f.anchors.is_empty()));
+    }
+
+    /// Sound anchors: every match of a pattern begins with one of the
+    /// literals its syntax says a match begins with, or holds a literal
+    /// that its top-level sequence requires; each of those must hold an
+    /// anchor.
+    #[test]
+    fn every_match_of_a_pattern_holds_one_of_its_anchors() {
+        use regex_syntax::hir::HirKind;
+        use regex_syntax::hir::literal::{ExtractKind, Extractor};
+        for format in FORMATS {
+            let hir = regex_syntax::parse(format.pattern).expect("token patterns parse");
+            let anchored = |literal: &[u8]| {
+                format.anchors.iter().any(|a| memchr::memmem::find(literal, a.as_bytes()).is_some())
+            };
+            let prefixes = Extractor::new().kind(ExtractKind::Prefix).extract(&hir);
+            let by_prefix = prefixes.literals().is_some_and(|literals| {
+                !literals.is_empty() && literals.iter().all(|l| anchored(l.as_bytes()))
+            });
+            let by_part = matches!(hir.kind(), HirKind::Concat(parts) if parts.iter().any(
+                |part| matches!(part.kind(), HirKind::Literal(l) if anchored(&l.0))
+            ));
+            assert!(
+                by_prefix || by_part,
+                "{}: {:?} proves none of {:?}",
+                format.kind,
+                prefixes,
+                format.anchors
+            );
+        }
+    }
+
+    /// Paths, keys and hyphenated words pass the gate of a long run but
+    /// name no format: nothing is compiled for them.
+    #[test]
+    fn ordinary_long_runs_name_no_format() {
+        for text in [
+            "src/store/fact_log.rs",
+            "runtime.python-version",
+            "hello-there-note and docs/design.md",
+            "crates/workmem-cli/src/cli.rs --all-targets",
+        ] {
+            assert!(may_occur(text), "{text}");
+            assert_eq!(candidates(text), 0, "{text}");
+        }
+        assert_ne!(candidates("token ghp_0123"), 0);
     }
 
     #[test]
