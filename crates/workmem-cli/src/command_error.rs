@@ -96,9 +96,12 @@ impl CommandError {
     /// Writes the error to stderr: `error:`, `caused by:` and `hint:` lines,
     /// or one `{"error": {"kind", "message"}}` document with `json`.
     pub fn report(&self, json: bool) {
-        let mut stderr = io::stderr().lock();
+        // One write: stderr is unbuffered, and a document written piece by
+        // piece could interleave with another writer's.
+        let mut stderr = io::BufWriter::new(io::stderr().lock());
         // Nothing sensible is left to do when stderr itself is gone.
-        let _ = if json { self.write_json(&mut stderr) } else { self.write_human(&mut stderr) };
+        let _ = if json { self.write_json(&mut stderr) } else { self.write_human(&mut stderr) }
+            .and_then(|()| stderr.flush());
     }
 
     fn write_human(&self, out: &mut dyn Write) -> io::Result<()> {

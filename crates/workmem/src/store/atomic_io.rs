@@ -11,7 +11,7 @@
 //! flight: a fragment seen under it is a crashed writer's, never a live one's.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufRead, Read, Write};
+use std::io::{self, Read, Write};
 use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -441,7 +441,12 @@ fn append_durably(
     is_complete_record: &dyn Fn(&[u8]) -> bool,
     place: bool,
 ) -> Result<Option<Placement>> {
-    let pending = append_with(path, record, is_complete_record, place)?;
+    let pending = append_unsynced(
+        path,
+        record,
+        is_complete_record,
+        AppendOptions { place, ..AppendOptions::default() },
+    )?;
     let (created, placement) = (pending.created, pending.placement);
     pending.sync()?;
     if created {
@@ -460,7 +465,7 @@ pub struct PendingAppend {
     /// needs a directory fsync.
     pub created: bool,
     /// Where the bytes landed, for a cache that continues what it read of
-    /// the file (when asked: [`append_unsynced_placed`]).
+    /// the file (when asked: [`AppendOptions::place`]).
     pub placement: Option<Placement>,
 }
 
@@ -501,38 +506,36 @@ impl PendingAppend {
     }
 }
 
+/// What an unsynced append does besides its write ([`append_unsynced`]).
+#[derive(Clone, Copy, Default)]
+pub struct AppendOptions<'a> {
+    /// Return where the bytes landed ([`PendingAppend::placement`]): two
+    /// more system calls.
+    pub place: bool,
+    /// Judges the file's first complete line (blank lines skipped; `None`
+    /// when it has none or does not exist), read from the append's own
+    /// descriptor under its lock, before anything is written: an error
+    /// stops the append, and a file that did not exist is not created.
+    /// Saves a caller that checks what a file holds (its scope) opening
+    /// and reading it apart.
+    pub head: Option<HeadCheck<'a>>,
+}
+
+/// A judge of a file's first complete line ([`AppendOptions::head`]).
+pub type HeadCheck<'a> = &'a dyn Fn(Option<&[u8]>) -> Result<()>;
+
 /// Writes `record` like [`append`] (torn-tail repair, one `write`) but leaves
 /// the fsync to the caller, so a batch touching many files can sync them
 /// together. The caller must call [`PendingAppend::sync`] on every pending
 /// append, and fsync the directory of any created file, before reporting
 /// success.
 ///
-/// Errors: as [`append`].
+/// Errors: as [`append`], and what [`AppendOptions::head`] returns.
 pub fn append_unsynced(
     path: &Path,
     record: &[u8],
     is_complete_record: &dyn Fn(&[u8]) -> bool,
-) -> Result<PendingAppend> {
-    append_with(path, record, is_complete_record, false)
-}
-
-/// Writes `record` like [`append_unsynced`] and also returns where it
-/// landed ([`PendingAppend::placement`]): two more system calls.
-///
-/// Errors: as [`append`].
-pub fn append_unsynced_placed(
-    path: &Path,
-    record: &[u8],
-    is_complete_record: &dyn Fn(&[u8]) -> bool,
-) -> Result<PendingAppend> {
-    append_with(path, record, is_complete_record, true)
-}
-
-fn append_with(
-    path: &Path,
-    record: &[u8],
-    is_complete_record: &dyn Fn(&[u8]) -> bool,
-    place: bool,
+    options: AppendOptions<'_>,
 ) -> Result<PendingAppend> {
     let existed = match fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() => return Err(symlink_error(path)),
@@ -543,6 +546,9 @@ fn append_with(
         Err(err) if err.kind() == io::ErrorKind::NotFound => false,
         Err(err) => return Err(err).at(path),
     };
+    if let (Some(check), false) = (options.head, existed) {
+        check(None)?;
+    }
     let file = OpenOptions::new()
         .read(true)
         .append(true)
@@ -551,10 +557,15 @@ fn append_with(
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(path)
         .at(path)?;
-    // Checked again on the descriptor: the name may have changed since.
-    ensure_regular(&file, path)?;
     file.lock_shared().at(path)?;
+    // Checked on the descriptor: the name may have changed since.
     let mut meta = file.metadata().at(path)?;
+    if !meta.file_type().is_file() {
+        return Err(not_regular_error(path, meta.file_type()));
+    }
+    if let (Some(check), true) = (options.head, existed) {
+        check(first_line_at(&file).at(path)?.as_deref())?;
+    }
     if has_torn_tail(&file, meta.len()).at(path)? {
         // Upgrade: wait until no append is in flight, then look again.
         file.unlock().at(path)?;
@@ -577,7 +588,7 @@ fn append_with(
         .at(path);
     }
     failpoint::hit("append_after_write");
-    let placement = if place {
+    let placement = if options.place {
         // On an `O_APPEND` descriptor the position is the end of this write.
         let end = std::io::Seek::stream_position(&mut &file).at(path)?;
         let after = stamp_of(&file.metadata().at(path)?);
@@ -730,16 +741,29 @@ pub fn last_complete_line(path: &Path) -> Result<Option<Vec<u8>>> {
 /// Errors: as [`open_optional`].
 pub fn first_complete_line(path: &Path) -> Result<Option<Vec<u8>>> {
     let Some(file) = open_optional(path)? else { return Ok(None) };
-    let mut reader = io::BufReader::new(file);
-    let mut line = Vec::new();
+    first_line_at(&file).at(path)
+}
+
+/// The first complete line of `file`, read from its start whatever its
+/// position (see [`first_complete_line`]).
+fn first_line_at(file: &File) -> io::Result<Option<Vec<u8>>> {
+    const CHUNK: usize = 8192;
+    let mut data = Vec::new();
+    let mut start = 0;
     loop {
-        line.clear();
-        reader.read_until(b'\n', &mut line).at(path)?;
-        if line.pop() != Some(b'\n') {
-            return Ok(None);
+        let read = data.len();
+        data.resize(read + CHUNK, 0);
+        let n = file.read_at(&mut data[read..], read as u64)?;
+        data.truncate(read + n);
+        while let Some(end) = memchr::memchr(b'\n', &data[start..]) {
+            let line = &data[start..start + end];
+            if !line.iter().all(u8::is_ascii_whitespace) {
+                return Ok(Some(line.to_vec()));
+            }
+            start += end + 1;
         }
-        if !line.iter().all(u8::is_ascii_whitespace) {
-            return Ok(Some(line));
+        if n == 0 {
+            return Ok(None);
         }
     }
 }
@@ -880,6 +904,41 @@ mod tests {
         fs::OpenOptions::new().append(true).open(&log).unwrap().write_all(b"{4}").unwrap();
         append(&log, b"{5}\n", &valid).unwrap();
         assert_eq!(fs::read(&log).unwrap(), b"{1}\n{3}\n{4}\n{5}\n");
+    }
+
+    /// The head check sees what `first_complete_line` sees, read in
+    /// chunks from the append's descriptor, and a refusal writes nothing:
+    /// not to an existing file, and no file where there was none.
+    #[test]
+    fn an_append_checks_the_first_complete_line_before_writing() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("a.jsonl");
+        let valid = |_: &[u8]| true;
+        let seen = std::cell::RefCell::new(Vec::new());
+        let refuse = |line: Option<&[u8]>| {
+            seen.borrow_mut().push(line.map(<[u8]>::to_vec));
+            Err(Error::corrupt(Location::file(&log), "refused"))
+        };
+        let options = AppendOptions { place: false, head: Some(&refuse) };
+        assert!(append_unsynced(&log, b"x\n", &valid, options).is_err());
+        assert!(!log.exists(), "a refused append created its file");
+        let long = "y".repeat(20_000);
+        for (contents, first) in [
+            (format!("\n  \n{long}\nz\n"), Some(long.as_str())),
+            ("\n \nunterminated".to_owned(), None),
+            (String::new(), None),
+        ] {
+            fs::write(&log, &contents).unwrap();
+            seen.borrow_mut().clear();
+            assert!(append_unsynced(&log, b"x\n", &valid, options).is_err());
+            assert_eq!(fs::read(&log).unwrap(), contents.as_bytes(), "a refused append wrote");
+            assert_eq!(*seen.borrow(), vec![first.map(|f| f.as_bytes().to_vec())]);
+            assert_eq!(first_complete_line(&log).unwrap().as_deref(), first.map(str::as_bytes));
+        }
+        let accept = |_: Option<&[u8]>| Ok(());
+        let options = AppendOptions { place: false, head: Some(&accept) };
+        append_unsynced(&log, b"x\n", &valid, options).unwrap().sync().unwrap();
+        assert_eq!(fs::read(&log).unwrap(), b"x\n");
     }
 
     #[test]

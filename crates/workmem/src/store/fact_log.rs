@@ -385,9 +385,19 @@ impl FactLog {
     /// `daily/` directories must exist. Returns what was written to each
     /// file and, with `placed`, the ids written and where the bytes landed,
     /// for the id index to count them as read and for the append trail.
+    /// `head`, when given, judges each target file's first complete line
+    /// (with the file's path) before anything is written to it, as
+    /// [`atomic_io::AppendOptions::head`] says: for a caller appending to
+    /// one file, whose check would otherwise open and read it apart.
     ///
-    /// Errors: [`Error::Io`], [`Error::Corrupt`] for a symlinked file.
-    pub(crate) fn append(&self, facts: &[Fact], placed: bool) -> Result<Vec<Written>> {
+    /// Errors: [`Error::Io`], [`Error::Corrupt`] for a symlinked file; what
+    /// `head` returns.
+    pub(crate) fn append(
+        &self,
+        facts: &[Fact],
+        placed: bool,
+        head: Option<FileHeadCheck<'_>>,
+    ) -> Result<Vec<Written>> {
         atomic_io::refuse_symlink(&self.dir)?;
         let mut by_day: BTreeMap<String, Written> = BTreeMap::new();
         for fact in facts {
@@ -407,12 +417,15 @@ impl FactLog {
         let mut pending = Vec::with_capacity(written.len());
         for file in &mut written {
             let path = self.path_for_day(&file.day);
+            let path = path.as_path();
             let is_record = |fragment: &[u8]| Fact::parse_line(fragment).is_ok();
-            let append = if placed {
-                atomic_io::append_unsynced_placed(&path, file.bytes.as_bytes(), &is_record)?
-            } else {
-                atomic_io::append_unsynced(&path, file.bytes.as_bytes(), &is_record)?
+            let check = head.map(|head| move |line: Option<&[u8]>| head(path, line));
+            let options = atomic_io::AppendOptions {
+                place: placed,
+                head: check.as_ref().map(|check| check as atomic_io::HeadCheck<'_>),
             };
+            let append =
+                atomic_io::append_unsynced(path, file.bytes.as_bytes(), &is_record, options)?;
             file.placement = append.placement;
             pending.push(append);
         }
@@ -431,6 +444,10 @@ fn lines_in(path: &Path, len: usize) -> usize {
     let Ok(Some(data)) = atomic_io::read_optional(path) else { return 0 };
     memchr::memchr_iter(b'\n', &data[..len.min(data.len())]).count()
 }
+
+/// A judge of a daily file's first complete line, given the file's path
+/// ([`FactLog::append`]).
+pub(crate) type FileHeadCheck<'a> = &'a dyn Fn(&Path, Option<&[u8]>) -> Result<()>;
 
 /// What one append wrote to one daily file.
 #[derive(Debug, Clone)]

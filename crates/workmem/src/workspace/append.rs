@@ -55,12 +55,13 @@ impl Workspace {
         let explicit_id = new.fact_id.is_some();
         let recorded_at_given = new.recorded_at.is_some();
         let fact = self.prepare(new)?;
-        self.check_append_scope([fact.recorded_at.utc_day()])?;
         let facts = std::slice::from_ref(&fact);
         if !explicit_id {
+            // The scope is checked on the append's own descriptor.
             self.append_creating_dirs(facts)?;
             return Ok(fact);
         }
+        self.check_append_scope([fact.recorded_at.utc_day()])?;
         id_index::prefetch(&self.memory_dir, &[fact.fact_id.as_str()]);
         let _lock = self.lock()?;
         let (mut stored, index) = self.stored_under(facts)?;
@@ -68,7 +69,7 @@ impl Workspace {
             Some(stored) if fact.repeats(&stored, recorded_at_given) => Ok(stored),
             Some(_) => Err(Error::invalid("fact_id", Invalid::IdTaken { id: fact.fact_id })),
             None => {
-                let written = self.log.append(facts, true)?;
+                let written = self.log.append(facts, true, None)?;
                 self.appended(index, &written);
                 Ok(fact)
             }
@@ -150,7 +151,7 @@ impl Workspace {
         let mut done = 0;
         let mut written = Vec::new();
         for batch in missing.chunks(IMPORT_BATCH) {
-            written.extend(self.log.append(batch, true)?);
+            written.extend(self.log.append(batch, true, None)?);
             done += batch.len();
             progress(done);
         }
@@ -162,12 +163,18 @@ impl Workspace {
 
     /// Appends to the log, creating the memory and `daily/` directories
     /// only when the append finds them missing (the hot path makes no
-    /// directory calls).
+    /// directory calls). The scope is checked as by
+    /// [`Workspace::check_append_scope`], on the target file's first line
+    /// read through the append's own descriptor.
     fn append_creating_dirs(&self, facts: &[Fact]) -> Result<()> {
-        match self.log.append(facts, false) {
+        let scope = |path: &Path, head: Option<&[u8]>| match head.and_then(recorded_workspace) {
+            Some(found) => self.expect_workspace(path, found),
+            None => self.check_scope_elsewhere(),
+        };
+        match self.log.append(facts, false, Some(&scope)) {
             Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
                 self.init()?;
-                self.log.append(facts, false).map(drop)
+                self.log.append(facts, false, Some(&scope)).map(drop)
             }
             other => other.map(drop),
         }
@@ -294,6 +301,13 @@ impl Workspace {
         if checked {
             return Ok(());
         }
+        self.check_scope_elsewhere()
+    }
+
+    /// The rest of [`Workspace::check_append_scope`] when no target file
+    /// holds a complete line: the newest daily file's first line, else
+    /// curated.json, must name this workspace.
+    fn check_scope_elsewhere(&self) -> Result<()> {
         if let Some(newest) = self.log.days()?.pop()
             && let Some(found) =
                 atomic_io::first_complete_line(&newest.path)?.and_then(|l| recorded_workspace(&l))
@@ -421,7 +435,7 @@ mod tests {
             assert_eq!(stored, vec![None, None]);
             append_outside(&ws, &new_fact("x-1", "Outside.", "2026-01-01"));
             append_outside(&ws, &new_fact("x-2", "Outside.", "2026-01-02"));
-            let written = ws.log.append(&facts, true).unwrap();
+            let written = ws.log.append(&facts, true, None).unwrap();
             ws.appended(index, &written);
         }
         for id in ["x-1", "x-2", "b-1"] {
