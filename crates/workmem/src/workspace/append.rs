@@ -167,9 +167,8 @@ impl Workspace {
     /// [`Workspace::check_append_scope`], on the target file's first line
     /// read through the append's own descriptor.
     fn append_creating_dirs(&self, facts: &[Fact]) -> Result<()> {
-        let scope = |path: &Path, head: Option<&[u8]>| match head.and_then(recorded_workspace) {
-            Some(found) => self.expect_workspace(path, found),
-            None => self.check_scope_elsewhere(),
+        let scope = |path: &Path, head: Option<&[u8]>| {
+            if self.line_in_scope(path, head)? { Ok(()) } else { self.check_scope_elsewhere() }
         };
         match self.log.append(facts, false, Some(&scope)) {
             Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
@@ -291,12 +290,7 @@ impl Workspace {
         let mut checked = false;
         for day in days {
             let path = self.log.path_for_day(&day);
-            if let Some(found) =
-                atomic_io::first_complete_line(&path)?.and_then(|l| recorded_workspace(&l))
-            {
-                self.expect_workspace(&path, found)?;
-                checked = true;
-            }
+            checked |= self.line_in_scope(&path, atomic_io::first_complete_line(&path)?)?;
         }
         if checked {
             return Ok(());
@@ -309,21 +303,24 @@ impl Workspace {
     /// curated.json, must name this workspace.
     fn check_scope_elsewhere(&self) -> Result<()> {
         if let Some(newest) = self.log.days()?.pop()
-            && let Some(found) =
-                atomic_io::first_complete_line(&newest.path)?.and_then(|l| recorded_workspace(&l))
+            && self.line_in_scope(&newest.path, atomic_io::first_complete_line(&newest.path)?)?
         {
-            return self.expect_workspace(&newest.path, found);
+            return Ok(());
         }
         let path = self.file(CURATED_FILE);
-        match atomic_io::read_optional(&path)?.and_then(|data| recorded_workspace(&data)) {
-            Some(found) => self.expect_workspace(&path, found),
-            None => Ok(()),
-        }
+        self.line_in_scope(&path, atomic_io::read_optional(&path)?).map(drop)
     }
 
-    fn expect_workspace(&self, path: &Path, found: String) -> Result<()> {
+    /// Checks the workspace id that `record` (from the file at `path`)
+    /// names; `false` when there is no record or it names none.
+    ///
+    /// Errors: [`Error::Scope`] for another workspace's id.
+    fn line_in_scope(&self, path: &Path, record: Option<impl AsRef<[u8]>>) -> Result<bool> {
+        let Some(found) = record.and_then(|record| recorded_workspace(record.as_ref())) else {
+            return Ok(false);
+        };
         if found == self.workspace_id {
-            return Ok(());
+            return Ok(true);
         }
         Err(Error::Scope {
             location: crate::error::Location::file(path),
