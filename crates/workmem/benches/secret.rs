@@ -87,6 +87,7 @@ fn main() {
     // automata and compiles a pattern only when a text calls for it. A
     // path, a long key, a link and a password word are the common ones.
     let first = [
+        ("Use SQLite in WAL mode for the local cache, note 1.", None),
         ("Moved the cache to src/store/fact_log.rs", Some("runtime.python-version")),
         ("Docs live at https://docs.example.com/guide, see the setup page", None),
         ("Use password hashing with argon2 for the login form", None),
