@@ -25,9 +25,10 @@ use crate::model::secret::{
 /// The words that tell which detectors can apply, found in one pass over
 /// the lowercase text: stems of secret names, header words, `://`, the
 /// commands that take passwords, and the words of `.netrc`, SQL, .NET
-/// settings and JSON Web Keys. Found as a regex alternation of them finds
-/// them, leftmost-first: where several begin at one place the first
-/// listed wins, and the search goes on after it ([`cue_matches`]).
+/// settings and JSON Web Keys. They are found as a regex alternation of
+/// them would find them, leftmost-first: where several begin at one place
+/// the first listed wins, and the search goes on after it
+/// ([`cue_matches`]).
 const CUES: &[&str] = &[
     "pass",
     "pwd",
