@@ -416,8 +416,7 @@ impl FactLog {
         let mut written: Vec<Written> = by_day.into_values().collect();
         let mut pending = Vec::with_capacity(written.len());
         for file in &mut written {
-            let path = self.path_for_day(&file.day);
-            let path = path.as_path();
+            let path = &self.path_for_day(&file.day);
             let is_record = |fragment: &[u8]| Fact::parse_line(fragment).is_ok();
             let check = head.map(|head| move |line: Option<&[u8]>| head(path, line));
             let options = atomic_io::AppendOptions {

@@ -1,8 +1,8 @@
 //! Provider token formats: credentials recognisable by their own shape
 //! (a fixed prefix and a body of a known alphabet and length), wherever
 //! they appear. Each format names the literals one of which every token
-//! of it contains (its anchors); one pass over a text, through a table of
-//! the anchors' first bytes, tells which formats can occur, and only their
+//! of it contains (its anchors); one pass over a text, through tables of
+//! the anchors' first two bytes, tells which formats can occur, and only their
 //! patterns are compiled (once per process, on first use), searched and
 //! checked.
 //! Compiling every pattern up front cost a process 5 ms, more than the
@@ -14,7 +14,7 @@
 //! lowercase text touch an uppercase token (`prod_AKIA...`), and right
 //! boundaries let a suffix such as `_prod` follow one.
 
-use std::sync::{LazyLock, OnceLock};
+use std::sync::OnceLock;
 
 use regex::Regex;
 
@@ -541,8 +541,7 @@ const FORMATS: &[Format] = &[
 ];
 
 /// Each format's pattern, compiled when a text first holds its anchor.
-static PATTERNS: LazyLock<Vec<OnceLock<Regex>>> =
-    LazyLock::new(|| FORMATS.iter().map(|_| OnceLock::new()).collect());
+static PATTERNS: [OnceLock<Regex>; FORMATS.len()] = [const { OnceLock::new() }; FORMATS.len()];
 
 fn pattern(index: usize) -> &'static Regex {
     PATTERNS[index]
