@@ -63,7 +63,7 @@ impl Workspace {
         }
         self.check_append_scope([fact.recorded_at.utc_day()])?;
         id_index::prefetch(&self.memory_dir, &[fact.fact_id.as_str()]);
-        let _lock = self.lock()?;
+        let _lock = self.lock_to_append()?;
         let (mut stored, index) = self.stored_under(facts)?;
         match stored.pop().flatten() {
             Some(stored) if fact.repeats(&stored, recorded_at_given) => Ok(stored),
@@ -134,7 +134,7 @@ impl Workspace {
         self.check_append_scope(days)?;
         let ids: Vec<&str> = facts.iter().map(|f| f.fact_id.as_str()).collect();
         id_index::prefetch(&self.memory_dir, &ids);
-        let _lock = self.lock()?;
+        let _lock = self.lock_to_append()?;
         let (stored, index) = self.stored_under(&facts)?;
         let mut already_present = 0;
         let mut missing = Vec::with_capacity(facts.len());

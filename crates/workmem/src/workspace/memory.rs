@@ -56,6 +56,9 @@ impl Workspace {
         let sha256 = file.sha256().to_owned();
         let checkpoints = file.checkpoints().cloned();
         let projection = Projection::of_heads(file.heads());
+        // The files put out of place are closed once MEMORY.md is durable
+        // too: the blocks a close frees would hold up its `fsync`.
+        let held = atomic_io::HoldReplaced::new();
         let (saved, memory) = std::thread::scope(|scope| {
             let memory = scope.spawn(|| {
                 let rendered = projection.render_memory();
@@ -73,6 +76,7 @@ impl Workspace {
         }
         failpoint::hit("between_curated_and_projection");
         memory.commit()?;
+        drop(held);
         self.write_projection_index(&projection, stamp)
     }
 

@@ -418,10 +418,20 @@ impl Workspace {
     ///
     /// Errors: [`Error::Io`].
     pub(crate) fn lock(&self) -> Result<WorkspaceLock> {
-        self.init()?;
-        let lock = WorkspaceLock::acquire(&self.memory_dir)?;
+        let lock = self.lock_to_append()?;
         atomic_io::remove_temporaries(&self.memory_dir);
         Ok(lock)
+    }
+
+    /// Takes the workspace lock (creating the memory directory if needed)
+    /// for appends, which replace no file: the temporaries a crashed
+    /// replace left stay for the next writer that replaces one (a listing
+    /// of the memory directory less for every `remember --id` and import).
+    ///
+    /// Errors: [`Error::Io`].
+    pub(crate) fn lock_to_append(&self) -> Result<WorkspaceLock> {
+        self.init()?;
+        WorkspaceLock::acquire(&self.memory_dir)
     }
 }
 
