@@ -27,9 +27,7 @@ impl Stamp {
         let micros = at.as_microsecond();
         // Microsecond precision is what the Python implementation can store.
         let at = Timestamp::from_microsecond(micros).unwrap_or(at);
-        let frac = at.subsec_microsecond();
-        let base = at.strftime("%Y-%m-%dT%H:%M:%S").to_string();
-        let text = if frac == 0 { format!("{base}Z") } else { format!("{base}.{frac:06}Z") };
+        let text = utc_text(at);
         Stamp { text: text.into_boxed_str(), at }
     }
 
@@ -267,10 +265,89 @@ impl<'de> Deserialize<'de> for Stamp {
     }
 }
 
+/// The UTC form of `at` (microsecond precision): written digit by digit
+/// for the years 0 to 9999 (every `remember` takes one, and `strftime` was
+/// a fifth of an append's time outside the kernel), through `strftime`
+/// for any other.
+fn utc_text(at: Timestamp) -> String {
+    let time = jiff::tz::Offset::UTC.to_datetime(at);
+    // The civil time's fraction, never negative (an instant's own is
+    // negative before 1970).
+    let micros = time.subsec_nanosecond().unsigned_abs() / 1000;
+    match u32::try_from(time.year()).ok().filter(|year| *year <= 9999) {
+        Some(year) => utc_digits(&time, year, micros),
+        None => utc_formatted(&time, micros),
+    }
+}
+
+/// [`utc_text`] for a year of four digits.
+fn utc_digits(time: &jiff::civil::DateTime, year: u32, micros: u32) -> String {
+    let mut text = String::with_capacity(27);
+    let mut push = |value: u32, width: u32, after: char| {
+        for place in (0..width).rev() {
+            let digit = value / 10u32.pow(place) % 10;
+            text.push(char::from(b'0' + digit as u8));
+        }
+        text.push(after);
+    };
+    push(year, 4, '-');
+    push(time.month().unsigned_abs().into(), 2, '-');
+    push(time.day().unsigned_abs().into(), 2, 'T');
+    push(time.hour().unsigned_abs().into(), 2, ':');
+    push(time.minute().unsigned_abs().into(), 2, ':');
+    let second = time.second().unsigned_abs().into();
+    if micros == 0 {
+        push(second, 2, 'Z');
+    } else {
+        push(second, 2, '.');
+        push(micros, 6, 'Z');
+    }
+    text
+}
+
+/// [`utc_text`] through `strftime`.
+fn utc_formatted(time: &jiff::civil::DateTime, micros: u32) -> String {
+    let base = time.strftime("%Y-%m-%dT%H:%M:%S").to_string();
+    if micros == 0 { format!("{base}Z") } else { format!("{base}.{micros:06}Z") }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    proptest! {
+        /// The digit-by-digit UTC form is what `strftime` writes, whole
+        /// seconds and fractions alike, across the years it covers.
+        #[test]
+        fn utc_text_agrees_with_strftime(
+            seconds in prop_oneof![
+                -62_167_219_200i64..253_402_300_800,
+                1_500_000_000i64..2_000_000_000,
+            ],
+            micros in prop_oneof![Just(0i32), 0i32..1_000_000, Just(999_999)],
+        ) {
+            let at = Timestamp::new(seconds, micros * 1000).unwrap();
+            let time = jiff::tz::Offset::UTC.to_datetime(at);
+            let micros = time.subsec_nanosecond().unsigned_abs() / 1000;
+            let year = u32::try_from(time.year()).unwrap();
+            prop_assert_eq!(utc_digits(&time, year, micros), utc_formatted(&time, micros));
+        }
+    }
+
+    #[test]
+    fn a_stamp_before_1970_counts_its_fraction_forward() {
+        let at = Timestamp::new(-1, 1_000).unwrap();
+        assert_eq!(Stamp::from_timestamp(at).as_str(), "1969-12-31T23:59:59.000001Z");
+        let at = Timestamp::new(-62_167_219_200, 0).unwrap();
+        assert_eq!(Stamp::from_timestamp(at).as_str(), "0000-01-01T00:00:00Z");
+        // An `--at` before 1970 with a fraction is stored as a stamp that
+        // reads back (it was written `23:59:59.-999999Z`, which every
+        // reader refused).
+        let given = Stamp::parse_normalized("1969-12-31T23:59:59.000001+00:00").unwrap();
+        assert_eq!(given.as_str(), "1969-12-31T23:59:59.000001Z");
+        assert_eq!(Stamp::parse(given.as_str()).unwrap(), given);
+    }
 
     proptest! {
         /// The shortcut for `YYYY-MM-DDTHH:MM:SSZ` reads what jiff reads,
