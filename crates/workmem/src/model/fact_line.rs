@@ -5,7 +5,6 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::fmt::Write as _;
 
 use serde::Deserialize;
 
@@ -448,7 +447,7 @@ impl FactSummary {
     /// Appends the recorded_at text as stored to `out`, without allocating.
     pub(crate) fn push_stamp_text(&self, out: &mut String) {
         match self.stored_stamp() {
-            "" => push_plain_stamp(self.recorded_at, out),
+            "" => crate::model::stamp::push_utc(self.recorded_at, out),
             stored => out.push_str(stored),
         }
     }
@@ -617,43 +616,8 @@ impl FactRecord for FactSummary {
 /// the text such a stamp was read from.
 fn plain_stamp(at: jiff::Timestamp) -> String {
     let mut text = String::with_capacity(20);
-    push_plain_stamp(at, &mut text);
+    crate::model::stamp::push_utc(at, &mut text);
     text
-}
-
-/// Appends [`plain_stamp`] of `at` to `out`: digits written in place, a
-/// whole-log distill writes one for most facts into its cache.
-fn push_plain_stamp(at: jiff::Timestamp, out: &mut String) {
-    let seconds = at.as_second();
-    let (days, second_of_day) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
-    // Howard Hinnant's `civil_from_days`.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let day_of_era = z - era * 146_097;
-    let year_of_era =
-        (day_of_era - day_of_era / 1_460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let mp = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    let (hour, minute, second) =
-        (second_of_day / 3_600, second_of_day % 3_600 / 60, second_of_day % 60);
-    if !(0..=9_999).contains(&year) {
-        let _ = write!(out, "{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}Z");
-        return;
-    }
-    let mut text = *b"0000-00-00T00:00:00Z";
-    for (at, value, width) in
-        [(0, year, 4), (5, month, 2), (8, day, 2), (11, hour, 2), (14, minute, 2), (17, second, 2)]
-    {
-        let mut value = value;
-        for digit in text[at..at + width].iter_mut().rev() {
-            *digit = b'0' + (value % 10) as u8;
-            value /= 10;
-        }
-    }
-    out.push_str(std::str::from_utf8(&text).unwrap_or_default());
 }
 
 impl RawFact<'_> {
@@ -1033,11 +997,9 @@ mod tests {
         let days = (0..86_400 * 2).step_by(7).map(|s| 1_709_164_800 + s); // 2024-02-29 on
         for second in spread.chain(days).chain([0, -1, 253_402_207_200]) {
             let at = jiff::Timestamp::from_second(second).unwrap();
-            let expected = Stamp::from_timestamp(at);
-            assert_eq!(plain_stamp(at), expected.as_str(), "{second}");
-            let mut out = String::from("x");
-            push_plain_stamp(at, &mut out);
-            assert_eq!(&out[1..], expected.as_str());
+            let civil = jiff::tz::Offset::UTC.to_datetime(at);
+            let expected = format!("{}Z", civil.strftime("%Y-%m-%dT%H:%M:%S"));
+            assert_eq!(plain_stamp(at), expected, "{second}");
         }
     }
 

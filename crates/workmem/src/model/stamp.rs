@@ -27,7 +27,8 @@ impl Stamp {
         let micros = at.as_microsecond();
         // Microsecond precision is what the Python implementation can store.
         let at = Timestamp::from_microsecond(micros).unwrap_or(at);
-        let text = utc_text(at);
+        let mut text = String::with_capacity(27);
+        push_utc(at, &mut text);
         Stamp { text: text.into_boxed_str(), at }
     }
 
@@ -265,50 +266,61 @@ impl<'de> Deserialize<'de> for Stamp {
     }
 }
 
-/// The UTC form of `at` (microsecond precision): written digit by digit
-/// for the years 0 to 9999 (every `remember` takes one, and `strftime` was
-/// a fifth of an append's time outside the kernel), through `strftime`
-/// for any other.
-fn utc_text(at: Timestamp) -> String {
-    let time = jiff::tz::Offset::UTC.to_datetime(at);
-    // The civil time's fraction, never negative (an instant's own is
-    // negative before 1970).
-    let micros = time.subsec_nanosecond().unsigned_abs() / 1000;
-    match u32::try_from(time.year()).ok().filter(|year| *year <= 9999) {
-        Some(year) => utc_digits(&time, year, micros),
-        None => utc_formatted(&time, micros),
-    }
-}
-
-/// [`utc_text`] for a year of four digits.
-fn utc_digits(time: &jiff::civil::DateTime, year: u32, micros: u32) -> String {
-    let mut text = String::with_capacity(27);
-    let mut push = |value: u32, width: u32, after: char| {
-        for place in (0..width).rev() {
-            let digit = value / 10u32.pow(place) % 10;
-            text.push(char::from(b'0' + digit as u8));
+/// Appends the UTC form of `at` to `out`: `YYYY-MM-DDTHH:MM:SS` with the
+/// microseconds (six digits) when there are any, then `Z`, as Python's
+/// `isoformat()` writes it; the fraction counts forward from the civil
+/// second, before 1970 too. Digits written in place: every `remember`
+/// takes a stamp (through `strftime` it was a fifth of an append's time
+/// outside the kernel), and a whole-log distill writes one for most facts
+/// into its cache.
+pub(crate) fn push_utc(at: Timestamp, out: &mut String) {
+    let micros = at.as_microsecond();
+    let (seconds, fraction) = (micros.div_euclid(1_000_000), micros.rem_euclid(1_000_000));
+    let (days, second_of_day) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
+    // Howard Hinnant's `civil_from_days`.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z - era * 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1_460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let mp = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    let (hour, minute, second) =
+        (second_of_day / 3_600, second_of_day % 3_600 / 60, second_of_day % 60);
+    if !(0..=9_999).contains(&year) {
+        let _ = fmt::Write::write_fmt(
+            out,
+            format_args!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}"),
+        );
+        if fraction != 0 {
+            let _ = fmt::Write::write_fmt(out, format_args!(".{fraction:06}"));
         }
-        text.push(after);
-    };
-    push(year, 4, '-');
-    push(time.month().unsigned_abs().into(), 2, '-');
-    push(time.day().unsigned_abs().into(), 2, 'T');
-    push(time.hour().unsigned_abs().into(), 2, ':');
-    push(time.minute().unsigned_abs().into(), 2, ':');
-    let second = time.second().unsigned_abs().into();
-    if micros == 0 {
-        push(second, 2, 'Z');
-    } else {
-        push(second, 2, '.');
-        push(micros, 6, 'Z');
+        out.push('Z');
+        return;
     }
-    text
-}
-
-/// [`utc_text`] through `strftime`.
-fn utc_formatted(time: &jiff::civil::DateTime, micros: u32) -> String {
-    let base = time.strftime("%Y-%m-%dT%H:%M:%S").to_string();
-    if micros == 0 { format!("{base}Z") } else { format!("{base}.{micros:06}Z") }
+    let mut text = *b"0000-00-00T00:00:00.000000Z";
+    let fields = [
+        (0, year, 4),
+        (5, month, 2),
+        (8, day, 2),
+        (11, hour, 2),
+        (14, minute, 2),
+        (17, second, 2),
+        (20, fraction, 6),
+    ];
+    for (at, value, width) in fields {
+        let mut value = value;
+        for digit in text[at..at + width].iter_mut().rev() {
+            *digit = b'0' + (value % 10) as u8;
+            value /= 10;
+        }
+    }
+    let text = if fraction == 0 { &text[..19] } else { &text[..26] };
+    out.push_str(std::str::from_utf8(text).unwrap_or_default());
+    out.push('Z');
 }
 
 #[cfg(test)]
@@ -317,11 +329,13 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
-        /// The digit-by-digit UTC form is what `strftime` writes, whole
-        /// seconds and fractions alike, across the years it covers.
+        /// The UTC form written digit by digit is what `strftime` writes
+        /// of the civil time, whole seconds and fractions alike, across
+        /// every year an instant can have.
         #[test]
-        fn utc_text_agrees_with_strftime(
+        fn push_utc_agrees_with_strftime(
             seconds in prop_oneof![
+                -377_705_116_800i64..253_402_207_200,
                 -62_167_219_200i64..253_402_300_800,
                 1_500_000_000i64..2_000_000_000,
             ],
@@ -329,9 +343,14 @@ mod tests {
         ) {
             let at = Timestamp::new(seconds, micros * 1000).unwrap();
             let time = jiff::tz::Offset::UTC.to_datetime(at);
-            let micros = time.subsec_nanosecond().unsigned_abs() / 1000;
-            let year = u32::try_from(time.year()).unwrap();
-            prop_assert_eq!(utc_digits(&time, year, micros), utc_formatted(&time, micros));
+            let base = time.strftime("%Y-%m-%dT%H:%M:%S").to_string();
+            let expected = match time.subsec_nanosecond() / 1000 {
+                0 => format!("{base}Z"),
+                fraction => format!("{base}.{fraction:06}Z"),
+            };
+            let mut text = String::new();
+            push_utc(at, &mut text);
+            prop_assert_eq!(text, expected);
         }
     }
 
