@@ -813,12 +813,15 @@ pub fn first_complete_line(path: &Path) -> Result<Option<Vec<u8>>> {
 /// The first complete line of `file`, read from its start whatever its
 /// position (see [`first_complete_line`]).
 fn first_line_at(file: &File) -> io::Result<Option<Vec<u8>>> {
-    const CHUNK: usize = 8192;
+    // A record is a few hundred bytes: the first read is small (each
+    // append makes this read), the next ones grow.
+    let mut chunk = 1024;
     let mut data = Vec::new();
     let mut start = 0;
     loop {
         let read = data.len();
-        data.resize(read + CHUNK, 0);
+        data.resize(read + chunk, 0);
+        chunk = (chunk * 2).min(64 * 1024);
         let n = file.read_at(&mut data[read..], read as u64)?;
         data.truncate(read + n);
         while let Some(end) = memchr::memchr(b'\n', &data[start..]) {
