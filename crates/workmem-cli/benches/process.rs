@@ -1,7 +1,7 @@
 //! Whole-process timings and peak memory of the `workmem` binary.
 //!
 //! ```sh
-//! cargo build --release -p workmem --example floor --example generate
+//! cargo build --release -p workmem --example floor --example rewrite_floor --example generate
 //! target/release/examples/generate /tmp/w100k 100000
 //! target/release/examples/generate /tmp/w1m 1000000
 //! cargo bench -p workmem-cli --bench process -- /tmp/w100k /tmp/w1m
@@ -9,7 +9,8 @@
 //!
 //! For each workspace given: start + open (`workmem init -q`), `context`,
 //! `distill` (first run on the log alone, then a re-run with nothing new,
-//! then runs after 100 new facts each), `remember --id` against `remember`
+//! then runs after 100 new facts each, each followed by the rewrite floor
+//! program on copies of curated.json and MEMORY.md), `remember --id` against `remember`
 //! (alternating), an import of 100 facts with ids, `status`, `history` of
 //! the key with the most evidence, `logs`, `resolve` of freshly made ties,
 //! and `verify`, as medians over several runs with their peak RSS
@@ -92,9 +93,15 @@ fn workmem(dir: &Path) -> Command {
 }
 
 fn floor_binary() -> PathBuf {
+    example("floor")
+}
+
+/// The program `name` of workmem's examples, in this bench's target
+/// directory.
+fn example(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("current exe");
     let release = exe.parent().and_then(Path::parent).expect("target/release");
-    release.join("examples/floor")
+    release.join("examples").join(name)
 }
 
 fn append_comparison() {
@@ -292,10 +299,25 @@ fn workspace_figures(dir: &Path) {
         let report = String::from_utf8_lossy(&out.stdout);
         assert!(report.contains("\"imported\":100"), "import {n}: {report}");
     };
+    // The rewrite floor (what replacing curated.json and MEMORY.md durably
+    // costs any program) runs after each, on copies of the two files.
+    let rewrite_floor = example("rewrite_floor");
+    let floor_state = scratch.path().join("floor-state");
+    std::fs::create_dir_all(&floor_state).expect("floor state dir");
+    let memory_dir = dir.join(".workmem/memory");
     let mut after = Vec::new();
+    let mut floor = Vec::new();
     for n in 0..15 {
         import(n);
         after.push(timed(workmem(dir).args(distill)));
+        if rewrite_floor.exists() {
+            for name in ["curated.json", "MEMORY.md"] {
+                std::fs::copy(memory_dir.join(name), floor_state.join(name)).expect("copy");
+            }
+            floor.push(timed(
+                Command::new(&rewrite_floor).arg(memory_dir.join("daily")).arg(&floor_state),
+            ));
+        }
     }
     import(15);
     let (_, after_rss) = timed_rss(dir, &distill);
@@ -304,6 +326,18 @@ fn workspace_figures(dir: &Path) {
         "distill after 100 new facts: median {incremental:.1} ms, peak {after_rss:.0} MB ({:.1}% of the first run)",
         100.0 * incremental / cold
     );
+    if floor.is_empty() {
+        println!(
+            "rewrite floor: build it first: cargo build --release -p workmem --example rewrite_floor"
+        );
+    } else {
+        let floor = median(floor);
+        println!(
+            "rewrite floor (stat the daily files, replace curated.json and MEMORY.md): median {floor:.1} ms ({:.1}% of the first run); the incremental run adds {:.1} ms",
+            100.0 * floor / cold,
+            incremental - floor
+        );
+    }
     let nothing = median((0..11).map(|_| timed(workmem(dir).args(distill))).collect());
     let (_, nothing_rss) = timed_rss(dir, &distill);
     println!("distill with nothing new: median {nothing:.2} ms, peak {nothing_rss:.0} MB");

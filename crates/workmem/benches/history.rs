@@ -24,7 +24,9 @@
 //! `verify` runs five times, a whole-log distill five times (the distill
 //! cache removed first) and a distill with nothing new eleven times.
 //! Medians, in process; the ratios compare "resolved" with "agree" (what
-//! the history costs) and with "none".
+//! the history costs) and with "none". After each timed resolve, the
+//! rewrite floor ([`rewrite_floor`]) on copies of the two files it left:
+//! what replacing files of those sizes durably costs any program.
 #![allow(clippy::disallowed_methods)] // the bench copies workspaces
 
 use std::path::Path;
@@ -78,6 +80,38 @@ fn drop_distill_cache(ws: &Workspace) {
     }
 }
 
+/// The floor of a resolve that changes both state files, in `dir`: each
+/// replaced by a copy of itself (written beside it and fsynced, the two on
+/// two threads as a resolve stages them), both renamed into place, the
+/// directory fsynced. What replacing the files costs any program, with no
+/// decoding, encoding or journal.
+fn rewrite_floor(dir: &Path) -> f64 {
+    let started = Instant::now();
+    let names = ["curated.json", "conflicts.json"];
+    std::thread::scope(|scope| {
+        let staging: Vec<_> = names
+            .iter()
+            .map(|name| {
+                scope.spawn(move || {
+                    let temp = dir.join(format!(".{name}.floor.tmp"));
+                    let mut to = std::fs::File::create(&temp).expect("temporary");
+                    std::io::copy(&mut std::fs::File::open(dir.join(name)).expect("open"), &mut to)
+                        .expect("copy");
+                    to.sync_all().expect("fsync");
+                })
+            })
+            .collect();
+        for thread in staging {
+            thread.join().expect("staged");
+        }
+    });
+    for name in names {
+        std::fs::rename(dir.join(format!(".{name}.floor.tmp")), dir.join(name)).expect("rename");
+    }
+    std::fs::File::open(dir).and_then(|d| d.sync_all()).expect("fsync dir");
+    started.elapsed().as_secs_f64() * 1e3
+}
+
 fn figures(project: &Path, resolutions: usize) {
     let parent = project.parent().unwrap_or(Path::new("."));
     let scratch = tempfile::tempdir_in(parent).expect("scratch dir");
@@ -112,14 +146,23 @@ fn figures(project: &Path, resolutions: usize) {
     );
 
     let mut resolve = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
+    let mut floor = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
     let mut pending: Vec<std::vec::IntoIter<workmem::Case>> =
         copies.iter().map(|ws| open_cases(ws, &timed).into_iter()).collect();
+    let floor_dir = scratch.path().join("floor");
+    std::fs::create_dir_all(&floor_dir).expect("floor dir");
     for _ in 0..TIMED {
         for (side, ws) in copies.iter().enumerate() {
             let case = pending[side].next().expect("a timed case");
             let started = Instant::now();
             ws.resolve(resolution(&case, 0)).expect("resolve");
             resolve[side].push(started.elapsed().as_secs_f64() * 1e3);
+            // The floor on copies of the files this resolve left (the
+            // workspace keeps its own, and with them its known hashes).
+            for name in ["curated.json", "conflicts.json"] {
+                std::fs::copy(ws.file(name), floor_dir.join(name)).expect("copy");
+            }
+            floor[side].push(rewrite_floor(&floor_dir));
         }
     }
     let mut verify = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
@@ -145,6 +188,7 @@ fn figures(project: &Path, resolutions: usize) {
     );
     for (name, [none, agree, open, with]) in [
         ("resolve", resolve),
+        ("  its rewrite floor", floor),
         ("verify", verify),
         ("distill, whole log", cold),
         ("distill, nothing new", unchanged),
