@@ -92,10 +92,6 @@ fn workmem(dir: &Path) -> Command {
     cmd
 }
 
-fn floor_binary() -> PathBuf {
-    example("floor")
-}
-
 /// The program `name` of workmem's examples, in this bench's target
 /// directory.
 fn example(name: &str) -> PathBuf {
@@ -105,7 +101,7 @@ fn example(name: &str) -> PathBuf {
 }
 
 fn append_comparison() {
-    let floor = floor_binary();
+    let floor = example("floor");
     if !floor.exists() {
         println!("append: build the floor first: cargo build --release -p workmem --example floor");
         return;
