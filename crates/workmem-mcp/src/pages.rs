@@ -327,7 +327,7 @@ pub fn conflict_detail(
     let mut used = 0;
     let mut shown: Vec<Value> = Vec::new();
     for (number, candidate) in case.candidates.iter().enumerate() {
-        let ids: Vec<&String> = candidate.evidence_ids.iter().take(EVIDENCE_IDS_SHOWN).collect();
+        let ids: Vec<&str> = candidate.evidence_ids.iter().take(EVIDENCE_IDS_SHOWN).collect();
         let item = json!({
             "number": number + 1,
             "candidate_id": candidate.candidate_id,

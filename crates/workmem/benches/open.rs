@@ -46,7 +46,7 @@ fn journal_text(workspace_id: &str, transactions: usize) -> String {
                 resolved_at: at.clone(),
                 prior_active_entry_key: None,
                 resulting_active_entry_key: "0000000000000000".into(),
-                evidence_ids: vec!["a".into(), "b".into()],
+                evidence_ids: ["a", "b"].into_iter().collect(),
                 schema_version: 1,
             },
             schema_version: 1,

@@ -60,6 +60,7 @@ use std::path::Path;
 pub use error::{Error, Invalid, Location, Rejected, Result, Stale, WorkspaceSighting};
 pub use model::clock::{Clock, FixedClock, SystemClock};
 pub use model::fact::{Fact, Kind, MAX_CONTENT_CHARS, MODEL_TOOL_SOURCE, NewFact};
+pub use model::id_list::{IdList, Ids};
 pub use model::stamp::{Stamp, StampError};
 pub use model::text::is_refused_char;
 pub use model::tool_input::{

@@ -172,7 +172,7 @@ fn pinned_candidates() -> Vec<Candidate> {
         candidate_id: canon::candidate_id("db.engine", "decision", "Use Postgres."),
         kind: Kind::Decision,
         content: "Use Postgres.".to_owned(),
-        evidence_ids: vec!["f1".to_owned(), "f2".to_owned()],
+        evidence_ids: ["f1", "f2"].into_iter().collect(),
         occurrences: 2,
         maximum_importance: 4,
         first_seen: stamp("2026-01-10T00:00:00Z"),
@@ -184,7 +184,7 @@ fn pinned_candidates() -> Vec<Candidate> {
         candidate_id: canon::candidate_id("db.engine", "decision", content),
         kind: Kind::Decision,
         content: content.to_owned(),
-        evidence_ids: vec!["f0".to_owned()],
+        evidence_ids: ["f0"].into_iter().collect(),
         occurrences: 1,
         maximum_importance: 1,
         first_seen: stamp("2026-01-01T00:00:00Z"),
@@ -199,8 +199,7 @@ fn pinned_candidates() -> Vec<Candidate> {
 #[test]
 fn fingerprint_is_pinned() {
     let candidates = pinned_candidates();
-    let observed: Vec<String> =
-        ["f0", "f1", "f2", "f9"].iter().map(std::string::ToString::to_string).collect();
+    let observed: workmem::IdList = ["f0", "f1", "f2", "f9"].into_iter().collect();
     let fp =
         conflict_queue::fingerprint("db.engine", Some("00112233aabbccdd"), &candidates, &observed);
     assert_eq!(fp, "5430367b87854760e9cb745ba96dcfd773ba4315f6f44fd3074e11291628ba13");

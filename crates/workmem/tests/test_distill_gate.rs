@@ -43,7 +43,7 @@ fn promotes_exactly_what_the_policy_names_with_exact_counters() {
     let mut got: Vec<(Kind, Option<String>, String, Vec<String>)> = state
         .entries
         .iter()
-        .map(|e| (e.kind, e.memory_key.clone(), e.content.clone(), e.evidence_ids.clone()))
+        .map(|e| (e.kind, e.memory_key.clone(), e.content.clone(), e.evidence_ids.to_vec()))
         .collect();
     got.sort();
     let ids = |v: &[&str]| v.iter().map(std::string::ToString::to_string).collect::<Vec<_>>();
@@ -176,7 +176,7 @@ fn new_evidence_for_an_existing_entry_is_an_update_and_logs_stay_intact() {
     assert_eq!(fmt.last_seen.as_str(), "2026-01-20T00:00:00Z");
     let db = state.active_for("db.engine").unwrap();
     assert_eq!(
-        (db.revision, db.evidence_ids.clone()),
+        (db.revision, db.evidence_ids.to_vec()),
         (1, vec!["f09".to_owned(), "f12".to_owned()])
     );
     assert_eq!(crate::common::snapshot_dir(&p.ws.memory_dir().join("daily")), daily_before);

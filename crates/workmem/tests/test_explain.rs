@@ -114,7 +114,7 @@ fn agree(
         .curated
         .entries
         .iter()
-        .flat_map(|e| e.evidence_ids.iter().map(move |id| (id.as_str(), e.key.as_str())))
+        .flat_map(|e| e.evidence_ids.iter().map(move |id| (id, e.key.as_str())))
         .collect();
     assert_eq!(explained.decisions.len(), all.len(), "every fact has a decision");
     for decision in &explained.decisions {

@@ -32,7 +32,7 @@ fn pending_lines(context: &str) -> Vec<String> {
 fn reference(ws: &Workspace, n: usize) -> Vec<String> {
     let state = ws.curated().expect("curated");
     let evidence: HashSet<&str> =
-        state.entries.iter().flat_map(|e| e.evidence_ids.iter().map(String::as_str)).collect();
+        state.entries.iter().flat_map(|e| e.evidence_ids.iter()).collect();
     let mut facts: Vec<_> = ws
         .facts()
         .expect("facts")

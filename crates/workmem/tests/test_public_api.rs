@@ -30,6 +30,8 @@ const FACADE: &[&str] = &[
     "Finding",
     "FixedClock",
     "History",
+    "IdList",
+    "Ids",
     "Imported",
     "Invalid",
     "Kind",

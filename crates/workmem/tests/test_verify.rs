@@ -164,7 +164,7 @@ fn a_candidate_with_an_escape_sequence_is_corruption_even_with_every_id_recomput
     forged.candidate_id = canon::candidate_id(&memory_key, forged.kind.as_str(), &forged.content);
     let forged_id = forged.candidate_id.clone();
     candidates.sort_by(|a, b| a.candidate_id.cmp(&b.candidate_id));
-    let observed: Vec<String> =
+    let observed: workmem::IdList =
         serde_json::from_value(case["observed_fact_ids"].clone()).expect("observed");
     let active = case["active_entry_key"].as_str().map(str::to_owned);
     let fingerprint = workmem::internals::conflict_queue::fingerprint(

@@ -398,7 +398,7 @@ impl Demo {
                     status,
                     e.content,
                     e.key,
-                    e.evidence_ids.join(", ")
+                    e.evidence_ids.iter().collect::<Vec<_>>().join(", ")
                 )
             })
             .collect();

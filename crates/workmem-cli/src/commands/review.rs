@@ -117,7 +117,7 @@ fn show(ctx: &Ctx, ws: &Workspace, case: &Case) -> Result<(), CommandError> {
             candidate.last_seen.as_str()
         ))?;
         for id in &candidate.evidence_ids {
-            let Some(fact) = by_id.get(id.as_str()) else { continue };
+            let Some(fact) = by_id.get(id) else { continue };
             let evidence: Vec<String> =
                 fact.evidence().iter().map(|(key, value)| format!("{key}={value}")).collect();
             ctx.ui.line(format!(

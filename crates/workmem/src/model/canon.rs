@@ -153,17 +153,16 @@ pub(crate) fn memory_key_shape(key: &str) -> bool {
     !after_separator
 }
 
-/// The bytes an id may hold: `A-Z a-z 0-9 . _ : / -`.
-const ID_BYTES: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut b = 0;
-    while b < 256 {
-        let byte = b as u8;
-        table[b] = byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'_' | b':' | b'/' | b'-');
-        b += 1;
-    }
-    table
-};
+/// Returns whether every byte of `bytes` may be in an id: `A-Z a-z 0-9 .
+/// _ : / -`. Comparisons only, no early exit, so that the compiler checks
+/// many bytes at a time: a large curated state holds hundreds of thousands
+/// of evidence ids, each checked on every load and save.
+fn id_bytes(bytes: &[u8]) -> bool {
+    // `-` `.` `/` `0-9` `:` are 0x2d..=0x3a; `| 0x20` folds the case.
+    let allowed =
+        |b: u8| b.wrapping_sub(b'-') < 14 || b == b'_' || (b | 0x20).wrapping_sub(b'a') < 26;
+    bytes.iter().fold(0u8, |refused, &b| refused | u8::from(!allowed(b))) == 0
+}
 
 /// Checks an id (fact, event, conflict or candidate id) against
 /// `^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$`.
@@ -171,12 +170,10 @@ const ID_BYTES: [bool; 256] = {
 /// Errors: [`Error::InvalidInput`] naming `field`.
 pub fn check_id(field: &str, id: &str) -> Result<()> {
     let bytes = id.as_bytes();
-    // One table lookup per byte: a large curated state holds hundreds of
-    // thousands of evidence ids, each checked on every load and save.
     let ok = !bytes.is_empty()
         && bytes.len() <= MAX_ID_CHARS
         && bytes[0].is_ascii_alphanumeric()
-        && bytes.iter().all(|&b| ID_BYTES[usize::from(b)]);
+        && id_bytes(bytes);
     if ok {
         Ok(())
     } else {
@@ -420,6 +417,14 @@ fn close(out: &mut String, style: JsonStyle, depth: usize, bracket: char) {
     out.push(bracket);
 }
 
+/// Returns whether `bytes` stand in a JSON string as they are: no `"`,
+/// `\\` or control character, the bytes [`write_string`] escapes (a
+/// comparison per byte, which the compiler does many bytes at a time).
+pub(crate) fn is_unescaped(bytes: &[u8]) -> bool {
+    let plain = |b: u8| b >= 0x20 && b != b'"' && b != b'\\';
+    bytes.iter().fold(0u8, |escaped, &b| escaped | u8::from(!plain(b))) == 0
+}
+
 /// Writes a JSON string the way Python's `json.dumps(ensure_ascii=False)`
 /// does: `"` `\` and control characters escaped, everything else raw.
 pub(crate) fn write_string(out: &mut String, text: &str) {
@@ -505,6 +510,18 @@ mod tests {
         }
         assert!(clean_memory_key(&"a".repeat(120)).is_ok());
         assert!(clean_memory_key(&"a".repeat(121)).is_err());
+    }
+
+    #[test]
+    fn id_bytes_are_the_rule_s() {
+        for b in 0..=255u8 {
+            let allowed =
+                b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'/' | b'-');
+            assert_eq!(id_bytes(&[b]), allowed, "{b:#04x}");
+            assert_eq!(id_bytes(&[b'a', b, b'9']), allowed, "{b:#04x}");
+            let plain = b >= 0x20 && b != b'"' && b != b'\\';
+            assert_eq!(is_unescaped(&[b, b'x']), plain, "{b:#04x}");
+        }
     }
 
     #[test]

@@ -6,6 +6,7 @@ pub mod canon;
 pub(crate) mod clock;
 pub(crate) mod fact;
 pub mod fact_line;
+pub(crate) mod id_list;
 pub mod secret;
 pub(crate) mod stamp;
 pub(crate) mod text;

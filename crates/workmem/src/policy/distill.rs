@@ -17,6 +17,7 @@ use crate::error::{Error, Location, Result};
 use crate::model::canon;
 use crate::model::fact::Kind;
 use crate::model::fact_line::FactRecord;
+use crate::model::id_list::IdList;
 use crate::model::stamp::Stamp;
 pub use crate::policy::report::{Decision, Reason, Report};
 pub use crate::policy::rules::{MAX_AGE_DAYS, Policy, SourcePolicy};
@@ -84,12 +85,12 @@ pub struct Known {
 pub fn observed_fact_ids<'a>(
     domain_fact_ids: impl IntoIterator<Item = &'a str>,
     candidates: &[Candidate],
-) -> Vec<String> {
+) -> IdList {
     let mut ids: BTreeSet<&str> = domain_fact_ids.into_iter().collect();
     for candidate in candidates {
-        ids.extend(candidate.evidence_ids.iter().map(String::as_str));
+        ids.extend(candidate.evidence_ids.iter());
     }
-    ids.into_iter().map(str::to_owned).collect()
+    ids.into_iter().collect()
 }
 
 struct Proposal<'a, F: FactRecord> {
@@ -125,8 +126,11 @@ impl<'a, F: FactRecord> Proposal<'a, F> {
         Proposal { kind, facts, ids, max_importance, first, last, wording }
     }
 
-    fn owned_ids(&self) -> Vec<String> {
-        self.ids.iter().map(|&id| id.to_owned()).collect()
+    fn owned_ids(&self) -> IdList {
+        let bytes = self.ids.iter().map(|id| id.len()).sum();
+        let mut list = IdList::with_capacity(self.ids.len(), bytes);
+        list.extend(self.ids.iter());
+        list
     }
 
     fn score(&self) -> (u8, usize, jiff::Timestamp) {
@@ -287,7 +291,7 @@ fn run<F: FactRecord>(
             .entries
             .iter()
             .zip(0..)
-            .flat_map(|(e, index)| e.evidence_ids.iter().map(move |id| (id.as_str(), index)))
+            .flat_map(|(e, index)| e.evidence_ids.iter().map(move |id| (id, index)))
             .collect();
         cited = evidence_of.len();
         if evidence_of.is_empty() {
@@ -555,7 +559,7 @@ enum Unit<'k> {
 struct Rejected {
     conflict_id: String,
     event_id: String,
-    losers: HashMap<String, Vec<String>>,
+    losers: HashMap<String, IdList>,
 }
 
 /// How a proposal fared in one round.
@@ -876,9 +880,11 @@ impl<'p> Run<'p> {
         if let Some(rejected) = rejected {
             let id =
                 canon::candidate_id(memory_key, proposal.kind.as_str(), proposal.wording.content());
-            if rejected.losers.get(&id).is_some_and(|losers| {
-                losers.iter().map(String::as_str).eq(proposal.ids.iter().copied())
-            }) {
+            if rejected
+                .losers
+                .get(&id)
+                .is_some_and(|losers| losers.iter().eq(proposal.ids.iter().copied()))
+            {
                 return Verdict::Skipped(Reason::RejectedByAdjudication {
                     conflict_id: rejected.conflict_id.clone(),
                     event_id: rejected.event_id.clone(),
@@ -961,7 +967,7 @@ impl<'p> Run<'p> {
             let maximum_importance = entry
                 .evidence_ids
                 .iter()
-                .filter_map(|id| importance.get(id.as_str()).copied())
+                .filter_map(|id| importance.get(id).copied())
                 .max()
                 .unwrap_or(1);
             candidates.push(Candidate {

@@ -30,8 +30,8 @@ fn later(a: &Stamp, b: &Stamp) -> Stamp {
 /// it), else the one that sorts first. Status and links are `a`'s.
 fn unite(base: Option<&Entry>, a: &Entry, b: &Entry) -> Entry {
     let mut out = a.clone();
-    let evidence: BTreeSet<&String> = a.evidence_ids.iter().chain(&b.evidence_ids).collect();
-    out.evidence_ids = evidence.into_iter().cloned().collect();
+    let evidence: BTreeSet<&str> = a.evidence_ids.iter().chain(&b.evidence_ids).collect();
+    out.evidence_ids = evidence.into_iter().collect();
     out.occurrences = out.evidence_ids.len() as u64;
     out.first_seen = earlier(&a.first_seen, &b.first_seen);
     out.last_seen = later(&a.last_seen, &b.last_seen);

@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, IoContext, Location, Result};
 use crate::model::canon;
 use crate::model::fact::Kind;
+use crate::model::id_list::IdList;
 use crate::model::stamp::Stamp;
 use crate::store::Finding;
 use crate::store::layout_cache;
@@ -39,7 +40,7 @@ pub struct Candidate {
     /// Its wording.
     pub content: String,
     /// Facts behind it, sorted.
-    pub evidence_ids: Vec<String>,
+    pub evidence_ids: IdList,
     /// Earliest evidence timestamp.
     pub first_seen: Stamp,
     /// Whether this is the active value at detection time.
@@ -97,7 +98,7 @@ pub struct Case {
     /// The conflict domain.
     pub memory_key: String,
     /// Every fact id of the domain seen at detection, sorted.
-    pub observed_fact_ids: Vec<String>,
+    pub observed_fact_ids: IdList,
     /// Who decided.
     pub resolution_actor: Option<String>,
     /// The adjudication event id.
@@ -125,7 +126,7 @@ pub fn fingerprint(
     memory_key: &str,
     active_entry_key: Option<&str>,
     candidates: &[Candidate],
-    observed_fact_ids: &[String],
+    observed_fact_ids: &IdList,
 ) -> String {
     /// The observation, fields declared in sorted order: encoded straight
     /// from its fields, without building a JSON value (verify checks the
@@ -135,7 +136,7 @@ pub fn fingerprint(
         active_entry_key: Option<&'a str>,
         candidates: &'a [Candidate],
         memory_key: &'a str,
-        observed_fact_ids: &'a [String],
+        observed_fact_ids: &'a IdList,
     }
     let observation = Observation { active_entry_key, candidates, memory_key, observed_fact_ids };
     canon::sha256_hex(canon::encode(&observation, canon::JsonStyle::Canonical).as_bytes())
@@ -199,10 +200,10 @@ impl Case {
         if self.candidates.windows(2).any(|w| w[0].candidate_id >= w[1].candidate_id) {
             return Err(format!("case {id} has candidates not sorted by candidate_id or repeated"));
         }
-        if self.observed_fact_ids.windows(2).any(|w| w[0] >= w[1]) {
+        if !self.observed_fact_ids.is_sorted_unique() {
             return Err(format!("case {id} has observed_fact_ids not sorted and unique"));
         }
-        let observed: HashSet<&str> = self.observed_fact_ids.iter().map(String::as_str).collect();
+        let observed: HashSet<&str> = self.observed_fact_ids.iter().collect();
         let mut incumbents = 0;
         for candidate in &self.candidates {
             let cid = &candidate.candidate_id;
@@ -228,7 +229,7 @@ impl Case {
                     "case {id}: candidate {cid} has occurrences that differ from its evidence"
                 ));
             }
-            if candidate.evidence_ids.windows(2).any(|w| w[0] >= w[1]) {
+            if !candidate.evidence_ids.is_sorted_unique() {
                 return Err(format!(
                     "case {id}: candidate {cid} has evidence_ids not sorted and unique"
                 ));
@@ -238,9 +239,7 @@ impl Case {
                     "case {id}: candidate {cid} has maximum_importance outside 1-5"
                 ));
             }
-            if let Some(missing) =
-                candidate.evidence_ids.iter().find(|e| !observed.contains(e.as_str()))
-            {
+            if let Some(missing) = candidate.evidence_ids.iter().find(|e| !observed.contains(e)) {
                 return Err(format!(
                     "case {id}: candidate {cid} evidence {missing} is not in observed_fact_ids"
                 ));

@@ -6,21 +6,28 @@
 use std::cmp::Ordering;
 use std::path::Path;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
+use crate::model::canon::{self, JsonStyle};
 use crate::model::fact::Kind;
+use crate::model::id_list::IdList;
 use crate::model::stamp::Stamp;
 use crate::store::curated_state::{
     CURATED_SCHEMA_VERSION, CuratedState, Entry, Status, problems_of,
 };
 #[cfg(test)]
 use crate::store::state_file::{Body, Output};
-use crate::store::state_file::{Record, StateFile};
+use crate::store::state_file::{Record, StateFile, indent_into};
 
 /// Where the fields after the evidence list start.
 const FIRST_SEEN_LINE: &[u8] = b"\n      \"first_seen\": ";
 const CONTENT_LINE: &[u8] = b"      \"content\": ";
+/// How the evidence list starts, and how each of its ids does, in a file.
+const EVIDENCE_LINE: &[u8] = b"      \"evidence_ids\": [";
+const EVIDENCE_ID: &[u8] = b"        \"";
+/// The evidence list in an entry's own encoding, when empty.
+const NO_EVIDENCE: &str = "\n  \"evidence_ids\": []";
 
 /// curated.json as stored.
 pub(crate) type CuratedFile = StateFile<Entry>;
@@ -131,6 +138,141 @@ impl Record for Entry {
     fn problem(records: &[Entry], _workspace_id: &str) -> Option<String> {
         problems_of(records).into_iter().next().map(|finding| finding.message)
     }
+
+    /// Reads the fields but the evidence list as [`Record::read_head`]
+    /// does, and the evidence ids a line each (a long-lived entry cites
+    /// thousands of facts: one pass over their lines, no JSON value per
+    /// id). An entry laid out any other way is decoded as JSON.
+    fn decode(encoded: &[u8]) -> serde_json::Result<Entry> {
+        match stored_entry(encoded) {
+            Some(entry) => Ok(entry),
+            None => serde_json::from_slice(encoded),
+        }
+    }
+
+    /// Encodes the fields but the evidence list as JSON, and writes each
+    /// evidence id on its line into the list's place.
+    fn encode_into(&self, out: &mut Vec<u8>) {
+        let fields = EntryFields {
+            content: &self.content,
+            evidence_ids: &[],
+            first_seen: &self.first_seen,
+            key: &self.key,
+            kind: self.kind,
+            last_seen: &self.last_seen,
+            memory_key: self.memory_key.as_deref(),
+            occurrences: self.occurrences,
+            revision: self.revision,
+            status: self.status,
+            superseded_by: self.superseded_by.as_deref(),
+            supersedes: self.supersedes.as_deref(),
+        };
+        let text = canon::encode(&fields, JsonStyle::Pretty);
+        // The content is the first field, on one line: the list's line is
+        // the first one that starts this way.
+        let open = match text.find(NO_EVIDENCE) {
+            Some(at) if !self.evidence_ids.is_empty() => at + NO_EVIDENCE.len() - 1,
+            _ => return indent_into(out, &text, true),
+        };
+        indent_into(out, &text[..open], true);
+        out.reserve(self.evidence_ids.text_len() + 12 * self.evidence_ids.len() + 8);
+        let mut escaped = String::new();
+        for (n, id) in self.evidence_ids.iter().enumerate() {
+            out.extend_from_slice(if n == 0 { b"\n" } else { b",\n" });
+            out.extend_from_slice(&EVIDENCE_ID[..EVIDENCE_ID.len() - 1]);
+            if canon::is_unescaped(id.as_bytes()) {
+                out.push(b'"');
+                out.extend_from_slice(id.as_bytes());
+                out.push(b'"');
+            } else {
+                escaped.clear();
+                canon::write_string(&mut escaped, id);
+                out.extend_from_slice(escaped.as_bytes());
+            }
+        }
+        out.extend_from_slice(b"\n      ");
+        indent_into(out, &text[open..], false);
+    }
+}
+
+/// An entry's fields with an empty evidence list, borrowed, declared in
+/// the order of [`Entry`]'s: encoded as the entry is but for the list.
+#[derive(Serialize)]
+struct EntryFields<'a> {
+    content: &'a str,
+    evidence_ids: &'a [&'a str],
+    first_seen: &'a Stamp,
+    key: &'a str,
+    kind: Kind,
+    last_seen: &'a Stamp,
+    memory_key: Option<&'a str>,
+    occurrences: u64,
+    revision: u32,
+    status: Status,
+    superseded_by: Option<&'a str>,
+    supersedes: Option<&'a str>,
+}
+
+/// Reads an entry laid out as [`Record::encode_into`] writes it: its head
+/// from the lines around the evidence list, then the list, an id a line
+/// written without escapes (as every valid id is). `None` for any other
+/// layout.
+fn stored_entry(encoded: &[u8]) -> Option<Entry> {
+    let head = Entry::read_head(encoded)?;
+    let body = encoded.strip_prefix(b"    {\n")?;
+    let list_start = 6 + memchr::memchr(b'\n', body)? + 1;
+    let list_end = memchr::memmem::rfind(encoded, FIRST_SEEN_LINE)?;
+    let list =
+        encoded.get(list_start..list_end)?.strip_prefix(EVIDENCE_LINE)?.strip_suffix(b"],")?;
+    let mut evidence_ids = IdList::new();
+    if !list.is_empty() {
+        let lines = list.strip_prefix(b"\n")?.strip_suffix(b"\n      ")?;
+        evidence_ids =
+            IdList::with_capacity(memchr::memchr_iter(b'\n', lines).count() + 1, lines.len());
+        let mut rest = lines;
+        loop {
+            let (line, next) = match memchr::memchr(b'\n', rest) {
+                Some(at) => (rest[..at].strip_suffix(b",")?, Some(&rest[at + 1..])),
+                None => (rest, None),
+            };
+            let id = line.strip_prefix(EVIDENCE_ID)?.strip_suffix(b"\"")?;
+            if !canon::is_unescaped(id) {
+                return None;
+            }
+            evidence_ids.push(std::str::from_utf8(id).ok()?);
+            match next {
+                Some(next) => rest = next,
+                None => break,
+            }
+        }
+    }
+    let EntryHead {
+        content,
+        first_seen,
+        key,
+        kind,
+        last_seen,
+        memory_key,
+        occurrences,
+        revision,
+        status,
+        superseded_by,
+        supersedes,
+    } = head;
+    Some(Entry {
+        content,
+        evidence_ids,
+        first_seen,
+        key,
+        kind,
+        last_seen,
+        memory_key,
+        occurrences,
+        revision,
+        status,
+        superseded_by,
+        supersedes,
+    })
 }
 
 impl CuratedFile {
@@ -390,6 +532,61 @@ mod tests {
             let first = CuratedFile::encode(&before, path, "ws").unwrap();
             proptest::prop_assert_eq!(back.contents().unwrap(), first.contents().unwrap());
             proptest::prop_assert_eq!(back.sha256(), first.sha256());
+        }
+    }
+
+    /// How the default of [`Record::encode_into`] writes an entry: its
+    /// whole serde encoding, indented.
+    fn encoded_as_json(entry: &Entry) -> Vec<u8> {
+        let mut out = Vec::new();
+        indent_into(&mut out, &canon::encode(entry, JsonStyle::Pretty), true);
+        out
+    }
+
+    #[test]
+    fn an_entry_laid_out_otherwise_is_decoded_as_json() {
+        let entry = entry("Use UTC.", None, &["a", "b"]);
+        let stored = encoded_as_json(&entry);
+        assert!(stored_entry(&stored).is_some());
+        let text = String::from_utf8(stored).unwrap();
+        for other in [
+            // one line, a missing comma, an escaped id, a field in between
+            text.replace("[\n        \"a\",\n        \"b\"\n      ]", "[\"a\", \"b\"]"),
+            text.replace("\"a\",\n", "\"a\"\n"),
+            text.replace("\"a\"", "\"\\u0061\""),
+            text.replace("\"evidence_ids\"", "\"extra\": 1,\n      \"evidence_ids\""),
+        ] {
+            assert!(stored_entry(other.as_bytes()).is_none(), "{other}");
+            let decoded = Entry::decode(other.as_bytes());
+            assert_eq!(decoded.ok(), serde_json::from_str::<Entry>(&other).ok(), "{other}");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// The direct encoding of an entry is its JSON encoding byte for
+        /// byte, and reads back line by line as the entry.
+        #[test]
+        fn an_entry_is_written_and_read_as_its_json(
+            content in "[a-z \"\\\\✓\u{e9}\u{7f}]{1,12}",
+            memory_key in proptest::option::of("[a-z]{1,4}\\.[a-z]{1,4}"),
+            ids in proptest::collection::btree_set("[A-Za-z0-9][A-Za-z0-9._:/-]{0,8}|[a-z\"\\\\é]{1,3}", 0..6),
+            superseded in proptest::bool::ANY,
+        ) {
+            let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+            let mut entry = entry(&content, memory_key.as_deref(), &ids);
+            if superseded {
+                entry.status = Status::Superseded;
+                entry.superseded_by = Some("0123456789abcdef".into());
+            }
+            let mut direct = Vec::new();
+            entry.encode_into(&mut direct);
+            let json = encoded_as_json(&entry);
+            proptest::prop_assert_eq!(String::from_utf8_lossy(&direct), String::from_utf8_lossy(&json));
+            proptest::prop_assert_eq!(Entry::decode(&direct).unwrap(), entry.clone());
+            let plain = ids.iter().all(|id| canon::is_unescaped(id.as_bytes()));
+            proptest::prop_assert_eq!(stored_entry(&direct), plain.then_some(entry));
         }
     }
 }

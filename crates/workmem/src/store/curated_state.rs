@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Location, Result};
 use crate::model::canon;
 use crate::model::fact::Kind;
+use crate::model::id_list::IdList;
 use crate::model::stamp::Stamp;
 use crate::store::Finding;
 use crate::store::curated_file::order;
@@ -52,7 +53,7 @@ pub struct Entry {
     /// The wording shown in MEMORY.md.
     pub content: String,
     /// Ids of the facts behind this revision, sorted and unique.
-    pub evidence_ids: Vec<String>,
+    pub evidence_ids: IdList,
     /// Earliest evidence timestamp.
     pub first_seen: Stamp,
     /// 16-hex entry key (docs/format.md).
@@ -118,18 +119,7 @@ impl Entry {
         added.dedup();
         // Both lists are sorted: one linear merge (the evidence of a
         // long-lived entry grows with the log).
-        let old = std::mem::take(&mut self.evidence_ids);
-        let mut merged = Vec::with_capacity(old.len() + added.len());
-        let mut added = added.into_iter().peekable();
-        for id in old {
-            while let Some(new) = added.next_if(|new| *new < id.as_str()) {
-                merged.push(new.to_owned());
-            }
-            added.next_if(|new| *new == id.as_str());
-            merged.push(id);
-        }
-        merged.extend(added.map(str::to_owned));
-        self.evidence_ids = merged;
+        self.evidence_ids = IdList::union(&self.evidence_ids, added);
         self.occurrences = self.evidence_ids.len() as u64;
         if first.instant() < self.first_seen.instant() {
             self.first_seen = first.clone();
@@ -314,7 +304,7 @@ pub(crate) fn problems_of(entries: &[Entry]) -> Vec<Finding> {
     let mut domains: BTreeSet<&str> = BTreeSet::new();
     for entry in entries {
         let ids = &entry.evidence_ids;
-        let unique = if ids.windows(2).all(|w| w[0] < w[1]) {
+        let unique = if ids.is_sorted_unique() {
             ids.len()
         } else {
             ids.iter().collect::<BTreeSet<_>>().len()
@@ -460,7 +450,7 @@ pub struct Revision<'a> {
     /// Its wording.
     pub content: String,
     /// The facts behind it, sorted and unique.
-    pub evidence_ids: Vec<String>,
+    pub evidence_ids: IdList,
     /// Earliest evidence.
     pub first_seen: Stamp,
     /// Latest evidence.
@@ -532,7 +522,7 @@ fn check_entry_fields(entry: &Entry) -> std::result::Result<(), String> {
     for id in &entry.evidence_ids {
         canon::check_id("evidence id", id).map_err(|e| e.to_string())?;
     }
-    if entry.evidence_ids.windows(2).any(|w| w[0] >= w[1]) {
+    if !entry.evidence_ids.is_sorted_unique() {
         return Err("evidence_ids must be sorted and unique".to_owned());
     }
     if entry.first_seen.instant() > entry.last_seen.instant() {
@@ -559,7 +549,7 @@ impl Entry {
         let stamp = |text: &str| Stamp::parse(text).unwrap();
         let mut entry = Entry {
             content: content.into(),
-            evidence_ids: ids.to_vec(),
+            evidence_ids: ids.iter().collect(),
             first_seen: stamp("2026-01-02T00:00:00Z"),
             key: String::new(),
             kind: Kind::Decision,
@@ -593,7 +583,7 @@ mod tests {
         for (old, added) in cases {
             let mut entry = Entry {
                 content: "x".into(),
-                evidence_ids: old.iter().map(std::string::ToString::to_string).collect(),
+                evidence_ids: old.iter().collect(),
                 first_seen: stamp("2026-01-02T00:00:00Z"),
                 key: "0123456789abcdef".into(),
                 kind: Kind::Decision,

@@ -31,6 +31,7 @@ use serde_json::Value;
 
 use crate::error::{Error, IoContext, Location, Result};
 use crate::model::canon::{self, JsonStyle};
+use crate::model::id_list::IdList;
 use crate::model::stamp::Stamp;
 use crate::store::atomic_io;
 use crate::store::conflict_queue::Case;
@@ -64,7 +65,7 @@ pub struct Adjudication {
     /// Caller-chosen idempotency key of the decision.
     pub event_id: String,
     /// Evidence of the chosen candidate.
-    pub evidence_ids: Vec<String>,
+    pub evidence_ids: IdList,
     /// The domain's active entry before the decision.
     pub prior_active_entry_key: Option<String>,
     /// Why.

@@ -87,6 +87,33 @@ pub(crate) trait Record: Serialize + DeserializeOwned {
     fn head_of_text(_text: &str) -> Option<Self::Head> {
         None
     }
+
+    /// Decodes one record's encoding as the file holds it.
+    ///
+    /// Errors: the record is not valid JSON of this type.
+    fn decode(encoded: &[u8]) -> serde_json::Result<Self> {
+        serde_json::from_slice(encoded)
+    }
+
+    /// Appends this record's encoding as a file holds it: its own pretty
+    /// encoding, every line four spaces in.
+    fn encode_into(&self, out: &mut Vec<u8>) {
+        indent_into(out, &canon::encode(self, JsonStyle::Pretty), true);
+    }
+}
+
+/// Appends `text`, each line four spaces in (the first one too when
+/// `first` says so: otherwise it goes on the line `out` ends with).
+pub(crate) fn indent_into(out: &mut Vec<u8>, text: &str, first: bool) {
+    for (n, line) in text.split('\n').enumerate() {
+        if n > 0 {
+            out.push(b'\n');
+        }
+        if n > 0 || first {
+            out.extend_from_slice(b"    ");
+        }
+        out.extend_from_slice(line.as_bytes());
+    }
 }
 
 /// Returns the value text of the top-level field `name` of one record's
@@ -145,14 +172,7 @@ impl<'w, R: Record> Encoder<'w, R> {
     pub(crate) fn record(&mut self, record: &R) {
         self.separate();
         let start = self.position();
-        let text = canon::encode(record, JsonStyle::Pretty);
-        for (n, line) in text.split('\n').enumerate() {
-            if n > 0 {
-                self.bytes.push(b'\n');
-            }
-            self.bytes.extend_from_slice(b"    ");
-            self.bytes.extend_from_slice(line.as_bytes());
-        }
+        record.encode_into(&mut self.bytes);
         self.slots.push(start..self.position());
     }
 
@@ -499,7 +519,7 @@ impl<R: Record> StateFile<R> {
             .filter(|slot| wanted(&slot.head))
             .map(|slot| {
                 let encoded = self.body.read(slot.range.clone()).at(path)?;
-                serde_json::from_slice(&encoded).map_err(|err| {
+                R::decode(&encoded).map_err(|err| {
                     Error::corrupt(
                         Location::file(path),
                         format!(

@@ -50,19 +50,15 @@ impl Workspace {
                 head.memory_key.as_deref() == Some(memory_key.as_str())
             })?;
         entries.sort_by_key(|e| e.revision);
-        let mut ids: Vec<&str> =
-            entries.iter().flat_map(|e| e.evidence_ids.iter().map(String::as_str)).collect();
+        let mut ids: Vec<&str> = entries.iter().flat_map(|e| e.evidence_ids.iter()).collect();
         ids.sort_unstable();
         ids.dedup();
         let by_id = self.facts_with_ids(&ids)?;
         let revisions = entries
             .into_iter()
             .map(|entry| {
-                let facts = entry
-                    .evidence_ids
-                    .iter()
-                    .filter_map(|id| by_id.get(id.as_str()).cloned())
-                    .collect();
+                let facts =
+                    entry.evidence_ids.iter().filter_map(|id| by_id.get(id).cloned()).collect();
                 RevisionHistory { entry, facts }
             })
             .collect();

@@ -143,7 +143,7 @@ impl Workspace {
                         let mut cited = 0;
                         let mut worded = false;
                         for id in &entry.evidence_ids {
-                            if let Some(content) = contents.get(id.as_str()) {
+                            if let Some(content) = contents.get(id) {
                                 cited += 1;
                                 worded |= *content == entry.content;
                             } else {
@@ -224,9 +224,7 @@ impl Workspace {
         }
         for case in &queue.cases {
             for candidate in &case.candidates {
-                for id in
-                    candidate.evidence_ids.iter().filter(|id| !contents.contains_key(id.as_str()))
-                {
+                for id in candidate.evidence_ids.iter().filter(|id| !contents.contains_key(id)) {
                     problems.push(problem(
                         &conflicts_path,
                         None,

@@ -183,7 +183,7 @@ pub fn append_raw(path: &Path, bytes: &[u8]) {
 /// Returns the active entries of a curated.json value as
 /// (content, evidence ids).
 pub fn active_contents(state: &workmem::CuratedState) -> Vec<(String, Vec<String>)> {
-    state.active_entries().map(|e| (e.content.clone(), e.evidence_ids.clone())).collect()
+    state.active_entries().map(|e| (e.content.clone(), e.evidence_ids.to_vec())).collect()
 }
 
 /// Overwrites the first `end` bytes of the file at `path` with a line of
