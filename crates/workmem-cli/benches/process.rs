@@ -133,7 +133,7 @@ fn append_comparison() {
 
 /// Every file of a memory directory but the log: what a first distill
 /// starts without.
-const DERIVED: [&str; 15] = [
+const DERIVED: [&str; 16] = [
     "curated.json",
     "conflicts.json",
     "MEMORY.md",
@@ -149,6 +149,7 @@ const DERIVED: [&str; 15] = [
     ".append-trail",
     ".hash-checkpoints",
     ".conflicts-layout",
+    ".curated-layout",
 ];
 
 /// Writes `count` generated facts (fresh ids, recorded over the log's two

@@ -89,6 +89,7 @@ impl Project {
                     || name == ".append-trail"
                     || name == ".hash-checkpoints"
                     || name == ".conflicts-layout"
+                    || name == ".curated-layout"
                 {
                     continue;
                 }

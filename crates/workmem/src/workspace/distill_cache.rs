@@ -630,49 +630,6 @@ impl Workspace {
                 candidates.push(record.clone());
             }
         }
-        // Only the records of the units judged are read from the units file
-        // (found through its places), unless this run rewrites it whole.
-        let units_path = self.file(UNITS_FILE);
-        let Some(mut stored) = Units::load_kept(
-            &units_path,
-            &self.file(PLACES_FILE),
-            header.token,
-            header.units_len,
-            header.places_len,
-            &touched,
-        ) else {
-            return Ok(None);
-        };
-        if stored.worn() {
-            let Some(whole) = Units::load(&units_path, header.token, header.units_len) else {
-                return Ok(None);
-            };
-            stored = whole;
-        }
-        let mut known = Known::default();
-        for key in &touched {
-            let facts = match stored.units.get(key) {
-                Some(unit) => match stored.facts(unit) {
-                    Some(facts) => facts,
-                    None => return Ok(None),
-                },
-                None => distill_cache::UnitFacts::default(),
-            };
-            candidates.extend(facts.pending);
-            if let UnitKey::Domain(memory_key) = key {
-                let mut ids = facts.ids;
-                ids.extend(new_ids.remove(memory_key).unwrap_or_default());
-                known.domains.insert(memory_key.clone(), ids);
-            }
-        }
-        candidates
-            .sort_unstable_by(|a, b| (a.instant(), a.fact_id()).cmp(&(b.instant(), b.fact_id())));
-
-        // Only the entries of the units judged are decoded; the others'
-        // bytes are copied as they are.
-        let (on_disk, stored_queue) =
-            layouts.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?;
-        let curated_path = self.file(CURATED_FILE);
         // The units judged, by memory key and by unkeyed group, so that a
         // record's head is tested without building a key.
         let (mut judged_keys, mut judged_groups): (HashSet<&str>, HashSet<&str>) =
@@ -687,15 +644,31 @@ impl Workspace {
             Some(key) => judged_keys.contains(key.as_str()),
             None => judged_groups.contains(head.key.as_str()),
         };
-        let partial = CuratedState {
-            schema_version: CURATED_SCHEMA_VERSION,
-            entries: on_disk.file.records(&curated_path, judged_here)?,
-        };
-        // Likewise only the cases of the memory keys judged.
         let judged_cases = |head: &CaseHead| judged_keys.contains(head.memory_key.as_str());
-        let conflicts_path = self.file(CONFLICTS_FILE);
-        let queue =
-            ConflictQueue { cases: stored_queue.file.records(&conflicts_path, judged_cases)? };
+        let (curated_path, conflicts_path) = (self.file(CURATED_FILE), self.file(CONFLICTS_FILE));
+        // Only the entries and cases of the units judged are decoded (the
+        // others' bytes are copied as they are), on another thread while
+        // their facts are read from the units file.
+        let (decoded, units) = std::thread::scope(|scope| {
+            let decoding = scope.spawn(|| -> Result<_> {
+                let (on_disk, stored_queue) =
+                    layouts.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?;
+                let entries = on_disk.file.records(&curated_path, judged_here)?;
+                let cases = stored_queue.file.records(&conflicts_path, judged_cases)?;
+                Ok((on_disk, stored_queue, entries, cases))
+            });
+            let units = self.judged_unit_facts(header, &touched, new_ids);
+            (decoding.join().unwrap_or_else(|p| std::panic::resume_unwind(p)), units)
+        });
+        let Some((stored, known, pending)) = units else {
+            return Ok(None);
+        };
+        let (on_disk, stored_queue, entries, cases) = decoded?;
+        candidates.extend(pending);
+        candidates
+            .sort_unstable_by(|a, b| (a.instant(), a.fact_id()).cmp(&(b.instant(), b.fact_id())));
+        let partial = CuratedState { schema_version: CURATED_SCHEMA_VERSION, entries };
+        let queue = ConflictQueue { cases };
         let outcome = distill::distill_partial(
             &candidates,
             partial,
@@ -841,6 +814,46 @@ impl Workspace {
             already_evidence: header.already_evidence,
             active_entries,
         }))
+    }
+
+    /// Reads the units file's records of the units `touched` (through its
+    /// places, or whole when its appended sections are worn): what a
+    /// partial run knows of each judged memory key (its ids in the log,
+    /// with `new_ids` added) and the pending candidates of every judged
+    /// unit. `None` when the file cannot be read as the header says.
+    fn judged_unit_facts(
+        &self,
+        header: &Header,
+        touched: &BTreeSet<UnitKey>,
+        mut new_ids: BTreeMap<String, Vec<(String, u8)>>,
+    ) -> Option<(Units, Known, Vec<FactSummary>)> {
+        let units_path = self.file(UNITS_FILE);
+        let mut stored = Units::load_kept(
+            &units_path,
+            &self.file(PLACES_FILE),
+            header.token,
+            header.units_len,
+            header.places_len,
+            touched,
+        )?;
+        if stored.worn() {
+            stored = Units::load(&units_path, header.token, header.units_len)?;
+        }
+        let mut known = Known::default();
+        let mut pending = Vec::new();
+        for key in touched {
+            let facts = match stored.units.get(key) {
+                Some(unit) => stored.facts(unit)?,
+                None => distill_cache::UnitFacts::default(),
+            };
+            pending.extend(facts.pending);
+            if let UnitKey::Domain(memory_key) = key {
+                let mut ids = facts.ids;
+                ids.extend(new_ids.remove(memory_key).unwrap_or_default());
+                known.domains.insert(memory_key.clone(), ids);
+            }
+        }
+        Some((stored, known, pending))
     }
 
     /// Whether each record appended since the cache was written (its place
