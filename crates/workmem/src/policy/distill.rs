@@ -318,6 +318,7 @@ fn run<F: FactRecord>(
         collected: collect.then(Collected::default),
         entries: curated.entries,
         index: HashMap::new(),
+        active: HashMap::new(),
         cases: queue.cases.clone(),
         domain_cases: HashMap::new(),
         report: Report::default(),
@@ -530,6 +531,8 @@ struct Run<'p> {
     collected: Option<Collected>,
     entries: Vec<Entry>,
     index: HashMap<String, usize>,
+    /// The position of each memory key's active entry.
+    active: HashMap<String, usize>,
     cases: Vec<Case>,
     /// The positions in `cases` of each memory key's cases.
     domain_cases: HashMap<String, Vec<usize>>,
@@ -584,6 +587,7 @@ impl<'p> Run<'p> {
             collected: self.collected.as_ref().map(|_| Collected::default()),
             entries: keyed,
             index: HashMap::new(),
+            active: HashMap::new(),
             cases: self.cases,
             domain_cases: HashMap::new(),
             report: Report::default(),
@@ -669,6 +673,12 @@ impl<'p> Run<'p> {
 
     fn reindex(&mut self) {
         self.index = self.entries.iter().enumerate().map(|(i, e)| (e.key.clone(), i)).collect();
+        self.active.clear();
+        for (i, entry) in self.entries.iter().enumerate() {
+            if let Some(key) = entry.memory_key.as_ref().filter(|_| entry.is_active()) {
+                self.active.entry(key.clone()).or_insert(i);
+            }
+        }
         self.domain_cases.clear();
         for (i, case) in self.cases.iter().enumerate() {
             self.domain_cases.entry(case.memory_key.clone()).or_default().push(i);
@@ -733,9 +743,7 @@ impl<'p> Run<'p> {
     }
 
     fn active_index(&self, memory_key: &str) -> Option<usize> {
-        self.entries
-            .iter()
-            .position(|e| e.is_active() && e.memory_key.as_deref() == Some(memory_key))
+        self.active.get(memory_key).copied()
     }
 
     fn keyed_domain<'i, F: FactRecord>(
@@ -938,6 +946,7 @@ impl<'p> Run<'p> {
                 })?;
         let (key, revision) = (self.entries[position].key.clone(), self.entries[position].revision);
         self.index.insert(key, position);
+        self.active.insert(memory_key.to_owned(), position);
         if superseding {
             self.report.superseded += 1;
         }

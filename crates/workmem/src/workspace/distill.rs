@@ -87,13 +87,23 @@ impl Workspace {
                 })))
             });
         let read = cache.then(|| ReadLog::of(&files, listing));
-        let facts = files.merge();
-        let (curated, bytes) = self.curated_with_bytes()?;
+        // curated.json and conflicts.json (which grow with the log and the
+        // history) are decoded on two more threads while the files' facts
+        // are merged into one list.
+        let (facts, curated, queue) = std::thread::scope(|scope| {
+            let curated = scope.spawn(|| self.curated_with_bytes());
+            let queue = scope
+                .spawn(|| if dry_run { self.conflicts() } else { self.conflicts_for_writer() });
+            let facts = files.merge();
+            let curated = curated.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+            (facts, curated, queue.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+        });
+        let (curated, bytes) = curated?;
         // Only whether the file exists matters here; free its bytes (they
         // grow with the log) before the policy runs.
         let curated_exists = bytes.is_some();
         drop(bytes);
-        let queue = if dry_run { self.conflicts()? } else { self.conflicts_for_writer()? };
+        let queue = queue?;
         let judge = if record {
             distill::distill_explained
         } else if cache {
