@@ -26,7 +26,7 @@ const FIRST_SEEN_LINE: &[u8] = b"\n      \"first_seen\": ";
 const CONTENT_LINE: &[u8] = b"      \"content\": ";
 /// How the evidence list starts, and how each of its ids does, in a file.
 const EVIDENCE_LINE: &[u8] = b"      \"evidence_ids\": [";
-const EVIDENCE_ID: &[u8] = b"        \"";
+const EVIDENCE_ID: &str = "        \"";
 /// The evidence list in an entry's own encoding, when empty.
 const NO_EVIDENCE: &str = "\n  \"evidence_ids\": []";
 
@@ -191,7 +191,7 @@ impl Record for Entry {
         let mut escaped = String::new();
         for (n, id) in self.evidence_ids.iter().enumerate() {
             out.extend_from_slice(if n == 0 { b"\n" } else { b",\n" });
-            out.extend_from_slice(&EVIDENCE_ID[..EVIDENCE_ID.len() - 1]);
+            out.extend_from_slice(&EVIDENCE_ID.as_bytes()[..EVIDENCE_ID.len() - 1]);
             if canon::is_unescaped(id.as_bytes()) {
                 out.push(b'"');
                 out.extend_from_slice(id.as_bytes());
@@ -239,51 +239,31 @@ fn stored_entry(encoded: &[u8]) -> Option<Entry> {
     let mut evidence_ids = IdList::new();
     if !list.is_empty() {
         let lines = list.strip_prefix(b"\n")?.strip_suffix(b"\n      ")?;
-        evidence_ids =
-            IdList::with_capacity(memchr::memchr_iter(b'\n', lines).count() + 1, lines.len());
-        let mut rest = lines;
-        loop {
-            let (line, next) = match memchr::memchr(b'\n', rest) {
-                Some(at) => (rest[..at].strip_suffix(b",")?, Some(&rest[at + 1..])),
-                None => (rest, None),
-            };
-            let id = line.strip_prefix(EVIDENCE_ID)?.strip_suffix(b"\"")?;
-            if !canon::is_unescaped(id) {
+        let lines = std::str::from_utf8(lines).ok()?;
+        let count = memchr::memchr_iter(b'\n', lines.as_bytes()).count() + 1;
+        evidence_ids = IdList::with_capacity(count, lines.len());
+        for (n, line) in lines.split('\n').enumerate() {
+            let line = if n + 1 < count { line.strip_suffix(',')? } else { line };
+            let id = line.strip_prefix(EVIDENCE_ID)?.strip_suffix('"')?;
+            if !canon::is_unescaped(id.as_bytes()) {
                 return None;
             }
-            evidence_ids.push(std::str::from_utf8(id).ok()?);
-            match next {
-                Some(next) => rest = next,
-                None => break,
-            }
+            evidence_ids.push(id);
         }
     }
-    let EntryHead {
-        content,
-        first_seen,
-        key,
-        kind,
-        last_seen,
-        memory_key,
-        occurrences,
-        revision,
-        status,
-        superseded_by,
-        supersedes,
-    } = head;
     Some(Entry {
-        content,
+        content: head.content,
         evidence_ids,
-        first_seen,
-        key,
-        kind,
-        last_seen,
-        memory_key,
-        occurrences,
-        revision,
-        status,
-        superseded_by,
-        supersedes,
+        first_seen: head.first_seen,
+        key: head.key,
+        kind: head.kind,
+        last_seen: head.last_seen,
+        memory_key: head.memory_key,
+        occurrences: head.occurrences,
+        revision: head.revision,
+        status: head.status,
+        superseded_by: head.superseded_by,
+        supersedes: head.supersedes,
     })
 }
 
