@@ -133,7 +133,7 @@ fn append_comparison() {
 
 /// Every file of a memory directory but the log: what a first distill
 /// starts without.
-const DERIVED: [&str; 16] = [
+const DERIVED: [&str; 15] = [
     "curated.json",
     "conflicts.json",
     "MEMORY.md",
@@ -149,7 +149,6 @@ const DERIVED: [&str; 16] = [
     ".append-trail",
     ".hash-checkpoints",
     ".conflicts-layout",
-    ".curated-layout",
 ];
 
 /// Writes `count` generated facts (fresh ids, recorded over the log's two

@@ -89,7 +89,6 @@ impl Project {
                     || name == ".append-trail"
                     || name == ".hash-checkpoints"
                     || name == ".conflicts-layout"
-                    || name == ".curated-layout"
                 {
                     continue;
                 }

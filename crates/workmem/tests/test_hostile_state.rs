@@ -899,12 +899,12 @@ fn a_special_file_where_the_append_trail_is_expected() {
 
 /// A FIFO, a directory, a device or a symlink where a cache of the state
 /// files' writers is expected (`.hash-checkpoints`, `.conflicts-layout`,
-/// `.curated-layout`, `.valid-hashes`) costs only the slow path: a resolution and the distills
+/// `.valid-hashes`) costs only the slow path: a resolution and the distills
 /// around it succeed without blocking, the case is closed, and nothing is
 /// written through the link.
 #[test]
 fn a_special_file_where_a_state_files_cache_is_expected() {
-    for name in [".hash-checkpoints", ".conflicts-layout", ".curated-layout", ".valid-hashes"] {
+    for name in [".hash-checkpoints", ".conflicts-layout", ".valid-hashes"] {
         for special in [Some(Special::Fifo), Some(Special::Directory), Some(Special::Device), None]
         {
             let h = Hostile::new();

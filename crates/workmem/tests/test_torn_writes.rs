@@ -216,7 +216,6 @@ pub fn files(memory: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
                     && n != ".append-trail"
                     && n != ".hash-checkpoints"
                     && n != ".conflicts-layout"
-                    && n != ".curated-layout"
                     && !n.starts_with(".distill-cache")
             }) {
                 // (The lock file and the caches, whose contents name inodes,

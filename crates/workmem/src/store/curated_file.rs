@@ -16,7 +16,6 @@ use crate::model::stamp::Stamp;
 use crate::store::curated_state::{
     CURATED_SCHEMA_VERSION, CuratedState, Entry, Status, problems_of,
 };
-use crate::store::layout_cache;
 #[cfg(test)]
 use crate::store::state_file::{Body, Output};
 use crate::store::state_file::{Record, StateFile, indent_into};
@@ -36,7 +35,7 @@ pub(crate) type CuratedFile = StateFile<Entry>;
 /// An entry's fields but its evidence ids: what the layout tells of each
 /// entry without decoding its evidence list. Ordered as entries are in the
 /// file: by (kind, memory_key or "", revision, key).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct EntryHead {
     /// The wording.
@@ -138,17 +137,6 @@ impl Record for Entry {
 
     fn problem(records: &[Entry], _workspace_id: &str) -> Option<String> {
         problems_of(records).into_iter().next().map(|finding| finding.message)
-    }
-
-    const LAYOUT_CACHE: Option<&'static str> = Some(layout_cache::CURATED_LAYOUT_FILE);
-
-    /// The head as one line of JSON (which holds no raw newline).
-    fn head_text(head: &EntryHead) -> Option<String> {
-        serde_json::to_string(head).ok()
-    }
-
-    fn head_of_text(text: &str) -> Option<EntryHead> {
-        serde_json::from_str(text).ok()
     }
 
     /// Reads the fields but the evidence list as [`Record::read_head`]
@@ -533,40 +521,6 @@ mod tests {
         let mut out = Vec::new();
         indent_into(&mut out, &canon::encode(entry, JsonStyle::Pretty), true);
         out
-    }
-
-    #[test]
-    fn a_recorded_layout_gives_the_layout_read_from_the_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = CuratedFile::encode(
-            &state(vec![
-                entry("Use \"WAL\" mode, \\ always ✓ \\n", Some("db.mode"), &["a", "b"]),
-                entry("Use UTC.", None, &["x"]),
-                entry("\"first_seen\": \"odd\" content", Some("time.zone"), &["y", "z"]),
-            ]),
-            Path::new("curated.json"),
-            "ws",
-        )
-        .unwrap();
-        let read = on_disk(&file, dir.path());
-        let cache = dir.path().join(layout_cache::CURATED_LAYOUT_FILE);
-        layout_cache::record(&cache, "curated.json", file.sha256(), &file.layout_lines().unwrap());
-        let lines = layout_cache::load(&cache, "curated.json", file.sha256()).unwrap();
-        let body = Body::File(std::fs::File::open(dir.path().join("stored.json")).unwrap());
-        let laid = CuratedFile::with_layout(body, file.sha256().to_owned(), "ws", &lines)
-            .unwrap()
-            .expect("the recorded layout tiles the file");
-        assert_eq!(laid.heads().collect::<Vec<_>>(), read.heads().collect::<Vec<_>>());
-        assert_eq!(laid.layout_lines(), read.layout_lines());
-        // A layout that does not tile the file is refused.
-        let mut shifted = lines.clone();
-        shifted[1].start += 1;
-        let body = Body::File(std::fs::File::open(dir.path().join("stored.json")).unwrap());
-        assert!(
-            CuratedFile::with_layout(body, file.sha256().to_owned(), "ws", &shifted)
-                .unwrap()
-                .is_err()
-        );
     }
 
     #[test]

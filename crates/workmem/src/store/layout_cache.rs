@@ -1,18 +1,14 @@
-//! The layout of the last conflicts.json and curated.json workmem wrote:
-//! where each record starts and ends and its head (a case's memory key,
-//! revision and id; an entry's fields but its evidence), so that the next
-//! writer of a file it knows by that hash finds the records it replaces
+//! The layout of the last conflicts.json workmem wrote: where each case
+//! starts and ends and its head (memory key, revision, id), so that the
+//! next writer of a file it knows by that hash finds the cases it replaces
 //! without reading the file.
 //!
 //! conflicts.json keeps every closed case: with 1,000 resolutions behind
 //! it, it is 1.9 MB, and reading its layout (each case's end and head)
 //! cost a resolution about 1.3 ms; this file holds the same in 1,000 short
-//! lines. curated.json keeps every evidence id: at 1,000,000 facts it is
-//! 19 MB for under 600 entries, which an incremental distill read whole
-//! to find them. Only a cache: each file, `.conflicts-layout` and
-//! `.curated-layout` in the memory directory, is replaced atomically by
-//! each writer of its state file and names the hash of the file it
-//! describes; it ends with a check of all
+//! lines. Only a cache: the file, `.conflicts-layout` in the memory
+//! directory, is replaced atomically by each writer of conflicts.json and
+//! names the hash of the file it describes; it ends with a check of all
 //! its lines, and the layout it gives is checked whole (cases one after
 //! another from the file's head to its tail, in order) before it is used.
 //! Anything else costs one read of the layout.
@@ -30,8 +26,6 @@ use crate::store::atomic_io;
 
 /// The cache file of conflicts.json, in the memory directory.
 pub(crate) const CONFLICTS_LAYOUT_FILE: &str = ".conflicts-layout";
-/// The cache file of curated.json, in the memory directory.
-pub(crate) const CURATED_LAYOUT_FILE: &str = ".curated-layout";
 
 const HEADER: &str = "workmem-layout 1";
 

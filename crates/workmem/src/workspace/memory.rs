@@ -56,23 +56,13 @@ impl Workspace {
         let sha256 = file.sha256().to_owned();
         let checkpoints = file.checkpoints().cloned();
         let projection = Projection::of_heads(file.heads());
-        let layout = file.layout_lines();
         // The files put out of place are closed once MEMORY.md is durable
         // too: the blocks a close frees would hold up its `fsync`.
         let held = atomic_io::HoldReplaced::new();
         let (saved, memory) = std::thread::scope(|scope| {
             let memory = scope.spawn(|| {
                 let rendered = projection.render_memory();
-                let staged = atomic_io::stage(&self.file(MEMORY_FILE), |out| {
-                    out.write_all(rendered.as_bytes())
-                });
-                // The layout names the file's hash: until the file is in
-                // place, it describes none that is read.
-                if let Some(layout) = &layout {
-                    let cache = self.file(layout_cache::CURATED_LAYOUT_FILE);
-                    layout_cache::record(&cache, CURATED_FILE, &sha256, layout);
-                }
-                staged
+                atomic_io::stage(&self.file(MEMORY_FILE), |out| out.write_all(rendered.as_bytes()))
             });
             let saved = first().and_then(|()| file.save(&path));
             (saved, memory.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
