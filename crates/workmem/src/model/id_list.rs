@@ -204,12 +204,6 @@ impl<S: AsRef<str>> Extend<S> for IdList {
     }
 }
 
-impl From<Vec<String>> for IdList {
-    fn from(ids: Vec<String>) -> IdList {
-        ids.iter().collect()
-    }
-}
-
 impl<S: AsRef<str>> PartialEq<[S]> for IdList {
     fn eq(&self, other: &[S]) -> bool {
         self.len() == other.len() && self.iter().zip(other).all(|(a, b)| a == b.as_ref())

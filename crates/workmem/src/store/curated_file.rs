@@ -114,17 +114,8 @@ impl Record for Entry {
     /// Reads an entry's first line (the content) and the lines after its
     /// evidence list.
     fn read_head(encoded: &[u8]) -> Option<EntryHead> {
-        let first = encoded.strip_prefix(b"    {\n")?;
-        let content = &first[..memchr::memchr(b'\n', first)?];
-        if !content.starts_with(CONTENT_LINE) {
-            return None;
-        }
-        let rest = memchr::memmem::rfind(encoded, FIRST_SEEN_LINE)?;
-        let mut text = Vec::with_capacity(2 + content.len() + encoded.len() - rest);
-        text.extend_from_slice(b"{\n");
-        text.extend_from_slice(content);
-        text.extend_from_slice(&encoded[rest..]);
-        serde_json::from_slice(&text).ok()
+        let (content, _, rest) = entry_parts(encoded)?;
+        head_of(content, rest)
     }
 
     fn id(head: &EntryHead) -> &str {
@@ -213,17 +204,39 @@ struct EntryFields<'a> {
     supersedes: Option<&'a str>,
 }
 
+/// An entry's encoding as a file holds it, in three parts: its first line
+/// (the content), the lines between it and `first_seen` (the evidence
+/// list; empty when there are none), and the lines from `first_seen` on.
+fn entry_parts(encoded: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
+    let first = encoded.strip_prefix(b"    {\n")?;
+    let content_end = memchr::memchr(b'\n', first)?;
+    let content = &first[..content_end];
+    if !content.starts_with(CONTENT_LINE) {
+        return None;
+    }
+    let rest = memchr::memmem::rfind(encoded, FIRST_SEEN_LINE)?;
+    let list = encoded.get(encoded.len() - first.len() + content_end + 1..rest).unwrap_or(&[]);
+    Some((content, list, &encoded[rest..]))
+}
+
+/// Decodes an entry's head from its content line and the lines from
+/// `first_seen` on.
+fn head_of(content: &[u8], rest: &[u8]) -> Option<EntryHead> {
+    let mut text = Vec::with_capacity(2 + content.len() + rest.len());
+    text.extend_from_slice(b"{\n");
+    text.extend_from_slice(content);
+    text.extend_from_slice(rest);
+    serde_json::from_slice(&text).ok()
+}
+
 /// Reads an entry laid out as [`Record::encode_into`] writes it: its head
 /// from the lines around the evidence list, then the list, an id a line
 /// written without escapes (as every valid id is). `None` for any other
 /// layout.
 fn stored_entry(encoded: &[u8]) -> Option<Entry> {
-    let head = Entry::read_head(encoded)?;
-    let body = encoded.strip_prefix(b"    {\n")?;
-    let list_start = 6 + memchr::memchr(b'\n', body)? + 1;
-    let list_end = memchr::memmem::rfind(encoded, FIRST_SEEN_LINE)?;
-    let list =
-        encoded.get(list_start..list_end)?.strip_prefix(EVIDENCE_LINE)?.strip_suffix(b"],")?;
+    let (content, list, rest) = entry_parts(encoded)?;
+    let head = head_of(content, rest)?;
+    let list = list.strip_prefix(EVIDENCE_LINE)?.strip_suffix(b"],")?;
     let mut evidence_ids = IdList::new();
     if !list.is_empty() {
         let lines = list.strip_prefix(b"\n")?.strip_suffix(b"\n      ")?;
