@@ -122,6 +122,8 @@ pub enum Command {
     Adopt(Deferred<commands::adopt::AdoptArgs>),
     /// Merge memory files: git's merge driver, and `--continue` after markers
     Merge(Deferred<commands::merge::MergeArgs>),
+    /// Show what a git revision range changes in the memory, for review
+    Diff(Deferred<commands::diff::DiffArgs>),
     /// Look for credentials stored in the memory directory; exit 1 when any
     Scan(Deferred<commands::scan::ScanArgs>),
     /// Walk through facts, distill, supersession and a tie offline

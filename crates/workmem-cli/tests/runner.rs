@@ -7,6 +7,7 @@
 #[cfg(feature = "chat")]
 mod chat;
 mod cli;
+mod diff;
 mod explain;
 #[cfg(feature = "mcp")]
 mod mcp;

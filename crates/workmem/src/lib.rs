@@ -73,6 +73,7 @@ pub use policy::rules::{Policy, SourcePolicy};
 pub use store::conflict_queue::{Candidate, Case, CaseStatus, ConflictQueue};
 pub use store::curated_state::{CuratedState, Entry, Status};
 pub use store::journal::Adjudication;
+pub use workspace::diff::{DiffContext, DiffDecision, DiffEntries, MemoryDiff, MemorySnapshot};
 pub use workspace::explain::FactExplanation;
 pub use workspace::history::History;
 pub use workspace::overview::{FactCounts, Overview};

@@ -19,6 +19,7 @@ pub mod chat;
 pub mod conflicts;
 pub mod context;
 pub mod demo;
+pub mod diff;
 pub mod distill;
 pub mod explain;
 pub mod facts;
@@ -254,6 +255,7 @@ pub fn run(ctx: &Ctx, command: &Command) -> Result<(), CommandError> {
         Command::History(args) => history::run(ctx, args),
         Command::Explain(args) => explain::run(ctx, args),
         Command::Verify(args) => verify::run(ctx, args),
+        Command::Diff(args) => diff::run(ctx, args),
         Command::Scan(args) => scan::run(ctx, args),
         Command::Status(args) => status::run(ctx, args),
         Command::Share(args) => share::run(ctx, args),

@@ -107,6 +107,17 @@ impl FactLog {
         Ok(Some((facts, stamp)))
     }
 
+    /// Parses `data`, the bytes of a daily file from elsewhere than the
+    /// log's directory (a git object, named `path` in messages), with the
+    /// readers' rules: the facts [`FactLog::read_file`] would return.
+    ///
+    /// Errors: as [`FactLog::read_file`].
+    pub(crate) fn parse_file(&self, path: &Path, data: &[u8]) -> Result<Vec<Fact>> {
+        let mut facts: Vec<Fact> = self.parse_records(path, data)?;
+        drop_repeated_ids(&mut facts);
+        Ok(facts)
+    }
+
     fn read_records<T: FactRecord>(&self, path: &Path) -> Result<Vec<T>> {
         match atomic_io::read_optional(path)? {
             Some(data) => self.parse_records(path, &data),

@@ -20,32 +20,40 @@ pub(crate) const IDENTITY_FILE: &str = "workspace.toml";
 /// that is not `id = "<16 lowercase hex>"` (comments allowed, nothing
 /// else), a symlink or a non-regular file; [`Error::Io`].
 pub(crate) fn read_pin(dot_workmem: &Path) -> Result<Option<String>> {
+    let path = dot_workmem.join(IDENTITY_FILE);
+    let Some(data) = atomic_io::read_optional(&path)? else { return Ok(None) };
+    parse_pin(&data, &path).map(Some)
+}
+
+/// Returns the id of the pin `data`, read from `path` (a file or another
+/// source, such as a git object, named for messages).
+///
+/// Errors: [`Error::Corrupt`] as [`read_pin`] says.
+pub(crate) fn parse_pin(data: &[u8], path: &Path) -> Result<String> {
     #[derive(serde::Deserialize)]
     #[serde(deny_unknown_fields)]
     struct Pin {
         id: String,
     }
-    let path = dot_workmem.join(IDENTITY_FILE);
-    let Some(data) = atomic_io::read_optional(&path)? else { return Ok(None) };
-    let text = std::str::from_utf8(&data)
-        .map_err(|_| Error::corrupt(Location::file(&path), "is not valid UTF-8"))?;
+    let text = std::str::from_utf8(data)
+        .map_err(|_| Error::corrupt(Location::file(path), "is not valid UTF-8"))?;
     let pin: Pin = toml::from_str(text).map_err(|err| {
         let offset = err.span().map_or(0, |span| span.start.min(text.len()));
         let before = &text[..offset];
         let line = before.matches('\n').count() + 1;
         let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
         Error::corrupt(
-            Location::line(&path, line),
+            Location::line(path, line),
             format!("column {column}: {}", err.message().trim_end()),
         )
     })?;
     if !is_workspace_id(&pin.id) {
         return Err(Error::corrupt(
-            Location::file(&path),
+            Location::file(path),
             "`id` must be 16 lowercase hexadecimal digits (a workspace id)",
         ));
     }
-    Ok(Some(pin.id))
+    Ok(pin.id)
 }
 
 /// Returns the text of a pin file for `id`.

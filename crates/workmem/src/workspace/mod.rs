@@ -10,6 +10,7 @@
 //! `atomic_io::append`, and every read-modify-write holds the workspace lock.
 
 mod append;
+pub(crate) mod diff;
 mod distill;
 mod distill_cache;
 pub(crate) mod explain;
