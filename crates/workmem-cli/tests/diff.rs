@@ -574,3 +574,40 @@ fn a_bad_range_is_a_usage_error_that_names_it() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains("is not inside a git repository"), "{}", text(&out));
 }
+
+#[test]
+fn the_memory_is_found_where_the_project_keeps_it_in_the_tree() {
+    let world = World::new();
+    let repo = world.init("mono");
+    std::fs::create_dir_all(repo.dir.join("services/app")).unwrap();
+    let app = ["-C", "services/app"];
+    let elsewhere = ["--memory-dir", "shared-mem"];
+    for flags in [&app[..], &[&app[..], &elsewhere[..]].concat()] {
+        let run = |args: &[&str]| repo.ok(&[flags, args].concat());
+        run(&["init", "-q"]);
+        run(&["remember", "first outcome", "--at", "2026-01-05T09:00:00Z"]);
+    }
+    repo.commit_all("memories, not pinned");
+    repo.git(&["checkout", "-q", "-b", "more"]);
+    for (flags, content) in
+        [(&app[..], "in the app"), (&[&app[..], &elsewhere[..]].concat()[..], "shared")]
+    {
+        repo.ok(&[flags, &["remember", content, "--at", "2026-01-06T09:00:00Z"]].concat());
+    }
+    repo.commit_all("more");
+
+    let diff = repo.json(&["-C", "services/app", "diff", "main..more"]);
+    assert_eq!(diff["memory_dir"], "services/app/.workmem/memory");
+    assert_eq!(field(&diff["facts_added"], "content"), ["in the app"], "{diff}");
+    assert_eq!(diff["problems_at_head"], serde_json::json!([]));
+    let diff =
+        repo.json(&["-C", "services/app", "--memory-dir", "shared-mem", "diff", "main..more"]);
+    assert_eq!(diff["memory_dir"], "shared-mem");
+    assert_eq!(field(&diff["facts_added"], "content"), ["shared"], "{diff}");
+
+    // A memory directory git does not hold has no revisions.
+    let outside = world.path("outside-mem");
+    let out = repo.run(&["diff", "--memory-dir", outside.to_str().unwrap(), "main..more"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("is not inside the git repository"), "{}", text(&out));
+}
