@@ -485,7 +485,19 @@ fn forged_and_undecodable_files_are_reported_never_shown() {
     assert!(!shown.contains("evil.example") && !shown.contains('\u{1b}'), "{shown}");
     assert!(shown.contains("files that do not decode at the head (3): not compared, not trusted"));
     assert!(shown.contains("! .workmem/memory/daily/2026-02-01.jsonl: is not a regular file"));
-    assert!(shown.contains("! agent context") || shown.contains("! not compared"), "{shown}");
+    assert!(shown.contains("! not compared: a file it needs does not decode"), "{shown}");
+
+    // A branch that puts a symbolic link in place of the memory directory.
+    a.git(&["checkout", "-q", "-b", "linked", "main"]);
+    a.git(&["rm", "-rq", ".workmem/memory"]);
+    std::fs::remove_dir_all(a.memory()).unwrap();
+    std::os::unix::fs::symlink("/tmp", a.memory()).unwrap();
+    a.git(&["add", "-A"]);
+    a.git(&["commit", "-q", "-m", "link"]);
+    let diff = a.diff("main..linked");
+    let problems = &diff["problems_at_head"];
+    assert_eq!(field(problems, "file"), [".workmem/memory"], "{problems}");
+    assert!(problems[0]["message"].as_str().unwrap().contains("is not a directory"));
 }
 
 #[test]

@@ -70,7 +70,9 @@ impl MemorySnapshot {
     /// directory: `curated.json`, `daily/2026-01-05.jsonl`, ...) holding
     /// `bytes`, or `None` when the revision holds something other than a
     /// regular file there (a symbolic link, a submodule). Names that are no
-    /// memory file (MEMORY.md, caches, anything else) are ignored.
+    /// memory file (MEMORY.md, caches, anything else) are ignored; the
+    /// empty name stands for the memory directory itself, found to be no
+    /// directory.
     #[must_use]
     pub fn with_file(mut self, name: impl Into<String>, bytes: Option<Vec<u8>>) -> MemorySnapshot {
         self.files.insert(name.into(), bytes);
@@ -92,6 +94,14 @@ impl MemorySnapshot {
         let mut days: BTreeMap<String, Found<'_>> = BTreeMap::new();
         let mut singles: Vec<(MemoryFile, Found<'_>)> = Vec::new();
         for (name, bytes) in &self.files {
+            if name.is_empty() {
+                problems.push(problem(
+                    &self.root,
+                    None,
+                    "is not a directory (a symbolic link or a file): no memory file is read",
+                ));
+                continue;
+            }
             let relative = Path::new(name);
             let Some(kind) = MemoryFile::for_path(relative)
                 .filter(|_| relative.components().count() <= 2)
@@ -734,5 +744,11 @@ mod tests {
         let files: Vec<&str> = diff.problems_at_head.iter().map(|p| p.file.as_str()).collect();
         assert_eq!(files, ["mem/curated.json", "mem/conflict-resolution-transactions.jsonl"]);
         assert!(diff.problems_at_head[0].message.contains("not a regular file"));
+
+        let replaced = MemorySnapshot::new("mem").with_file("", None);
+        let diff = MemoryDiff::between(&base, &replaced, &Config::default());
+        assert_eq!(diff.problems_at_head.len(), 1);
+        assert_eq!(diff.problems_at_head[0].file, "mem");
+        assert!(diff.problems_at_head[0].message.contains("is not a directory"));
     }
 }
