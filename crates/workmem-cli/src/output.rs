@@ -72,6 +72,29 @@ pub struct ContextOutput<'a> {
     pub context: &'a str,
 }
 
+/// `diff --json`: the library's diff with the commits compared.
+///
+/// ```json
+/// {"base": "1f0c...", "head": "9ab2...", "memory_dir": ".workmem/memory",
+///  "facts_added": [...], "facts_removed": [], "decisions_added": [...],
+///  "decisions_removed": [], "decisions_set_aside": [],
+///  "entries": {"created": [...], "superseded": [...], "retracted": [], "removed": []},
+///  "context": {"added": [...], "removed": [...], "complete": true},
+///  "problems_at_base": [], "problems_at_head": []}
+/// ```
+#[derive(Debug, Serialize)]
+pub struct DiffOutput<'a> {
+    /// The base commit (`None`: the empty tree, before a root commit).
+    pub base: Option<&'a str>,
+    /// The head commit.
+    pub head: &'a str,
+    /// The memory directory's path in the trees.
+    pub memory_dir: &'a str,
+    /// What the range changes.
+    #[serde(flatten)]
+    pub diff: &'a workmem::MemoryDiff,
+}
+
 /// Where a command writes: results to stdout, status to stderr.
 #[derive(Debug, Clone, Copy)]
 pub struct Ui {

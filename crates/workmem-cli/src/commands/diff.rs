@@ -21,11 +21,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use clap::Args;
-use serde::Serialize;
 use workmem::{DiffDecision, Entry, Fact, MemoryDiff, MemorySnapshot, Problem};
 
 use crate::command_error::CommandError;
 use crate::commands::Ctx;
+use crate::output::DiffOutput;
 
 /// Arguments of `workmem diff`.
 #[derive(Debug, Args)]
@@ -46,28 +46,6 @@ pub struct DiffArgs {
     /// The revisions to compare: `A..B`, `A...B` or one commit
     #[arg(value_name = "REV_RANGE")]
     pub range: String,
-}
-
-/// `diff --json`: the library's diff with the commits compared.
-///
-/// ```json
-/// {"base": "1f0c...", "head": "9ab2...", "memory_dir": ".workmem/memory",
-///  "facts_added": [...], "facts_removed": [], "decisions_added": [...],
-///  "decisions_removed": [], "decisions_set_aside": [],
-///  "entries": {"created": [...], "superseded": [...], "retracted": [], "removed": []},
-///  "context": {"added": [...], "removed": [...], "complete": true},
-///  "problems_at_base": [], "problems_at_head": []}
-/// ```
-#[derive(Debug, Serialize)]
-struct DiffOutput<'a> {
-    /// The base commit (`None`: the empty tree, before a root commit).
-    base: Option<&'a str>,
-    /// The head commit.
-    head: &'a str,
-    /// The memory directory's path in the trees.
-    memory_dir: &'a str,
-    #[serde(flatten)]
-    diff: &'a MemoryDiff,
 }
 
 /// Runs `workmem diff`.
