@@ -20,7 +20,7 @@ use crate::model::fact::Fact;
 use crate::policy::config::Config;
 use crate::policy::projection::{self, MAX_PENDING_FACTS, PendingFact, Projection};
 use crate::store::conflict_queue::{CaseStatus, ConflictQueue};
-use crate::store::curated_state::{CuratedState, Entry};
+use crate::store::curated_state::{CuratedState, Entry, Status};
 use crate::store::fact_log::FactLog;
 use crate::store::identity;
 use crate::store::journal::{self, Adjudication};
@@ -414,7 +414,8 @@ pub struct DiffEntries {
     /// holds them (`superseded_by` names the successor).
     pub superseded: Vec<Entry>,
     /// Revisions active at the base that left the memory without a
-    /// successor: their record is gone from curated.json.
+    /// successor: marked so at the head, or their record gone from
+    /// curated.json.
     pub retracted: Vec<Entry>,
     /// Superseded revisions of the base whose record is gone from
     /// curated.json: history that curated.json keeps, deleted.
@@ -605,7 +606,11 @@ impl MemoryDiff {
             match before_keys.get(entry.key.as_str()) {
                 None => self.entries.created.push(entry.clone()),
                 Some(earlier) if earlier.is_active() && !entry.is_active() => {
-                    self.entries.superseded.push(entry.clone());
+                    if entry.status == Status::Superseded {
+                        self.entries.superseded.push(entry.clone());
+                    } else {
+                        self.entries.retracted.push(entry.clone());
+                    }
                 }
                 Some(_) => {}
             }
