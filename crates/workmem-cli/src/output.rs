@@ -80,7 +80,7 @@ pub struct ContextOutput<'a> {
 ///  "decisions_removed": [], "decisions_set_aside": [],
 ///  "entries": {"created": [...], "superseded": [...], "retracted": [], "removed": []},
 ///  "context": {"added": [...], "removed": [...], "complete": true},
-///  "problems_at_base": [], "problems_at_head": []}
+///  "credentials": [], "problems_at_base": [], "problems_at_head": []}
 /// ```
 #[derive(Debug, Serialize)]
 pub struct DiffOutput<'a> {

@@ -517,6 +517,7 @@ fn the_json_shape_holds_every_part_and_an_empty_diff_says_so() {
         [
             "base",
             "context",
+            "credentials",
             "decisions_added",
             "decisions_removed",
             "decisions_set_aside",
@@ -622,4 +623,43 @@ fn the_memory_is_found_where_the_project_keeps_it_in_the_tree() {
     let out = repo.run(&["diff", "--memory-dir", outside.to_str().unwrap(), "main..more"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains("is not inside the git repository"), "{}", text(&out));
+}
+
+#[test]
+fn a_credential_a_branch_adds_is_withheld_and_named() {
+    let world = World::new();
+    let a = shared(&world);
+    a.git(&["checkout", "-q", "-b", "leak"]);
+    // Written past workmem's guard, as another tool or a hand edit would.
+    let token = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+    let id = a.remember("Deploy with the staging script", None, "2026-03-01T09:00:00Z");
+    let day = a.memory().join("daily/2026-03-01.jsonl");
+    let line = std::fs::read_to_string(&day).unwrap();
+    let leaked =
+        line.replace("Deploy with the staging script", &format!("Deploy with token {token}"));
+    assert_ne!(leaked, line);
+    std::fs::write(&day, leaked).unwrap();
+    a.remember("An ordinary outcome", None, "2026-03-02T09:00:00Z");
+    a.commit_all("leak");
+
+    for args in [&["diff", "main..leak"][..], &["diff", "main..leak", "--json"][..]] {
+        let out = a.run(args);
+        assert!(out.status.success(), "{}", text(&out));
+        assert!(!text(&out).contains(token), "{args:?}: {}", text(&out));
+    }
+    let diff = a.diff("main..leak");
+    assert_eq!(field(&diff["facts_added"], "content"), ["An ordinary outcome"]);
+    let credentials = diff["credentials"].as_array().unwrap();
+    assert_eq!(credentials.len(), 2, "{credentials:?}");
+    let fact = credentials.iter().find(|c| c["fact_id"] == id.as_str()).unwrap();
+    assert_eq!(fact["file"], ".workmem/memory/daily/2026-03-01.jsonl");
+    assert_eq!(fact["field"], "content");
+    assert_eq!(fact["kind"], "GitHub token");
+    assert!(credentials.iter().any(|c| c["record"] == "context line (added)"), "{credentials:?}");
+    let shown = a.ok(&["diff", "main..leak"]);
+    assert!(
+        shown.lines().any(|l| l.starts_with("! .workmem/memory/daily/2026-03-01.jsonl: fact ")
+            && l.ends_with("(added) content: GitHub token")),
+        "{shown}"
+    );
 }

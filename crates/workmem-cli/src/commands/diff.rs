@@ -173,6 +173,25 @@ fn render(diff: &MemoryDiff, title: &str) -> Vec<String> {
             ],
         );
     }
+    section(
+        format!(
+            "credentials ({}): withheld from the lists above; take them out of the branch \
+             before it is merged (a committed credential stays in git's history)",
+            diff.credentials.len()
+        ),
+        diff.credentials
+            .iter()
+            .map(|found| {
+                format!(
+                    "! {}: {} {}: {}",
+                    found.file,
+                    found.record.as_deref().unwrap_or("record"),
+                    found.field,
+                    found.kind
+                )
+            })
+            .collect(),
+    );
     for (side, problems) in [("base", &diff.problems_at_base), ("head", &diff.problems_at_head)] {
         section(
             format!(

@@ -17,6 +17,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Location};
 use crate::model::fact::Fact;
+use crate::model::secret;
 use crate::policy::config::Config;
 use crate::policy::projection::{self, MAX_PENDING_FACTS, PendingFact, Projection};
 use crate::store::conflict_queue::{CaseStatus, ConflictQueue};
@@ -25,6 +26,7 @@ use crate::store::fact_log::FactLog;
 use crate::store::identity;
 use crate::store::journal::{self, Adjudication};
 use crate::workspace::merge::MemoryFile;
+use crate::workspace::scan::Finding;
 use crate::workspace::verify::Problem;
 
 /// The memory files of one revision, as found (in a git tree, say), not
@@ -395,6 +397,11 @@ pub struct MemoryDiff {
     pub entries: DiffEntries,
     /// The lines of the agent context that change.
     pub context: DiffContext,
+    /// Records of the lists above that hold what the secret guard takes
+    /// for a credential: each is withheld from its list (a review output
+    /// must not spread the credential further) and named here, with the
+    /// field and the kind of credential, never the value.
+    pub credentials: Vec<Finding>,
     /// Files of the base that do not decode (or are not regular files):
     /// their content is not compared.
     pub problems_at_base: Vec<Problem>,
@@ -491,7 +498,78 @@ impl MemoryDiff {
         if let (Some(before), Some(after)) = (old.context(config), new.context(config)) {
             diff.context = context_lines(&before, &after);
         }
+        diff.withhold_credentials(&head.root);
         diff
+    }
+
+    /// Moves every record that holds a credential out of its list into
+    /// [`MemoryDiff::credentials`] (see there); `root` names the memory
+    /// directory in the findings.
+    fn withhold_credentials(&mut self, root: &Path) {
+        let file = |name: &str| root.join(name).display().to_string();
+        let mut found: Vec<Finding> = Vec::new();
+        let mut finding = |file: String, record: String, fact_id: Option<&str>, hit: Hit| {
+            found.push(Finding {
+                file,
+                line: None,
+                fact_id: fact_id.map(str::to_owned),
+                record: Some(record),
+                field: hit.0.to_owned(),
+                kind: hit.1,
+            });
+        };
+        for (facts, list) in
+            [(&mut self.facts_added, "added"), (&mut self.facts_removed, "removed")]
+        {
+            facts.retain(|fact| {
+                let Some(hit) = fact_secret(fact) else { return true };
+                let day = format!("daily/{}.jsonl", fact.recorded_at.utc_day());
+                finding(
+                    file(&day),
+                    format!("fact {} ({list})", fact.fact_id),
+                    Some(&fact.fact_id),
+                    hit,
+                );
+                false
+            });
+        }
+        for (decisions, list) in [
+            (&mut self.decisions_added, "added"),
+            (&mut self.decisions_removed, "removed"),
+            (&mut self.decisions_set_aside, "set aside"),
+        ] {
+            decisions.retain(|decision| {
+                let Some(hit) = decision_secret(decision) else { return true };
+                let record = format!("event {} ({list})", decision.record.event_id);
+                finding(file(journal::AUDIT_FILE), record, None, hit);
+                false
+            });
+        }
+        let DiffEntries { created, superseded, retracted, removed } = &mut self.entries;
+        for (entries, list) in [
+            (created, "created"),
+            (superseded, "superseded"),
+            (retracted, "retracted"),
+            (removed, "removed"),
+        ] {
+            entries.retain(|entry| {
+                let Some(hit) = entry_secret(entry) else { return true };
+                let record = format!("entry {} ({list})", entry.key);
+                finding(file(crate::workspace::CURATED_FILE), record, None, hit);
+                false
+            });
+        }
+        for (lines, list) in
+            [(&mut self.context.added, "added"), (&mut self.context.removed, "removed")]
+        {
+            lines.retain(|line| {
+                let Some(kind) = secret::find(line) else { return true };
+                let record = format!("context line ({list})");
+                finding(root.display().to_string(), record, None, ("text", kind));
+                false
+            });
+        }
+        self.credentials = found;
     }
 
     /// Returns whether nothing changes and nothing failed to decode.
@@ -504,6 +582,7 @@ impl MemoryDiff {
             decisions_set_aside,
             entries: DiffEntries { created, superseded, retracted, removed },
             context: DiffContext { added, removed: lines_removed, complete },
+            credentials,
             problems_at_base,
             problems_at_head,
         } = self;
@@ -519,6 +598,7 @@ impl MemoryDiff {
             && added.is_empty()
             && lines_removed.is_empty()
             && *complete
+            && credentials.is_empty()
             && problems_at_base.is_empty()
             && problems_at_head.is_empty()
     }
@@ -625,6 +705,47 @@ impl MemoryDiff {
             }
         }
     }
+}
+
+/// A credential found in a record: the field and the kind.
+type Hit = (&'static str, &'static str);
+
+/// Returns the first text of `fields` that holds a credential.
+fn first_secret<'a>(fields: impl IntoIterator<Item = (&'static str, &'a str)>) -> Option<Hit> {
+    fields.into_iter().find_map(|(field, text)| secret::find(text).map(|kind| (field, kind)))
+}
+
+fn fact_secret(fact: &Fact) -> Option<Hit> {
+    let fields = [
+        ("content", fact.content.as_str()),
+        ("memory_key", fact.memory_key.as_deref().unwrap_or_default()),
+        ("source", fact.source.as_str()),
+    ];
+    first_secret(fields).or_else(|| {
+        fact.evidence.iter().find_map(|(key, value)| {
+            secret::find(key).map(|kind| ("evidence key", kind)).or_else(|| {
+                secret::find(value)
+                    .or_else(|| secret::find_in_pair(key, value))
+                    .map(|kind| ("evidence value", kind))
+            })
+        })
+    })
+}
+
+fn decision_secret(decision: &DiffDecision) -> Option<Hit> {
+    first_secret([
+        ("actor", decision.record.actor.as_str()),
+        ("rationale", decision.record.rationale.as_str()),
+        ("chosen_content", decision.chosen_content.as_deref().unwrap_or_default()),
+        ("memory_key", decision.memory_key.as_deref().unwrap_or_default()),
+    ])
+}
+
+fn entry_secret(entry: &Entry) -> Option<Hit> {
+    first_secret([
+        ("content", entry.content.as_str()),
+        ("memory_key", entry.memory_key.as_deref().unwrap_or_default()),
+    ])
 }
 
 /// Returns the lines of `after` that `before` lacks and those of `before`
