@@ -96,11 +96,14 @@ impl MemorySnapshot {
         let mut days: BTreeMap<String, Found<'_>> = BTreeMap::new();
         let mut singles: Vec<(MemoryFile, Found<'_>)> = Vec::new();
         for (name, bytes) in &self.files {
-            if name.is_empty() {
+            // A tree lists the files under a directory, never the directory:
+            // the memory directory or `daily/` named itself is something else.
+            if name.is_empty() || name == "daily" {
+                let path = if name.is_empty() { self.root.clone() } else { self.root.join(name) };
                 problems.push(problem(
-                    &self.root,
+                    &path,
                     None,
-                    "is not a directory (a symbolic link or a file): no memory file is read",
+                    "is not a directory (a symbolic link or a file): no memory file in it is read",
                 ));
                 continue;
             }
@@ -871,10 +874,12 @@ mod tests {
         assert_eq!(files, ["mem/curated.json", "mem/conflict-resolution-transactions.jsonl"]);
         assert!(diff.problems_at_head[0].message.contains("not a regular file"));
 
-        let replaced = MemorySnapshot::new("mem").with_file("", None);
-        let diff = MemoryDiff::between(&base, &replaced, &Config::default());
-        assert_eq!(diff.problems_at_head.len(), 1);
-        assert_eq!(diff.problems_at_head[0].file, "mem");
-        assert!(diff.problems_at_head[0].message.contains("is not a directory"));
+        for (name, file) in [("", "mem"), ("daily", "mem/daily")] {
+            let replaced = MemorySnapshot::new("mem").with_file(name, None);
+            let diff = MemoryDiff::between(&base, &replaced, &Config::default());
+            assert_eq!(diff.problems_at_head.len(), 1);
+            assert_eq!(diff.problems_at_head[0].file, file);
+            assert!(diff.problems_at_head[0].message.contains("is not a directory"));
+        }
     }
 }
