@@ -124,6 +124,8 @@ pub enum Command {
     Merge(Deferred<commands::merge::MergeArgs>),
     /// Show what a git revision range changes in the memory, for review
     Diff(Deferred<commands::diff::DiffArgs>),
+    /// Show the transaction journal; `--discard` drops work this clone did not prepare
+    Journal(Deferred<commands::journal::JournalArgs>),
     /// Look for credentials stored in the memory directory; exit 1 when any
     Scan(Deferred<commands::scan::ScanArgs>),
     /// Walk through facts, distill, supersession and a tie offline

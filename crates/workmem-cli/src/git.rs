@@ -171,3 +171,34 @@ pub fn add(top: &Path, paths: &[PathBuf]) -> Result<(), CommandError> {
     args.extend(paths.iter().map(|p| p.as_os_str()));
     git(top, args).map(drop)
 }
+
+/// Removes from git's index those of `paths` (absolute, inside the work
+/// tree rooted at `top`) that it tracks, keeping the files on disk
+/// (`git rm --cached`); returns the paths it untracked, relative to `top`.
+///
+/// Errors: as the git calls.
+pub fn untrack(top: &Path, paths: &[PathBuf]) -> Result<Vec<PathBuf>, CommandError> {
+    let mut tracked = Vec::new();
+    for path in paths {
+        let Ok(relative) = path.strip_prefix(top) else { continue };
+        let listed = git(top, [OsStr::new("ls-files"), OsStr::new("--"), relative.as_os_str()])?;
+        if !listed.is_empty() {
+            tracked.push(relative.to_path_buf());
+        }
+    }
+    if !tracked.is_empty() {
+        remove_from_index(top, &tracked)?;
+    }
+    Ok(tracked)
+}
+
+/// Removes `paths` (relative to `top`) from git's index, unmerged entries
+/// included, keeping the files on disk (`git rm --cached`).
+///
+/// Errors: as the git call.
+pub fn remove_from_index(top: &Path, paths: &[PathBuf]) -> Result<(), CommandError> {
+    let mut args: Vec<&OsStr> =
+        vec![OsStr::new("rm"), OsStr::new("--cached"), OsStr::new("--quiet"), OsStr::new("--")];
+    args.extend(paths.iter().map(|p| p.as_os_str()));
+    git(top, args).map(drop)
+}

@@ -468,7 +468,12 @@ fn without_the_driver_commands_refuse_and_merge_continue_finishes_from_the_index
     );
 
     let merged = b.json(&["merge", "--continue"]);
-    assert!(merged["merged"].as_array().unwrap().len() >= 2, "{merged}");
+    // The daily log both sides appended to (MEMORY.md is not committed).
+    assert_eq!(
+        merged["merged"],
+        serde_json::json!([".workmem/memory/daily/2026-02-01.jsonl"]),
+        "{merged}"
+    );
     b.git(&["commit", "-q", "--no-edit"]);
     b.verify_clean();
     let facts = b.fact_ids();
@@ -476,6 +481,137 @@ fn without_the_driver_commands_refuse_and_merge_continue_finishes_from_the_index
     assert_eq!(b.event_ids(), ["review:alice"]);
     assert_eq!(b.active("db.engine").as_deref(), Some("Use SQLite for the cache"));
     assert!(b.git(&["status", "--porcelain"]).trim().is_empty());
+}
+
+const JOURNAL: &str = ".workmem/memory/conflict-resolution-transactions.jsonl";
+
+#[test]
+fn share_keeps_the_journal_and_memory_md_out_of_commits_and_untracks_them() {
+    let world = World::new();
+    let a = shared_with_a_tie(&world);
+    let ignore = std::fs::read_to_string(a.dir.join(".workmem/.gitignore")).unwrap();
+    for line in ["/memory/conflict-resolution-transactions.jsonl", "/memory/MEMORY.md"] {
+        assert!(ignore.lines().any(|l| l == line), "{line}: {ignore}");
+    }
+    let tracked = a.git(&["ls-files", ".workmem"]);
+    assert!(!tracked.contains("MEMORY.md") && !tracked.contains("transactions"), "{tracked}");
+    // A repository shared by an earlier version committed both: share
+    // untracks them (and only them), keeping the files on disk.
+    a.ok(&["memory", "-q"]);
+    std::fs::write(a.dir.join(JOURNAL), "").unwrap();
+    a.git(&["add", "-f", JOURNAL, ".workmem/memory/MEMORY.md"]);
+    a.git(&["commit", "-q", "-m", "as an earlier version shared it"]);
+    let shared = a.json(&["share"]);
+    let untracked: BTreeSet<&str> =
+        shared["untracked"].as_array().unwrap().iter().map(|p| p.as_str().unwrap()).collect();
+    assert_eq!(untracked, [JOURNAL, ".workmem/memory/MEMORY.md"].into_iter().collect(), "{shared}");
+    assert!(a.memory().join("MEMORY.md").exists());
+    let staged = a.git(&["diff", "--cached", "--name-status"]);
+    assert_eq!(staged.lines().count(), 2, "{staged}");
+    assert!(staged.lines().all(|l| l.starts_with('D')), "{staged}");
+    assert_eq!(a.json(&["share"])["untracked"], serde_json::json!([]));
+}
+
+#[test]
+fn a_prepared_transaction_that_arrives_through_git_is_never_applied() {
+    let world = World::new();
+    let a = shared_with_a_tie(&world);
+    let b = world.clone_of(&a, "bob/app");
+    b.ok(&["status", "-q"]);
+    // On alice's machine a decision stops right after its `prepared`
+    // line, and the journal is forced into a commit.
+    let case = a.open_case("db.engine").unwrap();
+    let candidate = case["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["content"] == "Use Postgres for the cache")
+        .unwrap()["candidate_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let out = a
+        .world
+        .command(crate::WORKMEM, &a.dir)
+        .args(["resolve", case["conflict_id"].as_str().unwrap(), &candidate])
+        .args(["--revision", &case["revision"].to_string(), "--event-id", "review:alice"])
+        .args(["--actor", "Alice", "--rationale", "nobody decided this in bob's clone"])
+        .env("WORKMEM_FAILPOINT", "after_prepared")
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "resolve did not stop (failpoints feature?): {}", text(&out));
+    let journal = std::fs::read(a.dir.join(JOURNAL)).unwrap();
+    assert!(String::from_utf8_lossy(&journal).contains("\"Alice\""));
+    a.git(&["add", "-f", JOURNAL]);
+    a.git(&["commit", "-q", "-m", "a journal in flight"]);
+
+    b.git(&["pull", "-q", "--no-rebase", "--no-edit", a.dir.to_str().unwrap(), "main"]);
+    assert_eq!(std::fs::read(b.dir.join(JOURNAL)).unwrap(), journal);
+    // Read commands complete nothing and do not fail.
+    assert_eq!(b.open_case("db.engine").unwrap()["status"], "open");
+    b.fact_ids();
+    assert_eq!(b.event_ids(), Vec::<String>::new());
+    assert_eq!(b.active("db.engine"), None);
+    assert_eq!(std::fs::read(b.dir.join(JOURNAL)).unwrap(), journal);
+    // Verify reports it, naming the way out.
+    let out = b.run(&["verify", "--json"]);
+    assert!(!out.status.success(), "{}", text(&out));
+    let problems: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        problems["problems"].as_array().unwrap().iter().any(|p| {
+            let message = p["message"].as_str().unwrap();
+            p["file"].as_str().unwrap().ends_with("conflict-resolution-transactions.jsonl")
+                && message.contains("not prepared by this clone")
+                && message.contains("\"Alice\"")
+                && message.contains("workmem journal --discard")
+        }),
+        "{problems}"
+    );
+    // Writing commands refuse, naming the command that shows and discards it.
+    let conflict = case["conflict_id"].as_str().unwrap();
+    let revision = case["revision"].to_string();
+    let resolve = [
+        "resolve",
+        conflict,
+        &candidate,
+        "--revision",
+        &revision,
+        "--event-id",
+        "review:bob",
+        "--rationale",
+        "bob decides",
+    ];
+    for args in [&["distill", "--as-of", AS_OF][..], &resolve] {
+        let out = b.run(args);
+        assert_eq!(out.status.code(), Some(4), "{args:?}: {}", text(&out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("did not prepare") && stderr.contains("`workmem journal`"),
+            "{stderr}"
+        );
+    }
+    assert_eq!(b.event_ids(), Vec::<String>::new());
+    // `journal` shows it; `--discard` discards it.
+    let shown = b.json(&["journal"]);
+    let transaction = &shown["transactions"][0];
+    assert_eq!(transaction["prepared_here"], false, "{shown}");
+    assert_eq!(transaction["committed"], false, "{shown}");
+    assert_eq!(transaction["adjudication"]["actor"], "Alice", "{shown}");
+    assert!(b.ok(&["journal"]).contains("NOT prepared by this clone"));
+    let discarded = b.json(&["journal", "--discard"]);
+    assert_eq!(discarded["discarded"], serde_json::json!([transaction["transaction_id"]]));
+    assert!(b.journal_is_empty());
+    b.verify_clean();
+    b.ok(&["distill", "--as-of", AS_OF, "-q"]);
+    assert_eq!(b.open_case("db.engine").unwrap()["status"], "open");
+    assert_eq!(b.event_ids(), Vec::<String>::new());
+
+    // In alice's own clone the same transaction is hers: the next command
+    // finishes it.
+    a.ok(&["status", "-q"]);
+    assert_eq!(a.event_ids(), ["review:alice"]);
+    assert_eq!(a.active("db.engine").as_deref(), Some("Use Postgres for the cache"));
+    assert!(a.journal_is_empty());
 }
 
 #[test]

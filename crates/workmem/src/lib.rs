@@ -80,9 +80,9 @@ pub use workspace::overview::{FactCounts, Overview};
 pub use workspace::scan::{Finding, Scan};
 pub use workspace::verify::Problem;
 pub use workspace::{
-    Adopted, ContextOptions, DaySummary, DistillOptions, Distilled, Imported, MERGE_DRIVER,
-    MemoryFile, MergeSides, Shared, Workspace, WorkspaceBuilder, has_conflict_markers,
-    merge_memory_file, salvage_records,
+    Adopted, ContextOptions, DaySummary, DistillOptions, Distilled, Imported, JournalReport,
+    JournalTransaction, MERGE_DRIVER, MemoryFile, MergeSides, NOT_COMMITTED, Shared, Workspace,
+    WorkspaceBuilder, has_conflict_markers, merge_memory_file, salvage_records,
 };
 
 /// Returns `raw` as a memory key in normal form (trimmed, case-folded),
@@ -173,6 +173,17 @@ pub mod internals {
         resolution: crate::Resolution,
     ) -> Result<Option<journal::Intent>> {
         ws.prepare_resolution(resolution)
+    }
+
+    /// Records the unfinished transaction of the journal of `memory_dir`
+    /// as prepared by this clone, as a crash of this clone would have left
+    /// it: for tests that install a journal by hand (recovery rolls
+    /// forward only what this clone prepared). Returns the transaction ids
+    /// recorded; nothing for an empty journal.
+    ///
+    /// Errors: the journal's read errors; I/O errors.
+    pub fn own_journal(memory_dir: &std::path::Path) -> Result<Vec<String>> {
+        crate::store::journal_owner::adopt_for_tests(memory_dir)
     }
 
     /// Returns the fact `new` makes, validated as on append, without a

@@ -313,6 +313,9 @@ fn forge_intent(tied: &Tied, edit: impl Fn(&mut Value)) {
     }
     let out: String = lines.iter().flat_map(|l| [l.to_string(), "\n".to_owned()]).collect();
     fs::write(&path, out).expect("forge");
+    // Modified in this clone's own journal (a file a transaction of this
+    // clone wrote): recovery must stop on the intent itself.
+    workmem::internals::own_journal(&tied.memory()).expect("own the journal");
 }
 
 #[test]
@@ -471,6 +474,8 @@ fn install_fixture(name: &str, memory: &Path, workspace_id: &str) {
         fs::create_dir_all(target.parent().expect("parent")).expect("dirs");
         fs::write(target, text).expect("install");
     }
+    // Left by a crash of this clone: its journal is its own.
+    workmem::internals::own_journal(memory).expect("own the journal");
 }
 
 /// The canonical state of a memory directory: what one committed decision

@@ -216,6 +216,7 @@ pub fn files(memory: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
                     && n != ".append-trail"
                     && n != ".hash-checkpoints"
                     && n != ".conflicts-layout"
+                    && n != ".journal-owner"
                     && !n.starts_with(".distill-cache")
             }) {
                 // (The lock file and the caches, whose contents name inodes,
@@ -238,6 +239,8 @@ pub fn restore(memory: &Path, state: &BTreeMap<PathBuf, Vec<u8>>) {
         fs::create_dir_all(full.parent().expect("parent")).expect("dirs");
         fs::write(full, bytes).expect("write");
     }
+    // The state a crash of this clone left: its journal is its own.
+    workmem::internals::own_journal(memory).expect("own the journal");
 }
 
 /// Splits a JSONL text into its lines, each with its newline.

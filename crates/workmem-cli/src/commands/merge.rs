@@ -120,19 +120,20 @@ fn finish(ctx: &Ctx) -> Result<(), CommandError> {
         ))
     })?;
     let mut merged = Vec::new();
-    let mut view = None;
+    let mut untracked = Vec::new();
     for unmerged in git::unmerged(&top, under)? {
         let Some(file) = MemoryFile::for_path(&unmerged.path) else { continue };
         let relative = unmerged.path.strip_prefix(under).unwrap_or(&unmerged.path).to_path_buf();
         let stage = |i: usize| -> Result<Option<Vec<u8>>, CommandError> {
             unmerged.stages[i].as_deref().map(|blob| git::blob(&top, blob)).transpose()
         };
-        let (base, ours, theirs) =
-            (stage(0)?, stage(1)?.unwrap_or_default(), stage(2)?.unwrap_or_default());
-        if file == MemoryFile::View {
-            view = Some((relative, ours, unmerged.path));
+        if matches!(file, MemoryFile::View | MemoryFile::Journal) {
+            // Never committed: out of git's index, this clone's file kept.
+            untracked.push(unmerged.path);
             continue;
         }
+        let (base, ours, theirs) =
+            (stage(0)?, stage(1)?.unwrap_or_default(), stage(2)?.unwrap_or_default());
         let sides = MergeSides { base: base.as_deref(), ours: &ours, theirs: &theirs };
         let mut data = workmem::merge_memory_file(file, &unmerged.path, sides)?;
         // Records appended to the worktree file since git stopped.
@@ -145,23 +146,16 @@ fn finish(ctx: &Ctx) -> Result<(), CommandError> {
         ws.write_merged(&relative, &data)?;
         merged.push(unmerged.path);
     }
-    if let Some((relative, ours, path)) = view {
-        // MEMORY.md is rendered from the merged curated.json; without one,
-        // ours stands.
-        ws.write_merged(&relative, &ours)?;
-        merged.push(path);
+    if !untracked.is_empty() {
+        git::remove_from_index(&top, &untracked)?;
     }
     if !merged.is_empty() {
+        // MEMORY.md is rendered from the merged curated.json (never
+        // committed).
         ws.memory()?;
-        let memory_md = memory.join("MEMORY.md");
-        if memory_md.exists()
-            && let Ok(relative) = memory_md.strip_prefix(&top)
-            && !merged.iter().any(|p| p == relative)
-        {
-            merged.push(relative.to_path_buf());
-        }
         git::add(&top, &merged)?;
     }
+    merged.extend(untracked);
     let shown: Vec<String> = merged.iter().map(|p| p.display().to_string()).collect();
     if ctx.ui.is_json() {
         return ctx.ui.json(&ContinueOutput { merged: shown });

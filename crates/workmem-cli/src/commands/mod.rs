@@ -26,6 +26,7 @@ pub mod facts;
 pub mod history;
 pub mod import;
 pub mod init;
+pub mod journal;
 pub mod logs;
 #[cfg(feature = "mcp")]
 pub mod mcp;
@@ -261,6 +262,7 @@ pub fn run(ctx: &Ctx, command: &Command) -> Result<(), CommandError> {
         Command::Share(args) => share::run(ctx, args),
         Command::Adopt(args) => adopt::run(ctx, args),
         Command::Merge(args) => merge::run(ctx, args),
+        Command::Journal(args) => journal::run(ctx, args),
         Command::Demo(args) => demo::run(ctx, args),
         #[cfg(feature = "mcp")]
         Command::Mcp(args) => mcp::run(ctx, args),

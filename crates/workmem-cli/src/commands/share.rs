@@ -27,6 +27,9 @@ struct ShareOutput<'a> {
     files: Vec<String>,
     /// The driver command configured in the clone.
     merge_driver: String,
+    /// Memory files that are never committed and that git tracked: removed
+    /// from git's index, kept on disk.
+    untracked: Vec<String>,
 }
 
 /// Runs `workmem share`.
@@ -46,12 +49,18 @@ pub fn run(ctx: &Ctx, _args: &ShareArgs) -> Result<(), CommandError> {
     };
     let shared = ws.share()?;
     let merge_driver = git::configure_driver(&top)?;
+    let top = std::fs::canonicalize(&top).unwrap_or(top);
+    let untracked: Vec<String> = git::untrack(&top, &shared.not_committed)?
+        .iter()
+        .map(|f| f.display().to_string())
+        .collect();
     let files: Vec<String> = shared.files.iter().map(|f| f.display().to_string()).collect();
     if ctx.ui.is_json() {
         return ctx.ui.json(&ShareOutput {
             workspace_id: &shared.workspace_id,
             files,
             merge_driver,
+            untracked,
         });
     }
     ctx.ui.line(format_args!("workspace {} is pinned", shared.workspace_id))?;
@@ -60,6 +69,9 @@ pub fn run(ctx: &Ctx, _args: &ShareArgs) -> Result<(), CommandError> {
     }
     if files.is_empty() {
         ctx.ui.line("files     already in place")?;
+    }
+    for file in &untracked {
+        ctx.ui.line(format_args!("untracked {file} (never committed; kept on disk)"))?;
     }
     ctx.ui.line(format_args!("driver    merge.workmem.driver = {merge_driver}"))?;
     if !ctx.ui.is_quiet() {

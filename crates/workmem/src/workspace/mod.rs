@@ -15,6 +15,7 @@ mod distill;
 mod distill_cache;
 pub(crate) mod explain;
 pub(crate) mod history;
+mod journal_view;
 mod memory;
 mod merge;
 mod open;
@@ -27,10 +28,11 @@ pub(crate) mod verify;
 
 pub use append::Imported;
 pub use distill::{DistillOptions, Distilled};
+pub use journal_view::{JournalReport, JournalTransaction};
 pub use memory::ContextOptions;
 pub use merge::{MemoryFile, MergeSides, has_conflict_markers, merge_memory_file, salvage_records};
 pub use open::WorkspaceBuilder;
-pub use share::{Adopted, MERGE_DRIVER, Shared};
+pub use share::{Adopted, MERGE_DRIVER, NOT_COMMITTED, Shared};
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

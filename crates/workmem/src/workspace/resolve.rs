@@ -24,6 +24,7 @@ use crate::store::journal::{
     self, AUDIT_FILE, Adjudication, INTENT_SCHEMA_FULL, INTENT_SCHEMA_VERSION, Intent,
     JOURNAL_FILE, JournalLine, Phase,
 };
+use crate::store::journal_owner;
 use crate::store::lock::WorkspaceLock;
 use crate::store::state_file::Output;
 use crate::store::valid_hashes::{self, CheckedPrefix};
@@ -240,6 +241,14 @@ impl Workspace {
             schema_version: INTENT_SCHEMA_VERSION,
         };
         let digest = intent.digest();
+        // Durable before the `prepared` line: recovery rolls forward only a
+        // transaction this clone prepared (see `store::journal_owner`).
+        journal_owner::claim(
+            &self.memory_dir,
+            &self.file(JOURNAL_FILE),
+            &intent.transaction_id,
+            &digest,
+        )?;
         self.append_phase(&intent, &digest, Phase::Prepared)?;
         let targets = Targets { curated, queue, audit_done: false };
         Ok(Prepare::Ready(Box::new(Prepared {
@@ -337,35 +346,76 @@ impl Workspace {
     /// distill) to compact: opening stays cheap and never waits for the
     /// lock when there is nothing to finish.
     ///
+    /// A transaction this clone did not prepare (a journal that arrived
+    /// through git or was copied, see [`Workspace::journal`]) is never
+    /// rolled forward, and does not make opening fail: it is left as it is
+    /// for `verify` to report and for the writers to refuse.
+    ///
     /// Errors: [`Error::Corrupt`] when the intent was modified or a target
     /// matches neither snapshot (nothing is changed then); [`Error::Io`].
     pub fn recover(&self) -> Result<()> {
+        let path = self.file(JOURNAL_FILE);
         if !self.distill_pending()
-            && journal::last_is_committed(&self.file(JOURNAL_FILE), self.workspace_id())?
+            && (journal::is_empty(&path)?
+                || !journal_owner::is_own_file(&self.memory_dir, &path)?
+                || journal::last_is_committed(&path, self.workspace_id())?)
         {
             return Ok(());
         }
         let _lock: WorkspaceLock = self.lock()?;
-        self.finish_pending_locked()
+        self.finish_pending_with(Foreign::Leave)
     }
 
     /// Finishes an interrupted distill, rolls every unfinished transaction
     /// forward and compacts the journal (it then holds nothing); the lock
     /// must be held. With an empty journal, the state at rest, this costs
     /// one `stat` of each file.
+    ///
+    /// Errors: as [`Workspace::recover`], and [`Error::Corrupt`] naming the
+    /// journal and `workmem journal` when it holds an unfinished
+    /// transaction this clone did not prepare: a writer refuses to build on
+    /// state such a transaction may be meant to change.
     pub(crate) fn finish_pending_locked(&self) -> Result<()> {
+        self.finish_pending_with(Foreign::Refuse)
+    }
+
+    fn finish_pending_with(&self, foreign: Foreign) -> Result<()> {
         self.finish_distill_locked()?;
         let path = self.file(JOURNAL_FILE);
+        if journal::is_empty(&path)? {
+            return Ok(());
+        }
+        let own_file = journal_owner::is_own_file(&self.memory_dir, &path)?;
+        if !own_file && foreign == Foreign::Leave {
+            return Ok(());
+        }
         // Repair first: a complete record missing only its newline is kept
         // by the next append, so it must count here too. Otherwise a
         // `prepared` line torn just before its newline is skipped, a retry
         // prepares the same transaction again, and the journal ends up with
-        // two `prepared` lines for one transaction.
-        journal::repair_stream::<JournalLine>(&path)?;
-        if journal::is_empty(&path)? {
-            return Ok(());
+        // two `prepared` lines for one transaction. (Only this clone's
+        // journal: a foreign one is never written but to discard it.)
+        if own_file {
+            journal::repair_stream::<JournalLine>(&path)?;
         }
-        let mut transactions = journal::transactions(&path, self.workspace_id())?;
+        let mut transactions = journal::transactions(&path, self.workspace_id())
+            .map_err(|err| if own_file { err } else { foreign_unreadable(&path, &err) })?;
+        for transaction in &transactions {
+            if transaction.committed()
+                || journal_owner::prepared_here(
+                    &self.memory_dir,
+                    &path,
+                    &transaction.transaction_id,
+                    &transaction.digest,
+                )?
+            {
+                continue;
+            }
+            match foreign {
+                Foreign::Leave => return Ok(()),
+                Foreign::Refuse => return Err(foreign_transaction(&path, transaction)),
+            }
+        }
         for transaction in &mut transactions {
             // Only uncommitted transactions keep their intent.
             if let Some(intent) = transaction.intent.take() {
@@ -602,6 +652,50 @@ fn modified(path: &Path, intent: &Intent, what: &str) -> Error {
         format!(
             "intent was modified: the {what} of transaction {} do not agree with its file hashes; recovery stopped",
             intent.transaction_id
+        ),
+    )
+}
+
+/// What finishing pending work does with a transaction this clone did not
+/// prepare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Foreign {
+    /// Leave the journal as it is (opening a workspace, for any command).
+    Leave,
+    /// Refuse, naming the way out (a writer).
+    Refuse,
+}
+
+/// The way out of a journal holding work this clone did not prepare.
+pub(crate) const JOURNAL_WAY_OUT: &str =
+    "`workmem journal` shows it and `workmem journal --discard` discards it";
+
+/// The error of an unfinished transaction this clone did not prepare.
+fn foreign_transaction(path: &Path, transaction: &journal::Transaction) -> Error {
+    let what = transaction.intent.as_ref().map_or_else(String::new, |intent| {
+        format!(
+            " (a decision by {:?} on case {})",
+            intent.adjudication.actor, intent.adjudication.conflict_id
+        )
+    });
+    Error::corrupt(
+        Location::line(path, transaction.first_line),
+        format!(
+            "holds unfinished transaction {}{what} that this clone did not prepare (it arrived \
+             through git or was copied); it is never applied, and nothing that writes the memory \
+             runs while it is there: {JOURNAL_WAY_OUT}",
+            transaction.transaction_id
+        ),
+    )
+}
+
+/// The error of a journal this clone did not write that cannot be read.
+fn foreign_unreadable(path: &Path, err: &Error) -> Error {
+    Error::corrupt(
+        Location::file(path),
+        format!(
+            "was not written by this clone (it arrived through git or was copied) and cannot be \
+             read ({err}); it is never applied: {JOURNAL_WAY_OUT}"
         ),
     )
 }

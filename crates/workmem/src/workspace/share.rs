@@ -21,6 +21,9 @@ pub struct Shared {
     /// The directory whose `.gitattributes` routes the memory files to the
     /// merge driver.
     pub attributes: PathBuf,
+    /// The memory files that are never committed ([`NOT_COMMITTED`]), as
+    /// paths: the caller untracks those git still tracks.
+    pub not_committed: Vec<PathBuf>,
 }
 
 /// What [`WorkspaceBuilder::adopt`] found and pinned.
@@ -34,6 +37,12 @@ pub struct Adopted {
     /// Whether the pin was written now (false: it was already in place).
     pub pinned_now: bool,
 }
+
+/// The memory files that `share` keeps out of commits (listed in the
+/// ignore file, and untracked by the caller when tracked): the transaction
+/// journal and MEMORY.md.
+pub const NOT_COMMITTED: [&str; 2] =
+    [crate::store::journal::JOURNAL_FILE, crate::workspace::MEMORY_FILE];
 
 /// The name of workmem's merge driver in `.gitattributes` and git's
 /// configuration (`merge.workmem.driver`).
@@ -76,11 +85,15 @@ impl Workspace {
             files.extend(self.write_pin(&self.workspace_id)?);
         }
         atomic_io::create_private_dir(&self.memory_dir)?;
-        let ignore: Vec<String> = if prefix.is_empty() {
+        let mut ignore: Vec<String> = if prefix.is_empty() {
             vec![".*".into(), "!/.gitignore".into(), "!/.gitattributes".into()]
         } else {
             vec![format!("{prefix}.*")]
         };
+        // The journal holds this clone's work in flight, never anyone
+        // else's; MEMORY.md is rendered from the checked curated.json by
+        // every clone (a merge could not keep a committed one in step).
+        ignore.extend(NOT_COMMITTED.iter().map(|file| format!("/{prefix}{file}")));
         files.extend(merge_lines(
             &dir.join(".gitignore"),
             "# workmem: the lock, caches and temporary files stay out of commits",
@@ -102,7 +115,13 @@ impl Workspace {
             "# workmem: memory files merge with workmem's driver (`workmem share` configures it)",
             &attributes,
         )?);
-        Ok(Shared { workspace_id: self.workspace_id.clone(), files, attributes: dir })
+        let not_committed = NOT_COMMITTED.iter().map(|file| self.file(file)).collect();
+        Ok(Shared {
+            workspace_id: self.workspace_id.clone(),
+            files,
+            attributes: dir,
+            not_committed,
+        })
     }
 
     /// Returns the `.gitattributes` that [`Workspace::share`] writes, when

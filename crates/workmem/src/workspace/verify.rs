@@ -31,6 +31,7 @@ use crate::store::conflict_queue::{Case, CaseStatus, ConflictQueue};
 use crate::store::curated_state::CuratedState;
 use crate::store::journal::{self, AUDIT_FILE, Adjudication, JOURNAL_FILE, Phase, Transaction};
 use crate::store::state_file::Output;
+use crate::workspace::resolve::JOURNAL_WAY_OUT;
 use crate::workspace::{CONFLICTS_FILE, CURATED_FILE, DISTILL_INTENT_FILE, Workspace};
 
 /// One violated invariant.
@@ -455,12 +456,57 @@ impl Workspace {
             ));
         }
         let path = self.file(JOURNAL_FILE);
+        // Work this clone did not prepare (a journal that arrived through
+        // git or was copied) is never applied: reported, and left out of
+        // the checks of what recovery would do.
+        let foreign = match self.journal() {
+            Ok(report) if report.unreadable.is_some() && !report.written_here => {
+                problems.push(problem(
+                    &path,
+                    None,
+                    format!(
+                        "was not written by this clone (it arrived through git or was copied) and \
+                         cannot be read; it is never applied: {JOURNAL_WAY_OUT}"
+                    ),
+                ));
+                return None;
+            }
+            Ok(report) => report
+                .transactions
+                .into_iter()
+                .filter(|t| !t.prepared_here)
+                .map(|t| t.transaction_id)
+                .collect::<Vec<_>>(),
+            Err(err) => {
+                problems.push(from_error(err, &path));
+                return None;
+            }
+        };
         match journal::transactions(&path, self.workspace_id()) {
             Err(err) => {
                 problems.push(from_error(err, &path));
                 None
             }
-            Ok(transactions) => {
+            Ok(mut transactions) => {
+                for t in transactions.iter().filter(|t| foreign.contains(&t.transaction_id)) {
+                    let by = t.intent.as_ref().map_or_else(String::new, |intent| {
+                        format!(
+                            " (a decision by {:?} on case {})",
+                            intent.adjudication.actor, intent.adjudication.conflict_id
+                        )
+                    });
+                    problems.push(problem(
+                        &path,
+                        Some(t.first_line),
+                        format!(
+                            "transaction {}{by} was not prepared by this clone (it arrived \
+                             through git or was copied); it is never applied, and writing \
+                             commands refuse to run until it is gone: {JOURNAL_WAY_OUT}",
+                            t.transaction_id
+                        ),
+                    ));
+                }
+                transactions.retain(|t| !foreign.contains(&t.transaction_id));
                 for t in transactions.iter().filter(|t| !t.committed()) {
                     problems.push(problem(
                         &path,
