@@ -28,6 +28,17 @@ pub struct CommandError {
     causes: Vec<String>,
     hints: Vec<String>,
     broken_pipe: bool,
+    /// What a library error was about, for the hints only git can give.
+    about: Option<Box<About>>,
+}
+
+/// What a library error was about.
+#[derive(Debug)]
+enum About {
+    /// A scope error: the id found in a record and the id expected.
+    Scope(String, String),
+    /// A corruption error about this file.
+    Corrupt(std::path::PathBuf),
 }
 
 impl CommandError {
@@ -74,6 +85,7 @@ impl CommandError {
             causes: Vec::new(),
             hints: Vec::new(),
             broken_pipe: false,
+            about: None,
         }
     }
 
@@ -81,6 +93,23 @@ impl CommandError {
     pub fn hinted(mut self, hint: impl Into<String>) -> CommandError {
         self.hints.push(hint.into());
         self
+    }
+
+    /// Returns, for a scope error, the workspace id found in a record and
+    /// the id expected.
+    pub fn scope_ids(&self) -> Option<(&str, &str)> {
+        match self.about.as_deref() {
+            Some(About::Scope(found, expected)) => Some((found, expected)),
+            _ => None,
+        }
+    }
+
+    /// Returns, for a corruption error, the file it is about.
+    pub fn corrupt_file(&self) -> Option<&std::path::Path> {
+        match self.about.as_deref() {
+            Some(About::Corrupt(path)) => Some(path),
+            _ => None,
+        }
     }
 
     /// Returns the process exit code.
@@ -164,7 +193,8 @@ impl From<workmem::Error> for CommandError {
             workmem::Error::InvalidInput { field, reason, .. } => {
                 error.hints.extend(field_hint(field, reason).map(str::to_owned));
             }
-            workmem::Error::Scope { .. } => {
+            workmem::Error::Scope { found, expected, .. } => {
+                error.about = Some(Box::new(About::Scope(found.clone(), expected.clone())));
                 error.hints.push(
                     "check -C/--project and --memory-dir (WORKMEM_MEMORY_DIR); if the project moved, \
                      `workmem adopt` pins the memory's id, and `workmem share` keeps it fixed in every clone"
@@ -178,6 +208,7 @@ impl From<workmem::Error> for CommandError {
                 );
             }
             workmem::Error::Corrupt { location, .. } => {
+                error.about = Some(Box::new(About::Corrupt(location.path.clone())));
                 // Only a regular file is read: a FIFO would block, a link
                 // may point anywhere.
                 let marked = std::fs::symlink_metadata(&location.path)

@@ -277,7 +277,13 @@ fn share_pins_the_id_writes_the_git_files_and_a_fresh_clone_configures_the_drive
     assert_eq!(status["pinned"], true, "{status}");
     assert_eq!(
         status["sharing"],
-        serde_json::json!({"git": true, "attributes": true, "merge_driver": true})
+        serde_json::json!({
+            "git": true,
+            "attributes": true,
+            "merge_driver": true,
+            "routed": true,
+            "misrouted": []
+        })
     );
     assert!(a.ok(&["status"]).contains("shared through git; merge driver configured"));
     let pin = std::fs::read_to_string(a.dir.join(".workmem/workspace.toml")).unwrap();
@@ -612,6 +618,188 @@ fn a_prepared_transaction_that_arrives_through_git_is_never_applied() {
     assert_eq!(a.event_ids(), ["review:alice"]);
     assert_eq!(a.active("db.engine").as_deref(), Some("Use Postgres for the cache"));
     assert!(a.journal_is_empty());
+}
+
+/// The stderr of a command that must fail with `code`.
+fn refused(clone: &Clone<'_>, args: &[&str], code: i32) -> String {
+    let out = clone.run(args);
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {}", text(&out));
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn a_merge_the_driver_could_not_run_is_refused_until_merge_continue_finishes_it() {
+    let world = World::new();
+    let a = shared_with_a_tie(&world);
+    let b = world.clone_of(&a, "bob/app");
+    b.ok(&["status", "-q"]);
+    let fa = a.remember("Alice's outcome", None, "2026-02-01T10:00:00Z");
+    a.decide("db.engine", "Use SQLite for the cache", "review:alice");
+    a.commit_all("alice");
+    let fb = b.remember("Bob's outcome", None, "2026-02-01T11:00:00Z");
+    b.commit_all("bob");
+    // The binary that configured the driver is gone (moved, reinstalled,
+    // another container): git cannot run it and leaves bob's versions, with
+    // no conflict markers, and unmerged entries in its index.
+    b.git(&["config", "merge.workmem.driver", "/nonexistent/workmem merge driver %O %A %B %P"]);
+    let out =
+        b.git_output(&["pull", "-q", "--no-rebase", "--no-edit", a.dir.to_str().unwrap(), "main"]);
+    assert!(!out.status.success(), "git merged without a driver: {}", text(&out));
+    let daily = std::fs::read(b.memory().join("daily/2026-02-01.jsonl")).unwrap();
+    assert!(!workmem_has_markers(&daily), "the driver's failure leaves ours, without markers");
+    for args in [&["facts", "--all"][..], &["status"], &["verify"], &["memory"], &["distill"]] {
+        let stderr = refused(&b, args, 4);
+        assert!(
+            stderr.contains("unmerged memory files") && stderr.contains("workmem merge --continue"),
+            "{args:?}: {stderr}"
+        );
+        // The first command also configured the driver again.
+        assert_eq!(stderr.contains("no longer exists"), args[0] == "facts", "{args:?}: {stderr}");
+    }
+    assert!(!b.git(&["config", "merge.workmem.driver"]).contains("/nonexistent/"));
+    // Appends stay possible (merge --continue keeps them).
+    let out =
+        b.run(&["remember", "Appended while unmerged", "--at", "2026-02-01T12:00:00Z", "--json"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let late: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let late = late["fact_id"].as_str().unwrap().to_owned();
+    let out = b.run(&["merge", "--continue"]);
+    assert!(out.status.success(), "{}", text(&out));
+    b.git(&["commit", "-q", "--no-edit"]);
+    b.verify_clean();
+    let facts = b.fact_ids();
+    for id in [&fa, &fb, &late] {
+        assert!(facts.contains(id), "{id}: {facts:?}");
+    }
+    assert_eq!(b.event_ids(), ["review:alice"]);
+    assert_eq!(b.active("db.engine").as_deref(), Some("Use SQLite for the cache"));
+}
+
+fn workmem_has_markers(data: &[u8]) -> bool {
+    String::from_utf8_lossy(data).lines().any(|l| l.starts_with("<<<<<<< ") || l == "=======")
+}
+
+#[test]
+fn a_driver_whose_binary_is_gone_is_configured_again_by_the_next_command() {
+    let world = World::new();
+    let a = shared_with_a_tie(&world);
+    a.git(&["config", "merge.workmem.driver", "'/gone/bin/workmem' merge driver %O %A %B %P"]);
+    let out = a.run(&["facts", "--all"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/gone/bin/workmem"), "{}", text(&out));
+    let driver = a.git(&["config", "merge.workmem.driver"]);
+    assert!(!driver.contains("/gone/") && driver.contains("merge driver %O %A %B %P"), "{driver}");
+    // A working driver is left alone.
+    let out = a.run(&["facts", "--all"]);
+    assert!(String::from_utf8_lossy(&out.stderr).is_empty(), "{}", text(&out));
+}
+
+#[test]
+fn attributes_that_no_longer_route_memory_files_are_reported_and_named_as_the_cause() {
+    let world = World::new();
+    let a = shared_with_a_tie(&world);
+    let b = world.clone_of(&a, "bob/app");
+    b.ok(&["status", "-q"]);
+    assert_eq!(b.json(&["status"])["sharing"]["routed"], true);
+    // A branch rewrites the attributes.
+    std::fs::write(a.dir.join(".workmem/.gitattributes"), "* merge=union\n").unwrap();
+    a.commit_all("merge everything as text");
+    b.pull(&a, false);
+    let status = b.json(&["status"]);
+    assert_eq!(status["sharing"]["routed"], false, "{status}");
+    let misrouted = status["sharing"]["misrouted"].as_array().unwrap();
+    assert!(
+        misrouted
+            .iter()
+            .any(|m| m["path"] == ".workmem/memory/curated.json" && m["merge"] == "union"),
+        "{status}"
+    );
+    assert!(b.ok(&["status"]).contains("NOT merged by workmem's driver"));
+    let out = b.run(&["verify", "--json"]);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        report["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["file"] == ".workmem/memory/curated.json"
+                && p["message"].as_str().unwrap().contains("merge=union")),
+        "{report}"
+    );
+    // Both sides change curated.json: git joins the two versions as text.
+    a.remember("Use tokio for async", Some("runtime.async"), "2026-02-02T10:00:00Z");
+    a.ok(&["distill", "--as-of", AS_OF, "-q"]);
+    a.commit_all("alice distills");
+    b.remember("Use smol for async", Some("runtime.async"), "2026-02-02T10:00:00Z");
+    b.remember("Pin the toolchain in rust-toolchain.toml", None, "2026-02-03T09:00:00Z");
+    b.ok(&["distill", "--as-of", AS_OF, "-q"]);
+    b.commit_all("bob distills");
+    b.git(&["pull", "-q", "--no-rebase", "--no-edit", a.dir.to_str().unwrap(), "main"]);
+    // Every read refuses, naming the likely cause.
+    for args in [&["memory"][..], &["status"], &["context"]] {
+        let stderr = refused(&b, args, 4);
+        assert!(
+            stderr.contains("curated.json")
+                && stderr.contains("likely cause")
+                && stderr.contains("merge=union"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn a_changed_pin_is_refused_by_the_driver_and_named_with_its_commit() {
+    let world = World::new();
+    let a = shared_with_a_tie(&world);
+    let id = a.json(&["status"])["workspace_id"].as_str().unwrap().to_owned();
+    let attributes = std::fs::read_to_string(a.dir.join(".workmem/.gitattributes")).unwrap();
+    assert!(attributes.contains("workspace.toml merge=workmem"), "{attributes}");
+    let b = world.clone_of(&a, "bob/app");
+    b.ok(&["status", "-q"]);
+    let pin = a.dir.join(".workmem/workspace.toml");
+    let pinned = std::fs::read_to_string(&pin).unwrap();
+
+    // Both sides change the pin: the driver refuses, git stops, and every
+    // command names merge --continue.
+    std::fs::write(&pin, pinned.replace(&id, "0123456789abcdef")).unwrap();
+    a.commit_all("alice changes the id");
+    let bpin = b.dir.join(".workmem/workspace.toml");
+    std::fs::write(&bpin, pinned.replace(&id, "fedcba9876543210")).unwrap();
+    b.commit_all("bob changes the id");
+    let out =
+        b.git_output(&["pull", "-q", "--no-rebase", "--no-edit", a.dir.to_str().unwrap(), "main"]);
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("never changes"), "{}", text(&out));
+    let stderr = refused(&b, &["facts", "--all"], 4);
+    assert!(stderr.contains("workspace.toml") && stderr.contains("merge --continue"), "{stderr}");
+    let stderr = refused(&b, &["merge", "--continue"], 4);
+    assert!(stderr.contains("would change the pinned workspace id"), "{stderr}");
+    b.git(&["merge", "--abort"]);
+
+    // One side changes it: git takes it without a driver; the clone is
+    // told which file and commit to revert.
+    let c = at_share(&world, &a);
+    c.ok(&["status", "-q"]);
+    c.git(&["pull", "-q", "--no-rebase", "--no-edit", a.dir.to_str().unwrap(), "main"]);
+    let commit = a.git(&["rev-parse", "HEAD"]).trim().to_owned();
+    let stderr = refused(&c, &["facts", "--all"], 5);
+    assert!(
+        stderr.contains(&commit[..12])
+            && stderr.contains(&format!("git checkout {commit}^ -- .workmem/workspace.toml")),
+        "{stderr}"
+    );
+    c.git(&["checkout", &format!("{commit}^"), "--", ".workmem/workspace.toml"]);
+    c.ok(&["facts", "--all"]);
+    assert_eq!(c.json(&["status"])["workspace_id"], id.as_str());
+}
+
+/// Returns a clone of `a` at its first shared commit (before any change of
+/// the pin).
+fn at_share<'w>(world: &'w World, a: &Clone<'w>) -> Clone<'w> {
+    let c = world.clone_of(a, "carol/app");
+    c.git(&["reset", "-q", "--hard", "HEAD~1"]);
+    c
 }
 
 #[test]

@@ -121,7 +121,16 @@ fn finish(ctx: &Ctx) -> Result<(), CommandError> {
     })?;
     let mut merged = Vec::new();
     let mut untracked = Vec::new();
-    for unmerged in git::unmerged(&top, under)? {
+    let project = ws.project().strip_prefix(&top).unwrap_or(Path::new("")).to_path_buf();
+    let mut unmerged = git::unmerged(&top, under)?;
+    // The pin, `.workmem/workspace.toml`, merges too (the same id on both
+    // sides, or the merge is refused).
+    unmerged.extend(
+        git::unmerged(&top, &project.join(".workmem").join("workspace.toml"))?
+            .into_iter()
+            .filter(|u| !u.path.starts_with(under)),
+    );
+    for unmerged in unmerged {
         let Some(file) = MemoryFile::for_path(&unmerged.path) else { continue };
         let relative = unmerged.path.strip_prefix(under).unwrap_or(&unmerged.path).to_path_buf();
         let stage = |i: usize| -> Result<Option<Vec<u8>>, CommandError> {
@@ -136,6 +145,15 @@ fn finish(ctx: &Ctx) -> Result<(), CommandError> {
             (stage(0)?, stage(1)?.unwrap_or_default(), stage(2)?.unwrap_or_default());
         let sides = MergeSides { base: base.as_deref(), ours: &ours, theirs: &theirs };
         let mut data = workmem::merge_memory_file(file, &unmerged.path, sides)?;
+        if file == MemoryFile::Pin {
+            // The same id on both sides: this side's file stands.
+            #[allow(clippy::disallowed_methods)]
+            std::fs::write(top.join(&unmerged.path), &data).map_err(|err| {
+                CommandError::io(format!("cannot write {}", unmerged.path.display()), &err)
+            })?;
+            merged.push(unmerged.path);
+            continue;
+        }
         // Records appended to the worktree file since git stopped.
         if matches!(file, MemoryFile::DailyLog | MemoryFile::Audit) {
             let current = std::fs::read(top.join(&unmerged.path)).unwrap_or_default();

@@ -56,6 +56,10 @@ pub struct Ctx {
     pub explicit: bool,
     /// Output channels.
     pub ui: Ui,
+    /// Whether opening the workspace refuses while git's index holds
+    /// unmerged memory files (every command but the merge driver, `merge
+    /// --continue` and the appends, which never rewrite a file).
+    pub refuse_unmerged: std::cell::Cell<bool>,
 }
 
 impl Ctx {
@@ -92,6 +96,7 @@ impl Ctx {
             found,
             explicit: global.project.is_some(),
             ui: Ui::new(global.json, global.quiet),
+            refuse_unmerged: std::cell::Cell::new(true),
         })
     }
 
@@ -104,7 +109,66 @@ impl Ctx {
         self.require_project()?;
         let ws = self.open_workspace()?;
         self.ensure_merge_driver(&ws)?;
+        self.check_unmerged()?;
         Ok(ws)
+    }
+
+    /// Refuses while git's index holds unmerged memory files: a merge,
+    /// rebase, cherry-pick or stash pop that workmem's driver could not do
+    /// (it could not run, or refused) leaves this side's version in the
+    /// work tree without conflict markers, and the next commit would drop
+    /// the other side's records. Asks git only when the index changed since
+    /// the last check found nothing (its identity, recorded in the git
+    /// directory, which no branch writes).
+    ///
+    /// Errors: a corruption error (exit 4) naming the files and `workmem
+    /// merge --continue`; git errors.
+    fn check_unmerged(&self) -> Result<(), CommandError> {
+        if !self.refuse_unmerged.get() {
+            return Ok(());
+        }
+        let Ok(project) = std::fs::canonicalize(&self.project) else { return Ok(()) };
+        let Some((stamp, top, record)) = crate::git::index_stamp(&project) else { return Ok(()) };
+        let line = format!("{} {} {} {}\n", stamp[0], stamp[1], stamp[2], stamp[3]);
+        if std::fs::read_to_string(&record).is_ok_and(|text| text == line) {
+            return Ok(());
+        }
+        let top = std::fs::canonicalize(&top).unwrap_or(top);
+        let memory =
+            self.memory_dir.clone().unwrap_or_else(|| project.join(".workmem").join("memory"));
+        let memory = std::fs::canonicalize(&memory).unwrap_or(memory);
+        let mut paths = Vec::new();
+        if let Ok(relative) = memory.strip_prefix(&top) {
+            paths.push(relative.to_path_buf());
+        }
+        if let Ok(relative) = project.join(".workmem").join("workspace.toml").strip_prefix(&top) {
+            paths.push(relative.to_path_buf());
+        }
+        if paths.is_empty() {
+            return Ok(());
+        }
+        let unmerged: Vec<PathBuf> = crate::git::unmerged_paths(&top, &paths)?
+            .into_iter()
+            .filter(|path| workmem::MemoryFile::for_path(path).is_some())
+            .collect();
+        if unmerged.is_empty() {
+            // A cache in the git directory: losing it costs one more check.
+            #[allow(clippy::disallowed_methods)]
+            let _ = std::fs::write(&record, line);
+            return Ok(());
+        }
+        let shown: Vec<String> = unmerged.iter().map(|p| p.display().to_string()).collect();
+        Err(CommandError::corrupt(format!(
+            "git's index holds unmerged memory files: {}; a merge, rebase, cherry-pick or stash \
+             pop stopped without workmem's merge driver finishing them (it was not configured, \
+             could not run, or refused), and the work tree holds conflict markers or only this \
+             side's version",
+            shown.join(", ")
+        ))
+        .hinted(
+            "finish the merge with `workmem merge --continue` (it merges git's index stages), \
+             then commit or continue the rebase; nothing was changed",
+        ))
     }
 
     /// Configures workmem's merge driver in a clone whose memory is shared
@@ -115,16 +179,68 @@ impl Ctx {
     ///
     /// Errors: library errors reading the attributes; git errors.
     fn ensure_merge_driver(&self, ws: &Workspace) -> Result<(), CommandError> {
-        if ws.shared_attributes()?.is_none() || crate::git::driver_configured(ws.project()) {
+        if ws.shared_attributes()?.is_none() {
+            return Ok(());
+        }
+        // A driver whose program is gone (the binary that ran `share` was
+        // moved or reinstalled, a devcontainer) would leave every merge of a
+        // memory file unfinished: it is configured again.
+        let gone = crate::git::driver_program(ws.project())
+            .filter(|program| Path::new(program).is_absolute() && !Path::new(program).exists());
+        if gone.is_none() && crate::git::driver_configured(ws.project()) {
             return Ok(());
         }
         let Some(top) = crate::git::toplevel(ws.project()) else { return Ok(()) };
         let driver = crate::git::configure_driver(&top)?;
-        self.ui.status(format_args!(
-            "note: this clone shares its memory through git; configured workmem's merge driver \
-             (merge.workmem.driver = {driver})"
-        ));
+        match gone {
+            Some(program) => self.ui.status(format_args!(
+                "note: workmem's merge driver was configured as {program}, which no longer \
+                 exists; configured it again (merge.workmem.driver = {driver})"
+            )),
+            None => self.ui.status(format_args!(
+                "note: this clone shares its memory through git; configured workmem's merge \
+                 driver (merge.workmem.driver = {driver})"
+            )),
+        }
         Ok(())
+    }
+
+    /// Adds to a scope error what git can tell about a changed pin: when a
+    /// commit changed `.workmem/workspace.toml` away from the id the records
+    /// carry (or the file was changed in the work tree), the file and the
+    /// commit to revert. Other errors pass unchanged.
+    #[must_use]
+    pub fn explain_scope(&self, error: CommandError) -> CommandError {
+        let Some((found, expected)) = error.scope_ids() else { return error };
+        let (found, expected) = (found.to_owned(), expected.to_owned());
+        let mut error = error;
+        let Ok(project) = std::fs::canonicalize(&self.project) else { return error };
+        let pin = project.join(".workmem").join("workspace.toml");
+        let Some(top) = crate::git::toplevel(&project) else { return error };
+        let top = std::fs::canonicalize(&top).unwrap_or(top);
+        let Ok(relative) = pin.strip_prefix(&top) else { return error };
+        let pins = |data: Option<Vec<u8>>| {
+            data.is_some_and(|d| String::from_utf8_lossy(&d).contains(&format!("\"{found}\"")))
+        };
+        if pins(crate::git::show(&top, "HEAD", relative)) {
+            error = error.hinted(format!(
+                "{} was changed in the work tree to pin {expected}, but the memory's records carry \
+                 {found}: restore it with `git checkout HEAD -- {}`",
+                relative.display(),
+                relative.display()
+            ));
+        } else if let Some((commit, subject)) = crate::git::last_change(&top, relative)
+            && pins(crate::git::show(&top, &format!("{commit}^"), relative))
+        {
+            error = error.hinted(format!(
+                "commit {} (\"{subject}\") changed {} to pin {expected}, but the memory's records \
+                 carry {found}: revert that file with `git checkout {commit}^ -- {}` and commit",
+                &commit[..commit.len().min(12)],
+                relative.display(),
+                relative.display()
+            ));
+        }
+        error
     }
 
     /// Returns the builder of the project's workspace, refusing to work
@@ -165,6 +281,7 @@ impl Ctx {
         self.require_project()?;
         let ws = self.builder()?.open_read_only()?;
         self.ensure_merge_driver(&ws)?;
+        self.check_unmerged()?;
         Ok(ws)
     }
 
@@ -240,6 +357,37 @@ fn resolve(path: &Path) -> PathBuf {
 ///
 /// Errors: whatever the command returns.
 pub fn run(ctx: &Ctx, command: &Command) -> Result<(), CommandError> {
+    // The merge commands finish what is unmerged; appends never rewrite a
+    // file, so they stay possible meanwhile (`merge --continue` keeps them).
+    ctx.refuse_unmerged.set(!matches!(
+        command,
+        Command::Merge(_) | Command::Remember(_) | Command::Import(_) | Command::Init(_)
+    ));
+    run_command(ctx, command).map_err(|err| explain_misrouted(ctx.explain_scope(err)))
+}
+
+/// Adds to a corruption error about a memory file the likely cause when
+/// git's attributes no longer route that file to workmem's driver: a
+/// two-sided merge then joined the versions with another driver (e.g.
+/// `merge=union` concatenates two curated.json into one invalid file).
+fn explain_misrouted(error: CommandError) -> CommandError {
+    let Some(path) = error.corrupt_file().map(Path::to_path_buf) else { return error };
+    if workmem::MemoryFile::for_path(&path).is_none() {
+        return error;
+    }
+    match crate::git::merge_attribute_of(&path) {
+        Some(merge) if merge != workmem::MERGE_DRIVER => error.hinted(format!(
+            "likely cause: git merges this file with merge={merge}, not workmem's driver, so a \
+             merge of two sides joined them as text; {}; then re-derive the file from the logs \
+             and the audit stream with `workmem rebuild`",
+            crate::git::REROUTE
+        )),
+        _ => error,
+    }
+}
+
+/// Runs one subcommand, as [`run`].
+fn run_command(ctx: &Ctx, command: &Command) -> Result<(), CommandError> {
     match command {
         Command::Init(args) => init::run(ctx, args),
         Command::Remember(args) => remember::run(ctx, args),

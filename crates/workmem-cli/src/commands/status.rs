@@ -25,10 +25,21 @@ pub fn run(ctx: &Ctx, _args: &StatusArgs) -> Result<(), CommandError> {
     let overview = ws.overview(None)?;
     let git = crate::git::toplevel(ws.project()).is_some();
     let merge_driver = git && crate::git::driver_configured(ws.project());
+    let misrouted = crate::git::misrouted(&ws).unwrap_or_default();
     if ctx.ui.is_json() {
         let mut value = serde_json::to_value(&overview)
             .map_err(|err| CommandError::stdout(&std::io::Error::from(err)))?;
-        value["sharing"] = serde_json::json!({"git": git, "attributes": overview.shared, "merge_driver": merge_driver});
+        let misrouted: Vec<serde_json::Value> = misrouted
+            .iter()
+            .map(|(path, merge)| serde_json::json!({"path": path.display().to_string(), "merge": merge}))
+            .collect();
+        value["sharing"] = serde_json::json!({
+            "git": git,
+            "attributes": overview.shared,
+            "merge_driver": merge_driver,
+            "routed": misrouted.is_empty(),
+            "misrouted": misrouted,
+        });
         return ctx.ui.json(&value);
     }
     let facts = &overview.facts;
@@ -47,6 +58,17 @@ pub fn run(ctx: &Ctx, _args: &StatusArgs) -> Result<(), CommandError> {
                 "shared through git; merge driver NOT configured (`workmem share`)",
         }
     ))?;
+    if !misrouted.is_empty() {
+        let files: Vec<String> = misrouted
+            .iter()
+            .map(|(path, merge)| format!("{} (merge={merge})", path.display()))
+            .collect();
+        ctx.ui.line(format_args!(
+            "routing     NOT merged by workmem's driver: {}; {}",
+            files.join(", "),
+            crate::git::REROUTE
+        ))?;
+    }
     ctx.ui.line(format_args!("memory dir  {}", ws.memory_dir().display()))?;
     ctx.ui.line(format_args!(
         "facts       {} in the log, {} recorded today",

@@ -39,7 +39,19 @@ pub struct VerifyOutput<'a> {
 pub fn run(ctx: &Ctx, _args: &VerifyArgs) -> Result<(), CommandError> {
     // Not `ctx.workspace()`: opening that way recovers, which writes.
     let ws = ctx.workspace_read_only()?;
-    let problems = ws.verify()?;
+    let mut problems = ws.verify()?;
+    // What only git can tell: memory files its attributes no longer route
+    // to workmem's driver, which the next two-sided merge would corrupt.
+    for (path, merge) in crate::git::misrouted(&ws).unwrap_or_default() {
+        problems.push(Problem {
+            file: path.display().to_string(),
+            line: None,
+            message: format!(
+                "git's attributes merge this file with merge={merge}, not workmem's driver; {}",
+                crate::git::REROUTE
+            ),
+        });
+    }
     if ctx.ui.is_json() {
         ctx.ui.json(&VerifyOutput { ok: problems.is_empty(), problems: &problems })?;
     } else {

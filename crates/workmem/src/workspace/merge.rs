@@ -37,6 +37,9 @@ pub enum MemoryFile {
     /// MEMORY.md: derived, never merged (ours is kept; workmem renders it
     /// again from the merged curated.json).
     View,
+    /// `.workmem/workspace.toml`, the pinned workspace id: both sides must
+    /// pin the same id (a merge never changes it); ours is kept.
+    Pin,
 }
 
 impl MemoryFile {
@@ -51,6 +54,11 @@ impl MemoryFile {
             AUDIT_FILE => MemoryFile::Audit,
             JOURNAL_FILE => MemoryFile::Journal,
             MEMORY_FILE => MemoryFile::View,
+            crate::store::identity::IDENTITY_FILE
+                if path.parent().and_then(Path::file_name).is_some_and(|p| p == ".workmem") =>
+            {
+                MemoryFile::Pin
+            }
             _ if in_daily
                 && name.strip_suffix(".jsonl").is_some_and(crate::store::fact_log::is_day_name) =>
             {
@@ -84,6 +92,24 @@ pub fn merge_memory_file(file: MemoryFile, path: &Path, sides: MergeSides<'_>) -
         [("base", sides.base.unwrap_or_default()), ("ours", sides.ours), ("theirs", sides.theirs)];
     match file {
         MemoryFile::View => Ok(sides.ours.to_vec()),
+        MemoryFile::Pin => {
+            let ours = crate::store::identity::parse_pin(sides.ours, &side_path(path, "ours"))?;
+            let theirs =
+                crate::store::identity::parse_pin(sides.theirs, &side_path(path, "theirs"))?;
+            if ours != theirs {
+                return Err(Error::corrupt(
+                    Location::file(path),
+                    format!(
+                        "the merge would change the pinned workspace id ({ours} here, {theirs} on \
+                         the other side): every record carries the id, so a merge never changes \
+                         it; keep this side's file (`git checkout --ours {}`) and ask why the \
+                         other side changed it",
+                        path.display()
+                    ),
+                ));
+            }
+            Ok(sides.ours.to_vec())
+        }
         MemoryFile::Journal => {
             for (side, data) in versions {
                 if !data.iter().all(u8::is_ascii_whitespace) {
@@ -179,7 +205,8 @@ impl Workspace {
     /// does not load; [`Error::Io`].
     pub fn write_merged(&self, name: &Path, data: &[u8]) -> Result<()> {
         self.writable()?;
-        let Some(file) = MemoryFile::for_path(name).filter(|_| name.components().count() <= 2)
+        let Some(file) = MemoryFile::for_path(name)
+            .filter(|file| *file != MemoryFile::Pin && name.components().count() <= 2)
         else {
             return Err(Error::invalid(
                 "path",
@@ -214,7 +241,7 @@ impl Workspace {
                     });
                 }
             }
-            MemoryFile::View => {}
+            MemoryFile::View | MemoryFile::Pin => {}
         }
         if file == MemoryFile::DailyLog {
             atomic_io::create_private_dir(self.log().dir())?;

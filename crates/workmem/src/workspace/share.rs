@@ -99,7 +99,7 @@ impl Workspace {
             "# workmem: the lock, caches and temporary files stay out of commits",
             &ignore,
         )?);
-        let attributes: Vec<String> = [
+        let mut attributes: Vec<String> = [
             "daily/*.jsonl",
             "curated.json",
             "conflicts.json",
@@ -110,6 +110,11 @@ impl Workspace {
         .iter()
         .map(|file| format!("{prefix}{file} merge={MERGE_DRIVER}"))
         .collect();
+        if prefix.is_empty() {
+            // The pin lives in `.workmem/`, outside this directory.
+        } else {
+            attributes.push(format!("{IDENTITY_FILE} merge={MERGE_DRIVER}"));
+        }
         files.extend(merge_lines(
             &dir.join(".gitattributes"),
             "# workmem: memory files merge with workmem's driver (`workmem share` configures it)",
