@@ -89,6 +89,8 @@ impl Project {
                     || name == ".append-trail"
                     || name == ".hash-checkpoints"
                     || name == ".conflicts-layout"
+                    || name == ".journal-owner"
+                    || name == ".distill-owner"
                 {
                     continue;
                 }

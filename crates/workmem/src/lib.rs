@@ -80,9 +80,9 @@ pub use workspace::overview::{FactCounts, Overview};
 pub use workspace::scan::{Finding, Scan};
 pub use workspace::verify::Problem;
 pub use workspace::{
-    Adopted, ContextOptions, DaySummary, DistillOptions, Distilled, Imported, JournalReport,
-    JournalTransaction, MERGE_DRIVER, MemoryFile, MergeSides, NOT_COMMITTED, Shared, Workspace,
-    WorkspaceBuilder, has_conflict_markers, merge_memory_file, salvage_records,
+    Adopted, ContextOptions, DaySummary, DistillIntentShown, DistillOptions, Distilled, Imported,
+    JournalReport, JournalTransaction, MERGE_DRIVER, MemoryFile, MergeSides, NOT_COMMITTED, Shared,
+    Workspace, WorkspaceBuilder, has_conflict_markers, merge_memory_file, salvage_records,
 };
 
 /// Returns `raw` as a memory key in normal form (trimmed, case-folded),

@@ -815,38 +815,77 @@ fn leftover_temporary_files_are_removed_under_the_lock() {
     }
 }
 
-/// The distill intent is a typed record like the journal's: another
-/// version, another workspace or a record that is not an intent is refused
-/// by the next writer, which changes nothing.
+/// A distill intent this clone did not write (planted, or arrived through
+/// git) is never applied: not one of another version, workspace or shape,
+/// nor a well-formed one naming the curated.json in place with a
+/// conflicts.json that would close the open case. Reads leave it, verify
+/// reports it, writers refuse naming `workmem journal`, whose discard
+/// removes it.
 #[test]
-fn a_distill_intent_of_another_version_workspace_or_shape_is_refused() {
-    let cases: [(&str, &str, Fails); 3] = [
-        (
-            r#"{"conflicts": null, "curated_sha256": "00", "schema_version": 2, "workspace_id": "WS"}"#,
-            "unsupported distill intent schema_version 2",
-            Fails::Version,
-        ),
-        (
-            r#"{"conflicts": null, "curated_sha256": "00", "schema_version": 1, "workspace_id": "0123456789abcdef"}"#,
-            "belongs to workspace 0123456789abcdef",
-            Fails::Scope,
-        ),
-        (r#"{"schema_version": 1, "extra": true}"#, "not a distill intent", Fails::Corrupt),
+fn a_distill_intent_this_clone_did_not_write_is_never_applied() {
+    let forged = |ws: &Workspace| {
+        let curated = fs::read(ws.file("curated.json")).expect("curated");
+        let empty_queue = format!(
+            "{{\n  \"cases\": [],\n  \"schema_version\": 1,\n  \"workspace_id\": \"{}\"\n}}\n",
+            ws.workspace_id()
+        );
+        serde_json::json!({
+            "conflicts": empty_queue,
+            "curated_sha256": workmem::internals::canon::sha256_hex(&curated),
+            "schema_version": 1,
+            "workspace_id": ws.workspace_id(),
+        })
+        .to_string()
+    };
+    type Plant = Box<dyn Fn(&Workspace) -> String>;
+    let texts: Vec<Plant> = vec![
+        Box::new(|ws| {
+            format!(
+                r#"{{"conflicts": null, "curated_sha256": "00", "schema_version": 2, "workspace_id": "{}"}}"#,
+                ws.workspace_id()
+            )
+        }),
+        Box::new(|_| {
+            r#"{"conflicts": null, "curated_sha256": "00", "schema_version": 1, "workspace_id": "0123456789abcdef"}"#.to_owned()
+        }),
+        Box::new(|_| r#"{"schema_version": 1, "extra": true}"#.to_owned()),
+        Box::new(forged),
     ];
-    for (text, words, fails) in cases {
+    for text in texts {
         let h = Hostile::new();
         let ws = h.tied.open();
         let path = h.memory().join(".distill-pending.json");
-        fs::write(&path, text.replace("WS", ws.workspace_id())).expect("plant");
-        let before = files(&h.memory());
-        let expect = Expect { fails, file: ".distill-pending.json", words: &[words] };
-        check_error(
-            text,
-            "distill",
-            ws.distill(&workmem::DistillOptions::new().as_of(stamp(AS_OF))).map(drop),
-            &expect,
+        let planted = text(&ws);
+        fs::write(&path, &planted).expect("plant");
+        // Reads leave it; verify reports it as not written here.
+        assert!(
+            ws.conflicts().expect("conflicts").cases.iter().any(workmem::Case::is_open),
+            "{planted}"
         );
-        assert_eq!(files(&h.memory()), before, "{text}: a refused intent changed the memory");
+        let problems = ws.verify().expect("verify");
+        assert!(
+            problems.iter().any(|p| p.file.ends_with(".distill-pending.json")
+                && p.message.contains("did not write")),
+            "{planted}: {problems:?}"
+        );
+        let before = files(&h.memory());
+        let options = workmem::DistillOptions::new().as_of(stamp(AS_OF));
+        let expect = Expect {
+            fails: Fails::Corrupt,
+            file: ".distill-pending.json",
+            words: &["did not write", "`workmem journal --discard`"],
+        };
+        check_error(&planted, "distill", ws.distill(&options).map(drop), &expect);
+        assert_eq!(files(&h.memory()), before, "{planted}: a refused intent changed the memory");
+        let shown = ws.discard_foreign_transactions().expect("discard");
+        assert_eq!(shown.distill_intent.map(|i| i.written_here), Some(false), "{planted}");
+        assert!(!path.exists(), "{planted}: the intent was not discarded");
+        ws.distill(&options).expect(&planted);
+        let open = ws.conflicts().expect("conflicts");
+        assert!(
+            open.cases.iter().any(|c| c.conflict_id == h.case.conflict_id && c.is_open()),
+            "{planted}: the open case was closed"
+        );
     }
 }
 

@@ -23,6 +23,7 @@ const FACADE: &[&str] = &[
     "DiffContext",
     "DiffDecision",
     "DiffEntries",
+    "DistillIntentShown",
     "DistillOptions",
     "Distilled",
     "Entry",

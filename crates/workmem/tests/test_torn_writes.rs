@@ -217,6 +217,7 @@ pub fn files(memory: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
                     && n != ".hash-checkpoints"
                     && n != ".conflicts-layout"
                     && n != ".journal-owner"
+                    && n != ".distill-owner"
                     && !n.starts_with(".distill-cache")
             }) {
                 // (The lock file and the caches, whose contents name inodes,

@@ -53,6 +53,7 @@ pub fn run(ctx: &Ctx, args: &JournalArgs) -> Result<(), CommandError> {
         .map(|t| t.transaction_id.clone())
         .collect();
     let discarded_file = args.discard && report.unreadable.is_some() && !report.written_here;
+    let foreign_intent = report.distill_intent.as_ref().filter(|intent| !intent.written_here);
     if ctx.ui.is_json() {
         return ctx.ui.json(&JournalOutput {
             report: &report,
@@ -75,6 +76,14 @@ pub fn run(ctx: &Ctx, args: &JournalArgs) -> Result<(), CommandError> {
     for t in &report.transactions {
         show(ctx, t)?;
     }
+    if let Some(intent) = &report.distill_intent {
+        let whose = if intent.written_here {
+            "an interrupted distill of this clone (the next writing command finishes it)"
+        } else {
+            "NOT written by this clone (it arrived through git or was copied)"
+        };
+        ctx.ui.line(format_args!("distill   {}: {whose}", intent.path.display()))?;
+    }
     if args.discard {
         if discarded_file {
             ctx.ui.line("discarded the whole file: it holds nothing this clone wrote")?;
@@ -82,10 +91,13 @@ pub fn run(ctx: &Ctx, args: &JournalArgs) -> Result<(), CommandError> {
         for id in &foreign {
             ctx.ui.line(format_args!("discarded {id}"))?;
         }
-        if foreign.is_empty() && !discarded_file {
+        if let Some(intent) = foreign_intent {
+            ctx.ui.line(format_args!("discarded {}", intent.path.display()))?;
+        }
+        if foreign.is_empty() && !discarded_file && foreign_intent.is_none() {
             ctx.ui.line("nothing to discard: the journal holds nothing from elsewhere")?;
         }
-    } else if !foreign.is_empty() || (report.unreadable.is_some() && !report.written_here) {
+    } else if report.has_foreign() {
         ctx.ui.status(
             "this clone did not prepare the work above: it is never applied, and writing \
              commands refuse until `workmem journal --discard` discards it",

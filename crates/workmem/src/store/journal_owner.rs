@@ -25,6 +25,10 @@ use crate::store::atomic_io;
 
 /// The record, in the memory directory.
 pub(crate) const JOURNAL_OWNER_FILE: &str = ".journal-owner";
+/// The same record for the intent of a distill (`.distill-pending.json`),
+/// written once the intent is durable: its identity and the SHA-256 of its
+/// bytes. An intent that arrived through git is dropped, never finished.
+pub(crate) const DISTILL_OWNER_FILE: &str = ".distill-owner";
 
 /// What the record says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,7 +54,12 @@ fn identity(journal: &Path) -> Result<Option<(u64, u64)>> {
 /// Reads the record; `None` when it is missing or unreadable (then no
 /// transaction counts as this clone's).
 fn read(dir: &Path) -> Option<Owner> {
-    let data = atomic_io::read_optional(&dir.join(JOURNAL_OWNER_FILE)).ok()??;
+    read_record(&dir.join(JOURNAL_OWNER_FILE))
+}
+
+/// Reads the record at `path`.
+fn read_record(path: &Path) -> Option<Owner> {
+    let data = atomic_io::read_optional(path).ok()??;
     let text = String::from_utf8(data).ok()?;
     let mut fields = text.trim_end_matches('\n').split(' ');
     let owner = Owner {
@@ -88,6 +97,28 @@ pub(crate) fn claim(dir: &Path, journal: &Path, transaction_id: &str, digest: &s
     };
     let line = format!("{device} {inode} {transaction_id} {digest}\n");
     atomic_io::replace(&dir.join(JOURNAL_OWNER_FILE), line.as_bytes())
+}
+
+/// Records the distill intent at `intent` (just made durable, holding
+/// `bytes`) as this clone's.
+///
+/// Errors: [`crate::Error::Io`].
+pub(crate) fn claim_distill_intent(dir: &Path, intent: &Path, bytes: &[u8]) -> Result<()> {
+    let Some((device, inode)) = identity(intent)? else { return Ok(()) };
+    let digest = crate::model::canon::sha256_hex(bytes);
+    let line = format!("{device} {inode} distill {digest}\n");
+    atomic_io::replace(&dir.join(DISTILL_OWNER_FILE), line.as_bytes())
+}
+
+/// Returns whether the distill intent at `intent`, holding `bytes`, is the
+/// one this clone wrote (same identity, same bytes).
+///
+/// Errors: [`crate::Error::Io`].
+pub(crate) fn is_own_distill_intent(dir: &Path, intent: &Path, bytes: &[u8]) -> Result<bool> {
+    let Some(found) = identity(intent)? else { return Ok(false) };
+    let digest = crate::model::canon::sha256_hex(bytes);
+    Ok(read_record(&dir.join(DISTILL_OWNER_FILE))
+        .is_some_and(|owner| (owner.device, owner.inode) == found && owner.digest == digest))
 }
 
 /// Returns whether the journal at `journal` is the file this clone last

@@ -280,7 +280,13 @@ impl Workspace {
 
     fn write_distill_intent(&self, curated_sha256: &str, conflicts: Option<&[u8]>) -> Result<()> {
         let intent = DistillIntent::new(&self.workspace_id, curated_sha256, conflicts);
-        atomic_io::replace(&self.file(DISTILL_INTENT_FILE), &intent.encode())
+        let path = self.file(DISTILL_INTENT_FILE);
+        let bytes = intent.encode();
+        atomic_io::replace(&path, &bytes)?;
+        // Only an intent this clone wrote is ever finished (a crash before
+        // this record leaves curated.json unwritten, so dropping the intent
+        // then loses nothing).
+        crate::store::journal_owner::claim_distill_intent(&self.memory_dir, &path, &bytes)
     }
 
     /// Removes the intent of a distill whose writes are all durable. The
@@ -306,10 +312,32 @@ impl Workspace {
     /// Finishes a distill interrupted between its writes; the lock must be
     /// held. When curated.json holds the new state, MEMORY.md and
     /// conflicts.json are brought up to date; otherwise nothing was applied
-    /// and the intent is dropped.
-    pub(crate) fn finish_distill_locked(&self) -> Result<()> {
+    /// and the intent is dropped. An intent this clone did not write is
+    /// dropped unread.
+    ///
+    /// An intent this clone did not write (it arrived through git or was
+    /// copied) is never applied: with `refuse` it is an error naming
+    /// `workmem journal`, otherwise it is left as it is.
+    ///
+    /// Errors: [`Error::Corrupt`] for a foreign intent with `refuse`, and
+    /// for an intent of this clone that cannot be read; read errors.
+    pub(crate) fn finish_distill_locked(&self, refuse: bool) -> Result<()> {
         let path = self.file(DISTILL_INTENT_FILE);
         let Some(data) = atomic_io::read_optional(&path)? else { return Ok(()) };
+        if !crate::store::journal_owner::is_own_distill_intent(&self.memory_dir, &path, &data)? {
+            if !refuse {
+                return Ok(());
+            }
+            return Err(crate::error::Error::corrupt(
+                crate::error::Location::file(&path),
+                format!(
+                    "is a distill intent this clone did not write (it arrived through git or \
+                     was copied); it is never applied, and nothing that writes the memory runs \
+                     while it is there: {}",
+                    crate::workspace::resolve::JOURNAL_WAY_OUT
+                ),
+            ));
+        }
         let intent = DistillIntent::decode(&data, &path, &self.workspace_id)?;
         let conflicts = intent.conflicts.as_deref();
         let stored = self.stored_curated()?;

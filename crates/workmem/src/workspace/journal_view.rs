@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::error::Result;
+use crate::error::{IoContext, Result};
 use crate::store::journal::{self, Adjudication, JOURNAL_FILE, Transaction};
 use crate::store::journal_owner;
 use crate::workspace::Workspace;
@@ -24,6 +24,18 @@ pub struct JournalReport {
     /// Whether the file is the one this clone last prepared a transaction
     /// in (false for a journal that arrived through git or was copied).
     pub written_here: bool,
+    /// The intent a distill leaves between its writes, when there is one:
+    /// whether this clone wrote it (else it is never applied).
+    pub distill_intent: Option<DistillIntentShown>,
+}
+
+/// The intent of an interrupted distill, as [`Workspace::journal`] shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DistillIntentShown {
+    /// Its path.
+    pub path: PathBuf,
+    /// Whether this clone wrote it.
+    pub written_here: bool,
 }
 
 impl JournalReport {
@@ -31,7 +43,8 @@ impl JournalReport {
     /// an unfinished transaction, or unreadable lines, of a file this clone
     /// did not write.
     pub fn has_foreign(&self) -> bool {
-        (self.unreadable.is_some() && !self.written_here)
+        self.distill_intent.as_ref().is_some_and(|intent| !intent.written_here)
+            || (self.unreadable.is_some() && !self.written_here)
             || self.transactions.iter().any(|t| !t.committed && !t.prepared_here)
     }
 }
@@ -64,12 +77,27 @@ impl Workspace {
     pub fn journal(&self) -> Result<JournalReport> {
         let path = self.file(JOURNAL_FILE);
         let written_here = journal_owner::is_own_file(&self.memory_dir, &path)?;
+        let intent_path = self.file(crate::workspace::DISTILL_INTENT_FILE);
+        let distill_intent = match crate::store::atomic_io::read_optional(&intent_path) {
+            Ok(Some(data)) => Some(DistillIntentShown {
+                written_here: journal_owner::is_own_distill_intent(
+                    &self.memory_dir,
+                    &intent_path,
+                    &data,
+                )?,
+                path: intent_path,
+            }),
+            Ok(None) => None,
+            // A symlink or special file: not this clone's.
+            Err(_) => Some(DistillIntentShown { path: intent_path, written_here: false }),
+        };
         if journal::is_empty(&path)? {
             return Ok(JournalReport {
                 path,
                 transactions: Vec::new(),
                 unreadable: None,
                 written_here,
+                distill_intent,
             });
         }
         let (transactions, unreadable) = match journal::transactions(&path, self.workspace_id()) {
@@ -81,7 +109,7 @@ impl Workspace {
         for t in &transactions {
             shown.push(self.shown(t)?);
         }
-        Ok(JournalReport { path, transactions: shown, unreadable, written_here })
+        Ok(JournalReport { path, transactions: shown, unreadable, written_here, distill_intent })
     }
 
     fn shown(&self, t: &Transaction) -> Result<JournalTransaction> {
@@ -119,8 +147,19 @@ impl Workspace {
         if !report.has_foreign() {
             return Ok(report);
         }
-        if report.unreadable.is_some() {
+        if let Some(intent) = report.distill_intent.as_ref().filter(|i| !i.written_here) {
+            match std::fs::remove_file(&intent.path) {
+                Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(err).at(&intent.path);
+                }
+                _ => {}
+            }
+        }
+        if report.unreadable.is_some() && !report.written_here {
             crate::store::atomic_io::replace(path, b"")?;
+            return Ok(report);
+        }
+        if report.unreadable.is_some() {
             return Ok(report);
         }
         let mut transactions = journal::transactions(path, self.workspace_id())?;

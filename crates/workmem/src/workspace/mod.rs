@@ -28,7 +28,7 @@ pub(crate) mod verify;
 
 pub use append::Imported;
 pub use distill::{DistillOptions, Distilled};
-pub use journal_view::{JournalReport, JournalTransaction};
+pub use journal_view::{DistillIntentShown, JournalReport, JournalTransaction};
 pub use memory::ContextOptions;
 pub use merge::{MemoryFile, MergeSides, has_conflict_markers, merge_memory_file, salvage_records};
 pub use open::WorkspaceBuilder;

@@ -380,7 +380,7 @@ impl Workspace {
     }
 
     fn finish_pending_with(&self, foreign: Foreign) -> Result<()> {
-        self.finish_distill_locked()?;
+        self.finish_distill_locked(foreign == Foreign::Refuse)?;
         let path = self.file(JOURNAL_FILE);
         if journal::is_empty(&path)? {
             return Ok(());

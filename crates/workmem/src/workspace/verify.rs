@@ -449,10 +449,19 @@ impl Workspace {
     /// transactions when the journal could be read.
     fn verify_journal(&self, problems: &mut Vec<Problem>) -> Option<Vec<Transaction>> {
         if self.distill_pending() {
+            let path = self.file(DISTILL_INTENT_FILE);
+            let own = atomic_io::read_optional(&path).ok().flatten().is_some_and(|data| {
+                crate::store::journal_owner::is_own_distill_intent(&self.memory_dir, &path, &data)
+                    .unwrap_or(false)
+            });
             problems.push(problem(
-                &self.file(DISTILL_INTENT_FILE),
+                &path,
                 None,
-                "a distill was interrupted between its writes; the next writing command (e.g. distill) finishes it",
+                if own {
+                    "a distill was interrupted between its writes; the next writing command (e.g. distill) finishes it"
+                } else {
+                    "is a distill intent this clone did not write (it arrived through git or was copied); it is never applied, and writing commands refuse to run until it is gone: `workmem journal` shows it and `workmem journal --discard` discards it"
+                },
             ));
         }
         let path = self.file(JOURNAL_FILE);
