@@ -118,6 +118,8 @@ pub enum Command {
     Verify(Deferred<commands::verify::VerifyArgs>),
     /// Pin the workspace id and prepare the git repository to share memory
     Share(Deferred<commands::share::ShareArgs>),
+    /// Wire workmem into an agent client: MCP server, hook, instructions
+    Setup(Deferred<commands::setup::SetupArgs>),
     /// Take over a memory written at another path by pinning its id
     Adopt(Deferred<commands::adopt::AdoptArgs>),
     /// Merge memory files: git's merge driver, and `--continue` after markers

@@ -63,6 +63,12 @@ impl CommandError {
         CommandError::new("secrets_found", EXIT_IO, message)
     }
 
+    /// Returns the error of a check that found a problem (exit 1), for
+    /// `setup --check`.
+    pub fn check_failed(message: impl Into<String>) -> CommandError {
+        CommandError::new("check_failed", EXIT_IO, message)
+    }
+
     /// Returns an I/O error (exit 1) about `what`.
     pub fn io(what: impl std::fmt::Display, err: &io::Error) -> CommandError {
         let broken_pipe = err.kind() == io::ErrorKind::BrokenPipe;
@@ -110,6 +116,11 @@ impl CommandError {
             Some(About::Corrupt(path)) => Some(path),
             _ => None,
         }
+    }
+
+    /// Returns the message (without causes or hints).
+    pub fn message(&self) -> &str {
+        &self.message
     }
 
     /// Returns the process exit code.

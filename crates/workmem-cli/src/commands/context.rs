@@ -1,8 +1,18 @@
 //! `workmem context`: prints the bounded agent context (docs/policy.md):
 //! the curated memory, the most recent unkeyed facts and the most recent
 //! keyed facts the policy has not accepted yet.
+//!
+//! With `--hook` it prints that context as the JSON a client's
+//! session-start hook returns (Claude Code, Codex, Gemini CLI read
+//! `hookSpecificOutput.additionalContext`), opening the memory read-only
+//! (no recovery, no lock to wait for), and never fails: a missing, locked
+//! or damaged memory, or any error, gives a one-line notice and exit 0, so
+//! a broken memory never stops a session from starting.
+
+use std::panic::AssertUnwindSafe;
 
 use clap::Args;
+use serde::Serialize;
 use workmem::{Config, ContextOptions};
 
 use crate::command_error::CommandError;
@@ -15,7 +25,8 @@ use crate::output::ContextOutput;
   workmem context
   workmem context --recent 10
   workmem context --pending 0   # without the pending keyed facts
-  workmem context --json   # {\"context\": \"...\"}")]
+  workmem context --json   # {\"context\": \"...\"}
+  workmem context --hook   # for a session-start hook (what `workmem setup` writes)")]
 pub struct ContextArgs {
     /// How many recent unkeyed facts to include [default: 6]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(0..=1000))]
@@ -29,12 +40,24 @@ pub struct ContextArgs {
         value_parser = clap::value_parser!(u16).range(0..=*Config::PENDING_FACTS.end() as i64)
     )]
     pub pending: Option<u16>,
+    /// Print the context as a session-start hook's JSON, at most 10,000
+    /// characters; always exit 0 (a notice instead of an error)
+    #[arg(long)]
+    pub hook: bool,
 }
+
+/// The most a hook hands the client: Claude Code replaces longer hook
+/// output with a preview the model cannot use.
+const HOOK_BUDGET: usize = 10_000;
 
 /// Runs `workmem context`.
 ///
 /// Errors: corruption and scope errors, I/O errors.
 pub fn run(ctx: &Ctx, args: &ContextArgs) -> Result<(), CommandError> {
+    if args.hook {
+        hook(ctx, args);
+        return Ok(());
+    }
     let mut options = ContextOptions::new();
     options.recent = args.recent.map(usize::from);
     options.pending = args.pending.map(usize::from);
@@ -43,4 +66,82 @@ pub fn run(ctx: &Ctx, args: &ContextArgs) -> Result<(), CommandError> {
         return ctx.ui.json(&ContextOutput { context: &context });
     }
     ctx.ui.line(context.trim_end())
+}
+
+/// The JSON a session-start hook prints.
+///
+/// ```json
+/// {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "# Workspace Memory\n..."}}
+/// ```
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct HookOutput {
+    /// A line shown to the user (only with a notice).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system_message: Option<String>,
+    hook_specific_output: HookContext,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct HookContext {
+    hook_event_name: &'static str,
+    additional_context: String,
+}
+
+/// Prints the context for a session-start hook; never fails.
+fn hook(ctx: &Ctx, args: &ContextArgs) {
+    let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| hook_context(ctx, args)));
+    let (context, notice) = match outcome {
+        Ok(Ok(Some(context))) => (context, None),
+        Ok(Ok(None)) => (
+            "workmem: this project has no memory yet; facts written with `write_memory` start it."
+                .to_owned(),
+            None,
+        ),
+        Ok(Err(err)) => {
+            let reason = err.message().lines().next().unwrap_or("unknown error").to_owned();
+            let notice = format!(
+                "workmem: project memory not loaded ({reason}); run `workmem verify` in the project"
+            );
+            (notice.clone(), Some(notice))
+        }
+        Err(_) => {
+            let notice =
+                "workmem: project memory not loaded (internal error); run `workmem verify` \
+                          in the project"
+                    .to_owned();
+            (notice.clone(), Some(notice))
+        }
+    };
+    let output = HookOutput {
+        system_message: notice,
+        hook_specific_output: HookContext {
+            hook_event_name: "SessionStart",
+            additional_context: context,
+        },
+    };
+    // The session goes on whatever happens to this output.
+    let _ = ctx.ui.json(&output);
+}
+
+/// Returns the context for a hook, `None` when there is no memory here.
+fn hook_context(ctx: &Ctx, args: &ContextArgs) -> Result<Option<String>, CommandError> {
+    if !ctx.found {
+        return Ok(None);
+    }
+    let memory_dir =
+        ctx.memory_dir.clone().unwrap_or_else(|| ctx.project.join(".workmem").join("memory"));
+    if !memory_dir.is_dir() {
+        return Ok(None);
+    }
+    let ws = ctx.builder_in_project()?.open_read_only()?;
+    let budget = match ws.config().context_budget {
+        0 => HOOK_BUDGET,
+        n => n.min(HOOK_BUDGET),
+    };
+    let mut options = ContextOptions::new().budget(budget);
+    options.recent = args.recent.map(usize::from);
+    options.pending = args.pending.map(usize::from);
+    Ok(Some(ws.context_with(&options)?))
 }

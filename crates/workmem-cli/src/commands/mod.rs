@@ -36,6 +36,7 @@ pub mod remember;
 pub mod resolve;
 pub mod review;
 pub mod scan;
+pub mod setup;
 pub mod share;
 pub mod status;
 pub mod verify;
@@ -408,6 +409,7 @@ fn run_command(ctx: &Ctx, command: &Command) -> Result<(), CommandError> {
         Command::Scan(args) => scan::run(ctx, args),
         Command::Status(args) => status::run(ctx, args),
         Command::Share(args) => share::run(ctx, args),
+        Command::Setup(args) => setup::run(ctx, args),
         Command::Adopt(args) => adopt::run(ctx, args),
         Command::Merge(args) => merge::run(ctx, args),
         Command::Journal(args) => journal::run(ctx, args),
