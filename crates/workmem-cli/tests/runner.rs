@@ -13,6 +13,7 @@ mod explain;
 mod mcp;
 mod recovery;
 mod secrets;
+mod setup;
 mod sharing;
 mod torture;
 

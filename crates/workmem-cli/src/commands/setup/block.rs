@@ -79,7 +79,7 @@ impl Block {
             start -= 1;
         }
         let rest = format!("{}{}", &text[..start], &text[end..]);
-        let only_header = rest.is_empty() || rest == self.header.trim_end_matches('\n');
+        let only_header = rest.trim_end_matches('\n') == self.header.trim_end_matches('\n');
         if prune == Prune::File && only_header {
             return None;
         }
@@ -123,5 +123,7 @@ mod tests {
         }
         let fresh = block.apply(None);
         assert_eq!(block.remove(&fresh, Prune::File), None);
+        let rule = Block::instructions("---\nalwaysApply: true\n---\n\n");
+        assert_eq!(rule.remove(&rule.apply(None), Prune::File), None);
     }
 }
