@@ -6,10 +6,16 @@
 //! 1. creates (or reuses) a Python virtual environment at `target/mcp-venv`
 //!    holding the pinned Python MCP SDK (`mcp==2.3.0`), which the MCP client
 //!    tests in `crates/workmem-cli/tests/mcp.rs` drive `workmem mcp` with;
-//! 2. runs `cargo test --workspace --locked --features workmem-cli/failpoints
+//! 2. installs (or reuses) the pinned agent clients from npm (Claude Code,
+//!    Codex CLI, Gemini CLI, and Node 22 for Gemini CLI) into
+//!    `target/agent-clients`, which the setup tests in
+//!    `crates/workmem-cli/tests/setup.rs` run (`cargo xtask clients` does
+//!    only this step);
+//! 3. runs `cargo test --workspace --locked --features workmem-cli/failpoints
 //!    --no-fail-fast` with `WORKMEM_TEST_PYTHON` naming that venv's
-//!    interpreter, streaming cargo's output as it comes;
-//! 3. prints one closing line, `tests: N passed, N failed`, the totals of
+//!    interpreter and `WORKMEM_TEST_AGENT_CLIENTS` the clients' `bin`
+//!    directory, streaming cargo's output as it comes;
+//! 4. prints one closing line, `tests: N passed, N failed`, the totals of
 //!    every `test result:` line of every test binary, and exits non-zero when
 //!    cargo failed or any test failed.
 //!
@@ -34,11 +40,27 @@ const MCP_VERSION: &str = "2.3.0";
 /// The venv, relative to the workspace root.
 const VENV: &str = "target/mcp-venv";
 
+/// Where the agent clients are installed, relative to the workspace root.
+const AGENT_CLIENTS: &str = "target/agent-clients";
+
+/// The npm packages of the agent clients the setup tests run, pinned, and
+/// the program each puts in `node_modules/.bin`. Node 22 is there for
+/// Gemini CLI, which needs a newer Node than some distributions ship.
+const CLIENT_PACKAGES: [(&str, &str, &str); 4] = [
+    ("@anthropic-ai/claude-code", "2.1.332", "claude"),
+    ("@openai/codex", "0.171.0", "codex"),
+    ("@google/gemini-cli", "0.61.0", "gemini"),
+    ("node", "22.23.3", "node"),
+];
+
 const USAGE: &str = "\
 usage: cargo xtask test [CARGO TEST ARGS]
 
-  test   install the Python MCP client into target/mcp-venv (once), run every
-         test of the workspace (failpoints on), print `tests: N passed, N failed`
+  test     install the Python MCP client into target/mcp-venv and the agent
+           clients into target/agent-clients (once each), run every test of the
+           workspace (failpoints on), print `tests: N passed, N failed`
+  clients  install the agent clients (Claude Code, Codex CLI, Gemini CLI) from
+           npm into target/agent-clients (once) and print their bin directory
 
 Arguments after `test` are passed to `cargo test`, e.g.
   cargo xtask test -- --nocapture
@@ -49,6 +71,10 @@ fn main() -> ExitCode {
     let task = args.next();
     let result = match task.as_deref().and_then(OsStr::to_str) {
         Some("test") => test(args.collect()),
+        Some("clients") => agent_clients(&workspace_root()).map(|bin| {
+            println!("{}", bin.display());
+            true
+        }),
         Some("help" | "-h" | "--help") => {
             println!("{USAGE}");
             Ok(true)
@@ -76,6 +102,7 @@ fn workspace_root() -> PathBuf {
 fn test(extra: Vec<OsString>) -> Result<bool, String> {
     let root = workspace_root();
     let python = mcp_python(&root)?;
+    let clients = agent_clients(&root)?;
 
     let cargo = env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
     let mut command = Command::new(cargo);
@@ -83,7 +110,12 @@ fn test(extra: Vec<OsString>) -> Result<bool, String> {
     command.args(test_selection(&extra));
     command.args(["--locked", "--no-fail-fast"]).args(&extra);
     command.env("WORKMEM_TEST_PYTHON", &python).stdout(Stdio::piped());
-    eprintln!("xtask: cargo test (WORKMEM_TEST_PYTHON={})", python.display());
+    command.env("WORKMEM_TEST_AGENT_CLIENTS", &clients);
+    eprintln!(
+        "xtask: cargo test (WORKMEM_TEST_PYTHON={}, WORKMEM_TEST_AGENT_CLIENTS={})",
+        python.display(),
+        clients.display()
+    );
 
     let mut child = command.spawn().map_err(|err| format!("cannot run cargo: {err}"))?;
     let mut totals = Totals::default();
@@ -228,6 +260,58 @@ fn mcp_python(root: &Path) -> Result<PathBuf, String> {
         return Err(format!("{VENV} still lacks {pin} after pip install: {hint}"));
     }
     Ok(python)
+}
+
+/// Returns the `bin` directory of `target/agent-clients`, installing the
+/// pinned clients there with npm unless every one is already installed at
+/// its version.
+fn agent_clients(root: &Path) -> Result<PathBuf, String> {
+    let prefix = root.join(AGENT_CLIENTS);
+    let bin = prefix.join("node_modules").join(".bin");
+    if clients_installed(&prefix) {
+        return Ok(bin);
+    }
+    let hint = format!(
+        "the setup tests (crates/workmem-cli/tests/setup.rs) run the real Claude Code, Codex CLI and Gemini CLI: \
+         they need `npm` (Debian and Ubuntu: `apt install npm`) and access to the npm registry once, to install \
+         them into {AGENT_CLIENTS} (about 250 MB to download)"
+    );
+    if !succeeds(Command::new("npm").arg("--version")) {
+        return Err(format!("no `npm` on PATH: {hint}"));
+    }
+    let pins: Vec<String> =
+        CLIENT_PACKAGES.iter().map(|(name, version, _)| format!("{name}@{version}")).collect();
+    eprintln!("xtask: installing {} into {AGENT_CLIENTS} for the setup tests", pins.join(" "));
+    let npm = Command::new("npm")
+        .arg("install")
+        .arg("--prefix")
+        .arg(&prefix)
+        .args(["--no-save", "--no-audit", "--no-fund", "--loglevel=error"])
+        .args(&pins)
+        .stdin(Stdio::null())
+        .stdout(Stdio::inherit())
+        .status();
+    if !matches!(npm, Ok(status) if status.success()) {
+        return Err(format!("`npm install {}` failed: {hint}", pins.join(" ")));
+    }
+    if !clients_installed(&prefix) {
+        return Err(format!(
+            "{AGENT_CLIENTS} still lacks a pinned client after npm install: {hint}"
+        ));
+    }
+    Ok(bin)
+}
+
+/// Whether every pinned client is installed under `prefix` at its version,
+/// with its program in `node_modules/.bin`.
+fn clients_installed(prefix: &Path) -> bool {
+    let modules = prefix.join("node_modules");
+    CLIENT_PACKAGES.iter().all(|(name, version, program)| {
+        let manifest = std::fs::read_to_string(modules.join(name).join("package.json"));
+        let pinned = format!("\"version\": \"{version}\"");
+        manifest.is_ok_and(|text| text.contains(&pinned))
+            && modules.join(".bin").join(program).exists()
+    })
 }
 
 /// Whether `python` runs and has exactly the pinned `mcp` installed.
