@@ -655,3 +655,24 @@ fn gemini_cli_lists_workmem_connected_after_setup_and_not_after_remove() {
     let listed = client(&env, &dir, "gemini", &["mcp", "list"]);
     assert!(!listed.contains("workmem:"), "{listed}");
 }
+
+#[test]
+fn an_instruction_file_that_is_a_link_is_edited_where_it_points() {
+    let env = Env::new();
+    env.write("AGENTS.md", USERS_NOTES);
+    std::os::unix::fs::symlink("AGENTS.md", env.project().join("CLAUDE.md")).unwrap();
+    let before = tree(&env.project());
+    let (code, _, stderr) = env.run(&["setup", "claude-code"]);
+    assert_eq!(code, 0, "{stderr}");
+    let link = std::fs::symlink_metadata(env.project().join("CLAUDE.md")).unwrap();
+    assert!(link.file_type().is_symlink(), "the link stays a link");
+    assert!(env.read("AGENTS.md").contains("<!-- workmem:end -->"));
+    env.run(&["setup", "claude-code", "--remove"]);
+    assert_eq!(bytes(&tree(&env.project())), bytes(&before));
+    assert!(
+        std::fs::symlink_metadata(env.project().join("CLAUDE.md"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+}

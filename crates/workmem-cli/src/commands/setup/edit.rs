@@ -239,7 +239,12 @@ impl FilePlan {
 pub fn write(change: &Change, stop: &Path) -> Result<(), (PathBuf, std::io::Error)> {
     let target = std::fs::canonicalize(&change.path).unwrap_or_else(|_| change.path.clone());
     let at = |err| (target.clone(), err);
-    match (&change.before, &change.after) {
+    // A link the user made (CLAUDE.md -> AGENTS.md) stays, and so does
+    // the file it points to, emptied rather than deleted under it.
+    let linked = std::fs::symlink_metadata(&change.path).is_ok_and(|m| m.file_type().is_symlink());
+    let emptied = Some(String::new());
+    let after = if linked && change.after.is_none() { &emptied } else { &change.after };
+    match (&change.before, after) {
         (Some(_), None) => {
             std::fs::remove_file(&target).map_err(at)?;
             remove_empty_parents(&change.path, stop);
