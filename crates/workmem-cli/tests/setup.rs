@@ -603,10 +603,27 @@ fn claude_code_lists_workmem_after_setup_and_not_after_remove() {
     env.run(&["setup", "claude-code", "--scope", "user", "--remove"]);
     let listed = client(&env, &dir, "claude", &["mcp", "list"]);
     assert!(!listed.contains("workmem:"), "{listed}");
-    // Project scope: listed, waiting for the person's one-time approval.
+    // Project scope: listed, waiting for the person's one-time approval;
+    // once they approve it, Claude Code starts it from the project.
     env.run(&["setup", "claude-code"]);
     let listed = client(&env, &dir, "claude", &["mcp", "list"]);
-    assert!(listed.lines().any(|l| l.starts_with("workmem: workmem mcp")), "{listed}");
+    assert!(
+        listed
+            .lines()
+            .any(|l| l.starts_with("workmem: workmem mcp") && l.contains("Pending approval")),
+        "{listed}"
+    );
+    std::fs::create_dir_all(env.home().join(".claude")).unwrap();
+    std::fs::write(
+        env.home().join(".claude/settings.json"),
+        "{\"enabledMcpjsonServers\": [\"workmem\"]}\n",
+    )
+    .unwrap();
+    let listed = client(&env, &dir, "claude", &["mcp", "list"]);
+    assert!(
+        listed.lines().any(|l| l.starts_with("workmem: workmem mcp") && l.contains("Connected")),
+        "{listed}"
+    );
     env.run(&["setup", "claude-code", "--remove"]);
     let listed = client(&env, &dir, "claude", &["mcp", "list"]);
     assert!(!listed.contains("workmem:"), "{listed}");
