@@ -22,7 +22,13 @@
 //! memory directory but the daily log first (the caches included). With
 //! `WORKMEM_BENCH_ONLY=appends` only `remember --id` against `remember` and
 //! the imports run for each workspace (no distill, context, resolve or
-//! verify; the id index is built first when missing).
+//! verify; the id index is built first when missing). With
+//! `WORKMEM_BENCH_ONLY=hook` only the session-start hook runs (`workmem
+//! context --hook`, what `workmem setup` has Claude Code, Codex and Gemini
+//! CLI run), 31 times per workspace, in the project directory as the
+//! clients run it, after a first distill when the workspace has no curated
+//! memory yet; the bench fails when its median exceeds 50 ms. The full
+//! run measures it too, after `context`.
 //!
 //! With `WORKMEM_BENCH_TEACHING=PATH` (the teaching implementation's
 //! `s10_workspace_memory/code.py` in a checkout of learn-workbuddy; the
@@ -183,6 +189,35 @@ fn appends_only() -> bool {
     std::env::var("WORKMEM_BENCH_ONLY").is_ok_and(|only| only == "appends")
 }
 
+/// Whether only the session-start hook is measured
+/// (`WORKMEM_BENCH_ONLY=hook`).
+fn hook_only() -> bool {
+    std::env::var("WORKMEM_BENCH_ONLY").is_ok_and(|only| only == "hook")
+}
+
+/// The most the session-start hook may take at 100k facts: a client waits
+/// for it before the first prompt.
+const HOOK_LIMIT_MS: f64 = 50.0;
+
+/// `workmem context --hook` as a client runs it: median, slowest, peak
+/// RSS; fails above [`HOOK_LIMIT_MS`].
+fn hook_figures(dir: &Path) {
+    let runs: Vec<f64> = (0..31).map(|_| timed(workmem(dir).args(["context", "--hook"]))).collect();
+    let slowest = runs.iter().copied().fold(0.0, f64::max);
+    let hook = median(runs);
+    let (_, hook_rss) = timed_rss(dir, &["context", "--hook"]);
+    let out = workmem(dir).args(["context", "--hook"]).output().expect("spawn");
+    let printed: serde_json::Value = serde_json::from_slice(&out.stdout).expect("hook JSON");
+    let chars = printed["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .map_or(0, |c| c.chars().count());
+    println!(
+        "context --hook (session start): median {hook:.2} ms, slowest {slowest:.2} ms, peak {hook_rss:.0} MB, \
+         {chars} characters (limit {HOOK_LIMIT_MS} ms)"
+    );
+    assert!(hook < HOOK_LIMIT_MS, "the session-start hook took {hook:.2} ms (median)");
+}
+
 /// `remember --id` against `remember`, alternating, then imports of 100
 /// facts with ids.
 fn append_figures(dir: &Path, scratch: &Path, seed: u64) {
@@ -241,6 +276,15 @@ fn workspace_figures(dir: &Path) {
     let seed = u64::from(std::process::id()) * 100;
     if appends_only() {
         append_figures(dir, scratch.path(), seed);
+        return;
+    }
+    if hook_only() {
+        // The hook of a project with a curated memory: distill first when
+        // the workspace has none yet (untimed).
+        if !dir.join(".workmem/memory/curated.json").exists() {
+            timed(workmem(dir).args(["distill", "--as-of", AS_OF, "-q"]));
+        }
+        hook_figures(dir);
         return;
     }
     let open = median((0..21).map(|_| timed(workmem(dir).args(["init", "-q"]))).collect());
@@ -343,6 +387,7 @@ fn workspace_figures(dir: &Path) {
     let context = median((0..21).map(|_| timed(workmem(dir).arg("context"))).collect());
     let (_, context_rss) = timed_rss(dir, &["context"]);
     println!("context: median {context:.2} ms, peak {context_rss:.0} MB");
+    hook_figures(dir);
     // The facts appended since the last distill (by the appends above)
     // are what `status` reads; `history` of the key with the most
     // evidence; `logs` counts every daily file.

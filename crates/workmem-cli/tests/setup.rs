@@ -436,15 +436,26 @@ fn check_starts_each_configured_server_and_lists_its_tools() {
         ".gemini/settings.json",
         "{\"mcpServers\": {\"workmem\": {\"command\": \"workmem-gone\"}}}\n",
     );
+    // And so does one that exits at once.
+    env.write(".cursor/mcp.json", "{\"mcpServers\": {\"workmem\": {\"command\": \"false\"}}}\n");
     let (code, stdout, stderr) = env.run(&["setup", "--check"]);
     assert_eq!(code, 1, "{stdout}{stderr}");
+    let cursor = stdout
+        .lines()
+        .find(|l| l.starts_with("cursor (project"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        cursor.contains("configured; the server exited before answering")
+            || cursor.contains("configured; the server closed its input"),
+        "{cursor}"
+    );
     assert!(
         stdout.contains(
             "gemini (project, .gemini/settings.json): configured; `workmem-gone` is not found"
         ),
         "{stdout}"
     );
-    assert!(stderr.contains("error: 1 configured workmem server(s) cannot be started"), "{stderr}");
+    assert!(stderr.contains("error: 2 configured workmem server(s) cannot be started"), "{stderr}");
 }
 
 /// Runs `workmem context --hook` and returns its JSON, checking it exits 0

@@ -218,9 +218,14 @@ fn session(child: &mut Child) -> Result<Vec<String>, String> {
     let answer = |id: i64| -> Result<Value, String> {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            let line = rx
-                .recv_timeout(left)
-                .map_err(|_| format!("the server did not answer within {} s", TIMEOUT.as_secs()))?;
+            let line = rx.recv_timeout(left).map_err(|err| match err {
+                mpsc::RecvTimeoutError::Timeout => {
+                    format!("the server did not answer within {} s", TIMEOUT.as_secs())
+                }
+                mpsc::RecvTimeoutError::Disconnected => {
+                    "the server exited before answering".to_owned()
+                }
+            })?;
             let Ok(message) = serde_json::from_str::<Value>(&line) else { continue };
             if message.get("id") == Some(&json!(id)) {
                 if let Some(error) = message.get("error") {
