@@ -15,7 +15,7 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::io::{self, IsTerminal, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -93,6 +93,99 @@ pub struct DiffOutput<'a> {
     /// What the range changes.
     #[serde(flatten)]
     pub diff: &'a workmem::MemoryDiff,
+}
+
+/// `setup --json`.
+///
+/// ```json
+/// {"client": "codex", "scope": "project", "notes": ["..."],
+///  "files": [{"path": "/home/me/app/.codex/config.toml", "action": "create"}]}
+/// ```
+#[derive(Debug, Serialize)]
+pub struct SetupOutput<'a> {
+    /// The client's name on the command line (`claude-code`, `codex`, ...).
+    pub client: &'static str,
+    /// `project` or `user`.
+    pub scope: &'static str,
+    /// Every file setup owns a part of, in the order they are written.
+    pub files: Vec<SetupFile>,
+    /// What the user should know (also printed on stderr without `--json`).
+    pub notes: &'a [String],
+}
+
+/// One file of `setup --json`.
+#[derive(Debug, Serialize)]
+pub struct SetupFile {
+    /// The file's absolute path.
+    pub path: PathBuf,
+    /// `create`, `update`, `delete` or `unchanged`.
+    pub action: &'static str,
+    /// The unified diff, with `--print`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+}
+
+/// `setup --check --json`.
+///
+/// ```json
+/// {"clients": [{"client": "claude-code", "scope": "project", "path": "/home/me/app/.mcp.json",
+///   "configured": true, "command": ["workmem", "mcp"], "binary": "/usr/local/bin/workmem",
+///   "tools": ["write_memory", "get_context", "list_recent_facts", "list_conflicts"]}]}
+/// ```
+#[derive(Debug, Serialize)]
+pub struct SetupCheckOutput {
+    /// One item per client found, per scope.
+    pub clients: Vec<ClientCheck>,
+}
+
+/// One client at one scope in `setup --check --json`.
+#[derive(Debug, Serialize)]
+pub struct ClientCheck {
+    /// The client's name on the command line.
+    pub client: &'static str,
+    /// `project` or `user`.
+    pub scope: &'static str,
+    /// The file holding the client's MCP servers.
+    pub path: PathBuf,
+    /// Whether that file has a `workmem` entry.
+    pub configured: bool,
+    /// The entry's command and arguments, as the server is started.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<Vec<String>>,
+    /// Where the command was found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub binary: Option<PathBuf>,
+    /// The tools the started server listed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
+    /// Why the server could not be checked or started.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+}
+
+/// `context --hook`: what a client's session-start hook reads.
+///
+/// ```json
+/// {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "# Workspace Memory\n..."}}
+/// ```
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HookOutput {
+    /// A line shown to the user (only with a notice).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system_message: Option<String>,
+    /// The context for the model.
+    pub hook_specific_output: HookContext,
+}
+
+/// The part of [`HookOutput`] the model gets.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HookContext {
+    /// Always `SessionStart`.
+    pub hook_event_name: &'static str,
+    /// The context, or the notice.
+    pub additional_context: String,
 }
 
 /// Where a command writes: results to stdout, status to stderr.

@@ -320,6 +320,14 @@ fn print_shows_the_diff_and_writes_nothing() {
         let (code, stdout, stderr) = env.run(&["setup", spec.client, "--print"]);
         assert_eq!(code, 0, "{stderr}");
         assert_eq!(tree(&env.project()), before, "{}: --print writes nothing", spec.client);
+        let printed = env.json(&["setup", spec.client, "--print"]);
+        let first = &printed["files"][0];
+        assert_eq!(first["action"], "update", "{printed}");
+        assert!(
+            first["diff"].as_str().unwrap().starts_with(&format!("--- a/{}\n", spec.mcp)),
+            "{printed}"
+        );
+        assert_eq!(tree(&env.project()), before);
         assert!(stdout.contains(&format!("--- a/{}\n+++ b/{}\n", spec.mcp, spec.mcp)), "{stdout}");
         assert!(
             stdout.contains(&format!("--- /dev/null\n+++ b/{}\n", spec.instructions)),

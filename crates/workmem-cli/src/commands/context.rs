@@ -12,12 +12,11 @@
 use std::panic::AssertUnwindSafe;
 
 use clap::Args;
-use serde::Serialize;
 use workmem::{Config, ContextOptions};
 
 use crate::command_error::CommandError;
 use crate::commands::Ctx;
-use crate::output::ContextOutput;
+use crate::output::{ContextOutput, HookContext, HookOutput};
 
 /// Arguments of `workmem context`.
 #[derive(Debug, Args)]
@@ -66,27 +65,6 @@ pub fn run(ctx: &Ctx, args: &ContextArgs) -> Result<(), CommandError> {
         return ctx.ui.json(&ContextOutput { context: &context });
     }
     ctx.ui.line(context.trim_end())
-}
-
-/// The JSON a session-start hook prints.
-///
-/// ```json
-/// {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "# Workspace Memory\n..."}}
-/// ```
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct HookOutput {
-    /// A line shown to the user (only with a notice).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    system_message: Option<String>,
-    hook_specific_output: HookContext,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct HookContext {
-    hook_event_name: &'static str,
-    additional_context: String,
 }
 
 /// Prints the context for a session-start hook; never fails.

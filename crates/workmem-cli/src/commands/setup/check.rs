@@ -11,38 +11,16 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::clients::{self, Client, McpFile, Places, Scope};
 use super::{json as json_file, shown, toml, which};
 use crate::command_error::CommandError;
 use crate::commands::Ctx;
+use crate::output::{ClientCheck, SetupCheckOutput};
 
 /// How long a server has to answer both requests.
 const TIMEOUT: Duration = Duration::from_secs(20);
-
-/// One client at one scope.
-#[derive(Debug, Serialize)]
-struct ClientCheck {
-    client: &'static str,
-    scope: Scope,
-    path: PathBuf,
-    configured: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    command: Option<Vec<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    binary: Option<PathBuf>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tools: Option<Vec<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    problem: Option<String>,
-}
-
-#[derive(Debug, Serialize)]
-struct CheckOutput {
-    clients: Vec<ClientCheck>,
-}
 
 /// Runs `workmem setup --check`.
 ///
@@ -69,7 +47,7 @@ pub fn run(
     }
     let failed = checks.iter().filter(|c| c.problem.is_some() && c.configured).count();
     if ctx.ui.is_json() {
-        ctx.ui.json(&CheckOutput { clients: checks })?;
+        ctx.ui.json(&SetupCheckOutput { clients: checks })?;
     } else {
         print(ctx, places, &checks)?;
     }
@@ -88,14 +66,13 @@ fn print(ctx: &Ctx, places: &Places, checks: &[ClientCheck]) -> Result<(), Comma
     }
     let mut lines = Vec::new();
     for c in checks {
-        let head = format!("{} ({}, {})", c.client, c.scope.name(), shown(&c.path, places));
+        let head = format!("{} ({}, {})", c.client, c.scope, shown(&c.path, places));
         lines.push(match (&c.tools, &c.problem) {
             _ if !c.configured => match &c.problem {
                 Some(problem) => format!("{head}: {problem}"),
                 None => format!(
                     "{head}: not configured (`workmem setup {} --scope {}`)",
-                    c.client,
-                    c.scope.name()
+                    c.client, c.scope
                 ),
             },
             (Some(tools), None) => format!(
@@ -115,7 +92,7 @@ fn print(ctx: &Ctx, places: &Places, checks: &[ClientCheck]) -> Result<(), Comma
 fn check(client: Client, scope: Scope, mcp: &McpFile, project: &Path) -> ClientCheck {
     let mut out = ClientCheck {
         client: client.name(),
-        scope,
+        scope: scope.name(),
         path: mcp.path().to_path_buf(),
         configured: false,
         command: None,

@@ -66,8 +66,7 @@ impl Client {
 }
 
 /// Where a configuration goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Scope {
     /// The project's files, to commit and share
     Project,

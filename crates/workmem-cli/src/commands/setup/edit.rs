@@ -88,8 +88,7 @@ impl Part {
 }
 
 /// What happens to one file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
     /// The file is new.
     Create,
@@ -99,6 +98,18 @@ pub enum Action {
     Delete,
     /// Nothing to do.
     Unchanged,
+}
+
+impl Action {
+    /// Returns the action's name in `--json` output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Action::Create => "create",
+            Action::Update => "update",
+            Action::Delete => "delete",
+            Action::Unchanged => "unchanged",
+        }
+    }
 }
 
 /// A file and the parts `setup` owns in it.

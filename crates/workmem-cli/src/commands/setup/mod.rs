@@ -21,12 +21,12 @@ mod toml;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use serde::Serialize;
 
 use self::clients::{Client, Places, Scope};
 use self::edit::{Action, Change, FileError, FileErrorKind};
 use crate::command_error::CommandError;
 use crate::commands::Ctx;
+use crate::output::{SetupFile, SetupOutput};
 
 /// Arguments of `workmem setup`.
 #[derive(Debug, Args)]
@@ -57,27 +57,6 @@ pub struct SetupArgs {
     /// Check each client found: configured, binary present, server starts
     #[arg(long, conflicts_with = "print")]
     pub check: bool,
-}
-
-/// `setup --json`.
-///
-/// ```json
-/// {"client": "codex", "scope": "project", "files": [{"path": "/p/.codex/config.toml", "action": "create"}], "notes": ["..."]}
-/// ```
-#[derive(Debug, Serialize)]
-struct SetupOutput<'a> {
-    client: &'static str,
-    scope: Scope,
-    files: Vec<FileOutput>,
-    notes: &'a [String],
-}
-
-#[derive(Debug, Serialize)]
-struct FileOutput {
-    path: PathBuf,
-    action: Action,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    diff: Option<String>,
 }
 
 /// Runs `workmem setup`.
@@ -140,13 +119,18 @@ fn report(
     if ctx.ui.is_json() {
         let files = changes
             .iter()
-            .map(|c| FileOutput {
+            .map(|c| SetupFile {
                 path: c.path.clone(),
-                action: c.action(),
+                action: c.action().name(),
                 diff: args.print.then(|| c.diff(&shown(&c.path, places))),
             })
             .collect();
-        return ctx.ui.json(&SetupOutput { client: client.name(), scope, files, notes: &notes });
+        return ctx.ui.json(&SetupOutput {
+            client: client.name(),
+            scope: scope.name(),
+            files,
+            notes: &notes,
+        });
     }
     if args.print {
         let diff: String = changes.iter().map(|c| c.diff(&shown(&c.path, places))).collect();
