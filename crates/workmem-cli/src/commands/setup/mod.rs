@@ -59,11 +59,20 @@ pub struct SetupArgs {
     pub check: bool,
 }
 
+/// What one run of `setup` did (or, with `--print`, would do).
+struct Outcome {
+    client: Client,
+    scope: Scope,
+    changes: Vec<Change>,
+    /// What the user should know, printed on stderr.
+    notes: Vec<String>,
+}
+
 /// Runs `workmem setup`.
 ///
 /// Errors: usage error for a file that cannot be parsed or holds the wrong
-/// shape (nothing is written then); I/O errors; with `--check`, an I/O
-/// error when a configured server does not start.
+/// shape (nothing is written then); I/O errors; with `--check`, exit 1
+/// when a configured server cannot be found or started.
 pub fn run(ctx: &Ctx, args: &SetupArgs) -> Result<(), CommandError> {
     let places = places(ctx)?;
     if args.check {
@@ -90,25 +99,8 @@ pub fn run(ctx: &Ctx, args: &SetupArgs) -> Result<(), CommandError> {
             })?;
         }
     }
-    let on_path = which("workmem").is_some();
-    report(ctx, &places, client, scope, &changes, args, &plan.notes, on_path)
-}
-
-/// Prints the outcome: the diff with `--print`, else one line per file,
-/// then the notes on stderr.
-#[allow(clippy::too_many_arguments)]
-fn report(
-    ctx: &Ctx,
-    places: &Places,
-    client: Client,
-    scope: Scope,
-    changes: &[Change],
-    args: &SetupArgs,
-    notes: &[String],
-    on_path: bool,
-) -> Result<(), CommandError> {
-    let mut notes = if args.remove { Vec::new() } else { notes.to_vec() };
-    if !args.remove && !on_path {
+    let mut notes = if args.remove { Vec::new() } else { plan.notes };
+    if !args.remove && which("workmem").is_none() {
         notes.push(format!(
             "`workmem` is not on PATH: the client starts it by that name; put the binary ({}) in a \
              directory on PATH (e.g. `cargo install --path crates/workmem-cli`)",
@@ -116,23 +108,30 @@ fn report(
                 .map_or_else(|_| "workmem".to_owned(), |p| p.display().to_string())
         ));
     }
+    report(ctx, &places, &Outcome { client, scope, changes, notes }, args.print)
+}
+
+/// Prints the outcome: the diff with `print`, else one line per file,
+/// then the notes on stderr.
+fn report(ctx: &Ctx, places: &Places, outcome: &Outcome, print: bool) -> Result<(), CommandError> {
+    let Outcome { client, scope, changes, notes } = outcome;
     if ctx.ui.is_json() {
         let files = changes
             .iter()
             .map(|c| SetupFile {
                 path: c.path.clone(),
                 action: c.action().name(),
-                diff: args.print.then(|| c.diff(&shown(&c.path, places))),
+                diff: print.then(|| c.diff(&shown(&c.path, places))),
             })
             .collect();
         return ctx.ui.json(&SetupOutput {
             client: client.name(),
             scope: scope.name(),
             files,
-            notes: &notes,
+            notes,
         });
     }
-    if args.print {
+    if print {
         let diff: String = changes.iter().map(|c| c.diff(&shown(&c.path, places))).collect();
         if diff.is_empty() {
             ctx.ui.status(format_args!(
@@ -156,7 +155,7 @@ fn report(
         changes.iter().map(|c| format!("  {} {}", verb(c.action()), shown(&c.path, places))),
     );
     ctx.ui.lines(lines)?;
-    for note in &notes {
+    for note in notes {
         ctx.ui.status(format_args!("note: {note}"));
     }
     Ok(())
