@@ -262,6 +262,9 @@ pub(super) fn find(text: &str, lower: &str, cues: &Cues) -> Option<&'static str>
         if found.is_some() {
             return found;
         }
+        if in_prose(text, lower, start, end) {
+            return Some(ASSIGNMENT);
+        }
         done = name_end;
     }
     // Each pattern below is searched (and compiled, once per process: 0.3
@@ -1010,6 +1013,118 @@ fn multi_word_identifier(v: &str) -> bool {
 }
 
 // ---------------------------------------------------------------------------
+// Credentials in prose
+
+/// Words that begin what a credential opens, between its name and the
+/// verb: "the token *for the billing service* is ...".
+const PROSE_QUALIFIERS: &[&str] = &["for", "of", "on", "in", "at", "from", "used"];
+/// The verbs that give the value: "the token *is* ...", "set the secret
+/// *to* ...".
+const PROSE_VERBS: &[&str] = &["is", "was", "are", "were", "to", "becomes", "became"];
+/// Words between the verb and the value: "is *now* ...".
+const PROSE_FILLERS: &[&str] = &["now", "still", "currently", "just", "simply", "set", "to"];
+/// The most words of a qualifier.
+const MAX_QUALIFIER_WORDS: usize = 6;
+
+/// Returns whether the cue word at `start..end` of `lower` opens a
+/// credential given in prose: the word (`token`, `secret`, `password`,
+/// `passphrase`, `credentials`, ...), optionally a few words about what it
+/// opens (`for the admin console`), then a verb (`is`, `to`, a colon) and
+/// the value, or for a password word the value right after it
+/// (`passphrase X`). Only a value that looks generated counts: letters
+/// mixed with digits or symbols, not a word, a path, a reference or a
+/// version ("the token is stored in the keychain", "set the secret to a
+/// value from vault" are sentences).
+fn in_prose(text: &str, lower: &str, start: usize, end: usize) -> bool {
+    let bytes = text.as_bytes();
+    let mut word_start = start;
+    while word_start > 0 && bytes[word_start - 1].is_ascii_alphabetic() {
+        word_start -= 1;
+    }
+    let mut i = end;
+    while i < bytes.len() && bytes[i].is_ascii_alphabetic() {
+        i += 1;
+    }
+    // A word of prose: it stands alone, followed by a space.
+    if word_start > 0 && (is_name_byte(bytes[word_start - 1]) || bytes[word_start - 1] == b'$') {
+        return false;
+    }
+    if bytes.get(i) != Some(&b' ') {
+        return false;
+    }
+    let Some((class, _)) = classify(&lower[word_start..i]) else { return false };
+    if class == Class::Weak {
+        return false;
+    }
+    let mut qualifiers = 0;
+    loop {
+        if skip_blanks(bytes, &mut i) == 0 {
+            return false;
+        }
+        let word_end =
+            i + bytes[i..].iter().position(u8::is_ascii_whitespace).unwrap_or(bytes.len() - i);
+        let word = &lower[i..word_end];
+        if PROSE_VERBS.contains(&word) || word == ":" {
+            i = word_end;
+            break;
+        }
+        if qualifiers > 0 && word.len() > 1 && word.ends_with(':') {
+            i = word_end;
+            break;
+        }
+        if qualifiers == 0 && !PROSE_QUALIFIERS.contains(&word) {
+            // `passphrase X`: the value right after the word.
+            return class == Class::Password && prose_value(text, i);
+        }
+        qualifiers += 1;
+        if qualifiers > MAX_QUALIFIER_WORDS || word.contains(['.', ',', ';']) {
+            return false;
+        }
+        i = word_end;
+    }
+    loop {
+        if skip_blanks(bytes, &mut i) == 0 {
+            return false;
+        }
+        let word_end =
+            i + bytes[i..].iter().position(u8::is_ascii_whitespace).unwrap_or(bytes.len() - i);
+        if !PROSE_FILLERS.contains(&&lower[i..word_end]) {
+            return prose_value(text, i);
+        }
+        i = word_end;
+    }
+}
+
+/// Returns whether the word at `i` (bare, or quoted with `'`, `"` or a
+/// backtick) is a generated-looking literal: random-looking (16
+/// characters or more), or a password-like mix of 8 or more (a symbol,
+/// or both cases and a digit). Words joined by separators (`base64-encoded`,
+/// `sha256-hashed`), `name=value` pairs, references, paths, versions and
+/// placeholders are not.
+fn prose_value(text: &str, i: usize) -> bool {
+    let bytes = text.as_bytes();
+    let value = match read_value(bytes, text, i, Separator::Colon) {
+        Some(Value::Quoted(v)) => v,
+        Some(Value::Bare { text: v, .. }) => {
+            v.trim_end_matches(['.', ',', ';', ':', '!', '?', ')'])
+        }
+        None => return false,
+    };
+    if value.is_empty() || !shape::credential_like(value) {
+        return false;
+    }
+    let c = shape::classes(value);
+    (shape::random_looking(value) || c.symbol || (c.upper && c.lower && c.digit))
+        && !value.split_once('=').is_some_and(|(name, _)| word_identifier(name))
+        && !shape::template_reference(value)
+        && !shape::placeholder(value)
+        && !resource_path(value)
+        && !colon_chain(value)
+        && !matches!(value.as_bytes()[0], b'$' | b'%' | b'@' | b'{' | b'<' | b'(' | b'[')
+        && !value.split(['-', '_', '.', '/']).filter(|p| !p.is_empty()).all(word_identifier)
+}
+
+// ---------------------------------------------------------------------------
 // URLs, headers, command lines, .netrc
 
 fn url_password(text: &str) -> bool {
@@ -1416,5 +1531,43 @@ mod tests {
         assert_eq!(kind("docker run -u 1000:1000 -p 8080:80 app"), None);
         assert_eq!(kind("machine api.example.com login deploy password hunter2"), Some(ASSIGNMENT));
         assert_eq!(kind("the login password is stored hashed"), None);
+    }
+
+    #[test]
+    fn credentials_given_in_prose_after_a_cue() {
+        let token = "k7Qm2Xv9Lp4Rt8Zw3Nb6Hc1D";
+        let password = "Vq8#mT2!pL9z";
+        for text in [
+            format!("the staging deploy token is {token}"),
+            format!("set the webhook secret to {password}"),
+            format!("password for the admin console: {password}"),
+            format!("passphrase {password}"),
+            format!("Our deploy password is now {password}."),
+            format!("The API token for the billing service is `{token}`."),
+            format!("The credentials of the staging bucket are {token}, rotate them"),
+            format!("the token for prod : {token}"),
+        ] {
+            assert_eq!(kind(&text), Some(ASSIGNMENT), "{text}");
+        }
+        for text in [
+            "the token is stored in the keychain",
+            "set the secret to a value from vault",
+            "passphrase prompts appear on first run",
+            "The session token is base64-encoded and signed with RS256.",
+            "The secret is sha256-hashed before it is compared.",
+            "Password for the test database: see docs/testing.md.",
+            "Set the token to $GITHUB_TOKEN in the workflow, never a literal.",
+            "The secret is mounted at /run/secrets/db_password in the container.",
+            "The token is UTF-8 encoded and URL-safe base64 after signing.",
+            "the token is e2e-tested and v2.3.1-compatible",
+            "the refresh token is SameSite=Strict",
+            "the token is hunter22",
+            "the password is dragon",
+            "the bypass token for the cache is keyed by user",
+            "tokens for the api are issued by the gateway",
+            "if token is None: raise AuthError()",
+        ] {
+            assert_eq!(kind(text), None, "{text}");
+        }
     }
 }

@@ -31,6 +31,10 @@ enum Edge {
     NotUpperAlnum,
     /// Not a letter, digit, `_` or `-` (for tokens that contain them).
     NotWord,
+    /// Not a character of a token or an encoded blob (a letter, a digit,
+    /// `_ - . / +`): for short prefixes that base64 text and dotted names
+    /// also hold (`EAAA`, `s.`).
+    NotTokenChar,
 }
 
 impl Edge {
@@ -41,6 +45,9 @@ impl Edge {
             Edge::NotAlnum => !c.is_ascii_alphanumeric(),
             Edge::NotUpperAlnum => !(c.is_ascii_uppercase() || c.is_ascii_digit()),
             Edge::NotWord => !(c.is_ascii_alphanumeric() || c == b'_' || c == b'-'),
+            Edge::NotTokenChar => {
+                !(c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b'/' | b'+'))
+            }
         }
     }
 }
@@ -68,6 +75,9 @@ enum Check {
     NotMasked,
     /// Generated-looking, see [`shape::token_body`].
     Generated,
+    /// Random-looking, see [`shape::random_looking`]: for prefixes short
+    /// or common enough that a long word could follow them.
+    Random,
     /// Hex digits that are not all decimal digits.
     HexWithLetter,
     /// An Azure SAS signature: the text also carries the `sv=` version.
@@ -377,6 +387,15 @@ const FORMATS: &[Format] = &[
         C::Generated,
     ),
     format(
+        "Vault token",
+        r"s\.[A-Za-z0-9]{24}",
+        &["s."],
+        E::NotTokenChar,
+        E::NotWord,
+        2,
+        C::Random,
+    ),
+    format(
         "Telegram bot token",
         r"[0-9]{8,10}:AA[A-Za-z0-9_-]{33}",
         &[":AA"],
@@ -485,6 +504,15 @@ const FORMATS: &[Format] = &[
         C::Generated,
     ),
     format(
+        "Notion token",
+        r"secret_[A-Za-z0-9]{43}",
+        &["secret_"],
+        E::NotAlnum,
+        E::NotAlnum,
+        7,
+        C::Random,
+    ),
+    format(
         "Atlassian API token",
         r"(?:ATATT3|ATBB)[A-Za-z0-9_=.-]{32,}",
         &["ATATT3", "ATBB"],
@@ -510,6 +538,15 @@ const FORMATS: &[Format] = &[
         E::Any,
         7,
         C::Generated,
+    ),
+    format(
+        "Square token",
+        r"EAAA[A-Za-z0-9_-]{40,}",
+        &["EAAA"],
+        E::NotTokenChar,
+        E::NotWord,
+        4,
+        C::Random,
     ),
     format(
         "Heroku API key",
@@ -654,6 +691,7 @@ fn passes(format: &Format, body: &str, text: &str) -> bool {
         Check::None => true,
         Check::NotMasked => !shape::masked(body),
         Check::Generated => shape::token_body(body),
+        Check::Random => shape::random_looking(body),
         Check::HexWithLetter => body.bytes().any(|b| b.is_ascii_alphabetic()),
         Check::SasVersion => text.contains("sv=") && !shape::masked(body),
     }
@@ -764,5 +802,24 @@ mod tests {
     fn css_classes_are_not_keys() {
         assert_eq!(find("<div class=\"sk-folding-cube sk-folding-cube-angle-rotation\">"), None);
         assert_eq!(find("task-queue-worker-priority-high"), None);
+    }
+
+    #[test]
+    fn legacy_notion_square_and_vault_forms_are_tokens() {
+        let body = "k7Qm2Xv9Lp4Rt8Zw3Nb6Hc1D";
+        let notion = format!("secret_{body}{}", &body[..19]);
+        assert_eq!(find(&notion), Some("Notion token"));
+        assert_eq!(find(&format!("Authorization: {notion}")), Some("Notion token"));
+        assert_eq!(find("secret_key_base_for_the_rails_application_12"), None);
+        let square = format!("EAAA{body}{body}{}", &body[..12]);
+        assert_eq!(find(&square), Some("Square token"));
+        assert_eq!(find(&format!("ssh-rsa AAAAB3NzaC1yc2{square}")), None);
+        assert_eq!(find(&format!("blob/{square}")), None);
+        let vault = format!("s.{body}");
+        assert_eq!(find(&format!("VAULT_TOKEN={vault}")), Some("Vault token"));
+        assert_eq!(find(&format!("login with {vault}.")), Some("Vault token"));
+        assert_eq!(find(&format!("items.{body}")), None);
+        assert_eq!(find(&format!("{vault}x")), None);
+        assert_eq!(find("see the docs.internationalizationsupport page"), None);
     }
 }
