@@ -272,7 +272,7 @@ fn field_hint(field: &str, reason: &workmem::Invalid) -> Option<&'static str> {
     match reason {
         // The library's message already says what to do.
         workmem::Invalid::Secret { .. } | workmem::Invalid::ReadOnly => return None,
-        workmem::Invalid::IdTaken { .. } | workmem::Invalid::IdRepeated { .. } => {
+        workmem::Invalid::IdTaken { .. } | workmem::Invalid::IdRepeated => {
             return Some("fact ids are unique: a retry must repeat every field exactly");
         }
         _ => {}

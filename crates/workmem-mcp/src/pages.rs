@@ -66,7 +66,7 @@ impl Position {
 
     /// Returns the position as the log orders it.
     fn key(&self) -> Result<(jiff::Timestamp, &str), Error> {
-        let at = Stamp::parse(&self.at).map_err(|_| bad_cursor(&self.at))?;
+        let at = Stamp::parse(&self.at).map_err(|_| bad_cursor())?;
         Ok((at.instant(), self.id.as_str()))
     }
 }
@@ -92,19 +92,14 @@ impl Cursor {
         text.strip_prefix(CURSOR_PREFIX)
             .and_then(|hex_text| hex::decode(hex_text).ok())
             .and_then(|json| serde_json::from_slice(&json).ok())
-            .ok_or_else(|| bad_cursor(text))
+            .ok_or_else(bad_cursor)
     }
 }
 
-fn bad_cursor(text: &str) -> Error {
-    let shown: String = text.chars().take(40).collect();
-    let shown = if shown.len() < text.len() { format!("{shown}...") } else { shown };
+fn bad_cursor() -> Error {
     Error::invalid(
         "cursor",
-        Invalid::Malformed {
-            value: shown,
-            rule: "the next_cursor of an earlier result of this tool, unchanged",
-        },
+        Invalid::Malformed { rule: "the next_cursor of an earlier result of this tool, unchanged" },
     )
 }
 
@@ -181,12 +176,12 @@ pub fn recent_facts_page(
         }
         Some(Cursor::RecentFacts { from, before }) => {
             let lowest = from.key()?;
-            let before_at = Stamp::parse(&before.at).map_err(|_| bad_cursor(&before.at))?;
+            let before_at = Stamp::parse(&before.at).map_err(|_| bad_cursor())?;
             let mut older = ws.recent_facts_before(&before_at, &before.id, FACTS_PER_READ)?;
             older.retain(|f| (f.recorded_at().instant(), f.fact_id()) >= lowest);
             (older, Some(from))
         }
-        Some(Cursor::Conflicts { .. }) => return Err(bad_cursor(cursor.unwrap_or_default())),
+        Some(Cursor::Conflicts { .. }) => return Err(bad_cursor()),
     };
     // Newest first, as many as fit.
     let room = max_chars.saturating_sub(CURSOR_ROOM + chars(r#"{"facts":[]}"#));
@@ -252,7 +247,7 @@ pub fn conflicts_page(
     let after = match cursor.map(Cursor::decode).transpose()? {
         None => None,
         Some(Cursor::Conflicts { after }) => Some(after),
-        Some(Cursor::RecentFacts { .. }) => return Err(bad_cursor(cursor.unwrap_or_default())),
+        Some(Cursor::RecentFacts { .. }) => return Err(bad_cursor()),
     };
     let queue = ws.conflicts()?;
     let mut open: Vec<&Case> = queue.cases.iter().filter(|case| case.is_open()).collect();
@@ -304,7 +299,6 @@ pub fn conflict_detail(
         return Err(Error::invalid(
             "conflict_id",
             Invalid::Malformed {
-                value: conflict_id.chars().take(60).collect(),
                 rule: "the conflict_id of a case of this workspace, as list_conflicts lists it",
             },
         ));

@@ -308,7 +308,6 @@ pub fn list_conflicts_args(args: &JsonObject) -> Result<ConflictsQuery, Error> {
         (Some(_), Some(_)) => Err(Error::invalid(
             "conflict_id",
             Invalid::Malformed {
-                value: "(given with cursor)".to_owned(),
                 rule: "given alone: a cursor pages the list, a conflict_id asks for one case",
             },
         )),

@@ -204,11 +204,11 @@ pub enum Invalid {
         /// The largest allowed.
         max: i64,
     },
-    /// A value that does not have the required form.
-    #[error("{value:?} must be {rule}")]
+    /// A value that does not have the required form. The value itself is
+    /// never part of the error: it failed its check, so it may be anything,
+    /// a credential the guard did not recognise included.
+    #[error("must be {rule}")]
     Malformed {
-        /// The value, shortened when long.
-        value: String,
         /// The form it must have.
         rule: &'static str,
     },
@@ -232,24 +232,19 @@ pub enum Invalid {
     /// An instant workmem does not accept.
     #[error("{0}")]
     Instant(#[from] crate::model::stamp::StampError),
-    /// A fact id already stored with other fields.
+    /// A fact id already stored with other fields. The id is shown: it
+    /// is in the log already, where the secret guard checked it.
     #[error("{id} is already used by another fact")]
     IdTaken {
         /// The id.
         id: String,
     },
-    /// A fact id given twice in one input.
-    #[error("{id} appears twice in the input")]
-    IdRepeated {
-        /// The id.
-        id: String,
-    },
+    /// A fact id given twice in one input (the item names the second).
+    #[error("the same fact_id was given to an earlier item of the input")]
+    IdRepeated,
     /// An id that names nothing in this workspace.
-    #[error("no fact {id} in this workspace")]
-    NoSuchFact {
-        /// The id.
-        id: String,
-    },
+    #[error("no fact with the fact_id given in this workspace")]
+    NoSuchFact,
     /// The project is not a directory workmem can use.
     #[error("{path} is {problem}")]
     Project {
@@ -310,19 +305,15 @@ pub enum Stale {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Rejected {
-    /// No case has this id.
-    #[error("unknown conflict {conflict_id}")]
-    UnknownConflict {
-        /// The id given.
-        conflict_id: String,
-    },
-    /// The case has no candidate with this id.
-    #[error("candidate {candidate_id} is not part of conflict {conflict_id}")]
+    /// No case has the id given (not repeated: an id that names nothing
+    /// may be anything).
+    #[error("unknown conflict: no case has the conflict_id given")]
+    UnknownConflict,
+    /// The case has no candidate with the id given (not repeated).
+    #[error("the candidate_id given is not a candidate of conflict {conflict_id}")]
     UnknownCandidate {
         /// The case.
         conflict_id: String,
-        /// The id given.
-        candidate_id: String,
     },
     /// The event id already records another decision.
     #[error("event id {event_id} was already used for a different decision")]

@@ -86,10 +86,12 @@ pub use workspace::{
 };
 
 /// Returns `raw` as a memory key in normal form (trimmed, case-folded),
-/// checked against the key syntax: what every append stores.
+/// checked against the key syntax and the secret guard: what every append
+/// stores.
 ///
 /// Errors: [`Error::InvalidInput`] naming `memory_key`.
 pub fn clean_memory_key(raw: &str) -> Result<String> {
+    model::secret::check("memory_key", raw)?;
     model::canon::clean_memory_key(raw)
 }
 

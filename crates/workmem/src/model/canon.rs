@@ -124,7 +124,6 @@ pub fn clean_memory_key(raw: &str) -> Result<String> {
         return Err(Error::invalid(
             "memory_key",
             Invalid::Malformed {
-                value: key,
                 rule: "lowercase words of a-z and 0-9 joined by '.', '_' or '-', starting with a letter \
                        (e.g. runtime.python-version)",
             },
@@ -180,7 +179,6 @@ pub fn check_id(field: &str, id: &str) -> Result<()> {
         Err(Error::invalid(
             field,
             Invalid::Malformed {
-                value: id.chars().take(MAX_ID_CHARS + 1).collect(),
                 rule: "1-200 characters of A-Z a-z 0-9 . _ : / -, starting with a letter or digit",
             },
         ))

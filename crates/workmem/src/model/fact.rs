@@ -68,10 +68,7 @@ impl Kind {
         Kind::ALL.into_iter().find(|kind| kind.as_str() == name).ok_or_else(|| {
             Error::invalid(
                 "kind",
-                Invalid::Malformed {
-                    value: shortened(name),
-                    rule: "one of decision, convention, pitfall or outcome",
-                },
+                Invalid::Malformed { rule: "one of decision, convention, pitfall or outcome" },
             )
         })
     }
@@ -456,10 +453,7 @@ pub(crate) fn check_source(source: &str) -> Result<()> {
     {
         return Err(Error::invalid(
             "source",
-            Invalid::Malformed {
-                value: shortened(source),
-                rule: "1-64 characters without whitespace",
-            },
+            Invalid::Malformed { rule: "1-64 characters without whitespace" },
         ));
     }
     Ok(())
@@ -473,15 +467,6 @@ fn check_evidence(evidence: &BTreeMap<String, String>) -> Result<()> {
         ));
     }
     evidence.iter().try_for_each(|(key, value)| check_evidence_pair(key, value))
-}
-
-/// Returns `text` for an error message, cut after 40 characters so that a
-/// huge input is never echoed back.
-pub(crate) fn shortened(text: &str) -> String {
-    match text.char_indices().nth(40) {
-        None => text.to_owned(),
-        Some((end, _)) => format!("{}...", &text[..end]),
-    }
 }
 
 pub(crate) fn check_evidence_pair(key: &str, value: &str) -> Result<()> {
@@ -499,7 +484,6 @@ pub(crate) fn check_evidence_pair(key: &str, value: &str) -> Result<()> {
         return Err(Error::invalid(
             "evidence",
             Invalid::Malformed {
-                value: shortened(key),
                 rule: "an evidence key of 1-100 characters without control characters",
             },
         ));

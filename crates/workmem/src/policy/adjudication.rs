@@ -117,9 +117,7 @@ pub(crate) fn plan(
     workspace_id: &str,
 ) -> Result<Plan> {
     let id = &resolution.conflict_id;
-    let case = queue.get(id).ok_or_else(|| {
-        Error::ResolutionRejected(Rejected::UnknownConflict { conflict_id: id.clone() })
-    })?;
+    let case = queue.get(id).ok_or(Error::ResolutionRejected(Rejected::UnknownConflict))?;
     if i64::from(case.revision) != resolution.expected_revision {
         return Err(Error::StaleResolution(Stale::Revision {
             conflict_id: id.clone(),
@@ -134,10 +132,7 @@ pub(crate) fn plan(
         }));
     }
     let candidate = case.candidate(&resolution.candidate_id).ok_or_else(|| {
-        Error::ResolutionRejected(Rejected::UnknownCandidate {
-            conflict_id: id.clone(),
-            candidate_id: resolution.candidate_id.clone(),
-        })
+        Error::ResolutionRejected(Rejected::UnknownCandidate { conflict_id: id.clone() })
     })?;
     let active = curated.active_for(&case.memory_key);
     if active.map(|e| e.key.as_str()) != case.active_entry_key.as_deref() {

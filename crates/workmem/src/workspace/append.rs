@@ -124,8 +124,7 @@ impl Workspace {
             times_given.push(new.recorded_at.is_some());
             let fact = self.prepare(new).map_err(|err| err.at_item(index + 1))?;
             if !ids.insert(fact.fact_id.clone()) {
-                return Err(Error::invalid("fact_id", Invalid::IdRepeated { id: fact.fact_id })
-                    .at_item(index + 1));
+                return Err(Error::invalid("fact_id", Invalid::IdRepeated).at_item(index + 1));
             }
             facts.push(fact);
         }

@@ -72,12 +72,12 @@ impl Workspace {
         policy: &Policy,
         as_of: Option<Stamp>,
     ) -> Result<FactExplanation> {
+        // A lookup echoes the id it did not find: credentials first.
+        crate::model::secret::check("fact_id", fact_id)?;
         canon::check_id("fact_id", fact_id)?;
         let as_of = as_of.unwrap_or_else(|| self.now());
         let (mut found, _) = self.explain_matching(policy, &as_of, |f| f.fact_id == fact_id)?;
-        found.pop().ok_or_else(|| {
-            Error::invalid("fact_id", Invalid::NoSuchFact { id: fact_id.to_owned() })
-        })
+        found.pop().ok_or_else(|| Error::invalid("fact_id", Invalid::NoSuchFact))
     }
 
     /// Explains every fact of `memory_key` under `policy` at `as_of`
@@ -91,6 +91,7 @@ impl Workspace {
         policy: &Policy,
         as_of: Option<Stamp>,
     ) -> Result<KeyExplanation> {
+        crate::model::secret::check("memory_key", memory_key)?;
         let memory_key = canon::clean_memory_key(memory_key)?;
         let as_of = as_of.unwrap_or_else(|| self.now());
         let (facts, entries) = self.explain_matching(policy, &as_of, |f| {

@@ -44,6 +44,8 @@ impl Workspace {
     /// Errors: [`crate::Error::InvalidInput`] for a malformed key; read
     /// errors as [`Workspace::facts`].
     pub fn history(&self, memory_key: &str) -> Result<History> {
+        // The key is printed back: credentials first.
+        crate::model::secret::check("memory_key", memory_key)?;
         let memory_key = canon::clean_memory_key(memory_key)?;
         let mut entries =
             self.stored_curated()?.file.records(&self.file(CURATED_FILE), |head| {

@@ -211,7 +211,6 @@ impl Workspace {
             return Err(Error::invalid(
                 "path",
                 crate::error::Invalid::Malformed {
-                    value: name.display().to_string(),
                     rule: "a memory file (daily/YYYY-MM-DD.jsonl, curated.json, conflicts.json, \
                            the audit stream, the journal or MEMORY.md)",
                 },

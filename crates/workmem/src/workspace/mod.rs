@@ -178,10 +178,7 @@ impl Workspace {
     /// Errors: as [`Workspace::facts`].
     pub fn facts_on(&self, day: &str) -> Result<Vec<Fact>> {
         if !crate::store::fact_log::is_day_name(day) {
-            return Err(Error::invalid(
-                "day",
-                Invalid::Malformed { value: day.to_owned(), rule: "a YYYY-MM-DD date" },
-            ));
+            return Err(Error::invalid("day", Invalid::Malformed { rule: "a YYYY-MM-DD date" }));
         }
         self.log.read_file(&self.log.path_for_day(day))
     }
