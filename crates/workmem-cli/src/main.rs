@@ -15,11 +15,12 @@ mod commands;
 mod config_load;
 mod git;
 mod output;
+mod usage;
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use clap::error::ErrorKind;
+use clap::{CommandFactory, Parser};
 
 use crate::cli::Cli;
 use crate::command_error::{CommandError, EXIT_USAGE};
@@ -29,7 +30,7 @@ fn main() -> ExitCode {
         std::env::args_os().skip(1).take_while(|a| a != "--").any(|a| a == "--json");
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(err) => return usage_error(&err, json_requested),
+        Err(err) => return usage_error(&usage::safe(err, &Cli::command()), json_requested),
     };
     let json = cli.global.json;
     let outcome = std::env::current_dir()
@@ -47,8 +48,10 @@ fn main() -> ExitCode {
 }
 
 /// Prints a clap error (or help/version, which are not errors) and returns
-/// its exit code: 0 for help and version, 2 for every usage error.
-fn usage_error(err: &clap::Error, json: bool) -> ExitCode {
+/// its exit code: 0 for help and version, 2 for every usage error. A usage
+/// error names the argument and the rule, never what was typed
+/// ([`usage`]).
+fn usage_error(err: &usage::UsageError, json: bool) -> ExitCode {
     match err.kind() {
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
             // Help on a closed stdout is not worth an error.
@@ -56,14 +59,7 @@ fn usage_error(err: &clap::Error, json: bool) -> ExitCode {
             ExitCode::SUCCESS
         }
         _ if json => {
-            let rendered = err.render().to_string();
-            let message = rendered
-                .lines()
-                .next()
-                .unwrap_or("usage error")
-                .trim_start_matches("error: ")
-                .to_owned();
-            CommandError::usage(message).report(true);
+            CommandError::usage(usage::message(err)).report(true);
             exit_code(EXIT_USAGE)
         }
         _ => {

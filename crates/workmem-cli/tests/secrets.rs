@@ -229,6 +229,99 @@ fn a_credential_in_a_malformed_argument_or_line_is_not_quoted() {
     }
 }
 
+/// The arguments of the command lines that put `secret` where the issue
+/// of echoed credentials found it quoted: as the content (a private key
+/// reads as an unknown flag), a second positional, a number, a date, an
+/// instant, a status, an id or key to look up, a project directory, a
+/// file to import and a subcommand.
+fn echo_prone_lines(secret: &str) -> Vec<Vec<String>> {
+    let lines: Vec<Vec<&str>> = vec![
+        vec!["remember", secret],
+        vec!["remember", "An ordinary fact.", secret],
+        vec!["remember", "An ordinary fact.", "-i", secret],
+        vec!["remember", "An ordinary fact.", "--kind", secret],
+        vec!["remember", "An ordinary fact.", "--source", secret],
+        vec!["remember", "An ordinary fact.", "--id", secret],
+        vec!["remember", "An ordinary fact.", "--at", secret],
+        vec!["remember", "An ordinary fact.", "-e", secret],
+        vec!["facts", "--day", secret],
+        vec!["facts", "--recent", secret],
+        vec!["facts", "--status", secret],
+        vec!["distill", "--as-of", secret],
+        vec!["explain", secret],
+        vec!["explain", "--key", secret],
+        vec!["history", secret],
+        vec!["conflicts", "--status", secret],
+        vec!["context", "--recent", secret],
+        vec!["resolve", secret, "1", "--revision", "1", "--rationale", "why"],
+        vec!["resolve", "c1", "1", "--revision", secret, "--rationale", "why"],
+        vec!["-C", secret, "status"],
+        vec!["import", secret],
+        vec![secret],
+    ];
+    let mut out = Vec::new();
+    for line in lines {
+        let line: Vec<String> = line.into_iter().map(str::to_owned).collect();
+        let mut json = vec!["--json".to_owned()];
+        json.extend(line.iter().cloned());
+        out.push(line);
+        out.push(json);
+    }
+    out
+}
+
+#[test]
+fn no_usage_or_validation_error_quotes_a_token_a_private_key_or_an_unknown_secret() {
+    let project = project();
+    project.ok(&["init", "-q"]);
+    let corpus = credential_corpus();
+    let first = |kind: &str| {
+        corpus
+            .iter()
+            .find(|s| s.kind == kind && s.evasion.is_none() && !s.text.contains(' '))
+            .map_or_else(|| panic!("a bare {kind}"), |s| s.text.clone())
+    };
+    let token = first("GitHub token");
+    let key = corpus
+        .iter()
+        .find(|s| s.text.starts_with("-----BEGIN OPENSSH"))
+        .expect("an OpenSSH private key")
+        .text
+        .clone();
+    // A credential of a format the guard does not know: only the rule of
+    // each field stands between it and the output.
+    let unknown = format!("acmeprov_{}", &token[4..]);
+    assert!(workmem::find_secret(&unknown).is_none(), "the unknown secret is unknown");
+    let before = project.files();
+    for (secret, known) in [(&token, true), (&key, true), (&unknown, false)] {
+        for line in echo_prone_lines(secret) {
+            let args: Vec<&str> = line.iter().map(String::as_str).collect();
+            let out = project.run(&args);
+            let shown = line.join(" ").replace(secret.as_str(), "<SECRET>");
+            if out.status.success() {
+                // An unknown secret can pass a field's rule and be stored
+                // (then it is output like any stored value).
+                assert!(!known, "`{shown}` accepted a credential: {}", texts(&out).0);
+                continue;
+            }
+            assert_not_printed(&out, secret, &shown);
+            let (stdout, stderr) = texts(&out);
+            assert!(
+                !stderr.contains(secret.as_str()) && !stdout.contains(secret.as_str()),
+                "{shown}"
+            );
+            if line[0] == "--json" {
+                let doc: Value = serde_json::from_str(stderr.trim())
+                    .unwrap_or_else(|err| panic!("`{shown}`: {err}: {stderr}"));
+                assert!(doc["error"]["message"].is_string(), "{shown}: {stderr}");
+            }
+        }
+        if known {
+            assert_eq!(project.files(), before, "a refused credential wrote nothing");
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // scan
 

@@ -28,7 +28,7 @@ use crate::output::{ContextOutput, HookContext, HookOutput};
   workmem context --hook   # for a session-start hook (what `workmem setup` writes)")]
 pub struct ContextArgs {
     /// How many recent unkeyed facts to include [default: 6]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(0..=1000))]
+    #[arg(long, value_name = "N", value_parser = crate::usage::count_up_to(1000))]
     pub recent: Option<u16>,
     /// How many pending keyed facts (written with a memory key, not yet
     /// accepted into the memory by distill) to include; 0 leaves the part
@@ -36,7 +36,7 @@ pub struct ContextArgs {
     #[arg(
         long,
         value_name = "N",
-        value_parser = clap::value_parser!(u16).range(0..=*Config::PENDING_FACTS.end() as i64)
+        value_parser = crate::usage::count_up_to(*Config::PENDING_FACTS.end())
     )]
     pub pending: Option<u16>,
     /// Print the context as a session-start hook's JSON, at most 10,000

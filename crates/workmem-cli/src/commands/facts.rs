@@ -72,7 +72,7 @@ fn check_day(text: &str) -> Result<String, CommandError> {
         Some(_) => Ok(text.to_owned()),
         None => Err(CommandError::invalid(
             "--day",
-            format!("{text:?} is not a date written YYYY-MM-DD"),
+            "is not a date written YYYY-MM-DD (a real calendar date)",
         )),
     }
 }

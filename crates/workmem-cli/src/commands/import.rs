@@ -77,9 +77,11 @@ fn read_input(file: Option<&PathBuf>) -> Result<(String, Vec<u8>), CommandError>
     let mut data = Vec::new();
     match file {
         Some(path) if path.as_os_str() != "-" => {
-            let label = path.display().to_string();
-            let data = std::fs::read(path).map_err(|err| CommandError::io(&label, &err))?;
-            Ok((label, data))
+            // A path that names no readable file is not repeated: it may
+            // be a credential passed in the wrong place.
+            let data = std::fs::read(path)
+                .map_err(|err| CommandError::io("cannot read the FILE given to import", &err))?;
+            Ok((path.display().to_string(), data))
         }
         _ => {
             io::stdin()

@@ -73,11 +73,15 @@ impl Ctx {
             Some(dir) => {
                 let dir = cwd.join(dir);
                 if !dir.is_dir() {
-                    return Err(CommandError::usage(format!(
-                        "project directory {} does not exist",
-                        dir.display()
-                    ))
-                    .hinted("-C/--project takes an existing directory"));
+                    // What names nothing is not repeated: it may be a
+                    // credential passed in the wrong place.
+                    return Err(CommandError::usage(
+                        "the project directory given with -C/--project does not exist",
+                    )
+                    .hinted(format!(
+                        "-C/--project takes an existing directory; a relative one is taken from {}",
+                        cwd.display()
+                    )));
                 }
                 dir
             }

@@ -47,21 +47,26 @@ pub struct RememberArgs {
 /// Returns the evidence map of `-e KEY=VALUE` arguments, refusing an
 /// argument without `=` and a key given twice.
 ///
-/// Errors: invalid input naming `evidence`; the argument is quoted only
-/// when it holds no credential.
+/// Errors: invalid input naming `evidence` (a credential first, by its
+/// kind); the argument itself is never quoted, it may hold a credential
+/// the guard does not know.
 pub fn evidence_map(arguments: &[String]) -> Result<BTreeMap<String, String>, CommandError> {
     let mut map = BTreeMap::new();
-    for argument in arguments {
+    for (index, argument) in arguments.iter().enumerate() {
+        let nth = index + 1;
         let Some((key, value)) = argument.split_once('=') else {
             workmem::check_secret("evidence", argument)?;
             return Err(CommandError::invalid(
                 "evidence",
-                format!("{argument:?} is not KEY=VALUE"),
+                format!("the -e/--evidence argument number {nth} is not KEY=VALUE"),
             ));
         };
         if map.insert(key.to_owned(), value.to_owned()).is_some() {
             workmem::check_secret("evidence key", key)?;
-            return Err(CommandError::invalid("evidence", format!("key {key:?} is given twice")));
+            return Err(CommandError::invalid(
+                "evidence",
+                format!("the key of -e/--evidence argument number {nth} is given twice"),
+            ));
         }
     }
     Ok(map)
