@@ -1027,8 +1027,8 @@ const PROSE_FILLERS: &[&str] = &["now", "still", "currently", "just", "simply", 
 const MAX_QUALIFIER_WORDS: usize = 6;
 
 /// Returns whether the cue word at `start..end` of `lower` opens a
-/// credential given in prose: the word (`token`, `secret`, `password`,
-/// `passphrase`, `credentials`, ...), optionally a few words about what it
+/// credential given in prose: the word (password, passwd, passphrase,
+/// passcode, secret, token, credential(s)), optionally a few words about what it
 /// opens (`for the admin console`), then a verb (`is`, `to`, a colon) and
 /// the value, or for a password word the value right after it
 /// (`passphrase X`). Only a value that looks generated counts: letters
@@ -1052,10 +1052,11 @@ fn in_prose(text: &str, lower: &str, start: usize, end: usize) -> bool {
     if bytes.get(i) != Some(&b' ') {
         return false;
     }
-    let Some((class, _)) = classify(&lower[word_start..i]) else { return false };
-    if class == Class::Weak {
-        return false;
-    }
+    let class = match &lower[word_start..i] {
+        "password" | "passwd" | "passphrase" | "passcode" => Class::Password,
+        "secret" | "token" | "credential" | "credentials" => Class::Secret,
+        _ => return false,
+    };
     let mut qualifiers = 0;
     loop {
         if skip_blanks(bytes, &mut i) == 0 {

@@ -625,12 +625,22 @@ fn candidates(text: &str) -> u64 {
                 .anchors
                 .iter()
                 .any(|anchor| bytes[at..].starts_with(anchor.as_bytes()))
+                && anchored_edge(format, bytes, at)
             {
                 found |= 1 << format;
             }
         }
     }
     found
+}
+
+/// Returns whether an anchor of `format` at `at` can begin a token: the
+/// formats whose short anchors open every match (`s.`, `EAAA`) must have
+/// their left edge there, so that `tests.` or `docs.` in a text compiles
+/// and searches nothing.
+fn anchored_edge(format: usize, bytes: &[u8], at: usize) -> bool {
+    let left = FORMATS[format].left;
+    !matches!(left, Edge::NotTokenChar) || left.allows(at.checked_sub(1).map(|i| bytes[i]))
 }
 
 /// Returns the kinds of every format.
@@ -755,7 +765,8 @@ mod tests {
             include_str!("../../../tests/fixtures/secret/ordinary-code.txt"),
             include_str!("../../../tests/fixtures/secret/engineering-prose.txt"),
         ];
-        let every_anchor: String = FORMATS.iter().flat_map(|f| f.anchors).copied().collect();
+        let every_anchor: String =
+            FORMATS.iter().flat_map(|f| f.anchors).copied().collect::<Vec<_>>().join(" ");
         let texts = corpus.iter().flat_map(|c| c.lines()).chain([
             every_anchor.as_str(),
             "sk-ant-x then sk-y and ghp_ at the end: ghp_",
@@ -764,7 +775,10 @@ mod tests {
         let mut seen = 0u64;
         for text in texts {
             let expected = FORMATS.iter().enumerate().fold(0u64, |set, (index, f)| {
-                let holds = f.anchors.iter().any(|anchor| text.contains(anchor));
+                let holds = f.anchors.iter().any(|anchor| {
+                    text.match_indices(anchor)
+                        .any(|(at, _)| anchored_edge(index, text.as_bytes(), at))
+                });
                 set | u64::from(holds) << index
             });
             assert_eq!(candidates(text), expected, "{text}");
