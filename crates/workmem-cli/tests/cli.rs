@@ -1645,9 +1645,9 @@ fn review_resolves_skips_quits_and_refuses_a_case_changed_meanwhile() {
     session.exp_string("key test.runner").unwrap();
     session.exp_string("candidate number").unwrap();
     session.send_line("1").unwrap();
-    session.exp_string("rationale> ").unwrap();
+    session.exp_string("rationale (q quits)> ").unwrap();
     session.send_line("CI already uses it").unwrap();
-    session.exp_string("(y/N)> ").unwrap();
+    session.exp_string("(y/n)> ").unwrap();
     let runner = id("test.runner");
     env.cmd()
         .args([
@@ -1677,9 +1677,9 @@ fn review_resolves_skips_quits_and_refuses_a_case_changed_meanwhile() {
     session.exp_string("evidence of").unwrap();
     session.exp_string("candidate number").unwrap();
     session.send_line("2").unwrap();
-    session.exp_string("rationale> ").unwrap();
+    session.exp_string("rationale (q quits)> ").unwrap();
     session.send_line("The formatter we already run").unwrap();
-    session.exp_string("(y/N)> ").unwrap();
+    session.exp_string("(y/n)> ").unwrap();
     session.send_line("y").unwrap();
     session.exp_string("resolved ").unwrap();
     session.exp_string("key zz.format").unwrap();

@@ -7,6 +7,7 @@
 #[cfg(feature = "chat")]
 mod chat;
 mod cli;
+mod dayone;
 mod diff;
 mod explain;
 #[cfg(feature = "mcp")]

@@ -6,10 +6,13 @@
 //! was shown, a fresh event id and the actor of `resolve`'s default.
 //!
 //! Keyboard contract (tests drive it): the candidate's number and Enter
-//! (Enter alone skips the case, `q` quits); the rationale and Enter; `y`
-//! and Enter to confirm (anything else skips the case). A case another
-//! process changed meanwhile is refused as stale, recorded nowhere, and
-//! shown again if it is still open. Line input is rustyline's.
+//! (Enter alone skips the case, `q` quits); the rationale and Enter (`q`
+//! quits); `y`/`yes` and Enter to confirm, `n`/`no` to skip the case, `q`
+//! to quit. A number the case does not have, an empty rationale or another
+//! answer asks again, keeping what was typed; quitting leaves the case
+//! open and says so. A case another process changed meanwhile is refused
+//! as stale, recorded nowhere, and shown again if it is still open, with
+//! the rationale typed for it. Line input is rustyline's.
 
 use std::collections::{BTreeSet, HashMap};
 use std::io::IsTerminal;
@@ -25,8 +28,10 @@ use crate::commands::resolve::default_actor;
 /// Arguments of `workmem review`.
 #[derive(Debug, Args)]
 #[command(after_help = "At each case: type the candidate's number and Enter (Enter alone skips
-the case, q quits), then the rationale and Enter, then y and Enter to record
-the decision (anything else skips it). Scripts use `workmem resolve`.
+the case, q quits), then the rationale and Enter, then y (or yes) and Enter to
+record the decision (n or no skips the case, q quits and leaves it open). A
+wrong number, an empty rationale or another answer asks again. Scripts use
+`workmem resolve`.
 
 Examples:
   workmem review")]
@@ -55,7 +60,11 @@ pub fn run(ctx: &Ctx, _args: &ReviewArgs) -> Result<(), CommandError> {
     let mut editor = rustyline::DefaultEditor::new()
         .map_err(|err| CommandError::io("terminal", &std::io::Error::other(err.to_string())))?;
     let mut skipped: BTreeSet<String> = BTreeSet::new();
+    // A rationale typed for a case refused as stale is offered again when
+    // the case is shown again.
+    let mut drafts: HashMap<String, String> = HashMap::new();
     let mut decided = 0usize;
+    let mut shown = 0usize;
     loop {
         let queue = ws.conflicts()?;
         let Some(case) =
@@ -63,10 +72,19 @@ pub fn run(ctx: &Ctx, _args: &ReviewArgs) -> Result<(), CommandError> {
         else {
             break;
         };
+        shown += 1;
         show(ctx, &ws, case)?;
-        match ask(&mut editor, case, &actor)? {
-            Answer::Quit => break,
+        let draft = drafts.remove(&case.conflict_id).unwrap_or_default();
+        match ask(ctx, &mut editor, case, &actor, &draft)? {
+            Answer::Quit => {
+                ctx.ui.line(format!(
+                    "quit: {} stays open, nothing recorded for it (`workmem review` shows it again)",
+                    case.conflict_id
+                ))?;
+                break;
+            }
             Answer::Skip => {
+                ctx.ui.line(format!("skipped: {} stays open", case.conflict_id))?;
                 skipped.insert(case.conflict_id.clone());
             }
             Answer::Decide { candidate_id, rationale } => {
@@ -76,7 +94,7 @@ pub fn run(ctx: &Ctx, _args: &ReviewArgs) -> Result<(), CommandError> {
                     candidate_id,
                     expected_revision: i64::from(case.revision),
                     actor: actor.clone(),
-                    rationale,
+                    rationale: rationale.clone(),
                     event_id,
                     resolved_at: None,
                 });
@@ -90,11 +108,15 @@ pub fn run(ctx: &Ctx, _args: &ReviewArgs) -> Result<(), CommandError> {
                     }
                     Err(Error::StaleResolution(reason)) => {
                         ctx.ui.line(format!("stale, not recorded: {reason}"))?;
+                        drafts.insert(case.conflict_id.clone(), rationale);
                     }
                     Err(err) => return Err(err.into()),
                 }
             }
         }
+    }
+    if shown == 0 {
+        return ctx.ui.line("no open conflict cases");
     }
     ctx.ui.line(format!("review done: {decided} decided, {} skipped", skipped.len()))
 }
@@ -151,45 +173,75 @@ fn show(ctx: &Ctx, ws: &Workspace, case: &Case) -> Result<(), CommandError> {
     Ok(())
 }
 
-/// Asks for a candidate, a rationale and a confirmation.
+/// Asks for a candidate, a rationale and a confirmation. Nothing typed is
+/// dropped: a number the case does not have, an empty rationale or an
+/// answer other than yes or no asks again, keeping what was typed.
 fn ask(
+    ctx: &Ctx,
     editor: &mut rustyline::DefaultEditor,
     case: &Case,
     actor: &str,
+    draft: &str,
 ) -> Result<Answer, CommandError> {
-    let Some(choice) = read(editor, "candidate number (Enter skips, q quits)> ")? else {
-        return Ok(Answer::Quit);
-    };
-    let candidate = match choice.trim() {
-        "" => return Ok(Answer::Skip),
-        "q" | "Q" => return Ok(Answer::Quit),
-        number => {
-            match number.parse::<usize>().ok().and_then(|n| case.candidates.get(n.checked_sub(1)?))
-            {
-                Some(candidate) => candidate,
-                None => return Ok(Answer::Skip),
+    let count = case.candidates.len();
+    let candidate = loop {
+        let Some(choice) = read(editor, "candidate number (Enter skips, q quits)> ", "")? else {
+            return Ok(Answer::Quit);
+        };
+        match choice.trim() {
+            "" => return Ok(Answer::Skip),
+            "q" | "Q" => return Ok(Answer::Quit),
+            number => {
+                match number
+                    .parse::<usize>()
+                    .ok()
+                    .and_then(|n| case.candidates.get(n.checked_sub(1)?))
+                {
+                    Some(candidate) => break candidate,
+                    None => ctx.ui.line(format!(
+                        "  {number:?} is not a candidate number: type 1 to {count}, Enter to skip \
+                         the case, q to quit"
+                    ))?,
+                }
             }
         }
     };
-    let Some(rationale) = read(editor, "rationale> ")? else { return Ok(Answer::Quit) };
-    if rationale.trim().is_empty() {
-        return Ok(Answer::Skip);
-    }
+    let rationale = loop {
+        let Some(typed) = read(editor, "rationale (q quits)> ", draft)? else {
+            return Ok(Answer::Quit);
+        };
+        match typed.trim() {
+            "" => ctx.ui.line("  a decision needs a rationale: why is this value right?")?,
+            "q" | "Q" => return Ok(Answer::Quit),
+            _ => break typed,
+        }
+    };
     let prompt =
-        format!("record {:?} for {} as {actor}? (y/N)> ", candidate.content, case.memory_key);
-    let Some(confirm) = read(editor, &prompt)? else { return Ok(Answer::Quit) };
-    if confirm.trim() != "y" {
-        return Ok(Answer::Skip);
+        format!("record {:?} for {} as {actor}? (y/n)> ", candidate.content, case.memory_key);
+    loop {
+        let Some(confirm) = read(editor, &prompt, "")? else { return Ok(Answer::Quit) };
+        match confirm.trim().to_ascii_lowercase().as_str() {
+            "y" | "yes" => {
+                return Ok(Answer::Decide {
+                    candidate_id: candidate.candidate_id.clone(),
+                    rationale,
+                });
+            }
+            "n" | "no" => return Ok(Answer::Skip),
+            "q" => return Ok(Answer::Quit),
+            _ => ctx.ui.line("  type y to record the decision, n to skip the case, q to quit")?,
+        }
     }
-    Ok(Answer::Decide { candidate_id: candidate.candidate_id.clone(), rationale })
 }
 
-/// Reads one line; `None` on end of input or Ctrl-C (quit).
+/// Reads one line, `initial` already typed; `None` on end of input or
+/// Ctrl-C (quit).
 fn read(
     editor: &mut rustyline::DefaultEditor,
     prompt: &str,
+    initial: &str,
 ) -> Result<Option<String>, CommandError> {
-    match editor.readline(prompt) {
+    match editor.readline_with_initial(prompt, (initial, "")) {
         Ok(line) => Ok(Some(line)),
         Err(
             rustyline::error::ReadlineError::Eof | rustyline::error::ReadlineError::Interrupted,
