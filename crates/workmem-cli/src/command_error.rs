@@ -212,6 +212,18 @@ impl From<workmem::Error> for CommandError {
                         .to_owned(),
                 );
             }
+            workmem::Error::ResolutionRejected(workmem::Rejected::UnknownConflict { .. }) => {
+                error.hints.push(
+                    "`workmem conflicts` lists the open cases with their ids (`--status all`, every case)"
+                        .to_owned(),
+                );
+            }
+            workmem::Error::ResolutionRejected(workmem::Rejected::UnknownCandidate { .. }) => {
+                error.hints.push(
+                    "`workmem conflicts` lists each case's candidates with their ids and numbers"
+                        .to_owned(),
+                );
+            }
             workmem::Error::MixedWorkspaces { .. } => {
                 error.hints.push(
                     "nothing was changed; move the other project's files out of the memory directory first"

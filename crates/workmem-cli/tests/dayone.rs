@@ -3,6 +3,10 @@
 //! directory, and the small messages (plurals, hints, `-q`) say what
 //! happened.
 
+#![allow(clippy::disallowed_methods)] // tests write fixtures directly
+
+use std::process::Output;
+
 use serde_json::Value;
 use workmem_testutil::Project;
 
@@ -124,4 +128,115 @@ fn review_with_nothing_open_says_so_plainly() {
     // The screen never mentions a review that did not happen.
     let out = session.exp_eof().unwrap();
     assert!(out.contains("no open conflict cases") && !out.contains("review done"), "{out}");
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn distill_quiet_prints_nothing_on_success() {
+    let p = project();
+    tie(&p);
+    p.ok(&[
+        "remember",
+        "Use WAL mode",
+        "-k",
+        "decision",
+        "-i",
+        "5",
+        "--at",
+        "2026-01-01T00:00:00Z",
+    ]);
+    let out = p.ok(&["distill", "--as-of", "2026-07-01T00:00:00Z", "-q"]);
+    assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
+    // Without -q the counters are printed.
+    let out = p.ok(&["distill", "--as-of", "2026-07-01T00:00:00Z"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("scanned"), "{out:?}");
+}
+
+#[test]
+fn resolve_offers_a_retry_only_when_one_can_help_and_points_at_conflicts() {
+    let p = project();
+    let case = tie(&p);
+    let id = case["conflict_id"].as_str().unwrap();
+    // An unknown case: exit 6, a hint to list the cases, no retry line.
+    let out = p.run(&[
+        "resolve",
+        "conflict-0000000000000000",
+        "1",
+        "--revision",
+        "1",
+        "--rationale",
+        "x",
+    ]);
+    assert_eq!(out.status.code(), Some(6));
+    let err = stderr(&out);
+    assert!(err.contains("hint: `workmem conflicts` lists"), "{err}");
+    assert!(!err.contains("--event-id"), "{err}");
+    // The placeholder of the README is refused as such.
+    let out = p.run(&["resolve", "CONFLICT_ID", "2", "--revision", "1", "--rationale", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("CONFLICT_ID is a placeholder") && err.contains("workmem conflicts"),
+        "{err}"
+    );
+    // A stale revision: exit 3, no retry line.
+    let out = p.run(&["resolve", id, "1", "--revision", "7", "--rationale", "x"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(!stderr(&out).contains("--event-id"), "{}", stderr(&out));
+    // Success names the event id it recorded.
+    let out = p.ok(&["resolve", id, "1", "--revision", "1", "--rationale", "prod runs Postgres"]);
+    assert!(stderr(&out).contains("recorded as event review:"), "{}", stderr(&out));
+    // Nothing open any more, and conflicts says where the case went.
+    let out = p.ok(&["conflicts"]);
+    assert!(out.stdout.is_empty());
+    assert!(
+        stderr(&out).contains("no open conflict cases (1 resolved; --status all lists them)"),
+        "{}",
+        stderr(&out)
+    );
+    let out = p.ok(&["conflicts", "--status", "superseded"]);
+    assert!(stderr(&out).contains("no superseded conflict cases (1 resolved;"), "{}", stderr(&out));
+    // explain refuses its placeholder too.
+    let out = p.run(&["explain", "FACT_ID"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("FACT_ID is a placeholder"), "{}", stderr(&out));
+}
+
+#[test]
+fn the_actor_outside_a_git_repository_is_the_global_git_identity() {
+    let p = project();
+    let case = tie(&p);
+    // The project's `.git` is no repository; HOME holds a global identity.
+    std::fs::write(
+        p.root.join(".gitconfig"),
+        "[user]\n\tname = Grace Hopper\n\temail = grace@example.com\n",
+    )
+    .unwrap();
+    let id = case["conflict_id"].as_str().unwrap();
+    let event = p.json(&["resolve", id, "2", "--revision", "1", "--rationale", "keep it embedded"]);
+    assert_eq!(event["actor"], "Grace Hopper <grace@example.com>");
+}
+
+#[test]
+fn init_twice_says_the_workspace_existed_and_counts_are_plural_where_due() {
+    let p = project();
+    let out = p.ok(&["init"]);
+    assert!(!stderr(&out).contains("already existed"), "{}", stderr(&out));
+    let out = p.ok(&["init"]);
+    assert!(stderr(&out).contains("the workspace already existed"), "{}", stderr(&out));
+    for (content, kind) in [
+        ("Use WAL mode", "decision"),
+        ("Use ruff", "decision"),
+        ("Tabs are banned", "convention"),
+        ("The cache needs a lock", "pitfall"),
+        ("The CI image has no git", "pitfall"),
+    ] {
+        p.ok(&["remember", content, "-k", kind, "-i", "5", "--at", "2026-01-01T00:00:00Z"]);
+    }
+    p.ok(&["distill", "--as-of", "2026-07-01T00:00:00Z", "-q"]);
+    let status = String::from_utf8_lossy(&p.ok(&["status"]).stdout).into_owned();
+    assert!(status.contains("curated     2 decisions, 1 convention, 2 pitfalls"), "{status}");
 }

@@ -403,8 +403,12 @@ fn appends_and_reads_do_not_wait_for_the_lock_but_distill_does() {
     project.ok(&["context"]);
     project.ok(&["facts", "--all"]);
     // A distill waits for it.
-    let mut distill =
-        project.cmd(&["distill", "--as-of", AS_OF]).stdout(Stdio::null()).spawn().expect("spawn");
+    let mut distill = project
+        .cmd(&["distill", "--as-of", AS_OF])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
     std::thread::sleep(std::time::Duration::from_millis(500));
     assert!(distill.try_wait().expect("poll").is_none(), "distill ran while the lock was held");
     lock.unlock().expect("unlock");

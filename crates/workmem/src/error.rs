@@ -131,7 +131,8 @@ pub struct WorkspaceSighting {
 
 impl fmt::Display for WorkspaceSighting {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} in {} records, first at {}", self.workspace_id, self.records, self.first)
+        let noun = if self.records == 1 { "record" } else { "records" };
+        write!(f, "{} in {} {noun}, first at {}", self.workspace_id, self.records, self.first)
     }
 }
 

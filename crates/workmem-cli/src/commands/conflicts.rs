@@ -54,7 +54,7 @@ pub fn run(ctx: &Ctx, args: &ConflictsArgs) -> Result<(), CommandError> {
         return ctx.ui.json(&cases);
     }
     if cases.is_empty() {
-        ctx.ui.status("no conflict cases");
+        ctx.ui.status(nothing_listed(args.status, &queue.cases));
     }
     for case in cases {
         for line in describe_case(case) {
@@ -62,6 +62,29 @@ pub fn run(ctx: &Ctx, args: &ConflictsArgs) -> Result<(), CommandError> {
         }
     }
     Ok(())
+}
+
+/// Returns the line saying that no case has the status asked for, and how
+/// many cases of the other statuses there are.
+fn nothing_listed(filter: StatusFilter, cases: &[Case]) -> String {
+    let wanted = match filter {
+        StatusFilter::Open => "no open conflict cases",
+        StatusFilter::Resolved => "no resolved conflict cases",
+        StatusFilter::Superseded => "no superseded conflict cases",
+        StatusFilter::All => return "no conflict cases".to_owned(),
+    };
+    let others: Vec<String> = [CaseStatus::Open, CaseStatus::Resolved, CaseStatus::Superseded]
+        .into_iter()
+        .filter(|status| !filter.accepts(*status))
+        .filter_map(|status| {
+            let count = cases.iter().filter(|case| case.status == status).count();
+            (count > 0).then(|| format!("{count} {}", status.as_str()))
+        })
+        .collect();
+    if others.is_empty() {
+        return wanted.to_owned();
+    }
+    format!("{wanted} ({}; --status all lists them)", others.join(", "))
 }
 
 /// Returns the human lines describing one case and its candidates.

@@ -116,6 +116,10 @@ pub fn run(ctx: &Ctx, args: &DistillArgs) -> Result<(), CommandError> {
         }
         return ctx.ui.json(report);
     }
+    if ctx.ui.is_quiet() && !args.explain {
+        // -q: success says nothing; the exit code is the answer.
+        return Ok(());
+    }
     let header = if args.dry_run { "dry run, nothing written" } else { "distilled" };
     ctx.ui.status(format_args!("{header} as of {}", as_of.as_str()));
     let mut lines = describe(report);

@@ -65,6 +65,11 @@ pub fn run(ctx: &Ctx, args: &ExplainArgs) -> Result<(), CommandError> {
         return Ok(());
     }
     let fact_id = args.fact_id.as_deref().unwrap_or_default();
+    crate::commands::resolve::refuse_placeholder(
+        "fact_id",
+        fact_id,
+        "a fact id (`workmem facts` lists them, `workmem remember -q` prints the new one)",
+    )?;
     let explained = ws.explain_fact(fact_id, &policy, Some(as_of.clone()))?;
     if ctx.ui.is_json() {
         return ctx.ui.json(&explained);

@@ -1,5 +1,6 @@
 //! `workmem init`: creates the memory directory (and `daily/`) and prints
-//! where it is and the workspace id. Safe to run again.
+//! where it is and the workspace id. Safe to run again: it then says the
+//! workspace already existed.
 
 use clap::Args;
 
@@ -20,6 +21,7 @@ pub struct InitArgs {}
 /// Errors: library I/O errors.
 pub fn run(ctx: &Ctx, _args: &InitArgs) -> Result<(), CommandError> {
     let ws = ctx.open_workspace()?;
+    let existed = ws.memory_dir().join("daily").is_dir();
     ws.init()?;
     let out = InitOutput {
         project: ws.project(),
@@ -31,6 +33,9 @@ pub fn run(ctx: &Ctx, _args: &InitArgs) -> Result<(), CommandError> {
     }
     if ctx.ui.is_quiet() {
         return ctx.ui.line(out.memory_dir.display());
+    }
+    if existed {
+        ctx.ui.status("the workspace already existed: nothing changed");
     }
     ctx.ui.line(format_args!("workspace {}", out.workspace_id))?;
     ctx.ui.line(format_args!("project     {}", out.project.display()))?;

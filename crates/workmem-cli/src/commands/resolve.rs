@@ -48,6 +48,12 @@ pub struct ResolveArgs {
 /// Errors: exit 2 for malformed input, 3 for a stale review, 6 for an unknown
 /// case or candidate or a reused event id, 4 for corrupt state.
 pub fn run(ctx: &Ctx, args: &ResolveArgs) -> Result<(), CommandError> {
+    refuse_placeholder("conflict_id", &args.conflict_id, "an id `workmem conflicts` lists")?;
+    refuse_placeholder(
+        "candidate",
+        &args.candidate_id,
+        "a candidate's number or id as `workmem conflicts` lists it",
+    )?;
     let Some(rationale) = args.rationale.clone() else {
         return Err(CommandError::invalid("rationale", "is required")
             .hinted("add --rationale 'why this value is right'"));
@@ -73,12 +79,21 @@ pub fn run(ctx: &Ctx, args: &ResolveArgs) -> Result<(), CommandError> {
         event_id: event_id.clone(),
         resolved_at,
     });
-    if args.event_id.is_none() && !ctx.ui.is_json() {
-        // Whatever the outcome, say which id this attempt used: a retry of
-        // a decision that may have been recorded must reuse it.
-        ctx.ui.status(format!("event id {event_id} (pass --event-id {event_id} to retry)"));
-    }
-    let event = result?;
+    let event = match result {
+        Ok(event) => event,
+        Err(err) => {
+            let err = CommandError::from(err);
+            if args.event_id.is_none() && err.exit_code() == 1 && !ctx.ui.is_json() {
+                // An I/O failure may have recorded the decision or not: a
+                // retry must reuse this id. A refusal (stale, unknown,
+                // invalid) is final, and a retry cannot help.
+                ctx.ui.status(format!(
+                    "this attempt used event id {event_id}: pass --event-id {event_id} to retry"
+                ));
+            }
+            return Err(err);
+        }
+    };
     if ctx.ui.is_json() {
         return ctx.ui.json(&event);
     }
@@ -126,6 +141,21 @@ fn candidate_by_number(
             )
             .hinted("`workmem conflicts` lists each case's candidates with their numbers")
         })
+}
+
+/// Refuses a placeholder copied from an example (`CONFLICT_ID`,
+/// `CANDIDATE_ID`, `FACT_ID`) where a real value belongs: upper-case
+/// letters and underscores ending in `_ID`, which no generated id is.
+///
+/// Errors: invalid input (exit 2) naming `field` and what to put there.
+pub fn refuse_placeholder(field: &str, value: &str, instead: &str) -> Result<(), CommandError> {
+    let placeholder =
+        value.ends_with("_ID") && value.bytes().all(|b| b.is_ascii_uppercase() || b == b'_');
+    if !placeholder {
+        return Ok(());
+    }
+    Err(CommandError::invalid(field, format!("{value} is a placeholder, not a value"))
+        .hinted(format!("replace {value} with {instead}")))
 }
 
 /// Returns who decides when `--actor` is not given: git's `user.name

@@ -82,8 +82,11 @@ pub fn run(ctx: &Ctx, _args: &StatusArgs) -> Result<(), CommandError> {
         ))?,
         None => ctx.ui.line("waiting     none")?,
     }
-    let curated: Vec<String> =
-        overview.curated.iter().map(|(kind, count)| format!("{count} {kind}")).collect();
+    let curated: Vec<String> = overview
+        .curated
+        .iter()
+        .map(|(kind, count)| format!("{count} {kind}{}", if *count == 1 { "" } else { "s" }))
+        .collect();
     let curated = if curated.is_empty() { "nothing yet".to_owned() } else { curated.join(", ") };
     ctx.ui.line(format_args!("curated     {curated}"))?;
     match &overview.curated_changed_at {
