@@ -187,6 +187,12 @@ fn dotenv_in_the_project_configures_the_chat() {
 fn piped_session_runs_tools_lists_and_resolves_a_conflict() {
     let env = Env::new();
     let (conflict_id, candidate_id) = env.seed_conflict();
+    // A git identity: /resolve records it, as `workmem resolve` does.
+    std::fs::write(
+        env.root.path().join("home/.gitconfig"),
+        "[user]\n\tname = Ada Lovelace\n\temail = ada@example.com\n",
+    )
+    .unwrap();
     let first = Reply::message(
         json!([
             {"type": "text", "text": "Checking the project."},
@@ -200,8 +206,8 @@ fn piped_session_runs_tools_lists_and_resolves_a_conflict() {
     );
     let server = FakeServer::start(vec![first, Reply::text("Done: noted the HTTP client.")]);
     let input = format!(
-        "What HTTP client do we use?\n\n/conflicts\n/resolve {conflict_id} 1 {candidate_id} review:chat:1 \
-         'We standardise on this runner'\n/conflicts\n/today\n/quit\nnever sent to the model\n"
+        "What HTTP client do we use?\n\n/conflicts\n/resolve {conflict_id} {candidate_id} --revision 1 \
+         --event-id review:chat:1 --rationale 'We standardise on this runner'\n/conflicts\n/today\n/quit\nnever sent to the model\n"
     );
     let out = run(env.chat(&server), &input);
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
@@ -236,7 +242,7 @@ fn piped_session_runs_tools_lists_and_resolves_a_conflict() {
         out.stderr
     );
     assert!(
-        out.stderr.contains("no conflict cases"),
+        out.stderr.contains("no open conflict cases (1 resolved"),
         "the second /conflicts lists none: {}",
         out.stderr
     );
@@ -265,7 +271,8 @@ fn piped_session_runs_tools_lists_and_resolves_a_conflict() {
     assert_eq!(adjudications.as_array().unwrap().len(), 1);
     assert_eq!(adjudications[0]["conflict_id"], conflict_id.as_str());
     assert_eq!(adjudications[0]["selected_candidate_id"], candidate_id.as_str());
-    assert_eq!(adjudications[0]["actor"], "tester");
+    assert_eq!(adjudications[0]["actor"], "Ada Lovelace <ada@example.com>");
+    assert_eq!(adjudications[0]["event_id"], "review:chat:1");
     assert_eq!(adjudications[0]["rationale"], "We standardise on this runner");
     assert!(env.json(&["conflicts"]).as_array().unwrap().is_empty());
     let facts = env.json(&["facts", "--all"]);
@@ -279,11 +286,15 @@ fn piped_session_runs_tools_lists_and_resolves_a_conflict() {
 fn slash_command_errors_are_reported_and_the_session_goes_on() {
     let env = Env::new();
     let server = FakeServer::start(vec![Reply::text("still alive")]);
-    let input = "/resolve conflict-0000000000000000 1 candidate-0000000000000000 ev:1 because\n/resolve x\n/bogus\nping\n";
+    let input = "/resolve conflict-0000000000000000 candidate-0000000000000000 1 because\n/resolve x\n/bogus\nping\n";
     let out = run(env.chat(&server), input);
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert!(out.stderr.contains("error: resolution rejected"), "{}", out.stderr);
-    assert!(out.stderr.contains("usage: /resolve <conflict_id> <revision>"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("usage: /resolve CONFLICT_ID CANDIDATE --revision N"),
+        "{}",
+        out.stderr
+    );
     assert!(out.stderr.contains("unknown command /bogus"), "{}", out.stderr);
     assert_eq!(out.stdout, "still alive\n");
     assert_eq!(server.finish().len(), 1);
@@ -372,11 +383,7 @@ fn pty_session_chat_conflicts_resolve_cancel_quit() {
     session.send_line("/conflicts").unwrap();
     session.exp_string(&format!("{conflict_id}  open  key test.runner")).unwrap();
     session.exp_string("workmem> ").unwrap();
-    session
-        .send_line(&format!(
-            "/resolve {conflict_id} 1 {candidate_id} review:pty:1 Chosen at the terminal"
-        ))
-        .unwrap();
+    session.send_line(&format!("/resolve {conflict_id} 1 1 Chosen at the terminal")).unwrap();
     session.exp_string(&format!("resolved {conflict_id} (revision 1)")).unwrap();
     session.exp_string("workmem> ").unwrap();
     // Ctrl-C cancels a request that hangs, and the REPL goes on.
@@ -396,7 +403,8 @@ fn pty_session_chat_conflicts_resolve_cancel_quit() {
         "the first turn stayed in the conversation"
     );
     let adjudications = env.json(&["adjudications"]);
-    assert_eq!(adjudications[0]["event_id"], "review:pty:1");
+    assert!(adjudications[0]["event_id"].as_str().unwrap().starts_with("review:"));
+    assert_eq!(adjudications[0]["selected_candidate_id"], candidate_id.as_str());
     assert_eq!(adjudications[0]["rationale"], "Chosen at the terminal");
 }
 

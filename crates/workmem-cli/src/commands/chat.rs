@@ -36,8 +36,9 @@ const SLASH_HELP: &str = "\
 /logs        list the daily logs
 /distill     run the promotion policy now
 /conflicts   list open conflict cases
-/resolve <conflict_id> <revision> <candidate_id> <event_id> <rationale>
-             decide a conflict case (you, not the model)
+/resolve CONFLICT_ID CANDIDATE --revision N --rationale TEXT
+             decide a conflict case (you, not the model), as `workmem resolve`;
+             also /resolve CONFLICT_ID CANDIDATE N RATIONALE...
 /reset       forget the conversation (the memory is kept)
 /quit        leave (also Ctrl-D)";
 
@@ -51,7 +52,8 @@ const SLASH_HELP: &str = "\
 
 Slash commands:
   /memory /today /logs /distill /conflicts /reset /quit
-  /resolve <conflict_id> <revision> <candidate_id> <event_id> <rationale>
+  /resolve CONFLICT_ID CANDIDATE --revision N --rationale TEXT (as `workmem resolve`;
+           or positional: /resolve CONFLICT_ID CANDIDATE N RATIONALE...)
 
 The model has two tools: bash (runs in the project, 120 s timeout, output
 capped, destructive commands refused) and write_memory (source model_tool).
@@ -289,52 +291,53 @@ fn distill_now(ctx: &Ctx) -> Result<(), CommandError> {
     Ok(())
 }
 
-const RESOLVE_USAGE: &str =
-    "usage: /resolve <conflict_id> <revision> <candidate_id> <event_id> <rationale>";
+const RESOLVE_USAGE: &str = "usage: /resolve CONFLICT_ID CANDIDATE --revision N --rationale TEXT \
+     [--event-id ID] [--actor NAME] [--at T], or /resolve CONFLICT_ID CANDIDATE N RATIONALE...";
 
-/// Returns the `workmem resolve` arguments of a `/resolve` line: four
-/// words, then the rationale (the rest of the line, quotes optional). The
-/// actor is the OS user, as for `workmem resolve`.
-fn resolve_args(rest: &str) -> Result<resolve::ResolveArgs, CommandError> {
-    let mut rest = rest.trim_start();
-    let mut words = Vec::with_capacity(4);
-    for _ in 0..4 {
-        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
-        if end == 0 {
-            return Err(
-                CommandError::usage(RESOLVE_USAGE).hinted("/conflicts lists the ids and revisions")
-            );
-        }
-        words.push(rest[..end].to_owned());
-        rest = rest[end..].trim_start();
-    }
-    let rationale = unquote(rest.trim());
-    if rationale.is_empty() {
-        return Err(
-            CommandError::usage(RESOLVE_USAGE).hinted("end the line with why this value is right")
-        );
-    }
-    let revision = words[1].parse::<i64>().map_err(|_| {
-        CommandError::invalid("revision", format!("{:?} is not an integer", words[1]))
-    })?;
-    Ok(resolve::ResolveArgs {
-        conflict_id: words[0].clone(),
-        candidate_id: words[2].clone(),
-        revision,
-        event_id: Some(words[3].clone()),
-        actor: None,
-        rationale: Some(rationale.to_owned()),
-        at: None,
-    })
+/// `/resolve` read with the grammar of `workmem resolve`.
+#[derive(Debug, clap::Parser)]
+#[command(name = "/resolve", no_binary_name = true, disable_help_flag = true)]
+struct ResolveLine {
+    #[command(flatten)]
+    args: resolve::ResolveArgs,
 }
 
-fn unquote(text: &str) -> &str {
-    for quote in ['"', '\''] {
-        if let Some(inner) = text.strip_prefix(quote).and_then(|t| t.strip_suffix(quote)) {
-            return inner.trim();
+/// Returns the `workmem resolve` arguments of a `/resolve` line, split like
+/// a shell splits words: the arguments of `workmem resolve` in its order
+/// (`CONFLICT_ID CANDIDATE --revision N --rationale TEXT`, and its other
+/// flags), or all positional in that order, the rest of the line being the
+/// rationale (`CONFLICT_ID CANDIDATE N RATIONALE...`). The line then runs
+/// as `workmem resolve` does, with its defaults (a fresh event id, the
+/// actor from git, else the OS user).
+fn resolve_args(rest: &str) -> Result<resolve::ResolveArgs, CommandError> {
+    let usage =
+        || CommandError::usage(RESOLVE_USAGE).hinted("/conflicts lists the ids and revisions");
+    let words = shlex::split(rest).ok_or_else(usage)?;
+    let flagged = words.iter().any(|word| word.starts_with("--"));
+    if !flagged && words.len() >= 3 {
+        let revision = words[2].parse::<i64>().map_err(|_| {
+            CommandError::invalid("revision", format!("{:?} is not an integer", words[2]))
+                .hinted(RESOLVE_USAGE)
+        })?;
+        let rationale = words[3..].join(" ");
+        if rationale.trim().is_empty() {
+            return Err(usage().hinted("end the line with why this value is right"));
         }
+        return Ok(resolve::ResolveArgs {
+            conflict_id: words[0].clone(),
+            candidate_id: words[1].clone(),
+            revision,
+            event_id: None,
+            actor: None,
+            rationale: Some(rationale),
+            at: None,
+        });
     }
-    text
+    <ResolveLine as clap::Parser>::try_parse_from(&words).map(|line| line.args).map_err(|err| {
+        let first = err.to_string();
+        let first = first.lines().next().unwrap_or_default().trim_start_matches("error: ");
+        CommandError::usage(format!("/resolve: {first}")).hinted(RESOLVE_USAGE)
+    })
 }
 
 /// Returns the command error for a failed turn.
@@ -435,21 +438,24 @@ mod tests {
 
     #[test]
     fn resolve_line_parsing() {
-        let args =
-            resolve_args(" conflict-1  2 candidate-3 ev:1  'Production needs  PostGIS' ").unwrap();
-        assert_eq!(
-            (
-                args.conflict_id.as_str(),
-                args.revision,
-                args.candidate_id.as_str(),
-                args.event_id.as_deref()
-            ),
-            ("conflict-1", 2, "candidate-3", Some("ev:1"))
-        );
-        assert_eq!(args.rationale.as_deref(), Some("Production needs  PostGIS"));
-        assert_eq!(args.actor, None);
-        assert_eq!(resolve_args("c 1 cand ev").unwrap_err().exit_code(), 2);
-        assert_eq!(resolve_args("c one cand ev why").unwrap_err().exit_code(), 2);
-        assert_eq!(resolve_args("").unwrap_err().exit_code(), 2);
+        let flagged = resolve_args(
+            " conflict-1  2 --revision 3 --rationale 'Production needs  PostGIS' --event-id ev:1",
+        )
+        .unwrap();
+        let positional = resolve_args("conflict-1 2 3 Production needs PostGIS").unwrap();
+        for args in [&flagged, &positional] {
+            assert_eq!(
+                (args.conflict_id.as_str(), args.candidate_id.as_str(), args.revision),
+                ("conflict-1", "2", 3)
+            );
+            assert_eq!(args.actor, None);
+        }
+        assert_eq!(flagged.rationale.as_deref(), Some("Production needs  PostGIS"));
+        assert_eq!(flagged.event_id.as_deref(), Some("ev:1"));
+        assert_eq!(positional.rationale.as_deref(), Some("Production needs PostGIS"));
+        assert_eq!(positional.event_id, None);
+        for bad in ["c cand 1", "c cand one why", "", "c cand --revision x --rationale y", "'c"] {
+            assert_eq!(resolve_args(bad).unwrap_err().exit_code(), 2, "{bad}");
+        }
     }
 }
