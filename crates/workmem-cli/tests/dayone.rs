@@ -240,3 +240,84 @@ fn init_twice_says_the_workspace_existed_and_counts_are_plural_where_due() {
     let status = String::from_utf8_lossy(&p.ok(&["status"]).stdout).into_owned();
     assert!(status.contains("curated     2 decisions, 1 convention, 2 pitfalls"), "{status}");
 }
+
+fn text(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Status's count of facts waiting for their age, from the distill cache
+/// and, with the cache removed, from the log: both must agree.
+fn waiting(p: &Project) -> (Value, Value) {
+    let cached = p.json(&["status"])["facts"]["waiting_for_age"].clone();
+    for entry in std::fs::read_dir(p.memory()).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name.starts_with(".distill-cache") {
+            std::fs::remove_file(&path).unwrap();
+        }
+    }
+    (cached, p.json(&["status"])["facts"]["waiting_for_age"].clone())
+}
+
+#[test]
+fn explain_and_status_agree_with_a_run_made_with_a_shorter_age_gate() {
+    let p = project();
+    p.ok(&["init", "-q"]);
+    let wal = p.json(&["remember", "Use SQLite in WAL mode", "-k", "decision", "-i", "5"]);
+    let wal = wal["fact_id"].as_str().unwrap().to_owned();
+    for content in ["Use Postgres", "Use SQLite"] {
+        p.ok(&[
+            "remember",
+            content,
+            "-k",
+            "decision",
+            "-i",
+            "4",
+            "--key",
+            "db.engine",
+            "--at",
+            "2026-11-30T10:00:00Z",
+        ]);
+    }
+    // Before any run, every fact waits.
+    assert_eq!(p.json(&["status"])["facts"]["waiting_for_age"], 3);
+    // The run that just happened is not "the next distill".
+    let out = p.ok(&["distill", "--min-age-days", "0", "--explain"]);
+    let report = text(&out);
+    assert!(report.contains(&format!("{wal}  promoted into entry")), "{report}");
+    assert!(!report.contains("by the next distill"), "{report}");
+    assert!(report.contains("tied with an equally strong value"), "{report}");
+    // A dry run says it wrote nothing.
+    p.ok(&["remember", "Use ruff", "-k", "decision", "-i", "5"]);
+    let out = p.ok(&["distill", "--min-age-days", "0", "--explain", "--dry-run"]);
+    assert!(text(&out).contains("would be promoted into entry"), "{}", text(&out));
+    // Tied facts are tied, not waiting; only "Use ruff" waits.
+    let key = text(&p.ok(&["explain", "--key", "db.engine"]));
+    assert_eq!(key.matches("tied with an equally strong value").count(), 2, "{key}");
+    assert_eq!(waiting(&p), (1.into(), 1.into()));
+    p.ok(&["distill", "--min-age-days", "0", "-q"]);
+    let case = &p.json(&["conflicts"])[0];
+    let id = case["conflict_id"].as_str().unwrap();
+    p.ok(&["resolve", id, "1", "--revision", "1", "--rationale", "prod runs Postgres"]);
+
+    let fact = text(&p.ok(&["explain", &wal]));
+    assert!(!fact.contains("waiting for age") && fact.contains("promoted into entry"), "{fact}");
+    let key = text(&p.ok(&["explain", "--key", "db.engine"]));
+    assert!(!key.contains("waiting for age"), "{key}");
+    assert!(key.contains("active value \"Use Postgres\""), "{key}");
+    assert!(key.contains("rejected by adjudication"), "{key}");
+    let json = p.json(&["explain", "--key", "db.engine"]);
+    let reasons: Vec<&str> =
+        json["facts"].as_array().unwrap().iter().map(|f| f["reason"].as_str().unwrap()).collect();
+    assert_eq!(reasons.len(), 2);
+    assert!(
+        reasons.contains(&"already_evidence") && reasons.contains(&"rejected_by_adjudication"),
+        "{reasons:?}"
+    );
+    let status = text(&p.ok(&["status"]));
+    assert!(status.contains("waiting     none"), "{status}");
+    assert_eq!(waiting(&p), (0.into(), 0.into()));
+    // A fact no run has judged still waits.
+    p.ok(&["remember", "Use uv", "-k", "decision", "-i", "5"]);
+    assert_eq!(waiting(&p), (1.into(), 1.into()));
+}

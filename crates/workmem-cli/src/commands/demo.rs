@@ -28,7 +28,7 @@ use workmem::{
 use crate::command_error::CommandError;
 use crate::commands::Ctx;
 use crate::commands::conflicts::describe_case;
-use crate::commands::explain::describe_reason;
+use crate::commands::explain::{Run, describe_reason};
 
 /// Arguments of `workmem demo`.
 #[derive(Debug, Args)]
@@ -432,12 +432,12 @@ fn verdict(decision: &Decision, curated: &CuratedState) -> String {
                     None => format!("promoted: {:?} (seen {}x)", entry.content, entry.occurrences),
                 };
             }
-            describe_reason(&decision.reason, None)
+            describe_reason(&decision.reason, None, Run::Written)
         }
         reason => {
             let entry =
                 reason_entry_key(reason).and_then(entry_of).map(|e| (e.content.as_str(), e.status));
-            describe_reason(reason, entry)
+            describe_reason(reason, entry, Run::Written)
         }
     }
 }

@@ -7,7 +7,7 @@ use serde::Serialize;
 use workmem::DistillOptions;
 use workmem::{Decision, Policy, Report, Stamp};
 
-use crate::commands::explain::describe_reason;
+use crate::commands::explain::{Run, describe_reason};
 
 use crate::command_error::CommandError;
 use crate::commands::Ctx;
@@ -132,7 +132,8 @@ pub fn run(ctx: &Ctx, args: &DistillArgs) -> Result<(), CommandError> {
     }
     ctx.ui.lines(lines)?;
     if args.explain {
-        ctx.ui.lines(describe_decisions(decisions))?;
+        let run = if args.dry_run { Run::Dry } else { Run::Written };
+        ctx.ui.lines(describe_decisions(decisions, run))?;
     }
     // Only an empty memory needs the day-one line, and finding out why it
     // is empty costs another pass over the log: not on every no-op run.
@@ -146,7 +147,7 @@ pub fn run(ctx: &Ctx, args: &DistillArgs) -> Result<(), CommandError> {
 
 /// Returns the per-group lines of `distill --explain`: facts that share a
 /// memory key (or, unkeyed, an outcome) are listed under one heading.
-pub fn describe_decisions(decisions: &[Decision]) -> Vec<String> {
+pub fn describe_decisions(decisions: &[Decision], run: Run) -> Vec<String> {
     let mut groups: std::collections::BTreeMap<String, Vec<&Decision>> =
         std::collections::BTreeMap::new();
     for decision in decisions {
@@ -163,7 +164,7 @@ pub fn describe_decisions(decisions: &[Decision]) -> Vec<String> {
             lines.push(format!(
                 "  {}  {}",
                 decision.fact_id,
-                describe_reason(&decision.reason, None)
+                describe_reason(&decision.reason, None, run)
             ));
         }
     }

@@ -85,12 +85,28 @@ pub fn run(ctx: &Ctx, args: &ExplainArgs) -> Result<(), CommandError> {
 
 /// Returns one human sentence for an explanation.
 pub fn describe(item: &FactExplanation) -> String {
-    describe_reason(&item.reason, item.entry.as_ref().map(|e| (e.content.as_str(), e.status)))
+    describe_reason(
+        &item.reason,
+        item.entry.as_ref().map(|e| (e.content.as_str(), e.status)),
+        Run::Next,
+    )
+}
+
+/// Which run a reason speaks of: it decides how a promotion is worded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Run {
+    /// A distill that wrote its result: the facts were promoted by it.
+    Written,
+    /// A dry run: the facts would be promoted by the same run writing.
+    Dry,
+    /// `explain`: the facts will be promoted by the next distill run with
+    /// the same policy and instant.
+    Next,
 }
 
 /// Returns one human sentence for a reason; `entry` is the named entry's
 /// content and status, when known.
-pub fn describe_reason(reason: &Reason, entry: Option<(&str, Status)>) -> String {
+pub fn describe_reason(reason: &Reason, entry: Option<(&str, Status)>, run: Run) -> String {
     let shown = |key: &str| match entry {
         Some((content, _)) => format!("entry {key} (\"{content}\")"),
         None => format!("entry {key}"),
@@ -111,9 +127,19 @@ pub fn describe_reason(reason: &Reason, entry: Option<(&str, Status)>) -> String
                 "below the thresholds: importance {importance} < {minimum_importance} and {facts} fact(s) < {repeat_threshold}"
             )
         }
-        Reason::Promoted { entry_key, revision } => {
-            format!("promoted into {} revision {revision} by the next distill", shown(entry_key))
-        }
+        Reason::Promoted { entry_key, revision } => match run {
+            Run::Written => format!("promoted into {} revision {revision}", shown(entry_key)),
+            Run::Dry => format!(
+                "would be promoted into {} revision {revision} (a dry run wrote nothing)",
+                shown(entry_key)
+            ),
+            Run::Next => {
+                format!(
+                    "promoted into {} revision {revision} by the next distill",
+                    shown(entry_key)
+                )
+            }
+        },
         Reason::Reinforced { entry_key, revision } => {
             format!(
                 "reinforcing the active value: more evidence for {} revision {revision}",

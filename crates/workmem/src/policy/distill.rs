@@ -252,6 +252,52 @@ pub fn distill_explained<F: FactRecord>(
     run(facts, curated, queue, policy, as_of, workspace_id, true, None, false)
 }
 
+/// The facts the conflict cases judged, with what that makes them: the
+/// evidence of an open case's candidates is tied, the evidence of a
+/// resolved case's losing candidates is rejected by its adjudication (a
+/// later case of a key overrides an earlier one). For a fact too young
+/// for this run's policy that an earlier run, made with a shorter age
+/// gate, put in a case: see [`young_fact_ids_judged`].
+fn judged_in_cases(queue: &ConflictQueue) -> HashMap<&str, Reason> {
+    let mut cases: Vec<&Case> = queue.cases.iter().collect();
+    cases.sort_by_key(|case| case.revision);
+    let mut judged = HashMap::new();
+    for case in cases {
+        for candidate in &case.candidates {
+            let reason = match case.status {
+                CaseStatus::Open => Reason::Tied { conflict_id: case.conflict_id.clone() },
+                CaseStatus::Resolved
+                    if case.selected_candidate_id.as_deref()
+                        != Some(candidate.candidate_id.as_str()) =>
+                {
+                    Reason::RejectedByAdjudication {
+                        conflict_id: case.conflict_id.clone(),
+                        event_id: case.resolution_event_id.clone().unwrap_or_default(),
+                    }
+                }
+                _ => continue,
+            };
+            for id in &candidate.evidence_ids {
+                judged.insert(id, reason.clone());
+            }
+        }
+    }
+    judged
+}
+
+/// The ids among `young` (facts too young for a policy) that the state
+/// already judged: evidence of a curated entry (`cited`), or of a case's
+/// candidate as [`judged_in_cases`] counts it. What a status count of
+/// waiting facts leaves out, as an explained run does.
+pub(crate) fn young_fact_ids_judged<'a>(
+    young: impl IntoIterator<Item = &'a str>,
+    cited: impl Fn(&str) -> bool,
+    queue: &ConflictQueue,
+) -> std::collections::HashSet<&'a str> {
+    let in_cases = judged_in_cases(queue);
+    young.into_iter().filter(|id| cited(id) || in_cases.contains_key(id)).collect()
+}
+
 /// The first instant at which `fact` is old enough for `policy` (a fact
 /// recorded late in 9999 never ages within the range of instants: it
 /// waits until the last one).
@@ -333,6 +379,7 @@ fn run<F: FactRecord>(
     };
     // (Its indexes are built when it is split, after the grouping.)
 
+    let judged_in_cases = if record { judged_in_cases(queue) } else { HashMap::new() };
     let default_cutoff = policy.cutoff_for("", as_of);
     let mut aged = 0usize;
     let mut already_evidence = 0usize;
@@ -366,7 +413,23 @@ fn run<F: FactRecord>(
         }
         if fact.instant() >= cutoff {
             if record {
-                run.note(fact, Reason::WaitingForAge { until: eligible_at(fact, policy) });
+                // A fact an earlier run (with a shorter age gate) or a
+                // person already judged is reported as what happened to
+                // it, not as waiting.
+                let reason = match evidence_entry(position) {
+                    Some(index) => {
+                        let entry = &run.entries[index];
+                        Reason::AlreadyEvidence {
+                            entry_key: entry.key.clone(),
+                            revision: entry.revision,
+                            status: entry.status,
+                        }
+                    }
+                    None => judged_in_cases.get(fact.fact_id()).cloned().unwrap_or_else(|| {
+                        Reason::WaitingForAge { until: eligible_at(fact, policy) }
+                    }),
+                };
+                run.note(fact, reason);
             }
             continue;
         }

@@ -216,6 +216,7 @@ impl Workspace {
         };
         let mut counts =
             LogCounts { total: header.ids, waiting_for_age: 0, first_eligible_at: None };
+        let mut young: Vec<(String, Stamp)> = Vec::new();
         let mut appended: Vec<(Place, String)> = Vec::new();
         for (read, grew) in
             grown.into_iter().map(|r| (r, true)).chain(unchanged.into_iter().map(|r| (r, false)))
@@ -227,7 +228,8 @@ impl Workspace {
                     appended.push((place, record.fact_id().to_owned()));
                 }
                 if record.instant() >= policy.cutoff_for(record.source(), as_of) {
-                    counts.wait(distill::eligible_at(&record, policy));
+                    young
+                        .push((record.fact_id().to_owned(), distill::eligible_at(&record, policy)));
                 }
             }
         }
@@ -236,7 +238,35 @@ impl Workspace {
             return Ok(None);
         }
         counts.total += appended.len();
+        let judged = self.young_judged(young.iter().map(|(id, _)| id.as_str()), earliest)?;
+        for (id, until) in &young {
+            if !judged.contains(id.as_str()) {
+                counts.wait(until.clone());
+            }
+        }
         Ok(Some(counts))
+    }
+
+    /// The ids among `young` that the state already judged, as an explained
+    /// run reports them (see [`distill::young_fact_ids_judged`]): only the
+    /// entries whose last evidence is at or after `earliest`, the earliest
+    /// instant a fact may still wait from, are decoded.
+    fn young_judged<'a>(
+        &self,
+        young: impl Iterator<Item = &'a str> + Clone,
+        earliest: i128,
+    ) -> Result<HashSet<&'a str>> {
+        if young.clone().next().is_none() {
+            return Ok(HashSet::new());
+        }
+        let stored = self.stored_curated()?;
+        let recent = stored.file.records(&self.file(CURATED_FILE), |head| {
+            head.last_seen.instant().as_nanosecond() >= earliest
+        })?;
+        let cited: HashSet<&str> =
+            recent.iter().flat_map(|entry| entry.evidence_ids.iter()).collect();
+        let queue = self.conflicts()?;
+        Ok(distill::young_fact_ids_judged(young, |id| cited.contains(id), &queue))
     }
 }
 
