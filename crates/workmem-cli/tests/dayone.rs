@@ -321,3 +321,149 @@ fn explain_and_status_agree_with_a_run_made_with_a_shorter_age_gate() {
     p.ok(&["remember", "Use uv", "-k", "decision", "-i", "5"]);
     assert_eq!(waiting(&p), (1.into(), 1.into()));
 }
+
+/// One command of the README's tour and its comment.
+#[derive(Debug)]
+struct TourStep {
+    words: Vec<String>,
+    comment: String,
+}
+
+/// Returns the commands of the README's tour: the first `sh` block after
+/// `## A tour`, one command a line, a comment after `#` (a line holding
+/// only a comment continues the previous one).
+fn readme_tour() -> Vec<TourStep> {
+    let readme = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"),
+    )
+    .expect("README.md");
+    let tour = &readme[readme.find("\n## A tour").expect("README has a tour section")..];
+    let block = &tour[tour.find("```sh\n").expect("the tour has an sh block") + 6..];
+    let block = &block[..block.find("```").expect("the block ends")];
+    let mut steps: Vec<TourStep> = Vec::new();
+    for line in block.lines() {
+        let trimmed = line.trim();
+        if trimmed.is_empty() {
+            continue;
+        }
+        if let Some(comment) = trimmed.strip_prefix('#') {
+            let last = steps.last_mut().expect("a comment line follows a command");
+            last.comment.push(' ');
+            last.comment.push_str(comment.trim());
+            continue;
+        }
+        let (command, comment) = line.split_once(" #").unwrap_or((line, ""));
+        let words = shlex::split(command).expect("the command splits like a shell line");
+        assert_eq!(words[0], "workmem", "the tour runs workmem commands only: {line}");
+        steps.push(TourStep { words, comment: comment.trim().to_owned() });
+    }
+    steps
+}
+
+/// Returns the double-quoted phrases of a comment.
+fn quoted(comment: &str) -> Vec<&str> {
+    comment.split('"').skip(1).step_by(2).collect()
+}
+
+#[test]
+fn the_readme_tour_runs_literally_in_a_fresh_directory() {
+    let steps = readme_tour();
+    assert!(steps.len() >= 10, "{steps:?}");
+    let dir = tempfile::Builder::new().prefix("workmem-tour-").tempdir().unwrap();
+    let fresh = dir.path().join("fresh");
+    std::fs::create_dir_all(fresh.join("home")).unwrap();
+    let mut conflict_id: Option<String> = None;
+    let mut remembered: Vec<String> = Vec::new();
+    for step in &steps {
+        let args: Vec<String> = step.words[1..]
+            .iter()
+            .map(|word| match word.as_str() {
+                "CONFLICT_ID" => conflict_id.clone().expect("`workmem conflicts` ran before"),
+                _ => word.clone(),
+            })
+            .collect();
+        let out = std::process::Command::new(WORKMEM)
+            .env_clear()
+            .env("HOME", fresh.join("home"))
+            .env("USER", "reader")
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .current_dir(&fresh)
+            .args(&args)
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (text(&out), stderr(&out));
+        let shown = format!("{stdout}{stderr}");
+        assert!(out.status.success(), "README: workmem {args:?} failed:\n{shown}");
+        for phrase in quoted(&step.comment) {
+            assert!(
+                shown.contains(phrase),
+                "README: workmem {args:?} should print {phrase:?}:\n{shown}"
+            );
+        }
+        let has = |flag: &str| args.iter().any(|a| a == flag);
+        match args[0].as_str() {
+            "init" => assert!(fresh.join(".workmem/memory/daily").is_dir(), "{shown}"),
+            "remember" => {
+                assert!(stdout.starts_with("remembered "), "{shown}");
+                remembered.push(args[1].clone());
+            }
+            "facts" => assert!(stdout.contains(&remembered[0]), "today's facts: {shown}"),
+            "distill" if has("--dry-run") => {
+                assert!(stderr.contains("dry run, nothing written"), "{shown}");
+                assert!(has("--explain") && stdout.contains("unkeyed facts:"), "{shown}");
+            }
+            "distill" => assert!(stdout.contains("scanned"), "{shown}"),
+            "memory" | "context" => assert!(stdout.starts_with("# Workspace Memory"), "{shown}"),
+            "conflicts" => {
+                let line = stdout.lines().find(|l| l.contains("  open  ")).expect("an open case");
+                conflict_id = Some(line.split_whitespace().next().unwrap().to_owned());
+                assert!(stdout.contains("  1. ") && stdout.contains("  2. "), "{shown}");
+            }
+            "resolve" => {
+                let id = conflict_id.as_deref().unwrap();
+                assert!(
+                    stdout.starts_with(&format!("resolved {id} (revision 1) with ")),
+                    "{shown}"
+                );
+                // The number the README picks is the candidate it names.
+                let number = format!("  {}. ", args[2]);
+                for phrase in quoted(&step.comment) {
+                    let listed = text(
+                        &std::process::Command::new(WORKMEM)
+                            .env_clear()
+                            .current_dir(&fresh)
+                            .args(["conflicts", "--status", "all"])
+                            .output()
+                            .unwrap(),
+                    );
+                    let line = listed.lines().find(|l| l.starts_with(&number)).unwrap();
+                    assert!(
+                        line.contains(phrase),
+                        "candidate {number} is not {phrase:?}: {listed}"
+                    );
+                }
+            }
+            "history" => {
+                assert!(stdout.contains("(active)") && stdout.contains("resolved"), "{shown}");
+            }
+            "explain" => assert!(stdout.contains("active value"), "{shown}"),
+            "adjudications" => assert!(stdout.contains(" reader chose "), "{shown}"),
+            "verify" => assert!(stderr.contains("is consistent"), "{shown}"),
+            "status" => {
+                assert!(stdout.contains("waiting     none"), "{shown}");
+                assert!(stdout.contains("conflicts   0 open"), "{shown}");
+            }
+            "scan" => assert!(out.status.code() == Some(0), "{shown}"),
+            other => panic!(
+                "the README tour runs `workmem {other}`, which this test has no check for: add one"
+            ),
+        }
+    }
+    // The whole story happened: a value promoted, a tie decided by a person.
+    let p_memory = fresh.join(".workmem/memory/MEMORY.md");
+    let memory = std::fs::read_to_string(p_memory).unwrap();
+    assert!(
+        memory.contains("Use SQLite in WAL mode") && memory.contains("Use Python 3.12"),
+        "{memory}"
+    );
+}

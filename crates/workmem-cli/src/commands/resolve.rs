@@ -69,7 +69,12 @@ pub fn run(ctx: &Ctx, args: &ResolveArgs) -> Result<(), CommandError> {
     let ws = ctx.workspace()?;
     let actor = args.actor.clone().unwrap_or_else(|| default_actor(ws.project()));
     let event_id = args.event_id.clone().unwrap_or_else(|| ws.fresh_event_id());
-    let candidate_id = candidate_by_number(&ws, &args.conflict_id, &args.candidate_id)?;
+    let queue = ws.conflicts()?;
+    let candidate_id = candidate_by_number(&queue, &args.conflict_id, &args.candidate_id)?;
+    let chosen = queue
+        .get(&args.conflict_id)
+        .and_then(|case| case.candidates.iter().find(|c| c.candidate_id == candidate_id))
+        .map(|candidate| candidate.content.clone());
     let result = ws.resolve(Resolution {
         conflict_id: args.conflict_id.clone(),
         candidate_id,
@@ -100,10 +105,11 @@ pub fn run(ctx: &Ctx, args: &ResolveArgs) -> Result<(), CommandError> {
     let kept =
         event.prior_active_entry_key.as_deref() == Some(event.resulting_active_entry_key.as_str());
     ctx.ui.line(format!(
-        "resolved {} (revision {}) with {}: {}",
+        "resolved {} (revision {}) with {}{}: {}",
         event.conflict_id,
         event.case_revision,
         event.selected_candidate_id,
+        chosen.map(|content| format!(" ({content:?})")).unwrap_or_default(),
         if kept {
             "kept the current value".to_owned()
         } else {
@@ -117,12 +123,11 @@ pub fn run(ctx: &Ctx, args: &ResolveArgs) -> Result<(), CommandError> {
 /// Returns the candidate id `given` names: itself, or when it is a number,
 /// the candidate listed at that position (1-based) for the case.
 fn candidate_by_number(
-    ws: &workmem::Workspace,
+    queue: &workmem::ConflictQueue,
     conflict_id: &str,
     given: &str,
 ) -> Result<String, CommandError> {
     let Ok(number) = given.parse::<usize>() else { return Ok(given.to_owned()) };
-    let queue = ws.conflicts()?;
     let Some(case) = queue.get(conflict_id) else {
         // The library names an unknown case (exit 6); keep its wording.
         return Ok(given.to_owned());
