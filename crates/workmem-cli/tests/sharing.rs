@@ -971,3 +971,107 @@ proptest! {
         prop_assert_eq!(ab.memory_files(), ba.memory_files());
     }
 }
+
+#[test]
+fn a_reopened_case_shows_the_decisions_it_set_aside() {
+    let world = World::new();
+    let a = shared_with_a_tie(&world);
+    let b = world.clone_of(&a, "bob/app");
+    let case = a.open_case("db.engine").unwrap();
+    let id = case["conflict_id"].as_str().unwrap().to_owned();
+    let number = |content: &str| {
+        let index = case["candidates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|c| c["content"] == content)
+            .unwrap();
+        (index + 1).to_string()
+    };
+    let (postgres, sqlite) =
+        (number("Use Postgres for the cache"), number("Use SQLite for the cache"));
+    for (clone, candidate, actor, why, at) in [
+        (&a, &postgres, "Alice <alice@example.com>", "prod runs Postgres", "2027-01-02T00:00:00Z"),
+        (&b, &sqlite, "Bob <bob@example.com>", "keep it embedded", "2027-01-03T00:00:00Z"),
+    ] {
+        clone.ok(&[
+            "resolve",
+            &id,
+            candidate,
+            "--revision",
+            "1",
+            "--actor",
+            actor,
+            "--rationale",
+            why,
+            "--at",
+            at,
+        ]);
+        clone.commit_all("decide db.engine");
+    }
+    a.pull(&b, false);
+    assert_eq!(a.open_case("db.engine").unwrap()["status"], "open");
+
+    let alice = format!(
+        "Alice <alice@example.com> chose {postgres}. \"Use Postgres for the cache\" at 2027-01-02T00:00:00Z"
+    );
+    let bob = format!(
+        "Bob <bob@example.com> chose {sqlite}. \"Use SQLite for the cache\" at 2027-01-03T00:00:00Z"
+    );
+    // conflicts: the open case, then what was decided and set aside.
+    let listed = a.ok(&["conflicts"]);
+    assert!(
+        listed.contains("2 decisions set aside (a merge kept decisions that disagree"),
+        "{listed}"
+    );
+    assert!(listed.contains(&alice) && listed.contains("\"prod runs Postgres\""), "{listed}");
+    assert!(listed.contains(&bob) && listed.contains("\"keep it embedded\""), "{listed}");
+    let json = a.json(&["conflicts"]);
+    let aside = json[0]["set_aside_decisions"].as_array().unwrap();
+    assert_eq!(aside.len(), 2, "{json}");
+    assert_eq!(aside[0]["rationale"], "prod runs Postgres");
+    assert_eq!(aside[1]["actor"], "Bob <bob@example.com>");
+    // status lists them too.
+    let status = a.ok(&["status"]);
+    assert!(status.contains("set aside   2 decisions a merge kept without applying"), "{status}");
+    assert!(status.contains(&format!("db.engine (open again): {alice}")), "{status}");
+    assert!(status.contains(&bob), "{status}");
+    // adjudications marks both, in text and JSON.
+    let audit = a.ok(&["adjudications"]);
+    assert_eq!(audit.matches("[set aside: it does not close its case]").count(), 2, "{audit}");
+    let audit = a.json(&["adjudications"]);
+    assert!(audit.as_array().unwrap().iter().all(|r| r["set_aside"] == true), "{audit}");
+
+    // review shows them before asking.
+    let mut cmd = std::process::Command::new(WORKMEM);
+    cmd.env_clear()
+        .env("HOME", world.path("home"))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("USER", "ada")
+        .env("TERM", "xterm")
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .current_dir(&a.dir)
+        .arg("review");
+    let mut session = rexpect::session::spawn_command(cmd, Some(20_000)).unwrap();
+    session.exp_string("2 decisions set aside").unwrap();
+    session.exp_string(&alice).unwrap();
+    session.exp_string(&bob).unwrap();
+    session.exp_string("candidate number").unwrap();
+    session.send_line(&postgres).unwrap();
+    session.exp_string("rationale (q quits)> ").unwrap();
+    session.send_line("we talked: prod runs Postgres").unwrap();
+    session.exp_string("(y/n)> ").unwrap();
+    session.send_line("y").unwrap();
+    session.exp_string("review done: 1 decided").unwrap();
+    session.exp_eof().unwrap();
+    // The new decision closes the case; the two earlier stay set aside.
+    let audit = a.json(&["adjudications"]);
+    let marks: Vec<bool> =
+        audit.as_array().unwrap().iter().map(|r| r["set_aside"].as_bool().unwrap()).collect();
+    assert_eq!(marks, [true, true, false]);
+    let listed = a.ok(&["conflicts", "--status", "all"]);
+    assert!(
+        listed.contains("2 decisions set aside (another decision closes the case)"),
+        "{listed}"
+    );
+}

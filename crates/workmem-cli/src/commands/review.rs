@@ -22,7 +22,7 @@ use workmem::{Case, Error, Fact, Resolution, Workspace};
 
 use crate::command_error::CommandError;
 use crate::commands::Ctx;
-use crate::commands::conflicts::describe_case;
+use crate::commands::conflicts::{describe_case, describe_set_aside};
 use crate::commands::resolve::default_actor;
 
 /// Arguments of `workmem review`.
@@ -125,9 +125,13 @@ pub fn run(ctx: &Ctx, _args: &ReviewArgs) -> Result<(), CommandError> {
 /// revision history of its key.
 fn show(ctx: &Ctx, ws: &Workspace, case: &Case) -> Result<(), CommandError> {
     ctx.ui.line("")?;
-    for line in describe_case(case) {
-        ctx.ui.line(line)?;
-    }
+    ctx.ui.lines(describe_case(case))?;
+    let decided: Vec<workmem::Adjudication> = ws
+        .adjudications()?
+        .into_iter()
+        .filter(|record| record.conflict_id == case.conflict_id)
+        .collect();
+    ctx.ui.lines(describe_set_aside(case, &decided))?;
     let facts = ws.facts()?;
     let by_id: HashMap<&str, &Fact> = facts.iter().map(|f| (f.fact_id(), f)).collect();
     for (number, candidate) in case.candidates.iter().enumerate() {

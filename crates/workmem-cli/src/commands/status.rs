@@ -7,6 +7,7 @@ use clap::Args;
 
 use crate::command_error::CommandError;
 use crate::commands::Ctx;
+use crate::commands::conflicts::{describe_decision, set_aside_by_case};
 
 /// Arguments of `workmem status`.
 #[derive(Debug, Args)]
@@ -100,9 +101,26 @@ pub fn run(ctx: &Ctx, _args: &StatusArgs) -> Result<(), CommandError> {
     ))?;
     if overview.set_aside_decisions > 0 {
         ctx.ui.line(format_args!(
-            "set aside   {} decisions a merge kept without applying (`workmem adjudications`)",
-            overview.set_aside_decisions
+            "set aside   {} {} a merge kept without applying (`workmem adjudications`):",
+            overview.set_aside_decisions,
+            if overview.set_aside_decisions == 1 { "decision" } else { "decisions" }
         ))?;
+        let queue = ws.conflicts()?;
+        for (conflict_id, records) in set_aside_by_case(&queue, ws.adjudications()?) {
+            let case = queue.get(&conflict_id);
+            for record in &records {
+                ctx.ui.line(format_args!(
+                    "            {}{}",
+                    case.map(|case| format!(
+                        "{} ({}): ",
+                        case.memory_key,
+                        if case.is_open() { "open again" } else { "closed" }
+                    ))
+                    .unwrap_or_default(),
+                    describe_decision(case, record)
+                ))?;
+            }
+        }
     }
     let unfinished = overview.unfinished_transactions + usize::from(overview.distill_interrupted);
     ctx.ui.line(format_args!(
