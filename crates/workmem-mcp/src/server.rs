@@ -255,6 +255,34 @@ mod tests {
         assert!(ws.facts().expect("facts").is_empty(), "a refused call wrote a fact");
     }
 
+    /// An emoji joined with U+200D is content; the secret guard still sees
+    /// a credential next to it.
+    #[test]
+    fn write_memory_takes_an_emoji_sequence_and_still_refuses_a_credential_beside_it() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let ws = Workspace::open(dir.path(), None).expect("open");
+        ws.init().expect("init");
+        let server = WorkmemServer::new(ws.clone());
+        let technologist = "\u{1F469}\u{200D}\u{1F4BB}";
+        let args = json!({"content": format!("On call: {technologist} Ada"), "kind": "outcome", "importance": 2});
+        let result = server.call(crate::tools::WRITE_MEMORY, args.as_object().unwrap()).unwrap();
+        assert_ne!(result.is_error, Some(true), "{result:?}");
+        let facts = ws.facts().expect("facts");
+        assert_eq!(facts.len(), 1);
+        assert!(facts[0].content().contains(technologist));
+        let (token, kind) = workmem_testutil::credential_samples()
+            .into_iter()
+            .find(|(text, _)| !text.contains(' '))
+            .expect("a bare token");
+        let args = json!({
+            "content": format!("{technologist} deploys with {token}"), "kind": "outcome", "importance": 2
+        });
+        let result = server.call(crate::tools::WRITE_MEMORY, args.as_object().unwrap()).unwrap();
+        assert_eq!(result.is_error, Some(true));
+        assert!(serde_json::to_string(&result).unwrap().contains(kind));
+        assert_eq!(ws.facts().expect("facts").len(), 1);
+    }
+
     #[test]
     fn an_unknown_tool_or_resource_is_named_briefly() {
         let dir = tempfile::tempdir().unwrap();

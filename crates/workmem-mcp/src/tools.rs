@@ -368,8 +368,8 @@ fn describe(value: &Value) -> &'static str {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
         Value::Number(n) if n.is_f64() => "a fractional number",
-        Value::Number(n) if n.is_i64() => "a negative integer",
-        Value::Number(_) => "a number",
+        Value::Number(n) if n.is_u64() => "an integer",
+        Value::Number(_) => "a negative integer",
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
@@ -486,6 +486,17 @@ mod tests {
             field_of(conflicts(json!({"conflict_id": "x", "cursor": "c"})).unwrap_err()),
             "conflict_id"
         );
+        for (given, named) in [(json!(42), "got an integer"), (json!(-3), "got a negative integer")]
+        {
+            let err = conflicts(json!({ "conflict_id": given })).unwrap_err().to_string();
+            assert!(err.contains(named), "{err}");
+        }
+        let err = write_memory_args(&object(
+            json!({"content": "x", "kind": "decision", "importance": 3, "evidence": {"a": 1}}),
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("got an object with an integer value"), "{err}");
     }
 
     #[test]

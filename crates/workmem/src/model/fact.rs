@@ -179,8 +179,7 @@ impl NewFact {
             ),
             memory_key: tool_field(args, "memory_key", "a string")?,
             source: Some(MODEL_TOOL_SOURCE.to_owned()),
-            evidence: tool_field(args, "evidence", "an object whose values are strings")?
-                .unwrap_or_default(),
+            evidence: tool_evidence(args)?,
             recorded_at: None,
             fact_id: None,
         })
@@ -345,6 +344,43 @@ fn screen_secrets(new: &NewFact) -> Result<()> {
         secret::check_pair("evidence", key, value)?;
     }
     Ok(())
+}
+
+/// Returns the `evidence` tool argument: an object of strings; absent and
+/// `null` are empty. A value that is not a string is named by its JSON
+/// type (never by its key, which the secret guard has not screened yet).
+fn tool_evidence(
+    args: &serde_json::Map<String, serde_json::Value>,
+) -> Result<BTreeMap<String, String>> {
+    const EXPECTED: &str = "an object whose values are strings";
+    let object = match args.get("evidence") {
+        None | Some(serde_json::Value::Null) => return Ok(BTreeMap::new()),
+        Some(serde_json::Value::Object(object)) => object,
+        Some(value) => {
+            return Err(Error::invalid(
+                "evidence",
+                Invalid::WrongType { expected: EXPECTED, got: json_type(value) },
+            ));
+        }
+    };
+    let mut evidence = BTreeMap::new();
+    for (key, value) in object {
+        let serde_json::Value::String(text) = value else {
+            let got = match value {
+                serde_json::Value::Null => "an object with a null value",
+                serde_json::Value::Bool(_) => "an object with a boolean value",
+                serde_json::Value::Number(n) if n.is_f64() => {
+                    "an object with a floating-point number value"
+                }
+                serde_json::Value::Number(_) => "an object with an integer value",
+                serde_json::Value::Array(_) => "an object with an array value",
+                _ => "an object with an object value",
+            };
+            return Err(Error::invalid("evidence", Invalid::WrongType { expected: EXPECTED, got }));
+        };
+        evidence.insert(key.clone(), text.clone());
+    }
+    Ok(evidence)
 }
 
 /// Returns a tool argument; absent and `null` are both `None`.
