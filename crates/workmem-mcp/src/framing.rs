@@ -45,6 +45,9 @@ pub const PARSE_ERROR: i64 = -32700;
 /// JSON-RPC "Invalid Request": a message over [`MAX_MESSAGE_BYTES`], one
 /// that is not an MCP message, or a batch the revision does not have.
 pub const INVALID_REQUEST: i64 = -32600;
+/// JSON-RPC "Invalid params": a request for a method this server knows
+/// whose params are not that method's.
+pub const INVALID_PARAMS: i64 = -32602;
 
 /// The newest protocol revision that has JSON-RPC batches.
 pub const LAST_REVISION_WITH_BATCHES: &str = "2025-03-26";
@@ -166,7 +169,20 @@ fn judge(message: &Value) -> Verdict {
     let id = object.get("id").filter(|id| id.is_string() || id.is_i64()).cloned();
     let typed = || serde_json::from_value::<ClientJsonRpcMessage>(message.clone()).is_ok();
     let response = object.contains_key("result") || object.contains_key("error");
+    let well_formed = object.get("jsonrpc").and_then(Value::as_str) == Some("2.0") && id.is_some();
     match (object.get("method"), object.contains_key("id")) {
+        (Some(Value::String(method)), true)
+            if well_formed && KNOWN_METHODS.contains(&method.as_str()) =>
+        {
+            match params_problem(method, message) {
+                None => Verdict::Request(id.unwrap_or(Value::Null)),
+                Some(problem) => Verdict::Refuse(error(
+                    id.unwrap_or(Value::Null),
+                    INVALID_PARAMS,
+                    &format!("invalid params for {method}: {problem}"),
+                )),
+            }
+        }
         (None, _) if response && typed() => Verdict::Unanswered,
         // A response nobody can read: it answers nothing of ours.
         (None, _) if response => Verdict::Drop,
@@ -192,6 +208,56 @@ fn judge(message: &Value) -> Verdict {
             "invalid request: neither a request, a notification nor a response",
         )),
     }
+}
+
+/// The MCP request methods whose params the SDK's message type reads: a
+/// request for one of them whose params do not fit is answered with
+/// "Invalid params" (-32602), where the SDK would take it for a custom
+/// method and answer "Method not found".
+const KNOWN_METHODS: [&str; 12] = [
+    "initialize",
+    "ping",
+    "completion/complete",
+    "logging/setLevel",
+    "prompts/get",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "tools/call",
+];
+
+/// Returns what is wrong with the params of a well-formed request for
+/// one of [`KNOWN_METHODS`], or `None` when the SDK reads it as that
+/// method.
+fn params_problem(method: &str, message: &Value) -> Option<String> {
+    use rmcp::model::{
+        CallToolRequestParams, ClientRequest, JsonRpcMessage, ReadResourceRequestParams,
+    };
+    let read = match serde_json::from_value::<ClientJsonRpcMessage>(message.clone()) {
+        Ok(JsonRpcMessage::Request(request)) => {
+            !matches!(request.request, ClientRequest::CustomRequest(_))
+        }
+        _ => false,
+    };
+    if read {
+        return None;
+    }
+    let params = message.get("params").cloned().unwrap_or(Value::Null);
+    // serde's message names the field and the type expected, never the
+    // value given.
+    let detail = match method {
+        "tools/call" => serde_json::from_value::<CallToolRequestParams>(params)
+            .err()
+            .map(|err| format!("{err}; expected {{\"name\": string, \"arguments\"?: object}}")),
+        "resources/read" => serde_json::from_value::<ReadResourceRequestParams>(params)
+            .err()
+            .map(|err| format!("{err}; expected {{\"uri\": string}}")),
+        _ => None,
+    };
+    Some(detail.unwrap_or_else(|| "they are not the params this method takes".to_owned()))
 }
 
 /// Returns why a batch is refused under the negotiated `revision`, or
@@ -506,7 +572,26 @@ mod tests {
         let bad_params =
             refused(json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": "x"}));
         assert_eq!(bad_params["id"], 6);
-        assert_eq!(bad_params["error"]["code"], INVALID_REQUEST);
+        assert_eq!(bad_params["error"]["code"], INVALID_PARAMS);
+        for params in [json!({"arguments": {}}), json!({"name": 5}), json!([1])] {
+            let reply = refused(
+                json!({"jsonrpc": "2.0", "id": "p", "method": "tools/call", "params": params}),
+            );
+            assert_eq!(reply["id"], "p", "{params}");
+            assert_eq!(reply["error"]["code"], INVALID_PARAMS, "{params}");
+            let message = reply["error"]["message"].as_str().unwrap();
+            assert!(message.starts_with("invalid params for tools/call: "), "{message}");
+        }
+        let reply =
+            refused(json!({"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {}}));
+        assert_eq!(reply["error"]["code"], INVALID_PARAMS);
+        assert!(reply["error"]["message"].as_str().unwrap().contains("uri"), "{reply}");
+        assert_eq!(
+            judge(
+                &json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "get_context"}})
+            ),
+            Verdict::Request(json!(9))
+        );
         for (message, id) in [
             (json!({"jsonrpc": "1.0", "id": 7, "method": "ping"}), json!(7)),
             (json!({"jsonrpc": "2.0", "id": 8.5, "method": "ping"}), Value::Null),
