@@ -144,6 +144,16 @@ impl CommandError {
             .and_then(|()| stderr.flush());
     }
 
+    /// Returns the error as `report` writes it for a person: `error:`,
+    /// `caused by:` and `hint:` lines.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub fn to_text(&self) -> String {
+        let mut out = Vec::new();
+        // Writing to a Vec cannot fail.
+        let _ = self.write_human(&mut out);
+        String::from_utf8_lossy(&out).trim_end().to_owned()
+    }
+
     fn write_human(&self, out: &mut dyn Write) -> io::Result<()> {
         // Messages may quote hostile input: never let it reach the terminal raw.
         writeln!(out, "error: {}", escape_controls(&self.message))?;
@@ -249,9 +259,8 @@ impl From<workmem::Error> for CommandError {
                             .to_owned(),
                     );
                 } else {
-                    error
-                        .hints
-                        .push("nothing was changed; inspect the named file and line".to_owned());
+                    // The library's hint, which the MCP server gives too.
+                    error.hints.extend(err.hint());
                 }
             }
             _ => {}

@@ -415,10 +415,10 @@ fn a_batch_is_refused_with_a_reason_under_2025_06_18() {
         refused.contains("2025-06-18") && refused.contains("one message per line"),
         "{refused}"
     );
-    // A message the SDK cannot read as MCP gets an error with its id.
+    // Params a method does not take get invalid params with the id.
     server.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": "x"}));
     let reply = server.next_message();
-    assert_eq!((reply["id"].clone(), reply["error"]["code"].clone()), (json!(3), json!(-32600)));
+    assert_eq!((reply["id"].clone(), reply["error"]["code"].clone()), (json!(3), json!(-32602)));
     still_serving(&mut server, 4);
     server.finish();
     assert!(!project.dir().join(".workmem/memory/daily").exists(), "nothing may be written");
@@ -603,4 +603,94 @@ fn python_client_pages_a_large_workspace_within_the_bound() {
         "unbounded: memory {memory}, conflicts {conflicts}, 1000 facts {facts} characters; \
          through MCP: {report}"
     );
+}
+
+#[test]
+fn malformed_tool_call_params_get_invalid_params_with_the_id() {
+    let project = Project::new();
+    let mut server = Server::start(&project);
+    initialize(&mut server);
+    for (id, params) in
+        [(2, json!({"arguments": {}})), (3, json!({"name": 7})), (4, json!("get_context"))]
+    {
+        let reply = server.request(id, "tools/call", params.clone());
+        assert_eq!(reply["id"], id, "{reply}");
+        assert_eq!(reply["error"]["code"], -32602, "{params}: {reply}");
+        let message = reply["error"]["message"].as_str().unwrap();
+        assert!(message.starts_with("invalid params for tools/call: "), "{message}");
+    }
+    still_serving(&mut server, 5);
+    server.finish();
+}
+
+#[test]
+fn python_client_gets_the_error_of_a_directory_it_cannot_serve() {
+    let python = python();
+    let project = Project::new();
+    // Outside any project: no .workmem or .git in it or above.
+    let outside = project.root.path().join("elsewhere");
+    std::fs::create_dir(&outside).unwrap();
+    let stdout = run_client(
+        &python,
+        &project,
+        &["unavailable", BIN, outside.to_str().unwrap(), "is not inside a project"],
+        Duration::from_secs(120),
+    );
+    assert!(stdout.contains("unavailable: ok"), "{stdout}");
+    assert!(!outside.join(".workmem").exists(), "a workspace was created");
+    // A workspace whose configuration cannot be read.
+    let dir = project.dir();
+    workmem_out(&project, &["init", "-q"]);
+    std::fs::write(dir.join(".workmem/config.toml"), "[policy]\nminimum_importance = 9\n").unwrap();
+    let stdout = run_client(
+        &python,
+        &project,
+        &["unavailable", BIN, dir.to_str().unwrap(), "config.toml"],
+        Duration::from_secs(120),
+    );
+    assert!(stdout.contains("unavailable: ok"), "{stdout}");
+}
+
+#[test]
+fn python_client_pages_a_35_way_tie_and_honours_a_new_limit_with_a_cursor() {
+    let python = python();
+    let project = Project::new();
+    let dir = project.dir();
+    let mut lines = String::new();
+    for n in 0..35 {
+        let item = json!({
+            "content": format!("Option {n:02}: {}", "a considered alternative ".repeat(40)),
+            "kind": "decision", "importance": 4, "memory_key": "build.tool",
+            "recorded_at": "2026-01-05T09:00:00Z", "fact_id": format!("opt-{n:02}"),
+        });
+        lines.push_str(&item.to_string());
+        lines.push('\n');
+    }
+    let import = project.root.path().join("tie.jsonl");
+    std::fs::write(&import, lines).unwrap();
+    workmem_out(&project, &["import", import.to_str().unwrap()]);
+    workmem_out(&project, &["distill", "--as-of", "2026-07-01T00:00:00Z", "-q"]);
+    let stdout = run_client(
+        &python,
+        &project,
+        &["paging", BIN, dir.to_str().unwrap()],
+        Duration::from_secs(180),
+    );
+    assert!(stdout.contains("paging: ok"), "{stdout}");
+}
+
+#[test]
+fn python_client_gets_the_hint_for_damage_and_a_removed_memory_is_not_recreated() {
+    let python = python();
+    let project = Project::new();
+    let dir = project.dir();
+    workmem_out(&project, &["init", "-q"]);
+    let stdout = run_client(
+        &python,
+        &project,
+        &["damage", BIN, dir.to_str().unwrap()],
+        Duration::from_secs(120),
+    );
+    assert!(stdout.contains("damage: ok"), "{stdout}");
+    assert!(!dir.join(".workmem").exists());
 }

@@ -72,6 +72,21 @@ pub enum ServeError {
 /// Errors: [`ServeError::Runtime`], [`ServeError::Initialize`] for a broken
 /// handshake, [`ServeError::Stopped`] when the server task panicked.
 pub fn serve_stdio(workspace: Workspace) -> Result<(), ServeError> {
+    serve_server_stdio(WorkmemServer::new(workspace))
+}
+
+/// Serves, over stdin/stdout until the client closes stdin, a project that
+/// cannot be served: the handshake completes and every tool call and
+/// resource read is answered with `problem`, what is wrong and what to do
+/// ([`WorkmemServer::unavailable`]). A client then shows the reason rather
+/// than a closed connection.
+///
+/// Errors: as [`serve_stdio`].
+pub fn serve_stdio_unavailable(problem: impl Into<String>) -> Result<(), ServeError> {
+    serve_server_stdio(WorkmemServer::unavailable(problem))
+}
+
+fn serve_server_stdio(server: WorkmemServer) -> Result<(), ServeError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -87,7 +102,7 @@ pub fn serve_stdio(workspace: Workspace) -> Result<(), ServeError> {
             tokio::spawn(framing::forward_sdk_lines(from_sdk, replies.clone(), shared.clone()));
         let reader =
             tokio::spawn(framing::read_messages(tokio::io::stdin(), to_sdk, replies, shared));
-        let outcome = serve(workspace, sdk_input, sdk_output).await;
+        let outcome = serve(server, sdk_input, sdk_output).await;
         // The SDK has dropped its transport; when it stopped on its own the
         // reader may still wait for input that will never be forwarded.
         reader.abort();
@@ -109,11 +124,11 @@ const PIPE_BYTES: usize = 64 * 1024;
 
 /// Runs the MCP session over the framed streams until it ends.
 async fn serve(
-    workspace: Workspace,
+    server: WorkmemServer,
     input: tokio::io::DuplexStream,
     output: tokio::io::DuplexStream,
 ) -> Result<(), ServeError> {
-    let service = match WorkmemServer::new(workspace).serve((input, output)).await {
+    let service = match server.serve((input, output)).await {
         Ok(service) => service,
         // The client went away before finishing the handshake: nothing to
         // serve, not an error.

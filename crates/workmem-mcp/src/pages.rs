@@ -22,12 +22,20 @@
 //!   is listed exactly once; one resolved meanwhile is no longer open, and
 //!   one opened meanwhile is listed at most once.
 //!
-//! A cursor is `wm1.` and the hex of a small JSON object naming the list
-//! and its bounds; it carries no state of the server and never expires.
+//! A cursor is `wm1.`, the hex of a small JSON object naming the list and
+//! its bounds, and a check of both keyed with the workspace id (which no
+//! tool shows): it carries no state of the server and never expires, and a
+//! cursor made by hand is refused, so that no listing goes past its limit
+//! (at most 1,000 facts over all pages).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use workmem::{Case, Error, Fact, Invalid, Stamp, Workspace};
+
+use crate::tools::{DEFAULT_LIMIT, MAX_LIMIT};
+
+/// Facts listed when no limit is given, and the most a listing may hold.
+const LIMITS: (usize, usize) = (DEFAULT_LIMIT as usize, MAX_LIMIT as usize);
 
 /// The most characters of any tool result's text or resource's text.
 pub const MAX_RESULT_CHARS: usize = 25_000;
@@ -76,24 +84,46 @@ impl Position {
 #[serde(tag = "list", rename_all = "snake_case", deny_unknown_fields)]
 enum Cursor {
     /// The next page of `list_recent_facts`: facts before `before`, not
-    /// before `from` (the window's oldest).
-    RecentFacts { from: Position, before: Position },
+    /// before `from` (the window's oldest), after `listed` facts of a
+    /// listing of `limit`; `capped` once a limit other than the first
+    /// page's was given, which then bounds the facts listed in all.
+    RecentFacts { from: Position, before: Position, listed: usize, limit: usize, capped: bool },
     /// The next page of `list_conflicts`: open cases after `after`.
     Conflicts { after: String },
+    /// The next page of one case's detail: its candidates after the
+    /// `after`-th.
+    Candidates { conflict_id: String, after: usize },
 }
 
 impl Cursor {
-    fn encode(&self) -> String {
+    fn encode(&self, ws: &Workspace) -> String {
         let json = serde_json::to_string(self).unwrap_or_default();
-        format!("{CURSOR_PREFIX}{}", hex::encode(json))
+        format!("{CURSOR_PREFIX}{}.{}", hex::encode(&json), check(ws, json.as_bytes()))
     }
 
-    fn decode(text: &str) -> Result<Cursor, Error> {
+    fn decode(ws: &Workspace, text: &str) -> Result<Cursor, Error> {
         text.strip_prefix(CURSOR_PREFIX)
-            .and_then(|hex_text| hex::decode(hex_text).ok())
+            .and_then(|rest| rest.split_once('.'))
+            .and_then(|(hex_text, mac)| {
+                let json = hex::decode(hex_text).ok()?;
+                (check(ws, &json) == mac).then_some(json)
+            })
             .and_then(|json| serde_json::from_slice(&json).ok())
             .ok_or_else(bad_cursor)
     }
+}
+
+/// The check of a cursor's JSON: 16 hex digits of SHA-256 over the
+/// workspace id and the JSON (a JSON object followed by anything is no
+/// longer JSON, so the hash's length extension gives nothing).
+fn check(ws: &Workspace, json: &[u8]) -> String {
+    use sha2::Digest;
+    let mut hash = sha2::Sha256::new();
+    hash.update(b"workmem-mcp cursor\n");
+    hash.update(ws.workspace_id().as_bytes());
+    hash.update(b"\n");
+    hash.update(json);
+    hex::encode(&hash.finalize()[..8])
 }
 
 fn bad_cursor() -> Error {
@@ -159,29 +189,44 @@ pub fn compact_fact(fact: &Fact) -> Value {
 /// Returns one page of `list_recent_facts` (`{"facts": [...],
 /// "next_cursor"?}`): on the first page (`cursor` `None`) the newest of the
 /// `limit` most recent facts, else the next older ones of the same window,
-/// as many as fit in `max_chars`; each page oldest first.
+/// as many as fit in `max_chars`; each page oldest first. With a cursor,
+/// `limit` (the first page's when `None`) still bounds the facts listed
+/// over all pages.
 ///
 /// Errors: [`Error::InvalidInput`] naming `cursor`; the workspace's errors.
 pub fn recent_facts_page(
     ws: &Workspace,
-    limit: usize,
+    limit: Option<usize>,
     cursor: Option<&str>,
     max_chars: usize,
 ) -> Result<Value, Error> {
-    let (candidates, from) = match cursor.map(Cursor::decode).transpose()? {
+    let decoded = cursor.map(|text| Cursor::decode(ws, text)).transpose()?;
+    let (candidates, from, listed, limit, capped) = match decoded {
         None => {
+            let limit = limit.unwrap_or(LIMITS.0);
             let window = ws.recent_facts(limit)?;
             let from = window.first().map(Position::of);
-            (window, from)
+            (window, from, 0, limit, false)
         }
-        Some(Cursor::RecentFacts { from, before }) => {
+        Some(Cursor::RecentFacts { from, before, listed, limit: first, capped }) => {
             let lowest = from.key()?;
             let before_at = Stamp::parse(&before.at).map_err(|_| bad_cursor())?;
             let mut older = ws.recent_facts_before(&before_at, &before.id, FACTS_PER_READ)?;
             older.retain(|f| (f.recorded_at().instant(), f.fact_id()) >= lowest);
-            (older, Some(from))
+            // The first page's limit fixed the window (a fact backdated
+            // into it while paging is listed too); a new limit bounds what
+            // the listing holds in all.
+            let limit = limit.unwrap_or(first).min(LIMITS.1);
+            let capped = capped || limit != first;
+            if capped {
+                let left = limit.saturating_sub(listed);
+                if older.len() > left {
+                    older.drain(..older.len() - left);
+                }
+            }
+            (older, Some(from), listed, limit, capped)
         }
-        Some(Cursor::Conflicts { .. }) => return Err(bad_cursor()),
+        Some(_) => return Err(bad_cursor()),
     };
     // Newest first, as many as fit.
     let room = max_chars.saturating_sub(CURSOR_ROOM + chars(r#"{"facts":[]}"#));
@@ -198,9 +243,16 @@ pub fn recent_facts_page(
     }
     let more = page.len() < candidates.len();
     let next = match (more, from, page.last()) {
-        (true, Some(from), Some((oldest, _))) => {
-            Some(Cursor::RecentFacts { from, before: Position::of(oldest) }.encode())
-        }
+        (true, Some(from), Some((oldest, _))) => Some(
+            Cursor::RecentFacts {
+                from,
+                before: Position::of(oldest),
+                listed: listed + page.len(),
+                limit,
+                capped,
+            }
+            .encode(ws),
+        ),
         _ => None,
     };
     page.reverse();
@@ -244,10 +296,10 @@ pub fn conflicts_page(
     cursor: Option<&str>,
     max_chars: usize,
 ) -> Result<Value, Error> {
-    let after = match cursor.map(Cursor::decode).transpose()? {
+    let after = match cursor.map(|text| Cursor::decode(ws, text)).transpose()? {
         None => None,
         Some(Cursor::Conflicts { after }) => Some(after),
-        Some(Cursor::RecentFacts { .. }) => return Err(bad_cursor()),
+        Some(_) => return Err(bad_cursor()),
     };
     let queue = ws.conflicts()?;
     let mut open: Vec<&Case> = queue.cases.iter().filter(|case| case.is_open()).collect();
@@ -276,24 +328,31 @@ pub fn conflicts_page(
     if let (true, Some(last)) =
         (result["conflicts"].as_array().map_or(0, Vec::len) < rest.len(), last)
     {
-        result["next_cursor"] = Cursor::Conflicts { after: last.to_owned() }.encode().into();
+        result["next_cursor"] = Cursor::Conflicts { after: last.to_owned() }.encode(ws).into();
     }
     Ok(result)
 }
 
-/// Returns one case in detail (`{"conflict": {...}}`): status, revision,
-/// when it was detected, and each candidate with its id, kind, whole
-/// wording, counts, dates and first [`EVIDENCE_IDS_SHOWN`] evidence ids; as
-/// many candidates as fit in `max_chars`, the rest counted, and how a
-/// human decides it.
+/// Returns one case in detail (`{"conflict": {...}, "next_cursor"?}`):
+/// status, revision, when it was detected, and each candidate with its
+/// number, id, kind, whole wording, counts, dates and first
+/// [`EVIDENCE_IDS_SHOWN`] evidence ids, and how a human decides it. The
+/// candidates come in pages, as many as fit in `max_chars`: with `cursor`
+/// (this case's `next_cursor`), the ones after the last listed.
 ///
 /// Errors: [`Error::InvalidInput`] naming `conflict_id` when no case has
-/// it; the workspace's errors.
+/// it, or `cursor` when it is not this case's; the workspace's errors.
 pub fn conflict_detail(
     ws: &Workspace,
     conflict_id: &str,
+    cursor: Option<&str>,
     max_chars: usize,
 ) -> Result<Value, Error> {
+    let skip = match cursor.map(|text| Cursor::decode(ws, text)).transpose()? {
+        None => 0,
+        Some(Cursor::Candidates { conflict_id: id, after }) if id == conflict_id => after,
+        Some(_) => return Err(bad_cursor()),
+    };
     let queue = ws.conflicts()?;
     let Some(case) = queue.get(conflict_id) else {
         return Err(Error::invalid(
@@ -317,10 +376,10 @@ pub fn conflict_detail(
             case.conflict_id, case.revision
         ),
     });
-    let room = max_chars.saturating_sub(size(&json!({ "conflict": detail })) + 40);
+    let room = max_chars.saturating_sub(size(&json!({ "conflict": detail })) + CURSOR_ROOM);
     let mut used = 0;
     let mut shown: Vec<Value> = Vec::new();
-    for (number, candidate) in case.candidates.iter().enumerate() {
+    for (number, candidate) in case.candidates.iter().enumerate().skip(skip) {
         let ids: Vec<&str> = candidate.evidence_ids.iter().take(EVIDENCE_IDS_SHOWN).collect();
         let item = json!({
             "number": number + 1,
@@ -336,21 +395,24 @@ pub fn conflict_detail(
             "more_evidence_ids": candidate.evidence_ids.len().saturating_sub(ids.len()),
         });
         let cost = size(&item) + 1;
-        if used + cost > room {
+        if used + cost > room && !shown.is_empty() {
             break;
         }
         used += cost;
         shown.push(item);
     }
-    let hidden = case.candidates.len() - shown.len();
+    let next = skip + shown.len();
+    let hidden = case.candidates.len().saturating_sub(next);
     detail["candidates"] = shown.into();
+    let mut result = json!({ "conflict": detail });
     if hidden > 0 {
-        detail["more_candidates"] = format!(
-            "{hidden} more candidates not shown: run `workmem conflicts --status all` to see them all"
-        )
-        .into();
+        result["conflict"]["more_candidates"] = hidden.into();
+        result["next_cursor"] =
+            Cursor::Candidates { conflict_id: case.conflict_id.clone(), after: next }
+                .encode(ws)
+                .into();
     }
-    Ok(json!({ "conflict": detail }))
+    Ok(result)
 }
 
 #[cfg(test)]
@@ -391,7 +453,8 @@ mod tests {
         let mut ids = Vec::new();
         let mut cursor: Option<String> = None;
         for page_number in 1.. {
-            let page = recent_facts_page(ws, limit, cursor.as_deref(), MAX_RESULT_CHARS).unwrap();
+            let page =
+                recent_facts_page(ws, Some(limit), cursor.as_deref(), MAX_RESULT_CHARS).unwrap();
             assert!(size(&page) <= MAX_RESULT_CHARS, "page {page_number}: {}", size(&page));
             let facts = page["facts"].as_array().unwrap();
             assert!(!facts.is_empty(), "an empty page");
@@ -419,7 +482,7 @@ mod tests {
             ..NewFact::default()
         })
         .unwrap();
-        let page = recent_facts_page(&ws, 1, None, MAX_RESULT_CHARS).unwrap();
+        let page = recent_facts_page(&ws, Some(1), None, MAX_RESULT_CHARS).unwrap();
         assert!(size(&page) <= MAX_RESULT_CHARS - CURSOR_ROOM, "{}", size(&page));
         let fact = &page["facts"][0];
         assert_eq!(fact["content"].as_str().unwrap().len(), 2_000);
@@ -471,19 +534,39 @@ mod tests {
         for n in 0..3 {
             add(&ws, &format!("f{n}"), &at(n), "x");
         }
-        let conflicts = Cursor::Conflicts { after: "conflict-1".into() }.encode();
-        for bad in ["", "wm1.", "wm1.zz", "abc", &conflicts, &format!("{}00", &conflicts)] {
-            let err = recent_facts_page(&ws, 10, Some(bad), MAX_RESULT_CHARS).unwrap_err();
+        let conflicts = Cursor::Conflicts { after: "conflict-1".into() }.encode(&ws);
+        // A cursor made by hand (its JSON without the check, or with
+        // another workspace's) is refused.
+        let json = r#"{"list":"recent_facts","from":{"at":"2020-01-01T00:00:00Z","id":"a"},"before":{"at":"2030-01-01T00:00:00Z","id":"z"},"listed":0,"limit":1000,"capped":false}"#;
+        let forged = format!("wm1.{}.0000000000000000", hex::encode(json));
+        let unchecked = format!("wm1.{}", hex::encode(json));
+        let (_other_dir, other) = workspace();
+        let foreign = Cursor::Conflicts { after: "conflict-1".into() }.encode(&other);
+        for bad in [
+            "",
+            "wm1.",
+            "wm1.zz",
+            "abc",
+            &conflicts,
+            &format!("{}00", &conflicts),
+            &forged,
+            &unchecked,
+        ] {
+            let err = recent_facts_page(&ws, Some(10), Some(bad), MAX_RESULT_CHARS).unwrap_err();
             assert!(err.to_string().starts_with("invalid cursor"), "{bad}: {err}");
         }
+        assert!(conflicts_page(&ws, Some(&foreign), MAX_RESULT_CHARS).is_err());
         let facts = Cursor::RecentFacts {
             from: Position { at: at(0), id: "f0".into() },
             before: Position { at: "yesterday".into(), id: "f2".into() },
+            listed: 1,
+            limit: 10,
+            capped: false,
         }
-        .encode();
-        assert!(recent_facts_page(&ws, 10, Some(&facts), MAX_RESULT_CHARS).is_err());
+        .encode(&ws);
+        assert!(recent_facts_page(&ws, Some(10), Some(&facts), MAX_RESULT_CHARS).is_err());
         assert!(conflicts_page(&ws, Some(&facts), MAX_RESULT_CHARS).is_err());
-        assert!(Cursor::decode(&conflicts).is_ok());
+        assert!(Cursor::decode(&ws, &conflicts).is_ok());
     }
 
     /// Writes `keys` memory keys with two tied values each, of `long`
@@ -552,22 +635,69 @@ mod tests {
     }
 
     #[test]
+    fn a_limit_given_with_a_cursor_bounds_the_listing() {
+        let (_dir, ws) = workspace();
+        for n in 0..40 {
+            add(&ws, &format!("f{n:02}"), &at(n), &"x".repeat(1_500));
+        }
+        // 40 facts of 1,500 characters: about 15 a page.
+        let first = recent_facts_page(&ws, Some(40), None, MAX_RESULT_CHARS).unwrap();
+        let shown = first["facts"].as_array().unwrap().len();
+        assert!(shown < 40, "{shown}");
+        let cursor = first["next_cursor"].as_str().unwrap().to_owned();
+        // A new, smaller limit with the cursor: the listing ends at it.
+        let second =
+            recent_facts_page(&ws, Some(shown + 3), Some(&cursor), MAX_RESULT_CHARS).unwrap();
+        assert_eq!(second["facts"].as_array().unwrap().len(), 3, "{second}");
+        assert!(second.get("next_cursor").is_none());
+        // A new limit larger than one page: later pages keep to it.
+        let mut capped = Some(cursor.clone());
+        let mut in_all = shown;
+        while let Some(next) = capped {
+            let page =
+                recent_facts_page(&ws, Some(shown + 20), Some(&next), MAX_RESULT_CHARS).unwrap();
+            in_all += page["facts"].as_array().unwrap().len();
+            capped = page.get("next_cursor").and_then(Value::as_str).map(str::to_owned);
+        }
+        assert_eq!(in_all, shown + 20);
+        // Without a limit, the first page's holds: every fact of the 40.
+        let (ids, _) = all_pages(&ws, 40, |_| {});
+        assert_eq!(ids.len(), 40);
+        let mut cursor = Some(cursor);
+        let mut total = shown;
+        while let Some(next) = cursor {
+            let page = recent_facts_page(&ws, None, Some(&next), MAX_RESULT_CHARS).unwrap();
+            total += page["facts"].as_array().unwrap().len();
+            cursor = page.get("next_cursor").and_then(Value::as_str).map(str::to_owned);
+        }
+        assert_eq!(total, 40);
+    }
+
+    #[test]
     fn a_case_in_detail_is_bounded_and_names_its_candidates() {
         let (_dir, ws) = workspace();
         ties(&ws, 1, 1_900);
         let id = ws.conflicts().unwrap().cases[0].conflict_id.clone();
-        let detail = conflict_detail(&ws, &id, MAX_RESULT_CHARS).unwrap();
+        let detail = conflict_detail(&ws, &id, None, MAX_RESULT_CHARS).unwrap();
         assert!(size(&detail) <= MAX_RESULT_CHARS);
         let case = &detail["conflict"];
         assert_eq!(case["status"], "open");
         assert_eq!(case["candidates"].as_array().unwrap().len(), 2);
         assert_eq!(case["candidates"][0]["content"].as_str().unwrap().chars().count(), 1_901);
-        // A tighter bound shows fewer candidates and says so.
-        let tight = conflict_detail(&ws, &id, 3_000).unwrap();
+        // A tighter bound shows fewer candidates, counts the rest and pages
+        // to them.
+        let tight = conflict_detail(&ws, &id, None, 3_000).unwrap();
         assert!(size(&tight) <= 3_000, "{}", size(&tight));
         assert_eq!(tight["conflict"]["candidates"].as_array().unwrap().len(), 1);
-        assert!(tight["conflict"]["more_candidates"].as_str().unwrap().starts_with("1 more"));
-        let err = conflict_detail(&ws, "conflict-0000000000000000", MAX_RESULT_CHARS).unwrap_err();
+        assert_eq!(tight["conflict"]["more_candidates"], 1);
+        let cursor = tight["next_cursor"].as_str().unwrap();
+        let rest = conflict_detail(&ws, &id, Some(cursor), 3_000).unwrap();
+        assert_eq!(rest["conflict"]["candidates"][0]["number"], 2);
+        assert!(
+            rest.get("next_cursor").is_none() && rest["conflict"].get("more_candidates").is_none()
+        );
+        let err =
+            conflict_detail(&ws, "conflict-0000000000000000", None, MAX_RESULT_CHARS).unwrap_err();
         assert!(err.to_string().starts_with("invalid conflict_id"), "{err}");
     }
 }

@@ -13,6 +13,9 @@ use rmcp::model::{
     ResourceContents, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::json;
 use workmem::{ContextOptions, Workspace};
@@ -35,13 +38,48 @@ const EMPTY_MEMORY: &str = "(no workspace memory yet)";
 /// The MCP server of one workspace.
 #[derive(Debug, Clone)]
 pub struct WorkmemServer {
-    workspace: Workspace,
+    /// The workspace, or why there is none to serve: every call is then
+    /// answered with that message.
+    workspace: Result<Workspace, Arc<str>>,
+    /// Whether the memory directory has been seen in place: once it has,
+    /// its disappearance is reported, never papered over by a write that
+    /// would create an empty one.
+    seen: Arc<AtomicBool>,
 }
 
 impl WorkmemServer {
     /// Returns a server answering from `workspace`.
     pub fn new(workspace: Workspace) -> WorkmemServer {
-        WorkmemServer { workspace }
+        let seen = Arc::new(AtomicBool::new(workspace.memory_dir().is_dir()));
+        WorkmemServer { workspace: Ok(workspace), seen }
+    }
+
+    /// Returns a server for a project it cannot serve (no workspace, a
+    /// refused directory): it completes the handshake, lists its tools and
+    /// resources, and answers every call and read with `problem` (what is
+    /// wrong and what to do), so that a client shows it instead of a
+    /// closed connection.
+    pub fn unavailable(problem: impl Into<String>) -> WorkmemServer {
+        let problem: String = problem.into();
+        WorkmemServer { workspace: Err(problem.into()), seen: Arc::new(AtomicBool::new(false)) }
+    }
+
+    /// Returns the workspace to answer from, or the message to answer
+    /// with instead: the server's problem, or a memory directory removed
+    /// while the server ran.
+    fn workspace(&self) -> Result<&Workspace, String> {
+        let ws = self.workspace.as_ref().map_err(ToString::to_string)?;
+        if ws.memory_dir().is_dir() {
+            self.seen.store(true, Ordering::Relaxed);
+        } else if self.seen.load(Ordering::Relaxed) {
+            return Err(format!(
+                "the memory directory {} was removed while the server ran; nothing was read or \
+                 written\nhint: restore it (e.g. `git checkout -- .workmem`), or run `workmem init` \
+                 for a new memory, then restart the MCP server",
+                ws.memory_dir().display()
+            ));
+        }
+        Ok(ws)
     }
 
     /// Returns the result of the tool `name` with `args`.
@@ -49,58 +87,71 @@ impl WorkmemServer {
     /// Errors: an MCP "invalid params" error for an unknown tool; every
     /// other failure is an `isError` result.
     pub fn call(&self, name: &str, args: &JsonObject) -> Result<CallToolResult, ErrorData> {
+        if ![
+            tools::WRITE_MEMORY,
+            tools::GET_CONTEXT,
+            tools::LIST_RECENT_FACTS,
+            tools::LIST_CONFLICTS,
+        ]
+        .contains(&name)
+        {
+            let name = shown(name);
+            return Err(ErrorData::invalid_params(format!("unknown tool {name:?}"), None));
+        }
+        let ws = match self.workspace() {
+            Ok(ws) => ws,
+            Err(problem) => return Ok(CallToolResult::error(vec![ContentBlock::text(problem)])),
+        };
         let outcome = match name {
-            tools::WRITE_MEMORY => self.write_memory(args),
-            tools::GET_CONTEXT => self.get_context(args),
-            tools::LIST_RECENT_FACTS => self.list_recent_facts(args),
-            tools::LIST_CONFLICTS => self.list_conflicts(args),
-            _ => {
-                let name = shown(name);
-                return Err(ErrorData::invalid_params(format!("unknown tool {name:?}"), None));
-            }
+            tools::WRITE_MEMORY => Self::write_memory(ws, args),
+            tools::GET_CONTEXT => Self::get_context(ws, args),
+            tools::LIST_RECENT_FACTS => Self::list_recent_facts(ws, args),
+            _ => Self::list_conflicts(ws, args),
         };
         Ok(outcome
-            .unwrap_or_else(|err| CallToolResult::error(vec![ContentBlock::text(err.to_string())])))
+            .unwrap_or_else(|err| CallToolResult::error(vec![ContentBlock::text(explained(&err))])))
     }
 
-    fn write_memory(&self, args: &JsonObject) -> Result<CallToolResult, workmem::Error> {
-        let fact = self.workspace.remember(tools::write_memory_args(args)?)?;
+    fn write_memory(ws: &Workspace, args: &JsonObject) -> Result<CallToolResult, workmem::Error> {
+        let fact = ws.remember(tools::write_memory_args(args)?)?;
         let mut receipt = json!({ "fact_id": fact.fact_id() });
         if let Some(key) = fact.memory_key() {
             receipt["memory_key"] = key.into();
         }
-        receipt["note"] = self.workspace.write_memory_note(&fact).into();
+        receipt["note"] = ws.write_memory_note(&fact).into();
         Ok(CallToolResult::structured(receipt))
     }
 
-    fn get_context(&self, args: &JsonObject) -> Result<CallToolResult, workmem::Error> {
-        let context = self.context(tools::get_context_args(args)?)?;
+    fn get_context(ws: &Workspace, args: &JsonObject) -> Result<CallToolResult, workmem::Error> {
+        let context = Self::context(ws, tools::get_context_args(args)?)?;
         Ok(CallToolResult::success(vec![ContentBlock::text(context)]))
     }
 
     /// Returns the context with `options`, within the configured budget
     /// and never over [`MAX_RESULT_CHARS`].
-    fn context(&self, mut options: ContextOptions) -> Result<String, workmem::Error> {
-        let configured = self.workspace.config().context_budget;
+    fn context(ws: &Workspace, mut options: ContextOptions) -> Result<String, workmem::Error> {
+        let configured = ws.config().context_budget;
         options.budget =
             Some(if configured == 0 { MAX_RESULT_CHARS } else { configured.min(MAX_RESULT_CHARS) });
-        self.workspace.context_with(&options)
+        ws.context_with(&options)
     }
 
-    fn list_recent_facts(&self, args: &JsonObject) -> Result<CallToolResult, workmem::Error> {
+    fn list_recent_facts(
+        ws: &Workspace,
+        args: &JsonObject,
+    ) -> Result<CallToolResult, workmem::Error> {
         let (limit, cursor) = tools::list_recent_facts_args(args)?;
-        let page =
-            pages::recent_facts_page(&self.workspace, limit, cursor.as_deref(), MAX_RESULT_CHARS)?;
+        let page = pages::recent_facts_page(ws, limit, cursor.as_deref(), MAX_RESULT_CHARS)?;
         Ok(CallToolResult::structured(page))
     }
 
-    fn list_conflicts(&self, args: &JsonObject) -> Result<CallToolResult, workmem::Error> {
+    fn list_conflicts(ws: &Workspace, args: &JsonObject) -> Result<CallToolResult, workmem::Error> {
         let page = match tools::list_conflicts_args(args)? {
             ConflictsQuery::Page(cursor) => {
-                pages::conflicts_page(&self.workspace, cursor.as_deref(), MAX_RESULT_CHARS)?
+                pages::conflicts_page(ws, cursor.as_deref(), MAX_RESULT_CHARS)?
             }
-            ConflictsQuery::Detail(id) => {
-                pages::conflict_detail(&self.workspace, &id, MAX_RESULT_CHARS)?
+            ConflictsQuery::Detail { conflict_id, cursor } => {
+                pages::conflict_detail(ws, &conflict_id, cursor.as_deref(), MAX_RESULT_CHARS)?
             }
         };
         Ok(CallToolResult::structured(page))
@@ -111,23 +162,32 @@ impl WorkmemServer {
     /// Errors: an MCP "resource not found" error for an unknown URI, an
     /// internal error when the workspace cannot be read.
     pub fn read(&self, uri: &str) -> Result<ResourceContents, ErrorData> {
+        if uri != MEMORY_URI && uri != CONTEXT_URI {
+            let uri = shown(uri);
+            return Err(ErrorData::resource_not_found(format!("no resource {uri:?}"), None));
+        }
+        let ws = self.workspace().map_err(|problem| ErrorData::internal_error(problem, None))?;
         let text = match uri {
             // An empty resource reads as a failure to clients and models;
             // say what get_context says instead. A MEMORY.md too long for
             // one result keeps its highest-priority entries and says how
             // many it leaves out.
-            MEMORY_URI => self
-                .workspace
+            MEMORY_URI => ws
                 .memory_within(MAX_RESULT_CHARS)
                 .map(|memory| if memory.is_empty() { EMPTY_MEMORY.to_owned() } else { memory }),
-            CONTEXT_URI => self.context(ContextOptions::new()),
-            _ => {
-                let uri = shown(uri);
-                return Err(ErrorData::resource_not_found(format!("no resource {uri:?}"), None));
-            }
+            _ => Self::context(ws, ContextOptions::new()),
         }
-        .map_err(|err| ErrorData::internal_error(err.to_string(), None))?;
+        .map_err(|err| ErrorData::internal_error(explained(&err), None))?;
         Ok(ResourceContents::text(text, uri).with_mime_type("text/markdown"))
+    }
+}
+
+/// Returns the message of a library error with the hint the CLI gives for
+/// it (what to do about damaged state, for one).
+fn explained(err: &workmem::Error) -> String {
+    match err.hint() {
+        Some(hint) => format!("{err}\nhint: {hint}"),
+        None => err.to_string(),
     }
 }
 
@@ -164,9 +224,15 @@ pub fn resources() -> Vec<Resource> {
 
 impl ServerHandler for WorkmemServer {
     fn get_info(&self) -> ServerConfig {
+        let instructions = match &self.workspace {
+            Ok(_) => INSTRUCTIONS.to_owned(),
+            Err(problem) => format!(
+                "workmem cannot serve this project's memory; every call answers with why:\n{problem}"
+            ),
+        };
         ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
             .with_server_info(Implementation::new("workmem", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
+            .with_instructions(instructions)
     }
 
     async fn list_tools(

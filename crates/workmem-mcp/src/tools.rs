@@ -71,7 +71,8 @@ pub fn definitions() -> Vec<Tool> {
             LIST_RECENT_FACTS,
             "List the most recent raw facts of the log (any kind, keyed or not) as JSON, newest page first and \
              oldest first within a page. A result holds at most 25,000 characters: when next_cursor is \
-             present, call again with it (and the same limit) for the next, older page. Long evidence values \
+             present, call again with it for the next, older page (limit counts over all pages; given again, \
+             it still bounds them). Long evidence values \
              are cut (evidence_cut: true; `workmem facts --json` shows them whole).",
             object_schema(list_recent_facts_schema()),
         )
@@ -83,7 +84,8 @@ pub fn definitions() -> Vec<Tool> {
             "List the open conflict cases (ties the policy refused to guess) as JSON: each with its \
              conflict_id, memory_key and the wordings of its competing candidates, and open_cases, how many \
              there are. A result holds at most 25,000 characters: when next_cursor is present, call again with \
-             it for the next page. Give conflict_id instead for one case in detail. Read-only: only a human can \
+             it for the next page. Give conflict_id instead for one case in detail, its candidates in pages \
+             (next_cursor with the same conflict_id for the rest). Read-only: only a human can \
              resolve a case (`workmem review` or `workmem resolve`); tell the user when decisions await review.",
             object_schema(list_conflicts_schema()),
         )
@@ -239,11 +241,11 @@ fn list_conflicts_schema() -> Value {
         "properties": {
             "cursor": {
                 "type": "string",
-                "description": "Optional. The next_cursor of the previous page, unchanged, to get the next page."
+                "description": "Optional. The next_cursor of the previous page, unchanged, to get the next page (of the list, or with conflict_id of that case's candidates)."
             },
             "conflict_id": {
                 "type": "string",
-                "description": "Optional. One case's conflict_id, as listed, to get that case in detail (any status): its candidates' ids, kinds, whole wordings, counts and dates. Not together with cursor."
+                "description": "Optional. One case's conflict_id, as listed, to get that case in detail (any status): its candidates' ids, kinds, whole wordings, counts and dates. With cursor (that detail's next_cursor), the next page of its candidates."
             }
         },
         "additionalProperties": false
@@ -282,9 +284,9 @@ pub fn get_context_args(args: &JsonObject) -> Result<ContextOptions, Error> {
 /// Returns the `limit` and `cursor` of `list_recent_facts`.
 ///
 /// Errors: [`Error::InvalidInput`] naming the field.
-pub fn list_recent_facts_args(args: &JsonObject) -> Result<(usize, Option<String>), Error> {
+pub fn list_recent_facts_args(args: &JsonObject) -> Result<(Option<usize>, Option<String>), Error> {
     reject_unknown_fields(args, &["limit", "cursor"])?;
-    let limit = to_usize(bounded(args, "limit", 1, MAX_LIMIT)?.unwrap_or(DEFAULT_LIMIT));
+    let limit = bounded(args, "limit", 1, MAX_LIMIT)?.map(to_usize);
     Ok((limit, optional::<String>(args, "cursor", "a string")?))
 }
 
@@ -293,27 +295,26 @@ pub fn list_recent_facts_args(args: &JsonObject) -> Result<(usize, Option<String
 pub enum ConflictsQuery {
     /// A page of open cases: the first, or the one after the cursor.
     Page(Option<String>),
-    /// One case in detail.
-    Detail(String),
+    /// One case in detail: its first candidates, or those after the
+    /// cursor.
+    Detail {
+        /// The case.
+        conflict_id: String,
+        /// The `next_cursor` of the case's previous page.
+        cursor: Option<String>,
+    },
 }
 
 /// Returns what `list_conflicts` was asked for.
 ///
-/// Errors: [`Error::InvalidInput`] naming an unknown or mistyped field, or
-/// `conflict_id` given together with `cursor`.
+/// Errors: [`Error::InvalidInput`] naming an unknown or mistyped field.
 pub fn list_conflicts_args(args: &JsonObject) -> Result<ConflictsQuery, Error> {
     reject_unknown_fields(args, &["cursor", "conflict_id"])?;
     let cursor = optional::<String>(args, "cursor", "a string")?;
-    match (optional::<String>(args, "conflict_id", "a string")?, cursor) {
-        (Some(_), Some(_)) => Err(Error::invalid(
-            "conflict_id",
-            Invalid::Malformed {
-                rule: "given alone: a cursor pages the list, a conflict_id asks for one case",
-            },
-        )),
-        (Some(id), None) => Ok(ConflictsQuery::Detail(id)),
-        (None, cursor) => Ok(ConflictsQuery::Page(cursor)),
-    }
+    Ok(match optional::<String>(args, "conflict_id", "a string")? {
+        Some(conflict_id) => ConflictsQuery::Detail { conflict_id, cursor },
+        None => ConflictsQuery::Page(cursor),
+    })
 }
 
 fn to_usize(n: u64) -> usize {
@@ -463,12 +464,12 @@ mod tests {
         assert_eq!(field_of(pending(json!({"pending": 101})).unwrap_err()), "pending");
         assert_eq!(field_of(pending(json!({"pending": "6"})).unwrap_err()), "pending");
         let limit = |v: Value| list_recent_facts_args(&object(v)).map(|(limit, _)| limit);
-        assert_eq!(limit(json!({})).unwrap(), 20);
-        assert_eq!(limit(json!({"limit": 3})).unwrap(), 3);
+        assert_eq!(limit(json!({})).unwrap(), None);
+        assert_eq!(limit(json!({"limit": 3})).unwrap(), Some(3));
         assert_eq!(field_of(limit(json!({"limit": 0})).unwrap_err()), "limit");
         assert_eq!(
             list_recent_facts_args(&object(json!({"cursor": "wm1.00"}))).unwrap(),
-            (20, Some("wm1.00".to_owned()))
+            (None, Some("wm1.00".to_owned()))
         );
         assert_eq!(field_of(limit(json!({"cursor": 5})).unwrap_err()), "cursor");
         let conflicts = |v: Value| list_conflicts_args(&object(v));
@@ -480,11 +481,11 @@ mod tests {
         );
         assert_eq!(
             conflicts(json!({"conflict_id": "conflict-1"})).unwrap(),
-            ConflictsQuery::Detail("conflict-1".to_owned())
+            ConflictsQuery::Detail { conflict_id: "conflict-1".to_owned(), cursor: None }
         );
         assert_eq!(
-            field_of(conflicts(json!({"conflict_id": "x", "cursor": "c"})).unwrap_err()),
-            "conflict_id"
+            conflicts(json!({"conflict_id": "x", "cursor": "c"})).unwrap(),
+            ConflictsQuery::Detail { conflict_id: "x".to_owned(), cursor: Some("c".to_owned()) }
         );
         for (given, named) in [(json!(42), "got an integer"), (json!(-3), "got a negative integer")]
         {
@@ -504,7 +505,7 @@ mod tests {
         assert_eq!(get_context_args(&object(json!({"recent": 10.0}))).unwrap().recent, Some(10));
         assert_eq!(get_context_args(&object(json!({"recent": 0.0}))).unwrap().recent, Some(0));
         assert_eq!(get_context_args(&object(json!({"pending": 3.0}))).unwrap().pending, Some(3));
-        assert_eq!(list_recent_facts_args(&object(json!({"limit": 10.0}))).unwrap().0, 10);
+        assert_eq!(list_recent_facts_args(&object(json!({"limit": 10.0}))).unwrap().0, Some(10));
         for (field, bad) in [
             ("recent", json!(2.5)),
             ("recent", json!(1001.0)),

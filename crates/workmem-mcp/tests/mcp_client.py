@@ -7,11 +7,16 @@ the first failure; the Rust test then checks the files on disk.
     python mcp_client.py scenario   WORKMEM_BIN PROJECT
     python mcp_client.py concurrent WORKMEM_BIN PROJECT SERVERS FACTS IDS_OUT
     python mcp_client.py large      WORKMEM_BIN PROJECT REPORT_OUT
+    python mcp_client.py unavailable WORKMEM_BIN DIR EXPECTED
+    python mcp_client.py paging     WORKMEM_BIN PROJECT
+    python mcp_client.py damage     WORKMEM_BIN PROJECT
 """
 
 import asyncio
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 from datetime import datetime
@@ -382,8 +387,126 @@ async def concurrent(binary, project, servers, facts, ids_out):
     print(f"concurrent: {servers} servers wrote {len(ids)} facts")
 
 
+async def unavailable(binary, directory, expected):
+    """A server started where it cannot serve completes the handshake and
+    answers every call and read with the error, which names `expected`."""
+    async with stdio_client(server(binary, directory)) as (read, write):
+        async with ClientSession(read, write) as session:
+            init = await session.initialize()
+            check(init.server_info.name == "workmem", f"server name {init.server_info.name}")
+            check(expected in (init.instructions or ""), f"instructions: {init.instructions!r}")
+            tools = {tool.name for tool in (await session.list_tools()).tools}
+            check(tools == EXPECTED_TOOLS, f"tools: {sorted(tools)}")
+            for name, arguments in [
+                ("get_context", {}),
+                ("write_memory", {"content": "x", "kind": "outcome", "importance": 1}),
+                ("list_recent_facts", {}),
+                ("list_conflicts", {}),
+            ]:
+                result = await session.call_tool(name, arguments)
+                message = text_of(result)
+                check(result.is_error, f"{name} did not fail: {message!r}")
+                check(expected in message and "hint:" in message, f"{name}: {message!r}")
+            try:
+                await session.read_resource(MEMORY_URI)
+                check(False, "reading the memory resource did not fail")
+            except Exception as err:  # the SDK raises McpError
+                check(expected in str(err), f"resource error: {err}")
+    print("unavailable: ok")
+
+
+async def paging(binary, project):
+    """A 35-way tie's detail pages through every candidate; a new limit
+    given with a cursor bounds the listing; a hand-made cursor is refused."""
+    async with stdio_client(server(binary, project)) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            listed = (await call_ok(session, "list_conflicts", {})).structured_content
+            check(listed["open_cases"] == 1, f"list: {listed}")
+            case = listed["conflicts"][0]
+            check(len(case["candidates"]) == 10 and case["more_candidates"] == 25, f"compact: {case}")
+            conflict_id = case["conflict_id"]
+            numbers, pages, cursor = [], 0, None
+            while True:
+                arguments = {"conflict_id": conflict_id}
+                if cursor is not None:
+                    arguments["cursor"] = cursor
+                result = await call_ok(session, "list_conflicts", arguments)
+                check(len(text_of(result)) <= MAX_RESULT_CHARS, f"page {pages}: {len(text_of(result))}")
+                page = result.structured_content
+                pages += 1
+                numbers += [c["number"] for c in page["conflict"]["candidates"]]
+                cursor = page.get("next_cursor")
+                if cursor is None:
+                    check("more_candidates" not in page["conflict"], f"last page: {page['conflict'].keys()}")
+                    break
+                check(page["conflict"]["more_candidates"] == 35 - len(numbers), f"page {pages}")
+            check(pages > 1, f"the 35 candidates fit one page: {pages}")
+            check(numbers == list(range(1, 36)), f"candidates listed: {numbers}")
+
+            first = (await call_ok(session, "list_recent_facts", {"limit": 35})).structured_content
+            shown = len(first["facts"])
+            check(shown < 35 and "next_cursor" in first, f"first page holds {shown}")
+            second = (await call_ok(session, "list_recent_facts",
+                                    {"limit": shown + 2, "cursor": first["next_cursor"]})).structured_content
+            check(len(second["facts"]) == 2 and "next_cursor" not in second, f"new limit: {len(second['facts'])}")
+            # The same window to the end, the limit repeated: all 35.
+            total, cursor = shown, first["next_cursor"]
+            while cursor is not None:
+                page = (await call_ok(session, "list_recent_facts", {"limit": 35, "cursor": cursor})).structured_content
+                total += len(page["facts"])
+                cursor = page.get("next_cursor")
+            check(total == 35, f"listed {total} of 35")
+            # A cursor made by hand from a real one is refused.
+            text = first["next_cursor"]
+            body = bytes.fromhex(text[len("wm1."):].split(".")[0]).decode()
+            forged = json.loads(body)
+            forged["listed"], forged["limit"], forged["from"]["at"] = 0, 1000, "2000-01-01T00:00:00Z"
+            made = "wm1." + json.dumps(forged, separators=(",", ":")).encode().hex() + "." + text.split(".")[-1]
+            await call_error(session, "list_recent_facts", {"limit": 1000, "cursor": made}, "cursor")
+    print("paging: ok")
+
+
+async def damage(binary, project):
+    """Damaged state comes back with the CLI's hint; a memory directory
+    removed while the server runs is reported, never recreated empty."""
+    memory = os.path.join(project, ".workmem", "memory")
+    async with stdio_client(server(binary, project)) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            await call_ok(session, "write_memory", {"content": "Before the damage", "kind": "outcome", "importance": 2})
+            curated = os.path.join(memory, "curated.json")
+            with open(curated, "w", encoding="utf-8") as out:
+                out.write("{not json\n")
+            result = await session.call_tool("get_context", {})
+            message = text_of(result)
+            check(result.is_error and "curated.json" in message, f"damaged: {message!r}")
+            check("hint: nothing was changed; inspect the named file" in message, f"no hint: {message!r}")
+            os.remove(curated)
+            await call_ok(session, "get_context", {})
+
+            shutil.rmtree(os.path.join(project, ".workmem"))
+            for name, arguments in [
+                ("write_memory", {"content": "After the removal", "kind": "outcome", "importance": 2}),
+                ("get_context", {}),
+                ("list_recent_facts", {}),
+            ]:
+                result = await session.call_tool(name, arguments)
+                message = text_of(result)
+                check(result.is_error and "was removed while the server ran" in message, f"{name}: {message!r}")
+                check("hint:" in message, f"{name}: {message!r}")
+            check(not os.path.exists(os.path.join(project, ".workmem")), "the memory directory was recreated")
+    print("damage: ok")
+
+
 def main(argv):
-    if len(argv) >= 3 and argv[0] == "scenario":
+    if len(argv) == 4 and argv[0] == "unavailable":
+        asyncio.run(unavailable(argv[1], argv[2], argv[3]))
+    elif len(argv) == 3 and argv[0] == "paging":
+        asyncio.run(paging(argv[1], argv[2]))
+    elif len(argv) == 3 and argv[0] == "damage":
+        asyncio.run(damage(argv[1], argv[2]))
+    elif len(argv) >= 3 and argv[0] == "scenario":
         asyncio.run(scenario(argv[1], argv[2]))
     elif len(argv) == 4 and argv[0] == "large":
         asyncio.run(large(argv[1], argv[2], argv[3]))

@@ -324,10 +324,37 @@ pub enum Rejected {
     },
 }
 
+/// Returns whether `path` is a regular file holding git's conflict markers
+/// (a FIFO would block a read, a link may point anywhere).
+fn corrupt_by_merge_markers(path: &std::path::Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_file())
+        && std::fs::read(path).is_ok_and(|data| crate::has_conflict_markers(&data))
+}
+
 /// A `Result` whose error is [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// Returns what to do about the error, where the library can say: for
+    /// damaged state, to finish a merge git left with conflict markers in
+    /// the named file, or that nothing was changed and where to look. The
+    /// CLI and the MCP server give the same hint.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            Error::Corrupt { location, .. } => Some(if corrupt_by_merge_markers(&location.path) {
+                "git left merge conflict markers in this file: finish the merge with `workmem \
+                 merge --continue`, then commit; `workmem share` sets up the merge driver that \
+                 avoids this"
+                    .to_owned()
+            } else {
+                "nothing was changed; inspect the named file and line (`workmem verify` lists \
+                 every problem)"
+                    .to_owned()
+            }),
+            _ => None,
+        }
+    }
+
     /// Returns an invalid-input error for `field`.
     pub fn invalid(field: impl Into<String>, reason: Invalid) -> Self {
         Error::InvalidInput { field: field.into(), item: None, reason }

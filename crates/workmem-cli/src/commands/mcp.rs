@@ -22,11 +22,34 @@ pub struct McpArgs {}
 
 /// Runs `workmem mcp`.
 ///
+/// A project it cannot serve (outside a project, a refused directory,
+/// state it cannot open) is still served: the handshake completes and
+/// every call is answered with the error and its hints, so that the client
+/// shows them rather than a closed connection; the command then ends with
+/// that error once the client leaves.
+///
 /// Errors: corruption and scope errors found when opening the workspace,
 /// I/O errors, a broken MCP handshake.
 pub fn run(ctx: &Ctx, _args: &McpArgs) -> Result<(), CommandError> {
-    refuse_implicit_root_or_home(ctx)?;
-    let workspace = ctx.workspace()?;
+    let workspace = match refuse_implicit_root_or_home(ctx).and_then(|()| ctx.workspace()) {
+        Ok(workspace) => workspace,
+        Err(err) => {
+            ctx.ui.status(format!(
+                "workmem mcp: cannot serve this project; answering every call with the error \
+                 until the client closes stdin:\n{}",
+                err.to_text()
+            ));
+            workmem_mcp::serve_stdio_unavailable(format!(
+                "workmem cannot serve this project's memory.\n{}\nhint: once it is fixed, restart \
+                 this MCP server from the client (e.g. /mcp in Claude Code)",
+                err.to_text()
+            ))
+            .map_err(|serve| {
+                CommandError::io("MCP server", &std::io::Error::other(serve.to_string()))
+            })?;
+            return Err(err);
+        }
+    };
     ctx.ui.status(format!(
         "workmem mcp: serving {} on stdio (memory in {}); close stdin to stop",
         workspace.project().display(),
