@@ -388,3 +388,17 @@ impl<T> IoContext<T> for io::Result<T> {
         self.map_err(|source| Error::Io { path: path.to_path_buf(), source })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Location, WorkspaceSighting};
+
+    #[test]
+    fn a_sighting_counts_its_records_in_the_right_number() {
+        let first = Location { path: "daily/2026-01-05.jsonl".into(), line: Some(3) };
+        let one = WorkspaceSighting { workspace_id: "0123".into(), records: 1, first };
+        assert!(one.to_string().starts_with("0123 in 1 record, first at "), "{one}");
+        let two = WorkspaceSighting { records: 2, ..one };
+        assert!(two.to_string().starts_with("0123 in 2 records, first at "), "{two}");
+    }
+}
