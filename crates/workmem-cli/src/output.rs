@@ -287,6 +287,9 @@ pub fn escape_controls(text: &str) -> Cow<'_, str> {
         return Cow::Borrowed(text);
     }
     let Some(start) = text.find(must_escape) else { return Cow::Borrowed(text) };
+    if text.contains(ZERO_WIDTH_JOINER) {
+        return Cow::Owned(escape_by_grapheme(text));
+    }
     let mut out = String::with_capacity(text.len() + 16);
     out.push_str(&text[..start]);
     for c in text[start..].chars() {
@@ -300,9 +303,43 @@ pub fn escape_controls(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// U+200D ZERO WIDTH JOINER.
+const ZERO_WIDTH_JOINER: char = '\u{200D}';
+
+/// Escapes `text` as [`escape_controls`] does, one grapheme at a time: a
+/// zero-width joiner inside an emoji sequence (woman, U+200D, laptop) is
+/// printed as it was accepted, one anywhere else is escaped.
+fn escape_by_grapheme(text: &str) -> String {
+    use unicode_segmentation::UnicodeSegmentation;
+    let mut out = String::with_capacity(text.len() + 16);
+    for grapheme in text.graphemes(true) {
+        let joined =
+            grapheme.contains(ZERO_WIDTH_JOINER) && workmem::first_refused_char(grapheme).is_none();
+        for c in grapheme.chars() {
+            if must_escape(c) && !(joined && c == ZERO_WIDTH_JOINER) {
+                // Writing to a String cannot fail.
+                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            } else {
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::escape_controls;
+
+    #[test]
+    fn an_emoji_sequence_prints_whole_and_a_stray_joiner_is_escaped() {
+        let technologist = "on call: \u{1F469}\u{200D}\u{1F4BB}";
+        assert_eq!(escape_controls(technologist), technologist);
+        assert_eq!(
+            escape_controls("pass\u{200D}word \u{1F469}\u{200D}\u{1F4BB}\u{1b}"),
+            "pass\\u{200d}word \u{1F469}\u{200D}\u{1F4BB}\\u{1b}"
+        );
+    }
 
     #[test]
     fn escapes_controls_and_format_characters_but_not_newlines_or_tabs() {

@@ -467,3 +467,18 @@ fn the_readme_tour_runs_literally_in_a_fresh_directory() {
         "{memory}"
     );
 }
+
+#[test]
+fn an_emoji_joined_by_u200d_is_stored_and_printed_whole() {
+    let p = project();
+    let technologist = "\u{1F469}\u{200D}\u{1F4BB}";
+    let content = format!("On call this week: {technologist} Ada");
+    let fact = p.json(&["remember", &content]);
+    assert_eq!(fact["content"], content.as_str());
+    let listed = text(&p.ok(&["facts"]));
+    assert!(listed.contains(&content), "{listed}");
+    // A joiner between letters is still refused, naming the code point.
+    let out = p.run(&["remember", "pass\u{200D}word rotation"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("U+200D"), "{}", stderr(&out));
+}

@@ -62,7 +62,7 @@ pub use model::clock::{Clock, FixedClock, SystemClock};
 pub use model::fact::{Fact, Kind, MAX_CONTENT_CHARS, MODEL_TOOL_SOURCE, NewFact};
 pub use model::id_list::{IdList, Ids};
 pub use model::stamp::{Stamp, StampError};
-pub use model::text::is_refused_char;
+pub use model::text::{first_refused_char, is_refused_char};
 pub use model::tool_input::{
     WRITE_MEMORY_DESCRIPTION, WRITE_MEMORY_TOOL, reject_unknown_fields, write_memory_schema,
 };

@@ -75,6 +75,7 @@ const FACADE: &[&str] = &[
     "check_secret",
     "clean_memory_key",
     "find_secret",
+    "first_refused_char",
     "has_conflict_markers",
     "internals",
     "is_refused_char",

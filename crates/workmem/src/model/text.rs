@@ -115,6 +115,14 @@ fn joins_pictographs(next: char) -> bool {
         && !is_refused_char(next)
 }
 
+/// Returns the first character of `text` that a stored text field refuses:
+/// as [`is_refused_char`], but a zero-width joiner that joins an emoji
+/// sequence is allowed. For a printer that must show stored text as it
+/// was accepted.
+pub fn first_refused_char(text: &str) -> Option<char> {
+    refused_character(text)
+}
+
 /// Checks that `text`, the value of `field`, holds no character that
 /// [`is_refused_char`] refuses.
 ///
