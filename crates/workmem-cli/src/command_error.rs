@@ -222,7 +222,7 @@ impl From<workmem::Error> for CommandError {
                         .to_owned(),
                 );
             }
-            workmem::Error::ResolutionRejected(workmem::Rejected::UnknownConflict { .. }) => {
+            workmem::Error::ResolutionRejected(workmem::Rejected::UnknownConflict) => {
                 error.hints.push(
                     "`workmem conflicts` lists the open cases with their ids (`--status all`, every case)"
                         .to_owned(),
