@@ -100,6 +100,8 @@ pub enum Command {
     Memory(Deferred<commands::memory::MemoryArgs>),
     /// Print the bounded agent context: memory, recent and pending facts
     Context(Deferred<commands::context::ContextArgs>),
+    /// Search the memory and the facts: ranked, paged, with snippets
+    Search(Deferred<commands::search::SearchArgs>),
     /// List conflict cases and their candidates
     Conflicts(Deferred<commands::conflicts::ConflictsArgs>),
     /// Decide a conflict case (the human review step)

@@ -61,6 +61,7 @@ pub use error::{Error, Invalid, Location, Rejected, Result, Stale, WorkspaceSigh
 pub use model::clock::{Clock, FixedClock, SystemClock};
 pub use model::fact::{Fact, Kind, MAX_CONTENT_CHARS, MODEL_TOOL_SOURCE, NewFact};
 pub use model::id_list::{IdList, Ids};
+pub use model::search_text::{MAX_QUERY_CHARS, MAX_QUERY_CLAUSES, SNIPPET_CHARS};
 pub use model::stamp::{Stamp, StampError};
 pub use model::text::{first_refused_char, is_refused_char};
 pub use model::tool_input::{
@@ -80,9 +81,11 @@ pub use workspace::overview::{FactCounts, Overview};
 pub use workspace::scan::{Finding, Scan};
 pub use workspace::verify::Problem;
 pub use workspace::{
-    Adopted, ContextOptions, DaySummary, DistillIntentShown, DistillOptions, Distilled, Imported,
-    JournalReport, JournalTransaction, MERGE_DRIVER, MemoryFile, MergeSides, NOT_COMMITTED, Shared,
-    Workspace, WorkspaceBuilder, has_conflict_markers, merge_memory_file, salvage_records,
+    Adopted, ContextOptions, DEFAULT_SEARCH_LIMIT, DaySummary, DistillIntentShown, DistillOptions,
+    Distilled, HitType, Imported, JournalReport, JournalTransaction, MAX_SEARCH_LIMIT,
+    MAX_SEARCH_OFFSET, MERGE_DRIVER, MemoryFile, MergeSides, NOT_COMMITTED, SearchHit,
+    SearchOptions, SearchPage, SearchScope, Shared, Workspace, WorkspaceBuilder,
+    has_conflict_markers, merge_memory_file, salvage_records,
 };
 
 /// Returns `raw` as a memory key in normal form (trimmed, case-folded),

@@ -36,6 +36,7 @@ pub mod remember;
 pub mod resolve;
 pub mod review;
 pub mod scan;
+pub mod search;
 pub mod setup;
 pub mod share;
 pub mod status;
@@ -411,6 +412,7 @@ fn run_command(ctx: &Ctx, command: &Command) -> Result<(), CommandError> {
         Command::Verify(args) => verify::run(ctx, args),
         Command::Diff(args) => diff::run(ctx, args),
         Command::Scan(args) => scan::run(ctx, args),
+        Command::Search(args) => search::run(ctx, args),
         Command::Status(args) => status::run(ctx, args),
         Command::Share(args) => share::run(ctx, args),
         Command::Setup(args) => setup::run(ctx, args),

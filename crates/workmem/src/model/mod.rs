@@ -7,6 +7,7 @@ pub(crate) mod clock;
 pub(crate) mod fact;
 pub mod fact_line;
 pub(crate) mod id_list;
+pub(crate) mod search_text;
 pub mod secret;
 pub(crate) mod stamp;
 pub(crate) mod text;

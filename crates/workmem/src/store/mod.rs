@@ -21,6 +21,7 @@ pub mod journal;
 pub(crate) mod journal_owner;
 pub(crate) mod layout_cache;
 pub(crate) mod lock;
+pub(crate) mod search_index;
 pub(crate) mod state_file;
 pub(crate) mod valid_hashes;
 

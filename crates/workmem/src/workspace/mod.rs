@@ -23,6 +23,7 @@ pub(crate) mod overview;
 mod pending;
 mod resolve;
 pub(crate) mod scan;
+mod search;
 mod share;
 pub(crate) mod verify;
 
@@ -32,6 +33,10 @@ pub use journal_view::{DistillIntentShown, JournalReport, JournalTransaction};
 pub use memory::ContextOptions;
 pub use merge::{MemoryFile, MergeSides, has_conflict_markers, merge_memory_file, salvage_records};
 pub use open::WorkspaceBuilder;
+pub use search::{
+    DEFAULT_SEARCH_LIMIT, HitType, MAX_SEARCH_LIMIT, MAX_SEARCH_OFFSET, SearchHit, SearchOptions,
+    SearchPage, SearchScope,
+};
 pub use share::{Adopted, MERGE_DRIVER, NOT_COMMITTED, Shared};
 
 use std::io::Read;

@@ -1,0 +1,548 @@
+//! The search index: a tantivy index of the active curated entries and of
+//! every fact of the daily logs, in `.search-index/` of the memory
+//! directory (docs/search.md).
+//!
+//! A cache, never evidence, and never trusted by its content alone: a
+//! branch can commit one (`git add -f`), so it is used only while its state
+//! file binds it to this machine's identity of everything it covers and
+//! holds:
+//!
+//! - the memory directory's inode and the workspace id;
+//! - the stamp (inode, size, modification time) of every file of the index
+//!   itself, as the last update left them;
+//! - the stamp of the curated.json whose active entries it holds;
+//! - for each daily file, what it read of it (stamp, length and the
+//!   fingerprint of those bytes: [`crate::store::coverage`]).
+//!
+//! Anything else (a missing, unreadable or foreign state, an index file
+//! replaced, a daily file rewritten or removed) rebuilds the index from
+//! the logs. Bytes appended to a daily file since are read and indexed on
+//! the next search (appending pays nothing), a changed curated.json has
+//! its active entries indexed again. The index holds no text anyone reads:
+//! only terms, and where each item is (an entry key, a daily file and the
+//! offset of a fact's line); what a search shows comes from the records
+//! themselves, and a hit whose record does not match is never shown.
+
+use std::fmt::Write as _;
+use std::fs::File;
+use std::ops::Bound;
+use std::path::{Path, PathBuf};
+
+use tantivy::collector::{Count, TopDocs};
+use tantivy::query::{
+    BooleanQuery, ConstScoreQuery, InvertedIndexRangeQuery, Occur, PhraseQuery, TermQuery,
+};
+use tantivy::schema::{
+    Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
+    Value as _,
+};
+use tantivy::tokenizer::{PreTokenizedString, Token as IndexToken};
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+
+use crate::error::{Error, IoContext, Result};
+use crate::model::fact::{Fact, Kind};
+use crate::model::search_text::{self, Clause, Query};
+use crate::store::atomic_io::{self, FileStamp, file_stamp};
+use crate::store::coverage::{self, Covered, Scan};
+use crate::store::curated_state::Entry;
+use crate::store::fact_log::FactLog;
+
+/// The index directory, in the memory directory.
+pub(crate) const INDEX_DIR: &str = ".search-index";
+/// The lock that serializes updates, in the memory directory.
+pub(crate) const LOCK_FILE: &str = ".search-index.lock";
+/// The state file, in the index directory.
+const STATE_FILE: &str = "workmem-state";
+const HEADER: &str = "workmem-search-index 1";
+/// Memory of the index writer: tantivy's minimum per thread is 15 MB.
+const WRITER_HEAP: usize = 48_000_000;
+
+const ENTRY: u64 = 0;
+const FACT: u64 = 1;
+
+/// The fields of the index.
+#[derive(Debug, Clone, Copy)]
+struct Fields {
+    /// [`ENTRY`] or [`FACT`].
+    doc_type: Field,
+    /// The content's terms, with positions.
+    content: Field,
+    /// The memory key's terms, with positions.
+    key_words: Field,
+    /// The memory key as one term (for the prefix filter).
+    key: Field,
+    /// The kind's name.
+    kind: Field,
+    /// Microseconds since the epoch: a fact's `recorded_at`, an entry's
+    /// `last_seen`.
+    at: Field,
+    /// An entry's key (stored).
+    entry: Field,
+    /// A fact's daily file, `YYYY-MM-DD` (stored).
+    day: Field,
+    /// The offset of a fact's line in it (stored).
+    offset: Field,
+}
+
+impl Fields {
+    fn schema() -> (Schema, Fields) {
+        let mut builder = Schema::builder();
+        let words = TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default().set_index_option(IndexRecordOption::WithFreqsAndPositions),
+        );
+        let fields = Fields {
+            doc_type: builder.add_u64_field("type", INDEXED),
+            content: builder.add_text_field("content", words.clone()),
+            key_words: builder.add_text_field("key_words", words),
+            key: builder.add_text_field("key", STRING),
+            kind: builder.add_text_field("kind", STRING),
+            at: builder.add_i64_field("at", INDEXED),
+            entry: builder.add_text_field("entry", STORED),
+            day: builder.add_text_field("day", STORED),
+            offset: builder.add_u64_field("offset", STORED),
+        };
+        (builder.build(), fields)
+    }
+
+    /// Returns the fields of `schema` when it is the one this code writes.
+    fn of(schema: &Schema) -> Option<Fields> {
+        let (expected, fields) = Fields::schema();
+        (*schema == expected).then_some(fields)
+    }
+}
+
+/// Where a hit's record is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Located {
+    /// The active entry with this key.
+    Entry(String),
+    /// The fact whose line starts at `offset` of the daily file of `day`.
+    Fact { day: String, offset: u64 },
+}
+
+/// The filters of a search (each `None`: any).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Filters {
+    pub(crate) kind: Option<Kind>,
+    pub(crate) key_prefix: Option<String>,
+    /// Microseconds, inclusive.
+    pub(crate) since: Option<i64>,
+    /// Microseconds, inclusive.
+    pub(crate) until: Option<i64>,
+}
+
+/// Which items a search looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Part {
+    Entries,
+    Facts,
+}
+
+/// What the index is built from.
+pub(crate) struct Sources<'a> {
+    pub(crate) log: &'a FactLog,
+    pub(crate) memory_dir: &'a Path,
+    pub(crate) workspace_id: &'a str,
+    /// The active entries of the current curated.json.
+    pub(crate) active_entries: &'a dyn Fn() -> Result<Vec<Entry>>,
+    /// Whether the index may be written to disk (else it lives in memory
+    /// for this search only).
+    pub(crate) writable: bool,
+}
+
+/// An index brought up to date with the logs and curated.json.
+pub(crate) struct SearchIndex {
+    reader: IndexReader,
+    fields: Fields,
+    dir: PathBuf,
+}
+
+/// The state file's content (see the module docs).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+struct State {
+    curated: Option<FileStamp>,
+    index_files: Vec<(String, FileStamp)>,
+    covered: Vec<(String, Covered)>,
+}
+
+/// Maps a tantivy error to an I/O error on `path`.
+fn io_error(path: &Path, err: impl std::fmt::Display) -> Error {
+    Error::Io { path: path.to_owned(), source: std::io::Error::other(err.to_string()) }
+}
+
+impl SearchIndex {
+    /// Returns the index of `sources`, brought up to date: the one on disk
+    /// while its state binds it (see the module docs), caught up with what
+    /// was appended and with a changed curated.json; rebuilt otherwise.
+    ///
+    /// Errors: [`Error::Corrupt`] for a daily file that does not parse;
+    /// [`Error::Io`].
+    pub(crate) fn current(sources: &Sources<'_>) -> Result<SearchIndex> {
+        let dir = sources.memory_dir.join(INDEX_DIR);
+        if !sources.writable {
+            let (schema, fields) = Fields::schema();
+            let index = Index::create_in_ram(schema);
+            let mut state = State::default();
+            update(&index, fields, &mut state, sources, &dir, false)?;
+            return SearchIndex::reading(&index, fields, dir);
+        }
+        let lock_path = sources.memory_dir.join(LOCK_FILE);
+        let lock = open_lock(&lock_path)?;
+        lock.lock().at(&lock_path)?;
+        let mut current = load_state(&dir, sources).and_then(|state| {
+            let index = Index::open_in_dir(&dir).ok()?;
+            let fields = Fields::of(&index.schema())?;
+            Some((index, fields, state))
+        });
+        for _ in 0..2 {
+            let (index, fields, mut state) = match current.take() {
+                Some(found) => found,
+                None => fresh(&dir)?,
+            };
+            if update(&index, fields, &mut state, sources, &dir, true)? {
+                return SearchIndex::reading(&index, fields, dir);
+            }
+        }
+        Err(io_error(&dir, "the search index could not be brought up to date; remove it and retry"))
+    }
+
+    fn reading(index: &Index, fields: Fields, dir: PathBuf) -> Result<SearchIndex> {
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(|err| io_error(&dir, err))?;
+        Ok(SearchIndex { reader, fields, dir })
+    }
+
+    /// Returns how many items of `part` match.
+    pub(crate) fn count(&self, part: Part, query: &Query, filters: &Filters) -> Result<usize> {
+        let built = self.build(part, query, filters);
+        self.reader.searcher().search(&built, &Count).map_err(|err| io_error(&self.dir, err))
+    }
+
+    /// Returns the items of `part` that match, best first, from `offset`,
+    /// at most `limit`.
+    pub(crate) fn top(
+        &self,
+        part: Part,
+        query: &Query,
+        filters: &Filters,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<(f32, Located)>> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let built = self.build(part, query, filters);
+        let searcher = self.reader.searcher();
+        let found = searcher
+            .search(&built, &TopDocs::with_limit(limit).and_offset(offset).order_by_score())
+            .map_err(|err| io_error(&self.dir, err))?;
+        let mut out = Vec::with_capacity(found.len());
+        for (score, address) in found {
+            let doc: TantivyDocument =
+                searcher.doc(address).map_err(|err| io_error(&self.dir, err))?;
+            let text = |field| doc.get_first(field).and_then(|v| v.as_str()).map(str::to_owned);
+            let located = match part {
+                Part::Entries => text(self.fields.entry).map(Located::Entry),
+                Part::Facts => text(self.fields.day)
+                    .zip(doc.get_first(self.fields.offset).and_then(|v| v.as_u64()))
+                    .map(|(day, offset)| Located::Fact { day, offset }),
+            };
+            // A document without its place cannot be shown: the caller
+            // finds one hit short and rebuilds.
+            if let Some(located) = located {
+                out.push((score, located));
+            }
+        }
+        Ok(out)
+    }
+
+    fn build(&self, part: Part, query: &Query, filters: &Filters) -> BooleanQuery {
+        let f = self.fields;
+        let exact = |term: Term| -> Box<dyn tantivy::query::Query> {
+            Box::new(ConstScoreQuery::new(
+                Box::new(TermQuery::new(term, IndexRecordOption::Basic)),
+                0.0,
+            ))
+        };
+        let type_id = if part == Part::Entries { ENTRY } else { FACT };
+        let mut clauses: Vec<(Occur, Box<dyn tantivy::query::Query>)> =
+            vec![(Occur::Must, exact(Term::from_field_u64(f.doc_type, type_id)))];
+        for clause in &query.clauses {
+            let either = [f.content, f.key_words]
+                .into_iter()
+                .map(|field| (Occur::Should, clause_query(field, clause)))
+                .collect();
+            clauses.push((Occur::Must, Box::new(BooleanQuery::new(either))));
+        }
+        if let Some(kind) = filters.kind {
+            clauses.push((Occur::Must, exact(Term::from_field_text(f.kind, kind.as_str()))));
+        }
+        if let Some(prefix) = filters.key_prefix.as_deref().filter(|p| !p.is_empty()) {
+            clauses.push((Occur::Must, prefix_query(f.key, prefix)));
+        }
+        if filters.since.is_some() || filters.until.is_some() {
+            let bound = |value: Option<i64>| {
+                value.map_or(Bound::Unbounded, |v| Bound::Included(Term::from_field_i64(f.at, v)))
+            };
+            let range = InvertedIndexRangeQuery::new(bound(filters.since), bound(filters.until));
+            clauses.push((Occur::Must, Box::new(ConstScoreQuery::new(Box::new(range), 0.0))));
+        }
+        BooleanQuery::new(clauses)
+    }
+}
+
+/// Returns the query of one clause on one field.
+fn clause_query(field: Field, clause: &Clause) -> Box<dyn tantivy::query::Query> {
+    match clause {
+        Clause::Term(term) => Box::new(TermQuery::new(
+            Term::from_field_text(field, term),
+            IndexRecordOption::WithFreqs,
+        )),
+        Clause::Prefix(prefix) => prefix_query(field, prefix),
+        Clause::Phrase(terms) => Box::new(PhraseQuery::new_with_offset(
+            terms
+                .iter()
+                .map(|(offset, term)| (*offset as usize, Term::from_field_text(field, term)))
+                .collect(),
+        )),
+    }
+}
+
+/// Returns the query of every term of `field` that starts with `prefix`:
+/// the terms from `prefix` up to `prefix` followed by the byte 0xFF, which
+/// no UTF-8 text holds.
+fn prefix_query(field: Field, prefix: &str) -> Box<dyn tantivy::query::Query> {
+    let mut upper = prefix.as_bytes().to_vec();
+    upper.push(0xFF);
+    let range = InvertedIndexRangeQuery::new(
+        Bound::Included(Term::from_field_text(field, prefix)),
+        Bound::Excluded(Term::from_field_bytes(field, &upper)),
+    );
+    Box::new(ConstScoreQuery::new(Box::new(range), 1.0))
+}
+
+fn open_lock(path: &Path) -> Result<File> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    atomic_io::refuse_symlink(path)?;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(path)
+        .at(path)
+}
+
+/// Removes whatever is at `dir` and creates an empty index there.
+fn fresh(dir: &Path) -> Result<(Index, Fields, State)> {
+    match std::fs::symlink_metadata(dir) {
+        Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(dir).at(dir)?,
+        Ok(_) => std::fs::remove_file(dir).at(dir)?,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+        Err(err) => return Err(err).at(dir),
+    }
+    atomic_io::create_private_dir(dir)?;
+    let (schema, fields) = Fields::schema();
+    let index = Index::create_in_dir(dir, schema).map_err(|err| io_error(dir, err))?;
+    Ok((index, fields, State::default()))
+}
+
+/// Returns the index's files as an update leaves them: every file of the
+/// directory but the state file and tantivy's lock files, sorted.
+fn index_files(dir: &Path) -> Result<Vec<(String, FileStamp)>> {
+    let mut out = Vec::new();
+    for item in std::fs::read_dir(dir).at(dir)? {
+        let item = item.at(dir)?;
+        let name = item.file_name().to_string_lossy().into_owned();
+        if name == STATE_FILE || name.starts_with(".tantivy-") {
+            continue;
+        }
+        let meta = std::fs::symlink_metadata(item.path()).at(&item.path())?;
+        out.push((name, atomic_io::stamp_of(&meta)));
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Returns the memory directory's inode.
+fn dir_inode(dir: &Path) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::metadata(dir).ok().map(|meta| meta.ino())
+}
+
+/// Reads the state file; `None` when it is missing, malformed, of another
+/// workspace or memory directory, or when a file of the index is not the
+/// one it recorded.
+fn load_state(dir: &Path, sources: &Sources<'_>) -> Option<State> {
+    let data = atomic_io::read_optional(&dir.join(STATE_FILE)).ok()??;
+    let text = String::from_utf8(data).ok()?;
+    let mut lines = text.lines();
+    if lines.next()? != HEADER
+        || lines.next()?.strip_prefix("workspace ")? != sources.workspace_id
+        || lines.next()?.strip_prefix("memory-dir ")?.parse::<u64>().ok()?
+            != dir_inode(sources.memory_dir)?
+    {
+        return None;
+    }
+    let curated = match lines.next()?.strip_prefix("curated ")? {
+        "-" => None,
+        stamp => Some(parse_stamp(&mut stamp.split(' '))?),
+    };
+    let mut state = State { curated, ..State::default() };
+    for line in lines {
+        if let Some(rest) = line.strip_prefix("index ") {
+            let mut fields = rest.split(' ');
+            let name = fields.next()?.to_owned();
+            state.index_files.push((name, parse_stamp(&mut fields)?));
+        } else if let Some(rest) = line.strip_prefix("file ") {
+            let (day, covered) = Covered::parse_line(rest)?;
+            state.covered.push((day.to_owned(), covered));
+        } else {
+            return None;
+        }
+    }
+    let sorted = state.covered.windows(2).all(|pair| pair[0].0 < pair[1].0);
+    (sorted && index_files(dir).ok()? == state.index_files).then_some(state)
+}
+
+fn parse_stamp<'a>(fields: &mut impl Iterator<Item = &'a str>) -> Option<FileStamp> {
+    let mut stamp: FileStamp = [0; 4];
+    for slot in &mut stamp {
+        *slot = fields.next()?.parse().ok()?;
+    }
+    fields.next().is_none().then_some(stamp)
+}
+
+fn write_state(dir: &Path, state: &State, sources: &Sources<'_>) -> Result<()> {
+    let mut out = String::new();
+    let _ = writeln!(out, "{HEADER}");
+    let _ = writeln!(out, "workspace {}", sources.workspace_id);
+    let _ = writeln!(out, "memory-dir {}", dir_inode(sources.memory_dir).unwrap_or(0));
+    match state.curated {
+        Some([a, b, c, d]) => {
+            let _ = writeln!(out, "curated {a} {b} {c} {d}");
+        }
+        None => out.push_str("curated -\n"),
+    }
+    for (name, [a, b, c, d]) in &state.index_files {
+        let _ = writeln!(out, "index {name} {a} {b} {c} {d}");
+    }
+    for (day, covered) in &state.covered {
+        covered.write_line(day, &mut out);
+    }
+    atomic_io::replace_cache(&dir.join(STATE_FILE), out.as_bytes())
+}
+
+/// Returns the pre-tokenized value of `text`.
+fn words(text: &str) -> PreTokenizedString {
+    let tokens = search_text::tokens(text)
+        .into_iter()
+        .map(|t| IndexToken {
+            offset_from: t.start,
+            offset_to: t.end,
+            position: t.position as usize,
+            text: t.term,
+            position_length: 1,
+        })
+        .collect();
+    PreTokenizedString { text: String::new(), tokens }
+}
+
+fn micros(stamp: &crate::model::stamp::Stamp) -> i64 {
+    stamp.instant().as_microsecond()
+}
+
+fn item_doc(
+    fields: Fields,
+    content: &str,
+    memory_key: Option<&str>,
+    kind: Kind,
+    at: i64,
+) -> TantivyDocument {
+    let mut doc = TantivyDocument::new();
+    doc.add_pre_tokenized_text(fields.content, words(content));
+    if let Some(key) = memory_key {
+        doc.add_pre_tokenized_text(fields.key_words, words(key));
+        doc.add_text(fields.key, key);
+    }
+    doc.add_text(fields.kind, kind.as_str());
+    doc.add_i64(fields.at, at);
+    doc
+}
+
+/// Brings `index` up to date with `sources` from `state`, which it
+/// updates; with `on_disk`, commits and writes the state file. Returns
+/// `false` when the index cannot be caught up (a covered daily file was
+/// rewritten or removed): it must be rebuilt.
+fn update(
+    index: &Index,
+    fields: Fields,
+    state: &mut State,
+    sources: &Sources<'_>,
+    dir: &Path,
+    on_disk: bool,
+) -> Result<bool> {
+    let covered: Vec<(&str, &Covered)> =
+        state.covered.iter().map(|(day, covered)| (day.as_str(), covered)).collect();
+    let (scan, _) = coverage::scan(sources.log, &covered, None, sources.memory_dir)?;
+    let Scan::Changed(changed) = scan else { return Ok(false) };
+    let curated_stamp = file_stamp(&sources.memory_dir.join(crate::workspace::CURATED_FILE))?;
+    let curated_changed = curated_stamp != state.curated || state.index_files.is_empty();
+    if changed.is_empty() && !curated_changed {
+        return Ok(true);
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
+    let mut writer: IndexWriter =
+        index.writer_with_num_threads(threads, WRITER_HEAP).map_err(|err| io_error(dir, err))?;
+    for change in &changed {
+        let Some(appended) = coverage::read_appended(change, false)? else { return Ok(false) };
+        let tail = &appended.data[appended.from - appended.base..];
+        let (records, reach) =
+            sources.log.parse_tail::<Fact>(&appended.day.path, tail, appended.from, None)?;
+        for (offset, fact) in records {
+            let mut doc = item_doc(
+                fields,
+                &fact.content,
+                fact.memory_key.as_deref(),
+                fact.kind,
+                micros(&fact.recorded_at),
+            );
+            doc.add_u64(fields.doc_type, FACT);
+            doc.add_text(fields.day, &appended.day.day);
+            doc.add_u64(fields.offset, offset);
+            writer.add_document(doc).map_err(|err| io_error(dir, err))?;
+        }
+        let covered = Covered::of_appended(&appended, reach);
+        match state.covered.binary_search_by(|(day, _)| day.as_str().cmp(&appended.day.day)) {
+            Ok(at) => state.covered[at].1 = covered,
+            Err(at) => state.covered.insert(at, (appended.day.day.clone(), covered)),
+        }
+    }
+    if curated_changed {
+        writer.delete_term(Term::from_field_u64(fields.doc_type, ENTRY));
+        for entry in (sources.active_entries)()? {
+            let mut doc = item_doc(
+                fields,
+                &entry.content,
+                entry.memory_key.as_deref(),
+                entry.kind,
+                micros(&entry.last_seen),
+            );
+            doc.add_u64(fields.doc_type, ENTRY);
+            doc.add_text(fields.entry, &entry.key);
+            writer.add_document(doc).map_err(|err| io_error(dir, err))?;
+        }
+        state.curated = curated_stamp;
+    }
+    writer.commit().map_err(|err| io_error(dir, err))?;
+    writer.wait_merging_threads().map_err(|err| io_error(dir, err))?;
+    if on_disk {
+        state.index_files = index_files(dir)?;
+        write_state(dir, state, sources)?;
+    }
+    Ok(true)
+}

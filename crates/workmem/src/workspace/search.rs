@@ -1,0 +1,500 @@
+//! Full-text search over the active curated entries and the facts
+//! (docs/search.md): the query and its filters, the index brought up to
+//! date ([`crate::store::search_index`]), and hits built from the records
+//! themselves, paged with an opaque cursor.
+
+use foldhash::HashMap;
+use serde::Serialize;
+use xxhash_rust::xxh3::xxh3_64_with_seed;
+
+use crate::error::{Error, Invalid, Result};
+use crate::model::fact::{Fact, Kind, shortened};
+use crate::model::search_text::{self, Query};
+use crate::model::stamp::Stamp;
+use crate::store::conflict_queue::{CaseStatus, ConflictQueue};
+use crate::store::curated_state::{CuratedState, Entry};
+use crate::store::search_index::{Filters, INDEX_DIR, Located, Part, SearchIndex, Sources};
+use crate::workspace::Workspace;
+
+/// Hits of one page when none is asked for.
+pub const DEFAULT_SEARCH_LIMIT: usize = 10;
+/// The most hits of one page.
+pub const MAX_SEARCH_LIMIT: usize = 50;
+/// The deepest a cursor may point into the hits.
+pub const MAX_SEARCH_OFFSET: usize = 10_000_000;
+
+/// Which items a search looks at.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchScope {
+    /// The active curated entries.
+    Memory,
+    /// The facts of the log.
+    Facts,
+    /// Both, active entries first.
+    #[default]
+    All,
+}
+
+impl SearchScope {
+    /// Parses `memory`, `facts` or `all`.
+    ///
+    /// Errors: [`Error::InvalidInput`] naming `in`.
+    pub fn parse(name: &str) -> Result<SearchScope> {
+        match name {
+            "memory" => Ok(SearchScope::Memory),
+            "facts" => Ok(SearchScope::Facts),
+            "all" => Ok(SearchScope::All),
+            _ => Err(Error::invalid(
+                "in",
+                Invalid::Malformed { value: shortened(name), rule: "one of memory, facts, all" },
+            )),
+        }
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            SearchScope::Memory => "memory",
+            SearchScope::Facts => "facts",
+            SearchScope::All => "all",
+        }
+    }
+}
+
+/// The filters and the page of a search; see [`Workspace::search`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SearchOptions {
+    /// Only items of this kind.
+    pub kind: Option<Kind>,
+    /// Only items whose memory key starts with this.
+    pub key_prefix: Option<String>,
+    /// Only facts recorded, and entries last seen, at or after this.
+    pub since: Option<Stamp>,
+    /// ... and at or before this.
+    pub until: Option<Stamp>,
+    /// Entries, facts or both.
+    pub scope: SearchScope,
+    /// Hits per page, 1 to [`MAX_SEARCH_LIMIT`] (`None`:
+    /// [`DEFAULT_SEARCH_LIMIT`]).
+    pub limit: Option<usize>,
+    /// The `next_cursor` of the previous page of the same search.
+    pub cursor: Option<String>,
+    /// When not 0, the page ends before the JSON of its hits would pass
+    /// this many characters (it holds at least one hit).
+    pub max_chars: usize,
+}
+
+impl SearchOptions {
+    /// Returns options with no filter, the first page, the default limit.
+    pub fn new() -> SearchOptions {
+        SearchOptions::default()
+    }
+}
+
+/// What a hit is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HitType {
+    /// An active curated entry.
+    Entry,
+    /// A fact of the log.
+    Fact,
+}
+
+/// One hit of a search. Every text comes from the record itself.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchHit {
+    /// Entry or fact.
+    #[serde(rename = "type")]
+    pub hit_type: HitType,
+    /// The entry key, or the fact id.
+    pub id: String,
+    /// The entry's revision.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revision: Option<u32>,
+    /// Its kind.
+    pub kind: Kind,
+    /// Its memory key.
+    pub memory_key: Option<String>,
+    /// Its content, whole.
+    pub content: String,
+    /// Up to 200 characters of the content around the first match, each
+    /// match between `**`.
+    pub snippet: String,
+    /// Relevance (BM25); comparable within one search only.
+    pub score: f32,
+    /// `active` for an entry; for a fact: `curated` (evidence of an
+    /// active entry), `superseded` (evidence of replaced revisions only),
+    /// `under review` (evidence of a candidate of an open conflict case),
+    /// `rejected` (a value a human decision did not choose), `pending` (a
+    /// keyed fact no entry holds yet) or `recorded` (an unkeyed fact no
+    /// entry holds).
+    pub status: &'static str,
+    /// The open conflict case, for a fact under review.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conflict_id: Option<String>,
+    /// The active entry a fact is evidence of.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entry_key: Option<String>,
+    /// When a fact was recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recorded_at: Option<Stamp>,
+    /// An entry's earliest evidence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_seen: Option<Stamp>,
+    /// An entry's latest evidence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_seen: Option<Stamp>,
+}
+
+/// One page of hits.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchPage {
+    /// The hits, active entries first, each part best first.
+    pub hits: Vec<SearchHit>,
+    /// The cursor of the next page; `None` on the last.
+    pub next_cursor: Option<String>,
+    /// How many items match in all.
+    pub total: usize,
+}
+
+impl Workspace {
+    /// Searches the active curated entries (first) and the facts for
+    /// `query`: words (all must match, in the content or the memory key),
+    /// `"phrases"`, `prefix*`; Chinese and Japanese text by its characters.
+    /// Hits are ranked by BM25 within each part and built from the records
+    /// themselves; the index is a cache under the memory directory, brought
+    /// up to date first (docs/search.md).
+    ///
+    /// ```
+    /// # fn main() -> workmem::Result<()> {
+    /// # let project = tempfile::tempdir().unwrap();
+    /// use workmem::{NewFact, SearchOptions, Workspace};
+    /// let ws = Workspace::open(project.path(), None)?;
+    /// ws.init()?;
+    /// ws.remember(NewFact::new("The parser rejects tabs"))?;
+    /// let page = ws.search("pars*", &SearchOptions::new())?;
+    /// assert_eq!(page.hits[0].snippet, "The **parser** rejects tabs");
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// Errors: [`Error::InvalidInput`] for a query, limit or cursor that
+    /// cannot be used (naming it); [`Error::Corrupt`], [`Error::Scope`],
+    /// [`Error::Io`] as [`Workspace::facts`] and [`Workspace::curated`].
+    pub fn search(&self, query: &str, options: &SearchOptions) -> Result<SearchPage> {
+        let parsed = search_text::parse_query(query)?;
+        let limit = options.limit.unwrap_or(DEFAULT_SEARCH_LIMIT);
+        if !(1..=MAX_SEARCH_LIMIT).contains(&limit) {
+            return Err(Error::invalid(
+                "limit",
+                Invalid::OutOfRange { value: limit as i64, min: 1, max: MAX_SEARCH_LIMIT as i64 },
+            ));
+        }
+        if let Some(prefix) = &options.key_prefix
+            && let Some(c) = prefix.chars().find(|&c| c.is_control() || crate::is_refused_char(c))
+        {
+            return Err(Error::invalid(
+                "key",
+                Invalid::ControlCharacter { code_point: u32::from(c) },
+            ));
+        }
+        let filters = Filters {
+            kind: options.kind,
+            key_prefix: options.key_prefix.clone(),
+            since: options.since.as_ref().map(|s| s.instant().as_microsecond()),
+            until: options.until.as_ref().map(|s| s.instant().as_microsecond()),
+        };
+        let fingerprint = fingerprint(query, options);
+        let offset = match &options.cursor {
+            Some(cursor) => decode_cursor(cursor, fingerprint)?,
+            None => 0,
+        };
+        if !self.memory_dir.is_dir() {
+            return Ok(SearchPage { hits: Vec::new(), next_cursor: None, total: 0 });
+        }
+        let curated = std::cell::OnceCell::new();
+        let state = || -> Result<&CuratedState> {
+            if curated.get().is_none() {
+                let _ = curated.set(self.curated()?);
+            }
+            Ok(curated.get().expect("set above"))
+        };
+        let active = || -> Result<Vec<Entry>> {
+            Ok(state()?.entries.iter().filter(|e| e.is_active()).cloned().collect())
+        };
+        let sources = Sources {
+            log: &self.log,
+            memory_dir: &self.memory_dir,
+            workspace_id: &self.workspace_id,
+            active_entries: &active,
+            writable: !self.read_only,
+        };
+        let page = Page { query: &parsed, filters: &filters, options, offset, limit, fingerprint };
+        let index = SearchIndex::current(&sources)?;
+        if let Some(found) = self.page_of(&index, &page, &state)? {
+            return Ok(found);
+        }
+        // A hit whose record does not match: the index is not what it
+        // claims to be. Build it again from the records.
+        drop(index);
+        if !self.read_only {
+            let dir = self.memory_dir.join(INDEX_DIR);
+            std::fs::remove_dir_all(&dir).map_err(|source| Error::Io { path: dir, source })?;
+        }
+        let index = SearchIndex::current(&sources)?;
+        self.page_of(&index, &page, &state)?.ok_or_else(|| Error::Io {
+            path: self.memory_dir.join(INDEX_DIR),
+            source: std::io::Error::other(
+                "the search index disagrees with the records it was built from",
+            ),
+        })
+    }
+
+    /// Returns the page `page` asks for; `None` when a hit's record does
+    /// not match the query (the index must be rebuilt).
+    fn page_of<'s>(
+        &self,
+        index: &SearchIndex,
+        page: &Page<'_>,
+        state: &dyn Fn() -> Result<&'s CuratedState>,
+    ) -> Result<Option<SearchPage>> {
+        let (query, filters, scope) = (page.query, page.filters, page.options.scope);
+        let entries = if scope == SearchScope::Facts {
+            0
+        } else {
+            index.count(Part::Entries, query, filters)?
+        };
+        let facts = if scope == SearchScope::Memory {
+            0
+        } else {
+            index.count(Part::Facts, query, filters)?
+        };
+        let total = entries + facts;
+        let mut located = Vec::new();
+        if page.offset < entries {
+            located.extend(index.top(
+                Part::Entries,
+                query,
+                filters,
+                page.offset,
+                page.limit.min(entries - page.offset),
+            )?);
+        }
+        let left = page.limit - located.len();
+        if left > 0 && facts > 0 {
+            let from = page.offset.saturating_sub(entries);
+            if from < facts {
+                located.extend(index.top(Part::Facts, query, filters, from, left)?);
+            }
+        }
+        let mut hits = Vec::with_capacity(located.len());
+        let mut conflicts: Option<ConflictQueue> = None;
+        let mut by_key: Option<HashMap<&str, &Entry>> = None;
+        let mut chars = 0;
+        for (score, place) in located {
+            let hit = match place {
+                Located::Entry(key) => {
+                    let state = state()?;
+                    let map = by_key.get_or_insert_with(|| {
+                        state
+                            .entries
+                            .iter()
+                            .filter(|e| e.is_active())
+                            .map(|e| (e.key.as_str(), e))
+                            .collect()
+                    });
+                    let Some(entry) = map.get(key.as_str()) else { return Ok(None) };
+                    if !query.matches(&entry.content, entry.memory_key.as_deref())
+                        || !filters_match(
+                            filters,
+                            entry.kind,
+                            entry.memory_key.as_deref(),
+                            &entry.last_seen,
+                        )
+                    {
+                        return Ok(None);
+                    }
+                    entry_hit(entry, query, score)
+                }
+                Located::Fact { day, offset } => {
+                    let Some(fact) = self.log.read_at::<Fact>(&day, offset)? else {
+                        return Ok(None);
+                    };
+                    if !query.matches(&fact.content, fact.memory_key.as_deref())
+                        || !filters_match(
+                            filters,
+                            fact.kind,
+                            fact.memory_key.as_deref(),
+                            &fact.recorded_at,
+                        )
+                    {
+                        return Ok(None);
+                    }
+                    if fact.memory_key.is_some() && conflicts.is_none() {
+                        conflicts = Some(self.conflicts()?);
+                    }
+                    fact_hit(fact, query, score, state()?, conflicts.as_ref())
+                }
+            };
+            if page.options.max_chars > 0 {
+                chars += serde_json::to_string(&hit).map_or(0, |text| text.chars().count() + 1);
+                if chars > page.options.max_chars && !hits.is_empty() {
+                    break;
+                }
+            }
+            hits.push(hit);
+        }
+        let next = page.offset + hits.len();
+        let next_cursor =
+            (next < total && !hits.is_empty()).then(|| encode_cursor(next, page.fingerprint));
+        Ok(Some(SearchPage { hits, next_cursor, total }))
+    }
+}
+
+/// What one search asks.
+struct Page<'a> {
+    query: &'a Query,
+    filters: &'a Filters,
+    options: &'a SearchOptions,
+    offset: usize,
+    limit: usize,
+    fingerprint: u64,
+}
+
+fn filters_match(filters: &Filters, kind: Kind, memory_key: Option<&str>, at: &Stamp) -> bool {
+    let at = at.instant().as_microsecond();
+    filters.kind.is_none_or(|k| k == kind)
+        && filters.key_prefix.as_deref().is_none_or(|prefix| {
+            prefix.is_empty() || memory_key.is_some_and(|key| key.starts_with(prefix))
+        })
+        && filters.since.is_none_or(|since| at >= since)
+        && filters.until.is_none_or(|until| at <= until)
+}
+
+fn entry_hit(entry: &Entry, query: &Query, score: f32) -> SearchHit {
+    SearchHit {
+        hit_type: HitType::Entry,
+        id: entry.key.clone(),
+        revision: Some(entry.revision),
+        kind: entry.kind,
+        memory_key: entry.memory_key.clone(),
+        snippet: query.snippet(&entry.content),
+        content: entry.content.clone(),
+        score,
+        status: "active",
+        conflict_id: None,
+        entry_key: None,
+        recorded_at: None,
+        first_seen: Some(entry.first_seen.clone()),
+        last_seen: Some(entry.last_seen.clone()),
+    }
+}
+
+fn fact_hit(
+    fact: Fact,
+    query: &Query,
+    score: f32,
+    state: &CuratedState,
+    conflicts: Option<&ConflictQueue>,
+) -> SearchHit {
+    let id = fact.fact_id.as_str();
+    let holds = |entry: &&Entry| {
+        entry.memory_key == fact.memory_key && entry.evidence_ids.binary_search(id).is_ok()
+    };
+    let active = state.entries.iter().filter(|e| e.is_active()).find(holds);
+    let mut conflict_id = None;
+    let status = if active.is_some() {
+        "curated"
+    } else if state.entries.iter().any(|e| holds(&e)) {
+        "superseded"
+    } else if let (Some(key), Some(queue)) = (fact.memory_key.as_deref(), conflicts) {
+        let mut status = "pending";
+        for case in queue.cases.iter().filter(|case| case.memory_key == key) {
+            let Some(candidate) =
+                case.candidates.iter().find(|c| c.evidence_ids.binary_search(id).is_ok())
+            else {
+                continue;
+            };
+            match case.status {
+                CaseStatus::Open => {
+                    status = "under review";
+                    conflict_id = Some(case.conflict_id.clone());
+                    break;
+                }
+                CaseStatus::Resolved
+                    if case.selected_candidate_id.as_deref() != Some(&candidate.candidate_id) =>
+                {
+                    status = "rejected";
+                }
+                _ => {}
+            }
+        }
+        status
+    } else {
+        "recorded"
+    };
+    SearchHit {
+        hit_type: HitType::Fact,
+        id: fact.fact_id.clone(),
+        revision: None,
+        kind: fact.kind,
+        memory_key: fact.memory_key.clone(),
+        snippet: query.snippet(&fact.content),
+        content: fact.content,
+        score,
+        status,
+        conflict_id,
+        entry_key: active.map(|e| e.key.clone()),
+        recorded_at: Some(fact.recorded_at),
+        first_seen: None,
+        last_seen: None,
+    }
+}
+
+/// Returns what a cursor is bound to: the query and every filter.
+fn fingerprint(query: &str, options: &SearchOptions) -> u64 {
+    let text = format!(
+        "{query}\0{}\0{}\0{}\0{}\0{}",
+        options.kind.map_or("", Kind::as_str),
+        options.key_prefix.as_deref().unwrap_or(""),
+        options.since.as_ref().map_or("", Stamp::as_str),
+        options.until.as_ref().map_or("", Stamp::as_str),
+        options.scope.as_str(),
+    );
+    xxh3_64_with_seed(text.as_bytes(), 0x5345_4152_4348_0001)
+}
+
+/// Returns the cursor of the page from `offset`: `c`, the offset and a
+/// check of it and the search, in hexadecimal.
+fn encode_cursor(offset: usize, fingerprint: u64) -> String {
+    let check = xxh3_64_with_seed(&(offset as u64).to_le_bytes(), fingerprint);
+    format!("c{offset:08x}{check:016x}")
+}
+
+fn decode_cursor(cursor: &str, fingerprint: u64) -> Result<usize> {
+    let bad = || {
+        Error::invalid(
+            "cursor",
+            Invalid::Malformed {
+                value: shortened(cursor),
+                rule: "the next_cursor of a search with the same query and filters",
+            },
+        )
+    };
+    let hex = cursor
+        .strip_prefix('c')
+        .filter(|h| h.len() > 16 && h.len() <= 32 && h.is_ascii())
+        .ok_or_else(bad)?;
+    let (offset, check) = hex.split_at(hex.len() - 16);
+    let offset = usize::from_str_radix(offset, 16).map_err(|_| bad())?;
+    let check = u64::from_str_radix(check, 16).map_err(|_| bad())?;
+    if offset > MAX_SEARCH_OFFSET
+        || encode_cursor(offset, fingerprint) != cursor
+        || check == 0 && offset == 0
+    {
+        return Err(bad());
+    }
+    Ok(offset)
+}
