@@ -30,6 +30,7 @@ mod test_public_api;
 mod test_scan;
 mod test_schema1;
 mod test_scope;
+mod test_search;
 mod test_secret_guard;
 mod test_supersession;
 mod test_ties;

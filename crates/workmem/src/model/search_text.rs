@@ -3,8 +3,10 @@
 //! (the brute-force rule the index must agree with) and the snippet that
 //! shows where.
 //!
-//! A text is cut at Unicode word boundaries (UAX #29); each word that holds
-//! a letter or a digit is a term, in NFKC and case-folded. Chinese and
+//! A text is cut at Unicode word boundaries (UAX #29), and a word again at
+//! ASCII punctuation (`config.toml`, `snake_case`, `db.engine` are two
+//! words each); each word that holds a letter or a digit is a term, in NFKC
+//! and case-folded. Chinese and
 //! Japanese are written without spaces, so a run of Han, Hiragana or
 //! Katakana characters gives one term per character and one per pair of
 //! neighbours: a query of one character finds its unigram, a longer run
@@ -74,8 +76,15 @@ fn units(text: &str) -> Vec<Unit<'_>> {
         if !run.is_empty() {
             out.push(Unit::Run { chars: std::mem::take(&mut run) });
         }
-        if segment.chars().any(char::is_alphanumeric) {
-            out.push(Unit::Word { text: segment, start, end });
+        // Word boundaries keep `config.toml`, `snake_case` and `it's`
+        // whole: their parts are words too.
+        let mut at = 0;
+        for part in segment.split(|c: char| c.is_ascii_punctuation()) {
+            let from = start + at;
+            at += part.len() + 1;
+            if part.chars().any(char::is_alphanumeric) {
+                out.push(Unit::Word { text: part, start: from, end: from + part.len() });
+            }
         }
     }
     if !run.is_empty() {
@@ -196,7 +205,9 @@ pub(crate) fn parse_query(text: &str) -> Result<Query> {
             match unit {
                 Unit::Word { text, end, .. } => {
                     let word = normal(text);
-                    if part[end..].starts_with('*') && word.chars().count() >= MIN_PREFIX_CHARS {
+                    if part.get(end..).is_some_and(|rest| rest.starts_with('*'))
+                        && word.chars().count() >= MIN_PREFIX_CHARS
+                    {
                         clauses.push(Clause::Prefix(word));
                     } else {
                         clauses.push(Clause::Term(word));
@@ -356,7 +367,7 @@ mod tests {
     fn words_are_cut_at_unicode_boundaries_and_folded() {
         assert_eq!(
             terms("Use SQLite's WAL-mode, Stra\u{df}e."),
-            [(0, "use"), (1, "sqlite's"), (2, "wal"), (3, "mode"), (4, "strasse")]
+            [(0, "use"), (1, "sqlite"), (2, "s"), (3, "wal"), (4, "mode"), (5, "strasse")]
                 .map(|(p, t)| (p, t.to_owned()))
         );
     }

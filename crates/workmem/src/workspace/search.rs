@@ -93,7 +93,7 @@ impl SearchOptions {
 }
 
 /// What a hit is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum HitType {
     /// An active curated entry.
