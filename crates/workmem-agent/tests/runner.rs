@@ -242,7 +242,7 @@ fn two_tool_uses_in_one_reply_get_two_results_in_order() {
     // its own heading (docs/policy.md).
     let system = received[1].body["system"].as_str().unwrap();
     let (before, pending) = system
-        .split_once("# Pending Keyed Facts (not yet reviewed by the memory policy)\n\n")
+        .split_once("# Pending Keyed Facts (recorded, not in the curated memory)\n\n")
         .expect("the keyed fact is pending");
     assert!(!before.contains("SQLite"), "{system}");
     assert!(pending.starts_with("- [decision] cache.engine: "), "{system}");

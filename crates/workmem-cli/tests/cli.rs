@@ -275,7 +275,7 @@ fn context_lists_pending_keyed_facts_with_pending_and_the_config_key() {
     {
         env.remember(&format!("Use Python 3.1{n}"), "decision", 4, Some("runtime.python"), at);
     }
-    let heading = "# Pending Keyed Facts (not yet reviewed by the memory policy)";
+    let heading = "# Pending Keyed Facts (recorded, not in the curated memory)";
     let recent = "# Recent Workspace Facts\n\n- [outcome] Shipped v1 (2026-01-01)";
     let claims = [
         "- [decision] runtime.python: Use Python 3.10 (2026-01-02)",
@@ -336,7 +336,7 @@ fn distill_memory_context_and_conflicts() {
     // Keyed raw facts never reach the curated part or the recent facts;
     // the context lists them last, as pending claims.
     let (main, pending) = text
-        .split_once("\n\n# Pending Keyed Facts (not yet reviewed by the memory policy)\n\n")
+        .split_once("\n\n# Pending Keyed Facts (recorded, not in the curated memory)\n\n")
         .expect("pending keyed facts");
     assert!(!main.contains("nextest"), "a keyed raw fact outside its part: {text}");
     assert!(pending.contains("- [convention] test.runner: Use nextest (2026-01-03)"), "{text}");

@@ -28,7 +28,7 @@ from mcp.client.stdio import stdio_client
 EXPECTED_TOOLS = {"write_memory", "get_context", "list_recent_facts", "list_conflicts"}
 MEMORY_URI = "workmem://memory"
 CONTEXT_URI = "workmem://context"
-PENDING_HEADING = "# Pending Keyed Facts (not yet reviewed by the memory policy)"
+PENDING_HEADING = "# Pending Keyed Facts (recorded, not in the curated memory)"
 # The most characters of any tool result's text or resource's text.
 MAX_RESULT_CHARS = 25_000
 
@@ -281,12 +281,12 @@ async def large(binary, project, report_out):
             memory = await read_text(session, MEMORY_URI)
             check(memory.startswith("# Workspace Memory\n"), f"memory: {memory[:80]!r}")
             last_line = memory.rstrip("\n").rsplit("\n", 1)[-1]
-            check(last_line.startswith("- (") and last_line.endswith(" more entries not shown: run `workmem memory`)"),
+            check(last_line.startswith("- (") and last_line.endswith(" more entries not shown: run `workmem memory` or `workmem search`)"),
                   f"memory resource ends with {last_line!r}")
             for arguments in ({}, {"recent": 1000, "pending": 100}):
                 context = text_of(await bounded_call(session, sizes, "get_context", arguments))
                 # The curated part alone fills the budget here.
-                check(" more entries not shown: run `workmem memory`)" in context, f"get_context {arguments}")
+                check(" more entries not shown: run `workmem memory` or `workmem search`)" in context, f"get_context {arguments}")
 
             # Facts, newest page first, while new facts arrive: one now
             # (newer than the window: never listed) and one backdated into

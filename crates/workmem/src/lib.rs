@@ -65,7 +65,9 @@ pub use model::search_text::{MAX_QUERY_CHARS, MAX_QUERY_CLAUSES, SNIPPET_CHARS};
 pub use model::stamp::{Stamp, StampError};
 pub use model::text::{first_refused_char, is_refused_char};
 pub use model::tool_input::{
-    WRITE_MEMORY_DESCRIPTION, WRITE_MEMORY_TOOL, reject_unknown_fields, write_memory_schema,
+    SEARCH_MEMORY_DESCRIPTION, SEARCH_MEMORY_TOOL, WRITE_MEMORY_DESCRIPTION, WRITE_MEMORY_TOOL,
+    reject_unknown_fields, search_memory_args, search_memory_output_schema, search_memory_result,
+    search_memory_schema, write_memory_schema,
 };
 pub use policy::adjudication::Resolution;
 pub use policy::config::Config;

@@ -4,7 +4,7 @@
 #![allow(clippy::disallowed_methods)]
 
 use serde_json::{Value, json};
-use workmem::{Config, Entry, Workspace, internals::canon, internals::projection};
+use workmem::{Config, ContextOptions, Entry, Workspace, internals::canon, internals::projection};
 
 use crate::common::{Project, fact, write_raw};
 
@@ -61,7 +61,7 @@ fn by_priority(entries: &[Entry]) -> Vec<&Entry> {
 }
 
 fn overflow(hidden: usize) -> String {
-    format!("- ({hidden} more entries not shown: run `workmem memory`)")
+    format!("- ({hidden} more entries not shown: run `workmem memory` or `workmem search`)")
 }
 
 #[test]
@@ -115,11 +115,16 @@ fn two_thousand_entries_stay_within_the_budget() {
         priority[k].occurrences,
         priority[k].evidence_ids.len()
     );
-    assert!(chars(curated_part) + 1 + chars(&next_line) - 1 > budget);
+    // (The facts, chosen first, take what they need of the budget.)
+    let facts_part = chars(&context) - chars(curated_part);
+    assert!(chars(curated_part) + 1 + chars(&next_line) - 1 > budget - facts_part);
 
-    // Recent facts fill what is left, each whole or not at all, newest kept.
+    // Recent facts are chosen first, within a quarter of the budget, each
+    // whole or not at all, newest kept.
+    assert!(facts_part <= budget / 4, "{facts_part}");
     if let Some(recent) = context.split("\n\n# Recent Workspace Facts\n\n").nth(1) {
         let lines: Vec<&str> = recent.lines().collect();
+        assert_eq!(lines.len(), 3, "all three fit in a quarter of the budget");
         let all = [
             "- [outcome] Recent fact 0. (2026-02-20)",
             "- [outcome] Recent fact 1. (2026-02-21)",
@@ -175,14 +180,14 @@ fn under_the_budget_the_context_is_the_unbounded_text() {
     let exact = chars(&unbounded);
     assert_eq!(with_budget(&p.ws, exact).context(None).unwrap(), unbounded);
 
-    // One character less: the curated part still fits whole, so the oldest
-    // recent fact is dropped instead.
+    // One character less: the recent facts are chosen first, newest first
+    // within a quarter of the budget, and the curated part fills the rest.
     let tight = with_budget(&p.ws, exact - 1).context(None).unwrap();
     assert!(chars(&tight) < exact);
-    assert!(!tight.contains("more entries not shown"), "{tight}");
-    assert!(tight.starts_with(memory.trim()));
-    assert!(!tight.contains("Recent fact 2."), "{tight}");
-    assert!(tight.ends_with("- [outcome] Recent fact 3. (2026-02-13)\n- [outcome] Recent fact 4. (2026-02-14)\n- [outcome] Recent fact 5. (2026-02-15)\n- [outcome] Recent fact 6. (2026-02-16)\n- [outcome] Recent fact 7. (2026-02-17)"), "{tight}");
+    let (curated, recent) = tight.split_once("\n\n# Recent Workspace Facts\n\n").unwrap();
+    assert!(chars(recent) + 28 <= (exact - 1) / 4, "{tight}");
+    assert!(recent.ends_with("- [outcome] Recent fact 7. (2026-02-17)"), "{tight}");
+    assert!(curated.contains("more entries not shown") || curated == memory.trim(), "{tight}");
 }
 
 #[test]
@@ -256,4 +261,40 @@ fn a_bounded_hand_written_memory_is_cut_at_a_line() {
     assert!(chars(&bounded) <= 1_000, "{bounded}");
     assert!(text.starts_with(bounded.rsplit_once("- (the rest").unwrap().0), "{bounded}");
     assert!(bounded.ends_with("- (the rest of MEMORY.md is not shown: run `workmem memory`)\n"));
+}
+
+#[test]
+fn what_was_just_written_and_what_the_task_needs_are_in_a_full_context() {
+    let p = Project::new();
+    write_many(&p, 2_000);
+    // A keyed fact just written: chosen before the curated part.
+    p.ws.remember(fact(
+        "k-new",
+        "decision",
+        4,
+        Some("runtime.python-version"),
+        "Use Python 3.13.",
+        "2026-02-20T00:00:00Z",
+    ))
+    .unwrap();
+    let context = p.ws.context(None).unwrap();
+    assert!(chars(&context) <= 24_000);
+    assert!(context.contains("more entries not shown: run `workmem memory` or `workmem search`"));
+    assert!(
+        context.ends_with(
+            "# Pending Keyed Facts (recorded, not in the curated memory)\n\n\
+             - [decision] runtime.python-version: Use Python 3.13. (2026-02-20)"
+        ),
+        "{context}"
+    );
+    // An entry with one piece of evidence is not among the top entries ...
+    let entry = "module 1995 of the system. (seen 1x; evidence: 1)";
+    assert!(!context.contains(entry));
+    // ... but a task that names it brings it in first.
+    let asked = p.ws.context_with(&ContextOptions::new().query("module 1995")).unwrap();
+    assert!(chars(&asked) <= 24_000);
+    assert!(asked.contains(entry), "{asked}");
+    assert!(asked.contains("Use Python 3.13."));
+    // A query that cannot be read is an error, not a silent context.
+    assert!(p.ws.context_with(&ContextOptions::new().query("\u{7}")).is_err());
 }

@@ -16,7 +16,7 @@ use workmem::{Config, ContextOptions, Policy, Resolution, Workspace};
 
 use crate::common::{Project, append_raw, fact, let_clock_tick, open, write_raw};
 
-const HEADING: &str = "# Pending Keyed Facts (not yet reviewed by the memory policy)";
+const HEADING: &str = "# Pending Keyed Facts (recorded, not in the curated memory)";
 
 /// Returns the pending part's lines of `context` (empty when absent).
 fn pending_lines(context: &str) -> Vec<String> {
@@ -42,12 +42,39 @@ fn reference(ws: &Workspace, n: usize) -> Vec<String> {
     facts.sort_by(|a, b| {
         (a.recorded_at().instant(), a.fact_id()).cmp(&(b.recorded_at().instant(), b.fact_id()))
     });
+    // An open case's candidates say so; a value a human decision rejected
+    // is not pending.
+    let mut review = std::collections::HashMap::new();
+    let mut rejected = HashSet::new();
+    for case in ws.conflicts().expect("conflicts").cases {
+        for candidate in &case.candidates {
+            for id in candidate.evidence_ids.iter() {
+                match case.status {
+                    workmem::CaseStatus::Open => {
+                        review.insert(id.to_owned(), case.conflict_id.clone());
+                    }
+                    workmem::CaseStatus::Resolved
+                        if case.selected_candidate_id.as_deref()
+                            != Some(candidate.candidate_id.as_str()) =>
+                    {
+                        rejected.insert(id.to_owned());
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
     let start = facts.len().saturating_sub(n);
     facts[start..]
         .iter()
+        .filter(|f| review.contains_key(f.fact_id()) || !rejected.contains(f.fact_id()))
         .map(|f| {
+            let suffix = review
+                .get(f.fact_id())
+                .map(|id| format!(" (under review: {id})"))
+                .unwrap_or_default();
             format!(
-                "- [{}] {}: {} ({})",
+                "- [{}] {}: {} ({}){suffix}",
                 f.kind(),
                 f.memory_key().unwrap_or_default(),
                 f.content(),
@@ -85,14 +112,22 @@ fn a_keyed_fact_is_pending_until_the_policy_makes_it_evidence() {
 }
 
 #[test]
-fn a_resolution_makes_the_chosen_candidate_evidence_and_leaves_the_other_pending() {
+fn a_resolution_makes_the_chosen_candidate_evidence_and_the_other_no_longer_pending() {
     let p = Project::new();
     p.add("a1", "decision", 4, Some("db.engine"), "Use Postgres.", "2026-01-05T00:00:00Z");
     p.add("b1", "decision", 4, Some("db.engine"), "Use SQLite.", "2026-01-05T00:00:00Z");
     assert_eq!(p.distill().queued_conflicts, 1);
-    // Candidates of an open case are claims, not the curated value.
-    assert_eq!(pending_lines(&p.ws.context(None).unwrap()).len(), 2);
+    // Candidates of an open case are claims, not the curated value, and
+    // say which case reviews them.
     let case = p.ws.conflicts().unwrap().cases.remove(0);
+    let review = format!(" (under review: {})", case.conflict_id);
+    assert_eq!(
+        pending_lines(&p.ws.context(None).unwrap()),
+        [
+            format!("- [decision] db.engine: Use Postgres. (2026-01-05){review}"),
+            format!("- [decision] db.engine: Use SQLite. (2026-01-05){review}"),
+        ]
+    );
     let chosen = case.candidates.iter().find(|c| c.content == "Use Postgres.").unwrap();
     p.ws.resolve(Resolution {
         conflict_id: case.conflict_id.clone(),
@@ -106,7 +141,9 @@ fn a_resolution_makes_the_chosen_candidate_evidence_and_leaves_the_other_pending
     .unwrap();
     let context = p.ws.context(None).unwrap();
     assert!(context.contains("- Use Postgres. (seen 1x; evidence: 1)"), "{context}");
-    assert_eq!(pending_lines(&context), ["- [decision] db.engine: Use SQLite. (2026-01-05)"]);
+    // The value a human rejected was reviewed: it is no longer pending.
+    assert_eq!(pending_lines(&context), Vec::<String>::new());
+    assert_eq!(reference(&p.ws, 6), Vec::<String>::new());
 }
 
 #[test]
@@ -172,17 +209,47 @@ fn recent_then_pending_facts_fill_what_the_budget_leaves_each_whole_or_not_at_al
     let at = |budget: usize| p.ws.context_with(&ContextOptions::new().budget(budget)).unwrap();
     // Exactly the whole text: unchanged.
     assert_eq!(at(chars(&full)), full);
-    // One character less: the oldest claim no longer fits whole.
-    assert_eq!(at(chars(&full) - 1), format!("{recent}\n\n{}", pending_block(&claims[1..])));
-    // Room for the recent facts and the heading with one claim.
-    let one = format!("{recent}\n\n{}", pending_block(&claims[2..]));
-    assert_eq!(at(chars(&one)), one);
-    assert_eq!(at(chars(&one) + chars(claims[1]) - 1 + 1), one);
-    // Room for the recent facts only: no empty heading.
-    assert_eq!(at(chars(&one) - 1), recent);
-    // Recent facts come first: a budget for two of them leaves none for claims.
-    let two = "# Recent Workspace Facts\n\n- [outcome] Recent 1. (2026-01-02)\n- [outcome] Recent 2. (2026-01-03)";
-    assert_eq!(at(chars(two) + 10).as_str(), two);
+    // Over the budget, both parts are chosen first, newest first, each line
+    // whole, within a quarter of the budget (with the blank line and the
+    // heading of each part): the newest lines that fit, in log order.
+    let recents = [
+        "- [outcome] Recent 0. (2026-01-01)",
+        "- [outcome] Recent 1. (2026-01-02)",
+        "- [outcome] Recent 2. (2026-01-03)",
+    ];
+    // Newest first: each claim was written after the recent fact of its day.
+    let newest_first = [(true, 2), (false, 2), (true, 1), (false, 1), (true, 0), (false, 0)];
+    for budget in (200..chars(&full)).step_by(7) {
+        let mut room = budget / 4;
+        let (mut shown_recent, mut shown_claims) = (Vec::new(), Vec::new());
+        for (is_claim, i) in newest_first {
+            let (line, title, shown) = if is_claim {
+                (claims[i], HEADING, &mut shown_claims)
+            } else {
+                (recents[i], "# Recent Workspace Facts", &mut shown_recent)
+            };
+            let cost = if shown.is_empty() { 2 + chars(title) + 1 } else { 0 } + 1 + chars(line);
+            if cost > room {
+                break;
+            }
+            room -= cost;
+            shown.insert(0, line);
+        }
+        let mut parts = Vec::new();
+        if !shown_recent.is_empty() {
+            parts.push(format!("# Recent Workspace Facts\n\n{}", shown_recent.join("\n")));
+        }
+        if !shown_claims.is_empty() {
+            parts.push(pending_block(&shown_claims));
+        }
+        let expected = if parts.is_empty() {
+            "(no workspace memory yet)".to_owned()
+        } else {
+            parts.join("\n\n")
+        };
+        assert_eq!(at(budget), expected, "budget {budget}");
+    }
+    // The newest claim is kept before an older recent fact.
 }
 
 #[test]

@@ -154,18 +154,21 @@ fn context_shows_only_active_values_and_recent_unkeyed_facts() {
     }
     // By default the keyed facts no entry cites follow, under their own
     // heading: the tied candidates and the two new claims, oldest first.
-    // Evidence of any revision (k1, of the superseded one) never shows.
+    // Evidence of any revision (k1, of the superseded one) never shows;
+    // the candidates say which open case reviews them.
+    let case = p.ws.conflicts().unwrap().cases.remove(0);
+    let review = format!(" (under review: {})", case.conflict_id);
     let pending = [
-        "- [decision] db.engine: CANDIDATE-ONE. (2026-01-15)",
-        "- [decision] db.engine: CANDIDATE-TWO. (2026-01-15)",
-        "- [decision] runtime.python: KEYED-RAW Use Python 3.13. (2026-02-22)",
-        "- [decision] db.engine: KEYED-RAW Use Oracle. (2026-02-23)",
+        format!("- [decision] db.engine: CANDIDATE-ONE. (2026-01-15){review}"),
+        format!("- [decision] db.engine: CANDIDATE-TWO. (2026-01-15){review}"),
+        "- [decision] runtime.python: KEYED-RAW Use Python 3.13. (2026-02-22)".to_owned(),
+        "- [decision] db.engine: KEYED-RAW Use Oracle. (2026-02-23)".to_owned(),
     ];
     let with_pending = p.ws.context(None).unwrap();
     assert_eq!(
         with_pending,
         format!(
-            "{expected}\n\n# Pending Keyed Facts (not yet reviewed by the memory policy)\n\n{}",
+            "{expected}\n\n# Pending Keyed Facts (recorded, not in the curated memory)\n\n{}",
             pending.join("\n")
         )
     );
@@ -234,7 +237,7 @@ fn recent_facts_come_from_the_newest_files_without_opening_older_ones() {
         .split("# Recent Workspace Facts\n\n")
         .nth(1)
         .unwrap()
-        .split_once("\n\n# Pending Keyed Facts (not yet reviewed by the memory policy)\n\n")
+        .split_once("\n\n# Pending Keyed Facts (recorded, not in the curated memory)\n\n")
         .unwrap();
     let lines: Vec<&str> = recent_part.lines().collect();
     // The six pending keyed facts are in the newer files too.

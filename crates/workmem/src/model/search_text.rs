@@ -63,7 +63,6 @@ fn units(text: &str) -> Vec<Unit<'_>> {
     let mut out = Vec::new();
     let mut run: Vec<(char, usize, usize)> = Vec::new();
     for (start, segment) in text.split_word_bound_indices() {
-        let end = start + segment.len();
         if segment.chars().all(is_cjk) {
             if run.last().is_some_and(|&(_, _, last)| last != start) {
                 out.push(Unit::Run { chars: std::mem::take(&mut run) });

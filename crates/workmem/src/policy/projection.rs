@@ -145,7 +145,7 @@ impl Projection {
 
 const TITLE: &str = "# Workspace Memory\n\nDerived from append-only project facts. Edit the source log or policy, not this view.";
 const RECENT_TITLE: &str = "# Recent Workspace Facts";
-const PENDING_TITLE: &str = "# Pending Keyed Facts (not yet reviewed by the memory policy)";
+const PENDING_TITLE: &str = "# Pending Keyed Facts (recorded, not in the curated memory)";
 const EMPTY_CONTEXT: &str = "(no workspace memory yet)";
 
 /// Default number of recent facts in the agent context.
@@ -207,7 +207,7 @@ fn render_sections(active: &[&Projected], overflow: Option<usize>) -> String {
 }
 
 fn overflow_line(hidden: usize) -> String {
-    format!("- ({hidden} more entries not shown: run `workmem memory`)")
+    format!("- ({hidden} more entries not shown: run `workmem memory` or `workmem search`)")
 }
 
 fn recent_line(fact: &Fact) -> String {
@@ -229,6 +229,9 @@ pub struct PendingFact {
     pub content: String,
     /// When it was recorded.
     pub recorded_at: Stamp,
+    /// The open conflict case one of whose candidates it is evidence of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub under_review: Option<String>,
 }
 
 impl PendingFact {
@@ -240,6 +243,7 @@ impl PendingFact {
             memory_key: fact.memory_key.clone()?,
             content: fact.content.clone(),
             recorded_at: fact.recorded_at.clone(),
+            under_review: None,
         })
     }
 
@@ -250,8 +254,10 @@ impl PendingFact {
 }
 
 fn pending_line(fact: &PendingFact) -> String {
+    let review =
+        fact.under_review.as_deref().map(|id| format!(" (under review: {id})")).unwrap_or_default();
     format!(
-        "- [{}] {}: {} ({})",
+        "- [{}] {}: {} ({}){review}",
         fact.kind,
         fact.memory_key,
         fact.content,
@@ -268,27 +274,59 @@ fn chars(text: &str) -> usize {
 /// facts (each oldest first), within `budget` characters (0: unbounded).
 ///
 /// `entries` is used only when the unbounded text exceeds the budget.
+/// Then the recent and pending facts are chosen first, newest first, each
+/// whole or not at all, within a quarter of the budget together (an agent
+/// always sees what it has just written), and the curated part fills the
+/// rest with the entries of highest priority: those whose keys `relevant`
+/// returns (most relevant first), then more evidence, the latest
+/// `last_seen`, content.
 pub fn render_context(
     memory_md: &str,
     entries: &[Projected],
     recent: &[Fact],
     pending: &[PendingFact],
     budget: usize,
+    relevant: &dyn Fn() -> Vec<String>,
 ) -> String {
-    let recent: Vec<String> =
-        recent.iter().filter(|f| f.memory_key.is_none()).map(recent_line).collect();
-    let pending: Vec<String> = pending.iter().map(pending_line).collect();
-    let full = join_context(memory_md.trim(), &recent, &pending);
+    let recent_facts: Vec<&Fact> = recent.iter().filter(|f| f.memory_key.is_none()).collect();
+    let recent: Vec<String> = recent_facts.iter().map(|f| recent_line(f)).collect();
+    let pending_lines: Vec<String> = pending.iter().map(pending_line).collect();
+    let full = join_context(memory_md.trim(), &recent, &pending_lines);
     if budget == 0 || chars(&full) <= budget {
         return full;
     }
-    let curated = bounded_curated(memory_md, entries, budget);
-    // Recent facts, then pending keyed facts, fill what is left, newest
-    // first, each whole or not at all.
-    let mut room = budget.saturating_sub(chars(&curated));
-    let mut shown_any = !curated.is_empty();
-    let recent = fill(&recent, RECENT_TITLE, &mut room, &mut shown_any);
-    let pending = fill(&pending, PENDING_TITLE, &mut room, &mut shown_any);
+    // Both parts, newest first, within a quarter of the budget.
+    let mut order: Vec<(jiff::Timestamp, bool, usize)> = recent_facts
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.recorded_at.instant(), false, i))
+        .chain(pending.iter().enumerate().map(|(i, f)| (f.recorded_at.instant(), true, i)))
+        .collect();
+    order.sort_by(|a, b| b.cmp(a));
+    let mut room = budget / 4;
+    let (mut keep_recent, mut keep_pending) =
+        (vec![false; recent.len()], vec![false; pending.len()]);
+    let mut headers = [false; 2];
+    for (_, is_pending, i) in order {
+        let line = if is_pending { &pending_lines[i] } else { &recent[i] };
+        let title = if is_pending { PENDING_TITLE } else { RECENT_TITLE };
+        // A part costs its title and the blank line before it.
+        let header = if headers[usize::from(is_pending)] { 0 } else { 2 + chars(title) + 1 };
+        let cost = header + 1 + chars(line);
+        if cost > room {
+            break;
+        }
+        room -= cost;
+        headers[usize::from(is_pending)] = true;
+        if is_pending { keep_pending[i] = true } else { keep_recent[i] = true }
+    }
+    let pick = |lines: &[String], keep: &[bool]| -> Vec<String> {
+        lines.iter().zip(keep).filter(|(_, k)| **k).map(|(l, _)| l.clone()).collect()
+    };
+    let (recent, pending) = (pick(&recent, &keep_recent), pick(&pending_lines, &keep_pending));
+    let facts_len = chars(&join_context("", &recent, &pending));
+    let facts_len = if recent.is_empty() && pending.is_empty() { 0 } else { facts_len + 2 };
+    let curated = bounded_curated(memory_md, entries, budget.saturating_sub(facts_len), &relevant);
     join_context(&curated, &recent, &pending)
 }
 
@@ -322,7 +360,7 @@ pub fn render_memory_within(memory_md: &str, entries: &[Projected], budget: usiz
         kept.push('\n');
         return kept;
     }
-    let mut bounded = bounded_curated(memory_md, entries, budget.saturating_sub(1));
+    let mut bounded = bounded_curated(memory_md, entries, budget.saturating_sub(1), &Vec::new);
     bounded.push('\n');
     bounded
 }
@@ -334,11 +372,20 @@ const UNRENDERED_CUT: &str = "- (the rest of MEMORY.md is not shown: run `workme
 /// Returns the curated part of a bounded context: the trimmed MEMORY.md
 /// layout with the highest-priority entries that fit in `budget`
 /// characters, and the overflow line when some do not.
-fn bounded_curated(memory_md: &str, entries: &[Projected], budget: usize) -> String {
+fn bounded_curated(
+    memory_md: &str,
+    entries: &[Projected],
+    budget: usize,
+    relevant: &dyn Fn() -> Vec<String>,
+) -> String {
     let mut active: Vec<&Projected> = entries.iter().filter(|e| e.kind != Kind::Outcome).collect();
+    let ranked: std::collections::HashMap<String, usize> =
+        relevant().into_iter().enumerate().map(|(rank, key)| (key, rank)).collect();
+    let rank = |e: &Projected| ranked.get(&e.key).copied().unwrap_or(usize::MAX);
     active.sort_by(|a, b| {
-        b.evidence
-            .cmp(&a.evidence)
+        rank(a)
+            .cmp(&rank(b))
+            .then_with(|| b.evidence.cmp(&a.evidence))
             .then_with(|| b.last_seen.instant().cmp(&a.last_seen.instant()))
             .then_with(|| a.content.cmp(&b.content))
             .then_with(|| a.key.cmp(&b.key))
@@ -376,26 +423,6 @@ fn bounded_curated(memory_md: &str, entries: &[Projected], budget: usize) -> Str
     } else {
         render_sections(&active[..shown], (hidden > 0).then_some(hidden)).trim().to_owned()
     }
-}
-
-/// Returns the newest of `lines` (oldest first) that fit in `room` under
-/// `title`, each whole or not at all, oldest first; takes their size from
-/// `room`. `shown_any` says whether a part precedes (a blank line apart).
-fn fill(lines: &[String], title: &str, room: &mut usize, shown_any: &mut bool) -> Vec<String> {
-    let mut kept: Vec<String> = Vec::new();
-    let mut header = (if *shown_any { 2 } else { 0 }) + chars(title) + 1;
-    for line in lines.iter().rev() {
-        let cost = header + 1 + chars(line);
-        if cost > *room {
-            break;
-        }
-        *room -= cost;
-        header = 0;
-        kept.push(line.clone());
-    }
-    kept.reverse();
-    *shown_any |= !kept.is_empty();
-    kept
 }
 
 fn join_context(curated: &str, recent: &[String], pending: &[String]) -> String {

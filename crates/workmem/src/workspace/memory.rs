@@ -259,7 +259,7 @@ impl Workspace {
     /// `max_chars` characters, and otherwise its bounded form: the same
     /// layout with only the highest-priority entries that fit (more
     /// evidence, then the latest `last_seen`, then content) and the line
-    /// ``- (N more entries not shown: run `workmem memory`)``. For readers
+    /// ``- (N more entries not shown: run `workmem memory` or `workmem search`)``. For readers
     /// that must not receive an unbounded text (an MCP resource); the file
     /// itself is never truncated. Uses the projection index like
     /// [`Workspace::context`], so the cost does not grow with the log.
@@ -334,7 +334,7 @@ impl Workspace {
     /// })?;
     /// assert_eq!(
     ///     ws.context_with(&ContextOptions::new())?,
-    ///     "# Pending Keyed Facts (not yet reviewed by the memory policy)\n\n\
+    ///     "# Pending Keyed Facts (recorded, not in the curated memory)\n\n\
     ///      - [decision] runtime.python-version: Use Python 3.12 (2026-01-05)"
     /// );
     /// assert_eq!(
@@ -352,9 +352,34 @@ impl Workspace {
             f.memory_key.is_none()
         })?;
         let pending =
-            self.pending_facts(options.pending.unwrap_or(self.config.pending_facts), &view)?;
+            self.reviewed_pending(options.pending.unwrap_or(self.config.pending_facts), &view)?;
         let budget = options.budget.unwrap_or(self.config.context_budget);
-        Ok(projection::render_context(&view.memory, &view.entries, &recent, &pending, budget))
+        // With a query, the entries relevant to it come first when not all
+        // fit: found by search only then.
+        let query = options.query.as_deref().filter(|q| !q.trim().is_empty());
+        if let Some(query) = query {
+            crate::model::search_text::parse_query(query)?;
+        }
+        let searched = std::cell::RefCell::new(None);
+        let relevant = || -> Vec<String> {
+            let Some(query) = query else { return Vec::new() };
+            let found = self.relevant_entries(query);
+            let keys = found.as_ref().map(|keys| keys.clone()).unwrap_or_default();
+            *searched.borrow_mut() = Some(found);
+            keys
+        };
+        let context = projection::render_context(
+            &view.memory,
+            &view.entries,
+            &recent,
+            &pending,
+            budget,
+            &relevant,
+        );
+        if let Some(Err(err)) = searched.into_inner() {
+            return Err(err);
+        }
+        Ok(context)
     }
 }
 
@@ -371,6 +396,9 @@ pub struct ContextOptions {
     pub pending: Option<usize>,
     /// Character budget of the whole context (0: unbounded).
     pub budget: Option<usize>,
+    /// A task: when the curated part cannot hold every active entry, the
+    /// entries most relevant to it (by [`Workspace::search`]) come first.
+    pub query: Option<String>,
 }
 
 impl ContextOptions {
@@ -394,6 +422,12 @@ impl ContextOptions {
     /// Sets the character budget (0: unbounded).
     pub fn budget(mut self, chars: usize) -> ContextOptions {
         self.budget = Some(chars);
+        self
+    }
+
+    /// Sets the task whose relevant entries come first.
+    pub fn query(mut self, text: impl Into<String>) -> ContextOptions {
+        self.query = Some(text.into());
         self
     }
 }

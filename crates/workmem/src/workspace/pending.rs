@@ -40,6 +40,7 @@ use crate::error::{Error, Result};
 use crate::model::fact::Fact;
 use crate::policy::projection::{MAX_PENDING_FACTS, PendingFact};
 use crate::store::atomic_io::{self, FileStamp, file_stamp};
+use crate::store::conflict_queue::CaseStatus;
 use crate::store::curated_state::{CuratedState, Entry};
 use crate::workspace::memory::CuratedView;
 use crate::workspace::{CURATED_FILE, PENDING_INDEX_FILE, Workspace};
@@ -284,4 +285,48 @@ fn newest(found: &mut Vec<PendingFact>, limit: usize) -> Vec<PendingFact> {
     found.dedup_by(|a, b| a.fact_id == b.fact_id);
     let start = found.len().saturating_sub(limit);
     found.split_off(start)
+}
+
+impl Workspace {
+    /// Returns the `limit` most recent pending keyed facts as the context
+    /// shows them: without the facts whose value a human decision rejected
+    /// (so maybe fewer: the pending index stays the one of `limit` facts),
+    /// and with the open conflict case of those under review.
+    ///
+    /// Errors: as [`Workspace::pending_facts`] and [`Workspace::conflicts`].
+    pub(super) fn reviewed_pending(
+        &self,
+        limit: usize,
+        view: &CuratedView,
+    ) -> Result<Vec<PendingFact>> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let mut found = self.pending_facts(limit, view)?;
+        if !found.is_empty() && self.file(crate::workspace::CONFLICTS_FILE).exists() {
+            let queue = self.conflicts()?;
+            found.retain_mut(|fact| {
+                let mut rejected = false;
+                for case in queue.cases.iter().filter(|c| c.memory_key == fact.memory_key) {
+                    let Some(candidate) = case
+                        .candidates
+                        .iter()
+                        .find(|c| c.evidence_ids.binary_search(&fact.fact_id).is_ok())
+                    else {
+                        continue;
+                    };
+                    match case.status {
+                        CaseStatus::Open => fact.under_review = Some(case.conflict_id.clone()),
+                        CaseStatus::Resolved => {
+                            rejected |= case.selected_candidate_id.as_deref()
+                                != Some(candidate.candidate_id.as_str());
+                        }
+                        CaseStatus::Superseded => {}
+                    }
+                }
+                fact.under_review.is_some() || !rejected
+            });
+        }
+        Ok(found)
+    }
 }

@@ -498,3 +498,28 @@ fn decode_cursor(cursor: &str, fingerprint: u64) -> Result<usize> {
     }
     Ok(offset)
 }
+
+/// The most entries a context's query puts first.
+const RELEVANT_ENTRIES: usize = 4 * MAX_SEARCH_LIMIT;
+
+impl Workspace {
+    /// Returns the keys of the active entries most relevant to `query`,
+    /// most relevant first (at most [`RELEVANT_ENTRIES`]).
+    ///
+    /// Errors: as [`Workspace::search`].
+    pub(super) fn relevant_entries(&self, query: &str) -> Result<Vec<String>> {
+        let mut options = SearchOptions::new();
+        options.scope = SearchScope::Memory;
+        options.limit = Some(MAX_SEARCH_LIMIT);
+        let mut keys = Vec::new();
+        while keys.len() < RELEVANT_ENTRIES {
+            let page = self.search(query, &options)?;
+            keys.extend(page.hits.into_iter().map(|hit| hit.id));
+            match page.next_cursor {
+                Some(cursor) => options.cursor = Some(cursor),
+                None => break,
+            }
+        }
+        Ok(keys)
+    }
+}

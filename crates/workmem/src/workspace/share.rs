@@ -85,10 +85,18 @@ impl Workspace {
             files.extend(self.write_pin(&self.workspace_id)?);
         }
         atomic_io::create_private_dir(&self.memory_dir)?;
+        // `.*` covers every cache; the search index is named as well, as
+        // the largest of them (a narrowed pattern must still leave it out).
+        let search_index = crate::store::search_index::INDEX_DIR;
         let mut ignore: Vec<String> = if prefix.is_empty() {
-            vec![".*".into(), "!/.gitignore".into(), "!/.gitattributes".into()]
+            vec![
+                ".*".into(),
+                "!/.gitignore".into(),
+                "!/.gitattributes".into(),
+                format!("/{search_index}/"),
+            ]
         } else {
-            vec![format!("{prefix}.*")]
+            vec![format!("{prefix}.*"), format!("{prefix}{search_index}/")]
         };
         // The journal holds this clone's work in flight, never anyone
         // else's; MEMORY.md is rendered from the checked curated.json by
