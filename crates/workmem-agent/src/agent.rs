@@ -247,10 +247,12 @@ impl<C: MessagesClient> Agent<C> {
                 Err(message) => ToolOutput::error(message),
             },
             tools::WRITE_MEMORY => tools::write_memory(&self.workspace, input),
+            tools::SEARCH_MEMORY => tools::search_memory(&self.workspace, input),
             other => ToolOutput::error(format!(
-                "unknown tool {other:?}; the tools are {} and {}",
+                "unknown tool {other:?}; the tools are {}, {} and {}",
                 tools::BASH,
-                tools::WRITE_MEMORY
+                tools::WRITE_MEMORY,
+                tools::SEARCH_MEMORY
             )),
         }
     }

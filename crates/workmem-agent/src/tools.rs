@@ -1,9 +1,10 @@
 //! The tools offered to the model, their input schemas, and the checked
-//! reading of `write_memory` input.
+//! reading of `write_memory` and `search_memory` input.
 //!
-//! Exactly two tools exist: `bash` and `write_memory`. None can resolve a
-//! conflict, distill, or change or delete anything already recorded: those
-//! stay with the human at the REPL (docs/policy.md).
+//! Exactly three tools exist: `bash`, `write_memory` and `search_memory`.
+//! None can resolve a conflict, distill, or change or delete anything
+//! already recorded: those stay with the human at the REPL
+//! (docs/policy.md).
 
 use serde_json::{Map, Value, json};
 use workmem::{Error, Invalid, NewFact, Workspace};
@@ -17,6 +18,10 @@ use workmem::{
 pub const BASH: &str = "bash";
 /// Name of the tool that appends a fact.
 pub const WRITE_MEMORY: &str = WRITE_MEMORY_TOOL;
+/// Name of the tool that searches the memory.
+pub const SEARCH_MEMORY: &str = workmem::SEARCH_MEMORY_TOOL;
+/// The most characters of a `search_memory` result (as the MCP tool's).
+pub const MAX_SEARCH_RESULT_CHARS: usize = 25_000;
 /// The `source` of facts the model writes.
 pub use workmem::MODEL_TOOL_SOURCE;
 
@@ -41,7 +46,7 @@ impl ToolOutput {
     }
 }
 
-/// Returns the definitions of the two tools, `bash` first.
+/// Returns the definitions of the three tools, `bash` first.
 pub fn definitions(bash_timeout_secs: u64, max_output_chars: usize) -> Vec<ToolDefinition> {
     vec![
         ToolDefinition {
@@ -67,7 +72,35 @@ pub fn definitions(bash_timeout_secs: u64, max_output_chars: usize) -> Vec<ToolD
             description: WRITE_MEMORY_DESCRIPTION.to_owned(),
             input_schema: write_memory_schema(),
         },
+        ToolDefinition {
+            name: SEARCH_MEMORY.to_owned(),
+            description: workmem::SEARCH_MEMORY_DESCRIPTION.to_owned(),
+            input_schema: workmem::search_memory_schema(),
+        },
     ]
+}
+
+/// Runs `search_memory` against `workspace`: one page of hits as JSON,
+/// within [`MAX_SEARCH_RESULT_CHARS`]; invalid input comes back as an
+/// error naming the field.
+pub fn search_memory(workspace: &Workspace, input: &Value) -> ToolOutput {
+    let page = input
+        .as_object()
+        .ok_or_else(|| {
+            Error::invalid(
+                "input",
+                Invalid::WrongType { expected: "a JSON object", got: "another value" },
+            )
+        })
+        .and_then(workmem::search_memory_args)
+        .and_then(|(query, mut options)| {
+            options.max_chars = MAX_SEARCH_RESULT_CHARS - 500;
+            workspace.search(&query, &options)
+        });
+    match page {
+        Ok(page) => ToolOutput::ok(workmem::search_memory_result(&page).to_string()),
+        Err(err) => ToolOutput::error(format!("the search failed: {err}")),
+    }
 }
 
 /// Returns the command of a `bash` call.
@@ -135,7 +168,8 @@ mod tests {
     fn schemas_mirror_the_fact_fields() {
         let tools = definitions(120, 50_000);
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-        assert_eq!(names, [BASH, WRITE_MEMORY]);
+        assert_eq!(names, [BASH, WRITE_MEMORY, SEARCH_MEMORY]);
+        assert_eq!(tools[2].input_schema["required"], json!(["query"]));
         let schema = &tools[1].input_schema;
         assert_eq!(schema["required"], json!(["content", "kind", "importance"]));
         assert_eq!(schema["properties"]["memory_key"]["maxLength"], 120);
@@ -179,6 +213,34 @@ mod tests {
                 Err(Error::InvalidInput { field: got, .. }) => assert_eq!(got, field, "{input}"),
                 other => panic!("{input}: {other:?}"),
             }
+        }
+    }
+
+    #[test]
+    fn search_memory_finds_what_was_written_and_names_bad_fields() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::open(dir.path(), None).unwrap();
+        ws.init().unwrap();
+        let written = write_memory(
+            &ws,
+            &json!({"content": "The parser rejects tabs", "kind": "pitfall", "importance": 3}),
+        );
+        assert!(!written.is_error, "{}", written.content);
+        let found = search_memory(&ws, &json!({"query": "pars*", "in": "facts"}));
+        assert!(!found.is_error, "{}", found.content);
+        let value: Value = serde_json::from_str(&found.content).unwrap();
+        assert_eq!(value["hits"][0]["snippet"], "The **parser** rejects tabs");
+        assert_eq!(value["total"], 1);
+        for (input, field) in [
+            (json!({}), "query"),
+            (json!({"query": 3}), "query"),
+            (json!({"query": "x", "limit": 51}), "limit"),
+            (json!({"query": "x", "in": "everything"}), "in"),
+            (json!({"query": "x", "cursor": "forged"}), "cursor"),
+            (json!({"query": "x", "rank": "bm25"}), "rank"),
+        ] {
+            let out = search_memory(&ws, &input);
+            assert!(out.is_error && out.content.contains(field), "{input}: {}", out.content);
         }
     }
 

@@ -207,7 +207,13 @@ fn stdout_carries_only_protocol_messages_and_stdin_close_ends_the_server() {
         .collect();
     assert_eq!(
         names,
-        BTreeSet::from(["get_context", "list_conflicts", "list_recent_facts", "write_memory"])
+        BTreeSet::from([
+            "get_context",
+            "list_conflicts",
+            "list_recent_facts",
+            "search_memory",
+            "write_memory"
+        ])
     );
 
     let written = server.call_tool(
@@ -589,6 +595,7 @@ fn python_client_pages_a_large_workspace_within_the_bound() {
         "get_context",
         "list_recent_facts",
         "list_conflicts",
+        "search_memory",
         "write_memory",
         "workmem://memory",
         "workmem://context",

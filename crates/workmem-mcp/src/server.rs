@@ -25,7 +25,8 @@ use crate::tools::{self, ConflictsQuery};
 use crate::{CONTEXT_URI, MEMORY_URI};
 
 const INSTRUCTIONS: &str = "\
-workmem is this project's durable memory. Call get_context at the start of a task. Record decisions, \
+workmem is this project's durable memory. Call get_context at the start of a task (with the task as \
+query), and search_memory to find what the project already knows before asking or writing. Record decisions, \
 conventions and pitfalls worth keeping with write_memory (never credentials). Facts are promoted into \
 memory by a deterministic policy, not by you; ties between competing values wait for a human, so when \
 list_conflicts shows open cases, tell the user a decision awaits their review (`workmem conflicts`, \
@@ -92,6 +93,7 @@ impl WorkmemServer {
             tools::GET_CONTEXT,
             tools::LIST_RECENT_FACTS,
             tools::LIST_CONFLICTS,
+            tools::SEARCH_MEMORY,
         ]
         .contains(&name)
         {
@@ -106,6 +108,7 @@ impl WorkmemServer {
             tools::WRITE_MEMORY => Self::write_memory(ws, args),
             tools::GET_CONTEXT => Self::get_context(ws, args),
             tools::LIST_RECENT_FACTS => Self::list_recent_facts(ws, args),
+            tools::SEARCH_MEMORY => Self::search_memory(ws, args),
             _ => Self::list_conflicts(ws, args),
         };
         Ok(outcome
@@ -155,6 +158,15 @@ impl WorkmemServer {
             }
         };
         Ok(CallToolResult::structured(page))
+    }
+
+    fn search_memory(ws: &Workspace, args: &JsonObject) -> Result<CallToolResult, workmem::Error> {
+        let (query, mut options) = workmem::search_memory_args(args)?;
+        // The page's envelope (total, next_cursor) stays well within what
+        // the hits leave of the bound.
+        options.max_chars = MAX_RESULT_CHARS - 500;
+        let page = ws.search(&query, &options)?;
+        Ok(CallToolResult::structured(workmem::search_memory_result(&page)))
     }
 
     /// Returns the text of the resource at `uri`.

@@ -25,6 +25,8 @@ pub const GET_CONTEXT: &str = "get_context";
 pub const LIST_RECENT_FACTS: &str = "list_recent_facts";
 /// Name of the tool that lists open conflict cases.
 pub const LIST_CONFLICTS: &str = "list_conflicts";
+/// Name of the tool that searches the memory.
+pub const SEARCH_MEMORY: &str = workmem::SEARCH_MEMORY_TOOL;
 
 /// Most recent facts `get_context` may be asked for (as `workmem context`).
 pub const MAX_RECENT: u64 = 1_000;
@@ -92,6 +94,14 @@ pub fn definitions() -> Vec<Tool> {
         .with_title("List open conflicts")
         .with_annotations(read_only("List open conflicts"))
         .with_raw_output_schema(object_schema(list_conflicts_output())),
+        Tool::new(
+            SEARCH_MEMORY,
+            workmem::SEARCH_MEMORY_DESCRIPTION,
+            object_schema(workmem::search_memory_schema()),
+        )
+        .with_title("Search memory")
+        .with_annotations(read_only("Search memory"))
+        .with_raw_output_schema(object_schema(workmem::search_memory_output_schema())),
     ]
 }
 
@@ -207,6 +217,12 @@ fn get_context_schema() -> Value {
                      the memory policy) to include: an integer from 0 to {MAX_PENDING} (default 6; 0 leaves \
                      them out)."
                 ),
+            },
+            "query": {
+                "type": "string",
+                "maxLength": workmem::MAX_QUERY_CHARS,
+                "description": "Optional. The task at hand, at most 1000 characters (search_memory's syntax): when \
+                    the curated memory does not fit whole, the entries relevant to it come first."
             }
         },
         "additionalProperties": false
@@ -274,8 +290,9 @@ pub fn write_memory_args(args: &JsonObject) -> Result<NewFact, Error> {
 ///
 /// Errors: [`Error::InvalidInput`] naming the field.
 pub fn get_context_args(args: &JsonObject) -> Result<ContextOptions, Error> {
-    reject_unknown_fields(args, &["recent", "pending"])?;
+    reject_unknown_fields(args, &["recent", "pending", "query"])?;
     let mut options = ContextOptions::new();
+    options.query = optional::<String>(args, "query", "a string")?;
     options.recent = bounded(args, "recent", 0, MAX_RECENT)?.map(to_usize);
     options.pending = bounded(args, "pending", 0, MAX_PENDING)?.map(to_usize);
     Ok(options)
@@ -651,7 +668,7 @@ mod tests {
             if name == WRITE_MEMORY {
                 assert_eq!(hints.destructive_hint, Some(false), "{name}");
             }
-            // get_context returns text; the other three return structuredContent.
+            // get_context returns text; the others return structuredContent.
             assert_eq!(tool.output_schema.is_some(), name != GET_CONTEXT, "{name}");
             if let Some(output) = &tool.output_schema {
                 assert_eq!(output["type"], "object", "{name}");
@@ -663,7 +680,10 @@ mod tests {
     fn schemas_mirror_the_spec() {
         let tools = definitions();
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-        assert_eq!(names, [WRITE_MEMORY, GET_CONTEXT, LIST_RECENT_FACTS, LIST_CONFLICTS]);
+        assert_eq!(
+            names,
+            [WRITE_MEMORY, GET_CONTEXT, LIST_RECENT_FACTS, LIST_CONFLICTS, SEARCH_MEMORY]
+        );
         let schema = Value::Object(tools[0].input_schema.as_ref().clone());
         let text = schema.to_string();
         assert!(text.contains(r#""pattern":"^[a-z][a-z0-9]*(?:[._-][a-z0-9]+)*$""#), "{text}");

@@ -25,7 +25,7 @@ from jsonschema import Draft202012Validator
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-EXPECTED_TOOLS = {"write_memory", "get_context", "list_recent_facts", "list_conflicts"}
+EXPECTED_TOOLS = {"write_memory", "get_context", "list_recent_facts", "list_conflicts", "search_memory"}
 MEMORY_URI = "workmem://memory"
 CONTEXT_URI = "workmem://context"
 PENDING_HEADING = "# Pending Keyed Facts (recorded, not in the curated memory)"
@@ -287,6 +287,36 @@ async def large(binary, project, report_out):
                 context = text_of(await bounded_call(session, sizes, "get_context", arguments))
                 # The curated part alone fills the budget here.
                 check(" more entries not shown: run `workmem memory` or `workmem search`)" in context, f"get_context {arguments}")
+
+            # A keyed fact just written is in the context, however large the
+            # memory: the facts are chosen before the curated part.
+            await bounded_call(session, sizes, "write_memory", {
+                "content": "Pin the toolchain to 1.89", "kind": "decision", "importance": 4,
+                "memory_key": "toolchain.pin-version"})
+            context = text_of(await bounded_call(session, sizes, "get_context", {}))
+            check("- [decision] toolchain.pin-version: Pin the toolchain to 1.89 (" in context,
+                  "a keyed fact just written is not in get_context")
+
+            # Search: bounded pages to the end, every hit once; entries first.
+            seen, search_pages, cursor, kinds = set(), 0, None, []
+            while True:
+                arguments = {"query": "build", "limit": 50, "in": "all"}
+                if cursor is not None:
+                    arguments["cursor"] = cursor
+                page = (await bounded_call(session, sizes, "search_memory", arguments)).structured_content
+                search_pages += 1
+                for hit in page["hits"]:
+                    check(hit["id"] not in seen, f"search hit {hit['id']} twice")
+                    seen.add(hit["id"])
+                    check("**" in hit["snippet"], f"unmarked snippet {hit['snippet']!r}")
+                    kinds.append(hit["type"])
+                cursor = page.get("next_cursor")
+                if cursor is None or search_pages >= 40:
+                    break
+            check(search_pages > 1 and len(seen) > 50, f"search: {search_pages} pages, {len(seen)} hits")
+            check(kinds == sorted(kinds, key=lambda t: t != "entry"), "facts before entries")
+            await call_error(session, "search_memory", {"query": "x" * 10240}, "query")
+            await call_error(session, "search_memory", {"query": "build", "cursor": "c00000001" + "0" * 16}, "cursor")
 
             # Facts, newest page first, while new facts arrive: one now
             # (newer than the window: never listed) and one backdated into

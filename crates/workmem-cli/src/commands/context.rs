@@ -24,6 +24,7 @@ use crate::output::{ContextOutput, HookContext, HookOutput};
   workmem context
   workmem context --recent 10
   workmem context --pending 0   # without the pending keyed facts
+  workmem context --query \"connection pool\"   # entries about it first
   workmem context --json   # {\"context\": \"...\"}
   workmem context --hook   # for a session-start hook (what `workmem setup` writes)")]
 pub struct ContextArgs {
@@ -43,6 +44,10 @@ pub struct ContextArgs {
     /// characters; always exit 0 (a notice instead of an error)
     #[arg(long)]
     pub hook: bool,
+    /// The task at hand: when not every curated entry fits, the entries
+    /// relevant to it come first (search syntax, at most 1,000 characters)
+    #[arg(long, value_name = "TEXT")]
+    pub query: Option<String>,
 }
 
 /// The most a hook hands the client: Claude Code replaces longer hook
@@ -60,6 +65,7 @@ pub fn run(ctx: &Ctx, args: &ContextArgs) -> Result<(), CommandError> {
     let mut options = ContextOptions::new();
     options.recent = args.recent.map(usize::from);
     options.pending = args.pending.map(usize::from);
+    options.query.clone_from(&args.query);
     let context = ctx.workspace()?.context_with(&options)?;
     if ctx.ui.is_json() {
         return ctx.ui.json(&ContextOutput { context: &context });
