@@ -30,6 +30,11 @@
 //! memory yet; the bench fails when its median exceeds 50 ms. The full
 //! run measures it too, after `context`.
 //!
+//! With `WORKMEM_BENCH_ONLY=search` only the first distill and `search`
+//! run (the first query after a fresh clone, which builds the index,
+//! queries with the index up to date, a query after a `remember`); the
+//! search figures also close every full run.
+//!
 //! With `WORKMEM_BENCH_TEACHING=PATH` (the teaching implementation's
 //! `s10_workspace_memory/code.py` in a checkout of learn-workbuddy; the
 //! interpreter, `WORKMEM_BENCH_PYTHON`, default `python3`, needs the
@@ -218,6 +223,63 @@ fn hook_figures(dir: &Path) {
     assert!(hook < HOOK_LIMIT_MS, "the session-start hook took {hook:.2} ms (median)");
 }
 
+fn search_only() -> bool {
+    std::env::var("WORKMEM_BENCH_ONLY").is_ok_and(|only| only == "search")
+}
+
+/// `search`: the first query after a fresh clone (no index: it is built),
+/// against a first distill of the same log; then queries with the index up
+/// to date, and a query after one `remember` (the index catches up).
+fn search_figures(dir: &Path) {
+    let memory = dir.join(".workmem/memory");
+    let index = memory.join(".search-index");
+    let search = |query: &str| {
+        let mut cmd = workmem(dir);
+        cmd.args(["search", query, "--limit", "10", "--json"]);
+        timed(&mut cmd)
+    };
+    let first: Vec<f64> = (0..5)
+        .map(|_| {
+            let _ = std::fs::remove_dir_all(&index);
+            search("check input")
+        })
+        .collect();
+    let (_, first_rss) = {
+        let _ = std::fs::remove_dir_all(&index);
+        timed_rss(dir, &["search", "check input", "--json"])
+    };
+    println!(
+        "search: first query (index built) median {:.0} ms, peak {first_rss:.0} MB; index {:.1} MB",
+        median(first),
+        dir_size(&index) as f64 / 1e6
+    );
+    for query in ["check input", "\"every input\"", "modu*", "tests passed", "nothing-matches-this"]
+    {
+        let runs = median((0..21).map(|_| search(query)).collect());
+        println!("search {query:?}: median {runs:.2} ms");
+    }
+    let remember = |n: usize| {
+        workmem(dir)
+            .args(["remember", &format!("Searchable bench note {n}"), "-q"])
+            .status()
+            .expect("remember");
+    };
+    let after: Vec<f64> = (0..11)
+        .map(|n| {
+            remember(n);
+            search("check input")
+        })
+        .collect();
+    println!("search after one remember (catch-up): median {:.2} ms", median(after));
+}
+
+/// Bytes of the files in `dir`.
+fn dir_size(dir: &Path) -> u64 {
+    std::fs::read_dir(dir).map_or(0, |entries| {
+        entries.filter_map(Result::ok).filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum()
+    })
+}
+
 /// `remember --id` against `remember`, alternating, then imports of 100
 /// facts with ids.
 fn append_figures(dir: &Path, scratch: &Path, seed: u64) {
@@ -285,6 +347,22 @@ fn workspace_figures(dir: &Path) {
             timed(workmem(dir).args(["distill", "--as-of", AS_OF, "-q"]));
         }
         hook_figures(dir);
+        return;
+    }
+    if search_only() {
+        let memory = dir.join(".workmem/memory");
+        let distill = ["distill", "--as-of", AS_OF, "-q"];
+        let first: Vec<f64> = (0..5)
+            .map(|_| {
+                for name in DERIVED {
+                    let _ = std::fs::remove_file(memory.join(name));
+                }
+                let _ = std::fs::remove_dir_all(memory.join(".id-index"));
+                timed(workmem(dir).args(distill))
+            })
+            .collect();
+        println!("distill: first run median {:.0} ms", median(first));
+        search_figures(dir);
         return;
     }
     let open = median((0..21).map(|_| timed(workmem(dir).args(["init", "-q"]))).collect());
@@ -476,6 +554,7 @@ fn workspace_figures(dir: &Path) {
     }
     let (verify, verify_rss) = timed_rss(dir, &["verify", "-q"]);
     println!("verify (reads everything): {verify:.0} ms, peak {verify_rss:.0} MB");
+    search_figures(dir);
 }
 
 /// Run by the teaching implementation's interpreter: imports its module

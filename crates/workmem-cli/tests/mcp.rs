@@ -271,7 +271,7 @@ fn null_id_error(reply: &Value, code: i64) -> String {
 /// Asserts the server still answers: lists its tools under `id`.
 fn still_serving(server: &mut Server, id: u64) {
     let tools = server.request(id, "tools/list", json!({}));
-    assert_eq!(tools["result"]["tools"].as_array().map(Vec::len), Some(4), "{tools}");
+    assert_eq!(tools["result"]["tools"].as_array().map(Vec::len), Some(5), "{tools}");
 }
 
 #[test]
@@ -385,7 +385,7 @@ fn a_batch_is_answered_as_one_array_under_2025_03_26() {
     assert_eq!(listed[0]["content"], "Batched write", "members run in order: {answer}");
     assert_eq!(by_id(json!(4))["error"]["code"], -32600, "{answer}");
     assert_eq!(by_id(Value::Null)["error"]["code"], -32600, "{answer}");
-    assert_eq!(by_id(json!(5))["result"]["tools"].as_array().map(Vec::len), Some(4));
+    assert_eq!(by_id(json!(5))["result"]["tools"].as_array().map(Vec::len), Some(5));
 
     // A batch of notifications gets no answer; an empty one an error.
     server.send(&json!([{"jsonrpc": "2.0", "method": "notifications/cancelled",

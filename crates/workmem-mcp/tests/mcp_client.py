@@ -89,7 +89,7 @@ async def scenario(binary, project):
 
             tools = (await session.list_tools()).tools
             names = {tool.name for tool in tools}
-            check(names == EXPECTED_TOOLS and len(tools) == 4, f"tools: {sorted(names)}")
+            check(names == EXPECTED_TOOLS and len(tools) == 5, f"tools: {sorted(names)}")
             for tool in tools:
                 # Raises SchemaError unless the schema is valid Draft 2020-12.
                 Draft202012Validator.check_schema(tool.input_schema)
@@ -288,35 +288,6 @@ async def large(binary, project, report_out):
                 # The curated part alone fills the budget here.
                 check(" more entries not shown: run `workmem memory` or `workmem search`)" in context, f"get_context {arguments}")
 
-            # A keyed fact just written is in the context, however large the
-            # memory: the facts are chosen before the curated part.
-            await bounded_call(session, sizes, "write_memory", {
-                "content": "Pin the toolchain to 1.89", "kind": "decision", "importance": 4,
-                "memory_key": "toolchain.pin-version"})
-            context = text_of(await bounded_call(session, sizes, "get_context", {}))
-            check("- [decision] toolchain.pin-version: Pin the toolchain to 1.89 (" in context,
-                  "a keyed fact just written is not in get_context")
-
-            # Search: bounded pages to the end, every hit once; entries first.
-            seen, search_pages, cursor, kinds = set(), 0, None, []
-            while True:
-                arguments = {"query": "build", "limit": 50, "in": "all"}
-                if cursor is not None:
-                    arguments["cursor"] = cursor
-                page = (await bounded_call(session, sizes, "search_memory", arguments)).structured_content
-                search_pages += 1
-                for hit in page["hits"]:
-                    check(hit["id"] not in seen, f"search hit {hit['id']} twice")
-                    seen.add(hit["id"])
-                    check("**" in hit["snippet"], f"unmarked snippet {hit['snippet']!r}")
-                    kinds.append(hit["type"])
-                cursor = page.get("next_cursor")
-                if cursor is None or search_pages >= 40:
-                    break
-            check(search_pages > 1 and len(seen) > 50, f"search: {search_pages} pages, {len(seen)} hits")
-            check(kinds == sorted(kinds, key=lambda t: t != "entry"), "facts before entries")
-            await call_error(session, "search_memory", {"query": "x" * 10240}, "query")
-            await call_error(session, "search_memory", {"query": "build", "cursor": "c00000001" + "0" * 16}, "cursor")
 
             # Facts, newest page first, while new facts arrive: one now
             # (newer than the window: never listed) and one backdated into
@@ -350,6 +321,36 @@ async def large(binary, project, report_out):
             extra = set(listed) - set(snapshot_ids)
             check(extra <= set(backdated), f"listed facts outside the window: {sorted(extra - set(backdated))[:5]}")
             check(pages > 1, "1000 facts fit in one page: the test shows nothing")
+
+            # A keyed fact just written is in the context, however large the
+            # memory: the facts are chosen before the curated part.
+            await bounded_call(session, sizes, "write_memory", {
+                "content": "Pin the toolchain to 1.89", "kind": "decision", "importance": 4,
+                "memory_key": "toolchain.pin-version"})
+            context = text_of(await bounded_call(session, sizes, "get_context", {}))
+            check("- [decision] toolchain.pin-version: Pin the toolchain to 1.89 (" in context,
+                  "a keyed fact just written is not in get_context")
+
+            # Search: bounded pages to the end, every hit once; entries first.
+            seen, search_pages, cursor, kinds = set(), 0, None, []
+            while True:
+                arguments = {"query": "build", "limit": 50, "in": "all"}
+                if cursor is not None:
+                    arguments["cursor"] = cursor
+                page = (await bounded_call(session, sizes, "search_memory", arguments)).structured_content
+                search_pages += 1
+                for hit in page["hits"]:
+                    check(hit["id"] not in seen, f"search hit {hit['id']} twice")
+                    seen.add(hit["id"])
+                    check("**" in hit["snippet"], f"unmarked snippet {hit['snippet']!r}")
+                    kinds.append(hit["type"])
+                cursor = page.get("next_cursor")
+                if cursor is None or search_pages >= 40:
+                    break
+            check(search_pages > 1 and len(seen) > 50, f"search: {search_pages} pages, {len(seen)} hits")
+            check(kinds == sorted(kinds, key=lambda t: t != "entry"), "facts before entries")
+            await call_error(session, "search_memory", {"query": "x" * 10240}, "query")
+            await call_error(session, "search_memory", {"query": "build", "cursor": "c00000001" + "0" * 16}, "cursor")
 
             # Open cases, page by page, while one already listed is resolved.
             cases, case_pages, cursor, resolved = [], 0, None, None
