@@ -48,7 +48,7 @@ fn reference(ws: &Workspace, n: usize) -> Vec<String> {
     let mut rejected = HashSet::new();
     for case in ws.conflicts().expect("conflicts").cases {
         for candidate in &case.candidates {
-            for id in candidate.evidence_ids.iter() {
+            for id in &candidate.evidence_ids {
                 match case.status {
                     workmem::CaseStatus::Open => {
                         review.insert(id.to_owned(), case.conflict_id.clone());

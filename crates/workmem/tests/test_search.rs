@@ -121,7 +121,8 @@ fn every_filter_narrows_the_hits() {
     let search = |options: SearchOptions| -> BTreeSet<(HitType, String)> {
         all_hits(&p.ws, "cache", &options).into_iter().collect()
     };
-    let entry = p.ws.curated().unwrap().entries.into_iter().find(|e| e.is_active()).unwrap();
+    let entry =
+        p.ws.curated().unwrap().entries.into_iter().find(workmem::Entry::is_active).unwrap();
     let mut o = SearchOptions::new();
     o.kind = Some(Kind::Pitfall);
     assert_eq!(search(o), BTreeSet::from([(HitType::Fact, "d2".to_owned())]));
@@ -231,13 +232,17 @@ fn hostile_queries_get_a_clear_error_or_no_hit() {
             Err(err) => assert!(matches!(err, Error::InvalidInput { .. }), "{query:?}: {err}"),
         }
     }
-    for query in
-        ["x".repeat(10_240), "wal\u{7}".into(), "wal\u{202e}".into(), "".into(), "*** ()".into()]
-    {
+    for query in [
+        "x".repeat(10_240),
+        "wal\u{7}".into(),
+        "wal\u{202e}".into(),
+        String::new(),
+        "*** ()".into(),
+    ] {
         let err = p.ws.search(&query, &SearchOptions::new()).unwrap_err();
         assert!(matches!(err, Error::InvalidInput { ref field, .. } if field == "query"), "{err}");
     }
-    let many: String = (0..100).map(|n| format!("w{n} ")).collect();
+    let many = (0..100).map(|n| format!("w{n}")).collect::<Vec<_>>().join(" ");
     assert!(p.ws.search(&many, &SearchOptions::new()).is_err());
 }
 

@@ -83,10 +83,12 @@ pub fn run(ctx: &Ctx, args: &SearchArgs) -> Result<(), CommandError> {
         let date = match hit.hit_type {
             HitType::Entry => format!(
                 "{} .. {}",
-                hit.first_seen.as_ref().map(|s| s.utc_day()).unwrap_or_default(),
-                hit.last_seen.as_ref().map(|s| s.utc_day()).unwrap_or_default()
+                hit.first_seen.as_ref().map(workmem::Stamp::utc_day).unwrap_or_default(),
+                hit.last_seen.as_ref().map(workmem::Stamp::utc_day).unwrap_or_default()
             ),
-            HitType::Fact => hit.recorded_at.as_ref().map(|s| s.utc_day()).unwrap_or_default(),
+            HitType::Fact => {
+                hit.recorded_at.as_ref().map(workmem::Stamp::utc_day).unwrap_or_default()
+            }
         };
         let review = hit.conflict_id.as_deref().map(|c| format!(": {c}")).unwrap_or_default();
         ctx.ui.line(format!("[{}]{key}  {what}  {date}  ({}{review})", hit.kind, hit.status))?;
@@ -98,7 +100,9 @@ pub fn run(ctx: &Ctx, args: &SearchArgs) -> Result<(), CommandError> {
             page.hits.len(),
             page.total
         )),
-        None if !page.hits.is_empty() => ctx.ui.status(format!("{} hits", page.total)),
+        None if !page.hits.is_empty() => {
+            ctx.ui.status(format!("{} hit{}", page.total, if page.total == 1 { "" } else { "s" }));
+        }
         None => {}
     }
     Ok(())

@@ -414,7 +414,7 @@ mod tests {
             let err = parse_query(bad).unwrap_err().to_string();
             assert!(err.contains("query"), "{bad:?}: {err}");
         }
-        let many: String = (0..40).map(|n| format!("w{n} ")).collect();
+        let many = (0..40).map(|n| format!("w{n}")).collect::<Vec<_>>().join(" ");
         assert!(parse_query(&many).unwrap_err().to_string().contains("at most 32"));
     }
 

@@ -364,7 +364,7 @@ impl Workspace {
         let relevant = || -> Vec<String> {
             let Some(query) = query else { return Vec::new() };
             let found = self.relevant_entries(query);
-            let keys = found.as_ref().map(|keys| keys.clone()).unwrap_or_default();
+            let keys = found.as_ref().map(Clone::clone).unwrap_or_default();
             *searched.borrow_mut() = Some(found);
             keys
         };
