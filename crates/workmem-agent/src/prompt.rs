@@ -14,7 +14,8 @@ pub const MEMORY_CLOSE: &str = "</workspace-memory>";
 pub fn system_prompt(project: &Path, context: &str, today: &str) -> String {
     format!(
         "You are a coding agent working in the project at {project} (today is {today}, UTC). You can run shell \
-commands with the bash tool and record durable project knowledge with the write_memory tool.
+commands with the bash tool, record durable project knowledge with the write_memory tool, and search \
+everything the project's memory holds (more than is shown below) with the search_memory tool.
 
 # Project memory
 

@@ -112,10 +112,10 @@ fn plain_text_reply_sends_context_tools_and_headers() {
     assert!(system.contains("never the answer"), "{system}");
     assert_eq!(body["messages"], json!([user_text("hello")]));
 
-    // Exactly two tools; none can resolve, distill or delete.
+    // Exactly three tools; none can resolve, distill or delete.
     let tools = body["tools"].as_array().unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["bash", "write_memory"]);
+    assert_eq!(names, ["bash", "write_memory", "search_memory"]);
     assert_eq!(tools[0]["input_schema"]["required"], json!(["command"]));
     let schema = &tools[1]["input_schema"];
     assert_eq!(schema["type"], "object");

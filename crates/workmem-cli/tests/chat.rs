@@ -260,7 +260,7 @@ fn piped_session_runs_tools_lists_and_resolves_a_conflict() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(tools, ["bash", "write_memory"]);
+    assert_eq!(tools, ["bash", "write_memory", "search_memory"]);
     let results = received[1].body["messages"][2]["content"].as_array().unwrap();
     assert_eq!(results[0]["tool_use_id"], "toolu_1");
     assert!(results[0]["content"].as_str().unwrap().contains("bash-was-here"));
