@@ -361,6 +361,7 @@ impl Decoded {
             &recent,
             &pending,
             config.context_budget,
+            &Vec::new,
         ))
     }
 }
