@@ -261,6 +261,7 @@ fn search_figures(dir: &Path) {
     let remember = |n: usize| {
         workmem(dir)
             .args(["remember", &format!("Searchable bench note {n}"), "-q"])
+            .stdout(Stdio::null())
             .status()
             .expect("remember");
     };
