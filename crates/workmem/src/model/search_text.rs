@@ -225,7 +225,6 @@ pub(crate) fn parse_query(text: &str) -> Result<Query> {
         return Err(Error::invalid(
             "query",
             Invalid::Malformed {
-                value: crate::model::fact::shortened(text),
                 rule: "text with at least one word (letters or digits) to search for",
             },
         ));

@@ -8,7 +8,7 @@ use serde::Serialize;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use crate::error::{Error, Invalid, Result};
-use crate::model::fact::{Fact, Kind, shortened};
+use crate::model::fact::{Fact, Kind};
 use crate::model::search_text::{self, Query};
 use crate::model::stamp::Stamp;
 use crate::store::conflict_queue::{CaseStatus, ConflictQueue};
@@ -45,10 +45,9 @@ impl SearchScope {
             "memory" => Ok(SearchScope::Memory),
             "facts" => Ok(SearchScope::Facts),
             "all" => Ok(SearchScope::All),
-            _ => Err(Error::invalid(
-                "in",
-                Invalid::Malformed { value: shortened(name), rule: "one of memory, facts, all" },
-            )),
+            _ => {
+                Err(Error::invalid("in", Invalid::Malformed { rule: "one of memory, facts, all" }))
+            }
         }
     }
 
@@ -478,7 +477,6 @@ fn decode_cursor(cursor: &str, fingerprint: u64) -> Result<usize> {
         Error::invalid(
             "cursor",
             Invalid::Malformed {
-                value: shortened(cursor),
                 rule: "the next_cursor of a search with the same query and filters",
             },
         )
