@@ -4,9 +4,11 @@
 //! workspace reads their inputs and writes their results.
 
 pub(crate) mod adjudication;
+pub(crate) mod check;
 pub(crate) mod config;
 pub mod distill;
 pub(crate) mod merge;
 pub mod projection;
+pub(crate) mod rebuild;
 pub(crate) mod report;
 pub(crate) mod rules;

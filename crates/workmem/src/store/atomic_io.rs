@@ -131,8 +131,28 @@ pub fn ensure_regular(file: &File, path: &Path) -> Result<()> {
 }
 
 fn not_regular_error(path: &Path, kind: fs::FileType) -> Error {
+    Error::corrupt(
+        Location::file(path),
+        format!(
+            "is {}, not a regular file; workmem reads and writes only regular files",
+            kind_name(kind)
+        ),
+    )
+}
+
+/// Returns what a file of `meta` is, in words (`"a directory"`, `"a
+/// symbolic link"`, ...), for messages about a file that should be regular.
+pub(crate) fn kind_of(meta: &fs::Metadata) -> &'static str {
+    kind_name(meta.file_type())
+}
+
+fn kind_name(kind: fs::FileType) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
-    let what = if kind.is_dir() {
+    if kind.is_symlink() {
+        "a symbolic link"
+    } else if kind.is_file() {
+        "a regular file"
+    } else if kind.is_dir() {
         "a directory"
     } else if kind.is_fifo() {
         "a FIFO (named pipe)"
@@ -144,11 +164,7 @@ fn not_regular_error(path: &Path, kind: fs::FileType) -> Error {
         "a socket"
     } else {
         "a special file"
-    };
-    Error::corrupt(
-        Location::file(path),
-        format!("is {what}, not a regular file; workmem reads and writes only regular files"),
-    )
+    }
 }
 
 /// The identity of a file's contents as caches see it: inode, size and

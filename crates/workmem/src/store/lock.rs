@@ -10,6 +10,9 @@ use std::path::Path;
 
 use crate::error::{IoContext, Result};
 
+/// The lock file, in the memory directory.
+pub(crate) const LOCK_FILE: &str = ".lock";
+
 /// A held workspace lock; released on drop.
 #[derive(Debug)]
 pub(crate) struct WorkspaceLock {
@@ -22,7 +25,7 @@ impl WorkspaceLock {
     ///
     /// Errors: [`crate::Error::Io`].
     pub(crate) fn acquire(memory_dir: &Path) -> Result<WorkspaceLock> {
-        let path = memory_dir.join(".lock");
+        let path = memory_dir.join(LOCK_FILE);
         crate::store::atomic_io::refuse_symlink(&path)?;
         let file = OpenOptions::new()
             .read(true)

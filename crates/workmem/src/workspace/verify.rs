@@ -26,13 +26,16 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::model::fact::Fact;
+use crate::policy::check;
+use crate::policy::projection::Projection;
 use crate::store::atomic_io;
 use crate::store::conflict_queue::{Case, CaseStatus, ConflictQueue};
 use crate::store::curated_state::CuratedState;
 use crate::store::journal::{self, AUDIT_FILE, Adjudication, JOURNAL_FILE, Phase, Transaction};
+use crate::store::lock::LOCK_FILE;
 use crate::store::state_file::Output;
 use crate::workspace::resolve::JOURNAL_WAY_OUT;
-use crate::workspace::{CONFLICTS_FILE, CURATED_FILE, DISTILL_INTENT_FILE, Workspace};
+use crate::workspace::{CONFLICTS_FILE, CURATED_FILE, DISTILL_INTENT_FILE, MEMORY_FILE, Workspace};
 
 /// One violated invariant.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -66,12 +69,33 @@ fn from_error(err: Error, fallback: &Path) -> Problem {
     }
 }
 
-/// Returns the line of `text` (curated.json or conflicts.json) that
-/// defines `subject`, an entry key or a conflict id.
-fn line_of(text: &str, subject: Option<&str>) -> Option<usize> {
-    let subject = subject?;
-    let needles = [format!("\"key\": \"{subject}\""), format!("\"conflict_id\": \"{subject}\"")];
-    text.lines().position(|line| needles.iter().any(|n| line.contains(n.as_str()))).map(|i| i + 1)
+/// The line of each entry key and conflict id of a state file's text
+/// (curated.json or conflicts.json), so that a problem names its line
+/// without a scan of the text per problem.
+struct SubjectLines(HashMap<String, usize>);
+
+impl SubjectLines {
+    fn new(text: &str) -> SubjectLines {
+        let mut lines = HashMap::new();
+        for (index, line) in text.lines().enumerate() {
+            let line = line.trim_start();
+            let Some(rest) = line
+                .strip_prefix("\"key\": \"")
+                .or_else(|| line.strip_prefix("\"conflict_id\": \""))
+            else {
+                continue;
+            };
+            if let Some((subject, _)) = rest.split_once('"') {
+                lines.entry(subject.to_owned()).or_insert(index + 1);
+            }
+        }
+        SubjectLines(lines)
+    }
+
+    /// Returns the 1-based line that defines `subject`.
+    fn of(&self, subject: Option<&str>) -> Option<usize> {
+        self.0.get(subject?).copied()
+    }
 }
 
 impl Workspace {
@@ -130,23 +154,31 @@ impl Workspace {
                 return Ok(problems);
             }
         }
-        let facts = self.verify_logs(&mut problems);
+        let (facts, ambiguous) = self.verify_logs(&mut problems);
         let contents: HashMap<&str, &str> =
             facts.iter().map(|f| (f.fact_id.as_str(), f.content.as_str())).collect();
 
         let curated_path = self.file(CURATED_FILE);
+        let mut curated: Option<CuratedState> = None;
+        let mut curated_text = String::new();
         if let Some(data) = read(&curated_path, &mut problems) {
+            curated_text = String::from_utf8_lossy(&data).into_owned();
             match CuratedState::decode(&data, &curated_path, self.workspace_id()) {
                 Err(err) => problems.push(from_error(err, &curated_path)),
                 Ok(state) => {
-                    let text = String::from_utf8_lossy(&data);
+                    let lines = SubjectLines::new(&curated_text);
                     for entry in &state.entries {
                         let mut cited = 0;
                         let mut worded = false;
                         for id in &entry.evidence_ids {
                             if let Some(content) = contents.get(id) {
                                 cited += 1;
-                                worded |= *content == entry.content;
+                                // An id used twice with other content: any
+                                // of its versions may have been the one read.
+                                worded |= *content == entry.content
+                                    || ambiguous
+                                        .get(id)
+                                        .is_some_and(|v| v.contains(&entry.content));
                             } else {
                                 let message = format!(
                                     "entry {} cites fact {id}, which is not in the log",
@@ -154,7 +186,7 @@ impl Workspace {
                                 );
                                 problems.push(problem(
                                     &curated_path,
-                                    line_of(&text, Some(&entry.key)),
+                                    lines.of(Some(&entry.key)),
                                     message,
                                 ));
                             }
@@ -169,11 +201,12 @@ impl Workspace {
                             );
                             problems.push(problem(
                                 &curated_path,
-                                line_of(&text, Some(&entry.key)),
+                                lines.of(Some(&entry.key)),
                                 message,
                             ));
                         }
                     }
+                    curated = Some(state);
                 }
             }
             // decode stops at the first violation; list every one.
@@ -182,7 +215,7 @@ impl Workspace {
                 && let Ok(entries) = serde_json::from_value(entries)
             {
                 let state = CuratedState { schema_version: 2, entries };
-                let text = String::from_utf8_lossy(&data);
+                let lines = SubjectLines::new(&curated_text);
                 let first = problems
                     .iter()
                     .position(|p| p.file == curated_path.display().to_string() && p.line.is_none());
@@ -192,7 +225,7 @@ impl Workspace {
                         problems.remove(index);
                     }
                     for finding in listed {
-                        let line = line_of(&text, finding.subject.as_deref());
+                        let line = lines.of(finding.subject.as_deref());
                         problems.push(problem(&curated_path, line, finding.message));
                     }
                 }
@@ -201,12 +234,14 @@ impl Workspace {
 
         let conflicts_path = self.file(CONFLICTS_FILE);
         let mut queue = ConflictQueue::default();
+        let mut queue_valid = true;
         let mut conflicts_text = String::new();
         if let Some(data) = read(&conflicts_path, &mut problems) {
             conflicts_text = String::from_utf8_lossy(&data).into_owned();
             match ConflictQueue::decode(&data, &conflicts_path, self.workspace_id()) {
                 Ok(decoded) => queue = decoded,
                 Err(err) => {
+                    queue_valid = false;
                     let listed = serde_json::from_slice::<serde_json::Value>(&data)
                         .ok()
                         .and_then(|raw| raw.get("cases").cloned())
@@ -216,8 +251,9 @@ impl Workspace {
                     if listed.is_empty() {
                         problems.push(from_error(err, &conflicts_path));
                     }
+                    let lines = SubjectLines::new(&conflicts_text);
                     for finding in listed {
-                        let line = line_of(&conflicts_text, finding.subject.as_deref());
+                        let line = lines.of(finding.subject.as_deref());
                         problems.push(problem(&conflicts_path, line, finding.message));
                     }
                 }
@@ -238,19 +274,113 @@ impl Workspace {
             }
         }
 
+        let records = self.read_audit(&mut problems);
+        // The policy checks skip an id used twice with other content: which
+        // version a run read is not known (the duplicate is reported).
+        let by_id: HashMap<&str, &Fact> = facts
+            .iter()
+            .filter(|f| !ambiguous.contains_key(f.fact_id.as_str()))
+            .map(|f| (f.fact_id.as_str(), f))
+            .collect();
+        let found = check::check(
+            &by_id,
+            curated.as_ref(),
+            queue_valid.then_some(&queue),
+            &records.iter().map(|(_, r)| r.clone()).collect::<Vec<_>>(),
+        );
+        let (curated_lines, conflicts_lines) =
+            (SubjectLines::new(&curated_text), SubjectLines::new(&conflicts_text));
+        for finding in found.curated {
+            let line = curated_lines.of(finding.subject.as_deref());
+            problems.push(problem(&curated_path, line, finding.message));
+        }
+        for finding in found.conflicts {
+            let line = conflicts_lines.of(finding.subject.as_deref());
+            problems.push(problem(&conflicts_path, line, finding.message));
+        }
+
         let transactions = self.verify_journal(&mut problems);
-        self.verify_audit(&queue, &conflicts_text, transactions.as_deref(), &mut problems);
+        self.verify_audit(
+            &records,
+            &queue,
+            &conflicts_text,
+            transactions.as_deref(),
+            &mut problems,
+        );
+        self.verify_views(curated.as_ref(), &mut problems);
         Ok(problems)
     }
 
-    fn verify_logs(&self, problems: &mut Vec<Problem>) -> Vec<Fact> {
+    /// Checks the files every command opens besides the state: MEMORY.md
+    /// and the lock must be regular files (a link, a directory or a FIFO
+    /// from a branch would make `memory`, `context` or `distill` fail),
+    /// and MEMORY.md must be the rendering of curated.json.
+    fn verify_views(&self, curated: Option<&CuratedState>, problems: &mut Vec<Problem>) {
+        for name in [MEMORY_FILE, LOCK_FILE] {
+            let path = self.file(name);
+            match std::fs::symlink_metadata(&path) {
+                Ok(meta) if meta.is_file() => {}
+                Ok(meta) => problems.push(problem(
+                    &path,
+                    None,
+                    format!(
+                        "{name} is {}, not a regular file; remove it (workmem writes it again)",
+                        atomic_io::kind_of(&meta)
+                    ),
+                )),
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                Err(err) => problems.push(problem(
+                    &path,
+                    None,
+                    format!("{name} cannot be read ({})", err.kind()),
+                )),
+            }
+        }
+        // A MEMORY.md older than curated.json is only stale (a merge or a
+        // pull replaced curated.json; the next reader renders it again). One
+        // written after curated.json that says something else was edited.
+        let path = self.file(MEMORY_FILE);
+        let Some(state) = curated else { return };
+        let modified =
+            |path: &Path| std::fs::symlink_metadata(path).and_then(|m| m.modified()).ok();
+        if modified(&path) < modified(&self.file(CURATED_FILE)) {
+            return;
+        }
+        let rendered = Projection::of_entries(&state.entries).render_memory();
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.is_file() => match std::fs::read(&path) {
+                Ok(data) if data == rendered.as_bytes() => {}
+                Ok(_) => problems.push(problem(
+                    &path,
+                    Some(1),
+                    "MEMORY.md was edited: it is not the rendering of curated.json; it is never \
+                     served, and the next command that reads the memory renders it again",
+                )),
+                Err(err) => problems.push(problem(
+                    &path,
+                    None,
+                    format!("MEMORY.md cannot be read ({})", err.kind()),
+                )),
+            },
+            _ => {}
+        }
+    }
+
+    /// Checks every daily log; returns the facts (the first of each id)
+    /// and, for each id used again with other content, the contents of
+    /// its other versions.
+    fn verify_logs(
+        &self,
+        problems: &mut Vec<Problem>,
+    ) -> (Vec<Fact>, HashMap<String, Vec<String>>) {
         let mut facts: Vec<Fact> = Vec::new();
+        let mut ambiguous: HashMap<String, Vec<String>> = HashMap::new();
         let mut seen: HashMap<String, usize> = HashMap::new();
         let days = match self.log().days() {
             Ok(days) => days,
             Err(err) => {
                 problems.push(from_error(err, self.log().dir()));
-                return facts;
+                return (facts, ambiguous);
             }
         };
         for day in days {
@@ -285,14 +415,17 @@ impl Workspace {
                             ));
                         }
                         match seen.get(&fact.fact_id) {
-                            Some(&index) if facts[index] != fact => problems.push(problem(
-                                &day.path,
-                                Some(number),
-                                format!(
-                                    "fact id {} is used twice with different content",
-                                    fact.fact_id
-                                ),
-                            )),
+                            Some(&index) if facts[index] != fact => {
+                                problems.push(problem(
+                                    &day.path,
+                                    Some(number),
+                                    format!(
+                                        "fact id {} is used twice with different content",
+                                        fact.fact_id
+                                    ),
+                                ));
+                                ambiguous.entry(fact.fact_id).or_default().push(fact.content);
+                            }
                             Some(_) => {}
                             None => {
                                 seen.insert(fact.fact_id.clone(), facts.len());
@@ -303,7 +436,7 @@ impl Workspace {
                 }
             }
         }
-        facts
+        (facts, ambiguous)
     }
 
     /// Checks the audit stream on its own and against the conflict cases
@@ -311,13 +444,7 @@ impl Workspace {
     /// read): every resolved case has exactly one matching record, every
     /// record a resolved case, and a record equals the adjudication of the
     /// transaction that wrote it.
-    fn verify_audit(
-        &self,
-        queue: &ConflictQueue,
-        conflicts_text: &str,
-        transactions: Option<&[Transaction]>,
-        problems: &mut Vec<Problem>,
-    ) {
+    fn read_audit(&self, problems: &mut Vec<Problem>) -> Vec<(usize, Adjudication)> {
         let path = self.file(AUDIT_FILE);
         let mut records: Vec<(usize, Adjudication)> = Vec::new();
         let mut events = HashSet::new();
@@ -350,30 +477,67 @@ impl Workspace {
             }
             records.push((number, record));
         }
+        records
+    }
+
+    fn verify_audit(
+        &self,
+        records: &[(usize, Adjudication)],
+        queue: &ConflictQueue,
+        conflicts_text: &str,
+        transactions: Option<&[Transaction]>,
+        problems: &mut Vec<Problem>,
+    ) {
+        let path = self.file(AUDIT_FILE);
 
         // Every record closes a case, with the decision the case records,
         // or is a decision a merge set aside (docs/sharing.md): one of two
         // or more records about one case, naming one of its candidates.
         let mut per_case: HashMap<&str, usize> = HashMap::new();
-        for (_, record) in &records {
+        for (_, record) in records {
             *per_case.entry(record.conflict_id.as_str()).or_default() += 1;
         }
         let cases: HashMap<&str, &Case> =
             queue.cases.iter().map(|case| (case.conflict_id.as_str(), case)).collect();
-        for (number, record) in &records {
+        // A case `rebuild` derived again carries the decision under a new
+        // conflict id (the facts it observes grew since): matched by event.
+        let reapplied: HashMap<&str, &Case> = queue
+            .cases
+            .iter()
+            .filter_map(|c| Some((c.resolution_event_id.as_deref()?, c)))
+            .filter(|(event, c)| {
+                records.iter().any(|(_, r)| r.event_id == *event && r.conflict_id != c.conflict_id)
+            })
+            .collect();
+        for (number, record) in records {
             let (event, conflict) = (&record.event_id, &record.conflict_id);
-            let message = match cases.get(conflict.as_str()) {
-                None => Some(format!(
+            let message = match (cases.get(conflict.as_str()), reapplied.get(event.as_str())) {
+                (_, Some(case)) => {
+                    let differing: Vec<&str> = differing_fields(case, record)
+                        .into_iter()
+                        .filter(|f| *f != "resulting_active_entry_key")
+                        .collect();
+                    (!differing.is_empty()).then(|| {
+                        format!(
+                            "adjudication {event} differs from case {}, which re-applies it, in {}",
+                            case.conflict_id,
+                            differing.join(", ")
+                        )
+                    })
+                }
+                (None, None) => Some(format!(
                     "adjudication {event} names conflict {conflict}, which is not in conflicts.json"
                 )),
-                Some(case)
+                (Some(case), None)
                     if case.resolution_event_id.as_deref() != Some(event.as_str())
                         && per_case.get(conflict.as_str()).copied().unwrap_or(0) > 1
                         && case.candidate(&record.selected_candidate_id).is_some() =>
                 {
-                    None
+                    set_aside_problem(case, record, records)
                 }
-                Some(case) if case.resolution_event_id.as_deref() != Some(event.as_str()) => {
+                (Some(case), None)
+                    if case.resolution_event_id.as_deref() != Some(event.as_str()) =>
+                {
                     Some(format!(
                         "adjudication {event} has no matching resolved case: conflict {conflict} is {}{}",
                         case.status.as_str(),
@@ -383,7 +547,7 @@ impl Workspace {
                             .unwrap_or_default()
                     ))
                 }
-                Some(case) => {
+                (Some(case), None) => {
                     let differing = differing_fields(case, record);
                     (!differing.is_empty()).then(|| {
                         format!(
@@ -401,18 +565,17 @@ impl Workspace {
         let conflicts_path = self.file(CONFLICTS_FILE);
         let recorded: HashSet<(&str, &str)> =
             records.iter().map(|(_, r)| (r.event_id.as_str(), r.conflict_id.as_str())).collect();
+        let lines = SubjectLines::new(conflicts_text);
         for case in queue.cases.iter().filter(|c| c.status == CaseStatus::Resolved) {
             let event = case.resolution_event_id.as_deref().unwrap_or_default();
-            if !recorded.contains(&(event, case.conflict_id.as_str())) {
+            let matched = recorded.contains(&(event, case.conflict_id.as_str()))
+                || reapplied.get(event).is_some_and(|c| c.conflict_id == case.conflict_id);
+            if !matched {
                 let message = format!(
                     "resolved case {} has no adjudication {event} in {AUDIT_FILE}",
                     case.conflict_id
                 );
-                problems.push(problem(
-                    &conflicts_path,
-                    line_of(conflicts_text, Some(&case.conflict_id)),
-                    message,
-                ));
+                problems.push(problem(&conflicts_path, lines.of(Some(&case.conflict_id)), message));
             }
         }
         // Records equal the intent of the unfinished transaction that
@@ -552,6 +715,47 @@ fn read(path: &Path, problems: &mut Vec<Problem>) -> Option<Vec<u8>> {
             problems.push(from_error(err, path));
             None
         }
+    }
+}
+
+/// A decision a merge set aside (one of two or more records about one
+/// case) must be explained by the merge rule: decisions for different
+/// candidates leave the case open again, so a case one of them closes was
+/// decided again after all of them; decisions for the same candidate are
+/// closed by the earliest. Returns what is wrong.
+fn set_aside_problem(
+    case: &Case,
+    record: &Adjudication,
+    records: &[(usize, Adjudication)],
+) -> Option<String> {
+    if case.status != CaseStatus::Resolved {
+        return None;
+    }
+    let (event, conflict) = (&record.event_id, &record.conflict_id);
+    let about: Vec<&Adjudication> =
+        records.iter().map(|(_, r)| r).filter(|r| r.conflict_id == *conflict).collect();
+    let closing =
+        about.iter().find(|r| case.resolution_event_id.as_deref() == Some(r.event_id.as_str()))?;
+    let order = |r: &Adjudication| (r.resolved_at.instant(), r.event_id.clone());
+    let disagree = about.iter().any(|r| r.selected_candidate_id != closing.selected_candidate_id);
+    if disagree {
+        // Reopened, then decided again: the closing decision came last.
+        (order(record) > order(closing)).then(|| {
+            format!(
+                "adjudication {event} on case {conflict} disagrees with another decision and came \
+                 after {}, which closes the case: two different decisions leave a case open for a \
+                 person",
+                closing.event_id
+            )
+        })
+    } else {
+        (order(record) < order(closing)).then(|| {
+            format!(
+                "adjudication {event} made the same decision on case {conflict} earlier than {}, \
+                 which closes it: the earlier decision closes a case",
+                closing.event_id
+            )
+        })
     }
 }
 
