@@ -118,6 +118,8 @@ pub enum Command {
     Status(Deferred<commands::status::StatusArgs>),
     /// Check every invariant of the durable state; exit 0 only when clean
     Verify(Deferred<commands::verify::VerifyArgs>),
+    /// Derive curated.json and conflicts.json again from the logs and decisions
+    Rebuild(Deferred<commands::rebuild::RebuildArgs>),
     /// Pin the workspace id and prepare the git repository to share memory
     Share(Deferred<commands::share::ShareArgs>),
     /// Wire workmem into an agent client: MCP server, hook, instructions

@@ -85,8 +85,8 @@ pub use workspace::verify::Problem;
 pub use workspace::{
     Adopted, ContextOptions, DEFAULT_SEARCH_LIMIT, DaySummary, DistillIntentShown, DistillOptions,
     Distilled, HitType, Imported, JournalReport, JournalTransaction, MAX_SEARCH_LIMIT,
-    MAX_SEARCH_OFFSET, MERGE_DRIVER, MemoryFile, MergeSides, NOT_COMMITTED, SearchHit,
-    SearchOptions, SearchPage, SearchScope, Shared, Workspace, WorkspaceBuilder,
+    MAX_SEARCH_OFFSET, MERGE_DRIVER, MemoryFile, MergeSides, NOT_COMMITTED, Rebuilt, SearchHit,
+    SearchOptions, SearchPage, SearchScope, SetAside, Shared, Workspace, WorkspaceBuilder,
     has_conflict_markers, merge_memory_file, salvage_records,
 };
 
@@ -158,6 +158,15 @@ pub mod internals {
     /// Errors: as the save itself.
     pub fn save_curated(ws: &Workspace, state: &CuratedState) -> Result<()> {
         ws.save_curated(state)
+    }
+
+    /// Records curated.json and conflicts.json as they are now as written
+    /// by this clone, so that they are served without the check of state
+    /// from elsewhere: for tests that copy a memory directory and mean the
+    /// copy to stand for the same clone.
+    pub fn record_state_as_written(ws: &Workspace) {
+        ws.record_written(crate::workspace::CURATED_FILE);
+        ws.record_written(crate::workspace::CONFLICTS_FILE);
     }
 
     /// Replaces conflicts.json outside the lock and the journal.

@@ -35,6 +35,7 @@ mod test_secret_guard;
 mod test_supersession;
 mod test_ties;
 mod test_torn_writes;
+mod test_trust;
 mod test_verify;
 
 /// Fails when a `tests/test_*.rs` file exists that is not declared above,

@@ -32,7 +32,16 @@ fn write_many(p: &Project, n: usize) {
     let payload =
         json!({"schema_version": 2, "workspace_id": p.ws.workspace_id(), "entries": entries});
     p.ws.init().unwrap();
-    write_raw(&p.file("curated.json"), serde_json::to_string_pretty(&payload).unwrap().as_bytes());
+    // Written as this clone writes it: the entries cite no fact of the log,
+    // which a curated.json that arrived from elsewhere is checked against.
+    let bytes = serde_json::to_string_pretty(&payload).unwrap();
+    let state = workmem::CuratedState::decode(
+        bytes.as_bytes(),
+        &p.file("curated.json"),
+        p.ws.workspace_id(),
+    )
+    .unwrap();
+    workmem::internals::save_curated(&p.ws, &state).unwrap();
 }
 
 fn with_budget(ws: &Workspace, budget: usize) -> Workspace {
@@ -251,16 +260,15 @@ fn a_bounded_memory_keeps_the_top_entries_and_says_how_many_it_leaves_out() {
 }
 
 #[test]
-fn a_bounded_hand_written_memory_is_cut_at_a_line() {
+fn a_hand_written_memory_without_curated_state_is_never_served() {
     let p = Project::new();
     p.ws.init().unwrap();
     let text =
         (0..400).map(|i| format!("- hand-written line {i:03}")).collect::<Vec<_>>().join("\n");
     write_raw(&p.file("MEMORY.md"), text.as_bytes());
-    let bounded = p.ws.memory_within(1_000).unwrap();
-    assert!(chars(&bounded) <= 1_000, "{bounded}");
-    assert!(text.starts_with(bounded.rsplit_once("- (the rest").unwrap().0), "{bounded}");
-    assert!(bounded.ends_with("- (the rest of MEMORY.md is not shown: run `workmem memory`)\n"));
+    assert_eq!(p.ws.memory_within(1_000).unwrap(), "");
+    assert_eq!(p.ws.memory().unwrap(), "");
+    assert!(!p.ws.context(None).unwrap().contains("hand-written"));
 }
 
 #[test]

@@ -251,6 +251,10 @@ fn run(ops: &[Op]) {
                 }
                 let _ = fs::remove_dir_all(cold_memory.join(".id-index"));
                 let cold_ws = open_at(project.path(), &cold_memory);
+                // The copy stands for this clone's own state (which a hand
+                // edit of the log may have made inconsistent), not for one
+                // that arrived from elsewhere and is checked before use.
+                internals::record_state_as_written(&cold_ws);
                 // What `status` counts, from the cache the last run left
                 // (when it can answer) and from the whole log.
                 let at = stamp(&as_of);

@@ -105,14 +105,16 @@ fn hand_edited_memory_md_is_repaired() {
 }
 
 #[test]
-fn without_curated_json_an_existing_memory_md_is_returned_as_is() {
+fn without_curated_json_an_existing_memory_md_is_never_served() {
     let p = Project::new();
     assert_eq!(p.ws.memory().unwrap(), "");
     assert_eq!(p.ws.context(None).unwrap(), "(no workspace memory yet)");
     p.ws.init().unwrap();
+    // MEMORY.md is a rendering, and anyone (a branch, a hand) may have
+    // written this one: without curated.json there is no curated part.
     write_raw(&p.file("MEMORY.md"), b"# Hand written\n\n- keep me\n");
-    assert_eq!(p.ws.memory().unwrap(), "# Hand written\n\n- keep me\n");
-    assert_eq!(p.ws.context(None).unwrap(), "# Hand written\n\n- keep me");
+    assert_eq!(p.ws.memory().unwrap(), "");
+    assert_eq!(p.ws.context(None).unwrap(), "(no workspace memory yet)");
 }
 
 #[test]

@@ -20,6 +20,10 @@ fn schema_one(p: &Project) -> Vec<u8> {
     });
     let bytes = serde_json::to_vec_pretty(&payload).unwrap();
     p.ws.init().unwrap();
+    // The evidence it cites, in the log: a curated.json that arrives is
+    // checked against it.
+    p.add("s1", "convention", 3, None, "Run cargo fmt.", "2026-01-01T00:00:00Z");
+    p.add("s2", "convention", 3, None, "Run cargo fmt.", "2026-01-02T00:00:00Z");
     write_raw(&p.file("curated.json"), &bytes);
     bytes
 }

@@ -213,6 +213,7 @@ pub fn files(memory: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
                     && n != ".pending.json"
                     && n != ".domain-index"
                     && n != ".valid-hashes"
+                    && n != ".checked-state"
                     && n != ".append-trail"
                     && n != ".hash-checkpoints"
                     && n != ".conflicts-layout"

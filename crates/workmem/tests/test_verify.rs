@@ -206,8 +206,10 @@ fn an_active_value_swapped_for_another_wording_is_reported() {
     for wording in ["Use Oracle.", "use sqlite."] {
         let tied = Tied::new();
         let key = forge_active_wording(&tied, wording);
-        // Loading accepts it: the entry is well formed.
-        assert_eq!(tied.open().curated().expect("loads").entries[0].content, wording);
+        // The entry is well formed, but this clone did not write it: it is
+        // checked against its evidence before anything serves it.
+        let refused = tied.open().curated().expect_err("checked before use").to_string();
+        assert!(refused.contains("not the content of any of its evidence facts"), "{refused}");
         let problems = verify_unchanged(&tied);
         let words = [key.as_str(), "not the content of any of its evidence facts"];
         assert!(has(&problems, "curated.json", &words), "{wording}: {problems:?}");

@@ -32,6 +32,7 @@ pub mod logs;
 pub mod mcp;
 pub mod memory;
 pub mod merge;
+pub mod rebuild;
 pub mod remember;
 pub mod resolve;
 pub mod review;
@@ -411,6 +412,7 @@ fn run_command(ctx: &Ctx, command: &Command) -> Result<(), CommandError> {
         Command::Explain(args) => explain::run(ctx, args),
         Command::Verify(args) => verify::run(ctx, args),
         Command::Diff(args) => diff::run(ctx, args),
+        Command::Rebuild(args) => rebuild::run(ctx, args),
         Command::Scan(args) => scan::run(ctx, args),
         Command::Search(args) => search::run(ctx, args),
         Command::Status(args) => status::run(ctx, args),

@@ -5,6 +5,7 @@
 
 pub(crate) mod append_trail;
 pub mod atomic_io;
+pub(crate) mod checked_state;
 pub mod conflict_queue;
 pub(crate) mod coverage;
 pub(crate) mod curated_file;

@@ -67,6 +67,8 @@ impl Workspace {
         if !dry_run {
             self.finish_pending_locked()?;
         }
+        // Once, before the threads below read the two files.
+        self.check_state()?;
         // A run that writes keeps the distill cache: it starts from it when
         // it can, and otherwise reads the whole log and leaves a new one.
         let cache = !dry_run && !record;
@@ -92,8 +94,9 @@ impl Workspace {
         // are merged into one list.
         let (facts, curated, queue) = std::thread::scope(|scope| {
             let curated = scope.spawn(|| self.curated_with_bytes());
-            let queue = scope
-                .spawn(|| if dry_run { self.conflicts() } else { self.conflicts_for_writer() });
+            let queue = scope.spawn(|| {
+                if dry_run { self.conflicts_unchecked() } else { self.conflicts_for_writer() }
+            });
             let facts = files.merge();
             let curated = curated.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
             (facts, curated, queue.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
@@ -349,6 +352,8 @@ impl Workspace {
                 if atomic_io::read_optional(&self.file(CONFLICTS_FILE))?.as_deref()
                     != Some(conflicts.as_bytes())
                 {
+                    // Not recorded as written here: the intent may have
+                    // arrived from elsewhere; the next reader checks it.
                     atomic_io::replace(&self.file(CONFLICTS_FILE), conflicts.as_bytes())?;
                 }
             }
@@ -405,8 +410,8 @@ impl Drop for JoinOnDrop {
 /// whether to write, whether to explain every fact.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DistillOptions {
-    policy: Option<Policy>,
-    as_of: Option<Stamp>,
+    pub(super) policy: Option<Policy>,
+    pub(super) as_of: Option<Stamp>,
     dry_run: bool,
     explain: bool,
 }

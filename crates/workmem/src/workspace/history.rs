@@ -47,6 +47,7 @@ impl Workspace {
         // The key is printed back: credentials first.
         crate::model::secret::check("memory_key", memory_key)?;
         let memory_key = canon::clean_memory_key(memory_key)?;
+        self.check_state()?;
         let mut entries =
             self.stored_curated()?.file.records(&self.file(CURATED_FILE), |head| {
                 head.memory_key.as_deref() == Some(memory_key.as_str())

@@ -71,6 +71,7 @@ impl Workspace {
         let memory = memory?;
         let stamp = file_stamp(&path)?;
         valid_hashes::record(&self.memory_dir, CURATED_FILE, &sha256, stamp);
+        self.record_written(CURATED_FILE);
         if let Some(checkpoints) = &checkpoints {
             hash_checkpoints::record(&self.memory_dir, CURATED_FILE, &sha256, checkpoints);
         }
@@ -103,6 +104,7 @@ impl Workspace {
         let layout = file.layout_lines();
         file.save(&path)?;
         valid_hashes::record(&self.memory_dir, CONFLICTS_FILE, &sha256, file_stamp(&path)?);
+        self.record_written(CONFLICTS_FILE);
         if let Some(checkpoints) = &checkpoints {
             hash_checkpoints::record(&self.memory_dir, CONFLICTS_FILE, &sha256, checkpoints);
         }
@@ -240,16 +242,15 @@ impl Workspace {
     }
 
     fn memory_and_state(&self) -> Result<(String, CuratedState)> {
+        self.check_state()?;
         // Identify curated.json before reading it: if a writer replaces it
         // meanwhile, the index written below will not match and is ignored.
         let curated_stamp = file_stamp(&self.file(CURATED_FILE))?;
         let (state, bytes) = self.curated_with_bytes()?;
         if bytes.is_none() {
-            let existing = atomic_io::read_optional(&self.file(MEMORY_FILE))?;
-            return Ok((
-                existing.map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default(),
-                state,
-            ));
+            // No curated state, no curated part: a MEMORY.md on disk is
+            // never served (a branch may have written anything there).
+            return Ok((String::new(), state));
         }
         let projection = Projection::of_entries(&state.entries);
         Ok((self.repair_projection_from(&projection, curated_stamp, Repair::BestEffort)?, state))
@@ -274,6 +275,7 @@ impl Workspace {
     /// projection index while it is fresh, else from curated.json
     /// (repairing MEMORY.md and the index).
     fn curated_view(&self) -> Result<CuratedView> {
+        self.check_state()?;
         if let Some(fresh) = self.fresh_projection()? {
             return Ok(fresh);
         }
@@ -452,8 +454,9 @@ pub(super) struct CuratedView {
     pub(super) state: Option<CuratedState>,
 }
 
-/// Version of the `.projection.json` layout (2: with `domains`).
-const PROJECTION_INDEX_VERSION: u32 = 2;
+/// Version of the `.projection.json` layout (2: with `domains`; 3: written
+/// only from a curated.json this clone wrote or checked in full).
+const PROJECTION_INDEX_VERSION: u32 = 3;
 
 /// The projection index: the identities (inode, size, modification time)
 /// of the curated.json and MEMORY.md it describes, and what the context

@@ -10,6 +10,7 @@
 //! `atomic_io::append`, and every read-modify-write holds the workspace lock.
 
 mod append;
+mod checked;
 pub(crate) mod diff;
 mod distill;
 mod distill_cache;
@@ -21,6 +22,7 @@ mod merge;
 mod open;
 pub(crate) mod overview;
 mod pending;
+mod rebuild;
 mod resolve;
 pub(crate) mod scan;
 mod search;
@@ -33,6 +35,7 @@ pub use journal_view::{DistillIntentShown, JournalReport, JournalTransaction};
 pub use memory::ContextOptions;
 pub use merge::{MemoryFile, MergeSides, has_conflict_markers, merge_memory_file, salvage_records};
 pub use open::WorkspaceBuilder;
+pub use rebuild::{Rebuilt, SetAside};
 pub use search::{
     DEFAULT_SEARCH_LIMIT, HitType, MAX_SEARCH_LIMIT, MAX_SEARCH_OFFSET, SearchHit, SearchOptions,
     SearchPage, SearchScope,
@@ -255,7 +258,25 @@ impl Workspace {
     /// Errors: [`Error::Corrupt`] naming the entry, [`Error::Scope`],
     /// [`Error::Io`].
     pub fn curated(&self) -> Result<CuratedState> {
+        self.check_state()?;
         Ok(self.curated_with_bytes()?.0)
+    }
+
+    /// Returns the curated state as stored, without the check of state
+    /// this clone did not write: for recovery, which checks its targets
+    /// against its intent, and for that check itself.
+    ///
+    /// Errors: as [`Workspace::curated`].
+    pub(crate) fn curated_unchecked(&self) -> Result<CuratedState> {
+        Ok(self.curated_with_bytes()?.0)
+    }
+
+    /// Returns the conflict queue as stored, without the check of state
+    /// this clone did not write (see [`Workspace::curated_unchecked`]).
+    ///
+    /// Errors: as [`Workspace::conflicts`].
+    pub(crate) fn conflicts_unchecked(&self) -> Result<ConflictQueue> {
+        Ok(self.conflicts_with_bytes()?.0)
     }
 
     fn curated_with_bytes(&self) -> Result<(CuratedState, Option<Vec<u8>>)> {
@@ -313,8 +334,9 @@ impl Workspace {
             return Ok(Stored { sha256: file.sha256().to_owned(), file, exists: false });
         };
         // A file whose identity is recorded with its hash is only read as
-        // needed (see `store::valid_hashes`); any other is read whole and
-        // hashed.
+        // needed (see `store::valid_hashes`); any other is read whole,
+        // hashed and decoded. A hash alone is no proof: a branch can carry
+        // a cache that lists the hash of the file it forged.
         let stamp = atomic_io::stamp_of(&file.metadata().at(&path)?);
         let (body, sha256, known) =
             if let Some(sha256) = valid_hashes::hash_of(&self.memory_dir, name, stamp) {
@@ -323,8 +345,7 @@ impl Workspace {
                 let mut data = Vec::new();
                 file.read_to_end(&mut data).at(&path)?;
                 let sha256 = canon::sha256_hex(&data);
-                let known = valid_hashes::contains(&self.memory_dir, name, &sha256);
-                (Body::Held(data), sha256, known)
+                (Body::Held(data), sha256, false)
             };
         // The layout of a known file is taken from its cache when that
         // holds it, and read from the file otherwise.
@@ -371,6 +392,7 @@ impl Workspace {
     /// Errors: [`Error::Corrupt`] naming the case, [`Error::Scope`],
     /// [`Error::Io`].
     pub fn conflicts(&self) -> Result<ConflictQueue> {
+        self.check_state()?;
         Ok(self.conflicts_with_bytes()?.0)
     }
 

@@ -77,6 +77,7 @@ impl Workspace {
     /// Errors: as [`Workspace::distill`] and [`Workspace::conflicts`].
     pub fn overview(&self, as_of: Option<Stamp>) -> Result<Overview> {
         let as_of = as_of.unwrap_or_else(|| self.now());
+        self.check_state()?;
         let policy = &self.config.policy;
         let counts = match self.counts_from_cache(policy, &as_of)? {
             Some(counts) => counts,

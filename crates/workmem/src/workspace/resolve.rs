@@ -136,6 +136,8 @@ impl Workspace {
                 event_id: resolution.event_id,
             }));
         }
+        // Once, before the threads below read the two files.
+        self.check_state()?;
         // curated.json is laid out on another thread while the queue and
         // the domain's fact ids are read.
         let (stored, read) = std::thread::scope(|scope| {
@@ -481,7 +483,9 @@ impl Workspace {
             state.sort();
             state
         };
-        let now = self.curated()?;
+        // Recovery checks its targets against the intent's snapshots, not
+        // against the log: read as stored.
+        let now = self.curated_unchecked()?;
         let after = snapshot(&intent.curated_after);
         if now.entries == after.entries {
             return Ok(Curated::Done(Projection::of_entries(&now.entries)));
@@ -504,7 +508,7 @@ impl Workspace {
             queue.sort();
             queue
         };
-        let now = self.conflicts()?;
+        let now = self.conflicts_unchecked()?;
         let after = snapshot(&intent.conflicts_after);
         if now.cases == after.cases {
             return Ok(None);
