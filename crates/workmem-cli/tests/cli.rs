@@ -1145,8 +1145,7 @@ fn control_characters_are_refused_and_never_printed_raw() {
         assert_eq!(raw_control(&stderr), None, "{args:?}: raw control character in {stderr:?}");
         assert_eq!(snapshot(env.root()), before, "{args:?} changed the tree");
     }
-    // MEMORY.md without curated.json is shown as is: its escapes must not
-    // reach the terminal.
+    // MEMORY.md without curated.json is never served, escapes or not.
     std::fs::write(
         env.memory().join("MEMORY.md"),
         "# Workspace Memory\n\u{1b}]0;pwned\u{7}\u{1b}[2J\r\u{9b}31m\u{202e}gnp.exe\n",
@@ -1155,7 +1154,7 @@ fn control_characters_are_refused_and_never_printed_raw() {
     for command in ["memory", "context"] {
         let stdout = env.text(&[command]);
         assert_eq!(raw_control(&stdout), None, "{command}: raw control character in {stdout:?}");
-        assert!(stdout.contains("\\u{1b}]0;pwned\\u{7}"), "{command}: {stdout:?}");
+        assert!(!stdout.contains("pwned"), "{command}: {stdout:?}");
     }
     // An error message quoting hostile input (an unknown configuration key).
     std::fs::write(env.project().join(".workmem/config.toml"), "\"\\u001b]0;pwned\\u0007\" = 1\n")

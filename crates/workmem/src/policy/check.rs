@@ -24,14 +24,104 @@
 
 use std::collections::{HashMap, HashSet};
 
+use jiff::Timestamp;
+use xxhash_rust::xxh3::xxh3_64;
+
 use crate::model::canon;
-use crate::model::fact::Fact;
+use crate::model::fact::{Fact, Kind};
 use crate::model::id_list::IdList;
 use crate::model::stamp::Stamp;
 use crate::store::Finding;
 use crate::store::conflict_queue::{Candidate, Case, CaseStatus, ConflictQueue};
 use crate::store::curated_state::{CuratedState, Entry};
 use crate::store::journal::Adjudication;
+
+/// What the checks need of one fact: a few dozen bytes instead of the
+/// whole record, so that holding every fact of a large log stays small.
+/// Texts are kept as hashes (xxh3): the checks only compare them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FactDigest {
+    kind: Kind,
+    importance: u8,
+    /// Its memory key, as an index into [`Facts`]' keys.
+    key: Option<u32>,
+    at: Timestamp,
+    /// The hash of its content.
+    content: u64,
+    /// The hash of its content's normal form.
+    normal: u64,
+    /// The hash of the whole record: two lines of one id that differ.
+    record: u64,
+}
+
+impl FactDigest {
+    /// Returns whether `other` is another record than this one.
+    pub(crate) fn record_differs(&self, other: &FactDigest) -> bool {
+        self.record != other.record
+    }
+
+    /// Returns whether `text` is this fact's content.
+    pub(crate) fn has_content(&self, text: &str) -> bool {
+        self.content == xxh3_64(text.as_bytes())
+    }
+}
+
+/// The facts of a log, by id, as [`FactDigest`]s.
+#[derive(Debug, Default)]
+pub(crate) struct Facts {
+    by_id: HashMap<Box<str>, FactDigest>,
+    keys: Vec<String>,
+    key_index: HashMap<String, u32>,
+}
+
+impl Facts {
+    /// Returns the digest of `fact`.
+    pub(crate) fn digest(&mut self, fact: &Fact) -> FactDigest {
+        let key = fact.memory_key.as_ref().map(|key| {
+            if let Some(&index) = self.key_index.get(key) {
+                return index;
+            }
+            let index = u32::try_from(self.keys.len()).unwrap_or(u32::MAX);
+            self.keys.push(key.clone());
+            self.key_index.insert(key.clone(), index);
+            index
+        });
+        let record = serde_json::to_vec(fact).map_or(0, |bytes| xxh3_64(&bytes));
+        FactDigest {
+            kind: fact.kind,
+            importance: fact.importance,
+            key,
+            at: fact.recorded_at.instant(),
+            content: xxh3_64(fact.content.as_bytes()),
+            normal: xxh3_64(canon::normal_form(&fact.content).as_bytes()),
+            record,
+        }
+    }
+
+    /// Adds a fact under `id` (the first of an id counts).
+    pub(crate) fn insert(&mut self, id: &str, digest: FactDigest) {
+        self.by_id.entry(id.into()).or_insert(digest);
+    }
+
+    /// Returns the fact `id`, if the log holds it.
+    pub(crate) fn get(&self, id: &str) -> Option<&FactDigest> {
+        self.by_id.get(id)
+    }
+
+    /// Returns whether the log holds `id`.
+    pub(crate) fn contains(&self, id: &str) -> bool {
+        self.by_id.contains_key(id)
+    }
+
+    /// Takes `id` out of what the policy checks look at.
+    pub(crate) fn remove(&mut self, id: &str) {
+        self.by_id.remove(id);
+    }
+
+    fn key(&self, digest: &FactDigest) -> Option<&str> {
+        digest.key.and_then(|k| self.keys.get(k as usize)).map(String::as_str)
+    }
+}
 
 /// What [`check`] found, by file.
 #[derive(Debug, Default)]
@@ -50,7 +140,7 @@ fn finding(subject: &str, message: String) -> Finding {
 /// id) and the decisions of the audit stream (`records`). Evidence that is
 /// not in the log is reported by the caller, and skipped here.
 pub(crate) fn check(
-    facts: &HashMap<&str, &Fact>,
+    facts: &Facts,
     state: Option<&CuratedState>,
     queue: Option<&ConflictQueue>,
     records: &[Adjudication],
@@ -74,38 +164,47 @@ pub(crate) fn check(
     out
 }
 
-/// The evidence facts of `ids` found in the log, in id order.
-fn evidence<'f>(ids: &IdList, facts: &HashMap<&str, &'f Fact>) -> Vec<&'f Fact> {
-    ids.iter().filter_map(|id| facts.get(id).copied()).collect()
+/// The evidence facts of `ids` found in the log, in id order, with their
+/// ids.
+fn evidence<'f, 'i>(ids: &'i IdList, facts: &'f Facts) -> Vec<(&'i str, &'f FactDigest)> {
+    ids.iter().filter_map(|id| Some((id, facts.get(id)?))).collect()
 }
 
 /// Whether `fact` states the value `(kind, memory_key, normal)`.
-fn states(fact: &Fact, kind: crate::Kind, memory_key: Option<&str>, normal: &str) -> bool {
-    fact.kind == kind
-        && fact.memory_key.as_deref() == memory_key
-        && canon::normal_form(&fact.content) == normal
+fn states(
+    facts: &Facts,
+    fact: &FactDigest,
+    kind: Kind,
+    memory_key: Option<&str>,
+    normal: u64,
+) -> bool {
+    fact.kind == kind && facts.key(fact) == memory_key && fact.normal == normal
 }
 
 /// The earliest and latest `recorded_at` of `facts` (non-empty).
-fn span<'f>(facts: &[&'f Fact]) -> (&'f Stamp, &'f Stamp) {
-    let first = facts.iter().map(|f| &f.recorded_at).min_by_key(|s| s.instant());
-    let last = facts.iter().map(|f| &f.recorded_at).max_by_key(|s| s.instant());
+fn span(facts: &[(&str, &FactDigest)]) -> (Timestamp, Timestamp) {
+    let first = facts.iter().map(|(_, f)| f.at).min();
+    let last = facts.iter().map(|(_, f)| f.at).max();
     (first.expect("non-empty"), last.expect("non-empty"))
 }
 
-fn check_entry(entry: &Entry, facts: &HashMap<&str, &Fact>, out: &mut Vec<Finding>) {
+fn normal_hash(text: &str) -> u64 {
+    xxh3_64(canon::normal_form(text).as_bytes())
+}
+
+fn check_entry(entry: &Entry, facts: &Facts, out: &mut Vec<Finding>) {
     let found = evidence(&entry.evidence_ids, facts);
     if found.is_empty() {
         return;
     }
-    let normal = canon::normal_form(&entry.content);
+    let normal = normal_hash(&entry.content);
     let key = entry.memory_key.as_deref();
-    for fact in found.iter().filter(|f| !states(f, entry.kind, key, &normal)) {
+    for (id, _) in found.iter().filter(|(_, f)| !states(facts, f, entry.kind, key, normal)) {
         out.push(finding(
             &entry.key,
             format!(
-                "entry {} cites fact {}, which states another value (kind, memory key or wording)",
-                entry.key, fact.fact_id
+                "entry {} cites fact {id}, which states another value (kind, memory key or wording)",
+                entry.key
             ),
         ));
     }
@@ -114,23 +213,26 @@ fn check_entry(entry: &Entry, facts: &HashMap<&str, &Fact>, out: &mut Vec<Findin
         return;
     }
     let (first, last) = span(&found);
-    if entry.first_seen.instant() != first.instant() || entry.last_seen.instant() != last.instant()
-    {
+    if entry.first_seen.instant() != first || entry.last_seen.instant() != last {
         out.push(finding(
             &entry.key,
             format!(
-                "entry {} spans {} to {}, but its evidence facts were recorded from {first} to {last}",
-                entry.key, entry.first_seen, entry.last_seen
+                "entry {} spans {} to {}, but its evidence facts were recorded from {} to {}",
+                entry.key,
+                entry.first_seen,
+                entry.last_seen,
+                Stamp::from_timestamp(first),
+                Stamp::from_timestamp(last)
             ),
         ));
     }
 }
 
-fn check_case(case: &Case, facts: &HashMap<&str, &Fact>, out: &mut Vec<Finding>) {
+fn check_case(case: &Case, facts: &Facts, out: &mut Vec<Finding>) {
     let id = &case.conflict_id;
     for fact_id in &case.observed_fact_ids {
         if let Some(fact) = facts.get(fact_id)
-            && fact.memory_key.as_deref() != Some(case.memory_key.as_str())
+            && facts.key(fact) != Some(case.memory_key.as_str())
         {
             out.push(finding(
                 id,
@@ -146,57 +248,47 @@ fn check_case(case: &Case, facts: &HashMap<&str, &Fact>, out: &mut Vec<Finding>)
     }
 }
 
-fn check_candidate(
-    case: &Case,
-    candidate: &Candidate,
-    facts: &HashMap<&str, &Fact>,
-    out: &mut Vec<Finding>,
-) {
+fn check_candidate(case: &Case, candidate: &Candidate, facts: &Facts, out: &mut Vec<Finding>) {
     let found = evidence(&candidate.evidence_ids, facts);
     if found.is_empty() {
         return;
     }
     let (id, cid) = (&case.conflict_id, &candidate.candidate_id);
-    let normal = canon::normal_form(&candidate.content);
-    for fact in found.iter().filter(|f| !states(f, candidate.kind, Some(&case.memory_key), &normal))
+    let normal = normal_hash(&candidate.content);
+    for (fact_id, _) in found
+        .iter()
+        .filter(|(_, f)| !states(facts, f, candidate.kind, Some(&case.memory_key), normal))
     {
         out.push(finding(
             id,
-            format!(
-                "case {id} candidate {cid} cites fact {}, which states another value",
-                fact.fact_id
-            ),
+            format!("case {id} candidate {cid} cites fact {fact_id}, which states another value"),
         ));
     }
     if found.len() < candidate.evidence_ids.len() {
         return;
     }
     let (first, last) = span(&found);
-    let importance = found.iter().map(|f| f.importance).max().unwrap_or(1);
+    let importance = found.iter().map(|(_, f)| f.importance).max().unwrap_or(1);
     let mut wrong = Vec::new();
-    if candidate.first_seen.instant() != first.instant() {
+    if candidate.first_seen.instant() != first {
         wrong.push("first_seen");
     }
-    if candidate.last_seen.instant() != last.instant() {
+    if candidate.last_seen.instant() != last {
         wrong.push("last_seen");
     }
     if candidate.maximum_importance != importance {
         wrong.push("maximum_importance");
     }
     let worded = if candidate.incumbent {
-        found.iter().any(|f| f.content == candidate.content)
+        found.iter().any(|(_, f)| f.has_content(&candidate.content))
     } else {
         // The policy's pick: highest importance, then newest, then largest id.
         found
             .iter()
-            .max_by(|a, b| {
-                (a.importance, a.recorded_at.instant(), &a.fact_id).cmp(&(
-                    b.importance,
-                    b.recorded_at.instant(),
-                    &b.fact_id,
-                ))
+            .max_by(|(a_id, a), (b_id, b)| {
+                (a.importance, a.at, a_id).cmp(&(b.importance, b.at, b_id))
             })
-            .is_some_and(|f| f.content == candidate.content)
+            .is_some_and(|(_, f)| f.has_content(&candidate.content))
     };
     if !worded {
         wrong.push("content");
@@ -215,16 +307,16 @@ fn check_candidate(
 /// The observed fact ids each domain of `queue` would have now: every
 /// fact of its key in the log.
 fn observed_by_domain<'f>(
-    facts: &HashMap<&str, &'f Fact>,
+    facts: &'f Facts,
     queue: &ConflictQueue,
 ) -> HashMap<&'f str, HashSet<&'f str>> {
     let domains: HashSet<&str> = queue.cases.iter().map(|c| c.memory_key.as_str()).collect();
     let mut out: HashMap<&str, HashSet<&str>> = HashMap::new();
-    for fact in facts.values() {
-        if let Some(key) = fact.memory_key.as_deref()
+    for (id, fact) in &facts.by_id {
+        if let Some(key) = facts.key(fact)
             && domains.contains(key)
         {
-            out.entry(key).or_default().insert(fact.fact_id.as_str());
+            out.entry(key).or_default().insert(id);
         }
     }
     out

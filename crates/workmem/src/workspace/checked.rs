@@ -50,8 +50,9 @@ impl Workspace {
             // Nothing derived and no decision: nothing to check.
             return Ok(());
         }
-        let mut problems = self.deleted_state(recorded, current);
-        if problems.is_empty() {
+        let deleted = self.deleted_state(recorded, current);
+        let mut problems = Vec::new();
+        if deleted.is_empty() {
             // A file that does not load fails as it always did, with its
             // own error (scope, version, the first broken invariant).
             self.curated_unchecked()?;
@@ -108,6 +109,15 @@ impl Workspace {
             }
         }
         checked_state::record(self.memory_dir(), pair);
+    }
+
+    /// The state files this clone wrote or checked that no longer exist
+    /// (what `verify` reports; it only reads the record).
+    pub(crate) fn deleted_state_problems(&self) -> Vec<Problem> {
+        match self.state_pair() {
+            Ok(current) => self.deleted_state(checked_state::load(self.memory_dir()), current),
+            Err(_) => Vec::new(),
+        }
     }
 
     /// A state file this clone wrote or checked that no longer exists: a

@@ -352,9 +352,11 @@ impl Workspace {
                 if atomic_io::read_optional(&self.file(CONFLICTS_FILE))?.as_deref()
                     != Some(conflicts.as_bytes())
                 {
-                    // Not recorded as written here: the intent may have
-                    // arrived from elsewhere; the next reader checks it.
+                    // The intent may have arrived from elsewhere: what it
+                    // wrote is checked like any state this clone did not
+                    // write (and recorded once it passes).
                     atomic_io::replace(&self.file(CONFLICTS_FILE), conflicts.as_bytes())?;
+                    self.check_state()?;
                 }
             }
         }

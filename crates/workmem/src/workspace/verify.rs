@@ -26,7 +26,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::model::fact::Fact;
-use crate::policy::check;
+use crate::policy::check::{self, FactDigest, Facts};
 use crate::policy::projection::Projection;
 use crate::store::atomic_io;
 use crate::store::conflict_queue::{Case, CaseStatus, ConflictQueue};
@@ -154,9 +154,8 @@ impl Workspace {
                 return Ok(problems);
             }
         }
-        let (facts, ambiguous) = self.verify_logs(&mut problems);
-        let contents: HashMap<&str, &str> =
-            facts.iter().map(|f| (f.fact_id.as_str(), f.content.as_str())).collect();
+        problems.extend(self.deleted_state_problems());
+        let (mut facts, ambiguous) = self.verify_logs(&mut problems);
 
         let curated_path = self.file(CURATED_FILE);
         let mut curated: Option<CuratedState> = None;
@@ -171,14 +170,14 @@ impl Workspace {
                         let mut cited = 0;
                         let mut worded = false;
                         for id in &entry.evidence_ids {
-                            if let Some(content) = contents.get(id) {
+                            if let Some(fact) = facts.get(id) {
                                 cited += 1;
                                 // An id used twice with other content: any
                                 // of its versions may have been the one read.
-                                worded |= *content == entry.content
-                                    || ambiguous
-                                        .get(id)
-                                        .is_some_and(|v| v.contains(&entry.content));
+                                worded |= fact.has_content(&entry.content)
+                                    || ambiguous.get(id).is_some_and(|v| {
+                                        v.iter().any(|f| f.has_content(&entry.content))
+                                    });
                             } else {
                                 let message = format!(
                                     "entry {} cites fact {id}, which is not in the log",
@@ -261,7 +260,7 @@ impl Workspace {
         }
         for case in &queue.cases {
             for candidate in &case.candidates {
-                for id in candidate.evidence_ids.iter().filter(|id| !contents.contains_key(id)) {
+                for id in candidate.evidence_ids.iter().filter(|id| !facts.contains(id)) {
                     problems.push(problem(
                         &conflicts_path,
                         None,
@@ -277,13 +276,11 @@ impl Workspace {
         let records = self.read_audit(&mut problems);
         // The policy checks skip an id used twice with other content: which
         // version a run read is not known (the duplicate is reported).
-        let by_id: HashMap<&str, &Fact> = facts
-            .iter()
-            .filter(|f| !ambiguous.contains_key(f.fact_id.as_str()))
-            .map(|f| (f.fact_id.as_str(), f))
-            .collect();
+        for id in ambiguous.keys() {
+            facts.remove(id);
+        }
         let found = check::check(
-            &by_id,
+            &facts,
             curated.as_ref(),
             queue_valid.then_some(&queue),
             &records.iter().map(|(_, r)| r.clone()).collect::<Vec<_>>(),
@@ -367,15 +364,13 @@ impl Workspace {
     }
 
     /// Checks every daily log; returns the facts (the first of each id)
-    /// and, for each id used again with other content, the contents of
-    /// its other versions.
+    /// and, for each id used again with other content, its other versions.
     fn verify_logs(
         &self,
         problems: &mut Vec<Problem>,
-    ) -> (Vec<Fact>, HashMap<String, Vec<String>>) {
-        let mut facts: Vec<Fact> = Vec::new();
-        let mut ambiguous: HashMap<String, Vec<String>> = HashMap::new();
-        let mut seen: HashMap<String, usize> = HashMap::new();
+    ) -> (Facts, HashMap<String, Vec<FactDigest>>) {
+        let mut facts = Facts::default();
+        let mut ambiguous: HashMap<String, Vec<FactDigest>> = HashMap::new();
         let days = match self.log().days() {
             Ok(days) => days,
             Err(err) => {
@@ -414,8 +409,9 @@ impl Workspace {
                                 ),
                             ));
                         }
-                        match seen.get(&fact.fact_id) {
-                            Some(&index) if facts[index] != fact => {
+                        let digest = facts.digest(&fact);
+                        match facts.get(&fact.fact_id) {
+                            Some(first) if first.record_differs(&digest) => {
                                 problems.push(problem(
                                     &day.path,
                                     Some(number),
@@ -424,13 +420,10 @@ impl Workspace {
                                         fact.fact_id
                                     ),
                                 ));
-                                ambiguous.entry(fact.fact_id).or_default().push(fact.content);
+                                ambiguous.entry(fact.fact_id).or_default().push(digest);
                             }
                             Some(_) => {}
-                            None => {
-                                seen.insert(fact.fact_id.clone(), facts.len());
-                                facts.push(fact);
-                            }
+                            None => facts.insert(&fact.fact_id, digest),
                         }
                     }
                 }
@@ -439,11 +432,6 @@ impl Workspace {
         (facts, ambiguous)
     }
 
-    /// Checks the audit stream on its own and against the conflict cases
-    /// and the journal's intents (`transactions`, when the journal could be
-    /// read): every resolved case has exactly one matching record, every
-    /// record a resolved case, and a record equals the adjudication of the
-    /// transaction that wrote it.
     fn read_audit(&self, problems: &mut Vec<Problem>) -> Vec<(usize, Adjudication)> {
         let path = self.file(AUDIT_FILE);
         let mut records: Vec<(usize, Adjudication)> = Vec::new();
@@ -720,9 +708,9 @@ fn read(path: &Path, problems: &mut Vec<Problem>) -> Option<Vec<u8>> {
 
 /// A decision a merge set aside (one of two or more records about one
 /// case) must be explained by the merge rule: decisions for different
-/// candidates leave the case open again, so a case one of them closes was
-/// decided again after all of them; decisions for the same candidate are
-/// closed by the earliest. Returns what is wrong.
+/// candidates leave the case open again, for a person to decide again;
+/// decisions that all chose the same candidate are closed by the earliest.
+/// Returns what is wrong.
 fn set_aside_problem(
     case: &Case,
     record: &Adjudication,
@@ -739,15 +727,9 @@ fn set_aside_problem(
     let order = |r: &Adjudication| (r.resolved_at.instant(), r.event_id.clone());
     let disagree = about.iter().any(|r| r.selected_candidate_id != closing.selected_candidate_id);
     if disagree {
-        // Reopened, then decided again: the closing decision came last.
-        (order(record) > order(closing)).then(|| {
-            format!(
-                "adjudication {event} on case {conflict} disagrees with another decision and came \
-                 after {}, which closes the case: two different decisions leave a case open for a \
-                 person",
-                closing.event_id
-            )
-        })
+        // Reopened, then decided again (the clocks of two machines need not
+        // agree on which came first).
+        None
     } else {
         (order(record) < order(closing)).then(|| {
             format!(
