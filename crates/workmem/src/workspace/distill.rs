@@ -352,11 +352,10 @@ impl Workspace {
                 if atomic_io::read_optional(&self.file(CONFLICTS_FILE))?.as_deref()
                     != Some(conflicts.as_bytes())
                 {
-                    // The intent may have arrived from elsewhere: what it
-                    // wrote is checked like any state this clone did not
-                    // write (and recorded once it passes).
+                    // This clone's own intent (checked above): what it
+                    // writes is this clone's state.
                     atomic_io::replace(&self.file(CONFLICTS_FILE), conflicts.as_bytes())?;
-                    self.check_state()?;
+                    self.record_written(CONFLICTS_FILE);
                 }
             }
         }
