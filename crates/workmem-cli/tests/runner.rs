@@ -2,7 +2,7 @@
 //! file is a module of it, run against the `workmem` binary of this
 //! package. `mcp` and `chat` exist only with the features of those names
 //! (both on by default); `recovery` needs `--features failpoints`, which the
-//! README's test command (`cargo xtask test`) passes.
+//! README's test command (`cargo xtask test`) passes, as does `trust`.
 
 #[cfg(feature = "chat")]
 mod chat;
@@ -10,6 +10,7 @@ mod cli;
 mod dayone;
 mod diff;
 mod explain;
+mod git_world;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod recovery;
@@ -17,6 +18,7 @@ mod secrets;
 mod setup;
 mod sharing;
 mod torture;
+mod trust;
 
 /// The binary under test.
 const WORKMEM: &str = env!("CARGO_BIN_EXE_workmem");
