@@ -1,8 +1,9 @@
 //! The single integration-test binary of the CLI: every `tests/<topic>.rs`
 //! file is a module of it, run against the `workmem` binary of this
 //! package. `mcp` and `chat` exist only with the features of those names
-//! (both on by default); `recovery` needs `--features failpoints`, which the
-//! README's test command (`cargo xtask test`) passes, as does `trust`.
+//! (both on by default), and `trust` (which talks to the MCP server) with
+//! `mcp`; `recovery` and `trust` need `--features failpoints`, which the
+//! README's test command (`cargo xtask test`) passes.
 
 #[cfg(feature = "chat")]
 mod chat;
@@ -18,6 +19,7 @@ mod secrets;
 mod setup;
 mod sharing;
 mod torture;
+#[cfg(feature = "mcp")]
 mod trust;
 
 /// The binary under test.

@@ -626,119 +626,112 @@ const MUST_WORK: [&[&str]; 7] = [
 /// through the link or written through it.
 fn hostile_file(file: &str, hostile: Hostile) {
     const CANARY: &str = "NOTES-CANARY: never served as memory";
-    {
-        {
-            if matches!(hostile, Hostile::Unreadable) && running_as_root() {
-                // Root reads a mode-000 file: the case exists only for
-                // other users.
-                eprintln!("skipped: running as root, {file} cannot be made unreadable");
-                return;
-            }
-            let world = World::new();
-            let a = shared_memory(&world);
-            let m = world.clone_of(&a, "mallory/app");
-            std::fs::write(m.dir.join("notes.txt"), format!("{CANARY}\n")).unwrap();
-            let path = m.memory().join(file);
-            let rel = format!(".workmem/memory/{file}");
-            let _ = m.git_output(&["rm", "-q", "--cached", "--ignore-unmatch", &rel]);
-            let _ = std::fs::remove_file(&path);
-            let by_git = match hostile {
-                Hostile::Symlink => {
-                    std::os::unix::fs::symlink("../../notes.txt", &path).unwrap();
-                    true
-                }
-                Hostile::Directory => {
-                    std::fs::create_dir(&path).unwrap();
-                    std::fs::write(path.join("x"), format!("{CANARY}\n")).unwrap();
-                    true
-                }
-                Hostile::NotUtf8 => {
-                    std::fs::write(&path, b"# Workspace Memory\n\n\xff\xfe\n").unwrap();
-                    true
-                }
-                Hostile::Fifo | Hostile::Unreadable => false,
-            };
-            let forced = if by_git { vec![rel.as_str()] } else { vec![] };
-            commit_attack(&m, &forced, "notes");
-            git_pull(&a, &m);
-            let target = a.memory().join(file);
-            match hostile {
-                Hostile::Fifo => {
-                    let _ = std::fs::remove_file(&target);
-                    let _ = std::fs::remove_dir_all(&target);
-                    let out = Command::new("mkfifo").arg(&target).output().unwrap();
-                    assert!(out.status.success(), "mkfifo: {}", text(&out));
-                }
-                Hostile::Unreadable => {
-                    use std::os::unix::fs::PermissionsExt;
-                    if !target.exists() {
-                        std::fs::write(&target, "").unwrap();
-                    }
-                    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o000))
-                        .unwrap();
-                }
-                Hostile::Symlink => assert!(
-                    std::fs::symlink_metadata(&target).unwrap().file_type().is_symlink(),
-                    "{file} did not arrive as a symlink"
-                ),
-                Hostile::Directory => assert!(
-                    std::fs::symlink_metadata(&target).unwrap().is_dir(),
-                    "{file} did not arrive as a directory"
-                ),
-                Hostile::NotUtf8 => assert!(
-                    std::fs::read(&target).unwrap().contains(&0xff),
-                    "{file} did not arrive"
-                ),
-            }
-            let what = format!("{file} as {hostile:?}");
-
-            let verify = a.run(&["verify", "--json"]);
-            let verify_code = verify.status.code();
-            let mut failing = Vec::new();
-            for args in MUST_WORK {
-                let out = a.run(args);
-                assert!(!text(&out).contains("NOTES-CANARY"), "{what}: `{args:?}` served it");
-                if !out.status.success() {
-                    failing.push(format!("{args:?}: {}", text(&out)));
-                }
-            }
-            let (mcp, responses) = mcp_session(&a);
-            assert!(!mcp.contains("NOTES-CANARY"), "{what}: mcp served it: {mcp}");
-            for id in [2, 3, 4] {
-                let r = &responses[&id];
-                if r["error"].is_object() || r["result"]["isError"] == true {
-                    failing.push(format!("mcp {id}: {r}"));
-                }
-            }
-            match verify_code {
-                Some(0) => assert!(
-                    failing.is_empty(),
-                    "{what}: verify was clean but commands fail: {failing:#?}"
-                ),
-                Some(4) => {
-                    let report: Value = serde_json::from_slice(&verify.stdout).unwrap();
-                    assert!(
-                        report["problems"]
-                            .as_array()
-                            .unwrap()
-                            .iter()
-                            .any(|p| p["file"].as_str().is_some_and(|f| f.contains(file))),
-                        "{what}: verify's problems do not name {file}: {report}"
-                    );
-                }
-                _ => panic!("{what}: verify exited {verify_code:?}: {}", text(&verify)),
-            }
-            // Nothing was written through the symlink.
-            assert_eq!(
-                std::fs::read_to_string(a.dir.join("notes.txt")).unwrap(),
-                format!("{CANARY}\n"),
-                "{what}: written through"
-            );
-            if matches!(hostile, Hostile::Unreadable) {
-                use std::os::unix::fs::PermissionsExt;
-                let _ = std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600));
-            }
+    if matches!(hostile, Hostile::Unreadable) && running_as_root() {
+        // Root reads a mode-000 file: the case exists only for
+        // other users.
+        eprintln!("skipped: running as root, {file} cannot be made unreadable");
+        return;
+    }
+    let world = World::new();
+    let a = shared_memory(&world);
+    let m = world.clone_of(&a, "mallory/app");
+    std::fs::write(m.dir.join("notes.txt"), format!("{CANARY}\n")).unwrap();
+    let path = m.memory().join(file);
+    let rel = format!(".workmem/memory/{file}");
+    let _ = m.git_output(&["rm", "-q", "--cached", "--ignore-unmatch", &rel]);
+    let _ = std::fs::remove_file(&path);
+    let by_git = match hostile {
+        Hostile::Symlink => {
+            std::os::unix::fs::symlink("../../notes.txt", &path).unwrap();
+            true
         }
+        Hostile::Directory => {
+            std::fs::create_dir(&path).unwrap();
+            std::fs::write(path.join("x"), format!("{CANARY}\n")).unwrap();
+            true
+        }
+        Hostile::NotUtf8 => {
+            std::fs::write(&path, b"# Workspace Memory\n\n\xff\xfe\n").unwrap();
+            true
+        }
+        Hostile::Fifo | Hostile::Unreadable => false,
+    };
+    let forced = if by_git { vec![rel.as_str()] } else { vec![] };
+    commit_attack(&m, &forced, "notes");
+    git_pull(&a, &m);
+    let target = a.memory().join(file);
+    match hostile {
+        Hostile::Fifo => {
+            let _ = std::fs::remove_file(&target);
+            let _ = std::fs::remove_dir_all(&target);
+            let out = Command::new("mkfifo").arg(&target).output().unwrap();
+            assert!(out.status.success(), "mkfifo: {}", text(&out));
+        }
+        Hostile::Unreadable => {
+            use std::os::unix::fs::PermissionsExt;
+            if !target.exists() {
+                std::fs::write(&target, "").unwrap();
+            }
+            std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o000)).unwrap();
+        }
+        Hostile::Symlink => assert!(
+            std::fs::symlink_metadata(&target).unwrap().file_type().is_symlink(),
+            "{file} did not arrive as a symlink"
+        ),
+        Hostile::Directory => assert!(
+            std::fs::symlink_metadata(&target).unwrap().is_dir(),
+            "{file} did not arrive as a directory"
+        ),
+        Hostile::NotUtf8 => {
+            assert!(std::fs::read(&target).unwrap().contains(&0xff), "{file} did not arrive");
+        }
+    }
+    let what = format!("{file} as {hostile:?}");
+
+    let verify = a.run(&["verify", "--json"]);
+    let verify_code = verify.status.code();
+    let mut failing = Vec::new();
+    for args in MUST_WORK {
+        let out = a.run(args);
+        assert!(!text(&out).contains("NOTES-CANARY"), "{what}: `{args:?}` served it");
+        if !out.status.success() {
+            failing.push(format!("{args:?}: {}", text(&out)));
+        }
+    }
+    let (mcp, responses) = mcp_session(&a);
+    assert!(!mcp.contains("NOTES-CANARY"), "{what}: mcp served it: {mcp}");
+    for id in [2, 3, 4] {
+        let r = &responses[&id];
+        if r["error"].is_object() || r["result"]["isError"] == true {
+            failing.push(format!("mcp {id}: {r}"));
+        }
+    }
+    match verify_code {
+        Some(0) => {
+            assert!(failing.is_empty(), "{what}: verify was clean but commands fail: {failing:#?}");
+        }
+        Some(4) => {
+            let report: Value = serde_json::from_slice(&verify.stdout).unwrap();
+            assert!(
+                report["problems"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|p| p["file"].as_str().is_some_and(|f| f.contains(file))),
+                "{what}: verify's problems do not name {file}: {report}"
+            );
+        }
+        _ => panic!("{what}: verify exited {verify_code:?}: {}", text(&verify)),
+    }
+    // Nothing was written through the symlink.
+    assert_eq!(
+        std::fs::read_to_string(a.dir.join("notes.txt")).unwrap(),
+        format!("{CANARY}\n"),
+        "{what}: written through"
+    );
+    if matches!(hostile, Hostile::Unreadable) {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600));
     }
 }
 
@@ -1176,10 +1169,14 @@ fn two_accepted_values_of_one_key_merged_go_to_a_person() {
     let ba = world.clone_of(&b, "merge/ba");
     ba.pull(&a, false);
     for merged in [&ab, &ba] {
-        // Each side's value had been accepted: neither wins by recency,
-        // neither now nor after the next distill.
+        // Each side's value had been accepted: the merge settles nothing,
+        // and neither the next distill nor the one after settles it by
+        // recency (Render's facts are one second newer): a person decides.
+        assert_eq!(merged.active("deploy.target"), None, "settled by the merge");
+        merged.verify_clean();
         for round in 0..2 {
-            assert_eq!(merged.active("deploy.target"), None, "settled silently (round {round})");
+            merged.ok(&["distill", "--as-of", AS_OF, "-q"]);
+            assert_eq!(merged.active("deploy.target"), None, "settled by distill {round}");
             let case = merged.open_case("deploy.target").expect("a case for a person");
             let wordings: BTreeSet<&str> = case["candidates"]
                 .as_array()
@@ -1189,7 +1186,6 @@ fn two_accepted_values_of_one_key_merged_go_to_a_person() {
                 .collect();
             assert_eq!(wordings, BTreeSet::from(["Deploy to Fly", "Deploy to Render"]));
             merged.verify_clean();
-            merged.ok(&["distill", "--as-of", AS_OF, "-q"]);
         }
         assert_eq!(merged.active("db.engine").as_deref(), Some(SQLITE));
     }
@@ -1201,84 +1197,82 @@ fn two_accepted_values_of_one_key_merged_go_to_a_person() {
 /// too or left genuine: the injected text never reaches a read command or
 /// the MCP server, and verify is honest.
 fn forged_caches(forge_curated: bool) {
+    let world = World::new();
+    let a = shared_memory(&world);
+    a.ok(&["context", "-q"]);
+    let m = world.clone_of(&a, "mallory/app");
+    m.ok(&["context", "-q"]);
+    let dir = m.memory();
+    if forge_curated {
+        forge_losing_candidate(&m, INJECTED);
+    }
+    // The cache that says "this clone checked these bytes", for the
+    // forged file, with the identity it has here.
+    let curated = std::fs::read(dir.join("curated.json")).unwrap();
+    let meta = std::fs::metadata(dir.join("curated.json")).unwrap();
     {
-        let world = World::new();
-        let a = shared_memory(&world);
-        a.ok(&["context", "-q"]);
-        let m = world.clone_of(&a, "mallory/app");
-        m.ok(&["context", "-q"]);
-        let dir = m.memory();
-        if forge_curated {
-            forge_losing_candidate(&m, INJECTED);
+        use std::os::unix::fs::MetadataExt;
+        let line = format!(
+            "curated.json {} {} {} {} {}\n",
+            canon::sha256_hex(&curated),
+            meta.ino(),
+            meta.size(),
+            meta.mtime(),
+            meta.mtime_nsec()
+        );
+        std::fs::write(dir.join(".valid-hashes"), line).unwrap();
+    }
+    // A projection and a pending index that carry the injected line.
+    let mut projection = read_json(&dir.join(".projection.json"));
+    if let Some(entries) = projection["entries"].as_array_mut() {
+        for entry in entries.iter_mut() {
+            entry["content"] = json!(INJECTED);
         }
-        // The cache that says "this clone checked these bytes", for the
-        // forged file, with the identity it has here.
-        let curated = std::fs::read(dir.join("curated.json")).unwrap();
-        let meta = std::fs::metadata(dir.join("curated.json")).unwrap();
-        {
-            use std::os::unix::fs::MetadataExt;
-            let line = format!(
-                "curated.json {} {} {} {} {}\n",
-                canon::sha256_hex(&curated),
-                meta.ino(),
-                meta.size(),
-                meta.mtime(),
-                meta.mtime_nsec()
-            );
-            std::fs::write(dir.join(".valid-hashes"), line).unwrap();
-        }
-        // A projection and a pending index that carry the injected line.
-        let mut projection = read_json(&dir.join(".projection.json"));
-        if let Some(entries) = projection["entries"].as_array_mut() {
-            for entry in entries.iter_mut() {
-                entry["content"] = json!(INJECTED);
-            }
-        }
-        std::fs::write(dir.join(".projection.json"), projection.to_string()).unwrap();
-        let pending_path = dir.join(".pending.json");
-        if pending_path.exists() {
-            let mut pending = read_json(&pending_path);
-            if let Some(files) = pending["files"].as_array_mut() {
-                for file in files.iter_mut() {
-                    if let Some(facts) = file["pending"].as_array_mut() {
-                        for fact in facts.iter_mut() {
-                            fact["content"] = json!(INJECTED);
-                        }
+    }
+    std::fs::write(dir.join(".projection.json"), projection.to_string()).unwrap();
+    let pending_path = dir.join(".pending.json");
+    if pending_path.exists() {
+        let mut pending = read_json(&pending_path);
+        if let Some(files) = pending["files"].as_array_mut() {
+            for file in files.iter_mut() {
+                if let Some(facts) = file["pending"].as_array_mut() {
+                    for fact in facts.iter_mut() {
+                        fact["content"] = json!(INJECTED);
                     }
                 }
             }
-            std::fs::write(&pending_path, pending.to_string()).unwrap();
         }
-        let forced: Vec<&str> = [
-            ".workmem/memory/.valid-hashes",
-            ".workmem/memory/.projection.json",
-            ".workmem/memory/.pending.json",
-        ]
-        .into_iter()
-        .filter(|p| m.dir.join(p).exists())
-        .collect();
-        commit_attack(&m, &forced, "caches");
-        git_pull(&a, &m);
-        assert!(
-            std::fs::read_to_string(a.memory().join(".projection.json")).unwrap().contains(NEEDLE),
-            "the forged cache did not arrive"
-        );
-        read_everything(&a, NEEDLE);
-        if forge_curated {
-            verify_reports(&a, "curated.json");
-        } else {
-            let out = a.run(&["verify", "--json"]);
-            if out.status.success() {
-                for args in MUST_WORK {
-                    let out = a.run(args);
-                    assert!(out.status.success(), "{args:?}: {}", text(&out));
-                }
-            } else {
-                assert_eq!(out.status.code(), Some(4), "{}", text(&out));
-            }
-        }
-        read_everything(&a, NEEDLE);
+        std::fs::write(&pending_path, pending.to_string()).unwrap();
     }
+    let forced: Vec<&str> = [
+        ".workmem/memory/.valid-hashes",
+        ".workmem/memory/.projection.json",
+        ".workmem/memory/.pending.json",
+    ]
+    .into_iter()
+    .filter(|p| m.dir.join(p).exists())
+    .collect();
+    commit_attack(&m, &forced, "caches");
+    git_pull(&a, &m);
+    assert!(
+        std::fs::read_to_string(a.memory().join(".projection.json")).unwrap().contains(NEEDLE),
+        "the forged cache did not arrive"
+    );
+    read_everything(&a, NEEDLE);
+    if forge_curated {
+        verify_reports(&a, "curated.json");
+    } else {
+        let out = a.run(&["verify", "--json"]);
+        if out.status.success() {
+            for args in MUST_WORK {
+                let out = a.run(args);
+                assert!(out.status.success(), "{args:?}: {}", text(&out));
+            }
+        } else {
+            assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+        }
+    }
+    read_everything(&a, NEEDLE);
 }
 
 #[test]
