@@ -196,9 +196,9 @@ fn feed(cmd: &mut Command, input: &[u8]) -> Output {
     timed(cmd)
 }
 
-/// The read commands of `clone` (and an MCP session), each with its
-/// output; no output of any may contain `needle`.
-fn read_everything(clone: &Clone<'_>, needle: &str) -> Vec<(String, Output)> {
+/// Runs the read commands of `clone` and an MCP session: no output of any
+/// may contain `needle`, whether the command succeeds or refuses.
+fn read_everything(clone: &Clone<'_>, needle: &str) {
     let commands: [&[&str]; 9] = [
         &["memory"],
         &["context"],
@@ -210,16 +210,12 @@ fn read_everything(clone: &Clone<'_>, needle: &str) -> Vec<(String, Output)> {
         &["distill", "--dry-run", "--as-of", AS_OF],
         &["adjudications"],
     ];
-    let mut outputs = Vec::new();
     for args in commands {
-        let out = clone.run(args);
-        let all = text(&out);
+        let all = text(&clone.run(args));
         assert!(!all.contains(needle), "`workmem {}` served {needle:?}: {all}", args.join(" "));
-        outputs.push((args.join(" "), out));
     }
     let (mcp, _) = mcp_session(clone);
     assert!(!mcp.contains(needle), "workmem mcp served {needle:?}: {mcp}");
-    outputs
 }
 
 /// Alice's decision holds (`history db.engine` shows SQLite active), or
@@ -278,9 +274,8 @@ fn refused_naming(out: &Output, way_out: &str, what: &str) {
     );
 }
 
-/// `memory` and `context` either refuse naming `workmem rebuild`, or
-/// succeed serving no curated part and saying why (naming the file and
-/// `workmem rebuild`); never a value that is not `allowed`.
+/// `memory`, `context` and the MCP surfaces either refuse or serve no
+/// curated part, and in both cases say why: `file` and `workmem rebuild`.
 fn no_curated_part_without_valid_state(clone: &Clone<'_>, file: &str) {
     for args in [&["memory"][..], &["context"], &["context", "--json"]] {
         let out = clone.run(args);
@@ -295,6 +290,12 @@ fn no_curated_part_without_valid_state(clone: &Clone<'_>, file: &str) {
             "`workmem {}` failed otherwise: {all}",
             args.join(" ")
         );
+        // A curated entry reads "<content> (seen Nx; evidence: M)".
+        assert!(
+            !String::from_utf8_lossy(&out.stdout).contains("(seen "),
+            "`workmem {}` serves a curated part without a valid {file}: {all}",
+            args.join(" ")
+        );
     }
     let (mcp, responses) = mcp_session(clone);
     for id in [2, 3, 4] {
@@ -303,6 +304,7 @@ fn no_curated_part_without_valid_state(clone: &Clone<'_>, file: &str) {
             response.contains("workmem rebuild"),
             "MCP response {id} does not say why it serves no memory: {mcp}"
         );
+        assert!(!response.contains("(seen "), "MCP response {id} serves a curated part: {mcp}");
     }
 }
 
