@@ -601,8 +601,8 @@ enum Hostile {
     NotUtf8,
     /// A FIFO (made in the clone: git cannot carry one).
     Fifo,
-    /// Mode 000 (made in the clone; meaningless for root, which reads
-    /// anything, so skipped there).
+    /// A file nobody can open (made in the clone): mode 000, or for root,
+    /// who reads any mode, a Unix socket.
     Unreadable,
 }
 
@@ -628,12 +628,6 @@ const MUST_WORK: [&[&str]; 7] = [
 /// through the link or written through it.
 fn hostile_file(file: &str, hostile: Hostile) {
     const CANARY: &str = "NOTES-CANARY: never served as memory";
-    if matches!(hostile, Hostile::Unreadable) && running_as_root() {
-        // Root reads a mode-000 file: the case exists only for
-        // other users.
-        eprintln!("skipped: running as root, {file} cannot be made unreadable");
-        return;
-    }
     let world = World::new();
     let a = shared_memory(&world);
     let m = world.clone_of(&a, "mallory/app");
@@ -668,6 +662,13 @@ fn hostile_file(file: &str, hostile: Hostile) {
             let _ = std::fs::remove_dir_all(&target);
             let out = Command::new("mkfifo").arg(&target).output().unwrap();
             assert!(out.status.success(), "mkfifo: {}", text(&out));
+        }
+        Hostile::Unreadable if running_as_root() => {
+            // Root reads a mode-000 file; nobody can open a socket.
+            let _ = std::fs::remove_file(&target);
+            let _ = std::fs::remove_dir_all(&target);
+            drop(std::os::unix::net::UnixListener::bind(&target).unwrap());
+            assert!(std::fs::File::open(&target).is_err(), "{file} is still readable");
         }
         Hostile::Unreadable => {
             use std::os::unix::fs::PermissionsExt;
@@ -1304,6 +1305,8 @@ enum Damage {
     Directory(usize),
     /// Replace the file with a FIFO.
     Fifo(usize),
+    /// Replace the file with a Unix socket (which nobody can open).
+    Socket(usize),
     /// Change one field of one record and recompute every hash workmem
     /// would: (record pick, field pick, value pick).
     Field(usize, usize, u8),
@@ -1316,6 +1319,7 @@ fn damage() -> impl Strategy<Value = Damage> {
         1 => any::<usize>().prop_map(Damage::Symlink),
         1 => any::<usize>().prop_map(Damage::Directory),
         1 => any::<usize>().prop_map(Damage::Fifo),
+        1 => any::<usize>().prop_map(Damage::Socket),
         6 => (any::<usize>(), any::<usize>(), any::<u8>()).prop_map(|(r, f, v)| Damage::Field(r, f, v)),
     ]
 }
@@ -1537,15 +1541,31 @@ fn change_a_field(dir: &Path, record: usize, field: usize, pick: u8) {
     }
 }
 
+/// The file a damage at `index` hits: every other index one of the files
+/// workmem's commands read (the state files, the logs, MEMORY.md, the
+/// lock), the others any file, caches included.
+fn pick_file(files: &[PathBuf], index: usize) -> &Path {
+    let read: Vec<&PathBuf> = files
+        .iter()
+        .filter(|f| !f.to_string_lossy().starts_with('.') || f.as_os_str() == ".lock")
+        .collect();
+    if index.is_multiple_of(2) {
+        read[(index / 2) % read.len()]
+    } else {
+        &files[(index / 2) % files.len()]
+    }
+}
+
 /// What `damage` does, in words (for failure messages).
 fn describe(files: &[PathBuf], damage: &Damage) -> String {
-    let file = |i: usize| files[i % files.len()].display().to_string();
+    let file = |i: usize| pick_file(files, i).display().to_string();
     match *damage {
         Damage::Delete(i) => format!("delete {}", file(i)),
         Damage::Truncate(i, p) => format!("truncate {} to {p}%", file(i)),
         Damage::Symlink(i) => format!("{} made a symlink", file(i)),
         Damage::Directory(i) => format!("{} made a directory", file(i)),
         Damage::Fifo(i) => format!("{} made a FIFO", file(i)),
+        Damage::Socket(i) => format!("{} made a socket", file(i)),
         Damage::Field(r, f, v) => format!("record {r}, field {f}, value {v} changed and resealed"),
     }
 }
@@ -1558,7 +1578,7 @@ fn regular(path: &Path) -> bool {
 /// Applies `damage` (a damage that no longer applies, to a file an earlier
 /// damage removed, say, does nothing).
 fn apply_damage(dir: &Path, files: &[PathBuf], damage: &Damage) {
-    let file = |i: usize| dir.join(&files[i % files.len()]);
+    let file = |i: usize| dir.join(pick_file(files, i));
     let remove = |path: &Path| {
         let _ = std::fs::remove_file(path);
         let _ = std::fs::remove_dir_all(path);
@@ -1589,6 +1609,11 @@ fn apply_damage(dir: &Path, files: &[PathBuf], damage: &Damage) {
             remove(&path);
             let out = Command::new("mkfifo").arg(&path).output().unwrap();
             assert!(out.status.success());
+        }
+        Damage::Socket(i) => {
+            let path = file(i);
+            remove(&path);
+            drop(std::os::unix::net::UnixListener::bind(&path).unwrap());
         }
         Damage::Field(r, f, v) => change_a_field(dir, r, f, v),
     }
@@ -1668,7 +1693,7 @@ fn damage_base(world: &World) -> Clone<'_> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 80, failure_persistence: None, ..ProptestConfig::default() })]
 
     /// Random damage to a memory directory: either verify reports a
     /// problem (exit 4), or every read command works and serves only what
