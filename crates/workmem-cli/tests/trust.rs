@@ -148,11 +148,11 @@ fn reseal_case(case: &mut Value) -> (String, String) {
     (old, new)
 }
 
-/// A `workmem mcp` session over raw JSON-RPC on stdio: initialize, the
+/// A `workmem mcp` exchange over raw JSON-RPC on stdio: initialize, the
 /// `get_context` tool, the `workmem://memory` and `workmem://context`
 /// resources. Returns everything the server wrote (stdout and stderr) and
 /// the responses by request id.
-fn mcp_session(clone: &Clone<'_>) -> (String, BTreeMap<u64, Value>) {
+fn mcp_exchange(clone: &Clone<'_>) -> (String, BTreeMap<u64, Value>) {
     let mut cmd = clone.world.command(WORKMEM, &clone.dir);
     cmd.arg("mcp");
     let messages = [
@@ -196,7 +196,7 @@ fn feed(cmd: &mut Command, input: &[u8]) -> Output {
     timed(cmd)
 }
 
-/// Runs the read commands of `clone` and an MCP session: no output of any
+/// Runs the read commands of `clone` and an MCP exchange: no output of any
 /// may contain `needle`, whether the command succeeds or refuses.
 fn read_everything(clone: &Clone<'_>, needle: &str) {
     let commands: [&[&str]; 9] = [
@@ -214,7 +214,7 @@ fn read_everything(clone: &Clone<'_>, needle: &str) {
         let all = text(&clone.run(args));
         assert!(!all.contains(needle), "`workmem {}` served {needle:?}: {all}", args.join(" "));
     }
-    let (mcp, _) = mcp_session(clone);
+    let (mcp, _) = mcp_exchange(clone);
     assert!(!mcp.contains(needle), "workmem mcp served {needle:?}: {mcp}");
 }
 
@@ -244,7 +244,7 @@ fn prompts_never_state(clone: &Clone<'_>, needle: &str) {
             text(&out)
         );
     }
-    let (mcp, _) = mcp_session(clone);
+    let (mcp, _) = mcp_exchange(clone);
     assert!(!mcp.contains(needle), "workmem mcp states {needle:?}: {mcp}");
 }
 
@@ -297,7 +297,7 @@ fn no_curated_part_without_valid_state(clone: &Clone<'_>, file: &str) {
             args.join(" ")
         );
     }
-    let (mcp, responses) = mcp_session(clone);
+    let (mcp, responses) = mcp_exchange(clone);
     for id in [2, 3, 4] {
         let response = responses[&id].to_string();
         assert!(
@@ -701,7 +701,7 @@ fn hostile_file(file: &str, hostile: Hostile) {
             failing.push(format!("{args:?}: {}", text(&out)));
         }
     }
-    let (mcp, responses) = mcp_session(&a);
+    let (mcp, responses) = mcp_exchange(&a);
     assert!(!mcp.contains("NOTES-CANARY"), "{what}: mcp served it: {mcp}");
     for id in [2, 3, 4] {
         let r = &responses[&id];
@@ -1177,9 +1177,9 @@ fn two_accepted_values_of_one_key_merged_go_to_a_person() {
         // recency (Render's facts are one second newer): a person decides.
         assert_eq!(merged.active("deploy.target"), None, "settled by the merge");
         merged.verify_clean();
-        for round in 0..2 {
+        for pass in 0..2 {
             merged.ok(&["distill", "--as-of", AS_OF, "-q"]);
-            assert_eq!(merged.active("deploy.target"), None, "settled by distill {round}");
+            assert_eq!(merged.active("deploy.target"), None, "settled by distill {pass}");
             let case = merged.open_case("deploy.target").expect("a case for a person");
             let wordings: BTreeSet<&str> = case["candidates"]
                 .as_array()
