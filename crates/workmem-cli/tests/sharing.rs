@@ -11,6 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use proptest::prelude::*;
+use serde_json::Value;
 
 use crate::git_world::{AS_OF, Clone, World, text};
 
