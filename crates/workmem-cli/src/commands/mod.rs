@@ -219,35 +219,42 @@ impl Ctx {
     #[must_use]
     pub fn explain_scope(&self, error: CommandError) -> CommandError {
         let Some((found, expected)) = error.scope_ids() else { return error };
-        let (found, expected) = (found.to_owned(), expected.to_owned());
-        let mut error = error;
-        let Ok(project) = std::fs::canonicalize(&self.project) else { return error };
+        match self.pin_change(found, expected) {
+            Some(hint) => error.hinted(hint),
+            None => error,
+        }
+    }
+
+    /// Returns what git can tell about a pin (`expected`) that differs from
+    /// the id the memory's records carry (`found`): the work-tree change or
+    /// the commit to revert, with the command that reverts it.
+    pub fn pin_change(&self, found: &str, expected: &str) -> Option<String> {
+        let project = std::fs::canonicalize(&self.project).ok()?;
         let pin = project.join(".workmem").join("workspace.toml");
-        let Some(top) = crate::git::toplevel(&project) else { return error };
+        let top = crate::git::toplevel(&project)?;
         let top = std::fs::canonicalize(&top).unwrap_or(top);
-        let Ok(relative) = pin.strip_prefix(&top) else { return error };
+        let relative = pin.strip_prefix(&top).ok()?;
         let pins = |data: Option<Vec<u8>>| {
             data.is_some_and(|d| String::from_utf8_lossy(&d).contains(&format!("\"{found}\"")))
         };
         if pins(crate::git::show(&top, "HEAD", relative)) {
-            error = error.hinted(format!(
+            return Some(format!(
                 "{} was changed in the work tree to pin {expected}, but the memory's records carry \
                  {found}: restore it with `git checkout HEAD -- {}`",
                 relative.display(),
                 relative.display()
             ));
-        } else if let Some((commit, subject)) = crate::git::last_change(&top, relative)
-            && pins(crate::git::show(&top, &format!("{commit}^"), relative))
-        {
-            error = error.hinted(format!(
+        }
+        let (commit, subject) = crate::git::last_change(&top, relative)?;
+        pins(crate::git::show(&top, &format!("{commit}^"), relative)).then(|| {
+            format!(
                 "commit {} (\"{subject}\") changed {} to pin {expected}, but the memory's records \
                  carry {found}: revert that file with `git checkout {commit}^ -- {}` and commit",
                 &commit[..commit.len().min(12)],
                 relative.display(),
                 relative.display()
-            ));
-        }
-        error
+            )
+        })
     }
 
     /// Returns the builder of the project's workspace, refusing to work

@@ -52,6 +52,15 @@ pub fn run(ctx: &Ctx, _args: &VerifyArgs) -> Result<(), CommandError> {
             ),
         });
     }
+    // Records of another workspace under a pin: a branch may have changed
+    // the pin; git names the commit to revert.
+    if ws.is_pinned()
+        && let Some(found) = problems.iter().find_map(|p| foreign_id(&p.message))
+        && let Some(hint) = ctx.pin_change(found, ws.workspace_id())
+    {
+        let pin = ws.project().join(".workmem").join("workspace.toml");
+        problems.insert(0, Problem { file: pin.display().to_string(), line: None, message: hint });
+    }
     if ctx.ui.is_json() {
         ctx.ui.json(&VerifyOutput { ok: problems.is_empty(), problems: &problems })?;
     } else {
@@ -69,4 +78,12 @@ pub fn run(ctx: &Ctx, _args: &VerifyArgs) -> Result<(), CommandError> {
         return Ok(());
     }
     Err(CommandError::corrupt(format!("{} problem(s) found", problems.len())))
+}
+
+/// Returns the workspace id a problem says a record belongs to, when it is
+/// a record of another workspace (`belongs to workspace ID, ...`).
+fn foreign_id(message: &str) -> Option<&str> {
+    let rest = message.split_once("belongs to workspace ")?.1;
+    let id = rest.get(..16)?;
+    id.bytes().all(|b| b.is_ascii_hexdigit()).then_some(id)
 }

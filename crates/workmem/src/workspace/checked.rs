@@ -64,13 +64,15 @@ impl Workspace {
                 1 => String::new(),
                 n => format!(" (and {} more problems)", n - 1),
             };
+            let why = if deleted.is_empty() {
+                "this state did not come from this clone and fails its check against the daily \
+                 logs and the audit stream, so none of it is used"
+            } else {
+                "no curated memory is served until it is restored or derived again"
+            };
             return Err(Error::Corrupt {
                 location: Location { path: first.file.clone().into(), line: first.line },
-                message: format!(
-                    "{}{more}; this state did not come from this clone and fails its check against \
-                     the daily logs and the audit stream, so none of it is used",
-                    first.message
-                ),
+                message: format!("{}{more}; {why}", first.message),
             });
         }
         self.record_checked_state(current);
