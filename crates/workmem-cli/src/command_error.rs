@@ -258,14 +258,6 @@ impl From<workmem::Error> for CommandError {
                          `workmem share` sets up the merge driver that avoids this"
                             .to_owned(),
                     );
-                } else if is_derived_state(&location.path) {
-                    error.hints.push(
-                        "nothing was changed and nothing of this file is served; `workmem verify` lists \
-                         every problem; restore the file from git if a checkout or merge damaged it, \
-                         or run `workmem rebuild` to derive curated.json and conflicts.json again from \
-                         the daily logs and the audit stream"
-                            .to_owned(),
-                    );
                 } else {
                     // The library's hint, which the MCP server gives too.
                     error.hints.extend(err.hint());
@@ -275,11 +267,6 @@ impl From<workmem::Error> for CommandError {
         }
         error
     }
-}
-
-/// Whether `path` names one of the files `workmem rebuild` derives.
-fn is_derived_state(path: &std::path::Path) -> bool {
-    path.file_name().is_some_and(|name| name == "curated.json" || name == "conflicts.json")
 }
 
 /// Returns the stable kind name of `--json` error output and the exit code

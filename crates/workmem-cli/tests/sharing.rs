@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use proptest::prelude::*;
 use serde_json::Value;
 
+use crate::WORKMEM;
 use crate::git_world::{AS_OF, Clone, World, text};
 
 /// A shared repository `a` whose memory holds a tie on `db.engine`

@@ -331,6 +331,11 @@ fn corrupt_by_merge_markers(path: &std::path::Path) -> bool {
         && std::fs::read(path).is_ok_and(|data| crate::has_conflict_markers(&data))
 }
 
+/// Whether `path` names one of the files `workmem rebuild` derives again.
+fn is_derived_state(path: &std::path::Path) -> bool {
+    path.file_name().is_some_and(|name| name == "curated.json" || name == "conflicts.json")
+}
+
 /// A `Result` whose error is [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -345,6 +350,12 @@ impl Error {
                 "git left merge conflict markers in this file: finish the merge with `workmem \
                  merge --continue`, then commit; `workmem share` sets up the merge driver that \
                  avoids this"
+                    .to_owned()
+            } else if is_derived_state(&location.path) {
+                "nothing was changed and nothing of this file is served; `workmem verify` lists \
+                 every problem; restore the file from git if a checkout or a merge damaged or \
+                 deleted it, or run `workmem rebuild` to derive curated.json and conflicts.json \
+                 again from the daily logs and the audit stream"
                     .to_owned()
             } else {
                 "nothing was changed; inspect the named file and line (`workmem verify` lists \
