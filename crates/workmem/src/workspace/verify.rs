@@ -708,9 +708,9 @@ fn read(path: &Path, problems: &mut Vec<Problem>) -> Option<Vec<u8>> {
 
 /// A decision a merge set aside (one of two or more records about one
 /// case) must be explained by the merge rule: decisions for different
-/// candidates leave the case open again, for a person to decide again;
-/// decisions that all chose the same candidate are closed by the earliest.
-/// Returns what is wrong.
+/// candidates leave the case open again, so the one that closes it came
+/// after the others; decisions that all chose the same candidate are
+/// closed by the earliest. Returns what is wrong.
 fn set_aside_problem(
     case: &Case,
     record: &Adjudication,
@@ -727,9 +727,16 @@ fn set_aside_problem(
     let order = |r: &Adjudication| (r.resolved_at.instant(), r.event_id.clone());
     let disagree = about.iter().any(|r| r.selected_candidate_id != closing.selected_candidate_id);
     if disagree {
-        // Reopened, then decided again (the clocks of two machines need not
-        // agree on which came first).
-        None
+        // Reopened, then decided again: the closing decision was made after
+        // the merge brought the others (an equal instant is given the
+        // benefit of the doubt).
+        (record.resolved_at.instant() > closing.resolved_at.instant()).then(|| {
+            format!(
+                "adjudication {event} on case {conflict} disagrees with {}, which closes the case, \
+                 and was made after it: two different decisions leave a case open for a person",
+                closing.event_id
+            )
+        })
     } else {
         (order(record) < order(closing)).then(|| {
             format!(
