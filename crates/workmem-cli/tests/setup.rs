@@ -546,6 +546,9 @@ fn the_context_hook_stays_within_what_claude_code_shows_whole() {
         .unwrap();
     }
     env.write("facts.jsonl", &lines);
+    // No budget of the workspace's own: the hook's limit is the one that
+    // holds (recent facts take at most a quarter of a budget).
+    env.write(".workmem/config.toml", "[context]\nbudget = 0\n");
     let (code, _, stderr) = env.run(&["import", "facts.jsonl", "-q"]);
     assert_eq!(code, 0, "{stderr}");
     let out = hook(&env, Duration::from_secs(10));

@@ -52,31 +52,36 @@ pub(crate) struct FactDigest {
     normal: u64,
     /// The hash of the whole record: two lines of one id that differ.
     record: u64,
+    /// Where it was read: the caller's number of its file, and its line.
+    place: (u32, u32),
 }
 
 impl FactDigest {
-    /// Returns whether `other` is another record than this one.
-    pub(crate) fn record_differs(&self, other: &FactDigest) -> bool {
-        self.record != other.record
-    }
-
     /// Returns whether `text` is this fact's content.
     pub(crate) fn has_content(&self, text: &str) -> bool {
         self.content == xxh3_64(text.as_bytes())
     }
+
+    /// Returns where it was read, as given to [`Facts::digest`].
+    pub(crate) fn place(&self) -> (u32, u32) {
+        self.place
+    }
 }
 
-/// The facts of a log, by id, as [`FactDigest`]s.
+/// The facts of a log as [`FactDigest`]s, sorted by id once
+/// [`Facts::seal`] ran (a sorted list: a hash table of a million ids costs
+/// twice the memory).
 #[derive(Debug, Default)]
 pub(crate) struct Facts {
-    by_id: HashMap<Box<str>, FactDigest>,
+    entries: Vec<(Box<str>, FactDigest)>,
     keys: Vec<String>,
     key_index: HashMap<String, u32>,
 }
 
 impl Facts {
-    /// Returns the digest of `fact`.
-    pub(crate) fn digest(&mut self, fact: &Fact) -> FactDigest {
+    /// Returns the digest of `fact`, read at `place` (a file number of the
+    /// caller's and a line).
+    pub(crate) fn digest(&mut self, fact: &Fact, place: (u32, u32)) -> FactDigest {
         let key = fact.memory_key.as_ref().map(|key| {
             if let Some(&index) = self.key_index.get(key) {
                 return index;
@@ -95,27 +100,47 @@ impl Facts {
             content: xxh3_64(fact.content.as_bytes()),
             normal: xxh3_64(canon::normal_form(&fact.content).as_bytes()),
             record,
+            place,
         }
     }
 
-    /// Adds a fact under `id` (the first of an id counts).
-    pub(crate) fn insert(&mut self, id: &str, digest: FactDigest) {
-        self.by_id.entry(id.into()).or_insert(digest);
+    /// Adds a fact read under `id`, in reading order.
+    pub(crate) fn push(&mut self, id: &str, digest: FactDigest) {
+        self.entries.push((id.into(), digest));
+    }
+
+    /// Sorts the facts by id and keeps the first read of each id; returns
+    /// the later records of an id that differ from its first (a duplicate
+    /// id with other content), with their ids.
+    pub(crate) fn seal(&mut self) -> Vec<(Box<str>, FactDigest)> {
+        self.entries.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.place.cmp(&b.1.place)));
+        let mut differing = Vec::new();
+        let mut first = 0;
+        for i in 1..self.entries.len() {
+            if self.entries[i].0 != self.entries[first].0 {
+                first = i;
+            } else if self.entries[i].1.record != self.entries[first].1.record {
+                differing.push(self.entries[i].clone());
+            }
+        }
+        self.entries.dedup_by(|later, earlier| later.0 == earlier.0);
+        self.entries.shrink_to_fit();
+        differing
     }
 
     /// Returns the fact `id`, if the log holds it.
     pub(crate) fn get(&self, id: &str) -> Option<&FactDigest> {
-        self.by_id.get(id)
+        self.entries.binary_search_by(|(e, _)| (**e).cmp(id)).ok().map(|i| &self.entries[i].1)
     }
 
     /// Returns whether the log holds `id`.
     pub(crate) fn contains(&self, id: &str) -> bool {
-        self.by_id.contains_key(id)
+        self.get(id).is_some()
     }
 
-    /// Takes `id` out of what the policy checks look at.
-    pub(crate) fn remove(&mut self, id: &str) {
-        self.by_id.remove(id);
+    /// Takes the facts `ids` out of what the policy checks look at.
+    pub(crate) fn remove_all(&mut self, ids: &HashSet<&str>) {
+        self.entries.retain(|(id, _)| !ids.contains(&**id));
     }
 
     fn key(&self, digest: &FactDigest) -> Option<&str> {
@@ -312,7 +337,7 @@ fn observed_by_domain<'f>(
 ) -> HashMap<&'f str, HashSet<&'f str>> {
     let domains: HashSet<&str> = queue.cases.iter().map(|c| c.memory_key.as_str()).collect();
     let mut out: HashMap<&str, HashSet<&str>> = HashMap::new();
-    for (id, fact) in &facts.by_id {
+    for (id, fact) in &facts.entries {
         if let Some(key) = facts.key(fact)
             && domains.contains(key)
         {

@@ -72,6 +72,7 @@ fn from_error(err: Error, fallback: &Path) -> Problem {
 /// The line of each entry key and conflict id of a state file's text
 /// (curated.json or conflicts.json), so that a problem names its line
 /// without a scan of the text per problem.
+#[derive(Default)]
 struct SubjectLines(HashMap<String, usize>);
 
 impl SubjectLines {
@@ -159,13 +160,15 @@ impl Workspace {
 
         let curated_path = self.file(CURATED_FILE);
         let mut curated: Option<CuratedState> = None;
-        let mut curated_text = String::new();
+        let mut curated_lines = SubjectLines::default();
         if let Some(data) = read(&curated_path, &mut problems) {
-            curated_text = String::from_utf8_lossy(&data).into_owned();
+            // The text is only needed for the lines of its records: kept as
+            // their index, not as a second copy of the file.
+            curated_lines = SubjectLines::new(&String::from_utf8_lossy(&data));
             match CuratedState::decode(&data, &curated_path, self.workspace_id()) {
                 Err(err) => problems.push(from_error(err, &curated_path)),
                 Ok(state) => {
-                    let lines = SubjectLines::new(&curated_text);
+                    let lines = &curated_lines;
                     for entry in &state.entries {
                         let mut cited = 0;
                         let mut worded = false;
@@ -214,7 +217,7 @@ impl Workspace {
                 && let Ok(entries) = serde_json::from_value(entries)
             {
                 let state = CuratedState { schema_version: 2, entries };
-                let lines = SubjectLines::new(&curated_text);
+                let lines = &curated_lines;
                 let first = problems
                     .iter()
                     .position(|p| p.file == curated_path.display().to_string() && p.line.is_none());
@@ -276,17 +279,14 @@ impl Workspace {
         let records = self.read_audit(&mut problems);
         // The policy checks skip an id used twice with other content: which
         // version a run read is not known (the duplicate is reported).
-        for id in ambiguous.keys() {
-            facts.remove(id);
-        }
+        facts.remove_all(&ambiguous.keys().map(String::as_str).collect());
         let found = check::check(
             &facts,
             curated.as_ref(),
             queue_valid.then_some(&queue),
             &records.iter().map(|(_, r)| r.clone()).collect::<Vec<_>>(),
         );
-        let (curated_lines, conflicts_lines) =
-            (SubjectLines::new(&curated_text), SubjectLines::new(&conflicts_text));
+        let conflicts_lines = SubjectLines::new(&conflicts_text);
         for finding in found.curated {
             let line = curated_lines.of(finding.subject.as_deref());
             problems.push(problem(&curated_path, line, finding.message));
@@ -378,7 +378,7 @@ impl Workspace {
                 return (facts, ambiguous);
             }
         };
-        for day in days {
+        for (index, day) in days.iter().enumerate() {
             let Some(data) = read(&day.path, problems) else { continue };
             for (number, bytes, terminated) in atomic_io::lines(&data) {
                 match Fact::parse_line(bytes) {
@@ -409,25 +409,25 @@ impl Workspace {
                                 ),
                             ));
                         }
-                        let digest = facts.digest(&fact);
-                        match facts.get(&fact.fact_id) {
-                            Some(first) if first.record_differs(&digest) => {
-                                problems.push(problem(
-                                    &day.path,
-                                    Some(number),
-                                    format!(
-                                        "fact id {} is used twice with different content",
-                                        fact.fact_id
-                                    ),
-                                ));
-                                ambiguous.entry(fact.fact_id).or_default().push(digest);
-                            }
-                            Some(_) => {}
-                            None => facts.insert(&fact.fact_id, digest),
-                        }
+                        let place = (
+                            u32::try_from(index).unwrap_or(u32::MAX),
+                            u32::try_from(number).unwrap_or(u32::MAX),
+                        );
+                        let digest = facts.digest(&fact, place);
+                        facts.push(&fact.fact_id, digest);
                     }
                 }
             }
+        }
+        for (id, digest) in facts.seal() {
+            let (file, line) = digest.place();
+            let path = days.get(file as usize).map_or(self.log().dir(), |day| day.path.as_path());
+            problems.push(problem(
+                path,
+                Some(line as usize),
+                format!("fact id {id} is used twice with different content"),
+            ));
+            ambiguous.entry(id.into()).or_default().push(digest);
         }
         (facts, ambiguous)
     }
