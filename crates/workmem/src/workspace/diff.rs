@@ -15,7 +15,6 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::error::{Error, Location};
 use crate::model::fact::Fact;
 use crate::model::secret;
 use crate::policy::config::Config;
@@ -27,7 +26,7 @@ use crate::store::identity;
 use crate::store::journal::{self, Adjudication};
 use crate::workspace::merge::MemoryFile;
 use crate::workspace::scan::Finding;
-use crate::workspace::verify::Problem;
+use crate::workspace::verify::{Problem, from_error, problem};
 
 /// The memory files of one revision, as found (in a git tree, say), not
 /// yet decoded: the input of [`MemoryDiff::between`].
@@ -770,33 +769,6 @@ fn context_lines(before: &str, after: &str) -> DiffContext {
         out
     }
     DiffContext { added: only_in(after, before), removed: only_in(before, after), complete: true }
-}
-
-fn problem(path: &Path, line: Option<usize>, message: impl Into<String>) -> Problem {
-    Problem { file: path.display().to_string(), line, message: message.into() }
-}
-
-/// Returns the problem a decoder's error names.
-fn from_error(err: Error, fallback: &Path) -> Problem {
-    match err {
-        Error::Corrupt { location, message } => problem(&location.path, location.line, message),
-        Error::Scope { location, found, expected } => problem(
-            &location.path,
-            location.line,
-            format!("belongs to workspace {found}, not {expected}"),
-        ),
-        Error::UnsupportedVersion { location: Location { path, line }, what, found, supported } => {
-            problem(
-                &path,
-                line,
-                format!("unsupported {what} schema_version {found} (supported: {supported})"),
-            )
-        }
-        Error::InvalidInput { field, reason, .. } => {
-            problem(fallback, None, format!("invalid {field}: {reason}"))
-        }
-        other => problem(fallback, None, other.to_string()),
-    }
 }
 
 #[cfg(test)]

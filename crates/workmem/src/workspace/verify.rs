@@ -48,11 +48,14 @@ pub struct Problem {
     pub message: String,
 }
 
-fn problem(path: &Path, line: Option<usize>, message: impl Into<String>) -> Problem {
+/// Returns a problem of `path` (at `line`).
+pub(crate) fn problem(path: &Path, line: Option<usize>, message: impl Into<String>) -> Problem {
     Problem { file: path.display().to_string(), line, message: message.into() }
 }
 
-fn from_error(err: Error, fallback: &Path) -> Problem {
+/// Returns the problem a decoder's error names (about `fallback` when the
+/// error names no file).
+pub(crate) fn from_error(err: Error, fallback: &Path) -> Problem {
     match err {
         Error::Corrupt { location, message } => problem(&location.path, location.line, message),
         Error::Scope { location, found, expected } => problem(
