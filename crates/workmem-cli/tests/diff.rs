@@ -7,144 +7,31 @@
 #![allow(clippy::disallowed_methods)] // tests write fixtures directly
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
-use tempfile::TempDir;
 
 use crate::WORKMEM;
+use crate::git_world::{AS_OF, Clone, World, text};
 
-const AS_OF: &str = "2027-01-01T00:00:00Z";
-
-/// A temporary directory holding a `home/` and any number of clones.
-struct World {
-    root: TempDir,
+/// What the diff tests do with a clone beyond the shared git fixture.
+trait Review {
+    /// Runs a distill as of [`AS_OF`].
+    fn distill(&self);
+    /// Resolves the open case of `key` for the candidate worded `content`,
+    /// as Ada.
+    fn decide_as_ada(&self, key: &str, content: &str, event: &str);
+    /// `workmem diff RANGE --json`.
+    fn diff(&self, range: &str) -> Value;
+    /// `workmem context` at `commit`, in a fresh clone checked out there.
+    fn context_at(&self, commit: &str, name: &str) -> String;
 }
 
-/// One clone: a git work tree with a workmem project at its top.
-struct Clone<'w> {
-    world: &'w World,
-    dir: PathBuf,
-}
-
-impl World {
-    fn new() -> World {
-        let root = tempfile::Builder::new().prefix("workmem-diff-").tempdir().unwrap();
-        std::fs::create_dir(root.path().join("home")).unwrap();
-        World { root }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.root.path().join(name)
-    }
-
-    /// Returns `program` with a cleared environment: a home of its own, no
-    /// system git configuration, fixed identities.
-    fn command(&self, program: &str, dir: &Path) -> Command {
-        let mut cmd = Command::new(program);
-        cmd.env_clear()
-            .env("HOME", self.path("home"))
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_NAME", "Ada Lovelace")
-            .env("GIT_AUTHOR_EMAIL", "ada@example.com")
-            .env("GIT_COMMITTER_NAME", "Ada Lovelace")
-            .env("GIT_COMMITTER_EMAIL", "ada@example.com")
-            .env("USER", "ada")
-            .current_dir(dir)
-            .stdin(Stdio::null());
-        if let Some(path) = std::env::var_os("PATH") {
-            cmd.env("PATH", path);
-        }
-        cmd
-    }
-
-    /// Creates a repository at `name` with a README committed.
-    fn init(&self, name: &str) -> Clone<'_> {
-        let dir = self.path(name);
-        std::fs::create_dir_all(&dir).unwrap();
-        let clone = Clone { world: self, dir };
-        clone.git(&["init", "-q", "-b", "main"]);
-        std::fs::write(clone.dir.join("README"), "a project\n").unwrap();
-        clone.git(&["add", "README"]);
-        clone.git(&["commit", "-q", "-m", "start"]);
-        clone
-    }
-
-    /// Clones `from` to `name`.
-    fn clone_of(&self, from: &Clone<'_>, name: &str) -> Clone<'_> {
-        let dir = self.path(name);
-        std::fs::create_dir_all(dir.parent().unwrap()).unwrap();
-        let out = self
-            .command("git", self.root.path())
-            .args(["clone", "-q"])
-            .arg(&from.dir)
-            .arg(&dir)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "clone: {}", String::from_utf8_lossy(&out.stderr));
-        Clone { world: self, dir }
-    }
-}
-
-fn text(out: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
-}
-
-impl Clone<'_> {
-    fn git(&self, args: &[&str]) -> String {
-        let out = self.world.command("git", &self.dir).args(args).output().unwrap();
-        assert!(out.status.success(), "git {args:?} in {}: {}", self.dir.display(), text(&out));
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        self.world.command(WORKMEM, &self.dir).args(args).output().unwrap()
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert!(out.status.success(), "workmem {args:?} in {}: {}", self.dir.display(), text(&out));
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn json(&self, args: &[&str]) -> Value {
-        let mut all = args.to_vec();
-        all.push("--json");
-        serde_json::from_str(&self.ok(&all)).unwrap()
-    }
-
-    fn memory(&self) -> PathBuf {
-        self.dir.join(".workmem/memory")
-    }
-
-    fn remember(&self, content: &str, key: Option<&str>, at: &str) -> String {
-        let mut args = vec!["remember", content, "-k", "decision", "-i", "4", "--at", at];
-        if let Some(key) = key {
-            args.extend(["--key", key]);
-        }
-        self.json(&args)["fact_id"].as_str().unwrap().to_owned()
-    }
-
+impl Review for Clone<'_> {
     fn distill(&self) {
         self.ok(&["distill", "--as-of", AS_OF, "-q"]);
     }
 
-    fn commit_all(&self, message: &str) -> String {
-        self.git(&["add", "-A"]);
-        self.git(&["commit", "-q", "--allow-empty", "-m", message]);
-        self.git(&["rev-parse", "HEAD"]).trim().to_owned()
-    }
-
-    /// The open case of `key`, if any.
-    fn open_case(&self, key: &str) -> Option<Value> {
-        let cases = self.json(&["conflicts"]);
-        cases.as_array().unwrap().iter().find(|c| c["memory_key"] == key).cloned()
-    }
-
-    /// Resolves the open case of `key` choosing the candidate whose content
-    /// is `content`.
-    fn decide(&self, key: &str, content: &str, event: &str) {
+    fn decide_as_ada(&self, key: &str, content: &str, event: &str) {
         let case = self.open_case(key).unwrap_or_else(|| panic!("no open case for {key}"));
         let candidate = case["candidates"]
             .as_array()
@@ -176,7 +63,6 @@ impl Clone<'_> {
         self.json(&["diff", range])
     }
 
-    /// `workmem context` at `commit`, in a fresh clone checked out there.
     fn context_at(&self, commit: &str, name: &str) -> String {
         let review = self.world.clone_of(self, name);
         review.git(&["checkout", "-q", "--detach", commit]);
@@ -326,7 +212,7 @@ fn a_decision_on_a_branch_is_listed_with_its_entry_and_context_line() {
     let world = World::new();
     let a = shared(&world);
     a.git(&["checkout", "-q", "-b", "review"]);
-    a.decide("ci.runner", "Run the tests with nextest", "review:ada");
+    a.decide_as_ada("ci.runner", "Run the tests with nextest", "review:ada");
     a.commit_all("decide the test runner");
 
     let diff = a.diff("main..review");
@@ -365,10 +251,10 @@ fn a_merge_that_sets_two_decisions_aside_shows_them() {
     let world = World::new();
     let a = shared(&world);
     let b = world.clone_of(&a, "bob/app");
-    a.decide("ci.runner", "Run the tests with nextest", "review:alice");
+    a.decide_as_ada("ci.runner", "Run the tests with nextest", "review:alice");
     a.commit_all("alice decides");
     b.ok(&["status", "-q"]);
-    b.decide("ci.runner", "Run the tests with cargo test", "review:bob");
+    b.decide_as_ada("ci.runner", "Run the tests with cargo test", "review:bob");
     b.commit_all("bob decides");
     a.ok(&["status", "-q"]);
     a.git(&["pull", "-q", "--no-rebase", "--no-edit", b.dir.to_str().unwrap(), "main"]);
@@ -406,7 +292,7 @@ fn a_merge_that_sets_two_decisions_aside_shows_them() {
 fn a_branch_that_deletes_memory_files_shows_every_loss() {
     let world = World::new();
     let a = shared(&world);
-    a.decide("ci.runner", "Run the tests with nextest", "review:ada");
+    a.decide_as_ada("ci.runner", "Run the tests with nextest", "review:ada");
     a.commit_all("decide");
     a.git(&["checkout", "-q", "-b", "wipe"]);
     let day = a.memory().join("daily/2026-01-06.jsonl");

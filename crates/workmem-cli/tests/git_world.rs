@@ -160,9 +160,11 @@ impl Clone<'_> {
         self.git(&["pull", "-q", mode, "--no-edit", from.dir.to_str().unwrap(), "main"]);
     }
 
-    pub(crate) fn commit_all(&self, message: &str) {
+    /// Commits everything in the work tree; returns the commit's id.
+    pub(crate) fn commit_all(&self, message: &str) -> String {
         self.git(&["add", "-A"]);
         self.git(&["commit", "-q", "--allow-empty", "-m", message]);
+        self.git(&["rev-parse", "HEAD"]).trim().to_owned()
     }
 
     /// `workmem verify` must be clean.
