@@ -32,31 +32,7 @@ impl Review for Clone<'_> {
     }
 
     fn decide_as_ada(&self, key: &str, content: &str, event: &str) {
-        let case = self.open_case(key).unwrap_or_else(|| panic!("no open case for {key}"));
-        let candidate = case["candidates"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["content"] == content)
-            .unwrap_or_else(|| panic!("no candidate {content}: {case}"))["candidate_id"]
-            .as_str()
-            .unwrap()
-            .to_owned();
-        self.ok(&[
-            "resolve",
-            case["conflict_id"].as_str().unwrap(),
-            &candidate,
-            "--revision",
-            &case["revision"].to_string(),
-            "--event-id",
-            event,
-            "--actor",
-            "Ada <ada@example.com>",
-            "--rationale",
-            "decided in review",
-            "--at",
-            "2027-01-02T00:00:00Z",
-        ]);
+        self.decide_with(key, content, event, &["--actor", "Ada <ada@example.com>"]);
     }
 
     fn diff(&self, range: &str) -> Value {

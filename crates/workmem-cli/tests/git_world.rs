@@ -209,6 +209,17 @@ impl Clone<'_> {
     /// Resolves the open case of `key` choosing the candidate whose content
     /// is `content`; returns the event id.
     pub(crate) fn decide(&self, key: &str, content: &str, event: &str) -> String {
+        self.decide_with(key, content, event, &[])
+    }
+
+    /// [`Clone::decide`] with more arguments for `resolve` (`--actor ...`).
+    pub(crate) fn decide_with(
+        &self,
+        key: &str,
+        content: &str,
+        event: &str,
+        more: &[&str],
+    ) -> String {
         let case = self.open_case(key).unwrap_or_else(|| panic!("no open case for {key}"));
         let candidate = case["candidates"]
             .as_array()
@@ -221,7 +232,7 @@ impl Clone<'_> {
             .to_owned();
         let revision = case["revision"].to_string();
         let conflict = case["conflict_id"].as_str().unwrap().to_owned();
-        self.ok(&[
+        let mut args = vec![
             "resolve",
             &conflict,
             &candidate,
@@ -233,7 +244,9 @@ impl Clone<'_> {
             "decided in review",
             "--at",
             "2027-01-02T00:00:00Z",
-        ]);
+        ];
+        args.extend_from_slice(more);
+        self.ok(&args);
         event.to_owned()
     }
 
