@@ -1151,13 +1151,12 @@ fn forgeries_verify_detects_are_never_served_by_memory_or_context() {
 // ---------------------------------------------------------------------
 
 #[test]
-#[ignore = "diverged domains are not yet sent to a person by the merge (docs/trust.md)"]
 fn two_accepted_values_of_one_key_merged_go_to_a_person() {
     let world = World::new();
     let a = shared_memory(&world);
     let b = world.clone_of(&a, "bob/app");
     b.ok(&["status", "-q"]);
-    a.remember("Deploy to Fly", Some("deploy.target"), "2026-02-01T10:00:00Z");
+    let fly = a.remember("Deploy to Fly", Some("deploy.target"), "2026-02-01T10:00:00Z");
     a.remember("Deploy to Fly", Some("deploy.target"), "2026-02-02T10:00:00Z");
     a.ok(&["distill", "--as-of", AS_OF, "-q"]);
     assert_eq!(a.active("deploy.target").as_deref(), Some("Deploy to Fly"));
@@ -1189,10 +1188,30 @@ fn two_accepted_values_of_one_key_merged_go_to_a_person() {
                 .map(|c| c["content"].as_str().unwrap())
                 .collect();
             assert_eq!(wordings, BTreeSet::from(["Deploy to Fly", "Deploy to Render"]));
+            let why = merged.ok(&["explain", &fly, "--as-of", AS_OF]);
+            assert!(why.contains("under review (contested)"), "{why}");
             merged.verify_clean();
         }
         assert_eq!(merged.active("db.engine").as_deref(), Some(SQLITE));
     }
+    // The values in dispute travel in the merge commit: a clone that only
+    // pulls it sends the key to a person too, and the person's decision,
+    // pulled back, settles it in the clone that merged.
+    let carol = world.clone_of(&ab, "carol/app");
+    carol.ok(&["distill", "--as-of", AS_OF, "-q"]);
+    assert_eq!(carol.active("deploy.target"), None);
+    carol.decide("deploy.target", "Deploy to Render", "review:carol");
+    assert_eq!(carol.active("deploy.target").as_deref(), Some("Deploy to Render"));
+    carol.verify_clean();
+    carol.commit_all("carol decides the deploy target");
+    ab.commit_all("merged memory");
+    ab.pull(&carol, false);
+    ab.verify_clean();
+    assert_eq!(ab.active("deploy.target").as_deref(), Some("Deploy to Render"));
+    ab.ok(&["distill", "--as-of", AS_OF, "-q"]);
+    assert_eq!(ab.active("deploy.target").as_deref(), Some("Deploy to Render"));
+    assert!(ab.open_case("deploy.target").is_none(), "still under review after the decision");
+    ab.verify_clean();
 }
 
 /// Caches committed with `git add -f` (a `.valid-hashes` that vouches for

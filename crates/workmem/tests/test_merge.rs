@@ -179,11 +179,17 @@ fn two_different_decisions_reopen_the_case_and_leave_the_domain_to_review() {
     let case = the_case(&files[1].1);
     assert_eq!(case["status"], "open", "{case}");
     assert_eq!(case["resolution_event_id"], Value::Null);
+    // Each decided value waits beside the reopened case, contested.
     let curated: Value = serde_json::from_slice(&files[0].1).unwrap();
-    assert!(
-        !curated["entries"].as_array().unwrap().iter().any(|e| e["memory_key"] == "db.engine"),
-        "{curated}"
-    );
+    let mut domain: Vec<(&str, &str)> = curated["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["memory_key"] == "db.engine")
+        .map(|e| (e["content"].as_str().unwrap(), e["status"].as_str().unwrap()))
+        .collect();
+    domain.sort_unstable();
+    assert_eq!(domain, [("Use Postgres", "contested"), ("Use SQLite", "contested")], "{curated}");
     let audit = String::from_utf8(files[2].1.clone()).unwrap();
     assert!(audit.contains("review:a") && audit.contains("review:b"), "{audit}");
     install_and_verify(&a, &files);
@@ -255,12 +261,14 @@ fn a_decision_against_a_case_the_other_side_superseded_stays_decided() {
 }
 
 #[test]
-fn diverged_revision_chains_keep_what_both_share_and_free_the_rest_for_the_policy() {
+fn diverged_revision_chains_keep_what_both_share_and_send_each_value_to_a_person() {
     let base = Side::base();
     base.decide("Use SQLite", "review:base", "2026-03-02T00:00:00Z");
     let (a, b) = (base.copy(), base.copy());
-    // Each side supersedes SQLite with another value, repeated and newer;
-    // equally strong in the merged log (Postgres also has its base fact).
+    // Each side supersedes SQLite with another value, repeated and newer.
+    // In the merged log MySQL has more facts: the promotion rules alone
+    // would choose it; each side had its own value accepted, so a person
+    // chooses.
     let days = |n: usize| ["2026-01-20", "2026-02-01", "2026-02-02"][3 - n..].to_vec();
     for (side, value, count) in [(&a, "Use Postgres", 2), (&b, "Use MySQL", 3)] {
         for (i, day) in days(count).iter().enumerate() {
@@ -274,23 +282,92 @@ fn diverged_revision_chains_keep_what_both_share_and_free_the_rest_for_the_polic
     }
     let files = merge_all(&base, &a, &b);
     let curated: Value = serde_json::from_slice(&files[0].1).unwrap();
-    let chain: Vec<(&str, &str)> = curated["entries"]
+    let mut chain: Vec<(&str, &str, u64)> = curated["entries"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|e| e["memory_key"] == "db.engine")
-        .map(|e| (e["content"].as_str().unwrap(), e["status"].as_str().unwrap()))
+        .map(|e| {
+            let (content, status) = (e["content"].as_str().unwrap(), e["status"].as_str().unwrap());
+            (content, status, e["revision"].as_u64().unwrap())
+        })
         .collect();
-    assert_eq!(chain, [("Use SQLite", "active")]);
+    chain.sort_unstable();
+    assert_eq!(
+        chain,
+        [
+            ("Use MySQL", "contested", 2),
+            ("Use Postgres", "contested", 2),
+            ("Use SQLite", "active", 1)
+        ]
+    );
     install_and_verify(&a, &files);
-    // Two equally strong newer values: the next distill sends them to review.
-    a.distill("2026-04-01T00:00:00Z");
-    let open: Vec<_> =
-        a.ws.conflicts().unwrap().cases.into_iter().filter(workmem::Case::is_open).collect();
-    assert_eq!(open.len(), 1);
-    let contents: Vec<&str> = open[0].candidates.iter().map(|c| c.content.as_str()).collect();
-    assert!(contents.contains(&"Use Postgres") && contents.contains(&"Use MySQL"), "{contents:?}");
-    assert!(a.ws.verify().unwrap().is_empty());
+    // The next distill opens the case; the ones after change nothing.
+    for _ in 0..2 {
+        a.distill("2026-04-01T00:00:00Z");
+        assert_eq!(a.ws.curated().unwrap().active_for("db.engine").unwrap().content, "Use SQLite");
+        let open: Vec<_> =
+            a.ws.conflicts().unwrap().cases.into_iter().filter(workmem::Case::is_open).collect();
+        assert_eq!(open.len(), 1);
+        let mut contents: Vec<(&str, bool)> =
+            open[0].candidates.iter().map(|c| (c.content.as_str(), c.incumbent)).collect();
+        contents.sort_unstable();
+        assert_eq!(
+            contents,
+            [("Use MySQL", false), ("Use Postgres", false), ("Use SQLite", true)],
+            "{open:?}"
+        );
+        assert!(a.ws.verify().unwrap().is_empty());
+    }
+    // A person chooses Postgres: it is the next revision, the contested
+    // values leave, and neither the policy nor a later distill brings
+    // MySQL back.
+    a.decide("Use Postgres", "review:merged", "2026-04-02T00:00:00Z");
+    let check = |side: &Side| {
+        let curated = side.ws.curated().unwrap();
+        let domain = curated.domain("db.engine");
+        assert!(domain.iter().all(|e| !e.is_contested()), "{domain:?}");
+        let active = curated.active_for("db.engine").unwrap();
+        assert_eq!((active.content.as_str(), active.revision), ("Use Postgres", 2));
+        assert!(side.ws.verify().unwrap().is_empty());
+    };
+    check(&a);
+    a.distill("2026-05-01T00:00:00Z");
+    check(&a);
+    assert!(a.ws.conflicts().unwrap().cases.iter().all(|c| !c.is_open()));
+}
+
+#[test]
+fn a_domain_both_sides_moved_to_one_value_takes_it_with_both_sides_evidence() {
+    let base = Side::base();
+    base.decide("Use SQLite", "review:base", "2026-03-02T00:00:00Z");
+    let (a, b) = (base.copy(), base.copy());
+    // Both sides move to Postgres, on different days: two different
+    // revision-2 entries (their evidence differs) that state one value.
+    for (side, days) in [(&a, ["2026-01-20", "2026-02-01"]), (&b, ["2026-01-21", "2026-02-02"])] {
+        for day in days {
+            let id = format!("f-pg-{day}");
+            let new = fact(
+                &id,
+                "decision",
+                4,
+                Some("db.engine"),
+                "Use Postgres",
+                &format!("{day}T09:00:00Z"),
+            );
+            side.ws.remember(new).unwrap();
+        }
+        side.distill("2026-04-01T00:00:00Z");
+    }
+    let files = merge_all(&base, &a, &b);
+    install_and_verify(&a, &files);
+    let curated = a.ws.curated().unwrap();
+    let active = curated.active_for("db.engine").unwrap();
+    assert_eq!((active.content.as_str(), active.revision), ("Use Postgres", 2));
+    assert!(curated.domain("db.engine").iter().all(|e| !e.is_contested()));
+    let mut evidence: Vec<&str> = active.evidence_ids.iter().collect();
+    evidence.retain(|id| id.starts_with("f-pg-"));
+    assert_eq!(evidence.len(), 4, "{active:?}");
 }
 
 #[test]

@@ -386,7 +386,7 @@ impl Demo {
             .iter()
             .filter(|e| e.memory_key.as_deref() == Some(key))
             .map(|e| {
-                let status = if e.is_active() { "active" } else { "superseded" };
+                let status = e.status.as_str();
                 let link = match (&e.supersedes, &e.superseded_by) {
                     (_, Some(by)) => format!(", superseded by {by}"),
                     (Some(old), None) => format!(", supersedes {old}"),
@@ -421,7 +421,7 @@ fn verdict(decision: &Decision, curated: &CuratedState) -> String {
     match &decision.reason {
         Reason::Promoted { entry_key, .. } | Reason::AlreadyEvidence { entry_key, .. } => {
             if let Some(entry) = entry_of(entry_key) {
-                let status = if entry.is_active() { "active" } else { "superseded" };
+                let status = entry.status.as_str();
                 return match &entry.memory_key {
                     Some(key) => {
                         format!(

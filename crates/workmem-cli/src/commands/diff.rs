@@ -142,7 +142,13 @@ fn render(diff: &MemoryDiff, title: &str) -> Vec<String> {
     let entries = &diff.entries;
     let mut entry_lines: Vec<String> = Vec::new();
     entry_lines.extend(entries.created.iter().map(|e| {
-        let state = if e.is_active() { "created" } else { "created, already superseded" };
+        let state = if e.is_active() {
+            "created"
+        } else if e.is_contested() {
+            "created, contested: under review until a person decides"
+        } else {
+            "created, already superseded"
+        };
         format!("+ {}  ({state})", entry_line(e))
     }));
     entry_lines.extend(entries.superseded.iter().map(|e| {
@@ -153,7 +159,11 @@ fn render(diff: &MemoryDiff, title: &str) -> Vec<String> {
         )
     }));
     entry_lines.extend(entries.retracted.iter().map(|e| {
-        format!("- {}  (left the memory: its record is gone from curated.json)", entry_line(e))
+        if e.is_contested() {
+            format!("- {}  (contested: under review until a person decides)", entry_line(e))
+        } else {
+            format!("- {}  (left the memory: its record is gone from curated.json)", entry_line(e))
+        }
     }));
     entry_lines.extend(entries.removed.iter().map(|e| {
         format!("- {}  (history deleted: curated.json keeps every revision)", entry_line(e))

@@ -119,8 +119,19 @@ pub fn describe_reason(reason: &Reason, entry: Option<(&str, Status)>, run: Run)
             format!("not a stable kind: {kind} facts stay in the recent log")
         }
         Reason::AlreadyEvidence { entry_key, revision, status } => {
-            let state = if *status == Status::Active { "active" } else { "superseded" };
-            format!("promoted into {} revision {revision} ({state})", shown(entry_key))
+            if *status == Status::Contested {
+                format!(
+                    "evidence of {} revision {revision}, a value a merge put under review \
+                     (contested): a person chooses between the values in dispute",
+                    shown(entry_key)
+                )
+            } else {
+                format!(
+                    "promoted into {} revision {revision} ({})",
+                    shown(entry_key),
+                    status.as_str()
+                )
+            }
         }
         Reason::BelowThresholds { importance, minimum_importance, facts, repeat_threshold } => {
             format!(
@@ -166,6 +177,14 @@ pub fn describe_reason(reason: &Reason, entry: Option<(&str, Status)>, run: Run)
                 "tied with an equally strong value: conflict case {conflict_id} awaits a human decision"
             )
         }
+        Reason::UnderReview { conflict_id: Some(conflict_id) } => format!(
+            "under review: each side of a merge had its own value of this key accepted; \
+             conflict case {conflict_id} awaits a human decision"
+        ),
+        Reason::UnderReview { conflict_id: None } => "under review: each side of a merge had its \
+             own value of this key accepted; its case opens once the values in dispute can be \
+             compared"
+            .to_owned(),
         Reason::RejectedByAdjudication { conflict_id, event_id } => format!(
             "rejected by adjudication {event_id} of conflict case {conflict_id}; it needs new evidence to return"
         ),

@@ -30,7 +30,7 @@ pub fn run(ctx: &Ctx, args: &HistoryArgs) -> Result<(), CommandError> {
     }
     for revision in &history.revisions {
         let entry = &revision.entry;
-        let status = if entry.is_active() { "active" } else { "superseded" };
+        let status = entry.status.as_str();
         ctx.ui.line(format!(
             "revision {} ({status}) [{}] {}  key {}  seen {}x, {} .. {}",
             entry.revision,

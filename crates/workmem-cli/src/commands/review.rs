@@ -170,7 +170,7 @@ fn show(ctx: &Ctx, ws: &Workspace, case: &Case) -> Result<(), CommandError> {
             "  history r{} {:?} ({}, {} facts)",
             revision.entry.revision,
             revision.entry.content,
-            if revision.entry.is_active() { "active" } else { "superseded" },
+            revision.entry.status.as_str(),
             revision.entry.occurrences
         ))?;
     }

@@ -150,7 +150,10 @@ pub(crate) fn plan(
     }
 
     let curated_before = curated.domain(&case.memory_key);
-    let mut curated_after = curated_before.clone();
+    // A decision settles a domain under review after a merge: the values
+    // in dispute leave the state, the chosen one as the next revision.
+    let mut curated_after: Vec<Entry> =
+        curated_before.iter().filter(|e| !e.is_contested()).cloned().collect();
     let resulting_key = if candidate.incumbent {
         // Keeping the incumbent records the decision only.
         case.active_entry_key.clone().unwrap_or_default()
@@ -211,11 +214,14 @@ fn promote_candidate(
         first_seen: candidate.first_seen.clone(),
         last_seen: candidate.last_seen.clone(),
     };
-    let position =
-        push_revision(domain, active, revision, |key| curated.entries.iter().any(|e| e.key == key))
-            .map_err(|message| {
-                Error::corrupt(Location::file(Path::new("curated.json")), message)
-            })?;
+    // (A contested entry of the domain leaves it: its key may be reused.)
+    let taken = |key: &str| {
+        curated.entries.iter().any(|e| {
+            e.key == key && !(e.is_contested() && e.memory_key.as_ref() == Some(&case.memory_key))
+        })
+    };
+    let position = push_revision(domain, active, revision, taken)
+        .map_err(|message| Error::corrupt(Location::file(Path::new("curated.json")), message))?;
     let key = domain[position].key.clone();
     sort_entries(domain);
     Ok(key)

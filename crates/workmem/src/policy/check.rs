@@ -12,8 +12,7 @@
 //!   `last_seen` are their earliest and latest `recorded_at`;
 //! - a candidate's evidence facts have its kind, the case's memory key and
 //!   its normal form; its dates, occurrences and highest importance are
-//!   theirs; a challenger's wording is the one the policy picks (highest
-//!   importance, then newest, then largest id), an incumbent's one of them;
+//!   theirs; its wording is one of theirs;
 //! - a case observes only facts of its memory key;
 //! - a superseded case was superseded by something: a later case of its
 //!   domain, facts of its key it did not observe, or another active value;
@@ -304,17 +303,12 @@ fn check_candidate(case: &Case, candidate: &Candidate, facts: &Facts, out: &mut 
     if candidate.maximum_importance != importance {
         wrong.push("maximum_importance");
     }
-    let worded = if candidate.incumbent {
-        found.iter().any(|(_, f)| f.has_content(&candidate.content))
-    } else {
-        // The policy's pick: highest importance, then newest, then largest id.
-        found
-            .iter()
-            .max_by(|(a_id, a), (b_id, b)| {
-                (a.importance, a.at, a_id).cmp(&(b.importance, b.at, b_id))
-            })
-            .is_some_and(|(_, f)| f.has_content(&candidate.content))
-    };
+    // The wording of one of its facts: a tie's challenger has the policy's
+    // pick (highest importance, then newest, then largest id), but an
+    // incumbent, and a value a merge put under review, keep the wording
+    // their entry had, which later facts of the same normal form did not
+    // change. Another wording would change the candidate id.
+    let worded = found.iter().any(|(_, f)| f.has_content(&candidate.content));
     if !worded {
         wrong.push("content");
     }
@@ -397,6 +391,12 @@ fn check_decisions_held(
     let entries: HashMap<&str, &Entry> =
         state.entries.iter().map(|e| (e.key.as_str(), e)).collect();
     let decided: HashSet<&str> = records.iter().map(|r| r.event_id.as_str()).collect();
+    let contested: HashSet<&str> = state
+        .entries
+        .iter()
+        .filter(|e| e.is_contested())
+        .filter_map(|e| e.memory_key.as_deref())
+        .collect();
     for case in queue.cases.iter().filter(|c| c.status == CaseStatus::Resolved) {
         let (Some(result), Some(selected), Some(event)) = (
             case.resulting_active_entry_key.as_deref(),
@@ -409,16 +409,30 @@ fn check_decisions_held(
         if !decided.contains(event) {
             continue;
         }
-        let under_review = queue.cases.iter().any(|c| {
-            c.memory_key == case.memory_key
-                && c.status == CaseStatus::Open
-                && c.revision > case.revision
-        });
+        // Back under review (a later open case, or values in dispute
+        // after a merge): exempt.
+        let under_review = contested.contains(case.memory_key.as_str())
+            || queue.cases.iter().any(|c| {
+                c.memory_key == case.memory_key
+                    && c.status == CaseStatus::Open
+                    && c.revision > case.revision
+            });
         if under_review {
             continue;
         }
+        // A later decision of the domain, on values a merge put under
+        // review, may have replaced a chain this decision was part of.
+        let decided_again = queue.cases.iter().any(|c| {
+            c.memory_key == case.memory_key
+                && c.status == CaseStatus::Resolved
+                && c.revision > case.revision
+                && c.resolution_event_id.as_deref().is_some_and(|e| decided.contains(e))
+        });
         let id = &case.conflict_id;
         let Some(chosen) = entries.get(result) else {
+            if decided_again {
+                continue;
+            }
             out.push(finding(
                 result,
                 format!(

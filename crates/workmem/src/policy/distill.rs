@@ -365,6 +365,7 @@ fn run<F: FactRecord>(
         entries: curated.entries,
         index: HashMap::new(),
         active: HashMap::new(),
+        contested: HashMap::new(),
         cases: queue.cases.clone(),
         domain_cases: HashMap::new(),
         report: Report::default(),
@@ -467,6 +468,20 @@ fn run<F: FactRecord>(
         }
     }
     run.report.scanned = aged;
+    // A domain under review is judged even without a new candidate: its
+    // case is opened from the values in dispute (a partial run judges only
+    // the domains it knows).
+    let contested_keys: Vec<String> = run
+        .entries
+        .iter()
+        .filter(|e| e.is_contested())
+        .filter_map(|e| e.memory_key.clone())
+        .collect();
+    for key in &contested_keys {
+        if known.is_none_or(|known| known.domains.contains_key(key)) {
+            keyed.entry(key.as_str()).or_default();
+        }
+    }
     let mut keyed: Vec<(&str, Groups<'_, F>)> = keyed.into_iter().collect();
     keyed.sort_unstable_by(|a, b| a.0.cmp(b.0));
     if let Some(known) = known {
@@ -596,6 +611,9 @@ struct Run<'p> {
     index: HashMap<String, usize>,
     /// The position of each memory key's active entry.
     active: HashMap<String, usize>,
+    /// The positions of each memory key's contested entries (a domain
+    /// under review after a merge).
+    contested: HashMap<String, Vec<usize>>,
     cases: Vec<Case>,
     /// The positions in `cases` of each memory key's cases.
     domain_cases: HashMap<String, Vec<usize>>,
@@ -651,6 +669,7 @@ impl<'p> Run<'p> {
             entries: keyed,
             index: HashMap::new(),
             active: HashMap::new(),
+            contested: HashMap::new(),
             cases: self.cases,
             domain_cases: HashMap::new(),
             report: Report::default(),
@@ -737,9 +756,13 @@ impl<'p> Run<'p> {
     fn reindex(&mut self) {
         self.index = self.entries.iter().enumerate().map(|(i, e)| (e.key.clone(), i)).collect();
         self.active.clear();
+        self.contested.clear();
         for (i, entry) in self.entries.iter().enumerate() {
-            if let Some(key) = entry.memory_key.as_ref().filter(|_| entry.is_active()) {
+            let Some(key) = entry.memory_key.as_ref() else { continue };
+            if entry.is_active() {
                 self.active.entry(key.clone()).or_insert(i);
+            } else if entry.is_contested() {
+                self.contested.entry(key.clone()).or_default().push(i);
             }
         }
         self.domain_cases.clear();
@@ -817,6 +840,10 @@ impl<'p> Run<'p> {
         importance: &dyn Fn() -> &'i HashMap<&'i str, u8>,
     ) -> Result<()> {
         let mut active = self.active_index(memory_key);
+        if let Some(contested) = self.contested.get(memory_key).cloned() {
+            self.under_review(memory_key, groups, active, &contested, domain_fact_ids, importance);
+            return Ok(());
+        }
         let mut proposals: Vec<Proposal<'_, F>> = Vec::with_capacity(groups.len());
         for ((kind, normal), facts) in groups {
             let reinforces = active.is_some_and(|i| {
@@ -1024,6 +1051,70 @@ impl<'p> Run<'p> {
         Ok(position)
     }
 
+    /// Judges a domain under review after a merge (docs/sharing.md,
+    /// "diverged"): facts of the active value or of a value in dispute add
+    /// to its evidence; every other proposal waits; no revision is made,
+    /// and the values in dispute, with the active one, are the candidates
+    /// of a case for a person.
+    fn under_review<'i, F: FactRecord>(
+        &mut self,
+        memory_key: &str,
+        groups: BTreeMap<(Kind, String), Vec<&F>>,
+        active: Option<usize>,
+        contested: &[usize],
+        domain_fact_ids: &[&str],
+        importance: &dyn Fn() -> &'i HashMap<&'i str, u8>,
+    ) {
+        let mut waiting: Vec<Vec<&F>> = Vec::new();
+        let mut reinforced: Vec<(Vec<&F>, usize)> = Vec::new();
+        for ((kind, normal), facts) in groups {
+            let held = active.into_iter().chain(contested.iter().copied()).find(|&i| {
+                let entry = &self.entries[i];
+                entry.kind == kind && canon::normal_form(&entry.content) == normal
+            });
+            let Some(i) = held else {
+                waiting.push(facts);
+                continue;
+            };
+            let proposal = Proposal::new(kind, facts);
+            self.entries[i].merge_evidence(
+                proposal.ids.iter().copied(),
+                &proposal.first,
+                &proposal.last,
+            );
+            self.report.updated += 1;
+            self.report.eligible += proposal.facts.len();
+            self.curated_changed = true;
+            reinforced.push((proposal.facts, i));
+        }
+        let importance = importance();
+        let mut candidates: Vec<Candidate> =
+            contested.iter().map(|&i| self.entry_candidate(memory_key, i, importance)).collect();
+        let active_entry_key = active.map(|i| {
+            candidates.push(self.entry_candidate(memory_key, i, importance));
+            self.entries[i].key.clone()
+        });
+        let conflict_id = (candidates.len() >= 2)
+            .then(|| self.open_case(memory_key, active_entry_key, candidates, domain_fact_ids));
+        for (facts, i) in reinforced {
+            let entry = &self.entries[i];
+            let reason = if entry.is_active() {
+                Reason::Reinforced { entry_key: entry.key.clone(), revision: entry.revision }
+            } else {
+                Reason::UnderReview { conflict_id: conflict_id.clone() }
+            };
+            self.note_all(&facts, &reason);
+        }
+        for facts in waiting {
+            self.report.skipped += facts.len();
+            self.keep_pending(Unit::Domain(memory_key), &facts);
+            self.note_all(&facts, &Reason::UnderReview { conflict_id: conflict_id.clone() });
+        }
+        if let Some(collected) = &mut self.collected {
+            collected.domains.insert(memory_key.to_owned(), (0, conflict_id));
+        }
+    }
+
     fn queue_tie<'i, F: FactRecord>(
         &mut self,
         memory_key: &str,
@@ -1034,27 +1125,51 @@ impl<'p> Run<'p> {
     ) -> String {
         let mut candidates: Vec<Candidate> = tied.iter().map(|p| p.candidate(memory_key)).collect();
         let active_entry_key = active.map(|i| {
-            let importance = importance();
-            let entry = &self.entries[i];
-            let maximum_importance = entry
-                .evidence_ids
-                .iter()
-                .filter_map(|id| importance.get(id).copied())
-                .max()
-                .unwrap_or(1);
-            candidates.push(Candidate {
-                candidate_id: canon::candidate_id(memory_key, entry.kind.as_str(), &entry.content),
-                kind: entry.kind,
-                content: entry.content.clone(),
-                evidence_ids: entry.evidence_ids.clone(),
-                occurrences: entry.occurrences,
-                maximum_importance,
-                first_seen: entry.first_seen.clone(),
-                last_seen: entry.last_seen.clone(),
-                incumbent: true,
-            });
-            entry.key.clone()
+            candidates.push(self.entry_candidate(memory_key, i, importance()));
+            self.entries[i].key.clone()
         });
+        self.open_case(memory_key, active_entry_key, candidates, domain_fact_ids)
+    }
+
+    /// The candidate entry `i` of `memory_key` is: an incumbent when it is
+    /// the active value, else a contested value. Its highest importance is
+    /// that of its evidence facts still in the log, else 1.
+    fn entry_candidate(
+        &self,
+        memory_key: &str,
+        i: usize,
+        importance: &HashMap<&str, u8>,
+    ) -> Candidate {
+        let entry = &self.entries[i];
+        let maximum_importance = entry
+            .evidence_ids
+            .iter()
+            .filter_map(|id| importance.get(id).copied())
+            .max()
+            .unwrap_or(1);
+        Candidate {
+            candidate_id: canon::candidate_id(memory_key, entry.kind.as_str(), &entry.content),
+            kind: entry.kind,
+            content: entry.content.clone(),
+            evidence_ids: entry.evidence_ids.clone(),
+            occurrences: entry.occurrences,
+            maximum_importance,
+            first_seen: entry.first_seen.clone(),
+            last_seen: entry.last_seen.clone(),
+            incumbent: entry.is_active(),
+        }
+    }
+
+    /// Queues the case of `candidates` for `memory_key` (5.3e): reused when
+    /// its conflict id exists, else opened, superseding the domain's open
+    /// cases. Returns its conflict id.
+    fn open_case(
+        &mut self,
+        memory_key: &str,
+        active_entry_key: Option<String>,
+        mut candidates: Vec<Candidate>,
+        domain_fact_ids: &[&str],
+    ) -> String {
         candidates.sort_by(|a, b| a.candidate_id.cmp(&b.candidate_id));
         let observed = observed_fact_ids(domain_fact_ids.iter().copied(), &candidates);
         let fingerprint = conflict_queue::fingerprint(

@@ -54,7 +54,7 @@ pub(crate) fn merge_curated(
     let base_entries = by_key(base);
     let chains = |state: &CuratedState| -> BTreeMap<String, Vec<Entry>> {
         let mut chains: BTreeMap<String, Vec<Entry>> = BTreeMap::new();
-        for entry in &state.entries {
+        for entry in state.entries.iter().filter(|e| !e.is_contested()) {
             if let Some(domain) = &entry.memory_key {
                 chains.entry(domain.clone()).or_default().push(entry.clone());
             }
@@ -64,6 +64,8 @@ pub(crate) fn merge_curated(
         }
         chains
     };
+    let (base_contested, mut ours_contested, mut theirs_contested) =
+        (contested(base), contested(ours), contested(theirs));
     let mut entries = Vec::new();
 
     let unkeyed = |state: &CuratedState| -> BTreeMap<String, Entry> {
@@ -86,14 +88,26 @@ pub(crate) fn merge_curated(
     }
 
     let (mut ours_chains, mut theirs_chains) = (chains(ours), chains(theirs));
-    let domains: BTreeSet<String> =
-        ours_chains.keys().chain(theirs_chains.keys()).cloned().collect();
+    let domains: BTreeSet<String> = ours_chains
+        .keys()
+        .chain(theirs_chains.keys())
+        .chain(ours_contested.keys())
+        .chain(theirs_contested.keys())
+        .cloned()
+        .collect();
     for domain in domains {
-        match (ours_chains.remove(&domain), theirs_chains.remove(&domain)) {
-            (Some(a), Some(b)) => entries.extend(merge_chain(&base_entries, &a, &b)),
-            (Some(one), None) | (None, Some(one)) => entries.extend(one),
-            (None, None) => {}
-        }
+        let (chain, diverged) = match (ours_chains.remove(&domain), theirs_chains.remove(&domain)) {
+            (Some(a), Some(b)) => merge_chain(&base_entries, &a, &b),
+            (Some(one), None) | (None, Some(one)) => (one, Vec::new()),
+            (None, None) => (Vec::new(), Vec::new()),
+        };
+        let under_review = three_way(
+            &base_entries,
+            base_contested.get(&domain),
+            ours_contested.remove(&domain),
+            theirs_contested.remove(&domain),
+        );
+        entries.extend(contest(chain, under_review.into_iter().chain(diverged)));
     }
     let mut state = CuratedState { schema_version: ours.schema_version, entries };
     state.sort();
@@ -102,22 +116,140 @@ pub(crate) fn merge_curated(
 
 /// Merges one keyed domain's revision chains: equal or one extending the
 /// other, the longer one; diverged, the revisions both share, the last of
-/// them active again. Evidence is united on the shared revisions.
-fn merge_chain(base: &BTreeMap<String, Entry>, a: &[Entry], b: &[Entry]) -> Vec<Entry> {
+/// them active again, and each side's last revision, the value that side
+/// had accepted, returned apart for a person to choose from (see
+/// [`contest`]). Evidence is united on the shared revisions.
+fn merge_chain(
+    base: &BTreeMap<String, Entry>,
+    a: &[Entry],
+    b: &[Entry],
+) -> (Vec<Entry>, Vec<Entry>) {
     let shared = a.iter().zip(b).take_while(|(x, y)| x.key == y.key).count();
     let (longer, shorter) = if a.len() >= b.len() { (a, b) } else { (b, a) };
     let unite_at = |i: usize| unite(base.get(&longer[i].key), &longer[i], &shorter[i]);
     if shared == shorter.len() {
-        return (0..longer.len())
+        let chain = (0..longer.len())
             .map(|i| if i < shared { unite_at(i) } else { longer[i].clone() })
             .collect();
+        return (chain, Vec::new());
     }
     let mut kept: Vec<Entry> = (0..shared).map(unite_at).collect();
     if let Some(last) = kept.last_mut() {
         last.status = Status::Active;
         last.superseded_by = None;
     }
-    kept
+    let (Some(x), Some(y)) = (a.last(), b.last()) else { return (kept, Vec::new()) };
+    if signature(x) != signature(y) {
+        return (kept, vec![x.clone(), y.clone()]);
+    }
+    // Both sides came to one value by different paths: it is the next
+    // revision after the shared ones, with the evidence of both.
+    let mut value = unite(None, x, y);
+    value.content = x.content.clone().min(y.content.clone());
+    value.revision = kept.last().map_or(1, |e| e.revision + 1);
+    value.status = Status::Active;
+    value.superseded_by = None;
+    value.supersedes = kept.last().map(|e| e.key.clone());
+    value.key = value.computed_key();
+    if let Some(last) = kept.last_mut() {
+        last.status = Status::Superseded;
+        last.superseded_by = Some(value.key.clone());
+    }
+    kept.push(value);
+    (kept, Vec::new())
+}
+
+/// The contested entries of each domain of `state`, by entry key.
+fn contested(state: &CuratedState) -> BTreeMap<String, BTreeMap<String, Entry>> {
+    let mut out: BTreeMap<String, BTreeMap<String, Entry>> = BTreeMap::new();
+    for entry in state.entries.iter().filter(|e| e.is_contested()) {
+        if let Some(domain) = &entry.memory_key {
+            out.entry(domain.clone()).or_default().insert(entry.key.clone(), entry.clone());
+        }
+    }
+    out
+}
+
+/// Merges three versions of one domain's values under review: a side
+/// that left them as the base had them takes the other side's (a person
+/// decided there, or the values gained evidence); when both changed them,
+/// their union, evidence united.
+fn three_way(
+    base_entries: &BTreeMap<String, Entry>,
+    base: Option<&BTreeMap<String, Entry>>,
+    ours: Option<BTreeMap<String, Entry>>,
+    theirs: Option<BTreeMap<String, Entry>>,
+) -> Vec<Entry> {
+    let (ours, theirs) = (ours.unwrap_or_default(), theirs.unwrap_or_default());
+    let base = base.cloned().unwrap_or_default();
+    if ours == base {
+        return theirs.into_values().collect();
+    }
+    if theirs == base {
+        return ours.into_values().collect();
+    }
+    let mut out = ours;
+    for (key, entry) in theirs {
+        let united = match out.get(&key) {
+            Some(mine) => unite(base_entries.get(&key), mine, &entry),
+            None => entry,
+        };
+        out.insert(key, united);
+    }
+    out.into_values().collect()
+}
+
+/// Puts a domain's chain back with the values a person must choose from
+/// (docs/sharing.md, "diverged"): each value other than the active one,
+/// once (evidence united when two sides hold it), as a contested entry
+/// numbered after the chain's last revision. A single value that is not
+/// the active one and that no other value disputes is still contested
+/// when the chain has an active value to dispute it; with no active value
+/// and one value, both sides agreed: it becomes the next revision.
+fn contest(mut chain: Vec<Entry>, values: impl Iterator<Item = Entry>) -> Vec<Entry> {
+    let active = chain.iter().find(|e| e.is_active()).map(signature);
+    let last = chain.iter().map(|e| e.revision).max().unwrap_or(0);
+    let mut by_value: BTreeMap<(crate::model::fact::Kind, String), Entry> = BTreeMap::new();
+    for value in values {
+        let sig = signature(&value);
+        if Some(&sig) == active.as_ref() {
+            continue;
+        }
+        let united = match by_value.remove(&sig) {
+            Some(held) => {
+                let mut both = unite(None, &held, &value);
+                both.content = held.content.min(value.content);
+                both
+            }
+            None => value,
+        };
+        by_value.insert(sig, united);
+    }
+    if by_value.len() == 1 && active.is_none() {
+        // Both sides accepted one value: it is the domain's value.
+        let (_, mut only) = by_value.pop_first().expect("one value");
+        only.status = Status::Active;
+        only.revision = last + 1;
+        only.supersedes = None;
+        only.superseded_by = None;
+        only.key = only.computed_key();
+        chain.push(only);
+        return chain;
+    }
+    for (_, mut value) in by_value {
+        value.status = Status::Contested;
+        value.revision = last + 1;
+        value.supersedes = None;
+        value.superseded_by = None;
+        value.key = value.computed_key();
+        chain.push(value);
+    }
+    chain
+}
+
+/// A value's kind and normal form: what its candidate id names.
+fn signature(entry: &Entry) -> (crate::model::fact::Kind, String) {
+    (entry.kind, crate::model::canon::normal_form(&entry.content))
 }
 
 /// Merges three versions of the conflict queue (docs/sharing.md,

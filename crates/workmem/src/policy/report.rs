@@ -87,6 +87,12 @@ pub enum Reason {
         /// The case.
         conflict_id: String,
     },
+    /// Of a memory key under review after a merge, where each side had
+    /// its own value accepted: nothing is promoted until a person chooses.
+    UnderReview {
+        /// The case of the values in dispute, once it could be opened.
+        conflict_id: Option<String>,
+    },
     /// A value a human rejected, with no new evidence since.
     RejectedByAdjudication {
         /// The resolved case.

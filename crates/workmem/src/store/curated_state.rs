@@ -41,6 +41,21 @@ pub enum Status {
     Active,
     /// Replaced by a later revision; kept for history.
     Superseded,
+    /// One side's value of a memory key whose revision chains diverged in
+    /// a merge (docs/sharing.md): outside the chain of revisions, waiting
+    /// with the other side's value for a person to choose between them.
+    Contested,
+}
+
+impl Status {
+    /// The status as written in curated.json.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Active => "active",
+            Status::Superseded => "superseded",
+            Status::Contested => "contested",
+        }
+    }
 }
 
 /// One curated revision. Format-stable.
@@ -93,6 +108,12 @@ impl Entry {
     /// Returns whether this revision is active.
     pub fn is_active(&self) -> bool {
         self.status == Status::Active
+    }
+
+    /// Returns whether this is one side's value of a domain under review
+    /// after a merge ([`Status::Contested`]).
+    pub fn is_contested(&self) -> bool {
+        self.status == Status::Contested
     }
 
     /// Returns the entry key recomputed from this entry's fields (see
@@ -302,6 +323,8 @@ pub(crate) fn problems_of(entries: &[Entry]) -> Vec<Finding> {
     }
     let mut active_by_domain: BTreeMap<&str, &Entry> = BTreeMap::new();
     let mut domains: BTreeSet<&str> = BTreeSet::new();
+    let mut contested: BTreeMap<&str, Vec<&Entry>> = BTreeMap::new();
+    let mut last_revision: HashMap<&str, u32> = HashMap::new();
     for entry in entries {
         let ids = &entry.evidence_ids;
         let unique = if ids.is_sorted_unique() {
@@ -335,6 +358,21 @@ pub(crate) fn problems_of(entries: &[Entry]) -> Vec<Finding> {
             continue;
         };
         domains.insert(domain);
+        if entry.is_contested() {
+            contested.entry(domain).or_default().push(entry);
+            if entry.supersedes.is_some() || entry.superseded_by.is_some() {
+                problems.push(Finding {
+                    subject: Some(entry.key.clone()),
+                    message: format!(
+                        "contested entry {} must not be linked to other revisions",
+                        entry.key
+                    ),
+                });
+            }
+            continue;
+        }
+        let last = last_revision.entry(domain).or_default();
+        *last = (*last).max(entry.revision);
         if entry.is_active() {
             if let Some(other) = active_by_domain.insert(domain, entry) {
                 problems.push(Finding {
@@ -373,11 +411,44 @@ pub(crate) fn problems_of(entries: &[Entry]) -> Vec<Finding> {
             });
         }
     }
-    for domain in domains.iter().filter(|d| !active_by_domain.contains_key(*d)) {
+    for domain in
+        domains.iter().filter(|d| !active_by_domain.contains_key(*d) && !contested.contains_key(*d))
+    {
         problems.push(Finding {
             subject: None,
             message: format!("memory_key {domain} has no active revision"),
         });
+    }
+    // The values under review are distinct candidates: of another kind or
+    // wording than each other and than the active value, and after the
+    // domain's revisions.
+    for (domain, values) in &contested {
+        let active = active_by_domain.get(domain).copied();
+        let last = last_revision.get(domain).copied().unwrap_or(0);
+        let mut seen: BTreeSet<(Kind, String)> = BTreeSet::new();
+        if let Some(active) = active {
+            seen.insert((active.kind, canon::normal_form(&active.content)));
+        }
+        for entry in values {
+            if !seen.insert((entry.kind, canon::normal_form(&entry.content))) {
+                problems.push(Finding {
+                    subject: Some(entry.key.clone()),
+                    message: format!(
+                        "contested entry {} states a value {domain} already holds",
+                        entry.key
+                    ),
+                });
+            }
+            if entry.revision <= last {
+                problems.push(Finding {
+                    subject: Some(entry.key.clone()),
+                    message: format!(
+                        "contested entry {} is revision {} but {domain} has revision {last}",
+                        entry.key, entry.revision
+                    ),
+                });
+            }
+        }
     }
     for entry in entries {
         if let Some(next) = entry.superseded_by.as_deref() {
