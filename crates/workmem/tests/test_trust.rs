@@ -108,6 +108,33 @@ fn a_pulled_curated_json_that_overturns_a_decision_is_never_served() {
     assert_eq!(ws.verify().expect("verify"), []);
 }
 
+/// A decided value marked `contested` (as a merge marks a value in
+/// dispute) with nothing to dispute it: the value would leave every
+/// prompt without a case for a person. The file is refused.
+#[test]
+fn a_decided_value_marked_contested_alone_is_refused() {
+    let tied = resolved();
+    let path = tied.memory().join("curated.json");
+    let mut value = read_json(&path);
+    let entries = value["entries"].as_array_mut().expect("entries");
+    entries.retain(|e| e["memory_key"] != "db.engine" || e["status"] == "active");
+    for entry in entries.iter_mut().filter(|e| e["memory_key"] == "db.engine") {
+        let content = entry["content"].as_str().expect("content").to_owned();
+        entry["status"] = json!("contested");
+        entry["supersedes"] = Value::Null;
+        entry["revision"] = json!(1);
+        entry["key"] = json!(canon::keyed_entry_key("db.engine", 1, "decision", &content));
+    }
+    write_json(&path, &value);
+    let ws = tied.open();
+    refused_everywhere(&ws, "curated.json", &["no other value of db.engine in dispute"]);
+    let problems = ws.verify().expect("verify");
+    assert!(
+        problems.iter().any(|p| p.message.contains("no other value of db.engine in dispute")),
+        "{problems:?}"
+    );
+}
+
 #[test]
 fn state_this_clone_wrote_is_not_checked_again_and_a_copy_is_checked_once() {
     let tied = resolved();

@@ -391,11 +391,15 @@ fn check_decisions_held(
     let entries: HashMap<&str, &Entry> =
         state.entries.iter().map(|e| (e.key.as_str(), e)).collect();
     let decided: HashSet<&str> = records.iter().map(|r| r.event_id.as_str()).collect();
-    let contested: HashSet<&str> = state
+    // The values in dispute after a merge, by candidate id.
+    let contested: HashSet<String> = state
         .entries
         .iter()
         .filter(|e| e.is_contested())
-        .filter_map(|e| e.memory_key.as_deref())
+        .filter_map(|e| {
+            let key = e.memory_key.as_deref()?;
+            Some(canon::candidate_id(key, e.kind.as_str(), &e.content))
+        })
         .collect();
     for case in queue.cases.iter().filter(|c| c.status == CaseStatus::Resolved) {
         let (Some(result), Some(selected), Some(event)) = (
@@ -409,9 +413,9 @@ fn check_decisions_held(
         if !decided.contains(event) {
             continue;
         }
-        // Back under review (a later open case, or values in dispute
-        // after a merge): exempt.
-        let under_review = contested.contains(case.memory_key.as_str())
+        // Back under review (a later open case, or the chosen value in
+        // dispute after a merge): exempt.
+        let under_review = contested.contains(&selected.candidate_id)
             || queue.cases.iter().any(|c| {
                 c.memory_key == case.memory_key
                     && c.status == CaseStatus::Open

@@ -429,6 +429,15 @@ pub(crate) fn problems_of(entries: &[Entry]) -> Vec<Finding> {
         if let Some(active) = active {
             seen.insert((active.kind, canon::normal_form(&active.content)));
         }
+        if values.len() + usize::from(active.is_some()) < 2 {
+            problems.push(Finding {
+                subject: Some(values[0].key.clone()),
+                message: format!(
+                    "contested entry {} has no other value of {domain} in dispute",
+                    values[0].key
+                ),
+            });
+        }
         for entry in values {
             if !seen.insert((entry.kind, canon::normal_form(&entry.content))) {
                 problems.push(Finding {
