@@ -320,6 +320,9 @@ enum Q {
     Phrase(usize, usize),
     Cjk(usize, usize),
     Unique(u32),
+    /// A word of the memory keys (`key.k0`, `key.k1`): found in the key,
+    /// never in a content.
+    KeyWord(u8),
 }
 
 impl Q {
@@ -334,10 +337,11 @@ impl Q {
                 chars[start..(start + 2).min(chars.len())].iter().collect()
             }
             Q::Unique(n) => format!("zeta{n}"),
+            Q::KeyWord(k) => format!("K{k}"),
         }
     }
 
-    fn matches(&self, content: &str) -> bool {
+    fn matches(&self, content: &str, memory_key: Option<&str>) -> bool {
         let words: Vec<&str> = content.split(' ').collect();
         match self {
             Q::Word(w) => words.contains(&WORDS[*w]),
@@ -345,6 +349,7 @@ impl Q {
             Q::Phrase(a, b) => words.windows(2).any(|p| p[0] == WORDS[*a] && p[1] == WORDS[*b]),
             Q::Cjk(..) => words.iter().any(|x| x.contains(&self.text())),
             Q::Unique(n) => words.contains(&format!("zeta{n}").as_str()),
+            Q::KeyWord(k) => memory_key == Some(format!("key.k{k}").as_str()),
         }
     }
 }
@@ -355,6 +360,7 @@ fn q() -> impl Strategy<Value = Q> {
         (0..WORDS.len()).prop_map(Q::Prefix),
         (0..WORDS.len(), 0..WORDS.len()).prop_map(|(a, b)| Q::Phrase(a, b)),
         (0..CJK.len(), 0..3usize).prop_map(|(w, s)| Q::Cjk(w, s)),
+        (0u8..2).prop_map(Q::KeyWord),
     ]
 }
 
@@ -370,11 +376,20 @@ enum Step {
     Unique {
         day: u8,
     },
+    /// Append two values of a new key at the same time and distill: tied,
+    /// they wait in an open conflict case.
+    Tie {
+        day: u8,
+        words: Vec<u8>,
+    },
     Distill {
         day: u8,
     },
     /// Resolve the first open conflict case for its first candidate.
     Resolve,
+    // Retractions come here once facts can be retracted: a step that
+    // retracts a fact (some already distilled, some not), and `reference`
+    // leaving retracted facts, and entries they alone support, out.
     Search(Q),
 }
 
@@ -383,22 +398,25 @@ fn step() -> impl Strategy<Value = Step> {
         6 => (0u8..4, 1u8..12, prop::collection::vec(0u8..11, 1..5))
             .prop_map(|(key, day, words)| Step::Append { key, day, words }),
         1 => (1u8..12).prop_map(|day| Step::Unique { day }),
+        1 => (1u8..12, prop::collection::vec(0u8..11, 1..4))
+            .prop_map(|(day, words)| Step::Tie { day, words }),
         2 => (1u8..12).prop_map(|day| Step::Distill { day }),
-        1 => Just(Step::Resolve),
+        2 => Just(Step::Resolve),
         4 => q().prop_map(Step::Search),
     ]
 }
 
-/// The hits a brute-force reading of the current state gives.
+/// The hits a brute-force reading of the current state gives: the active
+/// entries and every fact whose content or memory key matches.
 fn reference(ws: &Workspace, query: &Q) -> BTreeSet<(HitType, String)> {
     let mut out = BTreeSet::new();
     for entry in ws.curated().unwrap().entries.iter().filter(|e| e.is_active()) {
-        if query.matches(&entry.content) {
+        if query.matches(&entry.content, entry.memory_key.as_deref()) {
             out.insert((HitType::Entry, entry.key.clone()));
         }
     }
     for fact in ws.facts().unwrap() {
-        if query.matches(fact.content()) {
+        if query.matches(fact.content(), fact.memory_key()) {
             out.insert((HitType::Fact, fact.fact_id().to_owned()));
         }
     }
@@ -445,6 +463,16 @@ proptest! {
                     let page = ws.search(&format!("zeta{i}"), &SearchOptions::new()).unwrap();
                     prop_assert_eq!(page.hits.first().map(|h| h.id.clone()), Some(format!("u{i:03}")));
                     check(&ws, &Q::Unique(i as u32))?;
+                }
+                Step::Tie { day, words } => {
+                    for (n, value) in ["one", "two"].into_iter().enumerate() {
+                        ws.remember(fact(
+                            &format!("t{i:03}{n}"), "decision", 3, Some(&format!("key.t{i}")),
+                            &format!("{} {value}", content_of(words)),
+                            &format!("2026-01-{day:02}T00:00:00Z"),
+                        )).unwrap();
+                    }
+                    p.distill_with(&policy, "2026-02-28T00:00:00Z");
                 }
                 Step::Distill { day } => {
                     p.distill_with(&policy, &format!("2026-02-{:02}T00:00:00Z", (*day).min(28)));
