@@ -104,32 +104,65 @@ pub(crate) fn normal(word: &str) -> String {
 /// Returns the terms of `text` as the index holds them.
 pub(crate) fn tokens(text: &str) -> Vec<Token> {
     let mut out = Vec::new();
+    each_token(text, |term, position, start, end| {
+        out.push(Token { term: term.to_owned(), position, start, end });
+    });
+    out
+}
+
+/// Calls `each` with every term of `text` as the index holds them, in
+/// order: its normal form, its position and its byte range. What
+/// [`tokens`] returns, without a string for each term.
+pub(crate) fn each_token(text: &str, mut each: impl FnMut(&str, u32, usize, usize)) {
+    if text.is_ascii() {
+        ascii_tokens(text, each);
+        return;
+    }
     let mut position = 0u32;
     for unit in units(text) {
         match unit {
             Unit::Word { text, start, end } => {
-                out.push(Token { term: normal(text), position, start, end });
+                each(&normal(text), position, start, end);
                 position += 1;
             }
             Unit::Run { chars } => {
                 for (i, &(c, start, end)) in chars.iter().enumerate() {
                     let at = position + i as u32;
-                    out.push(Token {
-                        term: normal(c.encode_utf8(&mut [0; 4])),
-                        position: at,
-                        start,
-                        end,
-                    });
+                    each(&normal(c.encode_utf8(&mut [0; 4])), at, start, end);
                     if let Some(&(next, _, next_end)) = chars.get(i + 1) {
                         let pair: String = [c, next].iter().collect();
-                        out.push(Token { term: normal(&pair), position: at, start, end: next_end });
+                        each(&normal(&pair), at, start, next_end);
                     }
                 }
                 position += chars.len() as u32;
             }
         }
     }
-    out
+}
+
+/// The terms of an ASCII text: its runs of letters and digits, lowercase.
+/// In ASCII, Unicode word boundaries never fall between two letters or
+/// digits, and every other character is a boundary or punctuation, which
+/// [`units`] cuts at: the same terms, without the segmentation's cost.
+fn ascii_tokens(text: &str, mut each: impl FnMut(&str, u32, usize, usize)) {
+    let bytes = text.as_bytes();
+    let mut term = String::new();
+    let mut position = 0u32;
+    let mut at = 0;
+    while at < bytes.len() {
+        if !bytes[at].is_ascii_alphanumeric() {
+            at += 1;
+            continue;
+        }
+        let start = at;
+        while at < bytes.len() && bytes[at].is_ascii_alphanumeric() {
+            at += 1;
+        }
+        term.clear();
+        term.extend(bytes[start..at].iter().map(|b| char::from(b.to_ascii_lowercase())));
+        each(&term, position, start, at);
+        position += 1;
+    }
 }
 
 /// Returns the terms by which a query finds `text`: its words, and for
@@ -368,6 +401,50 @@ mod tests {
             [(0, "use"), (1, "sqlite"), (2, "s"), (3, "wal"), (4, "mode"), (5, "strasse")]
                 .map(|(p, t)| (p, t.to_owned()))
         );
+    }
+
+    /// The terms of `text` by the general rule (segmentation, then
+    /// punctuation), without the ASCII shortcut.
+    fn general_terms(text: &str) -> Vec<(u32, String, usize, usize)> {
+        let mut out = Vec::new();
+        let mut position = 0u32;
+        for unit in units(text) {
+            if let Unit::Word { text, start, end } = unit {
+                out.push((position, normal(text), start, end));
+                position += 1;
+            }
+        }
+        out
+    }
+
+    fn fast_terms(text: &str) -> Vec<(u32, String, usize, usize)> {
+        tokens(text).into_iter().map(|t| (t.position, t.term, t.start, t.end)).collect()
+    }
+
+    #[test]
+    fn ascii_terms_are_those_of_word_boundaries() {
+        for text in [
+            "Use SQLite's WAL-mode, config.toml and snake_case: 3.14, U.S.A., x86_64!",
+            "a\tb\r\nc  d--e__f ''g'' \"h\" 1,000,000 v2.0-rc1 @home #tag $x %y ^z",
+            "",
+            "   ",
+            "...",
+            "_",
+            "a",
+            "ab'cd",
+            "e.g.",
+            "10:30",
+            "foo/bar\\baz",
+        ] {
+            assert_eq!(fast_terms(text), general_terms(text), "{text:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn ascii_terms_agree_with_the_general_rule(text in "[ -~\t\n\r]{0,60}") {
+            proptest::prop_assert_eq!(fast_terms(&text), general_terms(&text));
+        }
     }
 
     #[test]

@@ -29,14 +29,16 @@ use std::ops::Bound;
 use std::path::{Path, PathBuf};
 
 use tantivy::collector::{Count, TopDocs};
+use tantivy::indexer::NoMergePolicy;
 use tantivy::query::{
-    BooleanQuery, ConstScoreQuery, InvertedIndexRangeQuery, Occur, PhraseQuery, TermQuery,
+    BooleanQuery, ConstScoreQuery, InvertedIndexRangeQuery, Occur, PhraseQuery, RangeQuery,
+    TermQuery,
 };
 use tantivy::schema::{
-    Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
-    Value as _,
+    FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing,
+    TextOptions, Value as _,
 };
-use tantivy::tokenizer::{PreTokenizedString, Token as IndexToken};
+use tantivy::tokenizer::{Token as IndexToken, TokenStream, Tokenizer};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 use crate::error::{Error, IoContext, Result};
@@ -53,9 +55,14 @@ pub(crate) const INDEX_DIR: &str = ".search-index";
 pub(crate) const LOCK_FILE: &str = ".search-index.lock";
 /// The state file, in the index directory.
 const STATE_FILE: &str = "workmem-state";
-const HEADER: &str = "workmem-search-index 1";
-/// Memory of the index writer: tantivy's minimum per thread is 15 MB.
-const WRITER_HEAP: usize = 48_000_000;
+const HEADER: &str = "workmem-search-index 2";
+/// Memory of the index writer's threads, in all: tantivy's minimum per
+/// thread is 15 MB. A thread writes a segment when its part is full, so
+/// the more memory, the fewer segments a build leaves (one per thread
+/// still at 1,000,000 facts); the memory is used only as it fills.
+const WRITER_HEAP: usize = 400_000_000;
+/// The name under which the index knows [`Words`].
+const TOKENIZER: &str = "workmem";
 
 const ENTRY: u64 = 0;
 const FACT: u64 = 1;
@@ -74,7 +81,7 @@ struct Fields {
     /// The kind's name.
     kind: Field,
     /// Microseconds since the epoch: a fact's `recorded_at`, an entry's
-    /// `last_seen`.
+    /// `last_seen` (a column, not terms: one value per item).
     at: Field,
     /// An entry's key (stored).
     entry: Field,
@@ -88,7 +95,9 @@ impl Fields {
     fn schema() -> (Schema, Fields) {
         let mut builder = Schema::builder();
         let words = TextOptions::default().set_indexing_options(
-            TextFieldIndexing::default().set_index_option(IndexRecordOption::WithFreqsAndPositions),
+            TextFieldIndexing::default()
+                .set_tokenizer(TOKENIZER)
+                .set_index_option(IndexRecordOption::WithFreqsAndPositions),
         );
         let fields = Fields {
             doc_type: builder.add_u64_field("type", INDEXED),
@@ -96,7 +105,7 @@ impl Fields {
             key_words: builder.add_text_field("key_words", words),
             key: builder.add_text_field("key", STRING),
             kind: builder.add_text_field("kind", STRING),
-            at: builder.add_i64_field("at", INDEXED),
+            at: builder.add_i64_field("at", FAST),
             entry: builder.add_text_field("entry", STORED),
             day: builder.add_text_field("day", STORED),
             offset: builder.add_u64_field("offset", STORED),
@@ -181,7 +190,7 @@ impl SearchIndex {
         let dir = sources.memory_dir.join(INDEX_DIR);
         if !sources.writable {
             let (schema, fields) = Fields::schema();
-            let index = Index::create_in_ram(schema);
+            let index = with_words(Index::create_in_ram(schema));
             let mut state = State::default();
             update(&index, fields, &mut state, sources, &dir, false)?;
             return SearchIndex::reading(&index, fields, dir);
@@ -190,7 +199,7 @@ impl SearchIndex {
         let lock = open_lock(&lock_path)?;
         lock.lock().at(&lock_path)?;
         let mut current = load_state(&dir, sources).and_then(|state| {
-            let index = Index::open_in_dir(&dir).ok()?;
+            let index = with_words(Index::open_in_dir(&dir).ok()?);
             let fields = Fields::of(&index.schema())?;
             Some((index, fields, state))
         });
@@ -287,7 +296,7 @@ impl SearchIndex {
             let bound = |value: Option<i64>| {
                 value.map_or(Bound::Unbounded, |v| Bound::Included(Term::from_field_i64(f.at, v)))
             };
-            let range = InvertedIndexRangeQuery::new(bound(filters.since), bound(filters.until));
+            let range = RangeQuery::new(bound(filters.since), bound(filters.until));
             clauses.push((Occur::Must, Box::new(ConstScoreQuery::new(Box::new(range), 0.0))));
         }
         BooleanQuery::new(clauses)
@@ -348,7 +357,7 @@ fn fresh(dir: &Path) -> Result<(Index, Fields, State)> {
     atomic_io::create_private_dir(dir)?;
     let (schema, fields) = Fields::schema();
     let index = Index::create_in_dir(dir, schema).map_err(|err| io_error(dir, err))?;
-    Ok((index, fields, State::default()))
+    Ok((with_words(index), fields, State::default()))
 }
 
 /// Returns the index's files as an update leaves them: every file of the
@@ -437,19 +446,68 @@ fn write_state(dir: &Path, state: &State, sources: &Sources<'_>) -> Result<()> {
     atomic_io::replace_cache(&dir.join(STATE_FILE), out.as_bytes())
 }
 
-/// Returns the pre-tokenized value of `text`.
-fn words(text: &str) -> PreTokenizedString {
-    let tokens = search_text::tokens(text)
-        .into_iter()
-        .map(|t| IndexToken {
-            offset_from: t.start,
-            offset_to: t.end,
-            position: t.position as usize,
-            text: t.term,
-            position_length: 1,
-        })
-        .collect();
-    PreTokenizedString { text: String::new(), tokens }
+/// Returns `index` with [`Words`] registered as the tokenizer of its
+/// text fields.
+fn with_words(index: Index) -> Index {
+    index.tokenizers().register(TOKENIZER, Words::default());
+    index
+}
+
+/// The tokenizer of the index: the terms of [`search_text::each_token`],
+/// cut in the writer's threads, into tokens whose buffers are reused from
+/// one text to the next.
+#[derive(Debug, Clone, Default)]
+struct Words {
+    tokens: Vec<IndexToken>,
+}
+
+/// The tokens of one text.
+struct WordStream<'a> {
+    tokens: &'a mut [IndexToken],
+    /// How many tokens [`TokenStream::advance`] went through.
+    next: usize,
+}
+
+impl Tokenizer for Words {
+    type TokenStream<'a> = WordStream<'a>;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> WordStream<'a> {
+        let mut count = 0;
+        search_text::each_token(text, |term, position, start, end| {
+            if count == self.tokens.len() {
+                self.tokens.push(IndexToken::default());
+            }
+            let token = &mut self.tokens[count];
+            token.text.clear();
+            token.text.push_str(term);
+            token.position = position as usize;
+            token.offset_from = start;
+            token.offset_to = end;
+            token.position_length = 1;
+            count += 1;
+        });
+        WordStream { tokens: &mut self.tokens[..count], next: 0 }
+    }
+}
+
+impl TokenStream for WordStream<'_> {
+    fn advance(&mut self) -> bool {
+        if self.next < self.tokens.len() {
+            self.next += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    // Called only after `advance` returned true: `next` is at least 1.
+    fn token(&self) -> &IndexToken {
+        &self.tokens[self.next.saturating_sub(1)]
+    }
+
+    fn token_mut(&mut self) -> &mut IndexToken {
+        &mut self.tokens[self.next.saturating_sub(1)]
+    }
 }
 
 fn micros(stamp: &crate::model::stamp::Stamp) -> i64 {
@@ -464,9 +522,9 @@ fn item_doc(
     at: i64,
 ) -> TantivyDocument {
     let mut doc = TantivyDocument::new();
-    doc.add_pre_tokenized_text(fields.content, words(content));
+    doc.add_text(fields.content, content);
     if let Some(key) = memory_key {
-        doc.add_pre_tokenized_text(fields.key_words, words(key));
+        doc.add_text(fields.key_words, key);
         doc.add_text(fields.key, key);
     }
     doc.add_text(fields.kind, kind.as_str());
@@ -495,9 +553,16 @@ fn update(
     if changed.is_empty() && !curated_changed {
         return Ok(true);
     }
+    // The writer's threads cut the texts into terms and index them while
+    // this one reads the logs. A build leaves its segments as they are
+    // (merging them would cost more than a query gains); a catch-up adds a
+    // small segment, which tantivy's default policy merges in time.
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
     let mut writer: IndexWriter =
         index.writer_with_num_threads(threads, WRITER_HEAP).map_err(|err| io_error(dir, err))?;
+    if state.index_files.is_empty() {
+        writer.set_merge_policy(Box::new(NoMergePolicy));
+    }
     for change in &changed {
         let Some(appended) = coverage::read_appended(change, false)? else { return Ok(false) };
         let tail = &appended.data[appended.from - appended.base..];
