@@ -144,7 +144,7 @@ fn append_comparison() {
 
 /// Every file of a memory directory but the log: what a first distill
 /// starts without.
-const DERIVED: [&str; 15] = [
+const DERIVED: [&str; 17] = [
     "curated.json",
     "conflicts.json",
     "MEMORY.md",
@@ -160,6 +160,10 @@ const DERIVED: [&str; 15] = [
     ".append-trail",
     ".hash-checkpoints",
     ".conflicts-layout",
+    // What this clone knows it wrote: a fresh clone has neither, and with
+    // them a missing curated.json is refused as damage.
+    ".checked-state",
+    ".valid-hashes",
 ];
 
 /// Writes `count` generated facts (fresh ids, recorded over the log's two
