@@ -105,8 +105,16 @@ fn agree(
     policy: &Policy,
     as_of: &Stamp,
 ) {
-    let explained = distill::distill_explained(all, curated.clone(), queue, policy, as_of, WS)
-        .expect("explained");
+    let explained = distill::distill_with(
+        all,
+        curated.clone(),
+        queue,
+        policy,
+        as_of,
+        WS,
+        distill::RunOptions::explained(),
+    )
+    .expect("explained");
     let plain = distill::distill(all, curated.clone(), queue, policy, as_of, WS).expect("distill");
     assert_eq!(explained.curated, plain.curated, "recording changed the outcome");
     assert_eq!(explained.report, plain.report);
@@ -179,13 +187,14 @@ fn fact(
 }
 
 fn reasons(all: &[Fact], policy: &Policy, as_of: &str) -> BTreeMap<String, Reason> {
-    let outcome = distill::distill_explained(
+    let outcome = distill::distill_with(
         all,
         CuratedState::new(),
         &ConflictQueue::default(),
         policy,
         &stamp(as_of),
         WS,
+        distill::RunOptions::explained(),
     )
     .expect("distill");
     outcome.decisions.into_iter().map(|d| (d.fact_id, d.reason)).collect()

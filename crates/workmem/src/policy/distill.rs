@@ -47,15 +47,15 @@ pub struct Outcome {
 }
 
 /// What a run leaves for the next one to start from (see
-/// [`distill_partial`]): its candidates left unpromoted, and what each
+/// [`RunOptions::partial`]): its candidates left unpromoted, and what each
 /// memory key it judged contributes to the report of a run that finds
 /// nothing new.
 #[derive(Debug, Clone, Default)]
 pub struct Collected {
     /// Ids of the candidate facts that are not evidence after the run
-    /// (a partial run's: see [`distill_partial`]).
+    /// (a partial run's: see [`RunOptions::partial`]).
     pub pending: Vec<String>,
-    /// The same facts of a whole run ([`distill_collected`]), by position
+    /// The same facts of a whole run ([`RunOptions::collected`]), by position
     /// in its input, grouped by memory key (in input order).
     pub pending_keyed: BTreeMap<String, Vec<usize>>,
     /// The same facts of a whole run without a memory key, by unkeyed
@@ -177,6 +177,54 @@ impl<'a, F: FactRecord> Proposal<'a, F> {
     }
 }
 
+/// How a run of the policy goes: over the whole log or only some units of
+/// it, and what it keeps beyond the next state. The default judges the
+/// whole log and keeps nothing more.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RunOptions<'k> {
+    /// Record, for every fact, where it stands and why.
+    explain: bool,
+    /// Collect what a distill cache keeps.
+    collect: bool,
+    /// Judge only the units of the facts given (a partial run).
+    known: Option<&'k Known>,
+}
+
+impl<'k> RunOptions<'k> {
+    /// Returns the options of a run that also records, for every fact,
+    /// where it stands and why ([`Outcome::decisions`]). The same code
+    /// decides both.
+    pub fn explained() -> RunOptions<'k> {
+        RunOptions { explain: true, ..RunOptions::default() }
+    }
+
+    /// Returns the options of a run that also collects what a distill
+    /// cache keeps ([`Outcome::collected`]). The facts must hold each fact
+    /// id once, as the log's reader returns them (no set of seen ids is
+    /// kept).
+    pub fn collected() -> RunOptions<'k> {
+        RunOptions { collect: true, ..RunOptions::default() }
+    }
+
+    /// Returns the options of a run over only some units of the log, which
+    /// collects like [`RunOptions::collected`]: the facts are every
+    /// candidate (aged, of a stable kind, evidence of no entry) of the
+    /// memory keys and unkeyed groups to judge, and `known` gives, for each
+    /// of those memory keys, every fact id of the log with the key. Units
+    /// without a fact are not judged: the caller knows they would not
+    /// change. The curated state and the queue need only hold the entries
+    /// and cases of the units judged (the outcome's are those, changed).
+    /// The report counts only the facts given.
+    pub fn partial(known: &'k Known) -> RunOptions<'k> {
+        RunOptions { collect: true, known: Some(known), ..RunOptions::default() }
+    }
+
+    /// Whether the run judges the whole log and collects for a cache.
+    fn whole_collected(&self) -> bool {
+        self.collect && self.known.is_none()
+    }
+}
+
 /// Runs the policy over `facts` (all facts of the workspace, any order) at
 /// `as_of`, starting from `curated` (consumed: the outcome holds the new
 /// state, which is `curated` itself when nothing changed).
@@ -191,65 +239,64 @@ pub fn distill<F: FactRecord>(
     as_of: &Stamp,
     workspace_id: &str,
 ) -> Result<Outcome> {
-    run(facts, curated, queue, policy, as_of, workspace_id, false, None, false)
+    distill_with(facts, curated, queue, policy, as_of, workspace_id, RunOptions::default())
 }
 
-/// Runs the policy like [`distill`] and also collects what a distill cache
-/// keeps ([`Outcome::collected`]). `facts` must hold each fact id once, as
-/// the log's reader returns them (no set of seen ids is kept).
+/// Runs the policy like [`distill`], over the units and keeping what
+/// `options` says.
 ///
 /// Errors: as [`distill`].
-pub fn distill_collected<F: FactRecord>(
+pub fn distill_with<F: FactRecord>(
     facts: &[F],
     curated: CuratedState,
     queue: &ConflictQueue,
     policy: &Policy,
     as_of: &Stamp,
     workspace_id: &str,
+    options: RunOptions<'_>,
 ) -> Result<Outcome> {
-    debug_assert!({
-        let mut ids: Vec<&str> = facts.iter().map(FactRecord::fact_id).collect();
-        ids.sort_unstable();
-        ids.windows(2).all(|pair| pair[0] != pair[1])
-    });
-    run(facts, curated, queue, policy, as_of, workspace_id, false, None, true)
-}
-
-/// Runs the policy over only some units of the log: `facts` are every
-/// candidate (aged, of a stable kind, evidence of no entry) of the memory
-/// keys and unkeyed groups to judge, and `known` gives, for each of those
-/// memory keys, every fact id of the log with the key. Units without a
-/// fact here are not judged: the caller knows they would not change. The
-/// curated state and the queue need only hold the entries and cases of the
-/// units judged (the outcome's are those, changed). The report counts only
-/// `facts`.
-///
-/// Errors: as [`distill`].
-pub fn distill_partial<F: FactRecord>(
-    facts: &[F],
-    curated: CuratedState,
-    queue: &ConflictQueue,
-    policy: &Policy,
-    as_of: &Stamp,
-    workspace_id: &str,
-    known: &Known,
-) -> Result<Outcome> {
-    run(facts, curated, queue, policy, as_of, workspace_id, false, Some(known), true)
-}
-
-/// Runs the policy like [`distill`] and also records, for every fact, where
-/// it stands and why ([`Outcome::decisions`]). The same code decides both.
-///
-/// Errors: as [`distill`].
-pub fn distill_explained<F: FactRecord>(
-    facts: &[F],
-    curated: CuratedState,
-    queue: &ConflictQueue,
-    policy: &Policy,
-    as_of: &Stamp,
-    workspace_id: &str,
-) -> Result<Outcome> {
-    run(facts, curated, queue, policy, as_of, workspace_id, true, None, false)
+    debug_assert!(
+        !options.whole_collected() || {
+            let mut ids: Vec<&str> = facts.iter().map(FactRecord::fact_id).collect();
+            ids.sort_unstable();
+            ids.windows(2).all(|pair| pair[0] != pair[1])
+        }
+    );
+    policy.validate()?;
+    let citations = Citations::of(&curated, facts, options);
+    let schema_version = curated.schema_version;
+    // The memory keys under review (after a merge), which are judged even
+    // without a new candidate.
+    let contested_keys: Vec<String> = curated
+        .entries
+        .iter()
+        .filter(|e| e.is_contested())
+        .filter_map(|e| e.memory_key.clone())
+        .collect();
+    let mut run = Run {
+        reasons: HashMap::new(),
+        record: options.explain,
+        collected: options.collect.then(Collected::default),
+        entries: curated.entries,
+        index: HashMap::new(),
+        active: HashMap::new(),
+        contested: HashMap::new(),
+        cases: queue.cases.clone(),
+        domain_cases: HashMap::new(),
+        report: Report::default(),
+        curated_changed: false,
+        queue_changed: false,
+        policy,
+        as_of,
+        workspace_id,
+        partial: options.known.is_some(),
+        base: facts.as_ptr().addr(),
+        size: size_of::<F>().max(1),
+    };
+    // (Its indexes are built when it is split, after the grouping.)
+    let (units, tally) = group(facts, queue, &citations, &contested_keys, &mut run, options);
+    let run = judge_units(run, facts, units, &citations, options)?;
+    Ok(outcome(run, facts, schema_version, &tally, citations.cited))
 }
 
 /// The facts the conflict cases judged, with what that makes them: the
@@ -312,85 +359,99 @@ pub(crate) fn eligible_at<F: FactRecord>(fact: &F, policy: &Policy) -> Stamp {
     )
 }
 
-#[allow(clippy::too_many_arguments, clippy::fn_params_excessive_bools)]
-fn run<F: FactRecord>(
-    facts: &[F],
-    curated: CuratedState,
-    queue: &ConflictQueue,
-    policy: &Policy,
-    as_of: &Stamp,
-    workspace_id: &str,
-    record: bool,
-    known: Option<&Known>,
-    collect: bool,
-) -> Result<Outcome> {
-    policy.validate()?;
-    // The entry each fact is already evidence of, by fact position (empty
-    // when no entry cites anything, or a partial run's candidates, which
-    // are not evidence); the map borrows the entries, so it goes before
-    // they move into the run.
-    let mut cited = 0usize;
-    let evidence_entry: Vec<Option<u32>> = if known.is_some() {
-        Vec::new()
-    } else {
-        let evidence_of: HashMap<&str, u32> = curated
-            .entries
-            .iter()
-            .zip(0..)
-            .flat_map(|(e, index)| e.evidence_ids.iter().map(move |id| (id, index)))
-            .collect();
-        cited = evidence_of.len();
-        if evidence_of.is_empty() {
+/// The entry each fact is already evidence of, and what a cache must know
+/// of those citations.
+struct Citations {
+    /// By fact position (empty when no entry cites anything, or for a
+    /// partial run's candidates, which are not evidence).
+    entry_of: Vec<Option<u32>>,
+    /// How many fact ids the curated state cites.
+    cited: usize,
+    /// The memory key of each entry, by position, when a whole run
+    /// collects for a cache.
+    entry_keys: Vec<Option<String>>,
+}
+
+impl Citations {
+    fn of<F: FactRecord>(curated: &CuratedState, facts: &[F], options: RunOptions<'_>) -> Self {
+        let mut cited = 0usize;
+        let entry_of = if options.known.is_some() {
             Vec::new()
         } else {
-            facts.iter().map(|f| evidence_of.get(f.fact_id()).copied()).collect()
-        }
-    };
-    // A cache may start from this state only if every cited id is a fact
-    // of the log, aged, and of its entry's memory key (checked below).
-    let entry_keys: Vec<Option<String>> = if collect && known.is_none() {
-        curated.entries.iter().map(|e| e.memory_key.clone()).collect()
-    } else {
-        Vec::new()
-    };
-    let mut cited_found = 0usize;
-    let mut cacheable = collect && known.is_none();
-    let evidence_entry =
-        |position: usize| evidence_entry.get(position).copied().flatten().map(|e| e as usize);
-    let schema_version = curated.schema_version;
-    let mut run = Run {
-        reasons: HashMap::new(),
-        record,
-        collected: collect.then(Collected::default),
-        entries: curated.entries,
-        index: HashMap::new(),
-        active: HashMap::new(),
-        contested: HashMap::new(),
-        cases: queue.cases.clone(),
-        domain_cases: HashMap::new(),
-        report: Report::default(),
-        curated_changed: false,
-        queue_changed: false,
-        policy,
-        as_of,
-        workspace_id,
-        partial: known.is_some(),
-        base: facts.as_ptr().addr(),
-        size: size_of::<F>().max(1),
-    };
-    // (Its indexes are built when it is split, after the grouping.)
+            let evidence_of: HashMap<&str, u32> = curated
+                .entries
+                .iter()
+                .zip(0..)
+                .flat_map(|(e, index)| e.evidence_ids.iter().map(move |id| (id, index)))
+                .collect();
+            cited = evidence_of.len();
+            if evidence_of.is_empty() {
+                Vec::new()
+            } else {
+                facts.iter().map(|f| evidence_of.get(f.fact_id()).copied()).collect()
+            }
+        };
+        // A cache may start from this state only if every cited id is a
+        // fact of the log, aged, and of its entry's memory key (checked
+        // while grouping).
+        let entry_keys = if options.whole_collected() {
+            curated.entries.iter().map(|e| e.memory_key.clone()).collect()
+        } else {
+            Vec::new()
+        };
+        Citations { entry_of, cited, entry_keys }
+    }
 
+    /// The position of the entry the fact at `position` is evidence of.
+    fn entry(&self, position: usize) -> Option<usize> {
+        self.entry_of.get(position).copied().flatten().map(|e| e as usize)
+    }
+}
+
+/// The units a run judges, in the order it judges them.
+struct Units<'a, F> {
+    /// The unkeyed groups (a hash of the same kind and normal form), by
+    /// entry key, in key order.
+    unkeyed: Vec<(String, Vec<&'a F>)>,
+    /// The candidates of each memory key, in key order.
+    keyed: Vec<(&'a str, Groups<'a, F>)>,
+    /// Every fact id of the log with each memory key.
+    domain_ids: HashMap<&'a str, Vec<&'a str>>,
+}
+
+/// What the grouping counted that the outcome reports.
+struct Tally {
+    already_evidence: usize,
+    /// Whether every cited fact seen is aged and of its entry's memory key.
+    cacheable: bool,
+    /// How many of the cited fact ids were seen.
+    cited_found: usize,
+}
+
+/// Sorts the facts into the units the run judges, with the domains of
+/// `contested_keys` among them, noting (when recording) the facts it does
+/// not judge: too young, of an unstable kind, already evidence.
+fn group<'a, F: FactRecord>(
+    facts: &'a [F],
+    queue: &ConflictQueue,
+    citations: &Citations,
+    contested_keys: &'a [String],
+    run: &mut Run<'_>,
+    options: RunOptions<'a>,
+) -> (Units<'a, F>, Tally) {
+    let (policy, as_of, record) = (run.policy, run.as_of, run.record);
     let judged_in_cases = if record { judged_in_cases(queue) } else { HashMap::new() };
     let default_cutoff = policy.cutoff_for("", as_of);
+    let mut tally =
+        Tally { already_evidence: 0, cacheable: options.whole_collected(), cited_found: 0 };
     let mut aged = 0usize;
-    let mut already_evidence = 0usize;
     let mut unkeyed: HashMap<(Kind, String), Vec<&F>> = HashMap::new();
     // Grouped by hash, judged in memory-key order below.
     let mut keyed: HashMap<&str, Groups<'_, F>> = HashMap::new();
     let mut domain_ids: HashMap<&str, Vec<&str>> = HashMap::new();
     // A whole collected run's facts are unique already (see
-    // `distill_collected`).
-    let unique = collect && known.is_none();
+    // `RunOptions::collected`).
+    let unique = options.whole_collected();
     let mut seen: HashSet<&str> =
         if unique { HashSet::new() } else { HashSet::with_capacity(facts.len()) };
     for (position, fact) in facts.iter().enumerate() {
@@ -398,7 +459,7 @@ fn run<F: FactRecord>(
             continue;
         }
         if let Some(key) = fact.memory_key()
-            && known.is_none()
+            && options.known.is_none()
         {
             domain_ids.entry(key).or_default().push(fact.fact_id());
         }
@@ -407,25 +468,22 @@ fn run<F: FactRecord>(
         } else {
             policy.cutoff_for(fact.source(), as_of)
         };
-        if cacheable && let Some(index) = evidence_entry(position) {
-            cited_found += 1;
-            cacheable = fact.instant() < cutoff
-                && entry_keys[index].as_deref().is_none_or(|key| fact.memory_key() == Some(key));
+        if tally.cacheable
+            && let Some(index) = citations.entry(position)
+        {
+            tally.cited_found += 1;
+            tally.cacheable = fact.instant() < cutoff
+                && citations.entry_keys[index]
+                    .as_deref()
+                    .is_none_or(|key| fact.memory_key() == Some(key));
         }
         if fact.instant() >= cutoff {
             if record {
                 // A fact an earlier run (with a shorter age gate) or a
                 // person already judged is reported as what happened to
                 // it, not as waiting.
-                let reason = match evidence_entry(position) {
-                    Some(index) => {
-                        let entry = &run.entries[index];
-                        Reason::AlreadyEvidence {
-                            entry_key: entry.key.clone(),
-                            revision: entry.revision,
-                            status: entry.status,
-                        }
-                    }
+                let reason = match citations.entry(position) {
+                    Some(index) => already_evidence(&run.entries[index]),
                     None => judged_in_cases.get(fact.fact_id()).cloned().unwrap_or_else(|| {
                         Reason::WaitingForAge { until: eligible_at(fact, policy) }
                     }),
@@ -440,16 +498,11 @@ fn run<F: FactRecord>(
             run.note(fact, Reason::NotStableKind { kind: fact.kind() });
             continue;
         }
-        if let Some(index) = evidence_entry(position) {
+        if let Some(index) = citations.entry(position) {
             run.report.skipped += 1;
-            already_evidence += 1;
+            tally.already_evidence += 1;
             if record {
-                let entry = &run.entries[index];
-                let reason = Reason::AlreadyEvidence {
-                    entry_key: entry.key.clone(),
-                    revision: entry.revision,
-                    status: entry.status,
-                };
+                let reason = already_evidence(&run.entries[index]);
                 run.note(fact, reason);
             }
             continue;
@@ -471,26 +524,19 @@ fn run<F: FactRecord>(
     // A domain under review is judged even without a new candidate: its
     // case is opened from the values in dispute (a partial run judges only
     // the domains it knows).
-    let contested_keys: Vec<String> = run
-        .entries
-        .iter()
-        .filter(|e| e.is_contested())
-        .filter_map(|e| e.memory_key.clone())
-        .collect();
-    for key in &contested_keys {
-        if known.is_none_or(|known| known.domains.contains_key(key)) {
+    for key in contested_keys {
+        if options.known.is_none_or(|known| known.domains.contains_key(key)) {
             keyed.entry(key.as_str()).or_default();
         }
     }
     let mut keyed: Vec<(&str, Groups<'_, F>)> = keyed.into_iter().collect();
     keyed.sort_unstable_by(|a, b| a.0.cmp(b.0));
-    if let Some(known) = known {
+    if let Some(known) = options.known {
         for (key, _) in &keyed {
             let ids = known.domains.get(*key).map(Vec::as_slice).unwrap_or_default();
             domain_ids.insert(key, ids.iter().map(|(id, _)| id.as_str()).collect());
         }
     }
-
     // One entry key per group (a hash of the same kind and normal form),
     // handled in key order.
     let mut unkeyed: Vec<(String, Vec<&F>)> = unkeyed
@@ -500,6 +546,24 @@ fn run<F: FactRecord>(
         })
         .collect();
     unkeyed.sort_by(|a, b| a.0.cmp(&b.0));
+    (Units { unkeyed, keyed, domain_ids }, tally)
+}
+
+/// Judges the units: the unkeyed groups and the keyed domains touch
+/// disjoint entries (and only the domains touch cases), so the groups are
+/// judged on another thread while the domains are judged here, each with
+/// the entries of its kind; the entries are put in canonical order after.
+/// (Keys are hashes of different things: one made by each half cannot
+/// meet unless 64-bit hashes collide, which the state's invariants refuse
+/// on save.)
+fn judge_units<'p, F: FactRecord>(
+    run: Run<'p>,
+    facts: &[F],
+    units: Units<'_, F>,
+    citations: &Citations,
+    options: RunOptions<'_>,
+) -> Result<Run<'p>> {
+    let Units { unkeyed, keyed, domain_ids } = units;
     // Importance of every fact that can be evidence of a keyed entry (an
     // incumbent's maximum_importance): the keyed facts, plus whatever the
     // keyed entries already cite. Only a tie with an incumbent needs it:
@@ -508,7 +572,7 @@ fn run<F: FactRecord>(
     let keyed_entries: Vec<bool> = run.entries.iter().map(|e| e.memory_key.is_some()).collect();
     let keyed_keys: Vec<&str> = keyed.iter().map(|(key, _)| *key).collect();
     let build_importance = || -> HashMap<&str, u8> {
-        if let Some(known) = known {
+        if let Some(known) = options.known {
             keyed_keys
                 .iter()
                 .filter_map(|key| known.domains.get(*key))
@@ -517,7 +581,7 @@ fn run<F: FactRecord>(
                 .collect()
         } else {
             let cited =
-                |position: usize| evidence_entry(position).is_some_and(|e| keyed_entries[e]);
+                |position: usize| citations.entry(position).is_some_and(|e| keyed_entries[e]);
             facts
                 .iter()
                 .enumerate()
@@ -528,15 +592,8 @@ fn run<F: FactRecord>(
     };
     let importance = std::cell::OnceCell::new();
     let importance = || importance.get_or_init(build_importance);
-    // The unkeyed groups and the keyed domains touch disjoint entries (and
-    // only the domains touch cases): the groups are judged on another
-    // thread while the domains are judged here, each with the entries of
-    // its kind; the entries are put in canonical order after. (Keys are
-    // hashes of different things: one made by each half cannot meet
-    // unless 64-bit hashes collide, which the state's invariants refuse
-    // on save.)
     let (mut unkeyed_run, mut keyed_run) = run.split();
-    let run = std::thread::scope(|scope| -> Result<Run<'_>> {
+    std::thread::scope(|scope| -> Result<Run<'_>> {
         let groups_judged = scope.spawn(move || {
             for (key, group) in unkeyed {
                 unkeyed_run.unkeyed_group(key, group);
@@ -555,8 +612,18 @@ fn run<F: FactRecord>(
             groups_judged.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         domains_judged?;
         Ok(unkeyed_run.merge(keyed_run))
-    })?;
+    })
+}
 
+/// Puts the judged run's state, queue, report and decisions in the order
+/// the outcome keeps them.
+fn outcome<F: FactRecord>(
+    run: Run<'_>,
+    facts: &[F],
+    schema_version: u32,
+    tally: &Tally,
+    cited: usize,
+) -> Outcome {
     let mut curated_out = CuratedState { schema_version, entries: run.entries };
     curated_out.sort();
     if run.curated_changed {
@@ -565,7 +632,7 @@ fn run<F: FactRecord>(
     let mut queue_out = ConflictQueue { cases: run.cases };
     queue_out.sort();
     let mut decisions = Vec::new();
-    if record {
+    if run.record {
         let mut reasons = run.reasons;
         let mut done: HashSet<&str> = HashSet::new();
         for fact in facts {
@@ -581,19 +648,28 @@ fn run<F: FactRecord>(
         }
     }
     let collected = run.collected.map(|mut collected| {
-        collected.cacheable = cacheable && cited_found == cited;
+        collected.cacheable = tally.cacheable && tally.cited_found == cited;
         collected
     });
-    Ok(Outcome {
+    Outcome {
         curated: curated_out,
         queue: queue_out,
         curated_changed: run.curated_changed,
         queue_changed: run.queue_changed,
         report: run.report,
         decisions,
-        already_evidence,
+        already_evidence: tally.already_evidence,
         collected,
-    })
+    }
+}
+
+/// What a fact already cited by `entry` is reported as.
+fn already_evidence(entry: &Entry) -> Reason {
+    Reason::AlreadyEvidence {
+        entry_key: entry.key.clone(),
+        revision: entry.revision,
+        status: entry.status,
+    }
 }
 
 /// The facts of one memory key by proposal: (kind, normal form).

@@ -107,14 +107,24 @@ impl Workspace {
         let curated_exists = bytes.is_some();
         drop(bytes);
         let queue = queue?;
-        let judge = if record {
-            distill::distill_explained
+        let options = if record {
+            distill::RunOptions::explained()
         } else if cache {
-            distill::distill_collected
+            distill::RunOptions::collected()
         } else {
-            distill::distill
+            distill::RunOptions::default()
         };
-        let judge = || judge(&facts, curated, &queue, policy, &as_of, &self.workspace_id);
+        let judge = || {
+            distill::distill_with(
+                &facts,
+                curated,
+                &queue,
+                policy,
+                &as_of,
+                &self.workspace_id,
+                options,
+            )
+        };
         let done = if dry_run {
             judge().map(Distilled::of)
         } else {

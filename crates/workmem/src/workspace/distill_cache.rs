@@ -669,14 +669,14 @@ impl Workspace {
             .sort_unstable_by(|a, b| (a.instant(), a.fact_id()).cmp(&(b.instant(), b.fact_id())));
         let partial = CuratedState { schema_version: CURATED_SCHEMA_VERSION, entries };
         let queue = ConflictQueue { cases };
-        let outcome = distill::distill_partial(
+        let outcome = distill::distill_with(
             &candidates,
             partial,
             &queue,
             policy,
             as_of,
             &self.workspace_id,
-            &known,
+            distill::RunOptions::partial(&known),
         )?;
         let Some(collected) = &outcome.collected else {
             return Ok(None);

@@ -1,7 +1,8 @@
 //! `explain`: where a fact, or every proposal of a memory key, stands and
 //! why. The answer is the decision record of a dry-run distill
-//! (`distill::distill_explained`), the very code that promotes facts, so the
-//! explanation cannot drift from what `distill` does.
+//! (`distill_with` and `RunOptions::explained`), the very code that
+//! promotes facts, so the explanation cannot drift from what `distill`
+//! does.
 
 use serde::Serialize;
 
@@ -112,13 +113,14 @@ impl Workspace {
         wanted: impl Fn(&Fact) -> bool,
     ) -> Result<(Vec<FactExplanation>, Vec<Entry>)> {
         let facts = self.facts()?;
-        let outcome = crate::policy::distill::distill_explained(
+        let outcome = crate::policy::distill::distill_with(
             &facts,
             self.curated()?,
             &self.conflicts()?,
             policy,
             as_of,
             self.workspace_id(),
+            crate::policy::distill::RunOptions::explained(),
         )?;
         let mut reasons: std::collections::HashMap<&str, &Reason> =
             outcome.decisions.iter().map(|d| (d.fact_id.as_str(), &d.reason)).collect();
