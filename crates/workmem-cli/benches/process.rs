@@ -329,50 +329,24 @@ fn append_figures(dir: &Path, scratch: &Path, seed: u64) {
     println!("import of 100 facts with ids: median {import_ms:.1} ms, peak {import_rss:.0} MB");
 }
 
-fn workspace_figures(dir: &Path) {
-    let facts: usize = std::fs::read_dir(dir.join(".workmem/memory/daily")).map_or(0, |entries| {
-        entries
-            .filter_map(Result::ok)
-            .map(|e| {
-                std::fs::read(e.path()).map_or(0, |b| b.iter().filter(|&&c| c == b'\n').count())
-            })
-            .sum()
-    });
-    println!("== {} ({facts} facts)", dir.display());
-    let scratch = tempfile::tempdir().expect("temp dir");
-    let seed = u64::from(std::process::id()) * 100;
-    if appends_only() {
-        append_figures(dir, scratch.path(), seed);
-        return;
-    }
-    if hook_only() {
-        // The hook of a project with a curated memory: distill first when
-        // the workspace has none yet (untimed).
-        if !dir.join(".workmem/memory/curated.json").exists() {
-            timed(workmem(dir).args(["distill", "--as-of", AS_OF, "-q"]));
-        }
-        hook_figures(dir);
-        return;
-    }
-    if search_only() {
-        let memory = dir.join(".workmem/memory");
-        let distill = ["distill", "--as-of", AS_OF, "-q"];
-        let first: Vec<f64> = (0..5)
-            .map(|_| {
-                for name in DERIVED {
-                    let _ = std::fs::remove_file(memory.join(name));
-                }
-                let _ = std::fs::remove_dir_all(memory.join(".id-index"));
-                timed(workmem(dir).args(distill))
-            })
-            .collect();
-        println!("distill: first run median {:.0} ms", median(first));
-        search_figures(dir);
-        return;
-    }
-    let open = median((0..21).map(|_| timed(workmem(dir).args(["init", "-q"]))).collect());
-    println!("start + open (workmem init -q): median {open:.2} ms");
+/// Times a first distill, the derived files forgotten before each run.
+fn first_distill_figures(dir: &Path) {
+    let memory = dir.join(".workmem/memory");
+    let distill = ["distill", "--as-of", AS_OF, "-q"];
+    let first: Vec<f64> = (0..5)
+        .map(|_| {
+            for name in DERIVED {
+                let _ = std::fs::remove_file(memory.join(name));
+            }
+            let _ = std::fs::remove_dir_all(memory.join(".id-index"));
+            timed(workmem(dir).args(distill))
+        })
+        .collect();
+    println!("distill: first run median {:.0} ms", median(first));
+}
 
+/// Times a first distill and a re-run; returns the first run's median.
+fn distill_figures(dir: &Path) -> f64 {
     // Distill runs are timed alone (under /usr/bin/time a figure would
     // include its start, about 1 ms); the peak memory comes from more runs
     // under it.
@@ -404,17 +378,20 @@ fn workspace_figures(dir: &Path) {
         "distill: first run median {cold:.0} ms, peak {first_rss:.0} MB; re-run median {:.0} ms, peak {again_rss:.0} MB",
         median(again),
     );
+    cold
+}
 
-    if let Ok(code) = std::env::var("WORKMEM_BENCH_TEACHING") {
-        teaching_comparison(dir, Path::new(&code), facts, cold);
-    }
+/// Times a distill after each of fifteen imports of 100 new facts, beside
+/// the rewrite floor, then a distill with nothing new.
+fn incremental_figures(dir: &Path, scratch: &Path, seed: u64, cold: f64) {
+    let distill = ["distill", "--as-of", AS_OF, "-q"];
     // 100 new facts (ids the log does not hold, recorded over its two
     // years), then a distill, fifteen times (a run in about fifteen also
     // rewrites the cache's units file whole).
     // (Each import must add its 100 facts: a run after an import that
     // added none would have nothing new.)
     let import = |n: u64| {
-        let file = fact_file(scratch.path(), 100, seed + n);
+        let file = fact_file(scratch, 100, seed + n);
         let out = workmem(dir)
             .args(["import", file.to_str().expect("path"), "--json"])
             .output()
@@ -425,7 +402,7 @@ fn workspace_figures(dir: &Path) {
     // The rewrite floor (what replacing curated.json and MEMORY.md durably
     // costs any program) runs after each, on copies of the two files.
     let rewrite_floor = example("rewrite_floor");
-    let floor_state = scratch.path().join("floor-state");
+    let floor_state = scratch.join("floor-state");
     std::fs::create_dir_all(&floor_state).expect("floor state dir");
     let memory_dir = dir.join(".workmem/memory");
     let mut after = Vec::new();
@@ -464,9 +441,10 @@ fn workspace_figures(dir: &Path) {
     let nothing = median((0..11).map(|_| timed(workmem(dir).args(distill))).collect());
     let (_, nothing_rss) = timed_rss(dir, &distill);
     println!("distill with nothing new: median {nothing:.2} ms, peak {nothing_rss:.0} MB");
+}
 
-    append_figures(dir, scratch.path(), seed);
-
+/// Times the reading commands: context, the hook, status, history, logs.
+fn read_figures(dir: &Path) {
     let context = median((0..21).map(|_| timed(workmem(dir).arg("context"))).collect());
     let (_, context_rss) = timed_rss(dir, &["context"]);
     println!("context: median {context:.2} ms, peak {context_rss:.0} MB");
@@ -486,7 +464,10 @@ fn workspace_figures(dir: &Path) {
     let logs = median((0..5).map(|_| timed(workmem(dir).arg("logs"))).collect());
     let (_, logs_rss) = timed_rss(dir, &["logs"]);
     println!("logs: median {logs:.1} ms, peak {logs_rss:.0} MB");
+}
 
+/// Times the resolution of seven ties made for the purpose.
+fn resolve_figures(dir: &Path) {
     // Ties to resolve: two equally strong newer values for fresh keys.
     let mut cases = Vec::new();
     for n in 0..7 {
@@ -557,6 +538,51 @@ fn workspace_figures(dir: &Path) {
             runs.len()
         );
     }
+}
+
+fn workspace_figures(dir: &Path) {
+    let facts: usize = std::fs::read_dir(dir.join(".workmem/memory/daily")).map_or(0, |entries| {
+        entries
+            .filter_map(Result::ok)
+            .map(|e| {
+                std::fs::read(e.path()).map_or(0, |b| b.iter().filter(|&&c| c == b'\n').count())
+            })
+            .sum()
+    });
+    println!("== {} ({facts} facts)", dir.display());
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let seed = u64::from(std::process::id()) * 100;
+    if appends_only() {
+        append_figures(dir, scratch.path(), seed);
+        return;
+    }
+    if hook_only() {
+        // The hook of a project with a curated memory: distill first when
+        // the workspace has none yet (untimed).
+        if !dir.join(".workmem/memory/curated.json").exists() {
+            timed(workmem(dir).args(["distill", "--as-of", AS_OF, "-q"]));
+        }
+        hook_figures(dir);
+        return;
+    }
+    if search_only() {
+        first_distill_figures(dir);
+        search_figures(dir);
+        return;
+    }
+    let open = median((0..21).map(|_| timed(workmem(dir).args(["init", "-q"]))).collect());
+    println!("start + open (workmem init -q): median {open:.2} ms");
+
+    let cold = distill_figures(dir);
+    if let Ok(code) = std::env::var("WORKMEM_BENCH_TEACHING") {
+        teaching_comparison(dir, Path::new(&code), facts, cold);
+    }
+    incremental_figures(dir, scratch.path(), seed, cold);
+
+    append_figures(dir, scratch.path(), seed);
+
+    read_figures(dir);
+    resolve_figures(dir);
     let (verify, verify_rss) = timed_rss(dir, &["verify", "-q"]);
     println!("verify (reads everything): {verify:.0} ms, peak {verify_rss:.0} MB");
     search_figures(dir);

@@ -51,157 +51,8 @@ impl ErrorFormatter for SafeFormatter {
         let (bad, good, literal) = (styles.get_error(), styles.get_valid(), styles.get_literal());
         let mut out = StyledStr::new();
         let _ = write!(out, "{bad}error:{bad:#} ");
-        let arg = string(error, ContextKind::InvalidArg);
-        let typed = string(error, ContextKind::InvalidValue);
-        let mut tips: Vec<String> = Vec::new();
-        match error.kind() {
-            ErrorKind::UnknownArgument => {
-                // InvalidArg is what was typed here, not a defined name.
-                if arg.is_some_and(looks_like_an_option) {
-                    out.push_str("unexpected argument starting with '-' found");
-                    // clap suggests `--` where the command takes values.
-                    if error.get(ContextKind::Suggested).is_some() {
-                        tips.push(
-                            "to pass a value that starts with '-', put '--' before it".into(),
-                        );
-                    }
-                } else {
-                    out.push_str("unexpected extra argument found");
-                    tips.push("quote a value that holds spaces, so that it is one argument".into());
-                }
-            }
-            ErrorKind::InvalidSubcommand => out.push_str("unrecognized subcommand"),
-            ErrorKind::InvalidValue => match arg {
-                Some(arg) if typed.is_some_and(str::is_empty) => {
-                    let _ = write!(
-                        out,
-                        "a value is required for '{literal}{arg}{literal:#}' but none was supplied"
-                    );
-                }
-                Some(arg) => {
-                    let _ = write!(out, "invalid value for '{literal}{arg}{literal:#}'");
-                }
-                None => out.push_str("invalid value for one of the arguments"),
-            },
-            ErrorKind::ValueValidation => {
-                match arg {
-                    Some(arg) => {
-                        let _ = write!(out, "invalid value for '{literal}{arg}{literal:#}'");
-                    }
-                    None => out.push_str("invalid value for one of the arguments"),
-                }
-                // The reason of the value parser: the standard parsers'
-                // and this crate's name the rule, never the value (clap's
-                // ranged integer parser quotes it: `count_up_to` replaces it).
-                if let Some(reason) = std::error::Error::source(error) {
-                    let _ = write!(out, ": {reason}");
-                }
-            }
-            ErrorKind::TooManyValues => match arg {
-                Some(arg) => {
-                    let _ = write!(
-                        out,
-                        "unexpected extra value for '{literal}{arg}{literal:#}'; no more were expected"
-                    );
-                }
-                None => out.push_str("unexpected value for an argument found"),
-            },
-            ErrorKind::TooFewValues | ErrorKind::WrongNumberOfValues => {
-                let expected = number(error, ContextKind::MinValues)
-                    .or_else(|| number(error, ContextKind::ExpectedNumValues));
-                let actual = number(error, ContextKind::ActualNumValues);
-                match (arg, expected, actual) {
-                    (Some(arg), Some(expected), Some(actual)) => {
-                        let _ = write!(
-                            out,
-                            "{expected} values required for '{literal}{arg}{literal:#}' but {actual} given"
-                        );
-                    }
-                    _ => out.push_str(error.kind().as_str().unwrap_or("wrong number of values")),
-                }
-            }
-            ErrorKind::ArgumentConflict => {
-                // Both names come from the definition.
-                let prior = error.get(ContextKind::PriorArg);
-                match (arg, prior) {
-                    (Some(arg), Some(ContextValue::String(prior))) if prior == arg => {
-                        let _ = write!(
-                            out,
-                            "the argument '{bad}{arg}{bad:#}' cannot be used multiple times"
-                        );
-                    }
-                    (Some(arg), Some(ContextValue::String(prior))) => {
-                        let _ = write!(
-                            out,
-                            "the argument '{bad}{arg}{bad:#}' cannot be used with '{bad}{prior}{bad:#}'"
-                        );
-                    }
-                    (Some(arg), Some(ContextValue::Strings(priors))) => {
-                        let _ =
-                            write!(out, "the argument '{bad}{arg}{bad:#}' cannot be used with:");
-                        for prior in priors {
-                            let _ = write!(out, "\n  {bad}{prior}{bad:#}");
-                        }
-                    }
-                    (Some(arg), _) => {
-                        let _ = write!(
-                            out,
-                            "the argument '{bad}{arg}{bad:#}' cannot be used with one or more of the \
-                             other specified arguments"
-                        );
-                    }
-                    (None, _) => out.push_str(error.kind().as_str().unwrap_or("argument conflict")),
-                }
-            }
-            ErrorKind::NoEquals => match arg {
-                Some(arg) => {
-                    let _ = write!(
-                        out,
-                        "equal sign is needed when assigning values to '{literal}{arg}{literal:#}'"
-                    );
-                }
-                None => out.push_str(error.kind().as_str().unwrap_or("equal sign needed")),
-            },
-            ErrorKind::MissingRequiredArgument => match error.get(ContextKind::InvalidArg) {
-                Some(ContextValue::Strings(names)) => {
-                    out.push_str("the following required arguments were not provided:");
-                    for name in names {
-                        let _ = write!(out, "\n  {good}{name}{good:#}");
-                    }
-                }
-                _ => {
-                    out.push_str(error.kind().as_str().unwrap_or("a required argument is missing"));
-                }
-            },
-            kind => out.push_str(kind.as_str().unwrap_or("invalid command line")),
-        }
-        // Lists and suggestions drawn from the definition.
-        for (context, what) in [
-            (ContextKind::ValidValue, "possible values"),
-            (ContextKind::ValidSubcommand, "subcommands"),
-        ] {
-            if let Some(ContextValue::Strings(values)) = error.get(context)
-                && !values.is_empty()
-            {
-                let _ = write!(out, "\n  [{what}: {}]", values.join(", "));
-            }
-        }
-        for (context, what) in [
-            (ContextKind::SuggestedSubcommand, "subcommand"),
-            (ContextKind::SuggestedArg, "argument"),
-            (ContextKind::SuggestedValue, "value"),
-        ] {
-            let names = match error.get(context) {
-                Some(ContextValue::String(name)) => vec![name.clone()],
-                Some(ContextValue::Strings(names)) => names.clone(),
-                _ => Vec::new(),
-            };
-            if !names.is_empty() {
-                let quoted: Vec<String> =
-                    names.iter().map(|name| format!("'{good}{name}{good:#}'")).collect();
-                tips.insert(0, format!("a similar {what} exists: {}", quoted.join(", ")));
-            }
-        }
+        let mut tips = write_headline(&mut out, error);
+        write_lists(&mut out, error, &mut tips);
         if !tips.is_empty() {
             out.push_str("\n");
         }
@@ -214,6 +65,171 @@ impl ErrorFormatter for SafeFormatter {
         }
         let _ = write!(out, "\n\nFor more information, try '{literal}--help{literal:#}'.\n");
         out
+    }
+}
+
+/// Writes the first line of `error`'s message, from its kind and the
+/// names the definition gives; returns the tips the kind calls for.
+fn write_headline(out: &mut StyledStr, error: &UsageError) -> Vec<String> {
+    let styles = Styles::default();
+    let (good, literal) = (styles.get_valid(), styles.get_literal());
+    let arg = string(error, ContextKind::InvalidArg);
+    let typed = string(error, ContextKind::InvalidValue);
+    let mut tips: Vec<String> = Vec::new();
+    match error.kind() {
+        ErrorKind::UnknownArgument => {
+            // InvalidArg is what was typed here, not a defined name.
+            if arg.is_some_and(looks_like_an_option) {
+                out.push_str("unexpected argument starting with '-' found");
+                // clap suggests `--` where the command takes values.
+                if error.get(ContextKind::Suggested).is_some() {
+                    tips.push("to pass a value that starts with '-', put '--' before it".into());
+                }
+            } else {
+                out.push_str("unexpected extra argument found");
+                tips.push("quote a value that holds spaces, so that it is one argument".into());
+            }
+        }
+        ErrorKind::InvalidSubcommand => out.push_str("unrecognized subcommand"),
+        ErrorKind::InvalidValue => match arg {
+            Some(arg) if typed.is_some_and(str::is_empty) => {
+                let _ = write!(
+                    out,
+                    "a value is required for '{literal}{arg}{literal:#}' but none was supplied"
+                );
+            }
+            Some(arg) => {
+                let _ = write!(out, "invalid value for '{literal}{arg}{literal:#}'");
+            }
+            None => out.push_str("invalid value for one of the arguments"),
+        },
+        ErrorKind::ValueValidation => {
+            match arg {
+                Some(arg) => {
+                    let _ = write!(out, "invalid value for '{literal}{arg}{literal:#}'");
+                }
+                None => out.push_str("invalid value for one of the arguments"),
+            }
+            // The reason of the value parser: the standard parsers'
+            // and this crate's name the rule, never the value (clap's
+            // ranged integer parser quotes it: `count_up_to` replaces it).
+            if let Some(reason) = std::error::Error::source(error) {
+                let _ = write!(out, ": {reason}");
+            }
+        }
+        ErrorKind::TooManyValues => match arg {
+            Some(arg) => {
+                let _ = write!(
+                    out,
+                    "unexpected extra value for '{literal}{arg}{literal:#}'; no more were expected"
+                );
+            }
+            None => out.push_str("unexpected value for an argument found"),
+        },
+        ErrorKind::TooFewValues | ErrorKind::WrongNumberOfValues => {
+            let expected = number(error, ContextKind::MinValues)
+                .or_else(|| number(error, ContextKind::ExpectedNumValues));
+            let actual = number(error, ContextKind::ActualNumValues);
+            match (arg, expected, actual) {
+                (Some(arg), Some(expected), Some(actual)) => {
+                    let _ = write!(
+                        out,
+                        "{expected} values required for '{literal}{arg}{literal:#}' but {actual} given"
+                    );
+                }
+                _ => out.push_str(error.kind().as_str().unwrap_or("wrong number of values")),
+            }
+        }
+        ErrorKind::ArgumentConflict => write_conflict(out, error, arg),
+        ErrorKind::NoEquals => match arg {
+            Some(arg) => {
+                let _ = write!(
+                    out,
+                    "equal sign is needed when assigning values to '{literal}{arg}{literal:#}'"
+                );
+            }
+            None => out.push_str(error.kind().as_str().unwrap_or("equal sign needed")),
+        },
+        ErrorKind::MissingRequiredArgument => match error.get(ContextKind::InvalidArg) {
+            Some(ContextValue::Strings(names)) => {
+                out.push_str("the following required arguments were not provided:");
+                for name in names {
+                    let _ = write!(out, "\n  {good}{name}{good:#}");
+                }
+            }
+            _ => {
+                out.push_str(error.kind().as_str().unwrap_or("a required argument is missing"));
+            }
+        },
+        kind => out.push_str(kind.as_str().unwrap_or("invalid command line")),
+    }
+    tips
+}
+
+/// Writes the message of an argument given twice or with another it
+/// excludes (both names come from the definition).
+fn write_conflict(out: &mut StyledStr, error: &UsageError, arg: Option<&str>) {
+    let styles = Styles::default();
+    let bad = styles.get_error();
+    let prior = error.get(ContextKind::PriorArg);
+    match (arg, prior) {
+        (Some(arg), Some(ContextValue::String(prior))) if prior == arg => {
+            let _ = write!(out, "the argument '{bad}{arg}{bad:#}' cannot be used multiple times");
+        }
+        (Some(arg), Some(ContextValue::String(prior))) => {
+            let _ = write!(
+                out,
+                "the argument '{bad}{arg}{bad:#}' cannot be used with '{bad}{prior}{bad:#}'"
+            );
+        }
+        (Some(arg), Some(ContextValue::Strings(priors))) => {
+            let _ = write!(out, "the argument '{bad}{arg}{bad:#}' cannot be used with:");
+            for prior in priors {
+                let _ = write!(out, "\n  {bad}{prior}{bad:#}");
+            }
+        }
+        (Some(arg), _) => {
+            let _ = write!(
+                out,
+                "the argument '{bad}{arg}{bad:#}' cannot be used with one or more of the \
+                 other specified arguments"
+            );
+        }
+        (None, _) => out.push_str(error.kind().as_str().unwrap_or("argument conflict")),
+    }
+}
+
+/// Writes the lists of possible values and subcommands the definition
+/// gives, and puts its suggestions first among `tips`.
+fn write_lists(out: &mut StyledStr, error: &UsageError, tips: &mut Vec<String>) {
+    let styles = Styles::default();
+    let good = styles.get_valid();
+    // Lists and suggestions drawn from the definition.
+    for (context, what) in [
+        (ContextKind::ValidValue, "possible values"),
+        (ContextKind::ValidSubcommand, "subcommands"),
+    ] {
+        if let Some(ContextValue::Strings(values)) = error.get(context)
+            && !values.is_empty()
+        {
+            let _ = write!(out, "\n  [{what}: {}]", values.join(", "));
+        }
+    }
+    for (context, what) in [
+        (ContextKind::SuggestedSubcommand, "subcommand"),
+        (ContextKind::SuggestedArg, "argument"),
+        (ContextKind::SuggestedValue, "value"),
+    ] {
+        let names = match error.get(context) {
+            Some(ContextValue::String(name)) => vec![name.clone()],
+            Some(ContextValue::Strings(names)) => names.clone(),
+            _ => Vec::new(),
+        };
+        if !names.is_empty() {
+            let quoted: Vec<String> =
+                names.iter().map(|name| format!("'{good}{name}{good:#}'")).collect();
+            tips.insert(0, format!("a similar {what} exists: {}", quoted.join(", ")));
+        }
     }
 }
 

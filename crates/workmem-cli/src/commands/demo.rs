@@ -117,6 +117,17 @@ impl Demo {
             p.minimum_age_days, p.minimum_importance, p.repeat_threshold, p.supersession_repeat_threshold
         ));
 
+        self.facts_over_two_months()?;
+        self.first_distill()?;
+        self.keyed_value_changes()?;
+        let cases = self.tie_becomes_a_case()?;
+        self.human_resolves(&cases)?;
+        self.distill_again()?;
+        self.agent_context(keep)
+    }
+
+    /// Chapter 1: the facts recorded over two months.
+    fn facts_over_two_months(&mut self) -> Result<(), CommandError> {
         self.chapter("1. Facts recorded over two months");
         self.record(
             "wal-1",
@@ -131,13 +142,19 @@ impl Demo {
         self.record("ci-1", "pitfall", 2, None, -40, "The CI runner has only 2 cores")?;
         self.record("rel-1", "outcome", 5, None, -40, "Released version 0.3")?;
         self.record("jiff-1", "decision", 5, None, -3, "Use jiff for all timestamps")?;
-        self.record("py-1", "decision", 4, Some(PYTHON_KEY), -90, "Use Python 3.11")?;
+        self.record("py-1", "decision", 4, Some(PYTHON_KEY), -90, "Use Python 3.11")
+    }
 
+    /// Chapter 2: the first distill and the memory it makes.
+    fn first_distill(&mut self) -> Result<(), CommandError> {
         let day_zero = self.day_zero.clone();
         self.chapter(&format!("2. Distill as of {}", day_zero.as_str()));
         self.distill(&day_zero)?;
-        self.memory()?;
+        self.memory()
+    }
 
+    /// Chapter 3: a keyed value changes once enough newer facts agree.
+    fn keyed_value_changes(&mut self) -> Result<(), CommandError> {
         let later = self.later.clone();
         self.chapter(&format!(
             "3. A keyed value changes ({PYTHON_KEY}); distill as of {}",
@@ -152,8 +169,12 @@ impl Demo {
         self.say("\nA second newer fact agrees:");
         self.record("py-3", "decision", 3, Some(PYTHON_KEY), 5, "Use Python 3.12")?;
         self.distill(&later)?;
-        self.revisions(PYTHON_KEY)?;
+        self.revisions(PYTHON_KEY)
+    }
 
+    /// Chapter 4: a tie becomes a conflict case; returns the cases it made.
+    fn tie_becomes_a_case(&mut self) -> Result<Vec<Case>, CommandError> {
+        let later = self.later.clone();
         self.chapter(&format!("4. A tie ({RUNNER_KEY}) becomes a conflict case"));
         self.say("Two equally strong, equally recent proposals for the same question:");
         self.record(
@@ -174,9 +195,9 @@ impl Demo {
         )?;
         let report = self.distill(&later)?;
         let queue = self.ws.conflicts()?;
-        let cases: Vec<&Case> = queue
+        let cases: Vec<Case> = queue
             .cases
-            .iter()
+            .into_iter()
             .filter(|case| report.conflict_case_ids.contains(&case.conflict_id))
             .collect();
         self.say("-> distill does not guess. The conflict case, with its candidates:");
@@ -186,9 +207,14 @@ impl Demo {
             }
         }
         self.say("Neither value reaches the memory until a human decides.");
+        Ok(cases)
+    }
 
+    /// Chapter 5: a human resolves the tie among `cases`.
+    fn human_resolves(&mut self, cases: &[Case]) -> Result<(), CommandError> {
+        let later = self.later.clone();
         self.chapter("5. A human resolves the tie");
-        let Some(case) = cases.first().map(|case| (*case).clone()) else {
+        let Some(case) = cases.first().cloned() else {
             return Err(CommandError::invalid("demo", "the tie did not produce a conflict case"));
         };
         let Some(chosen) = case.candidates.iter().find(|c| c.content.contains("nextest")).cloned()
@@ -219,8 +245,12 @@ impl Demo {
         let status =
             self.ws.conflicts()?.get(&case.conflict_id).map_or("missing", |c| c.status.as_str());
         self.say(format_args!("   The case is now {status}."));
-        self.revisions(RUNNER_KEY)?;
+        self.revisions(RUNNER_KEY)
+    }
 
+    /// Chapter 6: distilling again with the same inputs changes nothing.
+    fn distill_again(&mut self) -> Result<(), CommandError> {
+        let later = self.later.clone();
         self.chapter("6. Distill again with the same inputs");
         let before = self.state_files()?;
         let report = self.distill_quiet(&later)?;
@@ -242,7 +272,11 @@ impl Demo {
         } else {
             "unexpected: the state files changed although the inputs did not."
         });
+        Ok(())
+    }
 
+    /// Chapter 7: the context an agent receives, and where the files went.
+    fn agent_context(&mut self, keep: bool) -> Result<(), CommandError> {
         self.chapter("7. The context an agent receives");
         self.say(
             "Active curated values, the most recent unkeyed facts, and last the keyed facts the policy",

@@ -21,7 +21,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use clap::Args;
-use workmem::{DiffDecision, Entry, Fact, MemoryDiff, MemorySnapshot, Problem};
+use workmem::{
+    DiffDecision, DiffEntries, Entry, Fact, Finding, MemoryDiff, MemorySnapshot, Problem,
+};
 
 use crate::command_error::CommandError;
 use crate::commands::Ctx;
@@ -139,35 +141,7 @@ fn render(diff: &MemoryDiff, title: &str) -> Vec<String> {
             })
             .collect(),
     );
-    let entries = &diff.entries;
-    let mut entry_lines: Vec<String> = Vec::new();
-    entry_lines.extend(entries.created.iter().map(|e| {
-        let state = if e.is_active() {
-            "created"
-        } else if e.is_contested() {
-            "created, contested: under review until a person decides"
-        } else {
-            "created, already superseded"
-        };
-        format!("+ {}  ({state})", entry_line(e))
-    }));
-    entry_lines.extend(entries.superseded.iter().map(|e| {
-        format!(
-            "- {}  (superseded by {})",
-            entry_line(e),
-            e.superseded_by.as_deref().unwrap_or("another revision")
-        )
-    }));
-    entry_lines.extend(entries.retracted.iter().map(|e| {
-        if e.is_contested() {
-            format!("- {}  (contested: under review until a person decides)", entry_line(e))
-        } else {
-            format!("- {}  (left the memory: its record is gone from curated.json)", entry_line(e))
-        }
-    }));
-    entry_lines.extend(entries.removed.iter().map(|e| {
-        format!("- {}  (history deleted: curated.json keeps every revision)", entry_line(e))
-    }));
+    let entry_lines = entry_lines(&diff.entries);
     section(format!("curated entries ({})", entry_lines.len()), entry_lines);
     let context = &diff.context;
     let mut context_lines: Vec<String> = Vec::new();
@@ -189,18 +163,7 @@ fn render(diff: &MemoryDiff, title: &str) -> Vec<String> {
              before it is merged (a committed credential stays in git's history)",
             diff.credentials.len()
         ),
-        diff.credentials
-            .iter()
-            .map(|found| {
-                format!(
-                    "! {}: {} {}: {}",
-                    found.file,
-                    found.record.as_deref().unwrap_or("record"),
-                    found.field,
-                    found.kind
-                )
-            })
-            .collect(),
+        diff.credentials.iter().map(credential_line).collect(),
     );
     for (side, problems) in [("base", &diff.problems_at_base), ("head", &diff.problems_at_head)] {
         section(
@@ -212,6 +175,51 @@ fn render(diff: &MemoryDiff, title: &str) -> Vec<String> {
         );
     }
     out
+}
+
+/// Returns the lines of the curated entries the range changes: `+` for a
+/// revision it creates, `-` for one it supersedes, retracts or deletes.
+fn entry_lines(entries: &DiffEntries) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    lines.extend(entries.created.iter().map(|e| {
+        let state = if e.is_active() {
+            "created"
+        } else if e.is_contested() {
+            "created, contested: under review until a person decides"
+        } else {
+            "created, already superseded"
+        };
+        format!("+ {}  ({state})", entry_line(e))
+    }));
+    lines.extend(entries.superseded.iter().map(|e| {
+        format!(
+            "- {}  (superseded by {})",
+            entry_line(e),
+            e.superseded_by.as_deref().unwrap_or("another revision")
+        )
+    }));
+    lines.extend(entries.retracted.iter().map(|e| {
+        if e.is_contested() {
+            format!("- {}  (contested: under review until a person decides)", entry_line(e))
+        } else {
+            format!("- {}  (left the memory: its record is gone from curated.json)", entry_line(e))
+        }
+    }));
+    lines.extend(entries.removed.iter().map(|e| {
+        format!("- {}  (history deleted: curated.json keeps every revision)", entry_line(e))
+    }));
+    lines
+}
+
+/// Returns the line of a credential the range would commit.
+fn credential_line(found: &Finding) -> String {
+    format!(
+        "! {}: {} {}: {}",
+        found.file,
+        found.record.as_deref().unwrap_or("record"),
+        found.field,
+        found.kind
+    )
 }
 
 fn fact_line(fact: &Fact) -> String {

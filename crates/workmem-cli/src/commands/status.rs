@@ -28,20 +28,7 @@ pub fn run(ctx: &Ctx, _args: &StatusArgs) -> Result<(), CommandError> {
     let merge_driver = git && crate::git::driver_configured(ws.project());
     let misrouted = crate::git::misrouted(&ws).unwrap_or_default();
     if ctx.ui.is_json() {
-        let mut value = serde_json::to_value(&overview)
-            .map_err(|err| CommandError::stdout(&std::io::Error::from(err)))?;
-        let misrouted: Vec<serde_json::Value> = misrouted
-            .iter()
-            .map(|(path, merge)| serde_json::json!({"path": path.display().to_string(), "merge": merge}))
-            .collect();
-        value["sharing"] = serde_json::json!({
-            "git": git,
-            "attributes": overview.shared,
-            "merge_driver": merge_driver,
-            "routed": misrouted.is_empty(),
-            "misrouted": misrouted,
-        });
-        return ctx.ui.json(&value);
+        return print_json(ctx, &overview, git, merge_driver, &misrouted);
     }
     let facts = &overview.facts;
     ctx.ui.line(format_args!(
@@ -100,27 +87,7 @@ pub fn run(ctx: &Ctx, _args: &StatusArgs) -> Result<(), CommandError> {
         if overview.open_conflicts > 0 { " (workmem conflicts; workmem resolve)" } else { "" }
     ))?;
     if overview.set_aside_decisions > 0 {
-        ctx.ui.line(format_args!(
-            "set aside   {} {} a merge kept without applying (`workmem adjudications`):",
-            overview.set_aside_decisions,
-            if overview.set_aside_decisions == 1 { "decision" } else { "decisions" }
-        ))?;
-        let queue = ws.conflicts()?;
-        for (conflict_id, records) in set_aside_by_case(&queue, ws.adjudications()?) {
-            let case = queue.get(&conflict_id);
-            for record in &records {
-                ctx.ui.line(format_args!(
-                    "            {}{}",
-                    case.map(|case| format!(
-                        "{} ({}): ",
-                        case.memory_key,
-                        if case.is_open() { "open again" } else { "closed" }
-                    ))
-                    .unwrap_or_default(),
-                    describe_decision(case, record)
-                ))?;
-            }
-        }
+        print_set_aside(ctx, &ws, &overview)?;
     }
     let unfinished = overview.unfinished_transactions + usize::from(overview.distill_interrupted);
     ctx.ui.line(format_args!(
@@ -131,6 +98,62 @@ pub fn run(ctx: &Ctx, _args: &StatusArgs) -> Result<(), CommandError> {
             format!("{unfinished} (the next writing command finishes them)")
         }
     ))
+}
+
+/// Prints the overview and the state of sharing as one JSON value.
+fn print_json(
+    ctx: &Ctx,
+    overview: &workmem::Overview,
+    git: bool,
+    merge_driver: bool,
+    misrouted: &[(std::path::PathBuf, String)],
+) -> Result<(), CommandError> {
+    let mut value = serde_json::to_value(overview)
+        .map_err(|err| CommandError::stdout(&std::io::Error::from(err)))?;
+    let misrouted: Vec<serde_json::Value> = misrouted
+        .iter()
+        .map(
+            |(path, merge)| serde_json::json!({"path": path.display().to_string(), "merge": merge}),
+        )
+        .collect();
+    value["sharing"] = serde_json::json!({
+        "git": git,
+        "attributes": overview.shared,
+        "merge_driver": merge_driver,
+        "routed": misrouted.is_empty(),
+        "misrouted": misrouted,
+    });
+    ctx.ui.json(&value)
+}
+
+/// Prints the decisions a merge kept without applying, by case.
+fn print_set_aside(
+    ctx: &Ctx,
+    ws: &workmem::Workspace,
+    overview: &workmem::Overview,
+) -> Result<(), CommandError> {
+    ctx.ui.line(format_args!(
+        "set aside   {} {} a merge kept without applying (`workmem adjudications`):",
+        overview.set_aside_decisions,
+        if overview.set_aside_decisions == 1 { "decision" } else { "decisions" }
+    ))?;
+    let queue = ws.conflicts()?;
+    for (conflict_id, records) in set_aside_by_case(&queue, ws.adjudications()?) {
+        let case = queue.get(&conflict_id);
+        for record in &records {
+            ctx.ui.line(format_args!(
+                "            {}{}",
+                case.map(|case| format!(
+                    "{} ({}): ",
+                    case.memory_key,
+                    if case.is_open() { "open again" } else { "closed" }
+                ))
+                .unwrap_or_default(),
+                describe_decision(case, record)
+            ))?;
+        }
+    }
+    Ok(())
 }
 
 /// Returns, when nothing is curated yet, the line that says why: how many

@@ -188,13 +188,27 @@ alwaysApply: true\n\
 
 /// Returns the plan of `client` at `scope`.
 pub fn plan(client: Client, scope: Scope, places: &Places) -> ClientPlan {
+    match client {
+        Client::ClaudeCode => claude_code(scope, places),
+        Client::Codex => codex(scope, places),
+        Client::Cursor => cursor(scope, places),
+        Client::Vscode => vscode(scope, places),
+        Client::Gemini => gemini(scope, places),
+    }
+}
+
+/// Cursor and VS Code start servers outside the project: name it with the
+/// editor's own variable rather than a path of this machine.
+fn editor_args() -> serde_json::Value {
+    json!(["-C", "${workspaceFolder}", "mcp"])
+}
+
+/// Returns Claude Code's plan at `scope`.
+fn claude_code(scope: Scope, places: &Places) -> ClientPlan {
     let p = &places.project;
     let h = &places.home;
-    // Cursor and VS Code start servers outside the project: name it with
-    // the editor's own variable rather than a path of this machine.
-    let editor_args = json!(["-C", "${workspaceFolder}", "mcp"]);
-    match (client, scope) {
-        (Client::ClaudeCode, Scope::Project) => ClientPlan {
+    match scope {
+        Scope::Project => ClientPlan {
             files: vec![
                 file(
                     p.join(".mcp.json"),
@@ -209,12 +223,12 @@ pub fn plan(client: Client, scope: Scope, places: &Places) -> ClientPlan {
             mcp: McpFile::Json(p.join(".mcp.json"), "mcpServers"),
             marks: vec![p.join(".claude"), h.join(".claude")],
             notes: vec![
-                "Claude Code asks each person once to approve a server of .mcp.json: start `claude` \
-                 here and accept it (or approve it under /mcp)"
-                    .to_owned(),
-            ],
+            "Claude Code asks each person once to approve a server of .mcp.json: start `claude` \
+             here and accept it (or approve it under /mcp)"
+                .to_owned(),
+        ],
         },
-        (Client::ClaudeCode, Scope::User) => ClientPlan {
+        Scope::User => ClientPlan {
             files: vec![
                 file(
                     h.join(".claude.json"),
@@ -230,104 +244,126 @@ pub fn plan(client: Client, scope: Scope, places: &Places) -> ClientPlan {
             marks: vec![h.join(".claude"), h.join(".claude.json")],
             notes: Vec::new(),
         },
-        (Client::Codex, scope) => {
-            let dir = if scope == Scope::Project { p.join(".codex") } else { places.codex_home.clone() };
-            let agents = if scope == Scope::Project { p.join("AGENTS.md") } else { dir.join("AGENTS.md") };
-            let mut notes = vec![format!(
-                "Codex: write_memory approved for runs without a person to ask (codex exec): \
-                 [mcp_servers.workmem.tools.write_memory] approval_mode = \"approve\"; the other tools only read"
-            )];
-            if scope == Scope::Project {
-                notes.push(
-                    "Codex reads .codex/ only in a project you trust, and runs a hook once you have \
-                     reviewed it (/hooks)"
-                        .to_owned(),
-                );
-            }
-            ClientPlan {
-                files: vec![
-                    file(
-                        dir.join("config.toml"),
-                        vec![Part::Toml(CodexServer {
-                            command: "workmem".to_owned(),
-                            args: vec!["mcp".to_owned()],
-                        })],
-                    ),
-                    file(dir.join("hooks.json"), vec![start_hook()]),
-                    file(agents, vec![instructions("")]),
-                ],
-                mcp: McpFile::Toml(dir.join("config.toml")),
-                marks: vec![dir],
-                notes,
-            }
-        }
-        (Client::Cursor, scope) => {
-            let dir = if scope == Scope::Project { p.join(".cursor") } else { h.join(".cursor") };
-            let mut files = vec![file(
-                dir.join("mcp.json"),
-                vec![entry("mcpServers", json!({"command": "workmem", "args": editor_args}))],
-            )];
-            let mut notes = Vec::new();
-            if scope == Scope::Project {
-                files.push(file(dir.join("rules/workmem.mdc"), vec![instructions(CURSOR_RULE_HEADER)]));
-            } else {
-                notes.push(
-                    "Cursor keeps user rules in its settings, not in a file: run `workmem setup cursor` \
-                     in a project for the rule that tells the agent how to use the memory"
-                        .to_owned(),
-                );
-            }
-            ClientPlan { files, mcp: McpFile::Json(dir.join("mcp.json"), "mcpServers"), marks: vec![dir], notes }
-        }
-        (Client::Vscode, scope) => {
-            let (mcp, marks) = if scope == Scope::Project {
-                (p.join(".vscode/mcp.json"), vec![p.join(".vscode")])
-            } else {
-                (places.vscode_user.join("mcp.json"), vec![places.vscode_user.clone()])
-            };
-            let mut files = vec![file(
-                mcp.clone(),
-                vec![entry("servers", json!({"type": "stdio", "command": "workmem", "args": editor_args}))],
-            )];
-            let mut notes = Vec::new();
-            if scope == Scope::Project {
-                files.push(file(p.join(".github/copilot-instructions.md"), vec![instructions("")]));
-            } else {
-                notes.push(
-                    "VS Code has no user instruction file: run `workmem setup vscode` in a project for \
-                     .github/copilot-instructions.md"
-                        .to_owned(),
-                );
-            }
-            ClientPlan { files, mcp: McpFile::Json(mcp, "servers"), marks, notes }
-        }
-        (Client::Gemini, scope) => {
-            let dir = if scope == Scope::Project { p.join(".gemini") } else { h.join(".gemini") };
-            let memo = if scope == Scope::Project { p.join("GEMINI.md") } else { dir.join("GEMINI.md") };
-            let hook = Part::JsonHook(json::Hook {
-                event: "SessionStart",
-                group: json!({
-                    "hooks": [{"name": "workmem-context", "type": "command", "command": HOOK_COMMAND}]
-                }),
-            });
-            let mut notes = Vec::new();
-            if scope == Scope::Project {
-                notes.push(
-                    "Gemini CLI reads a project's .gemini/settings.json only in a trusted folder".to_owned(),
-                );
-            }
-            ClientPlan {
-                files: vec![
-                    file(
-                        dir.join("settings.json"),
-                        vec![entry("mcpServers", json!({"command": "workmem", "args": ["mcp"]})), hook],
-                    ),
-                    file(memo, vec![instructions("")]),
-                ],
-                mcp: McpFile::Json(dir.join("settings.json"), "mcpServers"),
-                marks: vec![dir],
-                notes,
-            }
-        }
+    }
+}
+
+/// Returns Codex's plan at `scope`.
+fn codex(scope: Scope, places: &Places) -> ClientPlan {
+    let p = &places.project;
+    let dir = if scope == Scope::Project { p.join(".codex") } else { places.codex_home.clone() };
+    let agents = if scope == Scope::Project { p.join("AGENTS.md") } else { dir.join("AGENTS.md") };
+    let mut notes = vec![format!(
+        "Codex: write_memory approved for runs without a person to ask (codex exec): \
+         [mcp_servers.workmem.tools.write_memory] approval_mode = \"approve\"; the other tools only read"
+    )];
+    if scope == Scope::Project {
+        notes.push(
+            "Codex reads .codex/ only in a project you trust, and runs a hook once you have \
+             reviewed it (/hooks)"
+                .to_owned(),
+        );
+    }
+    ClientPlan {
+        files: vec![
+            file(
+                dir.join("config.toml"),
+                vec![Part::Toml(CodexServer {
+                    command: "workmem".to_owned(),
+                    args: vec!["mcp".to_owned()],
+                })],
+            ),
+            file(dir.join("hooks.json"), vec![start_hook()]),
+            file(agents, vec![instructions("")]),
+        ],
+        mcp: McpFile::Toml(dir.join("config.toml")),
+        marks: vec![dir],
+        notes,
+    }
+}
+
+/// Returns Cursor's plan at `scope`.
+fn cursor(scope: Scope, places: &Places) -> ClientPlan {
+    let p = &places.project;
+    let h = &places.home;
+    let editor_args = editor_args();
+    let dir = if scope == Scope::Project { p.join(".cursor") } else { h.join(".cursor") };
+    let mut files = vec![file(
+        dir.join("mcp.json"),
+        vec![entry("mcpServers", json!({"command": "workmem", "args": editor_args}))],
+    )];
+    let mut notes = Vec::new();
+    if scope == Scope::Project {
+        files.push(file(dir.join("rules/workmem.mdc"), vec![instructions(CURSOR_RULE_HEADER)]));
+    } else {
+        notes.push(
+            "Cursor keeps user rules in its settings, not in a file: run `workmem setup cursor` \
+             in a project for the rule that tells the agent how to use the memory"
+                .to_owned(),
+        );
+    }
+    ClientPlan {
+        files,
+        mcp: McpFile::Json(dir.join("mcp.json"), "mcpServers"),
+        marks: vec![dir],
+        notes,
+    }
+}
+
+/// Returns VS Code's plan at `scope`.
+fn vscode(scope: Scope, places: &Places) -> ClientPlan {
+    let p = &places.project;
+    let editor_args = editor_args();
+    let (mcp, marks) = if scope == Scope::Project {
+        (p.join(".vscode/mcp.json"), vec![p.join(".vscode")])
+    } else {
+        (places.vscode_user.join("mcp.json"), vec![places.vscode_user.clone()])
+    };
+    let mut files = vec![file(
+        mcp.clone(),
+        vec![entry("servers", json!({"type": "stdio", "command": "workmem", "args": editor_args}))],
+    )];
+    let mut notes = Vec::new();
+    if scope == Scope::Project {
+        files.push(file(p.join(".github/copilot-instructions.md"), vec![instructions("")]));
+    } else {
+        notes.push(
+            "VS Code has no user instruction file: run `workmem setup vscode` in a project for \
+             .github/copilot-instructions.md"
+                .to_owned(),
+        );
+    }
+    ClientPlan { files, mcp: McpFile::Json(mcp, "servers"), marks, notes }
+}
+
+/// Returns Gemini CLI's plan at `scope`.
+fn gemini(scope: Scope, places: &Places) -> ClientPlan {
+    let p = &places.project;
+    let h = &places.home;
+    let dir = if scope == Scope::Project { p.join(".gemini") } else { h.join(".gemini") };
+    let memo = if scope == Scope::Project { p.join("GEMINI.md") } else { dir.join("GEMINI.md") };
+    let hook = Part::JsonHook(json::Hook {
+        event: "SessionStart",
+        group: json!({
+            "hooks": [{"name": "workmem-context", "type": "command", "command": HOOK_COMMAND}]
+        }),
+    });
+    let mut notes = Vec::new();
+    if scope == Scope::Project {
+        notes.push(
+            "Gemini CLI reads a project's .gemini/settings.json only in a trusted folder"
+                .to_owned(),
+        );
+    }
+    ClientPlan {
+        files: vec![
+            file(
+                dir.join("settings.json"),
+                vec![entry("mcpServers", json!({"command": "workmem", "args": ["mcp"]})), hook],
+            ),
+            file(memo, vec![instructions("")]),
+        ],
+        mcp: McpFile::Json(dir.join("settings.json"), "mcpServers"),
+        marks: vec![dir],
+        notes,
     }
 }

@@ -572,6 +572,32 @@ enum Value<'a> {
     Bare { text: &'a str, alone: bool },
 }
 
+/// Returns the name `API key: ...` or `client secret = ...` spell in two
+/// words, joined by an underscore (`api_key`), when the word at
+/// `name_start..end` of `lower` is the second of such a pair.
+fn two_word_name(lower: &str, name_start: usize, end: usize) -> Option<String> {
+    let bytes = lower.as_bytes();
+    if !matches!(&lower[name_start..end], "key" | "token" | "secret" | "password")
+        || name_start < 2
+        || bytes[name_start - 1] != b' '
+    {
+        return None;
+    }
+    // Sliced before the space, an ASCII byte: a char boundary.
+    let before = &lower[..name_start - 1];
+    let mut two_words = None;
+    for first in ["api", "access", "private", "secret", "client", "auth", "bot", "app", "master"] {
+        if before.ends_with(first)
+            && before.len() >= first.len()
+            && (before.len() == first.len()
+                || !bytes[before.len() - first.len() - 1].is_ascii_alphanumeric())
+        {
+            two_words = Some(format!("{first}_{}", &lower[name_start..end]));
+        }
+    }
+    two_words
+}
+
 /// Reads the assignment whose name contains the trigger at
 /// `trigger_start..trigger_end`; returns its kind when its value is a
 /// literal credential, and the end of the name.
@@ -600,28 +626,7 @@ fn assignment_at(
         return (None, end);
     }
     let mut name = &text[name_start..end];
-    // `API key: ...`, `client secret = ...`: two words naming one thing.
-    let mut two_words = None;
-    if matches!(&lower[name_start..end], "key" | "token" | "secret" | "password")
-        && name_start >= 2
-        && bytes[name_start - 1] == b' '
-    {
-        // Sliced before the space, an ASCII byte: a char boundary.
-        let before = &lower[..name_start - 1];
-        {
-            for first in
-                ["api", "access", "private", "secret", "client", "auth", "bot", "app", "master"]
-            {
-                if before.ends_with(first)
-                    && before.len() >= first.len()
-                    && (before.len() == first.len()
-                        || !bytes[before.len() - first.len() - 1].is_ascii_alphanumeric())
-                {
-                    two_words = Some(format!("{first}_{}", &lower[name_start..end]));
-                }
-            }
-        }
-    }
+    let two_words = two_word_name(lower, name_start, end);
     if let Some(joined) = &two_words {
         name = joined.as_str();
     }
