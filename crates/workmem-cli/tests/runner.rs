@@ -5,6 +5,11 @@
 //! `mcp`; `recovery` and `trust` need `--features failpoints`, which the
 //! README's test command (`cargo xtask test`) passes.
 
+#![allow(
+    clippy::too_many_lines,
+    reason = "a scenario test reads as one story, from its setup to its last assertion"
+)]
+
 #[cfg(feature = "chat")]
 mod chat;
 mod cli;

@@ -1,6 +1,11 @@
 //! The single integration-test binary of the library: every
 //! `tests/test_<topic>.rs` file is a module of it (the crate sets `autotests = false`).
 
+#![allow(
+    clippy::too_many_lines,
+    reason = "a scenario test reads as one story, from its setup to its last assertion"
+)]
+
 mod common;
 
 mod test_adjudication;

@@ -304,6 +304,10 @@ impl CuratedState {
 /// message naming the entry. Every check but the uniqueness of keys stays
 /// inside one memory key (or one unkeyed entry), so the entries of whole
 /// domains can be checked apart from the rest of the state.
+#[expect(
+    clippy::too_many_lines,
+    reason = "every invariant of the entries in the order of the format's list, each a few lines over the same by-key maps built once at the top"
+)]
 pub(crate) fn problems_of(entries: &[Entry]) -> Vec<Finding> {
     let mut problems = Vec::new();
     let mut by_key: HashMap<&str, &Entry> = HashMap::with_capacity(entries.len());

@@ -558,6 +558,10 @@ impl<R: Record> StateFile<R> {
     /// Errors: [`Error::Corrupt`] naming `path` when the records added
     /// break an invariant, a memory key is split between kept and added
     /// records, or an added id is taken by a kept record; [`Error::Io`].
+    #[expect(
+        clippy::too_many_lines,
+        reason = "one pass over the file: copy the untouched prefix, merge kept and added records, stage and hash; the phases share the read window, the output and the running hash"
+    )]
     pub(crate) fn splice(
         self,
         path: &Path,

@@ -295,6 +295,10 @@ impl Workspace {
     /// used.
     ///
     /// Errors: [`crate::Error::Io`].
+    #[expect(
+        clippy::too_many_lines,
+        reason = "one streamed write of the units file: the key and group records are encoded as the file is written, sharing one buffer and its running offsets"
+    )]
     pub(super) fn write_distill_units(
         &self,
         policy: &Policy,
@@ -536,6 +540,10 @@ impl Workspace {
     /// The incremental run once files changed or facts aged: `scanned` says
     /// which files to read, `layouts` is the thread that reads curated.json
     /// and conflicts.json as stored.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "the incremental run's phases in order (read what changed, locate it, judge the touched units, save); each phase uses the facts, positions and layouts the earlier ones hold"
+    )]
     fn distill_changed(
         &self,
         policy: &Policy,

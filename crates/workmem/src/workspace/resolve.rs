@@ -123,6 +123,10 @@ impl Workspace {
     /// already used for the same decision.
     ///
     /// Errors: as [`Workspace::resolve`].
+    #[expect(
+        clippy::too_many_lines,
+        reason = "one transaction's phases in order under the lock (check, decode the domain, stage both files, make the intent durable); splitting would pass the lock, the staged files and the journal around"
+    )]
     fn prepare_locked(&self, resolution: Resolution) -> Result<Prepare> {
         self.finish_pending_locked()?;
         let audit_path = self.file(AUDIT_FILE);

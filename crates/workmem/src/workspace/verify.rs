@@ -124,6 +124,10 @@ impl Workspace {
     /// ```
     ///
     /// Errors: none in practice; the `Result` is kept for callers.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "each memory file checked in turn into one list of problems, keeping the records that the later checks of the other files reuse"
+    )]
     pub fn verify(&self) -> Result<Vec<Problem>> {
         let mut problems = Vec::new();
         match std::fs::metadata(self.memory_dir()) {
@@ -471,6 +475,10 @@ impl Workspace {
         records
     }
 
+    #[expect(
+        clippy::too_many_lines,
+        reason = "the checks of the audit stream against the queue and the journal, in order, each over the same maps of records by case and event"
+    )]
     fn verify_audit(
         &self,
         records: &[(usize, Adjudication)],
