@@ -1,7 +1,8 @@
 //! The command line: global flags and the top-level subcommand enum.
 //!
 //! Each subcommand's arguments live next to its `run` in `commands/`; this
-//! module only assembles them. Help text comes from the doc comments
+//! module only assembles them, and dispatches a parsed command to its
+//! `run`. Help text comes from the doc comments
 //! (imperative first line, no period) and each command's `after_help`
 //! examples.
 
@@ -9,7 +10,9 @@ use std::path::PathBuf;
 
 use clap::{ArgMatches, Args, FromArgMatches, Parser, Subcommand};
 
-use crate::commands;
+use crate::command_error::CommandError;
+use crate::commands::{self, Ctx};
+use crate::output::Ui;
 
 const AFTER_HELP: &str = "\
 Exit codes:
@@ -142,6 +145,80 @@ pub enum Command {
     /// Talk to an agent that remembers this project
     #[cfg(feature = "chat")]
     Chat(Deferred<commands::chat::ChatArgs>),
+}
+
+impl GlobalArgs {
+    /// Returns the context these flags give a command run from `cwd`.
+    ///
+    /// Errors: as [`Ctx::new`].
+    pub fn ctx(&self, cwd: &std::path::Path) -> Result<Ctx, CommandError> {
+        Ctx::new(
+            cwd,
+            self.project.as_deref(),
+            self.memory_dir.as_deref(),
+            Ui::new(self.json, self.quiet),
+        )
+    }
+}
+
+impl Command {
+    /// Runs the subcommand.
+    ///
+    /// Errors: whatever the command returns.
+    pub fn run(&self, ctx: &Ctx) -> Result<(), CommandError> {
+        // The merge commands finish what is unmerged; appends never rewrite a
+        // file, so they stay possible meanwhile (`merge --continue` keeps them).
+        let refuse_unmerged = !matches!(
+            self,
+            Command::Merge(_) | Command::Remember(_) | Command::Import(_) | Command::Init(_)
+        );
+        commands::run(ctx, refuse_unmerged, |ctx| self.dispatch(ctx))
+    }
+
+    /// Calls the `run` of the subcommand's module.
+    fn dispatch(&self, ctx: &Ctx) -> Result<(), CommandError> {
+        #[cfg(feature = "chat")]
+        use commands::chat;
+        #[cfg(feature = "mcp")]
+        use commands::mcp;
+        use commands::{
+            adjudications, adopt, conflicts, context, demo, diff, distill, explain, facts, history,
+            import, init, journal, logs, memory, merge, rebuild, remember, resolve, review, scan,
+            search, setup, share, status, verify,
+        };
+        match self {
+            Command::Init(args) => init::run(ctx, args),
+            Command::Remember(args) => remember::run(ctx, args),
+            Command::Import(args) => import::run(ctx, args),
+            Command::Facts(args) => facts::run(ctx, args),
+            Command::Logs(args) => logs::run(ctx, args),
+            Command::Distill(args) => distill::run(ctx, args),
+            Command::Memory(args) => memory::run(ctx, args),
+            Command::Context(args) => context::run(ctx, args),
+            Command::Conflicts(args) => conflicts::run(ctx, args),
+            Command::Resolve(args) => resolve::run(ctx, args),
+            Command::Review(args) => review::run(ctx, args),
+            Command::Adjudications(args) => adjudications::run(ctx, args),
+            Command::History(args) => history::run(ctx, args),
+            Command::Explain(args) => explain::run(ctx, args),
+            Command::Verify(args) => verify::run(ctx, args),
+            Command::Diff(args) => diff::run(ctx, args),
+            Command::Rebuild(args) => rebuild::run(ctx, args),
+            Command::Scan(args) => scan::run(ctx, args),
+            Command::Search(args) => search::run(ctx, args),
+            Command::Status(args) => status::run(ctx, args),
+            Command::Share(args) => share::run(ctx, args),
+            Command::Setup(args) => setup::run(ctx, args),
+            Command::Adopt(args) => adopt::run(ctx, args),
+            Command::Merge(args) => merge::run(ctx, args),
+            Command::Journal(args) => journal::run(ctx, args),
+            Command::Demo(args) => demo::run(ctx, args),
+            #[cfg(feature = "mcp")]
+            Command::Mcp(args) => mcp::run(ctx, args),
+            #[cfg(feature = "chat")]
+            Command::Chat(args) => chat::run(ctx, args),
+        }
+    }
 }
 
 /// A subcommand's arguments, defined only when that subcommand is parsed

@@ -10,7 +10,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::output::escape_controls;
+use crate::escape::escape_controls;
 
 /// Exit code of a usage error or invalid input.
 pub const EXIT_USAGE: i32 = 2;

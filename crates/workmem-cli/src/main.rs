@@ -13,6 +13,7 @@ mod cli;
 mod command_error;
 mod commands;
 mod config_load;
+mod escape;
 mod git;
 mod output;
 mod usage;
@@ -35,8 +36,8 @@ fn main() -> ExitCode {
     let json = cli.global.json;
     let outcome = std::env::current_dir()
         .map_err(|err| CommandError::io("cannot read the current directory", &err))
-        .and_then(|cwd| commands::Ctx::new(&cli.global, &cwd))
-        .and_then(|ctx| commands::run(&ctx, &cli.command));
+        .and_then(|cwd| cli.global.ctx(&cwd))
+        .and_then(|ctx| cli.command.run(&ctx));
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) if err.is_broken_pipe() => ExitCode::SUCCESS,

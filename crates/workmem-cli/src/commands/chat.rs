@@ -367,7 +367,7 @@ impl Printer {
     fn err(&self, line: impl std::fmt::Display) {
         // A closed stderr must not stop the conversation.
         let _ =
-            writeln!(io::stderr().lock(), "{}", crate::output::escape_controls(&line.to_string()));
+            writeln!(io::stderr().lock(), "{}", crate::escape::escape_controls(&line.to_string()));
     }
 }
 
@@ -375,7 +375,7 @@ impl Events for Printer {
     fn text(&mut self, text: &str) {
         let mut out = io::stdout().lock();
         // A closed stdout (a pipe reader that left) loses only the display.
-        let _ = writeln!(out, "{}", crate::output::escape_controls(text.trim_end()))
+        let _ = writeln!(out, "{}", crate::escape::escape_controls(text.trim_end()))
             .and_then(|()| out.flush());
     }
 

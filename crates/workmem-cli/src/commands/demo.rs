@@ -28,7 +28,7 @@ use workmem::{
 use crate::command_error::CommandError;
 use crate::commands::Ctx;
 use crate::commands::conflicts::describe_case;
-use crate::commands::explain::{Run, describe_reason};
+use crate::commands::policy::{Run, describe_reason};
 
 /// Arguments of `workmem demo`.
 #[derive(Debug, Args)]

@@ -5,9 +5,9 @@
 use clap::Args;
 use serde::Serialize;
 use workmem::DistillOptions;
-use workmem::{Decision, Policy, Report, Stamp};
+use workmem::{Decision, Report};
 
-use crate::commands::explain::{Run, describe_reason};
+use crate::commands::policy::{PolicyArgs, Run, describe_reason, parse_as_of};
 
 use crate::command_error::CommandError;
 use crate::commands::Ctx;
@@ -31,57 +31,6 @@ pub struct DistillArgs {
     /// Also print each fact's outcome in this run and why
     #[arg(long)]
     pub explain: bool,
-}
-
-/// Policy flags shared by `distill` and `explain`; they override the
-/// configuration files.
-#[derive(Debug, Default, Args)]
-pub struct PolicyArgs {
-    /// Only facts older than this many days are considered [default: 30]
-    #[arg(long, value_name = "N")]
-    pub min_age_days: Option<u32>,
-    /// A group with a fact this important qualifies, 1-5 [default: 4]
-    #[arg(long, value_name = "N")]
-    pub min_importance: Option<u8>,
-    /// A group with this many distinct facts qualifies, >= 1 [default: 2]
-    #[arg(long = "repeat", value_name = "N")]
-    pub repeat: Option<u32>,
-    /// Distinct newer facts a challenger needs to replace an active value, >= 2 [default: 2]
-    #[arg(long = "supersede-repeat", value_name = "N")]
-    pub supersede_repeat: Option<u32>,
-}
-
-impl PolicyArgs {
-    /// Returns `base` with the flags given on the command line applied.
-    pub fn apply(&self, base: &Policy) -> Policy {
-        let mut policy = base.clone();
-        if let Some(days) = self.min_age_days {
-            policy.minimum_age_days = days;
-        }
-        if let Some(importance) = self.min_importance {
-            policy.minimum_importance = importance;
-        }
-        if let Some(repeat) = self.repeat {
-            policy.repeat_threshold = repeat;
-        }
-        if let Some(repeat) = self.supersede_repeat {
-            policy.supersession_repeat_threshold = repeat;
-        }
-        policy
-    }
-}
-
-/// Parses an optional `--as-of` instant.
-///
-/// Errors: exit 2 naming `--as-of`.
-pub fn parse_as_of(text: Option<&str>) -> Result<Option<Stamp>, CommandError> {
-    text.map(|text| {
-        Stamp::parse_normalized(text).map_err(|msg| {
-            CommandError::invalid("--as-of", msg)
-                .hinted("use an RFC 3339 instant, e.g. 2026-01-01T12:00:00Z")
-        })
-    })
-    .transpose()
 }
 
 /// `distill --explain --json`: the report plus each fact's decision.

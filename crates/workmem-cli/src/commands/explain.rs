@@ -4,11 +4,10 @@
 
 use clap::Args;
 use workmem::FactExplanation;
-use workmem::{Reason, Status};
 
 use crate::command_error::CommandError;
 use crate::commands::Ctx;
-use crate::commands::distill::PolicyArgs;
+use crate::commands::policy::{PolicyArgs, Run, describe_reason, parse_as_of};
 
 /// Arguments of `workmem explain`.
 #[derive(Debug, Args)]
@@ -35,7 +34,7 @@ pub struct ExplainArgs {
 /// Errors: exit 2 for an unknown fact, a malformed key or a bad flag;
 /// read errors of the workspace.
 pub fn run(ctx: &Ctx, args: &ExplainArgs) -> Result<(), CommandError> {
-    let as_of = crate::commands::distill::parse_as_of(args.as_of.as_deref())?;
+    let as_of = parse_as_of(args.as_of.as_deref())?;
     let ws = ctx.workspace()?;
     let policy = args.policy.apply(&ws.config().policy);
     let as_of = as_of.unwrap_or_else(|| ws.now());
@@ -90,103 +89,4 @@ pub fn describe(item: &FactExplanation) -> String {
         item.entry.as_ref().map(|e| (e.content.as_str(), e.status)),
         Run::Next,
     )
-}
-
-/// Which run a reason speaks of: it decides how a promotion is worded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Run {
-    /// A distill that wrote its result: the facts were promoted by it.
-    Written,
-    /// A dry run: the facts would be promoted by the same run writing.
-    Dry,
-    /// `explain`: the facts will be promoted by the next distill run with
-    /// the same policy and instant.
-    Next,
-}
-
-/// Returns one human sentence for a reason; `entry` is the named entry's
-/// content and status, when known.
-pub fn describe_reason(reason: &Reason, entry: Option<(&str, Status)>, run: Run) -> String {
-    let shown = |key: &str| match entry {
-        Some((content, _)) => format!("entry {key} (\"{content}\")"),
-        None => format!("entry {key}"),
-    };
-    match reason {
-        Reason::WaitingForAge { until } => {
-            format!("waiting for age: it can be promoted from {}", until.as_str())
-        }
-        Reason::NotStableKind { kind } => {
-            format!("not a stable kind: {kind} facts stay in the recent log")
-        }
-        Reason::AlreadyEvidence { entry_key, revision, status } => {
-            if *status == Status::Contested {
-                format!(
-                    "evidence of {} revision {revision}, a value a merge put under review \
-                     (contested): a person chooses between the values in dispute",
-                    shown(entry_key)
-                )
-            } else {
-                format!(
-                    "promoted into {} revision {revision} ({})",
-                    shown(entry_key),
-                    status.as_str()
-                )
-            }
-        }
-        Reason::BelowThresholds { importance, minimum_importance, facts, repeat_threshold } => {
-            format!(
-                "below the thresholds: importance {importance} < {minimum_importance} and {facts} fact(s) < {repeat_threshold}"
-            )
-        }
-        Reason::Promoted { entry_key, revision } => match run {
-            Run::Written => format!("promoted into {} revision {revision}", shown(entry_key)),
-            Run::Dry => format!(
-                "would be promoted into {} revision {revision} (a dry run wrote nothing)",
-                shown(entry_key)
-            ),
-            Run::Next => {
-                format!(
-                    "promoted into {} revision {revision} by the next distill",
-                    shown(entry_key)
-                )
-            }
-        },
-        Reason::Reinforced { entry_key, revision } => {
-            format!(
-                "reinforcing the active value: more evidence for {} revision {revision}",
-                shown(entry_key)
-            )
-        }
-        Reason::Stale { entry_key, active_last_seen } => format!(
-            "stale: not newer than the active value {} (last seen {}), so it cannot replace it",
-            shown(entry_key),
-            active_last_seen.as_str()
-        ),
-        Reason::NeedsMoreEvidence { entry_key, facts, supersession_repeat_threshold } => format!(
-            "needs more evidence: {facts} fact(s), replacing the active {} takes {supersession_repeat_threshold} \
-             (counted before recency is checked)",
-            shown(entry_key)
-        ),
-        Reason::LostToStrongerProposal { conflict_id } => {
-            format!(
-                "losing to a stronger proposal: the stronger values are tied in conflict case {conflict_id}"
-            )
-        }
-        Reason::Tied { conflict_id } => {
-            format!(
-                "tied with an equally strong value: conflict case {conflict_id} awaits a human decision"
-            )
-        }
-        Reason::UnderReview { conflict_id: Some(conflict_id) } => format!(
-            "under review: each side of a merge had its own value of this key accepted; \
-             conflict case {conflict_id} awaits a human decision"
-        ),
-        Reason::UnderReview { conflict_id: None } => "under review: each side of a merge had its \
-             own value of this key accepted; its case opens once the values in dispute can be \
-             compared"
-            .to_owned(),
-        Reason::RejectedByAdjudication { conflict_id, event_id } => format!(
-            "rejected by adjudication {event_id} of conflict case {conflict_id}; it needs new evidence to return"
-        ),
-    }
 }

@@ -2,13 +2,13 @@
 //! `run(ctx, &args)`, plus the [`Ctx`] they share: the resolved project,
 //! the memory directory and the [`Ui`].
 //!
-//! Adding a command is one file here and one variant in `cli.rs`.
+//! Adding a command is one file here and one variant in `cli.rs`, which
+//! dispatches to it; nothing here knows the command line.
 
 use std::path::{Path, PathBuf};
 
 use workmem::Workspace;
 
-use crate::cli::{Command, GlobalArgs};
 use crate::command_error::CommandError;
 use crate::output::Ui;
 
@@ -32,6 +32,7 @@ pub mod logs;
 pub mod mcp;
 pub mod memory;
 pub mod merge;
+pub mod policy;
 pub mod rebuild;
 pub mod remember;
 pub mod resolve;
@@ -66,12 +67,20 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    /// Returns the context for the global flags, resolving the project from
-    /// `cwd` by the discovery rule of docs/cli.md when `-C` is not given.
+    /// Returns the context of a command run from `cwd`: `project` is the
+    /// directory given with `-C` (else it is discovered from `cwd` by the
+    /// rule of docs/cli.md), `memory_dir` the one given with
+    /// `--memory-dir`, `ui` the output channels.
     ///
     /// Errors: usage error when `-C` names no directory.
-    pub fn new(global: &GlobalArgs, cwd: &Path) -> Result<Ctx, CommandError> {
-        let project = match &global.project {
+    pub fn new(
+        cwd: &Path,
+        project: Option<&Path>,
+        memory_dir: Option<&Path>,
+        ui: Ui,
+    ) -> Result<Ctx, CommandError> {
+        let explicit = project.is_some();
+        let project = match project {
             Some(dir) => {
                 let dir = cwd.join(dir);
                 if !dir.is_dir() {
@@ -91,18 +100,15 @@ impl Ctx {
         };
         // A relative --memory-dir means what it says on the command line:
         // relative to where the user stands, not to the discovered project.
-        let memory_dir = global
-            .memory_dir
-            .as_ref()
-            .filter(|d| !d.as_os_str().is_empty())
-            .map(|d| resolve(&cwd.join(d)));
+        let memory_dir =
+            memory_dir.filter(|d| !d.as_os_str().is_empty()).map(|d| resolve(&cwd.join(d)));
         let found = memory_dir.is_some() || is_project(&project);
         Ok(Ctx {
             project,
             memory_dir,
             found,
-            explicit: global.project.is_some(),
-            ui: Ui::new(global.json, global.quiet),
+            explicit,
+            ui,
             refuse_unmerged: std::cell::Cell::new(true),
         })
     }
@@ -367,17 +373,18 @@ fn resolve(path: &Path) -> PathBuf {
     }
 }
 
-/// Runs one subcommand.
+/// Runs one subcommand with `command`, opening the workspace refusing
+/// unmerged memory files or not (see [`Ctx::refuse_unmerged`]), and adds
+/// to its error what git can tell of the cause.
 ///
 /// Errors: whatever the command returns.
-pub fn run(ctx: &Ctx, command: &Command) -> Result<(), CommandError> {
-    // The merge commands finish what is unmerged; appends never rewrite a
-    // file, so they stay possible meanwhile (`merge --continue` keeps them).
-    ctx.refuse_unmerged.set(!matches!(
-        command,
-        Command::Merge(_) | Command::Remember(_) | Command::Import(_) | Command::Init(_)
-    ));
-    run_command(ctx, command).map_err(|err| explain_misrouted(ctx.explain_scope(err)))
+pub fn run(
+    ctx: &Ctx,
+    refuse_unmerged: bool,
+    command: impl FnOnce(&Ctx) -> Result<(), CommandError>,
+) -> Result<(), CommandError> {
+    ctx.refuse_unmerged.set(refuse_unmerged);
+    command(ctx).map_err(|err| explain_misrouted(ctx.explain_scope(err)))
 }
 
 /// Adds to a corruption error about a memory file the likely cause when
@@ -397,41 +404,5 @@ fn explain_misrouted(error: CommandError) -> CommandError {
             crate::git::REROUTE
         )),
         _ => error,
-    }
-}
-
-/// Runs one subcommand, as [`run`].
-fn run_command(ctx: &Ctx, command: &Command) -> Result<(), CommandError> {
-    match command {
-        Command::Init(args) => init::run(ctx, args),
-        Command::Remember(args) => remember::run(ctx, args),
-        Command::Import(args) => import::run(ctx, args),
-        Command::Facts(args) => facts::run(ctx, args),
-        Command::Logs(args) => logs::run(ctx, args),
-        Command::Distill(args) => distill::run(ctx, args),
-        Command::Memory(args) => memory::run(ctx, args),
-        Command::Context(args) => context::run(ctx, args),
-        Command::Conflicts(args) => conflicts::run(ctx, args),
-        Command::Resolve(args) => resolve::run(ctx, args),
-        Command::Review(args) => review::run(ctx, args),
-        Command::Adjudications(args) => adjudications::run(ctx, args),
-        Command::History(args) => history::run(ctx, args),
-        Command::Explain(args) => explain::run(ctx, args),
-        Command::Verify(args) => verify::run(ctx, args),
-        Command::Diff(args) => diff::run(ctx, args),
-        Command::Rebuild(args) => rebuild::run(ctx, args),
-        Command::Scan(args) => scan::run(ctx, args),
-        Command::Search(args) => search::run(ctx, args),
-        Command::Status(args) => status::run(ctx, args),
-        Command::Share(args) => share::run(ctx, args),
-        Command::Setup(args) => setup::run(ctx, args),
-        Command::Adopt(args) => adopt::run(ctx, args),
-        Command::Merge(args) => merge::run(ctx, args),
-        Command::Journal(args) => journal::run(ctx, args),
-        Command::Demo(args) => demo::run(ctx, args),
-        #[cfg(feature = "mcp")]
-        Command::Mcp(args) => mcp::run(ctx, args),
-        #[cfg(feature = "chat")]
-        Command::Chat(args) => chat::run(ctx, args),
     }
 }

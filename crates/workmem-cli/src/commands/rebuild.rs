@@ -8,7 +8,7 @@ use workmem::{DistillOptions, Rebuilt};
 
 use crate::command_error::CommandError;
 use crate::commands::Ctx;
-use crate::commands::distill::{PolicyArgs, parse_as_of};
+use crate::commands::policy::{PolicyArgs, parse_as_of};
 
 /// Arguments of `workmem rebuild`.
 #[derive(Debug, Default, Args)]
