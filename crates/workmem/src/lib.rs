@@ -39,8 +39,10 @@
 //! The source is layered, each layer using only those before it: `model`
 //! (facts, normal forms, ids, timestamps, the secret guard), `store` (the
 //! files of a memory directory and the only code that writes them),
-//! `policy` (distill, adjudication plans, projection: pure) and
-//! `workspace` (this facade: every operation, the lock and the journal).
+//! `policy` (distill, adjudication plans, projection: pure),
+//! `workspace` (this facade: every operation, the lock and the journal)
+//! and `tool_input` (the model tools' schemas and arguments, on the
+//! facade).
 
 #![deny(missing_docs)]
 #![deny(unreachable_pub)]
@@ -53,6 +55,7 @@ mod error;
 mod model;
 mod policy;
 mod store;
+mod tool_input;
 mod workspace;
 
 use std::path::Path;
@@ -64,11 +67,6 @@ pub use model::id_list::{IdList, Ids};
 pub use model::search_text::{MAX_QUERY_CHARS, MAX_QUERY_CLAUSES, SNIPPET_CHARS};
 pub use model::stamp::{Stamp, StampError};
 pub use model::text::{first_refused_char, is_refused_char};
-pub use model::tool_input::{
-    SEARCH_MEMORY_DESCRIPTION, SEARCH_MEMORY_TOOL, WRITE_MEMORY_DESCRIPTION, WRITE_MEMORY_TOOL,
-    reject_unknown_fields, search_memory_args, search_memory_output_schema, search_memory_result,
-    search_memory_schema, write_memory_schema,
-};
 pub use policy::adjudication::Resolution;
 pub use policy::config::Config;
 pub use policy::report::{Decision, Reason, Report};
@@ -76,6 +74,11 @@ pub use policy::rules::{Policy, SourcePolicy};
 pub use store::conflict_queue::{Candidate, Case, CaseStatus, ConflictQueue};
 pub use store::curated_state::{CuratedState, Entry, Status};
 pub use store::journal::Adjudication;
+pub use tool_input::{
+    SEARCH_MEMORY_DESCRIPTION, SEARCH_MEMORY_TOOL, WRITE_MEMORY_DESCRIPTION, WRITE_MEMORY_TOOL,
+    reject_unknown_fields, search_memory_args, search_memory_output_schema, search_memory_result,
+    search_memory_schema, write_memory_schema,
+};
 pub use workspace::diff::{DiffContext, DiffDecision, DiffEntries, MemoryDiff, MemorySnapshot};
 pub use workspace::explain::FactExplanation;
 pub use workspace::history::History;

@@ -11,16 +11,12 @@ use sha2::{Digest, Sha256};
 use std::fmt::Write as _;
 
 use crate::error::{Error, Invalid, Result};
+use crate::model::text::{check_text, is_space};
 
 /// Longest accepted memory_key, in characters.
 pub const MAX_MEMORY_KEY_CHARS: usize = 120;
 /// Longest accepted id (fact, event, conflict, candidate), in characters.
 pub const MAX_ID_CHARS: usize = 200;
-
-/// Returns whether `c` is whitespace in Python's `str.isspace` sense.
-pub fn is_space(c: char) -> bool {
-    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
-}
 
 /// Returns `text` with every whitespace run collapsed to one space and the
 /// ends trimmed (no case change).
@@ -187,7 +183,7 @@ pub fn check_id(field: &str, id: &str) -> Result<()> {
 
 /// Returns `text` whitespace-collapsed and checks it is non-empty, at most
 /// `max_chars` characters and free of control and format characters
-/// ([`crate::model::text::check_text`]; used for actor and rationale).
+/// ([`check_text`]; used for actor and rationale).
 ///
 /// Errors: [`Error::InvalidInput`] naming `field`.
 pub fn clean_text(field: &str, text: &str, max_chars: usize) -> Result<String> {
@@ -195,7 +191,7 @@ pub fn clean_text(field: &str, text: &str, max_chars: usize) -> Result<String> {
     if cleaned.is_empty() {
         return Err(Error::invalid(field, Invalid::Empty));
     }
-    crate::model::text::check_text(field, &cleaned)?;
+    check_text(field, &cleaned)?;
     let chars = cleaned.chars().count();
     if chars > max_chars {
         return Err(Error::invalid(field, Invalid::TooLong { chars, max: max_chars }));

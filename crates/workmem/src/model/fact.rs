@@ -15,7 +15,7 @@ use crate::error::{Error, Invalid, Result};
 use crate::model::canon;
 use crate::model::secret;
 use crate::model::stamp::Stamp;
-use crate::model::text::{check_text, refused_character, refused_message};
+use crate::model::text::{self, check_text, refused_character, refused_message};
 
 /// Current schema version of a fact line.
 pub(crate) const FACT_SCHEMA_VERSION: u32 = 2;
@@ -153,7 +153,7 @@ impl NewFact {
     /// mistyped field.
     pub fn from_tool_input(args: &serde_json::Map<String, serde_json::Value>) -> Result<NewFact> {
         const FIELDS: [&str; 5] = ["content", "kind", "importance", "memory_key", "evidence"];
-        crate::model::tool_input::reject_unknown_fields(args, &FIELDS)?;
+        crate::model::json_args::reject_unknown_fields(args, &FIELDS)?;
         Ok(NewFact {
             content: tool_field(args, "content", "a string")?.ok_or_else(|| {
                 Error::invalid("content", Invalid::Missing { expected: "a string" })
@@ -485,7 +485,7 @@ pub(crate) fn check_source(source: &str) -> Result<()> {
     let chars = source.chars().count();
     if chars == 0
         || chars > MAX_SOURCE_CHARS
-        || source.chars().any(|c| canon::is_space(c) || c.is_control())
+        || source.chars().any(|c| text::is_space(c) || c.is_control())
     {
         return Err(Error::invalid(
             "source",

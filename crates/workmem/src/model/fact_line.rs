@@ -646,7 +646,7 @@ mod tests {
     use crate::error::Error;
     use crate::model::canon::JsonStyle;
     use crate::model::fact::NewFact;
-    use crate::model::text::{is_refused_char, refused_character};
+    use crate::model::text::{self, is_refused_char, refused_character};
     use proptest::prelude::*;
 
     fn now() -> Stamp {
@@ -720,7 +720,7 @@ mod tests {
     fn every_control_and_format_character_is_refused() {
         let format = regex::Regex::new(r"^\p{Cf}$").unwrap();
         for c in (0..=0x10_FFFF).filter_map(char::from_u32) {
-            let expected = (c.is_control() && !canon::is_space(c))
+            let expected = (c.is_control() && !text::is_space(c))
                 || format.is_match(c.encode_utf8(&mut [0; 4]));
             if expected {
                 assert!(is_refused_char(c), "U+{:04X} is not refused", u32::from(c));

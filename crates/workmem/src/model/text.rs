@@ -5,7 +5,11 @@
 use unicode_segmentation::UnicodeSegmentation;
 
 use crate::error::{Error, Invalid, Result};
-use crate::model::canon;
+
+/// Returns whether `c` is whitespace in Python's `str.isspace` sense.
+pub(crate) fn is_space(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}
 
 /// Unicode format characters (general category Cf): bidi overrides and
 /// isolates, zero-width characters, the byte order mark, tags and the like.
@@ -46,7 +50,7 @@ const FORMAT_CHARACTERS: &[(u32, u32)] = &[
 pub fn is_refused_char(c: char) -> bool {
     let code = u32::from(c);
     match code {
-        0..=0x1F | 0x7F..=0x9F => !canon::is_space(c),
+        0..=0x1F | 0x7F..=0x9F => !is_space(c),
         0x20..=0x7E | 0xA0..=0xAC => false,
         _ => FORMAT_CHARACTERS
             .binary_search_by(|&(start, end)| {

@@ -1,11 +1,14 @@
-//! The `write_memory` tool as models see it (name, description, JSON input
-//! schema) and the unknown-field check of tool arguments: one definition
-//! for the MCP server and the agent loop, beside
+//! The model tools as models see them (`write_memory`, `search_memory`:
+//! name, description, JSON input schema) and the reading of their
+//! arguments: one definition for the MCP server and the agent loop, beside
 //! [`NewFact::from_tool_input`](crate::NewFact::from_tool_input), which reads
-//! exactly the fields the schema describes.
+//! exactly the fields the write schema describes. Built on the facade: a
+//! search's arguments are the workspace's search options.
+
+use serde_json::{Map, Value, json};
 
 use crate::error::{Error, Invalid};
-use serde_json::{Map, Value, json};
+pub use crate::model::json_args::reject_unknown_fields;
 
 /// Name of the tool that appends a fact.
 pub const WRITE_MEMORY_TOOL: &str = "write_memory";
@@ -60,28 +63,6 @@ pub fn write_memory_schema() -> Value {
         "required": ["content", "kind", "importance"],
         "additionalProperties": false
     })
-}
-
-/// Checks that `args` holds no field outside `known`.
-///
-/// Errors: [`Error::InvalidInput`] naming the first unknown field.
-pub fn reject_unknown_fields(args: &Map<String, Value>, known: &[&str]) -> Result<(), Error> {
-    match args.keys().find(|key| !known.contains(&key.as_str())) {
-        None => Ok(()),
-        Some(key) => {
-            // The message names the field; a field named like a
-            // credential is not repeated.
-            let field = if crate::model::secret::find(key).is_some() {
-                "(an unknown field, not shown: it looks like a credential)"
-            } else {
-                key.as_str()
-            };
-            Err(Error::invalid(
-                field,
-                Invalid::UnknownField { expected: known.iter().map(|k| (*k).to_owned()).collect() },
-            ))
-        }
-    }
 }
 
 /// Name of the tool that searches the memory.
