@@ -8,7 +8,7 @@
 //! a re-run when its wording changed, and taken out with that newline on
 //! `--remove`; the user's text around it is never touched.
 
-use super::edit::Prune;
+use super::format::Prune;
 
 /// The first line of every managed block (up to its end).
 const BEGIN: &str = "<!-- workmem:begin";

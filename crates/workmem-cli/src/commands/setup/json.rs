@@ -10,7 +10,7 @@ use jsonc_parser::ParseOptions;
 use jsonc_parser::cst::{CstInputValue, CstNode, CstObject, CstRootNode};
 use serde_json::Value;
 
-use super::edit::{EditError, Prune};
+use super::format::{EditError, Prune};
 
 /// The command every session-start hook written by `setup` runs; also how
 /// `--remove` recognises that hook among the user's.

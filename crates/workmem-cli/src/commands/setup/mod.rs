@@ -15,6 +15,7 @@ mod block;
 mod check;
 mod clients;
 mod edit;
+mod format;
 mod json;
 mod toml;
 

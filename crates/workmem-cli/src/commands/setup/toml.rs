@@ -5,7 +5,7 @@
 
 use toml_edit::{DocumentMut, Item, Table, Value, value};
 
-use super::edit::{EditError, Prune};
+use super::format::{EditError, Prune};
 
 /// The server's name in `mcp_servers`.
 const NAME: &str = "workmem";
