@@ -19,11 +19,91 @@ pub const EXIT_IO: i32 = 1;
 /// Exit code of invalid or inconsistent durable state.
 pub const EXIT_CORRUPT: i32 = 4;
 
+/// What kind of failure a command had: the stable `kind` of `--json` error
+/// output and, through one `match`, the process exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommandErrorKind {
+    /// Arguments the CLI itself rejects.
+    Usage,
+    /// Input the library or the CLI refused.
+    InvalidInput,
+    /// An operating-system call failed, or an unexpected failure.
+    Io,
+    /// Invalid or inconsistent durable state.
+    Corrupt,
+    /// A durable file of a schema version this build does not know.
+    UnsupportedVersion,
+    /// A resolution based on a view that is no longer current.
+    StaleResolution,
+    /// A record or memory directory of another workspace.
+    Scope,
+    /// A resolution refused outright.
+    ResolutionRejected,
+    /// `scan` found credentials.
+    SecretsFound,
+    /// `setup --check` found a problem.
+    CheckFailed,
+    /// A library error of a kind this build does not know.
+    Other,
+}
+
+impl CommandErrorKind {
+    /// Returns the kind of a library error.
+    pub fn of(kind: workmem::ErrorKind) -> CommandErrorKind {
+        match kind {
+            workmem::ErrorKind::Io => CommandErrorKind::Io,
+            workmem::ErrorKind::InvalidInput => CommandErrorKind::InvalidInput,
+            workmem::ErrorKind::StaleResolution => CommandErrorKind::StaleResolution,
+            workmem::ErrorKind::Corrupt => CommandErrorKind::Corrupt,
+            workmem::ErrorKind::UnsupportedVersion => CommandErrorKind::UnsupportedVersion,
+            workmem::ErrorKind::Scope | workmem::ErrorKind::MixedWorkspaces => {
+                CommandErrorKind::Scope
+            }
+            workmem::ErrorKind::ResolutionRejected => CommandErrorKind::ResolutionRejected,
+            // The library may gain kinds: an unknown one is an unexpected
+            // failure, like I/O.
+            _ => CommandErrorKind::Other,
+        }
+    }
+
+    /// Returns the stable name of `--json` error output.
+    pub fn name(self) -> &'static str {
+        match self {
+            CommandErrorKind::Usage => "usage",
+            CommandErrorKind::InvalidInput => "invalid_input",
+            CommandErrorKind::Io => "io",
+            CommandErrorKind::Corrupt => "corruption",
+            CommandErrorKind::UnsupportedVersion => "unsupported_version",
+            CommandErrorKind::StaleResolution => "stale_resolution",
+            CommandErrorKind::Scope => "scope",
+            CommandErrorKind::ResolutionRejected => "resolution_rejected",
+            CommandErrorKind::SecretsFound => "secrets_found",
+            CommandErrorKind::CheckFailed => "check_failed",
+            CommandErrorKind::Other => "error",
+        }
+    }
+
+    /// Returns the process exit code of the command-line contract: the one
+    /// place the exit-code table lives.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            CommandErrorKind::Usage | CommandErrorKind::InvalidInput => EXIT_USAGE,
+            CommandErrorKind::Io
+            | CommandErrorKind::SecretsFound
+            | CommandErrorKind::CheckFailed
+            | CommandErrorKind::Other => EXIT_IO,
+            CommandErrorKind::StaleResolution => 3,
+            CommandErrorKind::Corrupt | CommandErrorKind::UnsupportedVersion => EXIT_CORRUPT,
+            CommandErrorKind::Scope => 5,
+            CommandErrorKind::ResolutionRejected => 6,
+        }
+    }
+}
+
 /// A failed command: what went wrong, how the process exits, and hints.
 #[derive(Debug)]
 pub struct CommandError {
-    kind: &'static str,
-    exit_code: i32,
+    kind: CommandErrorKind,
     message: String,
     causes: Vec<String>,
     hints: Vec<String>,
@@ -44,35 +124,35 @@ enum About {
 impl CommandError {
     /// Returns a usage error (exit 2), for arguments the CLI itself rejects.
     pub fn usage(message: impl Into<String>) -> CommandError {
-        CommandError::new("usage", EXIT_USAGE, message)
+        CommandError::new(CommandErrorKind::Usage, message)
     }
 
     /// Returns an invalid-input error (exit 2) for `field`, worded like the
     /// library's.
     pub fn invalid(field: &str, message: impl std::fmt::Display) -> CommandError {
-        CommandError::new("invalid_input", EXIT_USAGE, format!("invalid {field}: {message}"))
+        CommandError::new(CommandErrorKind::InvalidInput, format!("invalid {field}: {message}"))
     }
 
     /// Returns a corruption error (exit 4), for problems `verify` found.
     pub fn corrupt(message: impl Into<String>) -> CommandError {
-        CommandError::new("corruption", EXIT_CORRUPT, message)
+        CommandError::new(CommandErrorKind::Corrupt, message)
     }
 
     /// Returns the error of a `scan` that found credentials (exit 1).
     pub fn found(message: impl Into<String>) -> CommandError {
-        CommandError::new("secrets_found", EXIT_IO, message)
+        CommandError::new(CommandErrorKind::SecretsFound, message)
     }
 
     /// Returns the error of a check that found a problem (exit 1), for
     /// `setup --check`.
     pub fn check_failed(message: impl Into<String>) -> CommandError {
-        CommandError::new("check_failed", EXIT_IO, message)
+        CommandError::new(CommandErrorKind::CheckFailed, message)
     }
 
     /// Returns an I/O error (exit 1) about `what`.
     pub fn io(what: impl std::fmt::Display, err: &io::Error) -> CommandError {
         let broken_pipe = err.kind() == io::ErrorKind::BrokenPipe;
-        let mut error = CommandError::new("io", EXIT_IO, format!("{what}: {err}"));
+        let mut error = CommandError::new(CommandErrorKind::Io, format!("{what}: {err}"));
         error.broken_pipe = broken_pipe;
         error
     }
@@ -83,10 +163,9 @@ impl CommandError {
         CommandError::io("cannot write to stdout", err)
     }
 
-    fn new(kind: &'static str, exit_code: i32, message: impl Into<String>) -> CommandError {
+    fn new(kind: CommandErrorKind, message: impl Into<String>) -> CommandError {
         CommandError {
             kind,
-            exit_code,
             message: message.into(),
             causes: Vec::new(),
             hints: Vec::new(),
@@ -125,7 +204,13 @@ impl CommandError {
 
     /// Returns the process exit code.
     pub fn exit_code(&self) -> i32 {
-        self.exit_code
+        self.kind.exit_code()
+    }
+
+    /// Returns what kind of failure this is.
+    #[allow(dead_code, reason = "the kind is matched by tests and by future callers")]
+    pub fn kind(&self) -> CommandErrorKind {
+        self.kind
     }
 
     /// Returns whether the error is a closed stdout (a silent success).
@@ -179,7 +264,7 @@ impl CommandError {
             error: Body<'a>,
         }
         let doc = Document {
-            error: Body { kind: self.kind, message: &self.message, hints: &self.hints },
+            error: Body { kind: self.kind.name(), message: &self.message, hints: &self.hints },
         };
         serde_json::to_writer(&mut *out, &doc).map_err(io::Error::other)?;
         writeln!(out)
@@ -198,8 +283,7 @@ impl CommandError {
 
 impl From<workmem::Error> for CommandError {
     fn from(err: workmem::Error) -> CommandError {
-        let (kind, exit_code) = kind_and_exit_code(&err);
-        let mut error = CommandError::new(kind, exit_code, err.to_string());
+        let mut error = CommandError::new(CommandErrorKind::of(err.kind()), err.to_string());
         // The library's messages already include their immediate source;
         // list only deeper causes, and none twice.
         let mut source = std::error::Error::source(&err);
@@ -242,48 +326,12 @@ impl From<workmem::Error> for CommandError {
             }
             workmem::Error::Corrupt { location, .. } => {
                 error.about = Some(Box::new(About::Corrupt(location.path.clone())));
-                // Only a regular file is read: a FIFO would block, a link
-                // may point anywhere.
-                let marked = std::fs::symlink_metadata(&location.path)
-                    .is_ok_and(|meta| meta.is_file())
-                    && std::fs::read(&location.path)
-                        .is_ok_and(|data| workmem::has_conflict_markers(&data));
-                if marked {
-                    error.message = format!(
-                        "{}: git left merge conflict markers in this file",
-                        location.path.display()
-                    );
-                    error.hints.push(
-                        "finish the merge with `workmem merge --continue`, then commit; \
-                         `workmem share` sets up the merge driver that avoids this"
-                            .to_owned(),
-                    );
-                } else {
-                    // The library's hint, which the MCP server gives too.
-                    error.hints.extend(err.hint());
-                }
+                // The hint the MCP server gives too.
+                error.hints.extend(workmem_hints::corruption_hint(&err).map(str::to_owned));
             }
             _ => {}
         }
         error
-    }
-}
-
-/// Returns the stable kind name of `--json` error output and the exit code
-/// of the command-line contract for a library error: the one place the
-/// exit-code table lives.
-fn kind_and_exit_code(err: &workmem::Error) -> (&'static str, i32) {
-    match err {
-        workmem::Error::Io { .. } => ("io", EXIT_IO),
-        workmem::Error::InvalidInput { .. } => ("invalid_input", EXIT_USAGE),
-        workmem::Error::StaleResolution(_) => ("stale_resolution", 3),
-        workmem::Error::Corrupt { .. } => ("corruption", EXIT_CORRUPT),
-        workmem::Error::UnsupportedVersion { .. } => ("unsupported_version", EXIT_CORRUPT),
-        workmem::Error::Scope { .. } | workmem::Error::MixedWorkspaces { .. } => ("scope", 5),
-        workmem::Error::ResolutionRejected(_) => ("resolution_rejected", 6),
-        // The library may gain variants: an unknown one is an unexpected
-        // failure, like I/O.
-        _ => ("error", EXIT_IO),
     }
 }
 

@@ -197,10 +197,7 @@ impl WorkmemServer {
 /// Returns the message of a library error with the hint the CLI gives for
 /// it (what to do about damaged state, for one).
 fn explained(err: &workmem::Error) -> String {
-    match err.hint() {
-        Some(hint) => format!("{err}\nhint: {hint}"),
-        None => err.to_string(),
-    }
+    workmem_hints::explained(err)
 }
 
 /// Returns `text` cut after 80 characters, for an error message that must

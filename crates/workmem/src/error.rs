@@ -81,12 +81,12 @@ pub enum Error {
         found: Vec<WorkspaceSighting>,
     },
     /// Durable state is invalid or inconsistent.
-    #[error("{location}: {message}")]
+    #[error("{location}: {damage}")]
     Corrupt {
         /// Where the problem was found.
         location: Location,
         /// What is wrong.
-        message: String,
+        damage: Damage,
     },
     /// A durable file or record of a schema version this build does not
     /// know: never guessed, never rewritten.
@@ -117,6 +117,323 @@ pub enum Error {
         source: io::Error,
     },
 }
+
+/// What kind of failure an [`Error`] is, one per variant: what
+/// [`Error::kind`] returns for a caller that acts on the kind and not on the
+/// details (the command line picks its exit code by it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// [`Error::InvalidInput`].
+    InvalidInput,
+    /// [`Error::Scope`].
+    Scope,
+    /// [`Error::MixedWorkspaces`].
+    MixedWorkspaces,
+    /// [`Error::Corrupt`].
+    Corrupt,
+    /// [`Error::UnsupportedVersion`].
+    UnsupportedVersion,
+    /// [`Error::StaleResolution`].
+    StaleResolution,
+    /// [`Error::ResolutionRejected`].
+    ResolutionRejected,
+    /// [`Error::Io`].
+    Io,
+}
+
+/// What is wrong with durable state: the reason of an [`Error::Corrupt`].
+///
+/// The code that decodes or checks a file returns the reason; the code that
+/// knows which file it read adds the [`Location`]. Each message is a
+/// lowercase fragment that follows the location.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Damage {
+    /// git's conflict markers, left by a merge that did not finish.
+    #[error("git left merge conflict markers in this file")]
+    MergeMarkers,
+    /// Bytes that are not UTF-8 where text is required.
+    #[error("is not valid UTF-8")]
+    NotUtf8,
+    /// A symbolic link where workmem keeps a file.
+    #[error(
+        "is a symbolic link; workmem refuses to follow links inside a project's .workmem or memory directory"
+    )]
+    Symlink,
+    /// Something other than a regular file (a directory, a FIFO, ...).
+    #[error("is {kind}, not a regular file; workmem reads and writes only regular files")]
+    NotRegularFile {
+        /// What it is instead (`a directory`, ...).
+        kind: &'static str,
+    },
+    /// Not JSON of the expected shape.
+    #[error("{detail}")]
+    Json {
+        /// What the decoder found, and where in the record.
+        detail: String,
+    },
+    /// Not TOML of the expected shape.
+    #[error("column {column}: {detail}")]
+    Toml {
+        /// The 1-based column of the problem.
+        column: usize,
+        /// What the decoder found.
+        detail: String,
+    },
+    /// A workspace pin whose id is not a workspace id.
+    #[error("`id` must be 16 lowercase hexadecimal digits (a workspace id)")]
+    PinId,
+    /// A record without the `workspace_id` every record carries.
+    #[error("is not a JSON record with a string `workspace_id`")]
+    NoWorkspaceId,
+    /// A record that decodes but breaks a rule of its format: a field out
+    /// of its range, two records that disagree.
+    #[error("{problem}")]
+    Record {
+        /// Which field or record, and which rule it breaks.
+        problem: String,
+    },
+    /// One record of a state file known to be valid no longer decodes.
+    #[error("{id}: {detail}")]
+    RecordJson {
+        /// The record's id.
+        id: String,
+        /// What the decoder found.
+        detail: String,
+    },
+    /// A state about to be written breaks a rule: nothing is written.
+    #[error("refusing to save: {0}")]
+    RefusedSave(Box<Damage>),
+    /// The last complete line of a stream is damaged.
+    #[error("last complete line: {0}")]
+    LastLine(Box<Damage>),
+    /// A file in the place of the distill intent that is not one.
+    #[error("not a distill intent ({detail}); remove it and run distill again")]
+    NotDistillIntent {
+        /// What the decoder found.
+        detail: String,
+    },
+    /// A new revision whose entry key is already used.
+    #[error("new revision {revision} of {memory_key} collides with existing entry {key}")]
+    KeyCollision {
+        /// The domain.
+        memory_key: String,
+        /// The revision number.
+        revision: u32,
+        /// The key both would have.
+        key: String,
+    },
+    /// A journal transaction whose first line is not `prepared`.
+    #[error("transaction {transaction_id} starts with {status} instead of prepared")]
+    TransactionStart {
+        /// The transaction.
+        transaction_id: String,
+        /// The status of its first line.
+        status: String,
+    },
+    /// A `prepared` journal line without its intent.
+    #[error("prepared line has no intent")]
+    NoIntent,
+    /// An intent whose bytes do not hash to the digest its line records.
+    #[error("intent was modified: transaction {transaction_id} does not hash to its intent_sha256")]
+    IntentHash {
+        /// The transaction.
+        transaction_id: String,
+    },
+    /// An intent that no longer decodes.
+    #[error("intent was modified: {detail}")]
+    IntentUnreadable {
+        /// What the decoder found.
+        detail: String,
+    },
+    /// A later line of a transaction with another intent digest.
+    #[error("intent was modified: {status} line of {transaction_id} carries another intent_sha256")]
+    IntentDigestChanged {
+        /// The line's status.
+        status: String,
+        /// The transaction.
+        transaction_id: String,
+    },
+    /// A later line of a transaction that carries an intent.
+    #[error("{status} line of {transaction_id} must not carry an intent")]
+    IntentRepeated {
+        /// The line's status.
+        status: String,
+        /// The transaction.
+        transaction_id: String,
+    },
+    /// Transaction lines out of order.
+    #[error("transaction {transaction_id} records {status} after {after}")]
+    TransactionOrder {
+        /// The transaction.
+        transaction_id: String,
+        /// The status of the line out of order.
+        status: String,
+        /// The status before it.
+        after: String,
+    },
+    /// The audit stream holds another decision under a transaction's
+    /// event id.
+    #[error("holds another adjudication with event id {event_id} of transaction {transaction_id}")]
+    AdjudicationReused {
+        /// The event id.
+        event_id: String,
+        /// The transaction.
+        transaction_id: String,
+    },
+    /// A file that recovery finds in neither state of a transaction.
+    #[error(
+        "matches neither the before nor the after state of transaction {transaction_id}; recovery stopped"
+    )]
+    NeitherState {
+        /// The transaction.
+        transaction_id: String,
+    },
+    /// An intent whose snapshots disagree with the file hashes it records.
+    #[error(
+        "intent was modified: the {what} of transaction {transaction_id} do not agree with its file \
+         hashes; recovery stopped"
+    )]
+    IntentSnapshots {
+        /// Which snapshots (`curated entries`, ...).
+        what: &'static str,
+        /// The transaction.
+        transaction_id: String,
+    },
+    /// An unfinished transaction this clone did not prepare.
+    #[error(
+        "holds unfinished transaction {transaction_id}{} that this clone did not prepare (it arrived \
+         through git or was copied); it is never applied, and nothing that writes the memory \
+         runs while it is there: {JOURNAL_WAY_OUT}",
+        decision.as_ref().map(|(actor, case)| format!(" (a decision by {actor:?} on case {case})")).unwrap_or_default()
+    )]
+    ForeignTransaction {
+        /// The transaction.
+        transaction_id: String,
+        /// The actor and the case of its decision, when its intent says.
+        decision: Option<(String, String)>,
+    },
+    /// A journal this clone did not write that cannot be read.
+    #[error(
+        "was not written by this clone (it arrived through git or was copied) and cannot be \
+         read ({detail}); it is never applied: {JOURNAL_WAY_OUT}"
+    )]
+    ForeignJournal {
+        /// Why it cannot be read.
+        detail: String,
+    },
+    /// A distill intent this clone did not write.
+    #[error(
+        "is a distill intent this clone did not write (it arrived through git or \
+         was copied); it is never applied, and nothing that writes the memory runs \
+         while it is there: {JOURNAL_WAY_OUT}"
+    )]
+    ForeignDistillIntent,
+    /// A merge that would change the pinned workspace id.
+    #[error(
+        "the merge would change the pinned workspace id ({ours} here, {theirs} on \
+         the other side): every record carries the id, so a merge never changes \
+         it; keep this side's file (`git checkout --ours {}`) and ask why the \
+         other side changed it",
+        path.display()
+    )]
+    PinChanged {
+        /// This side's id.
+        ours: String,
+        /// The other side's id.
+        theirs: String,
+        /// The pin file.
+        path: PathBuf,
+    },
+    /// A merged journal side that holds a resolution in flight.
+    #[error(
+        "the {side} version holds a resolution in flight; finish it on the machine \
+         that wrote it (any workmem command there does) and commit the empty journal"
+    )]
+    ResolutionInFlight {
+        /// Which side (`base`, `ours`, `theirs`).
+        side: &'static str,
+    },
+    /// A line of a merged version that is not a record.
+    #[error("{problem}{}", if *markers { MARKERS_WAY_OUT } else { "" })]
+    MergeRecord {
+        /// Why it is not a record.
+        problem: String,
+        /// Whether that version holds git's conflict markers.
+        markers: bool,
+    },
+    /// Merged versions that hold several workspaces' records.
+    #[error(
+        "the versions hold records of several workspaces ({}); a merge never joins two \
+         projects' memories",
+        ids.join(", ")
+    )]
+    SeveralWorkspaces {
+        /// The workspace ids.
+        ids: Vec<String>,
+    },
+    /// A merged version of a state file without a workspace id.
+    #[error("is not a JSON state file with a workspace_id{}", if *markers { MARKERS_WAY_OUT } else { "" })]
+    NotStateFile {
+        /// Whether it holds git's conflict markers.
+        markers: bool,
+    },
+    /// Merged versions of a state file of two workspaces.
+    #[error(
+        "the versions belong to two workspaces ({first} and {second}); a merge never \
+         joins two projects' memories"
+    )]
+    TwoWorkspaces {
+        /// The id seen first.
+        first: String,
+        /// The other id.
+        second: String,
+    },
+    /// A merge whose every version is empty.
+    #[error("every version is empty")]
+    EveryVersionEmpty,
+    /// Derived state that fails its check against the logs.
+    #[error(
+        "{problem}{}; {}",
+        match more { 0 => String::new(), n => format!(" (and {n} more problems)") },
+        if *deleted {
+            "no curated memory is served until it is restored or derived again"
+        } else {
+            "this state did not come from this clone and fails its check against the daily \
+             logs and the audit stream, so none of it is used"
+        }
+    )]
+    Unchecked {
+        /// The first problem found.
+        problem: String,
+        /// How many more were found.
+        more: usize,
+        /// Whether a state file was deleted (rather than changed).
+        deleted: bool,
+    },
+}
+
+impl Damage {
+    /// Returns the damage of a record that breaks a rule of its format.
+    pub(crate) fn record(problem: impl Into<String>) -> Damage {
+        Damage::Record { problem: problem.into() }
+    }
+
+    /// Returns the damage `serde_json` found decoding a record.
+    pub(crate) fn json(err: &serde_json::Error) -> Damage {
+        Damage::Json { detail: crate::model::fact_line::describe_json_error(err) }
+    }
+}
+
+/// The way out of a journal holding work this clone did not prepare.
+pub(crate) const JOURNAL_WAY_OUT: &str =
+    "`workmem journal` shows it and `workmem journal --discard` discards it";
+
+/// What a merge error adds when the version it could not read holds git's
+/// conflict markers.
+const MARKERS_WAY_OUT: &str =
+    " (git conflict markers: finish the merge with `workmem merge --continue`)";
 
 /// One workspace id found in a memory directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -324,45 +641,22 @@ pub enum Rejected {
     },
 }
 
-/// Returns whether `path` is a regular file holding git's conflict markers
-/// (a FIFO would block a read, a link may point anywhere).
-fn corrupt_by_merge_markers(path: &std::path::Path) -> bool {
-    std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_file())
-        && std::fs::read(path).is_ok_and(|data| crate::has_conflict_markers(&data))
-}
-
-/// Whether `path` names one of the files `workmem rebuild` derives again.
-fn is_derived_state(path: &std::path::Path) -> bool {
-    path.file_name().is_some_and(|name| name == "curated.json" || name == "conflicts.json")
-}
-
 /// A `Result` whose error is [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
-    /// Returns what to do about the error, where the library can say: for
-    /// damaged state, to finish a merge git left with conflict markers in
-    /// the named file, or that nothing was changed and where to look. The
-    /// CLI and the MCP server give the same hint.
-    pub fn hint(&self) -> Option<String> {
+    /// Returns what kind of failure this is: the one thing a caller
+    /// matching on errors (an exit code, a retry) needs.
+    pub fn kind(&self) -> ErrorKind {
         match self {
-            Error::Corrupt { location, .. } => Some(if corrupt_by_merge_markers(&location.path) {
-                "git left merge conflict markers in this file: finish the merge with `workmem \
-                 merge --continue`, then commit; `workmem share` sets up the merge driver that \
-                 avoids this"
-                    .to_owned()
-            } else if is_derived_state(&location.path) {
-                "nothing was changed and nothing of this file is served; `workmem verify` lists \
-                 every problem; restore the file from git if a checkout or a merge damaged or \
-                 deleted it, or run `workmem rebuild` to derive curated.json and conflicts.json \
-                 again from the daily logs and the audit stream"
-                    .to_owned()
-            } else {
-                "nothing was changed; inspect the named file and line (`workmem verify` lists \
-                 every problem)"
-                    .to_owned()
-            }),
-            _ => None,
+            Error::InvalidInput { .. } => ErrorKind::InvalidInput,
+            Error::Scope { .. } => ErrorKind::Scope,
+            Error::MixedWorkspaces { .. } => ErrorKind::MixedWorkspaces,
+            Error::Corrupt { .. } => ErrorKind::Corrupt,
+            Error::UnsupportedVersion { .. } => ErrorKind::UnsupportedVersion,
+            Error::StaleResolution(_) => ErrorKind::StaleResolution,
+            Error::ResolutionRejected(_) => ErrorKind::ResolutionRejected,
+            Error::Io { .. } => ErrorKind::Io,
         }
     }
 
@@ -382,9 +676,17 @@ impl Error {
         }
     }
 
-    /// Returns a corruption error at `location`.
-    pub fn corrupt(location: Location, message: impl Into<String>) -> Self {
-        Error::Corrupt { location, message: message.into() }
+    /// Returns a corruption error: `damage` found at `location`.
+    pub fn corrupt(location: Location, damage: Damage) -> Self {
+        Error::Corrupt { location, damage }
+    }
+
+    /// Returns the damage of a corruption error, else nothing.
+    pub fn damage(&self) -> Option<&Damage> {
+        match self {
+            Error::Corrupt { damage, .. } => Some(damage),
+            _ => None,
+        }
     }
 }
 
@@ -402,7 +704,83 @@ impl<T> IoContext<T> for io::Result<T> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Location, WorkspaceSighting};
+    use super::{Damage, Error, ErrorKind, Invalid, Location, Rejected, Stale, WorkspaceSighting};
+
+    /// Returns one error of each variant. The `match` has no wildcard: a
+    /// new variant does not compile until it is listed here, with its kind.
+    fn one_of_each() -> Vec<(Error, ErrorKind)> {
+        let at = || Location::file(std::path::Path::new("m/curated.json"));
+        let all = vec![
+            (Error::invalid("content", Invalid::Empty), ErrorKind::InvalidInput),
+            (
+                Error::Scope { location: at(), found: "a".into(), expected: "b".into() },
+                ErrorKind::Scope,
+            ),
+            (Error::MixedWorkspaces { found: Vec::new() }, ErrorKind::MixedWorkspaces),
+            (Error::corrupt(at(), Damage::MergeMarkers), ErrorKind::Corrupt),
+            (
+                Error::UnsupportedVersion {
+                    location: at(),
+                    what: "curated",
+                    found: 9,
+                    supported: "1, 2",
+                },
+                ErrorKind::UnsupportedVersion,
+            ),
+            (
+                Error::StaleResolution(Stale::Closed {
+                    conflict_id: "c".into(),
+                    status: "resolved",
+                }),
+                ErrorKind::StaleResolution,
+            ),
+            (Error::ResolutionRejected(Rejected::UnknownConflict), ErrorKind::ResolutionRejected),
+            (Error::Io { path: "m".into(), source: std::io::Error::other("gone") }, ErrorKind::Io),
+        ];
+        for (err, _) in &all {
+            match err {
+                Error::InvalidInput { .. }
+                | Error::Scope { .. }
+                | Error::MixedWorkspaces { .. }
+                | Error::Corrupt { .. }
+                | Error::UnsupportedVersion { .. }
+                | Error::StaleResolution(_)
+                | Error::ResolutionRejected(_)
+                | Error::Io { .. } => {}
+            }
+        }
+        all
+    }
+
+    #[test]
+    fn every_variant_has_its_own_kind() {
+        let all = one_of_each();
+        for (err, kind) in &all {
+            assert_eq!(err.kind(), *kind, "{err}");
+        }
+        let mut kinds: Vec<String> = all.iter().map(|(_, kind)| format!("{kind:?}")).collect();
+        kinds.sort();
+        kinds.dedup();
+        assert_eq!(kinds.len(), all.len(), "two variants share a kind: {kinds:?}");
+    }
+
+    #[test]
+    fn corruption_reads_as_location_then_damage() {
+        let err = Error::corrupt(
+            Location::line(std::path::Path::new("m/journal.jsonl"), 3),
+            Damage::TransactionOrder {
+                transaction_id: "t1".into(),
+                status: "committed".into(),
+                after: "prepared".into(),
+            },
+        );
+        assert_eq!(
+            err.to_string(),
+            "m/journal.jsonl:3: transaction t1 records committed after prepared"
+        );
+        assert!(matches!(err.damage(), Some(Damage::TransactionOrder { .. })));
+        assert_eq!(Error::invalid("content", Invalid::Empty).damage(), None);
+    }
 
     #[test]
     fn a_sighting_counts_its_records_in_the_right_number() {

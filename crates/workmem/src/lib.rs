@@ -60,7 +60,9 @@ mod workspace;
 
 use std::path::Path;
 
-pub use error::{Error, Invalid, Location, Rejected, Result, Stale, WorkspaceSighting};
+pub use error::{
+    Damage, Error, ErrorKind, Invalid, Location, Rejected, Result, Stale, WorkspaceSighting,
+};
 pub use model::clock::{Clock, FixedClock, SystemClock};
 pub use model::fact::{Fact, Kind, MAX_CONTENT_CHARS, MODEL_TOOL_SOURCE, NewFact};
 pub use model::id_list::{IdList, Ids};
@@ -220,7 +222,7 @@ pub mod internals {
 
     /// Parses and checks one fact line as every reader does; the message
     /// names the bad field.
-    pub fn parse_fact_line(line: &[u8]) -> std::result::Result<crate::Fact, String> {
+    pub fn parse_fact_line(line: &[u8]) -> std::result::Result<crate::Fact, crate::Damage> {
         crate::Fact::parse_line(line)
     }
 

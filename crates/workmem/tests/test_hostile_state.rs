@@ -711,7 +711,7 @@ fn a_fifo_directory_or_device_where_a_file_is_expected() {
                             {
                                 Err(Error::corrupt(
                                     workmem::Location::file(&root),
-                                    format!("{problems:?}"),
+                                    workmem::Damage::Record { problem: format!("{problems:?}") },
                                 ))
                             }
                             Ok(problems) => panic!("verify is clean: {problems:?}"),

@@ -222,7 +222,7 @@ fn the_seeds_parse() {
 fn a_float_in_a_journal_intent_is_refused() {
     let line = br#"{"intent": {"revision": 1.6666666666666663e+106}, "intent_sha256": "ab", "phase": "prepared", "recorded_at": "2026-01-01T00:00:00Z", "schema_version": 1, "transaction_id": "resolution-1", "workspace_id": "0123456789abcdef"}"#;
     let err = journal::parse_record::<JournalLine>(line).expect_err("a float is refused");
-    assert!(err.contains("floating-point"), "{err}");
+    assert!(err.to_string().contains("floating-point"), "{err}");
     let without = String::from_utf8_lossy(line).replace("1.6666666666666663e+106", "1");
     assert!(journal::parse_record::<JournalLine>(without.as_bytes()).is_ok());
 }

@@ -11,7 +11,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Invalid, Result};
+use crate::error::{Damage, Error, Invalid, Result};
 use crate::model::canon;
 use crate::model::secret;
 use crate::model::stamp::Stamp;
@@ -415,9 +415,9 @@ fn tool_field<T: serde::de::DeserializeOwned>(
 /// prompts and terminals, so a hostile file must not smuggle newlines,
 /// headings or escape sequences through it.
 ///
-/// Returns a message fragment starting with `invalid content`; the caller
+/// Returns damage whose message starts with `invalid content`; the caller
 /// names the file and record.
-pub(crate) fn check_stored_content(content: &str) -> std::result::Result<(), String> {
+pub(crate) fn check_stored_content(content: &str) -> std::result::Result<(), Damage> {
     // Printable ASCII (most content): its only whitespace is ' ', and it
     // holds no refused character.
     if content.len() <= MAX_CONTENT_CHARS && canon::is_collapsed_printable_ascii(content.as_bytes())
@@ -425,15 +425,15 @@ pub(crate) fn check_stored_content(content: &str) -> std::result::Result<(), Str
         return Ok(());
     }
     if !canon::is_collapsed(content) || content.is_empty() {
-        return Err("invalid content: empty or not whitespace-collapsed".to_owned());
+        return Err(Damage::record("invalid content: empty or not whitespace-collapsed"));
     }
     if let Some(c) = refused_character(content) {
-        return Err(format!("invalid content: {}", refused_message(c)));
+        return Err(Damage::record(format!("invalid content: {}", refused_message(c))));
     }
     if let Some(chars) = chars_over(content, MAX_CONTENT_CHARS) {
-        return Err(format!(
+        return Err(Damage::record(format!(
             "invalid content: {chars} characters; at most {MAX_CONTENT_CHARS} are allowed"
-        ));
+        )));
     }
     Ok(())
 }

@@ -8,6 +8,7 @@ use std::fmt;
 
 use serde::Deserialize;
 
+use crate::error::Damage;
 use crate::model::canon;
 use crate::model::fact::{
     FACT_SCHEMA_VERSION, Fact, Kind, MAX_EVIDENCE_ENTRIES, check_evidence_pair, check_importance,
@@ -31,7 +32,7 @@ impl Fact {
     ///
     /// Returns a message fragment naming the bad field; the caller adds the
     /// file and line. Scope is checked by the caller.
-    pub(crate) fn parse_line(line: &[u8]) -> std::result::Result<Fact, String> {
+    pub(crate) fn parse_line(line: &[u8]) -> std::result::Result<Fact, Damage> {
         let (raw, checked) = RawFact::parse(line)?;
         Ok(raw.into_fact(checked))
     }
@@ -182,21 +183,21 @@ struct Checked {
 
 impl RawFact<'_> {
     /// Checks every field as on append; returns the parsed values.
-    fn check(&self) -> std::result::Result<Checked, String> {
+    fn check(&self) -> std::result::Result<Checked, Damage> {
         let schema_version = match self.schema_version.unwrap_or(1) {
             1 => 1,
             2 => 2,
             other => {
-                return Err(format!(
+                return Err(Damage::record(format!(
                     "unsupported fact schema_version {other} (supported: 1, {FACT_SCHEMA_VERSION})"
-                ));
+                )));
             }
         };
-        canon::check_id("fact_id", &self.fact_id).map_err(|e| e.to_string())?;
+        canon::check_id("fact_id", &self.fact_id).map_err(|e| Damage::record(e.to_string()))?;
         check_stored_content(&self.content)?;
-        let kind = Kind::parse(&self.kind).map_err(|e| e.to_string())?;
-        let importance =
-            check_importance(self.importance.unwrap_or(3)).map_err(|e| e.to_string())?;
+        let kind = Kind::parse(&self.kind).map_err(|e| Damage::record(e.to_string()))?;
+        let importance = check_importance(self.importance.unwrap_or(3))
+            .map_err(|e| Damage::record(e.to_string()))?;
         let has_key = match self.memory_key.as_deref() {
             None | Some("") => false,
             // Already in normal form: nothing to fold or trim.
@@ -206,29 +207,33 @@ impl RawFact<'_> {
                 true
             }
             Some(raw) => {
-                let key = canon::clean_memory_key(raw).map_err(|e| e.to_string())?;
+                let key =
+                    canon::clean_memory_key(raw).map_err(|e| Damage::record(e.to_string()))?;
                 if key != raw {
-                    return Err(format!("invalid memory_key: {raw:?} is not in normal form"));
+                    return Err(Damage::record(format!(
+                        "invalid memory_key: {raw:?} is not in normal form"
+                    )));
                 }
                 true
             }
         };
-        check_source(self.source.as_deref().unwrap_or("agent")).map_err(|e| e.to_string())?;
+        check_source(self.source.as_deref().unwrap_or("agent"))
+            .map_err(|e| Damage::record(e.to_string()))?;
         if let Some(evidence) = &self.evidence {
             for (key, value) in &evidence.0 {
-                check_evidence_pair(key, value).map_err(|e| e.to_string())?;
+                check_evidence_pair(key, value).map_err(|e| Damage::record(e.to_string()))?;
             }
         }
         let plain = crate::model::stamp::parse_utc_seconds(self.recorded_at.as_bytes());
         let recorded_at = match plain {
             Some(at) => at,
             None => crate::model::stamp::parse_instant(&self.recorded_at)
-                .map_err(|msg| format!("invalid recorded_at: {msg}"))?,
+                .map_err(|msg| Damage::record(format!("invalid recorded_at: {msg}")))?,
         };
         if self.workspace_id.len() != 16
             || !self.workspace_id.bytes().all(|b| b.is_ascii_hexdigit())
         {
-            return Err(format!("invalid workspace_id {:?}", self.workspace_id));
+            return Err(Damage::record(format!("invalid workspace_id {:?}", self.workspace_id)));
         }
         Ok(Checked {
             plain_stamp: plain.is_some(),
@@ -240,15 +245,19 @@ impl RawFact<'_> {
         })
     }
 
-    fn parse(line: &[u8]) -> std::result::Result<(RawFact<'_>, Checked), String> {
+    fn parse(line: &[u8]) -> std::result::Result<(RawFact<'_>, Checked), Damage> {
         // One UTF-8 check of the whole line is cheaper than serde_json's
         // check of every string in it.
         let text = std::str::from_utf8(line).map_err(|bad| {
-            format!("not valid UTF-8 (invalid byte at offset {})", bad.valid_up_to())
+            Damage::record(format!(
+                "not valid UTF-8 (invalid byte at offset {})",
+                bad.valid_up_to()
+            ))
         })?;
         let raw: RawFact<'_> = match scan_compact(text) {
             Some(raw) => raw,
-            None => serde_json::from_str(text).map_err(|err| describe_line_error(line, &err))?,
+            None => serde_json::from_str(text)
+                .map_err(|err| Damage::Json { detail: describe_line_error(line, &err) })?,
         };
         let checked = raw.check()?;
         Ok((raw, checked))
@@ -499,8 +508,8 @@ pub trait FactRecord: Sized + PartialEq + Send + Sync {
 /// Why a log line was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LineError {
-    /// Not a valid fact; the message names the field.
-    Invalid(String),
+    /// Not a valid fact; the damage names the field.
+    Invalid(Damage),
     /// A valid fact of another workspace.
     Scope(String),
 }
@@ -558,7 +567,8 @@ impl FactRecord for FactSummary {
         scoped(&raw, workspace_id)?;
         let key = raw.memory_key.as_deref().filter(|_| checked.has_key).unwrap_or("");
         let source = raw.source.as_deref().unwrap_or("agent");
-        let too_long = |field: &str| LineError::Invalid(format!("invalid {field}: too long"));
+        let too_long =
+            |field: &str| LineError::Invalid(Damage::record(format!("invalid {field}: too long")));
         let stamp = if checked.plain_stamp { "" } else { &*raw.recorded_at };
         let parts = [&*raw.fact_id, &*raw.content, key, stamp, source];
         let mut text = String::with_capacity(parts.iter().map(|p| p.len()).sum());
@@ -745,17 +755,20 @@ mod tests {
     }
 
     /// What every reader did before the scanner: serde for every line.
-    fn parse_with_serde(line: &[u8]) -> std::result::Result<RawFact<'_>, String> {
+    fn parse_with_serde(line: &[u8]) -> std::result::Result<RawFact<'_>, Damage> {
         let text = std::str::from_utf8(line).map_err(|bad| {
-            format!("not valid UTF-8 (invalid byte at offset {})", bad.valid_up_to())
+            Damage::record(format!(
+                "not valid UTF-8 (invalid byte at offset {})",
+                bad.valid_up_to()
+            ))
         })?;
-        let raw: RawFact<'_> =
-            serde_json::from_str(text).map_err(|err| describe_line_error(line, &err))?;
+        let raw: RawFact<'_> = serde_json::from_str(text)
+            .map_err(|err| Damage::Json { detail: describe_line_error(line, &err) })?;
         raw.check()?;
         Ok(raw)
     }
 
-    fn parse_now(line: &[u8]) -> std::result::Result<RawFact<'_>, String> {
+    fn parse_now(line: &[u8]) -> std::result::Result<RawFact<'_>, Damage> {
         RawFact::parse(line).map(|(raw, _)| raw)
     }
 

@@ -221,7 +221,7 @@ fn promote_candidate(
         })
     };
     let position = push_revision(domain, active, revision, taken)
-        .map_err(|message| Error::corrupt(Location::file(Path::new("curated.json")), message))?;
+        .map_err(|damage| Error::corrupt(Location::file(Path::new("curated.json")), damage))?;
     let key = domain[position].key.clone();
     sort_entries(domain);
     Ok(key)

@@ -1107,8 +1107,8 @@ impl<'p> Run<'p> {
         let index = &self.index;
         let position =
             push_revision(&mut self.entries, active, revision, |key| index.contains_key(key))
-                .map_err(|message| {
-                    Error::corrupt(Location::file(Path::new("curated.json")), message)
+                .map_err(|damage| {
+                    Error::corrupt(Location::file(Path::new("curated.json")), damage)
                 })?;
         let (key, revision) = (self.entries[position].key.clone(), self.entries[position].revision);
         self.index.insert(key, position);

@@ -15,7 +15,7 @@ use std::io::{self, Read, Write};
 use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, IoContext, Location, Result};
+use crate::error::{Damage, Error, IoContext, Location, Result};
 use crate::store::failpoint;
 
 /// Creates `dir` and its missing parents with mode 0700, refusing a symlink
@@ -41,10 +41,7 @@ pub fn refuse_symlink(path: &Path) -> Result<()> {
 }
 
 fn symlink_error(path: &Path) -> Error {
-    Error::corrupt(
-        Location::file(path),
-        "is a symbolic link; workmem refuses to follow links inside a project's .workmem or memory directory",
-    )
+    Error::corrupt(Location::file(path), Damage::Symlink)
 }
 
 /// Reads a whole file without following a symlink; `None` when it does not
@@ -131,13 +128,7 @@ pub fn ensure_regular(file: &File, path: &Path) -> Result<()> {
 }
 
 fn not_regular_error(path: &Path, kind: fs::FileType) -> Error {
-    Error::corrupt(
-        Location::file(path),
-        format!(
-            "is {}, not a regular file; workmem reads and writes only regular files",
-            kind_name(kind)
-        ),
-    )
+    Error::corrupt(Location::file(path), Damage::NotRegularFile { kind: kind_name(kind) })
 }
 
 /// Returns what a file of `meta` is, in words (`"a directory"`, `"a
@@ -1043,7 +1034,7 @@ mod tests {
         let seen = std::cell::RefCell::new(Vec::new());
         let refuse = |line: Option<&[u8]>| {
             seen.borrow_mut().push(line.map(<[u8]>::to_vec));
-            Err(Error::corrupt(Location::file(&log), "refused"))
+            Err(Error::corrupt(Location::file(&log), Damage::record("refused")))
         };
         let options = AppendOptions { place: false, head: Some(&refuse) };
         assert!(append_unsynced(&log, b"x\n", &valid, options).is_err());

@@ -16,7 +16,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, IoContext, Location, Result};
+use crate::error::{Damage, Error, IoContext, Location, Result};
 use crate::model::canon;
 use crate::model::fact::Kind;
 use crate::model::id_list::IdList;
@@ -167,17 +167,25 @@ impl Case {
         clippy::too_many_lines,
         reason = "one check per invariant of a case, in the order of the format's list; each stands alone and reads best beside the others"
     )]
-    fn check(&self, workspace_id: &str) -> std::result::Result<(), String> {
+    fn check(&self, workspace_id: &str) -> std::result::Result<(), Damage> {
         let id = &self.conflict_id;
         if self.workspace_id != workspace_id {
-            return Err(format!("case {id} belongs to workspace {}", self.workspace_id));
+            return Err(Damage::record(format!(
+                "case {id} belongs to workspace {}",
+                self.workspace_id
+            )));
         }
         match canon::clean_memory_key(&self.memory_key) {
             Ok(clean) if clean == self.memory_key => {}
-            _ => return Err(format!("case {id} has an invalid memory_key {:?}", self.memory_key)),
+            _ => {
+                return Err(Damage::record(format!(
+                    "case {id} has an invalid memory_key {:?}",
+                    self.memory_key
+                )));
+            }
         }
         if self.revision < 1 {
-            return Err(format!("case {id} has revision 0"));
+            return Err(Damage::record(format!("case {id} has revision 0")));
         }
         for (field, text) in [
             ("resolution_actor", &self.resolution_actor),
@@ -185,34 +193,42 @@ impl Case {
         ] {
             if let Some(text) = text {
                 crate::model::text::check_text(field, text)
-                    .map_err(|err| format!("case {id}: {err}"))?;
+                    .map_err(|err| Damage::record(format!("case {id}: {err}")))?;
             }
         }
         if let Some(event_id) = &self.resolution_event_id {
             canon::check_id("resolution_event_id", event_id)
-                .map_err(|err| format!("case {id}: {err}"))?;
+                .map_err(|err| Damage::record(format!("case {id}: {err}")))?;
         }
         if self.fingerprint != self.computed_fingerprint() {
-            return Err(format!("case {id} has a fingerprint that does not match its content"));
+            return Err(Damage::record(format!(
+                "case {id} has a fingerprint that does not match its content"
+            )));
         }
         if *id != canon::conflict_id(workspace_id, &self.memory_key, &self.fingerprint) {
-            return Err(format!("case {id} has a conflict_id that does not match its fingerprint"));
+            return Err(Damage::record(format!(
+                "case {id} has a conflict_id that does not match its fingerprint"
+            )));
         }
         if self.candidates.len() < 2 {
-            return Err(format!("case {id} has fewer than two candidates"));
+            return Err(Damage::record(format!("case {id} has fewer than two candidates")));
         }
         if self.candidates.windows(2).any(|w| w[0].candidate_id >= w[1].candidate_id) {
-            return Err(format!("case {id} has candidates not sorted by candidate_id or repeated"));
+            return Err(Damage::record(format!(
+                "case {id} has candidates not sorted by candidate_id or repeated"
+            )));
         }
         if !self.observed_fact_ids.is_sorted_unique() {
-            return Err(format!("case {id} has observed_fact_ids not sorted and unique"));
+            return Err(Damage::record(format!(
+                "case {id} has observed_fact_ids not sorted and unique"
+            )));
         }
         let observed: HashSet<&str> = self.observed_fact_ids.iter().collect();
         let mut incumbents = 0;
         for candidate in &self.candidates {
             let cid = &candidate.candidate_id;
             if let Err(msg) = crate::model::fact::check_stored_content(&candidate.content) {
-                return Err(format!("case {id}: candidate {cid}: {msg}"));
+                return Err(Damage::record(format!("case {id}: candidate {cid}: {msg}")));
             }
             if *cid
                 != canon::candidate_id(
@@ -221,41 +237,41 @@ impl Case {
                     &candidate.content,
                 )
             {
-                return Err(format!(
+                return Err(Damage::record(format!(
                     "case {id}: candidate {cid} does not match its kind and content"
-                ));
+                )));
             }
             if candidate.incumbent {
                 incumbents += 1;
             }
             if candidate.occurrences != candidate.evidence_ids.len() as u64 {
-                return Err(format!(
+                return Err(Damage::record(format!(
                     "case {id}: candidate {cid} has occurrences that differ from its evidence"
-                ));
+                )));
             }
             if !candidate.evidence_ids.is_sorted_unique() {
-                return Err(format!(
+                return Err(Damage::record(format!(
                     "case {id}: candidate {cid} has evidence_ids not sorted and unique"
-                ));
+                )));
             }
             if !(1..=5).contains(&candidate.maximum_importance) {
-                return Err(format!(
+                return Err(Damage::record(format!(
                     "case {id}: candidate {cid} has maximum_importance outside 1-5"
-                ));
+                )));
             }
             if let Some(missing) = candidate.evidence_ids.iter().find(|e| !observed.contains(e)) {
-                return Err(format!(
+                return Err(Damage::record(format!(
                     "case {id}: candidate {cid} evidence {missing} is not in observed_fact_ids"
-                ));
+                )));
             }
         }
         if incumbents > 1 {
-            return Err(format!("case {id} has more than one incumbent"));
+            return Err(Damage::record(format!("case {id} has more than one incumbent")));
         }
         if (incumbents == 1) != self.active_entry_key.is_some() {
-            return Err(format!(
+            return Err(Damage::record(format!(
                 "case {id} must have an incumbent exactly when active_entry_key is set"
-            ));
+            )));
         }
         let resolution = [
             self.resolved_at.is_some(),
@@ -268,25 +284,27 @@ impl Case {
         match self.status {
             CaseStatus::Open => {
                 if resolution.iter().any(|set| *set) || self.superseded_at.is_some() {
-                    return Err(format!("open case {id} has closure fields"));
+                    return Err(Damage::record(format!("open case {id} has closure fields")));
                 }
             }
             CaseStatus::Resolved => {
                 if !resolution.iter().all(|set| *set) || self.superseded_at.is_some() {
-                    return Err(format!(
+                    return Err(Damage::record(format!(
                         "resolved case {id} must have every resolution field and no superseded_at"
-                    ));
+                    )));
                 }
                 let selected = self.selected_candidate_id.as_deref().unwrap_or_default();
                 if self.candidate(selected).is_none() {
-                    return Err(format!(
+                    return Err(Damage::record(format!(
                         "resolved case {id} selected unknown candidate {selected}"
-                    ));
+                    )));
                 }
             }
             CaseStatus::Superseded => {
                 if resolution.iter().any(|set| *set) || self.superseded_at.is_none() {
-                    return Err(format!("superseded case {id} must have only superseded_at"));
+                    return Err(Damage::record(format!(
+                        "superseded case {id} must have only superseded_at"
+                    )));
                 }
             }
         }
@@ -315,7 +333,9 @@ impl ConflictQueue {
     /// Errors: [`Error::Corrupt`] naming the file and case, [`Error::Scope`].
     pub fn decode(data: &[u8], path: &Path, workspace_id: &str) -> Result<ConflictQueue> {
         let queue = Self::decode_known(data, path, workspace_id)?;
-        queue.validate(workspace_id).map_err(|msg| Error::corrupt(Location::file(path), msg))?;
+        queue
+            .validate(workspace_id)
+            .map_err(|damage| super::corrupt_in(data, Location::file(path), damage))?;
         Ok(queue)
     }
 
@@ -330,9 +350,8 @@ impl ConflictQueue {
         workspace_id: &str,
     ) -> Result<ConflictQueue> {
         let here = || Location::file(path);
-        let raw: RawQueue = serde_json::from_slice(data).map_err(|err| {
-            Error::corrupt(here(), crate::model::fact_line::describe_json_error(&err))
-        })?;
+        let raw: RawQueue = serde_json::from_slice(data)
+            .map_err(|err| super::corrupt_in(data, here(), Damage::json(&err)))?;
         if raw.workspace_id != workspace_id {
             return Err(Error::Scope {
                 location: here(),
@@ -393,9 +412,9 @@ impl ConflictQueue {
     }
 
     /// Checks every invariant; the message names the case.
-    pub(crate) fn validate(&self, workspace_id: &str) -> std::result::Result<(), String> {
+    pub(crate) fn validate(&self, workspace_id: &str) -> std::result::Result<(), Damage> {
         match self.problems(workspace_id).into_iter().next() {
-            Some(finding) => Err(finding.message),
+            Some(finding) => Err(Damage::record(finding.message)),
             None => Ok(()),
         }
     }
@@ -438,7 +457,10 @@ fn problems_of(cases: &[Case], workspace_id: &str) -> Vec<Finding> {
             });
         }
         if let Err(problem) = case.check(workspace_id) {
-            problems.push(Finding { subject: Some(case.conflict_id.clone()), message: problem });
+            problems.push(Finding {
+                subject: Some(case.conflict_id.clone()),
+                message: problem.to_string(),
+            });
         }
     }
     problems
@@ -531,7 +553,7 @@ impl ConflictsFile {
         workspace_id: &str,
     ) -> Result<ConflictsFile> {
         queue.validate(workspace_id).map_err(|msg| {
-            Error::corrupt(Location::file(path), format!("refusing to save: {msg}"))
+            Error::corrupt(Location::file(path), Damage::RefusedSave(Box::new(msg)))
         })?;
         let mut cases: Vec<&Case> = queue.cases.iter().collect();
         cases.sort_by(|a, b| (&a.memory_key, a.revision).cmp(&(&b.memory_key, b.revision)));

@@ -17,7 +17,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Location, Result};
+use crate::error::{Damage, Error, Location, Result};
 use crate::model::canon;
 use crate::model::fact::Kind;
 use crate::model::id_list::IdList;
@@ -180,9 +180,8 @@ impl CuratedState {
     /// [`Error::Scope`] for another workspace.
     pub fn decode(data: &[u8], path: &Path, workspace_id: &str) -> Result<CuratedState> {
         let here = || Location::file(path);
-        let raw: RawCurated = serde_json::from_slice(data).map_err(|err| {
-            Error::corrupt(here(), crate::model::fact_line::describe_json_error(&err))
-        })?;
+        let raw: RawCurated = serde_json::from_slice(data)
+            .map_err(|err| super::corrupt_in(data, here(), Damage::json(&err)))?;
         if raw.workspace_id != workspace_id {
             return Err(Error::Scope {
                 location: here(),
@@ -204,7 +203,7 @@ impl CuratedState {
         };
         let mut state = CuratedState { schema_version, entries: raw.entries };
         state.sort();
-        state.validate().map_err(|msg| Error::corrupt(here(), msg))?;
+        state.validate().map_err(|damage| super::corrupt_in(data, here(), damage))?;
         Ok(state)
     }
 
@@ -246,7 +245,7 @@ impl CuratedState {
             })
         };
         checked.map_err(|msg| {
-            Error::corrupt(Location::file(path), format!("refusing to save: {msg}"))
+            Error::corrupt(Location::file(path), Damage::RefusedSave(Box::new(msg)))
         })?;
         Ok(bytes.unwrap_or_else(write))
     }
@@ -286,9 +285,9 @@ impl CuratedState {
     }
 
     /// Checks every invariant of docs/format.md; the message names the entry.
-    pub(crate) fn validate(&self) -> std::result::Result<(), String> {
+    pub(crate) fn validate(&self) -> std::result::Result<(), Damage> {
         match self.problems().into_iter().next() {
-            Some(finding) => Err(finding.message),
+            Some(finding) => Err(Damage::record(finding.message)),
             None => Ok(()),
         }
     }
@@ -546,13 +545,13 @@ pub struct Revision<'a> {
 /// if any), which becomes superseded, with mutual links. `taken` says
 /// whether an entry key is already used. Returns the new entry's index.
 ///
-/// Errors: a message naming the domain when the new key is taken.
+/// Errors: [`Damage::KeyCollision`] when the new key is taken.
 pub fn push_revision(
     entries: &mut Vec<Entry>,
     active: Option<usize>,
     revision: Revision<'_>,
     taken: impl Fn(&str) -> bool,
-) -> std::result::Result<usize, String> {
+) -> std::result::Result<usize, Damage> {
     let number = active.map_or(1, |i| entries[i].revision + 1);
     let key = canon::keyed_entry_key(
         revision.memory_key,
@@ -561,10 +560,11 @@ pub fn push_revision(
         &revision.content,
     );
     if taken(&key) {
-        return Err(format!(
-            "new revision {number} of {} collides with existing entry {key}",
-            revision.memory_key
-        ));
+        return Err(Damage::KeyCollision {
+            memory_key: revision.memory_key.to_owned(),
+            revision: number,
+            key,
+        });
     }
     let supersedes = active.map(|i| {
         let old = &mut entries[i];
@@ -589,28 +589,28 @@ pub fn push_revision(
     Ok(entries.len() - 1)
 }
 
-fn check_entry_fields(entry: &Entry) -> std::result::Result<(), String> {
+fn check_entry_fields(entry: &Entry) -> std::result::Result<(), Damage> {
     if entry.key.len() != 16 || !entry.key.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
-        return Err("key must be 16 lowercase hex characters".to_owned());
+        return Err(Damage::record("key must be 16 lowercase hex characters"));
     }
     if entry.revision < 1 {
-        return Err("revision must be >= 1".to_owned());
+        return Err(Damage::record("revision must be >= 1"));
     }
     crate::model::fact::check_stored_content(&entry.content)?;
     if let Some(key) = entry.memory_key.as_deref() {
         match canon::clean_memory_key(key) {
             Ok(clean) if clean == key => {}
-            _ => return Err(format!("invalid memory_key {key:?}")),
+            _ => return Err(Damage::record(format!("invalid memory_key {key:?}"))),
         }
     }
     for id in &entry.evidence_ids {
-        canon::check_id("evidence id", id).map_err(|e| e.to_string())?;
+        canon::check_id("evidence id", id).map_err(|e| Damage::record(e.to_string()))?;
     }
     if !entry.evidence_ids.is_sorted_unique() {
-        return Err("evidence_ids must be sorted and unique".to_owned());
+        return Err(Damage::record("evidence_ids must be sorted and unique"));
     }
     if entry.first_seen.instant() > entry.last_seen.instant() {
-        return Err("first_seen is after last_seen".to_owned());
+        return Err(Damage::record("first_seen is after last_seen"));
     }
     Ok(())
 }

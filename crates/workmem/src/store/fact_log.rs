@@ -132,13 +132,14 @@ impl FactLog {
         for (number, line, terminated) in atomic_io::lines(data) {
             match T::parse_for(line, &self.workspace_id) {
                 Ok(record) => records.push(record),
-                Err(err) => self.refuse_line(path, number, err, terminated)?,
+                Err(err) => self.refuse_line(path, (number, line), err, terminated)?,
             }
         }
         Ok(records)
     }
 
-    /// What line `number` of `path`, which did not parse (`err`), means:
+    /// What line `number` of `path` (its bytes given beside it), which did
+    /// not parse (`err`), means:
     /// nothing for an invalid unterminated final line (a torn append,
     /// never acknowledged: ignored), else the error naming the line.
     ///
@@ -147,7 +148,7 @@ impl FactLog {
     fn refuse_line(
         &self,
         path: &Path,
-        number: usize,
+        (number, line): (usize, &[u8]),
         err: LineError,
         terminated: bool,
     ) -> Result<()> {
@@ -158,8 +159,8 @@ impl FactLog {
                 expected: self.workspace_id.clone(),
             }),
             LineError::Invalid(_) if !terminated => Ok(()),
-            LineError::Invalid(message) => {
-                Err(Error::corrupt(Location::line(path, number), message))
+            LineError::Invalid(damage) => {
+                Err(super::corrupt_in(line, Location::line(path, number), damage))
             }
         }
     }
@@ -207,7 +208,7 @@ impl FactLog {
                 }
                 Err(err) => {
                     let before = lines_before.unwrap_or_else(|| lines_in(path, base));
-                    self.refuse_line(path, before + number, err, terminated)?;
+                    self.refuse_line(path, (before + number, line), err, terminated)?;
                 }
             }
         }

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::error::{Error, Location, Result};
+use crate::error::{Damage, Error, Location, Result};
 use crate::store::atomic_io;
 use crate::store::fact_log::FactLog;
 
@@ -36,22 +36,20 @@ pub(crate) fn parse_pin(data: &[u8], path: &Path) -> Result<String> {
         id: String,
     }
     let text = std::str::from_utf8(data)
-        .map_err(|_| Error::corrupt(Location::file(path), "is not valid UTF-8"))?;
+        .map_err(|_| super::corrupt_in(data, Location::file(path), Damage::NotUtf8))?;
     let pin: Pin = toml::from_str(text).map_err(|err| {
         let offset = err.span().map_or(0, |span| span.start.min(text.len()));
         let before = &text[..offset];
         let line = before.matches('\n').count() + 1;
         let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        Error::corrupt(
+        super::corrupt_in(
+            data,
             Location::line(path, line),
-            format!("column {column}: {}", err.message().trim_end()),
+            Damage::Toml { column, detail: err.message().trim_end().to_owned() },
         )
     })?;
     if !is_workspace_id(&pin.id) {
-        return Err(Error::corrupt(
-            Location::file(path),
-            "`id` must be 16 lowercase hexadecimal digits (a workspace id)",
-        ));
+        return Err(Error::corrupt(Location::file(path), Damage::PinId));
     }
     Ok(pin.id)
 }
@@ -129,9 +127,9 @@ fn workspace_of(record: &[u8], at: &Location) -> Result<String> {
     struct Scoped {
         workspace_id: String,
     }
-    serde_json::from_slice::<Scoped>(record).map(|s| s.workspace_id).map_err(|_| {
-        Error::corrupt(at.clone(), "is not a JSON record with a string `workspace_id`")
-    })
+    serde_json::from_slice::<Scoped>(record)
+        .map(|s| s.workspace_id)
+        .map_err(|_| Error::corrupt(at.clone(), Damage::NoWorkspaceId))
 }
 
 #[cfg(test)]

@@ -29,7 +29,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::{Error, IoContext, Location, Result};
+use crate::error::{Damage, Error, IoContext, Location, Result};
 use crate::model::canon::{self, JsonStyle};
 use crate::model::id_list::IdList;
 use crate::model::stamp::Stamp;
@@ -368,8 +368,8 @@ where
     if text.iter().all(u8::is_ascii_whitespace) {
         return Ok(None);
     }
-    let record =
-        parse_record::<T>(text).map_err(|msg| Error::corrupt(Location::line(path, line), msg))?;
+    let record = parse_record::<T>(text)
+        .map_err(|damage| super::corrupt_in(text, Location::line(path, line), damage))?;
     if record.workspace() != workspace_id {
         return Err(Error::Scope {
             location: Location::line(path, line),
@@ -381,29 +381,27 @@ where
 }
 
 /// Parses one stream record and checks its schema version.
-pub fn parse_record<T>(bytes: &[u8]) -> std::result::Result<T, String>
+pub fn parse_record<T>(bytes: &[u8]) -> std::result::Result<T, Damage>
 where
     T: for<'de> Deserialize<'de> + StreamRecord,
 {
-    let value: Value = serde_json::from_slice(bytes)
-        .map_err(|err| crate::model::fact_line::describe_json_error(&err))?;
+    let value: Value = serde_json::from_slice(bytes).map_err(|err| Damage::json(&err))?;
     // No workmem record holds a float; one in the free-form intent would not
     // survive a write and re-read bit for bit, and the digest covers it.
     if has_float(&value) {
-        return Err(
-            "invalid record: holds a floating-point number; workmem records hold integers only"
-                .to_owned(),
-        );
+        return Err(Damage::record(
+            "invalid record: holds a floating-point number; workmem records hold integers only",
+        ));
     }
     let version = value.get("schema_version").and_then(Value::as_i64);
     if version != Some(i64::from(JOURNAL_SCHEMA_VERSION)) {
-        return Err(format!(
+        return Err(Damage::record(format!(
             "unsupported schema_version {} (supported: {JOURNAL_SCHEMA_VERSION})",
             value.get("schema_version").map_or("missing".to_owned(), Value::to_string)
-        ));
+        )));
     }
-    let record: T =
-        serde_json::from_value(value).map_err(|err| format!("invalid record: {err}"))?;
+    let record: T = serde_json::from_value(value)
+        .map_err(|err| Damage::record(format!("invalid record: {err}")))?;
     record.check()?;
     Ok(record)
 }
@@ -423,8 +421,8 @@ pub trait StreamRecord {
     fn workspace(&self) -> &str;
 
     /// Checks the record's text fields as on append (a hostile stream may
-    /// carry anything); returns a message naming the bad field.
-    fn check(&self) -> std::result::Result<(), String> {
+    /// carry anything); returns damage naming the bad field.
+    fn check(&self) -> std::result::Result<(), Damage> {
         Ok(())
     }
 }
@@ -434,8 +432,8 @@ impl StreamRecord for Adjudication {
         &self.workspace_id
     }
 
-    fn check(&self) -> std::result::Result<(), String> {
-        self.check_fields().map_err(|err| err.to_string())
+    fn check(&self) -> std::result::Result<(), Damage> {
+        self.check_fields().map_err(|err| Damage::record(err.to_string()))
     }
 }
 
@@ -543,27 +541,25 @@ pub fn transactions(path: &Path, workspace_id: &str) -> Result<Vec<Transaction>>
                 if record.phase != Phase::Prepared {
                     return Err(Error::corrupt(
                         here(),
-                        format!(
-                            "transaction {} starts with {} instead of prepared",
-                            record.transaction_id, record.phase
-                        ),
+                        Damage::TransactionStart {
+                            transaction_id: record.transaction_id.clone(),
+                            status: record.phase.to_string(),
+                        },
                     ));
                 }
                 let Some(raw) = record.intent.take() else {
-                    return Err(Error::corrupt(here(), "prepared line has no intent"));
+                    return Err(Error::corrupt(here(), Damage::NoIntent));
                 };
                 let digest = intent_digest(&raw);
                 if digest != record.intent_sha256 {
                     return Err(Error::corrupt(
                         here(),
-                        format!(
-                            "intent was modified: transaction {} does not hash to its intent_sha256",
-                            record.transaction_id
-                        ),
+                        Damage::IntentHash { transaction_id: record.transaction_id.clone() },
                     ));
                 }
-                let intent: Intent = serde_json::from_value(raw)
-                    .map_err(|err| Error::corrupt(here(), format!("intent was modified: {err}")))?;
+                let intent: Intent = serde_json::from_value(raw).map_err(|err| {
+                    Error::corrupt(here(), Damage::IntentUnreadable { detail: err.to_string() })
+                })?;
                 check_intent(&intent, &record, workspace_id)
                     .map_err(|msg| Error::corrupt(here(), msg))?;
                 index.insert(record.transaction_id.clone(), out.len());
@@ -583,31 +579,30 @@ pub fn transactions(path: &Path, workspace_id: &str) -> Result<Vec<Transaction>>
         if record.intent_sha256 != transaction.digest {
             return Err(Error::corrupt(
                 here(),
-                format!(
-                    "intent was modified: {} line of {} carries another intent_sha256",
-                    record.phase, record.transaction_id
-                ),
+                Damage::IntentDigestChanged {
+                    status: record.phase.to_string(),
+                    transaction_id: record.transaction_id.clone(),
+                },
             ));
         }
         if record.intent.is_some() {
             return Err(Error::corrupt(
                 here(),
-                format!(
-                    "{} line of {} must not carry an intent",
-                    record.phase, record.transaction_id
-                ),
+                Damage::IntentRepeated {
+                    status: record.phase.to_string(),
+                    transaction_id: record.transaction_id.clone(),
+                },
             ));
         }
         let expected = Phase::ALL.get(transaction.done.len()).copied();
         if Some(record.phase) != expected {
             return Err(Error::corrupt(
                 here(),
-                format!(
-                    "transaction {} records {} after {}",
-                    record.transaction_id,
-                    record.phase,
-                    transaction.done.last().map_or("nothing".to_owned(), Phase::to_string)
-                ),
+                Damage::TransactionOrder {
+                    transaction_id: record.transaction_id.clone(),
+                    status: record.phase.to_string(),
+                    after: transaction.done.last().map_or("nothing".to_owned(), Phase::to_string),
+                },
             ));
         }
         transaction.done.push(record.phase);
@@ -624,33 +619,36 @@ fn check_intent(
     intent: &Intent,
     line: &JournalLine,
     workspace_id: &str,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<(), Damage> {
     let tid = &line.transaction_id;
     if !matches!(intent.schema_version, INTENT_SCHEMA_FULL | INTENT_SCHEMA_VERSION)
         || intent.adjudication.schema_version != JOURNAL_SCHEMA_VERSION
     {
-        return Err(format!(
+        return Err(Damage::record(format!(
             "transaction {tid} has an unsupported schema_version {} (supported: {INTENT_SCHEMA_FULL}, {INTENT_SCHEMA_VERSION})",
             intent.schema_version
-        ));
+        )));
     }
     if intent.workspace_id != workspace_id || intent.adjudication.workspace_id != workspace_id {
-        return Err(format!("transaction {tid} belongs to another workspace"));
+        return Err(Damage::record(format!("transaction {tid} belongs to another workspace")));
     }
     if intent.transaction_id != line.transaction_id
         || intent.transaction_id != canon::transaction_id(workspace_id, &intent.event_id)
     {
-        return Err(format!(
+        return Err(Damage::record(format!(
             "intent was modified: transaction id {tid} does not match its event id"
-        ));
+        )));
     }
-    intent.adjudication.check_fields().map_err(|err| format!("transaction {tid}: {err}"))?;
+    intent
+        .adjudication
+        .check_fields()
+        .map_err(|err| Damage::record(format!("transaction {tid}: {err}")))?;
     if intent.adjudication.event_id != intent.event_id
         || intent.adjudication.conflict_id != intent.conflict_id
     {
-        return Err(format!(
+        return Err(Damage::record(format!(
             "intent was modified: adjudication of {tid} names another event or case"
-        ));
+        )));
     }
     let hashes = [
         &intent.curated_sha256_before,
@@ -660,23 +658,23 @@ fn check_intent(
     ];
     if intent.schema_version == INTENT_SCHEMA_FULL {
         if hashes.iter().any(|hash| hash.is_some()) {
-            return Err(format!(
+            return Err(Damage::record(format!(
                 "transaction {tid}: a schema {INTENT_SCHEMA_FULL} intent holds file hashes"
-            ));
+            )));
         }
         return Ok(());
     }
     if !hashes.iter().all(|hash| hash.as_deref().is_some_and(is_sha256_hex)) {
-        return Err(format!(
+        return Err(Damage::record(format!(
             "transaction {tid}: a schema {INTENT_SCHEMA_VERSION} intent needs the four file hashes as 64 lowercase hex characters"
-        ));
+        )));
     }
     // Scoped to one domain: the decided case's.
     let Some(memory_key) = intent.memory_key() else {
-        return Err(format!(
+        return Err(Damage::record(format!(
             "intent was modified: transaction {tid} does not hold case {} before",
             intent.conflict_id
-        ));
+        )));
     };
     let outside_entry = intent
         .curated_before
@@ -689,9 +687,9 @@ fn check_intent(
         .chain(&intent.conflicts_after)
         .any(|case| case.memory_key != memory_key);
     if outside_entry || outside_case {
-        return Err(format!(
+        return Err(Damage::record(format!(
             "intent was modified: transaction {tid} holds entries or cases outside domain {memory_key}"
-        ));
+        )));
     }
     Ok(())
 }
@@ -759,8 +757,8 @@ pub fn compact(path: &Path, transactions: &[Transaction]) -> Result<()> {
 /// [`Error::Io`].
 pub fn last_is_committed(path: &Path, workspace_id: &str) -> Result<bool> {
     let Some(last) = atomic_io::last_complete_line(path)? else { return Ok(true) };
-    let record: JournalLine = parse_record(&last).map_err(|msg| {
-        Error::corrupt(Location::file(path), format!("last complete line: {msg}"))
+    let record: JournalLine = parse_record(&last).map_err(|damage| {
+        super::corrupt_in(&last, Location::file(path), Damage::LastLine(Box::new(damage)))
     })?;
     if record.workspace_id != workspace_id {
         return Err(Error::Scope {
@@ -824,9 +822,10 @@ impl DistillIntent {
     /// [`Error::UnsupportedVersion`], [`Error::Scope`].
     pub(crate) fn decode(data: &[u8], path: &Path, workspace_id: &str) -> Result<DistillIntent> {
         let intent: DistillIntent = serde_json::from_slice(data).map_err(|err| {
-            Error::corrupt(
+            super::corrupt_in(
+                data,
                 Location::file(path),
-                format!("not a distill intent ({err}); remove it and run distill again"),
+                Damage::NotDistillIntent { detail: err.to_string() },
             )
         })?;
         if intent.schema_version != DISTILL_INTENT_SCHEMA_VERSION {

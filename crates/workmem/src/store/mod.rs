@@ -26,6 +26,8 @@ pub(crate) mod search_index;
 pub(crate) mod state_file;
 pub(crate) mod valid_hashes;
 
+use crate::error::{Damage, Error, Location};
+
 /// One violated invariant of a state file, and the record it is about (an
 /// entry key or a conflict id), so that `verify` can name its line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,4 +36,25 @@ pub(crate) struct Finding {
     pub(crate) subject: Option<String>,
     /// What is wrong.
     pub(crate) message: String,
+}
+
+/// Returns whether `data` holds a line that git writes around a conflict
+/// (`<<<<<<< `, `=======`, `>>>>>>> `): the sign of a merge git could not
+/// finish with workmem's driver.
+pub fn has_conflict_markers(data: &[u8]) -> bool {
+    data.split(|&b| b == b'\n').any(|line| {
+        line.starts_with(b"<<<<<<< ") || line.starts_with(b">>>>>>> ") || line == b"======="
+    })
+}
+
+/// Returns the corruption error of `damage` found at `location` in `data`,
+/// or, when `data` holds git's conflict markers, the error that says so
+/// about the whole file: a merge that did not finish explains any damage
+/// in it.
+pub(crate) fn corrupt_in(data: &[u8], location: Location, damage: Damage) -> Error {
+    if has_conflict_markers(data) {
+        Error::corrupt(Location::file(&location.path), Damage::MergeMarkers)
+    } else {
+        Error::corrupt(location, damage)
+    }
 }

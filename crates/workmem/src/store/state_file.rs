@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::error::{Error, IoContext, Location, Result};
+use crate::error::{Damage, Error, IoContext, Location, Result};
 use crate::model::canon::{self, JsonStyle};
 use crate::store::atomic_io::{self, Staged};
 use crate::store::hash_checkpoints::{Checkpoints, Hasher};
@@ -522,11 +522,10 @@ impl<R: Record> StateFile<R> {
                 R::decode(&encoded).map_err(|err| {
                     Error::corrupt(
                         Location::file(path),
-                        format!(
-                            "{}: {}",
-                            R::id(&slot.head),
-                            crate::model::fact_line::describe_json_error(&err)
-                        ),
+                        Damage::RecordJson {
+                            id: R::id(&slot.head).to_string(),
+                            detail: crate::model::fact_line::describe_json_error(&err),
+                        },
                     )
                 })
             })
@@ -570,10 +569,11 @@ impl<R: Record> StateFile<R> {
         added: &[R],
         to: Output,
     ) -> Result<StateFile<R>> {
-        let refuse =
-            |msg: String| Error::corrupt(Location::file(path), format!("refusing to save: {msg}"));
+        let refuse = |damage: Damage| {
+            Error::corrupt(Location::file(path), Damage::RefusedSave(Box::new(damage)))
+        };
         if let Some(problem) = R::problem(added, workspace_id) {
-            return Err(refuse(problem));
+            return Err(refuse(Damage::record(problem)));
         }
         let mut added: Vec<(R::Head, &R)> = added.iter().map(|r| (r.head(), r)).collect();
         added.sort_by(|a, b| a.0.cmp(&b.0));
@@ -596,10 +596,12 @@ impl<R: Record> StateFile<R> {
         let new_domains: HashSet<&str> = added.iter().filter_map(|(h, _)| R::domain(h)).collect();
         for slot in &kept {
             if new_ids.contains(R::id(&slot.head)) {
-                return Err(refuse(format!("{} appears twice", R::id(&slot.head))));
+                return Err(refuse(Damage::record(format!("{} appears twice", R::id(&slot.head)))));
             }
             if let Some(key) = R::domain(&slot.head).filter(|k| new_domains.contains(k)) {
-                return Err(refuse(format!("memory_key {key} is split between two writes")));
+                return Err(refuse(Damage::record(format!(
+                    "memory_key {key} is split between two writes"
+                ))));
             }
         }
         let records = kept.len() + added.len();

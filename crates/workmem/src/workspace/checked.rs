@@ -12,7 +12,7 @@
 //! recovery's, MEMORY.md is never served from disk, and a cache is used
 //! only while it matches the identity of what it describes.
 
-use crate::error::{Error, Location, Result};
+use crate::error::{Damage, Error, Location, Result};
 use crate::store::atomic_io::{self, file_stamp};
 use crate::store::checked_state::{self, StatePair};
 use crate::store::journal::AUDIT_FILE;
@@ -60,20 +60,14 @@ impl Workspace {
         }
         problems.extend(self.verify()?.into_iter().filter(|p| self.is_state_problem(p, current)));
         if let Some(first) = problems.first() {
-            let more = match problems.len() {
-                1 => String::new(),
-                n => format!(" (and {} more problems)", n - 1),
-            };
-            let why = if deleted.is_empty() {
-                "this state did not come from this clone and fails its check against the daily \
-                 logs and the audit stream, so none of it is used"
-            } else {
-                "no curated memory is served until it is restored or derived again"
-            };
-            return Err(Error::Corrupt {
-                location: Location { path: first.file.clone().into(), line: first.line },
-                message: format!("{}{more}; {why}", first.message),
-            });
+            return Err(Error::corrupt(
+                Location { path: first.file.clone().into(), line: first.line },
+                Damage::Unchecked {
+                    problem: first.message.clone(),
+                    more: problems.len() - 1,
+                    deleted: !deleted.is_empty(),
+                },
+            ));
         }
         self.record_checked_state(current);
         Ok(())

@@ -343,12 +343,7 @@ impl Workspace {
             }
             return Err(crate::error::Error::corrupt(
                 crate::error::Location::file(&path),
-                format!(
-                    "is a distill intent this clone did not write (it arrived through git or \
-                     was copied); it is never applied, and nothing that writes the memory runs \
-                     while it is there: {}",
-                    crate::workspace::resolve::JOURNAL_WAY_OUT
-                ),
+                crate::error::Damage::ForeignDistillIntent,
             ));
         }
         let intent = DistillIntent::decode(&data, &path, &self.workspace_id)?;

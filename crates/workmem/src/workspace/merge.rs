@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::error::{Error, Location, Result};
+use crate::error::{Damage, Error, Location, Result};
 use crate::model::canon::{self, JsonStyle};
 use crate::model::fact::Fact;
 use crate::model::stamp::Stamp;
@@ -99,13 +99,7 @@ pub fn merge_memory_file(file: MemoryFile, path: &Path, sides: MergeSides<'_>) -
             if ours != theirs {
                 return Err(Error::corrupt(
                     Location::file(path),
-                    format!(
-                        "the merge would change the pinned workspace id ({ours} here, {theirs} on \
-                         the other side): every record carries the id, so a merge never changes \
-                         it; keep this side's file (`git checkout --ours {}`) and ask why the \
-                         other side changed it",
-                        path.display()
-                    ),
+                    Damage::PinChanged { ours, theirs, path: path.to_path_buf() },
                 ));
             }
             Ok(sides.ours.to_vec())
@@ -115,10 +109,7 @@ pub fn merge_memory_file(file: MemoryFile, path: &Path, sides: MergeSides<'_>) -
                 if !data.iter().all(u8::is_ascii_whitespace) {
                     return Err(Error::corrupt(
                         Location::file(path),
-                        format!(
-                            "the {side} version holds a resolution in flight; finish it on the machine \
-                             that wrote it (any workmem command there does) and commit the empty journal"
-                        ),
+                        Damage::ResolutionInFlight { side },
                     ));
                 }
             }
@@ -183,14 +174,7 @@ pub fn salvage_records(file: MemoryFile, data: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Returns whether `data` holds a line that git writes around a conflict
-/// (`<<<<<<< `, `=======`, `>>>>>>> `): the sign of a merge git could not
-/// finish with workmem's driver.
-pub fn has_conflict_markers(data: &[u8]) -> bool {
-    data.split(|&b| b == b'\n').any(|line| {
-        line.starts_with(b"<<<<<<< ") || line.starts_with(b">>>>>>> ") || line == b"======="
-    })
-}
+pub use crate::store::has_conflict_markers;
 
 impl Workspace {
     /// Replaces the memory file `name` (relative to the memory directory,
@@ -273,7 +257,7 @@ struct Line {
 fn union_records(
     path: &Path,
     versions: [(&str, &[u8]); 3],
-    parse: impl Fn(&[u8]) -> std::result::Result<Keyed, String>,
+    parse: impl Fn(&[u8]) -> std::result::Result<Keyed, Damage>,
 ) -> Result<Vec<u8>> {
     let mut sides: Vec<Vec<Line>> = Vec::new();
     for (side, data) in versions {
@@ -285,7 +269,7 @@ fn union_records(
             let parsed = parse(bytes).and_then(|keyed| {
                 serde_json::from_slice::<Value>(bytes)
                     .map(|value| (keyed, canon::encode(&value, JsonStyle::Canonical)))
-                    .map_err(|err| err.to_string())
+                    .map_err(|err| Damage::record(err.to_string()))
             });
             match parsed {
                 Ok((keyed, canonical)) => {
@@ -294,10 +278,13 @@ fn union_records(
                 // An unterminated fragment that is no record is what a
                 // crashed append leaves: readers ignore it, so does a merge.
                 Err(_) if !terminated => {}
-                Err(message) => {
+                Err(damage) => {
                     return Err(Error::corrupt(
                         Location::line(&side_path(path, side), number),
-                        format!("{message}{}", markers_hint(data)),
+                        Damage::MergeRecord {
+                            problem: damage.to_string(),
+                            markers: has_conflict_markers(data),
+                        },
                     ));
                 }
             }
@@ -315,11 +302,7 @@ fn union_records(
     if workspaces.len() > 1 {
         return Err(Error::corrupt(
             Location::file(path),
-            format!(
-                "the versions hold records of several workspaces ({}); a merge never joins two \
-                 projects' memories",
-                workspaces.into_iter().collect::<Vec<_>>().join(", ")
-            ),
+            Damage::SeveralWorkspaces { ids: workspaces.into_iter().map(str::to_owned).collect() },
         ));
     }
     let mut seen: HashSet<&str> = HashSet::new();
@@ -369,23 +352,20 @@ fn state_workspace(path: &Path, versions: &[(&str, &[u8]); 3]) -> Result<String>
         let id = first_workspace(data).ok_or_else(|| {
             Error::corrupt(
                 Location::file(&side_path(path, side)),
-                format!("is not a JSON state file with a workspace_id{}", markers_hint(data)),
+                Damage::NotStateFile { markers: has_conflict_markers(data) },
             )
         })?;
         match &found {
             Some(other) if *other != id => {
                 return Err(Error::corrupt(
                     Location::file(path),
-                    format!(
-                        "the versions belong to two workspaces ({other} and {id}); a merge never \
-                         joins two projects' memories"
-                    ),
+                    Damage::TwoWorkspaces { first: other.clone(), second: id },
                 ));
             }
             _ => found = Some(id),
         }
     }
-    found.ok_or_else(|| Error::corrupt(Location::file(path), "every version is empty"))
+    found.ok_or_else(|| Error::corrupt(Location::file(path), Damage::EveryVersionEmpty))
 }
 
 /// Returns the `workspace_id` of a state file or of the first record of a
@@ -395,16 +375,6 @@ fn first_workspace(data: &[u8]) -> Option<String> {
     let value: Value =
         serde_json::from_slice(first).or_else(|_| serde_json::from_slice(data)).ok()?;
     value.get("workspace_id")?.as_str().map(str::to_owned)
-}
-
-/// Returns the hint a merge error adds when the version it could not read
-/// holds git's conflict markers, else nothing.
-fn markers_hint(data: &[u8]) -> &'static str {
-    if has_conflict_markers(data) {
-        " (git conflict markers: finish the merge with `workmem merge --continue`)"
-    } else {
-        ""
-    }
 }
 
 /// Returns `path` labelled with the side it was read from, for messages.

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-use crate::error::{Error, Location, Rejected, Result};
+use crate::error::{Damage, Error, Location, Rejected, Result};
 use crate::model::canon;
 use crate::policy::adjudication::{self, Resolution};
 use crate::policy::projection::Projection;
@@ -469,10 +469,10 @@ impl Workspace {
         if stored.as_ref().is_some_and(|a| *a != intent.adjudication) {
             return Err(Error::corrupt(
                 Location::file(&audit_path),
-                format!(
-                    "holds another adjudication with event id {} of transaction {}",
-                    intent.event_id, intent.transaction_id
-                ),
+                Damage::AdjudicationReused {
+                    event_id: intent.event_id.clone(),
+                    transaction_id: intent.transaction_id.clone(),
+                },
             ));
         }
         Ok(Targets { curated, queue, audit_done: stored.is_some() })
@@ -645,22 +645,16 @@ fn scoped_hashes<'a>(before: Option<&'a str>, after: Option<&'a str>) -> (&'a st
 fn neither(path: &Path, intent: &Intent) -> Error {
     Error::corrupt(
         Location::file(path),
-        format!(
-            "matches neither the before nor the after state of transaction {}; recovery stopped",
-            intent.transaction_id
-        ),
+        Damage::NeitherState { transaction_id: intent.transaction_id.clone() },
     )
 }
 
 /// The error of a schema-2 intent whose snapshots do not agree with the
 /// file hashes it records.
-fn modified(path: &Path, intent: &Intent, what: &str) -> Error {
+fn modified(path: &Path, intent: &Intent, what: &'static str) -> Error {
     Error::corrupt(
         Location::file(path),
-        format!(
-            "intent was modified: the {what} of transaction {} do not agree with its file hashes; recovery stopped",
-            intent.transaction_id
-        ),
+        Damage::IntentSnapshots { what, transaction_id: intent.transaction_id.clone() },
     )
 }
 
@@ -674,38 +668,21 @@ enum Foreign {
     Refuse,
 }
 
-/// The way out of a journal holding work this clone did not prepare.
-pub(crate) const JOURNAL_WAY_OUT: &str =
-    "`workmem journal` shows it and `workmem journal --discard` discards it";
-
 /// The error of an unfinished transaction this clone did not prepare.
 fn foreign_transaction(path: &Path, transaction: &journal::Transaction) -> Error {
-    let what = transaction.intent.as_ref().map_or_else(String::new, |intent| {
-        format!(
-            " (a decision by {:?} on case {})",
-            intent.adjudication.actor, intent.adjudication.conflict_id
-        )
-    });
+    let decision = transaction
+        .intent
+        .as_ref()
+        .map(|intent| (intent.adjudication.actor.clone(), intent.adjudication.conflict_id.clone()));
     Error::corrupt(
         Location::line(path, transaction.first_line),
-        format!(
-            "holds unfinished transaction {}{what} that this clone did not prepare (it arrived \
-             through git or was copied); it is never applied, and nothing that writes the memory \
-             runs while it is there: {JOURNAL_WAY_OUT}",
-            transaction.transaction_id
-        ),
+        Damage::ForeignTransaction { transaction_id: transaction.transaction_id.clone(), decision },
     )
 }
 
 /// The error of a journal this clone did not write that cannot be read.
 fn foreign_unreadable(path: &Path, err: &Error) -> Error {
-    Error::corrupt(
-        Location::file(path),
-        format!(
-            "was not written by this clone (it arrived through git or was copied) and cannot be \
-             read ({err}); it is never applied: {JOURNAL_WAY_OUT}"
-        ),
-    )
+    Error::corrupt(Location::file(path), Damage::ForeignJournal { detail: err.to_string() })
 }
 
 /// The outcome of [`Workspace::prepare_locked`].

@@ -120,7 +120,7 @@ impl Workspace {
 
 fn unreadable(path: &Path, err: &Error) -> Problem {
     let message = match err {
-        Error::Corrupt { message, .. } => message.clone(),
+        Error::Corrupt { damage, .. } => damage.to_string(),
         other => other.to_string(),
     };
     Problem {

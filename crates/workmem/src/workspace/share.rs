@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Invalid, Location, Result};
+use crate::error::{Damage, Error, Invalid, Location, Result};
 use crate::store::atomic_io;
 use crate::store::identity::{self, IDENTITY_FILE};
 use crate::workspace::{DEFAULT_MEMORY_DIR, Workspace, WorkspaceBuilder};
@@ -252,7 +252,7 @@ fn mixed(ids: std::collections::BTreeMap<String, identity::Sighting>) -> Error {
 /// `header` first), atomically; returns the path when it changed.
 fn merge_lines(path: &Path, header: &str, lines: &[String]) -> Result<Option<PathBuf>> {
     let existing = atomic_io::read_optional(path)?.map(|data| {
-        String::from_utf8(data).map_err(|_| Error::corrupt(Location::file(path), "is not UTF-8"))
+        String::from_utf8(data).map_err(|_| Error::corrupt(Location::file(path), Damage::NotUtf8))
     });
     let mut text = existing.transpose()?.unwrap_or_default();
     let missing: Vec<&String> =

@@ -24,6 +24,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use crate::error::JOURNAL_WAY_OUT;
 use crate::error::{Error, Result};
 use crate::model::fact::Fact;
 use crate::policy::check::{self, FactDigest, Facts};
@@ -34,7 +35,6 @@ use crate::store::curated_state::CuratedState;
 use crate::store::journal::{self, AUDIT_FILE, Adjudication, JOURNAL_FILE, Phase, Transaction};
 use crate::store::lock::LOCK_FILE;
 use crate::store::state_file::Output;
-use crate::workspace::resolve::JOURNAL_WAY_OUT;
 use crate::workspace::{CONFLICTS_FILE, CURATED_FILE, DISTILL_INTENT_FILE, MEMORY_FILE, Workspace};
 
 /// One violated invariant.
@@ -57,7 +57,9 @@ pub(crate) fn problem(path: &Path, line: Option<usize>, message: impl Into<Strin
 /// error names no file).
 pub(crate) fn from_error(err: Error, fallback: &Path) -> Problem {
     match err {
-        Error::Corrupt { location, message } => problem(&location.path, location.line, message),
+        Error::Corrupt { location, damage } => {
+            problem(&location.path, location.line, damage.to_string())
+        }
         Error::Scope { location, found, expected } => problem(
             &location.path,
             location.line,
@@ -390,7 +392,9 @@ impl Workspace {
             for (number, bytes, terminated) in atomic_io::lines(&data) {
                 match Fact::parse_line(bytes) {
                     Err(_) if !terminated => {}
-                    Err(message) => problems.push(problem(&day.path, Some(number), message)),
+                    Err(message) => {
+                        problems.push(problem(&day.path, Some(number), message.to_string()));
+                    }
                     Ok(fact) => {
                         if fact.workspace_id != self.workspace_id() {
                             problems.push(problem(
@@ -452,7 +456,7 @@ impl Workspace {
             let record = match journal::parse_record::<Adjudication>(bytes) {
                 Ok(record) => record,
                 Err(message) => {
-                    problems.push(problem(&path, Some(number), message));
+                    problems.push(problem(&path, Some(number), message.to_string()));
                     continue;
                 }
             };
