@@ -244,7 +244,7 @@ impl<C: MessagesClient> Agent<C> {
         match name {
             tools::BASH => match tools::bash_command(input) {
                 Ok(command) => self.bash.run(&command, cancel),
-                Err(message) => ToolOutput::error(message),
+                Err(err) => ToolOutput::error(err.to_string()),
             },
             tools::WRITE_MEMORY => tools::write_memory(&self.workspace, input),
             tools::SEARCH_MEMORY => tools::search_memory(&self.workspace, input),

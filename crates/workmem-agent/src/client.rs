@@ -155,7 +155,21 @@ impl std::fmt::Debug for HttpClient {
 }
 
 /// One HTTP exchange: status, `retry-after` and body text.
-type Exchange = Result<(u16, Option<String>, String), String>;
+type Exchange = Result<(u16, Option<String>, String), ExchangeError>;
+
+/// Why an HTTP exchange got no answer to read.
+#[derive(Debug, thiserror::Error)]
+enum ExchangeError {
+    /// The request could not be sent or got no response.
+    #[error("{0}")]
+    Send(ureq::Error),
+    /// The response's body could not be read.
+    #[error("reading the reply: {0}")]
+    Read(ureq::Error),
+    /// The thread making the request ended without an answer.
+    #[error("the request thread ended without an answer")]
+    NoAnswer,
+}
 
 impl HttpClient {
     /// Returns a client posting to `messages_url` with `api_key`.
@@ -211,7 +225,7 @@ impl HttpClient {
                 Ok(exchange) => return Ok(exchange),
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    return Ok(Err("the request thread ended without an answer".to_owned()));
+                    return Ok(Err(ExchangeError::NoAnswer));
                 }
             }
         }
@@ -225,7 +239,7 @@ fn post(agent: &ureq::Agent, url: &str, key: &str, body: &[u8]) -> Exchange {
         .header("anthropic-version", ANTHROPIC_VERSION)
         .header("content-type", "application/json")
         .send(body)
-        .map_err(|err| err.to_string())?;
+        .map_err(ExchangeError::Send)?;
     let status = response.status().as_u16();
     let retry_after = response
         .headers()
@@ -237,7 +251,7 @@ fn post(agent: &ureq::Agent, url: &str, key: &str, body: &[u8]) -> Exchange {
         .with_config()
         .limit(MAX_BODY_BYTES)
         .read_to_string()
-        .map_err(|err| format!("reading the reply: {err}"))?;
+        .map_err(ExchangeError::Read)?;
     Ok((status, retry_after, text))
 }
 
@@ -295,8 +309,12 @@ impl MessagesClient for HttpClient {
                     }
                     (error, retry_after.as_deref().and_then(parse_retry_after))
                 }
-                Err(message) => (
-                    ClientError::Network { url: self.url.clone(), message, attempts: attempt },
+                Err(err) => (
+                    ClientError::Network {
+                        url: self.url.clone(),
+                        message: err.to_string(),
+                        attempts: attempt,
+                    },
                     None,
                 ),
             };

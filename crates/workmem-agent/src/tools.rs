@@ -6,7 +6,7 @@
 //! already recorded: those stay with the human at the REPL
 //! (docs/policy.md).
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use workmem::{Error, Invalid, NewFact, Workspace};
 
 use crate::api::ToolDefinition;
@@ -103,16 +103,35 @@ pub fn search_memory(workspace: &Workspace, input: &Value) -> ToolOutput {
     }
 }
 
+/// Why the input of a `bash` call was refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BashInputError {
+    /// The input is not a JSON object.
+    #[error("the tool input must be a JSON object")]
+    NotAnObject,
+    /// The input has a field other than `command`.
+    #[error("{0}")]
+    UnknownField(Error),
+    /// `command` is not a string.
+    #[error("invalid command: expected a string")]
+    NotAString,
+    /// `command` is absent.
+    #[error("invalid command: missing")]
+    Missing,
+}
+
 /// Returns the command of a `bash` call.
 ///
-/// Errors: a message naming the missing, mistyped or unknown field.
-pub fn bash_command(input: &Value) -> Result<String, String> {
-    let object = as_object(input)?;
-    reject_unknown_fields(object, &["command"]).map_err(|err| err.to_string())?;
+/// Errors: a [`BashInputError`] naming the missing, mistyped or unknown
+/// field.
+pub fn bash_command(input: &Value) -> Result<String, BashInputError> {
+    let object = input.as_object().ok_or(BashInputError::NotAnObject)?;
+    reject_unknown_fields(object, &["command"]).map_err(BashInputError::UnknownField)?;
     match object.get("command") {
         Some(Value::String(command)) => Ok(command.clone()),
-        Some(_) => Err("invalid command: expected a string".to_owned()),
-        None => Err("invalid command: missing".to_owned()),
+        Some(_) => Err(BashInputError::NotAString),
+        None => Err(BashInputError::Missing),
     }
 }
 
@@ -154,10 +173,6 @@ pub fn write_memory(workspace: &Workspace, input: &Value) -> ToolOutput {
         }
         Err(err) => ToolOutput::error(format!("the fact could not be stored: {err}")),
     }
-}
-
-fn as_object(input: &Value) -> Result<&Map<String, Value>, String> {
-    input.as_object().ok_or_else(|| "the tool input must be a JSON object".to_owned())
 }
 
 #[cfg(test)]

@@ -258,12 +258,17 @@ fn looks_like_an_option(typed: &str) -> bool {
 /// A value parser for a count from 0 to `max` whose error names the rule
 /// and never the value (clap's ranged parser quotes the number given).
 pub fn count_up_to(max: usize) -> impl clap::builder::TypedValueParser<Value = u16> {
-    move |text: &str| -> Result<u16, String> {
-        text.parse::<u16>()
-            .ok()
-            .filter(|n| usize::from(*n) <= max)
-            .ok_or_else(|| format!("expected a whole number from 0 to {max}"))
+    move |text: &str| -> Result<u16, NotACount> {
+        text.parse::<u16>().ok().filter(|n| usize::from(*n) <= max).ok_or(NotACount { max })
     }
+}
+
+/// A count outside 0 to `max`, or no whole number at all.
+#[derive(Debug, thiserror::Error)]
+#[error("expected a whole number from 0 to {max}")]
+pub struct NotACount {
+    /// The largest count allowed.
+    max: usize,
 }
 
 #[cfg(test)]

@@ -68,17 +68,12 @@ impl WorkmemServer {
     /// Returns the workspace to answer from, or the message to answer
     /// with instead: the server's problem, or a memory directory removed
     /// while the server ran.
-    fn workspace(&self) -> Result<&Workspace, String> {
-        let ws = self.workspace.as_ref().map_err(ToString::to_string)?;
+    fn workspace(&self) -> Result<&Workspace, Unserved> {
+        let ws = self.workspace.as_ref().map_err(|problem| Unserved::Problem(problem.clone()))?;
         if ws.memory_dir().is_dir() {
             self.seen.store(true, Ordering::Relaxed);
         } else if self.seen.load(Ordering::Relaxed) {
-            return Err(format!(
-                "the memory directory {} was removed while the server ran; nothing was read or \
-                 written\nhint: restore it (e.g. `git checkout -- .workmem`), or run `workmem init` \
-                 for a new memory, then restart the MCP server",
-                ws.memory_dir().display()
-            ));
+            return Err(Unserved::Removed(ws.memory_dir().to_path_buf()));
         }
         Ok(ws)
     }
@@ -102,7 +97,9 @@ impl WorkmemServer {
         }
         let ws = match self.workspace() {
             Ok(ws) => ws,
-            Err(problem) => return Ok(CallToolResult::error(vec![ContentBlock::text(problem)])),
+            Err(problem) => {
+                return Ok(CallToolResult::error(vec![ContentBlock::text(problem.to_string())]));
+            }
         };
         let outcome = match name {
             tools::WRITE_MEMORY => Self::write_memory(ws, args),
@@ -178,7 +175,9 @@ impl WorkmemServer {
             let uri = shown(uri);
             return Err(ErrorData::resource_not_found(format!("no resource {uri:?}"), None));
         }
-        let ws = self.workspace().map_err(|problem| ErrorData::internal_error(problem, None))?;
+        let ws = self
+            .workspace()
+            .map_err(|problem| ErrorData::internal_error(problem.to_string(), None))?;
         let text = match uri {
             // An empty resource reads as a failure to clients and models;
             // say what get_context says instead. A MEMORY.md too long for
@@ -192,6 +191,22 @@ impl WorkmemServer {
         .map_err(|err| ErrorData::internal_error(explained(&err), None))?;
         Ok(ResourceContents::text(text, uri).with_mime_type("text/markdown"))
     }
+}
+
+/// Why the server answers a call with a problem instead of the workspace.
+#[derive(Debug, thiserror::Error)]
+enum Unserved {
+    /// The server was started for a project it cannot serve.
+    #[error("{0}")]
+    Problem(Arc<str>),
+    /// The memory directory was removed while the server ran.
+    #[error(
+        "the memory directory {} was removed while the server ran; nothing was read or \
+         written\nhint: restore it (e.g. `git checkout -- .workmem`), or run `workmem init` \
+         for a new memory, then restart the MCP server",
+        .0.display()
+    )]
+    Removed(std::path::PathBuf),
 }
 
 /// Returns the message of a library error with the hint the CLI gives for

@@ -136,14 +136,50 @@ fn check(client: Client, scope: Scope, mcp: &McpFile, project: &Path) -> ClientC
     out.binary = Some(binary.clone());
     match list_tools(&binary, &args, project) {
         Ok(tools) => out.tools = Some(tools),
-        Err(problem) => out.problem = Some(problem),
+        Err(problem) => out.problem = Some(problem.to_string()),
     }
     out
 }
 
+/// Why a server did not list its tools.
+#[derive(Debug, thiserror::Error)]
+enum HandshakeError {
+    /// The program could not be started.
+    #[error("cannot start {}: {source}", binary.display())]
+    Start { binary: PathBuf, source: std::io::Error },
+    /// A pipe to the child was not set up.
+    #[error("no {0}")]
+    NoPipe(&'static str),
+    /// Writing a request failed.
+    #[error("the server closed its input: {0}")]
+    InputClosed(std::io::Error),
+    /// No answer in time.
+    #[error("the server did not answer within {} s", TIMEOUT.as_secs())]
+    Timeout,
+    /// The server exited first.
+    #[error("the server exited before answering")]
+    Exited,
+    /// A JSON-RPC error answer.
+    #[error("the server refused the request: {0}")]
+    Refused(Value),
+    /// An answer with neither result nor error.
+    #[error("an answer without a result")]
+    NoResult,
+    /// A `tools/list` result without tools.
+    #[error("tools/list answered without tools")]
+    NoTools,
+    /// One of the above, with the first `error:` line the server wrote.
+    #[error("{problem}; the server said: {said}")]
+    Said { problem: Box<HandshakeError>, said: String },
+}
+
 /// Starts the server, initializes an MCP session, lists the tools and
 /// closes the session; returns the tool names.
-fn list_tools(binary: &Path, args: &[String], project: &Path) -> Result<Vec<String>, String> {
+fn list_tools(
+    binary: &Path,
+    args: &[String],
+    project: &Path,
+) -> Result<Vec<String>, HandshakeError> {
     let mut child = Command::new(binary)
         .args(args)
         .current_dir(project)
@@ -151,7 +187,7 @@ fn list_tools(binary: &Path, args: &[String], project: &Path) -> Result<Vec<Stri
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|err| format!("cannot start {}: {err}", binary.display()))?;
+        .map_err(|source| HandshakeError::Start { binary: binary.to_path_buf(), source })?;
     let result = session(&mut child);
     drop(child.stdin.take());
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -168,15 +204,17 @@ fn list_tools(binary: &Path, args: &[String], project: &Path) -> Result<Vec<Stri
             let _ = std::io::Read::read_to_string(&mut err, &mut stderr);
         }
         match stderr.lines().find(|l| l.starts_with("error:")) {
-            Some(line) => format!("{problem}; the server said: {line}"),
+            Some(line) => {
+                HandshakeError::Said { problem: Box::new(problem), said: line.to_owned() }
+            }
             None => problem,
         }
     })
 }
 
-fn session(child: &mut Child) -> Result<Vec<String>, String> {
-    let mut stdin = child.stdin.take().ok_or("no stdin")?;
-    let stdout = child.stdout.take().ok_or("no stdout")?;
+fn session(child: &mut Child) -> Result<Vec<String>, HandshakeError> {
+    let mut stdin = child.stdin.take().ok_or(HandshakeError::NoPipe("stdin"))?;
+    let stdout = child.stdout.take().ok_or(HandshakeError::NoPipe("stdout"))?;
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines() {
@@ -190,28 +228,21 @@ fn session(child: &mut Child) -> Result<Vec<String>, String> {
     let mut send = |message: Value| {
         writeln!(stdin, "{message}")
             .and_then(|()| stdin.flush())
-            .map_err(|err| format!("the server closed its input: {err}"))
+            .map_err(HandshakeError::InputClosed)
     };
-    let answer = |id: i64| -> Result<Value, String> {
+    let answer = |id: i64| -> Result<Value, HandshakeError> {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let line = rx.recv_timeout(left).map_err(|err| match err {
-                mpsc::RecvTimeoutError::Timeout => {
-                    format!("the server did not answer within {} s", TIMEOUT.as_secs())
-                }
-                mpsc::RecvTimeoutError::Disconnected => {
-                    "the server exited before answering".to_owned()
-                }
+                mpsc::RecvTimeoutError::Timeout => HandshakeError::Timeout,
+                mpsc::RecvTimeoutError::Disconnected => HandshakeError::Exited,
             })?;
             let Ok(message) = serde_json::from_str::<Value>(&line) else { continue };
             if message.get("id") == Some(&json!(id)) {
                 if let Some(error) = message.get("error") {
-                    return Err(format!("the server refused the request: {error}"));
+                    return Err(HandshakeError::Refused(error.clone()));
                 }
-                return message
-                    .get("result")
-                    .cloned()
-                    .ok_or_else(|| "an answer without a result".to_owned());
+                return message.get("result").cloned().ok_or(HandshakeError::NoResult);
             }
         }
     };
@@ -227,7 +258,7 @@ fn session(child: &mut Child) -> Result<Vec<String>, String> {
     let tools = result
         .get("tools")
         .and_then(Value::as_array)
-        .ok_or("tools/list answered without tools")?
+        .ok_or(HandshakeError::NoTools)?
         .iter()
         .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned))
         .collect();
