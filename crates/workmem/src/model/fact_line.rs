@@ -1029,3 +1029,6 @@ mod tests {
         assert!(Fact::parse_line(b"[1]").is_err());
     }
 }
+
+#[cfg(test)]
+mod fields_tests;

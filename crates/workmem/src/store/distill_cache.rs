@@ -42,7 +42,14 @@ pub(crate) const UNITS_FILE: &str = ".distill-cache.units";
 pub(crate) const IDS_FILE: &str = ".distill-cache.ids";
 /// Where each unit's records are in the units file.
 pub(crate) const PLACES_FILE: &str = ".distill-cache.places";
-const HEADER: &str = "workmem-distill-cache 7";
+/// The version of the distill cache's format (the small file, and the
+/// `p` line of a candidate fact, whose fields follow
+/// [`crate::model::fact_fields::FACT_FIELDS`]): raised whenever either
+/// changes, so that a cache of another format is read as missing and
+/// written again. It does not follow the crate's version: a release that
+/// keeps the format keeps the cache.
+pub(crate) const FORMAT_VERSION: u32 = 8;
+const HEADER: &str = "workmem-distill-cache";
 const UNITS_HEADER: &str = "workmem-distill-units 1";
 const IDS_HEADER: &str = "workmem-distill-ids 2";
 
@@ -144,8 +151,7 @@ impl Header {
     /// [`Header::encode_files`] encoded it.
     pub(crate) fn encode_with(&self, workspace_id: &str, memory_dir: &Path, files: &str) -> String {
         let mut text = format!(
-            "{HEADER} {} {workspace_id} {} {}\n",
-            env!("CARGO_PKG_VERSION"),
+            "{HEADER} {FORMAT_VERSION} {workspace_id} {} {}\n",
             memory_inode(memory_dir),
             self.token
         );
@@ -183,11 +189,8 @@ impl Header {
         let text = std::str::from_utf8(&data).ok()?.strip_suffix("end\n")?;
         // Two lines per daily file: split with memchr, not char by char.
         let mut lines = lines(text);
-        let expected = format!(
-            "{HEADER} {} {workspace_id} {} ",
-            env!("CARGO_PKG_VERSION"),
-            memory_inode(memory_dir)
-        );
+        let expected =
+            format!("{HEADER} {FORMAT_VERSION} {workspace_id} {} ", memory_inode(memory_dir));
         let token = lines.next()?.strip_prefix(&expected)?.parse().ok()?;
         let policy = lines.next()?.strip_prefix("policy ")?.to_owned();
         let as_of = lines.next()?.strip_prefix("as_of ")?.parse().ok()?;
@@ -340,7 +343,9 @@ fn push_integer(out: &mut String, n: i128) {
     out.push_str(std::str::from_utf8(&digits[start..]).unwrap_or_default());
 }
 
-fn read_fact(line: &str) -> Option<FactSummary> {
+/// Reads the cache line of a candidate fact, as [`write_fact`] wrote it;
+/// `None` for a damaged line.
+pub(crate) fn read_fact(line: &str) -> Option<FactSummary> {
     let mut f = line.strip_prefix("p\t")?.splitn(8, '\t');
     let (id, kind, importance, source, key, stamp, nanos, content) =
         (f.next()?, f.next()?, f.next()?, f.next()?, f.next()?, f.next()?, f.next()?, f.next()?);
