@@ -1,10 +1,13 @@
 //! The error every command returns, and how it reaches the user.
 //!
-//! A [`CommandError`] carries the stable kind name of `--json` error output,
-//! the process exit code of the contract in docs/cli.md, a message, the causes
-//! behind it and hints. Library errors convert with one `From` that keeps
-//! their kind and exit code and adds hints where they help. This module
-//! prints only to stderr and never exits the process.
+//! A [`CommandError`] carries a [`CommandErrorKind`] (which names the
+//! `--json` error kind and picks the exit code of the contract in
+//! docs/cli.md, one `match` each), a message, the causes behind it and
+//! hints. Library errors convert with one `From` that takes the kind from
+//! [`workmem::Error::kind`] and the hints from `workmem-hints` (shared with
+//! the MCP server) or from the CLI's own flags. Nothing here reads a file to
+//! classify an error. This module prints only to stderr and never exits the
+//! process.
 
 use std::io::{self, Write};
 
@@ -207,12 +210,6 @@ impl CommandError {
         self.kind.exit_code()
     }
 
-    /// Returns what kind of failure this is.
-    #[allow(dead_code, reason = "the kind is matched by tests and by future callers")]
-    pub fn kind(&self) -> CommandErrorKind {
-        self.kind
-    }
-
     /// Returns whether the error is a closed stdout (a silent success).
     pub fn is_broken_pipe(&self) -> bool {
         self.broken_pipe
@@ -371,4 +368,42 @@ fn field_hint(field: &str, reason: &workmem::Invalid) -> Option<&'static str> {
         }
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CommandErrorKind;
+
+    /// The exit-code table of the command-line contract, kind by kind: a
+    /// library kind maps to its command kind and on to its code.
+    #[test]
+    fn each_library_kind_has_its_contract_exit_code_and_name() {
+        let table = [
+            (workmem::ErrorKind::Io, "io", 1),
+            (workmem::ErrorKind::InvalidInput, "invalid_input", 2),
+            (workmem::ErrorKind::StaleResolution, "stale_resolution", 3),
+            (workmem::ErrorKind::Corrupt, "corruption", 4),
+            (workmem::ErrorKind::UnsupportedVersion, "unsupported_version", 4),
+            (workmem::ErrorKind::Scope, "scope", 5),
+            (workmem::ErrorKind::MixedWorkspaces, "scope", 5),
+            (workmem::ErrorKind::ResolutionRejected, "resolution_rejected", 6),
+        ];
+        for (library, name, code) in table {
+            let kind = CommandErrorKind::of(library);
+            assert_eq!((kind.name(), kind.exit_code()), (name, code), "{library:?}");
+        }
+    }
+
+    #[test]
+    fn the_cli_own_kinds_keep_their_codes() {
+        let table = [
+            (CommandErrorKind::Usage, "usage", 2),
+            (CommandErrorKind::SecretsFound, "secrets_found", 1),
+            (CommandErrorKind::CheckFailed, "check_failed", 1),
+            (CommandErrorKind::Other, "error", 1),
+        ];
+        for (kind, name, code) in table {
+            assert_eq!((kind.name(), kind.exit_code()), (name, code), "{kind:?}");
+        }
+    }
 }
