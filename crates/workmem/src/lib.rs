@@ -148,8 +148,8 @@ pub fn read_user_file(path: &Path) -> Result<Option<Vec<u8>>> {
 #[doc(hidden)]
 pub mod internals {
     pub use crate::model::{canon, fact_line, secret};
-    pub use crate::policy::{distill, projection};
-    pub use crate::store::{atomic_io, conflict_queue, curated_state, journal};
+    pub use crate::policy::{distill, projection, retractions};
+    pub use crate::store::{atomic_io, conflict_queue, corrections, curated_state, journal};
     pub use crate::workspace::IMPORT_BATCH;
 
     use std::path::PathBuf;

@@ -11,4 +11,5 @@ pub(crate) mod merge;
 pub mod projection;
 pub(crate) mod rebuild;
 pub(crate) mod report;
+pub mod retractions;
 pub(crate) mod rules;

@@ -7,6 +7,7 @@ pub(crate) mod append_trail;
 pub mod atomic_io;
 pub(crate) mod checked_state;
 pub mod conflict_queue;
+pub mod corrections;
 pub(crate) mod coverage;
 pub(crate) mod curated_file;
 pub mod curated_state;
