@@ -348,8 +348,9 @@ pub fn remove_from_index(top: &Path, paths: &[PathBuf]) -> Result<(), CommandErr
 /// `.workmem/.gitattributes`, e.g. `* merge=union`), with the attribute git
 /// gives them; `None` when the memory is not shared (no pin) or not in a
 /// git work tree. Checked with `git check-attr` on the daily logs, the
-/// audit stream, curated.json, conflicts.json and (for the default memory
-/// directory) the pin.
+/// audit stream, curated.json, conflicts.json, the corrections stream once
+/// it exists (a memory shared by an earlier version routes it after
+/// `workmem share`) and (for the default memory directory) the pin.
 pub fn misrouted(ws: &workmem::Workspace) -> Option<Vec<(PathBuf, String)>> {
     // Shared: pinned, and `share` wrote its git files (next to the memory
     // files, or in `.workmem/`).
@@ -368,6 +369,10 @@ pub fn misrouted(ws: &workmem::Workspace) -> Option<Vec<(PathBuf, String)>> {
         .chain(&["conflict-adjudications.jsonl"])
         .map(|file| memory.join(file))
         .collect();
+    let corrections = workmem::internals::corrections::CORRECTIONS_FILE;
+    if ws.memory_dir().join(corrections).exists() {
+        paths.push(memory.join(corrections));
+    }
     if ws.memory_dir() == ws.project().join(".workmem").join("memory") {
         paths.push(ws.project().strip_prefix(&top).ok()?.join(".workmem").join("workspace.toml"));
     }

@@ -840,3 +840,61 @@ fn a_reopened_case_shows_the_decisions_it_set_aside() {
         "{listed}"
     );
 }
+
+/// Appends a retraction of `facts` to `clone`'s corrections stream, as a
+/// clone whose workmem wrote it would have.
+fn append_retraction(clone: &Clone<'_>, event: &str, facts: &[&str]) {
+    let workspace = clone.json(&["facts", "--all"])[0]["workspace_id"].as_str().unwrap().to_owned();
+    let record = serde_json::json!({
+        "action": "retract", "actor": "Ada <ada@example.com>", "entry_key": null,
+        "event_id": event, "fact_ids": facts, "rationale": "recorded by mistake",
+        "recorded_at": "2026-02-02T09:00:00Z", "restores": null, "schema_version": 1,
+        "workspace_id": workspace,
+    });
+    let path = clone.memory().join("memory-corrections.jsonl");
+    let mut data = std::fs::read(&path).unwrap_or_default();
+    data.extend_from_slice(format!("{record}\n").as_bytes());
+    std::fs::write(path, data).unwrap();
+}
+
+#[test]
+fn corrections_made_in_two_clones_merge_through_git_as_a_union() {
+    let world = World::new();
+    let a = shared_with_a_tie(&world);
+    let b = world.clone_of(&a, "bob/app");
+    let fa = a.remember("Alice's outcome", None, "2026-02-01T10:00:00Z");
+    append_retraction(&a, "correction:alice", &[&fa]);
+    a.commit_all("alice retracts");
+    let fb = b.remember("Bob's outcome", None, "2026-02-01T11:00:00Z");
+    append_retraction(&b, "correction:bob", &[&fb]);
+    b.commit_all("bob retracts");
+
+    // Both sides appended to the end of one file: without the driver, git
+    // would stop on a conflict.
+    a.pull(&b, false);
+    let merged = std::fs::read_to_string(a.memory().join("memory-corrections.jsonl")).unwrap();
+    let events: Vec<String> = merged
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["event_id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(events, ["correction:alice", "correction:bob"], "{merged}");
+    assert!(a.git(&["status", "--porcelain"]).trim().is_empty(), "the merge finished");
+
+    // A memory shared by an earlier version does not route the stream:
+    // once the stream exists, status says so, and `share` routes it.
+    let path = a.dir.join(".workmem/.gitattributes");
+    let attributes = std::fs::read_to_string(&path).unwrap();
+    let line = "memory/memory-corrections.jsonl merge=workmem";
+    assert!(attributes.lines().any(|l| l == line), "{attributes}");
+    let earlier = attributes.replace(&format!("{line}\n"), "");
+    std::fs::write(&path, earlier).unwrap();
+    let status = a.json(&["status"]);
+    assert_eq!(status["sharing"]["routed"], false, "{status}");
+    let misrouted = status["sharing"]["misrouted"].as_array().unwrap();
+    assert!(
+        misrouted.iter().any(|m| m["path"] == ".workmem/memory/memory-corrections.jsonl"),
+        "{status}"
+    );
+    a.ok(&["share"]);
+    assert_eq!(a.json(&["status"])["sharing"]["routed"], true);
+}

@@ -430,3 +430,80 @@ fn logs_merge_as_a_union_and_refuse_what_is_not_a_record() {
     assert!(err.to_string().contains("in flight"), "{err}");
     assert_eq!(MemoryFile::for_path(Path::new("a/daily/notes.jsonl")), None);
 }
+
+/// Appends a correction record to `side`'s corrections stream.
+fn correct(side: &Side, event: &str, restores: Option<&str>, facts: &[&str], rationale: &str) {
+    use workmem::internals::corrections::{self, Action, CORRECTIONS_FILE, Correction};
+    let mut fact_ids = workmem::IdList::new();
+    for fact in facts {
+        fact_ids.push(fact);
+    }
+    let record = Correction {
+        action: if restores.is_some() { Action::Restore } else { Action::Retract },
+        actor: "Ada <ada@example.com>".to_owned(),
+        entry_key: None,
+        event_id: event.to_owned(),
+        event_ids: None,
+        fact_ids,
+        line_sha256: None,
+        rationale: rationale.to_owned(),
+        recorded_at: stamp("2026-02-02T09:00:00Z"),
+        restores: restores.map(str::to_owned),
+        schema_version: 1,
+        workspace_id: ID.to_owned(),
+    };
+    corrections::append(&side.ws.file(CORRECTIONS_FILE), &record).unwrap();
+}
+
+#[test]
+fn corrections_merge_as_a_union_by_event_id() {
+    use workmem::internals::corrections::CORRECTIONS_FILE;
+    use workmem::internals::retractions::Retractions;
+    let base = Side::base();
+    correct(&base, "c-base", None, &["f-1"], "wrong service");
+    let (a, b) = (base.copy(), base.copy());
+    correct(&a, "c-a", None, &["f-2", "f-3"], "recorded by mistake");
+    correct(&b, "c-b", Some("c-base"), &["f-1"], "it was right after all");
+    // Two clones that used one event id for two different records: both
+    // are kept, for verify to report; the merge never chooses.
+    correct(&b, "c-a", None, &["f-4"], "another reason");
+    correct(&b, "c-same", None, &["f-5"], "made on both sides");
+    correct(&a, "c-same", None, &["f-5"], "made on both sides");
+    assert_eq!(
+        MemoryFile::for_path(Path::new(".workmem/memory/memory-corrections.jsonl")),
+        Some(MemoryFile::Corrections)
+    );
+    let merged_bytes = merged(CORRECTIONS_FILE, &base, &a, &b);
+    let text = String::from_utf8(merged_bytes.clone()).unwrap();
+    let events: Vec<String> = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["event_id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(events, ["c-base", "c-a", "c-a", "c-b", "c-same"], "{text}");
+
+    // What the merged stream retracts is the union of both sides' acts.
+    let target = base.copy();
+    std::fs::write(target.ws.file(CORRECTIONS_FILE), &merged_bytes).unwrap();
+    let records: Vec<_> =
+        workmem::internals::corrections::read(&target.ws.file(CORRECTIONS_FILE), ID)
+            .unwrap()
+            .into_iter()
+            .map(|numbered| numbered.record)
+            .collect();
+    let set = Retractions::from_records(&records);
+    assert_eq!(set.facts().collect::<Vec<_>>(), ["f-2", "f-3", "f-4", "f-5"]);
+
+    // A line that is not a correction fails the merge, naming its side.
+    let path = PathBuf::from(".workmem/memory").join(CORRECTIONS_FILE);
+    let bad = text.replace("\"retract\"", "\"forget\"");
+    let err = workmem::merge_memory_file(
+        MemoryFile::Corrections,
+        &path,
+        MergeSides { base: None, ours: text.as_bytes(), theirs: bad.as_bytes() },
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("(theirs):1"), "{err}");
+    // What git left with conflict markers keeps its records.
+    let marked = format!("<<<<<<< ours\n{text}=======\n>>>>>>> theirs\n");
+    assert_eq!(workmem::salvage_records(MemoryFile::Corrections, marked.as_bytes()), merged_bytes);
+}

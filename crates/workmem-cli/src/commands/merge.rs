@@ -155,7 +155,7 @@ fn finish(ctx: &Ctx) -> Result<(), CommandError> {
             continue;
         }
         // Records appended to the worktree file since git stopped.
-        if matches!(file, MemoryFile::DailyLog | MemoryFile::Audit) {
+        if matches!(file, MemoryFile::DailyLog | MemoryFile::Audit | MemoryFile::Corrections) {
             let current = std::fs::read(top.join(&unmerged.path)).unwrap_or_default();
             let salvaged = workmem::salvage_records(file, &current);
             let sides = MergeSides { base: Some(&data), ours: &data, theirs: &salvaged };

@@ -92,6 +92,7 @@ pub(crate) fn census(memory_dir: &Path, log: &FactLog) -> Result<BTreeMap<String
     };
     let mut streams: Vec<_> = log.days()?.into_iter().map(|day| day.path).collect();
     streams.push(memory_dir.join(crate::store::journal::AUDIT_FILE));
+    streams.push(memory_dir.join(crate::store::corrections::CORRECTIONS_FILE));
     streams.push(memory_dir.join(crate::store::journal::JOURNAL_FILE));
     for path in streams {
         let Some(data) = atomic_io::read_optional(&path)? else { continue };

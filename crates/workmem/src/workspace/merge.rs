@@ -16,6 +16,7 @@ use crate::model::stamp::Stamp;
 use crate::policy::merge::{merge_conflicts, merge_curated};
 use crate::store::atomic_io;
 use crate::store::conflict_queue::ConflictQueue;
+use crate::store::corrections::{self, CORRECTIONS_FILE};
 use crate::store::curated_state::CuratedState;
 use crate::store::journal::{self, AUDIT_FILE, Adjudication, JOURNAL_FILE};
 use crate::workspace::{CONFLICTS_FILE, CURATED_FILE, MEMORY_FILE, Workspace};
@@ -28,6 +29,8 @@ pub enum MemoryFile {
     DailyLog,
     /// The audit stream: the union of decisions by event id.
     Audit,
+    /// The corrections stream: the union of corrections by event id.
+    Corrections,
     /// The transaction journal: empty at rest, refused otherwise.
     Journal,
     /// curated.json: three-way, domain by domain.
@@ -52,6 +55,7 @@ impl MemoryFile {
             CURATED_FILE => MemoryFile::Curated,
             CONFLICTS_FILE => MemoryFile::Conflicts,
             AUDIT_FILE => MemoryFile::Audit,
+            CORRECTIONS_FILE => MemoryFile::Corrections,
             JOURNAL_FILE => MemoryFile::Journal,
             MEMORY_FILE => MemoryFile::View,
             crate::store::identity::IDENTITY_FILE
@@ -131,6 +135,16 @@ pub fn merge_memory_file(file: MemoryFile, path: &Path, sides: MergeSides<'_>) -
                 workspace: record.workspace_id,
             })
         }),
+        // Two different records under one event id are both kept: verify
+        // reports the second, and a merge never chooses between them.
+        MemoryFile::Corrections => union_records(path, versions, |line| {
+            let record = corrections::parse_line(line)?;
+            Ok(Keyed {
+                at: record.recorded_at,
+                id: record.event_id,
+                workspace: record.workspace_id,
+            })
+        }),
         MemoryFile::Curated => {
             let workspace = state_workspace(path, &versions)?;
             let [base, ours, theirs] = versions.map(|(side, data)| {
@@ -154,14 +168,15 @@ pub fn merge_memory_file(file: MemoryFile, path: &Path, sides: MergeSides<'_>) -
     }
 }
 
-/// Returns the complete record lines of `data` (a log or the audit stream
-/// that git left with conflict markers, possibly appended to since): what a
+/// Returns the complete record lines of `data` (a log, the audit stream or
+/// the corrections stream that git left with conflict markers, possibly appended to since): what a
 /// finished merge must keep besides the index's versions. Lines that are
 /// not records of `file` (the markers) are left out.
 pub fn salvage_records(file: MemoryFile, data: &[u8]) -> Vec<u8> {
     let valid = |line: &[u8]| match file {
         MemoryFile::DailyLog => Fact::parse_line(line).is_ok(),
         MemoryFile::Audit => journal::parse_record::<Adjudication>(line).is_ok(),
+        MemoryFile::Corrections => corrections::parse_line(line).is_ok(),
         _ => false,
     };
     let mut out = Vec::new();
@@ -196,7 +211,7 @@ impl Workspace {
                 "path",
                 crate::error::Invalid::Malformed {
                     rule: "a memory file (daily/YYYY-MM-DD.jsonl, curated.json, conflicts.json, \
-                           the audit stream, the journal or MEMORY.md)",
+                           the audit stream, the corrections stream, the journal or MEMORY.md)",
                 },
             ));
         };
@@ -209,7 +224,10 @@ impl Workspace {
             MemoryFile::Conflicts => {
                 ConflictQueue::decode(data, &path, self.workspace_id())?;
             }
-            MemoryFile::DailyLog | MemoryFile::Audit | MemoryFile::Journal => {
+            MemoryFile::DailyLog
+            | MemoryFile::Audit
+            | MemoryFile::Corrections
+            | MemoryFile::Journal => {
                 let merged = merge_memory_file(
                     file,
                     &path,

@@ -110,6 +110,7 @@ impl Workspace {
             Err(err) => scan.unreadable.push(unreadable(self.log().dir(), &err)),
         }
         scan_jsonl(&self.file(AUDIT_FILE), &mut scan);
+        scan_jsonl(&self.file(crate::store::corrections::CORRECTIONS_FILE), &mut scan);
         scan_jsonl(&self.file(JOURNAL_FILE), &mut scan);
         scan_document(&self.file(CURATED_FILE), &mut scan);
         scan_document(&self.file(CONFLICTS_FILE), &mut scan);

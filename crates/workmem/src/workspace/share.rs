@@ -112,6 +112,7 @@ impl Workspace {
             "curated.json",
             "conflicts.json",
             crate::store::journal::AUDIT_FILE,
+            crate::store::corrections::CORRECTIONS_FILE,
             crate::store::journal::JOURNAL_FILE,
             crate::workspace::MEMORY_FILE,
         ]
