@@ -28,6 +28,7 @@ pub(crate) mod scan;
 mod search;
 mod share;
 pub(crate) mod verify;
+mod verify_corrections;
 
 pub use append::Imported;
 pub use distill::{DistillOptions, Distilled};

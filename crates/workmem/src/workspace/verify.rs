@@ -286,6 +286,7 @@ impl Workspace {
         }
 
         let records = self.read_audit(&mut problems);
+        self.verify_corrections(&facts, &records, curated.as_ref(), &queue, &mut problems);
         // The policy checks skip an id used twice with other content: which
         // version a run read is not known (the duplicate is reported).
         facts.remove_all(&ambiguous.keys().map(String::as_str).collect());

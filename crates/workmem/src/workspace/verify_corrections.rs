@@ -1,0 +1,152 @@
+//! `verify`'s checks of the corrections stream (docs/corrections.md, "What
+//! `verify` checks"): every record valid and of this workspace, event ids
+//! unique in the stream and distinct from the audit stream's, a restore
+//! naming a retraction of the stream, every fact a record names in the log,
+//! and no fact that a correction in force retracts cited as evidence by an
+//! active entry or by a candidate of an open case, nor observed by an open
+//! case. Read-only, like the rest of `verify`.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::policy::check::Facts;
+use crate::policy::retractions::Retractions;
+use crate::store::atomic_io;
+use crate::store::conflict_queue::{CaseStatus, ConflictQueue};
+use crate::store::corrections::{self, Action, CORRECTIONS_FILE, Correction};
+use crate::store::curated_state::{CuratedState, Status};
+use crate::store::journal::Adjudication;
+use crate::workspace::verify::{Problem, from_error, problem};
+use crate::workspace::{CONFLICTS_FILE, CURATED_FILE, Workspace};
+
+impl Workspace {
+    /// Checks the corrections stream against itself, the audit stream, the
+    /// log (`facts`) and the derived state, adding what is wrong to
+    /// `problems`.
+    pub(crate) fn verify_corrections(
+        &self,
+        facts: &Facts,
+        audit: &[(usize, Adjudication)],
+        curated: Option<&CuratedState>,
+        queue: &ConflictQueue,
+        problems: &mut Vec<Problem>,
+    ) {
+        let path = self.file(CORRECTIONS_FILE);
+        let data = match atomic_io::read_optional(&path) {
+            Ok(Some(data)) => data,
+            Ok(None) => return,
+            Err(err) => {
+                problems.push(from_error(err, &path));
+                return;
+            }
+        };
+        let audit_events: HashSet<&str> = audit.iter().map(|(_, r)| r.event_id.as_str()).collect();
+        let mut records: Vec<(usize, Correction)> = Vec::new();
+        let mut seen: HashSet<String> = HashSet::new();
+        for (number, bytes, terminated) in atomic_io::lines(&data) {
+            if !terminated {
+                // An unacknowledged append: readers ignore it too.
+                break;
+            }
+            if bytes.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let record = match corrections::parse_line(bytes) {
+                Ok(record) => record,
+                Err(message) => {
+                    problems.push(problem(&path, Some(number), message));
+                    continue;
+                }
+            };
+            let mut report = |message: String| problems.push(problem(&path, Some(number), message));
+            if record.workspace_id != self.workspace_id() {
+                report(format!("belongs to workspace {}", record.workspace_id));
+            }
+            if !seen.insert(record.event_id.clone()) {
+                report(format!("event id {} appears twice", record.event_id));
+            }
+            if audit_events.contains(record.event_id.as_str()) {
+                report(format!(
+                    "event id {} is also the event id of a decision in the audit stream",
+                    record.event_id
+                ));
+            }
+            for fact in record.fact_ids.iter().filter(|fact| !facts.contains(fact)) {
+                report(format!(
+                    "{} {} names fact {fact}, which is not in the log",
+                    record.action, record.event_id
+                ));
+            }
+            records.push((number, record));
+        }
+        let by_event: HashMap<&str, &Correction> =
+            records.iter().map(|(_, r)| (r.event_id.as_str(), r)).rev().collect();
+        for (number, record) in &records {
+            let Some(target) = record.restores.as_deref() else { continue };
+            let message = match by_event.get(target).map(|r| r.action) {
+                Some(Action::Retract) => continue,
+                None => format!(
+                    "restore {} names {target}, which is not a correction of the stream",
+                    record.event_id
+                ),
+                Some(action) => format!(
+                    "restore {} names {target}, which is a {action}, not a retraction",
+                    record.event_id
+                ),
+            };
+            problems.push(problem(&path, Some(*number), message));
+        }
+        let retracted = Retractions::from_records(records.iter().map(|(_, r)| r));
+        self.verify_retracted_evidence(&retracted, curated, queue, problems);
+    }
+
+    /// Checks that no fact a correction in force retracts is evidence of an
+    /// entry that is not `retracted`, of a candidate of an open case, or
+    /// observed by an open case.
+    fn verify_retracted_evidence(
+        &self,
+        retracted: &Retractions,
+        curated: Option<&CuratedState>,
+        queue: &ConflictQueue,
+        problems: &mut Vec<Problem>,
+    ) {
+        if retracted.is_empty() {
+            return;
+        }
+        let by = |fact: &str| retracted.retracted_by(fact).collect::<Vec<_>>().join(", ");
+        let curated_path = self.file(CURATED_FILE);
+        for entry in curated.map(|state| state.entries.as_slice()).unwrap_or_default() {
+            if entry.status != Status::Active {
+                continue;
+            }
+            for fact in entry.evidence_ids.iter().filter(|f| retracted.is_retracted(f)) {
+                problems.push(problem(
+                    &curated_path,
+                    None,
+                    format!(
+                        "active entry {} cites fact {fact}, which correction {} retracts",
+                        entry.key,
+                        by(fact)
+                    ),
+                ));
+            }
+        }
+        let conflicts_path = self.file(CONFLICTS_FILE);
+        for case in queue.cases.iter().filter(|case| case.status == CaseStatus::Open) {
+            let cited = case.candidates.iter().flat_map(|c| c.evidence_ids.iter());
+            let mut named = HashSet::new();
+            for fact in cited.chain(case.observed_fact_ids.iter()) {
+                if retracted.is_retracted(fact) && named.insert(fact) {
+                    problems.push(problem(
+                        &conflicts_path,
+                        None,
+                        format!(
+                            "open case {} rests on fact {fact}, which correction {} retracts",
+                            case.conflict_id,
+                            by(fact)
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+}

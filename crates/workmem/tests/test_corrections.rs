@@ -1,0 +1,119 @@
+//! The corrections stream as `verify` reads it (docs/corrections.md,
+//! "What `verify` checks"), on a real workspace: a tie on `db.engine` with
+//! an active value (fact s1) and an open case (facts p1, p2, m1, m2).
+#![allow(clippy::disallowed_methods)] // tests write fixtures directly
+
+use std::fs;
+
+use serde_json::{Value, json};
+use workmem::internals::corrections::CORRECTIONS_FILE;
+use workmem::{Problem, Workspace};
+
+use crate::test_torn_writes::Tied;
+
+/// A correction record of `tied`'s workspace: a retraction of `facts`, or
+/// with `restores` a restore.
+fn record(tied: &Tied, event: &str, facts: &[&str], restores: Option<&str>) -> Value {
+    let workspace = tied.open().workspace_id().to_owned();
+    json!({
+        "action": if restores.is_some() { "restore" } else { "retract" },
+        "actor": "Ada <ada@example.com>", "entry_key": null, "event_id": event,
+        "fact_ids": facts, "rationale": "recorded against the wrong service",
+        "recorded_at": "2026-03-01T09:00:00Z", "restores": restores,
+        "schema_version": 1, "workspace_id": workspace,
+    })
+}
+
+/// Replaces the corrections stream with `lines`, one record each.
+fn write_stream(tied: &Tied, lines: &[String]) {
+    let text: String = lines.iter().flat_map(|l| [l.as_str(), "\n"]).collect();
+    fs::write(tied.memory().join(CORRECTIONS_FILE), text).unwrap();
+}
+
+fn verify(tied: &Tied) -> Vec<Problem> {
+    Workspace::builder(&tied.root).open_read_only().unwrap().verify().unwrap()
+}
+
+/// The messages of the problems about `file`, with their lines.
+fn about(problems: &[Problem], file: &str) -> Vec<(Option<usize>, String)> {
+    problems
+        .iter()
+        .filter(|p| p.file.ends_with(file))
+        .map(|p| (p.line, p.message.clone()))
+        .collect()
+}
+
+#[test]
+fn a_retracted_fact_that_still_counts_is_reported_until_it_is_restored() {
+    let tied = Tied::new();
+    assert_eq!(verify(&tied), []);
+    let retract = record(&tied, "correction:1", &["p1", "s1"], None);
+    write_stream(&tied, &[retract.to_string()]);
+    let problems = verify(&tied);
+    let curated = about(&problems, "curated.json");
+    assert!(
+        curated.len() == 1
+            && curated[0].1.starts_with("active entry ")
+            && curated[0].1.ends_with("cites fact s1, which correction correction:1 retracts"),
+        "{problems:?}"
+    );
+    // The case rests on both: p1 is a challenger's evidence, s1 the
+    // incumbent's.
+    let conflicts = about(&problems, "conflicts.json");
+    for fact in ["p1", "s1"] {
+        let words = format!("rests on fact {fact}, which correction correction:1 retracts");
+        assert!(conflicts.iter().any(|(_, m)| m.ends_with(&words)), "{problems:?}");
+    }
+    assert_eq!(problems.len(), 3, "{problems:?}");
+
+    // Restored: the facts count again, and nothing is wrong.
+    let restore = record(&tied, "correction:2", &["p1", "s1"], Some("correction:1"));
+    write_stream(&tied, &[retract.to_string(), restore.to_string()]);
+    assert_eq!(verify(&tied), []);
+}
+
+#[test]
+fn the_stream_is_checked_record_by_record() {
+    let tied = Tied::new();
+    // The facts named here are evidence of nothing that counts: only the
+    // stream's own problems are reported.
+    let ok = record(&tied, "correction:1", &["m1"], None);
+    let restore_ok = record(&tied, "correction:2", &["m1"], Some("correction:1"));
+    let twice = record(&tied, "correction:1", &["m2"], Some("correction:2"));
+    let unknown_fact = record(&tied, "correction:3", &["f-nowhere"], None);
+    let restore_nothing = record(&tied, "correction:4", &["m1"], Some("correction:9"));
+    let mut unknown_field = record(&tied, "correction:5", &["m1"], None);
+    unknown_field["reason"] = json!("x");
+    let mut other_workspace = record(&tied, "correction:6", &["m1"], None);
+    other_workspace["workspace_id"] = json!("0000000000000000");
+    let mut restored_twice = record(&tied, "correction:7", &["m1"], Some("correction:1"));
+    restored_twice["restores"] = json!("correction:1");
+    let lines = [
+        ok,
+        restore_ok,
+        twice,
+        unknown_fact,
+        restore_nothing,
+        unknown_field,
+        other_workspace,
+        restored_twice,
+    ]
+    .map(|v| v.to_string());
+    write_stream(&tied, &lines);
+    let problems = about(&verify(&tied), CORRECTIONS_FILE);
+    let expected: [(usize, &str); 6] = [
+        (3, "event id correction:1 appears twice"),
+        (3, "restore correction:1 names correction:2, which is a restore, not a retraction"),
+        (4, "retract correction:3 names fact f-nowhere, which is not in the log"),
+        (5, "restore correction:4 names correction:9, which is not a correction of the stream"),
+        (6, "unknown field `reason`"),
+        (7, "belongs to workspace 0000000000000000"),
+    ];
+    for (line, words) in expected {
+        assert!(
+            problems.iter().any(|(l, m)| *l == Some(line) && m.contains(words)),
+            "line {line}: {words}: {problems:?}"
+        );
+    }
+    assert_eq!(problems.len(), expected.len(), "{problems:?}");
+}
