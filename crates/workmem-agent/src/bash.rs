@@ -6,8 +6,9 @@
 //! cancel the whole group is killed. A deny list refuses obviously
 //! destructive commands and any command that touches the memory directory
 //! or asks the workmem CLI to write: memory is written through
-//! `write_memory` only, and conflicts are resolved by the human. The list
-//! is a guard against accidents, not a sandbox.
+//! `write_memory` only, and conflicts are resolved, and facts retracted,
+//! restored or redacted, by the human. The list is a guard against
+//! accidents, not a sandbox.
 
 use std::fmt::Write as _;
 use std::io::Read;
@@ -84,8 +85,8 @@ fn rules() -> Vec<(Regex, &'static str)> {
             reason: "git clean -f deletes untracked files",
         },
         Rule {
-            pattern: r"\bworkmem\b[^;&|]*\s(?:resolve|remember|import|distill|init|demo|chat|mcp)\b",
-            reason: "the workmem CLI writes memory or resolves conflicts: use write_memory, and leave decisions to the user",
+            pattern: r"\bworkmem\b[^;&|]*\s(?:resolve|remember|import|distill|init|demo|chat|mcp|retract|restore|redact)\b",
+            reason: "the workmem CLI writes memory, resolves conflicts or corrects the memory: use write_memory, and leave decisions and corrections to the user",
         },
         Rule {
             pattern: r"\.workmem\b",
@@ -406,6 +407,23 @@ mod tests {
         ] {
             assert!(refusal(command, None).is_some(), "{command:?} should be refused");
         }
+    }
+
+    /// Retracting, restoring and redacting are a person's acts: a model
+    /// that could would remove the evidence against what it wrote, or the
+    /// record of a person's decision.
+    #[test]
+    fn no_command_can_retract_restore_or_redact() {
+        for command in [
+            "workmem retract f-17 --rationale wrong",
+            "workmem --json retract --entry e-1 --rationale wrong",
+            "workmem restore correction:5d1e --rationale right",
+            "cd src && workmem redact --scan --yes --rationale leaked",
+            "echo '{}' >> .workmem/memory/memory-corrections.jsonl",
+        ] {
+            assert!(refusal(command, None).is_some(), "{command:?} should be refused");
+        }
+        assert_eq!(refusal("git restore src/main.rs", None), None);
     }
 
     #[test]

@@ -205,6 +205,8 @@ fn stdout_carries_only_protocol_messages_and_stdin_close_ends_the_server() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
+    // Exactly these: no tool retracts, restores or redacts (a person's
+    // acts, docs/corrections.md), or resolves.
     assert_eq!(
         names,
         BTreeSet::from([
