@@ -879,6 +879,14 @@ fn corrections_made_in_two_clones_merge_through_git_as_a_union() {
         .collect();
     assert_eq!(events, ["correction:alice", "correction:bob"], "{merged}");
     assert!(a.git(&["status", "--porcelain"]).trim().is_empty(), "the merge finished");
+    let counts = &a.json(&["status"])["corrections"];
+    assert_eq!(
+        *counts,
+        serde_json::json!({"records": 2, "retracted_facts": 2, "redacted_facts": 0}),
+        "{counts}"
+    );
+    let status = a.ok(&["status"]);
+    assert!(status.contains("corrections 2 records: 2 facts retracted, 0 redacted"), "{status}");
 
     // A memory shared by an earlier version does not route the stream:
     // once the stream exists, status says so, and `share` routes it.

@@ -74,6 +74,7 @@ pub use policy::config::Config;
 pub use policy::report::{Decision, Reason, Report};
 pub use policy::rules::{Policy, SourcePolicy};
 pub use store::conflict_queue::{Candidate, Case, CaseStatus, ConflictQueue};
+pub use store::corrections::Correction;
 pub use store::curated_state::{CuratedState, Entry, Status};
 pub use store::journal::Adjudication;
 pub use tool_input::{
@@ -84,7 +85,7 @@ pub use tool_input::{
 pub use workspace::diff::{DiffContext, DiffDecision, DiffEntries, MemoryDiff, MemorySnapshot};
 pub use workspace::explain::FactExplanation;
 pub use workspace::history::History;
-pub use workspace::overview::{FactCounts, Overview};
+pub use workspace::overview::{CorrectionCounts, FactCounts, Overview};
 pub use workspace::scan::{Finding, Scan};
 pub use workspace::verify::Problem;
 pub use workspace::{

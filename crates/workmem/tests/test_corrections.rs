@@ -117,3 +117,26 @@ fn the_stream_is_checked_record_by_record() {
     }
     assert_eq!(problems.len(), expected.len(), "{problems:?}");
 }
+
+#[test]
+fn status_counts_the_corrections_and_the_facts_they_retract() {
+    let tied = Tied::new();
+    let counts = |tied: &Tied| {
+        let ws = Workspace::builder(&tied.root).open_read_only().unwrap();
+        let overview = ws.overview(None).unwrap();
+        let c = overview.corrections;
+        (c.records, c.retracted_facts, c.redacted_facts)
+    };
+    assert_eq!(counts(&tied), (0, 0, 0));
+    let first = record(&tied, "correction:1", &["m1", "m2"], None);
+    let second = record(&tied, "correction:2", &["m2"], None);
+    write_stream(&tied, &[first.to_string(), second.to_string()]);
+    assert_eq!(counts(&tied), (2, 2, 0));
+    // m2 stays retracted by the second record.
+    let restore = record(&tied, "correction:3", &["m1", "m2"], Some("correction:1"));
+    write_stream(&tied, &[first.to_string(), second.to_string(), restore.to_string()]);
+    assert_eq!(counts(&tied), (3, 1, 0));
+    let ws = Workspace::builder(&tied.root).open_read_only().unwrap();
+    let events: Vec<String> = ws.corrections().unwrap().into_iter().map(|c| c.event_id).collect();
+    assert_eq!(events, ["correction:1", "correction:2", "correction:3"]);
+}

@@ -17,6 +17,8 @@ const FACADE: &[&str] = &[
     "Config",
     "ConflictQueue",
     "ContextOptions",
+    "Correction",
+    "CorrectionCounts",
     "CuratedState",
     "DEFAULT_SEARCH_LIMIT",
     "Damage",

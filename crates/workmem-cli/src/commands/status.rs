@@ -15,7 +15,8 @@ use crate::commands::conflicts::{describe_decision, set_aside_by_case};
   workmem status
   workmem status --json   # {\"workspace_id\", \"pinned\", \"shared\", \"facts\": {\"total\", \"today\",
                           #  \"waiting_for_age\", \"first_eligible_at\"}, \"curated\": {KIND: N},
-                          #  \"open_conflicts\", \"sharing\": {\"git\", \"attributes\", \"merge_driver\"}, ...}")]
+                          #  \"open_conflicts\", \"corrections\": {\"records\", \"retracted_facts\",
+                          #  \"redacted_facts\"}, \"sharing\": {\"git\", \"attributes\", \"merge_driver\"}, ...}")]
 pub struct StatusArgs {}
 
 /// Runs `workmem status`.
@@ -88,6 +89,19 @@ pub fn run(ctx: &Ctx, _args: &StatusArgs) -> Result<(), CommandError> {
     ))?;
     if overview.set_aside_decisions > 0 {
         print_set_aside(ctx, &ws, &overview)?;
+    }
+    let corrections = &overview.corrections;
+    if corrections.records > 0 {
+        let plural =
+            |n: usize, one: &'static str, many: &'static str| if n == 1 { one } else { many };
+        ctx.ui.line(format_args!(
+            "corrections {} {}: {} {} retracted, {} redacted",
+            corrections.records,
+            plural(corrections.records, "record", "records"),
+            corrections.retracted_facts,
+            plural(corrections.retracted_facts, "fact", "facts"),
+            corrections.redacted_facts,
+        ))?;
     }
     let unfinished = overview.unfinished_transactions + usize::from(overview.distill_interrupted);
     ctx.ui.line(format_args!(

@@ -11,6 +11,7 @@
 
 mod append;
 mod checked;
+mod correct;
 pub(crate) mod diff;
 mod distill;
 mod distill_cache;

@@ -50,6 +50,21 @@ pub struct Overview {
     /// (the case is open again, or the earlier of two equal decisions
     /// closed it).
     pub set_aside_decisions: usize,
+    /// The records of the corrections stream and the facts they retract.
+    pub corrections: CorrectionCounts,
+}
+
+/// Correction counts of an [`Overview`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CorrectionCounts {
+    /// Records of the corrections stream (retractions, restores and
+    /// redactions).
+    pub records: usize,
+    /// Facts retracted now: named by a retraction not restored, or by a
+    /// redaction.
+    pub retracted_facts: usize,
+    /// Of those, the facts redacted.
+    pub redacted_facts: usize,
 }
 
 /// Fact counts of an [`Overview`].
@@ -98,6 +113,13 @@ impl Workspace {
                     != Some(record.event_id.as_str())
             })
             .count();
+        let records = self.corrections()?;
+        let retracted = crate::policy::retractions::Retractions::from_records(&records);
+        let corrections = CorrectionCounts {
+            records: records.len(),
+            retracted_facts: retracted.len(),
+            redacted_facts: retracted.redacted_len(),
+        };
         let curated_changed_at =
             file_stamp(&self.file(CURATED_FILE))?.and_then(|[_, _, secs, nanos]| {
                 jiff::Timestamp::new(secs, i32::try_from(nanos).ok()?)
@@ -132,6 +154,7 @@ impl Workspace {
             unfinished_transactions,
             distill_interrupted: self.distill_pending(),
             set_aside_decisions,
+            corrections,
         })
     }
 }
