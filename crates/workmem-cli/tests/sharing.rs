@@ -862,7 +862,7 @@ fn corrections_made_in_two_clones_merge_through_git_as_a_union() {
     let world = World::new();
     let a = shared_with_a_tie(&world);
     let b = world.clone_of(&a, "bob/app");
-    let fa = a.remember("Alice's outcome", None, "2026-02-01T10:00:00Z");
+    let fa = a.remember("Use tokio for async", Some("runtime.async"), "2026-02-01T10:00:00Z");
     append_retraction(&a, "correction:alice", &[&fa]);
     a.commit_all("alice retracts");
     let fb = b.remember("Bob's outcome", None, "2026-02-01T11:00:00Z");
@@ -887,6 +887,18 @@ fn corrections_made_in_two_clones_merge_through_git_as_a_union() {
     );
     let status = a.ok(&["status"]);
     assert!(status.contains("corrections 2 records: 2 facts retracted, 0 redacted"), "{status}");
+    // history shows the correction that names a fact of the key.
+    let history = a.json(&["history", "runtime.async"]);
+    assert_eq!(history["corrections"][0]["event_id"], "correction:alice", "{history}");
+    assert_eq!(history["corrections"].as_array().unwrap().len(), 1, "{history}");
+    let shown = a.ok(&["history", "runtime.async"]);
+    assert!(
+        shown.contains(&format!(
+            "correction correction:alice (retract) by Ada <ada@example.com> at \
+             2026-02-02T09:00:00Z: facts {fa}: recorded by mistake"
+        )),
+        "{shown}"
+    );
 
     // A memory shared by an earlier version does not route the stream:
     // once the stream exists, status says so, and `share` routes it.

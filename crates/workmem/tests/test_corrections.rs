@@ -140,3 +140,20 @@ fn status_counts_the_corrections_and_the_facts_they_retract() {
     let events: Vec<String> = ws.corrections().unwrap().into_iter().map(|c| c.event_id).collect();
     assert_eq!(events, ["correction:1", "correction:2", "correction:3"]);
 }
+
+#[test]
+fn history_shows_the_corrections_of_the_key_in_time_order() {
+    let tied = Tied::new();
+    let ws = Workspace::builder(&tied.root).open_read_only().unwrap();
+    assert!(ws.history("db.engine").unwrap().corrections.is_empty());
+    let late = record(&tied, "correction:a", &["m1"], None);
+    let mut early = record(&tied, "correction:b", &["p2"], None);
+    early["recorded_at"] = json!("2026-02-20T09:00:00Z");
+    // A record that names no fact of the key is another key's history.
+    let elsewhere = record(&tied, "correction:c", &["f-nowhere"], None);
+    write_stream(&tied, &[late.to_string(), early.to_string(), elsewhere.to_string()]);
+    let history = ws.history("db.engine").unwrap();
+    let events: Vec<&str> = history.corrections.iter().map(|c| c.event_id.as_str()).collect();
+    assert_eq!(events, ["correction:b", "correction:a"]);
+    assert_eq!(history.corrections[1].rationale, "recorded against the wrong service");
+}

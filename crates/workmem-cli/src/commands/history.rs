@@ -1,5 +1,6 @@
 //! `workmem history`: every revision of one memory key with the facts
-//! behind it, and the key's conflict cases.
+//! behind it, the key's conflict cases, and the corrections that name its
+//! facts.
 
 use clap::Args;
 
@@ -25,7 +26,7 @@ pub fn run(ctx: &Ctx, args: &HistoryArgs) -> Result<(), CommandError> {
     if ctx.ui.is_json() {
         return ctx.ui.json(&history);
     }
-    if history.revisions.is_empty() && history.cases.is_empty() {
+    if history.revisions.is_empty() && history.cases.is_empty() && history.corrections.is_empty() {
         ctx.ui.status(format!("nothing curated for {} yet", history.memory_key));
     }
     for revision in &history.revisions {
@@ -60,6 +61,21 @@ pub fn run(ctx: &Ctx, args: &HistoryArgs) -> Result<(), CommandError> {
         for line in describe_case(case) {
             ctx.ui.line(line)?;
         }
+    }
+    for record in &history.corrections {
+        let what = match &record.restores {
+            Some(restored) => format!("restore of {restored}"),
+            None => record.action.to_string(),
+        };
+        let facts: Vec<&str> = record.fact_ids.iter().collect();
+        ctx.ui.line(format!(
+            "correction {} ({what}) by {} at {}: facts {}: {}",
+            record.event_id,
+            record.actor,
+            record.recorded_at,
+            facts.join(", "),
+            record.rationale
+        ))?;
     }
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! The history of one memory key: every revision with the facts behind it,
-//! and every conflict case of the key. Read-only.
+//! every conflict case of the key, and every correction that names one of
+//! its facts. Read-only.
 
 use std::collections::HashMap;
 
@@ -9,6 +10,7 @@ use crate::error::Result;
 use crate::model::canon;
 use crate::model::fact::Fact;
 use crate::store::conflict_queue::Case;
+use crate::store::corrections::Correction;
 use crate::store::curated_state::Entry;
 use crate::store::id_index;
 use crate::workspace::{CONFLICTS_FILE, CURATED_FILE, Workspace};
@@ -32,6 +34,9 @@ pub struct History {
     pub revisions: Vec<RevisionHistory>,
     /// Conflict cases of the key, oldest first.
     pub cases: Vec<Case>,
+    /// The corrections (retractions, restores, redactions) that name a
+    /// fact of the key, in time order.
+    pub corrections: Vec<Correction>,
 }
 
 impl Workspace {
@@ -69,7 +74,33 @@ impl Workspace {
             .stored_conflicts()?
             .file
             .records(&self.file(CONFLICTS_FILE), |head| head.memory_key == memory_key)?;
-        Ok(History { memory_key, revisions, cases })
+        let corrections = self.corrections_of_key(&memory_key)?;
+        Ok(History { memory_key, revisions, cases, corrections })
+    }
+
+    /// Returns the corrections that name a fact of `memory_key`, ordered by
+    /// (`recorded_at`, `event_id`).
+    ///
+    /// Errors: as [`Workspace::corrections`] and [`Workspace::facts`].
+    fn corrections_of_key(&self, memory_key: &str) -> Result<Vec<Correction>> {
+        let records = self.corrections()?;
+        if records.is_empty() {
+            return Ok(records);
+        }
+        let mut ids: Vec<&str> = records.iter().flat_map(|r| r.fact_ids.iter()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let by_id = self.facts_with_ids(&ids)?;
+        let of_key = |id: &str| by_id.get(id).is_some_and(|f| f.memory_key() == Some(memory_key));
+        let mut found: Vec<Correction> =
+            records.into_iter().filter(|r| r.fact_ids.iter().any(of_key)).collect();
+        found.sort_by(|a, b| {
+            a.recorded_at
+                .instant()
+                .cmp(&b.recorded_at.instant())
+                .then_with(|| a.event_id.cmp(&b.event_id))
+        });
+        Ok(found)
     }
 
     /// Returns the fact of each of `ids` the log holds (the first record
