@@ -73,6 +73,29 @@ fn a_retracted_fact_that_still_counts_is_reported_until_it_is_restored() {
 }
 
 #[test]
+fn a_superseded_revision_may_not_keep_a_retracted_fact_and_a_closed_case_may() {
+    let tied = Tied::new();
+    // Postgres is chosen: revision 1 (s1) is superseded, the case closed.
+    let case = tied.case();
+    tied.open().resolve(tied.decision(&case)).unwrap();
+    assert_eq!(verify(&tied), []);
+    // m1 was a losing candidate's evidence in the closed case: the case
+    // keeps what the person saw.
+    write_stream(&tied, &[record(&tied, "correction:1", &["m1"], None).to_string()]);
+    assert_eq!(verify(&tied), []);
+    write_stream(&tied, &[record(&tied, "correction:1", &["m1", "s1"], None).to_string()]);
+    let problems = verify(&tied);
+    let curated = about(&problems, "curated.json");
+    assert!(
+        curated.len() == 1
+            && curated[0].1.starts_with("superseded entry ")
+            && curated[0].1.ends_with("cites fact s1, which correction correction:1 retracts"),
+        "{problems:?}"
+    );
+    assert_eq!(problems.len(), 1, "{problems:?}");
+}
+
+#[test]
 fn the_stream_is_checked_record_by_record() {
     let tied = Tied::new();
     // The facts named here are evidence of nothing that counts: only the

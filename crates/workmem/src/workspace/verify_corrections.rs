@@ -3,8 +3,7 @@
 //! unique in the stream and distinct from the audit stream's, a restore
 //! naming a retraction of the stream, every fact a record names in the log,
 //! and no fact that a correction in force retracts cited as evidence by an
-//! active entry or by a candidate of an open case, nor observed by an open
-//! case. Read-only, like the rest of `verify`.
+//! entry or by a candidate of an open case, nor observed by an open case. Read-only, like the rest of `verify`.
 
 use std::collections::{HashMap, HashSet};
 
@@ -13,7 +12,7 @@ use crate::policy::retractions::Retractions;
 use crate::store::atomic_io;
 use crate::store::conflict_queue::{CaseStatus, ConflictQueue};
 use crate::store::corrections::{self, Action, CORRECTIONS_FILE, Correction};
-use crate::store::curated_state::{CuratedState, Status};
+use crate::store::curated_state::CuratedState;
 use crate::store::journal::Adjudication;
 use crate::workspace::verify::{Problem, from_error, problem};
 use crate::workspace::{CONFLICTS_FILE, CURATED_FILE, Workspace};
@@ -100,8 +99,9 @@ impl Workspace {
     }
 
     /// Checks that no fact a correction in force retracts is evidence of an
-    /// entry that is not `retracted`, of a candidate of an open case, or
-    /// observed by an open case.
+    /// entry (whatever its status: a correction moves it to the entry's
+    /// retracted evidence), of a candidate of an open case, or observed by
+    /// an open case. A closed case keeps the facts its decision saw.
     fn verify_retracted_evidence(
         &self,
         retracted: &Retractions,
@@ -115,15 +115,13 @@ impl Workspace {
         let by = |fact: &str| retracted.retracted_by(fact).collect::<Vec<_>>().join(", ");
         let curated_path = self.file(CURATED_FILE);
         for entry in curated.map(|state| state.entries.as_slice()).unwrap_or_default() {
-            if entry.status != Status::Active {
-                continue;
-            }
+            let status = entry.status.as_str();
             for fact in entry.evidence_ids.iter().filter(|f| retracted.is_retracted(f)) {
                 problems.push(problem(
                     &curated_path,
                     None,
                     format!(
-                        "active entry {} cites fact {fact}, which correction {} retracts",
+                        "{status} entry {} cites fact {fact}, which correction {} retracts",
                         entry.key,
                         by(fact)
                     ),
