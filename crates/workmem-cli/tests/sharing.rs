@@ -887,6 +887,14 @@ fn corrections_made_in_two_clones_merge_through_git_as_a_union() {
     );
     let status = a.ok(&["status"]);
     assert!(status.contains("corrections 2 records: 2 facts retracted, 0 redacted"), "{status}");
+    // A retracted fact counts as not recorded: only `facts --all` lists
+    // it, marked with the record.
+    assert_eq!(a.json(&["facts", "--day", "2026-02-01"]), serde_json::json!([]));
+    let all = a.json(&["facts", "--all"]);
+    let listed = all.as_array().unwrap().iter().find(|f| f["fact_id"] == fb.as_str()).unwrap();
+    assert_eq!(listed["retracted_by"], serde_json::json!(["correction:bob"]), "{all}");
+    let shown = a.ok(&["facts", "--all"]);
+    assert!(shown.contains(&format!("({fb})  [retracted by correction:bob]")), "{shown}");
     // history shows the correction that names a fact of the key.
     let history = a.json(&["history", "runtime.async"]);
     assert_eq!(history["corrections"][0]["event_id"], "correction:alice", "{history}");

@@ -72,6 +72,7 @@ pub use model::text::{first_refused_char, is_refused_char};
 pub use policy::adjudication::Resolution;
 pub use policy::config::Config;
 pub use policy::report::{Decision, Reason, Report};
+pub use policy::retractions::Retractions;
 pub use policy::rules::{Policy, SourcePolicy};
 pub use store::conflict_queue::{Candidate, Case, CaseStatus, ConflictQueue};
 pub use store::corrections::Correction;

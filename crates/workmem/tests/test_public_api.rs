@@ -70,6 +70,7 @@ const FACADE: &[&str] = &[
     "Report",
     "Resolution",
     "Result",
+    "Retractions",
     "SEARCH_MEMORY_DESCRIPTION",
     "SEARCH_MEMORY_TOOL",
     "SNIPPET_CHARS",

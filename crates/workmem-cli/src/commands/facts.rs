@@ -1,5 +1,7 @@
 //! `workmem facts`: lists facts of one UTC day (default today), all facts,
-//! or the most recent ones, optionally only those of one memory key.
+//! or the most recent ones, optionally only those of one memory key. A
+//! retracted fact counts as not recorded: only `--all` lists it, marked
+//! with the corrections that retract it.
 
 use clap::Args;
 use workmem::Fact;
@@ -12,13 +14,13 @@ use crate::commands::Ctx;
 #[command(after_help = "Examples:
   workmem facts
   workmem facts --day 2026-01-05
-  workmem facts --all --key runtime.python-version
+  workmem facts --all --key runtime.python-version   # retracted facts too, marked
   workmem facts --recent 20 --json")]
 pub struct FactsArgs {
     /// List the facts recorded on this UTC day (YYYY-MM-DD) [default: today]
     #[arg(long, value_name = "DATE", conflicts_with_all = ["all", "recent"])]
     pub day: Option<String>,
-    /// List every fact, oldest first
+    /// List every fact, oldest first, retracted ones included (marked)
     #[arg(long, conflicts_with = "recent")]
     pub all: bool,
     /// List the N most recent facts, oldest of them first
@@ -48,14 +50,35 @@ pub fn run(ctx: &Ctx, args: &FactsArgs) -> Result<(), CommandError> {
     if let Some(key) = &key {
         facts.retain(|fact| fact.memory_key() == Some(key.as_str()));
     }
+    let retractions = ws.retractions()?;
+    if !args.all {
+        facts.retain(|fact| !retractions.is_retracted(fact.fact_id()));
+    }
+    let retracted_by =
+        |fact: &Fact| retractions.retracted_by(fact.fact_id()).collect::<Vec<&str>>();
     if ctx.ui.is_json() {
-        return ctx.ui.json(&facts);
+        let mut listed = Vec::with_capacity(facts.len());
+        for fact in &facts {
+            let mut value = serde_json::to_value(fact)
+                .map_err(|err| CommandError::stdout(&std::io::Error::from(err)))?;
+            let by = retracted_by(fact);
+            if !by.is_empty() {
+                value["retracted_by"] = serde_json::json!(by);
+            }
+            listed.push(value);
+        }
+        return ctx.ui.json(&listed);
     }
     if facts.is_empty() {
         ctx.ui.status("no facts");
     }
     for fact in &facts {
-        ctx.ui.line(describe(fact))?;
+        let by = retracted_by(fact);
+        if by.is_empty() {
+            ctx.ui.line(describe(fact))?;
+        } else {
+            ctx.ui.line(format_args!("{}  [retracted by {}]", describe(fact), by.join(", ")))?;
+        }
     }
     Ok(())
 }

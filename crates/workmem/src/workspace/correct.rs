@@ -2,6 +2,7 @@
 //! `store::corrections`.
 
 use crate::error::Result;
+use crate::policy::retractions::Retractions;
 use crate::store::corrections::{self, CORRECTIONS_FILE, Correction};
 use crate::workspace::Workspace;
 
@@ -18,5 +19,13 @@ impl Workspace {
             .into_iter()
             .map(|numbered| numbered.record)
             .collect())
+    }
+
+    /// Returns which facts the corrections stream retracts, each with the
+    /// records in force that retract it.
+    ///
+    /// Errors: as [`Workspace::corrections`].
+    pub fn retractions(&self) -> Result<Retractions> {
+        Ok(Retractions::from_records(&self.corrections()?))
     }
 }
