@@ -330,6 +330,31 @@ pub fn append(path: &Path, record: &Correction) -> Result<()> {
     journal::append_record::<Correction>(path, &record.to_line())
 }
 
+/// A line of the stream as [`read_each`] returns it: its 1-based number,
+/// and the record or the message of what is wrong with it.
+pub type EachLine = (usize, std::result::Result<Correction, String>);
+
+/// Returns every complete line of the corrections stream at `path` with
+/// its 1-based number, each parsed and checked or the message of what is
+/// wrong with it, for `verify`, which reports every bad line instead of
+/// stopping at the first; `None` when the file does not exist. Blank lines
+/// and an unterminated final line (an unacknowledged append) are skipped.
+///
+/// Errors: [`crate::Error::Io`].
+pub fn read_each(path: &Path) -> Result<Option<Vec<EachLine>>> {
+    let Some(data) = crate::store::atomic_io::read_optional(path)? else { return Ok(None) };
+    let mut out = Vec::new();
+    for (number, bytes, terminated) in crate::store::atomic_io::lines(&data) {
+        if !terminated {
+            break;
+        }
+        if !bytes.iter().all(u8::is_ascii_whitespace) {
+            out.push((number, parse_line(bytes)));
+        }
+    }
+    Ok(Some(out))
+}
+
 /// Parses one line of the stream (without its newline) and checks it.
 ///
 /// Errors: a message naming what is wrong, as [`journal::parse_record`].

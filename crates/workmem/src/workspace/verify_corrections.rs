@@ -9,7 +9,6 @@ use std::collections::{HashMap, HashSet};
 
 use crate::policy::check::Facts;
 use crate::policy::retractions::Retractions;
-use crate::store::atomic_io;
 use crate::store::conflict_queue::{CaseStatus, ConflictQueue};
 use crate::store::corrections::{self, Action, CORRECTIONS_FILE, Correction};
 use crate::store::curated_state::CuratedState;
@@ -30,8 +29,8 @@ impl Workspace {
         problems: &mut Vec<Problem>,
     ) {
         let path = self.file(CORRECTIONS_FILE);
-        let data = match atomic_io::read_optional(&path) {
-            Ok(Some(data)) => data,
+        let lines = match corrections::read_each(&path) {
+            Ok(Some(lines)) => lines,
             Ok(None) => return,
             Err(err) => {
                 problems.push(from_error(err, &path));
@@ -41,15 +40,8 @@ impl Workspace {
         let audit_events: HashSet<&str> = audit.iter().map(|(_, r)| r.event_id.as_str()).collect();
         let mut records: Vec<(usize, Correction)> = Vec::new();
         let mut seen: HashSet<String> = HashSet::new();
-        for (number, bytes, terminated) in atomic_io::lines(&data) {
-            if !terminated {
-                // An unacknowledged append: readers ignore it too.
-                break;
-            }
-            if bytes.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            let record = match corrections::parse_line(bytes) {
+        for (number, parsed) in lines {
+            let record = match parsed {
                 Ok(record) => record,
                 Err(message) => {
                     problems.push(problem(&path, Some(number), message));
