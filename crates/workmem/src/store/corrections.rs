@@ -18,7 +18,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::Result;
+use crate::error::{Damage, Result};
 use crate::model::canon;
 use crate::model::id_list::IdList;
 use crate::model::stamp::Stamp;
@@ -98,7 +98,7 @@ pub struct Correction {
 /// the field.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum Damage {
+pub enum Violation {
     /// A field that must hold an id does not.
     #[error("invalid correction: {field} {id:?} is not an id")]
     BadId {
@@ -173,17 +173,17 @@ impl Correction {
     /// credential must still be read, so that `redact --scan` can replace
     /// it).
     ///
-    /// Errors: the first [`Damage`] found.
-    pub fn check_rules(&self) -> std::result::Result<(), Damage> {
+    /// Errors: the first [`Violation`] found.
+    pub fn check_rules(&self) -> std::result::Result<(), Violation> {
         let id = |field: &'static str, id: &str| {
-            canon::check_id(field, id).map_err(|_| Damage::BadId { field, id: id.to_owned() })
+            canon::check_id(field, id).map_err(|_| Violation::BadId { field, id: id.to_owned() })
         };
         id("event_id", &self.event_id)?;
         for fact in &self.fact_ids {
             id("fact_ids", fact)?;
         }
         if !self.fact_ids.is_sorted_unique() {
-            return Err(Damage::Unsorted { field: "fact_ids" });
+            return Err(Violation::Unsorted { field: "fact_ids" });
         }
         if let Some(key) = &self.entry_key {
             id("entry_key", key)?;
@@ -196,7 +196,7 @@ impl Correction {
                 id("event_ids", event)?;
             }
             if !events.is_sorted_unique() {
-                return Err(Damage::Unsorted { field: "event_ids" });
+                return Err(Violation::Unsorted { field: "event_ids" });
             }
         }
         self.check_action_fields()?;
@@ -207,9 +207,9 @@ impl Correction {
     }
 
     /// Checks that the record holds exactly the fields of its action.
-    fn check_action_fields(&self) -> std::result::Result<(), Damage> {
+    fn check_action_fields(&self) -> std::result::Result<(), Violation> {
         let action = self.action;
-        let unexpected = |field| Err(Damage::Unexpected { action, field });
+        let unexpected = |field| Err(Violation::Unexpected { action, field });
         if action != Action::Restore && self.restores.is_some() {
             return unexpected("restores");
         }
@@ -224,15 +224,15 @@ impl Correction {
                 return unexpected("line_sha256");
             }
             if self.fact_ids.is_empty() {
-                return Err(Damage::NamesNothing { action });
+                return Err(Violation::NamesNothing { action });
             }
         }
         match action {
             Action::Retract => Ok(()),
             Action::Restore => match &self.restores {
-                None => Err(Damage::Missing { action, field: "restores" }),
+                None => Err(Violation::Missing { action, field: "restores" }),
                 Some(restored) if *restored == self.event_id => {
-                    Err(Damage::RestoresItself { event_id: self.event_id.clone() })
+                    Err(Violation::RestoresItself { event_id: self.event_id.clone() })
                 }
                 Some(_) => Ok(()),
             },
@@ -242,25 +242,27 @@ impl Correction {
 
     /// Checks that a redaction names something and holds one line hash
     /// for each id it names, and no other.
-    fn check_line_hashes(&self) -> std::result::Result<(), Damage> {
+    fn check_line_hashes(&self) -> std::result::Result<(), Violation> {
         let action = Action::Redact;
         if self.event_ids.as_ref().is_some_and(IdList::is_empty) {
-            return Err(Damage::Unexpected { action, field: "event_ids (empty)" });
+            return Err(Violation::Unexpected { action, field: "event_ids (empty)" });
         }
         if self.fact_ids.is_empty() && self.event_ids.is_none() {
-            return Err(Damage::NamesNothing { action });
+            return Err(Violation::NamesNothing { action });
         }
         let Some(hashes) = &self.line_sha256 else {
-            return Err(Damage::Missing { action, field: "line_sha256" });
+            return Err(Violation::Missing { action, field: "line_sha256" });
         };
         let named = self.fact_ids.iter().chain(self.event_ids.iter().flatten());
         let mut count = 0;
         for id in named {
             count += 1;
             match hashes.get(id) {
-                None => return Err(Damage::LineHashes { reason: format!("has no hash for {id}") }),
+                None => {
+                    return Err(Violation::LineHashes { reason: format!("has no hash for {id}") });
+                }
                 Some(hash) if !is_sha256_hex(hash) => {
-                    return Err(Damage::LineHashes {
+                    return Err(Violation::LineHashes {
                         reason: format!("of {id} is not 64 lowercase hex digits"),
                     });
                 }
@@ -268,7 +270,7 @@ impl Correction {
             }
         }
         if hashes.len() != count {
-            return Err(Damage::LineHashes {
+            return Err(Violation::LineHashes {
                 reason: "names an id that the record does not redact".to_owned(),
             });
         }
@@ -279,8 +281,8 @@ impl Correction {
 /// Checks an actor or rationale as stored: non-empty, at most
 /// [`MAX_CORRECTION_TEXT_CHARS`] characters, whitespace collapsed, no
 /// refused character.
-fn check_text(field: &'static str, text: &str) -> std::result::Result<(), Damage> {
-    let reason = |reason: &str| Err(Damage::Text { field, reason: reason.to_owned() });
+fn check_text(field: &'static str, text: &str) -> std::result::Result<(), Violation> {
+    let reason = |reason: &str| Err(Violation::Text { field, reason: reason.to_owned() });
     if text.is_empty() {
         return reason("is empty");
     }
@@ -291,7 +293,7 @@ fn check_text(field: &'static str, text: &str) -> std::result::Result<(), Damage
         return reason("has whitespace that is not collapsed");
     }
     if let Some(c) = crate::model::text::first_refused_char(text) {
-        return Err(Damage::Text { field, reason: crate::model::text::refused_message(c) });
+        return Err(Violation::Text { field, reason: crate::model::text::refused_message(c) });
     }
     Ok(())
 }
@@ -305,8 +307,8 @@ impl StreamRecord for Correction {
         &self.workspace_id
     }
 
-    fn check(&self) -> std::result::Result<(), String> {
-        self.check_rules().map_err(|damage| damage.to_string())
+    fn check(&self) -> std::result::Result<(), Damage> {
+        self.check_rules().map_err(|violation| Damage::record(violation.to_string()))
     }
 }
 
@@ -332,7 +334,7 @@ pub fn append(path: &Path, record: &Correction) -> Result<()> {
 
 /// A line of the stream as [`read_each`] returns it: its 1-based number,
 /// and the record or the message of what is wrong with it.
-pub type EachLine = (usize, std::result::Result<Correction, String>);
+pub type EachLine = (usize, std::result::Result<Correction, Damage>);
 
 /// Returns every complete line of the corrections stream at `path` with
 /// its 1-based number, each parsed and checked or the message of what is
@@ -357,8 +359,8 @@ pub fn read_each(path: &Path) -> Result<Option<Vec<EachLine>>> {
 
 /// Parses one line of the stream (without its newline) and checks it.
 ///
-/// Errors: a message naming what is wrong, as [`journal::parse_record`].
-pub fn parse_line(line: &[u8]) -> std::result::Result<Correction, String> {
+/// Errors: what is wrong, as [`journal::parse_record`].
+pub fn parse_line(line: &[u8]) -> std::result::Result<Correction, Damage> {
     journal::parse_record::<Correction>(line)
 }
 
@@ -481,22 +483,22 @@ mod tests {
         };
         assert_eq!(
             damage(&|r| r.fact_ids = IdList::new()),
-            Damage::NamesNothing { action: Action::Retract }
+            Violation::NamesNothing { action: Action::Retract }
         );
         assert_eq!(
             damage(&|r| r.restores = Some("c-0".to_owned())),
-            Damage::Unexpected { action: Action::Retract, field: "restores" }
+            Violation::Unexpected { action: Action::Retract, field: "restores" }
         );
         assert_eq!(
             damage(&|r| r.action = Action::Restore),
-            Damage::Missing { action: Action::Restore, field: "restores" }
+            Violation::Missing { action: Action::Restore, field: "restores" }
         );
         assert_eq!(
             damage(&|r| {
                 r.action = Action::Restore;
                 r.restores = Some("c-1".to_owned());
             }),
-            Damage::RestoresItself { event_id: "c-1".to_owned() }
+            Violation::RestoresItself { event_id: "c-1".to_owned() }
         );
         assert_eq!(
             damage(&|r| {
@@ -504,28 +506,28 @@ mod tests {
                 r.restores = Some("c-0".to_owned());
                 r.entry_key = Some("e-1".to_owned());
             }),
-            Damage::Unexpected { action: Action::Restore, field: "entry_key" }
+            Violation::Unexpected { action: Action::Restore, field: "entry_key" }
         );
         assert_eq!(
             damage(&|r| r.event_ids = Some(ids(&["d-1"]))),
-            Damage::Unexpected { action: Action::Retract, field: "event_ids" }
+            Violation::Unexpected { action: Action::Retract, field: "event_ids" }
         );
         assert_eq!(
             damage(&|r| r.action = Action::Redact),
-            Damage::Missing { action: Action::Redact, field: "line_sha256" }
+            Violation::Missing { action: Action::Redact, field: "line_sha256" }
         );
-        assert!(matches!(damage(&|r| r.event_id = "-bad".to_owned()), Damage::BadId { .. }));
+        assert!(matches!(damage(&|r| r.event_id = "-bad".to_owned()), Violation::BadId { .. }));
         assert!(matches!(
             damage(&|r| r.rationale = "two  spaces".to_owned()),
-            Damage::Text { field: "rationale", .. }
+            Violation::Text { field: "rationale", .. }
         ));
         assert!(matches!(
             damage(&|r| r.actor = String::new()),
-            Damage::Text { field: "actor", .. }
+            Violation::Text { field: "actor", .. }
         ));
         assert!(matches!(
             damage(&|r| r.rationale = "x".repeat(1_001)),
-            Damage::Text { field: "rationale", .. }
+            Violation::Text { field: "rationale", .. }
         ));
     }
 
@@ -546,17 +548,17 @@ mod tests {
 
         let mut missing = record.clone();
         missing.line_sha256 = Some([("f-1".to_owned(), hash.clone())].into());
-        assert!(matches!(missing.check_rules(), Err(Damage::LineHashes { .. })));
+        assert!(matches!(missing.check_rules(), Err(Violation::LineHashes { .. })));
         let mut extra = record.clone();
         extra.line_sha256.as_mut().expect("set").insert("f-2".to_owned(), hash.clone());
-        assert!(matches!(extra.check_rules(), Err(Damage::LineHashes { .. })));
+        assert!(matches!(extra.check_rules(), Err(Violation::LineHashes { .. })));
         let mut upper = record.clone();
         upper.line_sha256.as_mut().expect("set").insert("f-1".to_owned(), hash.to_uppercase());
-        assert!(matches!(upper.check_rules(), Err(Damage::LineHashes { .. })));
+        assert!(matches!(upper.check_rules(), Err(Violation::LineHashes { .. })));
         let mut nothing = record;
         nothing.fact_ids = IdList::new();
         nothing.event_ids = None;
         nothing.line_sha256 = Some(BTreeMap::new());
-        assert_eq!(nothing.check_rules(), Err(Damage::NamesNothing { action: Action::Redact }));
+        assert_eq!(nothing.check_rules(), Err(Violation::NamesNothing { action: Action::Redact }));
     }
 }

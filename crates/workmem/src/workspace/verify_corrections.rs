@@ -43,8 +43,8 @@ impl Workspace {
         for (number, parsed) in lines {
             let record = match parsed {
                 Ok(record) => record,
-                Err(message) => {
-                    problems.push(problem(&path, Some(number), message));
+                Err(damage) => {
+                    problems.push(problem(&path, Some(number), damage.to_string()));
                     continue;
                 }
             };
