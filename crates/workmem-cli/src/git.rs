@@ -351,7 +351,7 @@ pub fn remove_from_index(top: &Path, paths: &[PathBuf]) -> Result<(), CommandErr
 /// audit stream, curated.json, conflicts.json, the corrections stream once
 /// it exists (a memory shared by an earlier version routes it after
 /// `workmem share`) and (for the default memory directory) the pin.
-pub fn misrouted(ws: &workmem::Workspace) -> Option<Vec<(PathBuf, String)>> {
+pub fn misrouted(ws: &workmem::ReadOnlyWorkspace) -> Option<Vec<(PathBuf, String)>> {
     // Shared: pinned, and `share` wrote its git files (next to the memory
     // files, or in `.workmem/`).
     let dot = ws.project().join(".workmem");

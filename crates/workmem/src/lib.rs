@@ -92,9 +92,9 @@ pub use workspace::verify::Problem;
 pub use workspace::{
     Adopted, ContextOptions, DEFAULT_SEARCH_LIMIT, DaySummary, DistillIntentShown, DistillOptions,
     Distilled, HitType, Imported, JournalReport, JournalTransaction, MAX_SEARCH_LIMIT,
-    MAX_SEARCH_OFFSET, MERGE_DRIVER, MemoryFile, MergeSides, NOT_COMMITTED, Rebuilt, SearchHit,
-    SearchOptions, SearchPage, SearchScope, SetAside, Shared, Workspace, WorkspaceBuilder,
-    has_conflict_markers, merge_memory_file, salvage_records,
+    MAX_SEARCH_OFFSET, MERGE_DRIVER, MemoryFile, MergeSides, NOT_COMMITTED, ReadOnlyWorkspace,
+    Rebuilt, SearchHit, SearchOptions, SearchPage, SearchScope, SetAside, Shared, Workspace,
+    WorkspaceBuilder, has_conflict_markers, merge_memory_file, salvage_records,
 };
 
 /// Returns `raw` as a memory key in normal form (trimmed, case-folded),
@@ -131,7 +131,7 @@ pub fn check_secret(field: &str, text: &str) -> Result<()> {
 /// Errors: [`Error::Corrupt`] for a link or a non-regular file,
 /// [`Error::Io`].
 pub fn read_workspace_file(project: &Path, name: &str) -> Result<Option<Vec<u8>>> {
-    let dir = project.join(".workmem");
+    let dir = project.join(store::names::DOT_DIR);
     store::atomic_io::refuse_symlink(&dir)?;
     store::atomic_io::read_optional(&dir.join(name))
 }
@@ -172,8 +172,8 @@ pub mod internals {
     /// from elsewhere: for tests that copy a memory directory and mean the
     /// copy to stand for the same clone.
     pub fn record_state_as_written(ws: &Workspace) {
-        ws.record_written(crate::workspace::CURATED_FILE);
-        ws.record_written(crate::workspace::CONFLICTS_FILE);
+        ws.record_written(crate::store::names::CURATED_FILE);
+        ws.record_written(crate::store::names::CONFLICTS_FILE);
     }
 
     /// Replaces conflicts.json outside the lock and the journal.

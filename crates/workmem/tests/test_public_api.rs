@@ -64,6 +64,7 @@ const FACADE: &[&str] = &[
     "Overview",
     "Policy",
     "Problem",
+    "ReadOnlyWorkspace",
     "Reason",
     "Rebuilt",
     "Rejected",

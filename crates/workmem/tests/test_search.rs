@@ -11,14 +11,33 @@ use std::fs;
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
 use workmem::{
-    Error, HitType, Kind, Policy, Resolution, SearchOptions, SearchPage, SearchScope, Workspace,
+    Error, HitType, Kind, Policy, ReadOnlyWorkspace, Resolution, SearchOptions, SearchPage,
+    SearchScope, Workspace,
 };
 
 use crate::common::{Project, fact, let_clock_tick, open, stamp};
 
+/// What a handle that searches does: a writable workspace and a read-only
+/// one alike.
+trait Search {
+    fn search(&self, query: &str, options: &SearchOptions) -> workmem::Result<SearchPage>;
+}
+
+impl Search for Workspace {
+    fn search(&self, query: &str, options: &SearchOptions) -> workmem::Result<SearchPage> {
+        Workspace::search(self, query, options)
+    }
+}
+
+impl Search for ReadOnlyWorkspace {
+    fn search(&self, query: &str, options: &SearchOptions) -> workmem::Result<SearchPage> {
+        ReadOnlyWorkspace::search(self, query, options)
+    }
+}
+
 /// Every hit of `query`, paging with the cursor to the end, as
 /// (type, id) in order.
-fn all_hits(ws: &Workspace, query: &str, options: &SearchOptions) -> Vec<(HitType, String)> {
+fn all_hits(ws: &impl Search, query: &str, options: &SearchOptions) -> Vec<(HitType, String)> {
     let mut options = options.clone();
     options.limit = Some(3);
     let mut out = Vec::new();
@@ -34,7 +53,7 @@ fn all_hits(ws: &Workspace, query: &str, options: &SearchOptions) -> Vec<(HitTyp
     out
 }
 
-fn ids(ws: &Workspace, query: &str) -> BTreeSet<String> {
+fn ids(ws: &impl Search, query: &str) -> BTreeSet<String> {
     all_hits(ws, query, &SearchOptions::new()).into_iter().map(|(_, id)| id).collect()
 }
 

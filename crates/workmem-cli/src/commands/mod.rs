@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use workmem::Workspace;
+use workmem::{ReadOnlyWorkspace, Workspace};
 
 use crate::command_error::CommandError;
 use crate::output::Ui;
@@ -121,7 +121,7 @@ impl Ctx {
     pub fn workspace(&self) -> Result<Workspace, CommandError> {
         self.require_project()?;
         let ws = self.open_workspace()?;
-        self.ensure_merge_driver(&ws)?;
+        self.ensure_merge_driver(ws.shared_attributes()?.is_some(), ws.project())?;
         self.check_unmerged()?;
         Ok(ws)
     }
@@ -184,26 +184,27 @@ impl Ctx {
         ))
     }
 
-    /// Configures workmem's merge driver in a clone whose memory is shared
-    /// (its `.gitattributes` names the driver) but whose git configuration
+    /// Configures workmem's merge driver in the clone of `project` when its
+    /// memory is `shared` (its `.gitattributes` names the driver:
+    /// `shared_attributes` of the workspace) but its git configuration
     /// lacks it, as a fresh clone does, and says so on stderr. This writes
     /// the clone's git configuration, never the memory, so read-only
     /// commands do it too.
     ///
-    /// Errors: library errors reading the attributes; git errors.
-    fn ensure_merge_driver(&self, ws: &Workspace) -> Result<(), CommandError> {
-        if ws.shared_attributes()?.is_none() {
+    /// Errors: git errors.
+    fn ensure_merge_driver(&self, shared: bool, project: &Path) -> Result<(), CommandError> {
+        if !shared {
             return Ok(());
         }
         // A driver whose program is gone (the binary that ran `share` was
         // moved or reinstalled, a devcontainer) would leave every merge of a
         // memory file unfinished: it is configured again.
-        let gone = crate::git::driver_program(ws.project())
+        let gone = crate::git::driver_program(project)
             .filter(|program| Path::new(program).is_absolute() && !Path::new(program).exists());
-        if gone.is_none() && crate::git::driver_configured(ws.project()) {
+        if gone.is_none() && crate::git::driver_configured(project) {
             return Ok(());
         }
-        let Some(top) = crate::git::toplevel(ws.project()) else { return Ok(()) };
+        let Some(top) = crate::git::toplevel(project) else { return Ok(()) };
         let driver = crate::git::configure_driver(&top)?;
         match gone {
             Some(program) => self.ui.status(format_args!(
@@ -297,10 +298,10 @@ impl Ctx {
     /// for `verify`.
     ///
     /// Errors: configuration errors (exit 2); library errors of opening.
-    pub fn workspace_read_only(&self) -> Result<Workspace, CommandError> {
+    pub fn workspace_read_only(&self) -> Result<ReadOnlyWorkspace, CommandError> {
         self.require_project()?;
         let ws = self.builder()?.open_read_only()?;
-        self.ensure_merge_driver(&ws)?;
+        self.ensure_merge_driver(ws.shared_attributes()?.is_some(), ws.project())?;
         self.check_unmerged()?;
         Ok(ws)
     }
@@ -310,7 +311,7 @@ impl Ctx {
     /// hostile checkout whatever its `.workmem/config.toml` holds.
     ///
     /// Errors: library errors of opening.
-    pub fn workspace_unconfigured_read_only(&self) -> Result<Workspace, CommandError> {
+    pub fn workspace_unconfigured_read_only(&self) -> Result<ReadOnlyWorkspace, CommandError> {
         self.require_project()?;
         let builder = Workspace::builder(&self.project);
         let builder = match &self.memory_dir {

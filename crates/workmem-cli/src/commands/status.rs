@@ -143,7 +143,7 @@ fn print_json(
 /// Prints the decisions a merge kept without applying, by case.
 fn print_set_aside(
     ctx: &Ctx,
-    ws: &workmem::Workspace,
+    ws: &workmem::ReadOnlyWorkspace,
     overview: &workmem::Overview,
 ) -> Result<(), CommandError> {
     ctx.ui.line(format_args!(

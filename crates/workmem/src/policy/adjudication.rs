@@ -220,8 +220,9 @@ fn promote_candidate(
             e.key == key && !(e.is_contested() && e.memory_key.as_ref() == Some(&case.memory_key))
         })
     };
-    let position = push_revision(domain, active, revision, taken)
-        .map_err(|damage| Error::corrupt(Location::file(Path::new("curated.json")), damage))?;
+    let position = push_revision(domain, active, revision, taken).map_err(|damage| {
+        Error::corrupt(Location::file(Path::new(crate::store::names::CURATED_FILE)), damage)
+    })?;
     let key = domain[position].key.clone();
     sort_entries(domain);
     Ok(key)

@@ -1108,7 +1108,10 @@ impl<'p> Run<'p> {
         let position =
             push_revision(&mut self.entries, active, revision, |key| index.contains_key(key))
                 .map_err(|damage| {
-                    Error::corrupt(Location::file(Path::new("curated.json")), damage)
+                    Error::corrupt(
+                        Location::file(Path::new(crate::store::names::CURATED_FILE)),
+                        damage,
+                    )
                 })?;
         let (key, revision) = (self.entries[position].key.clone(), self.entries[position].revision);
         self.index.insert(key, position);

@@ -46,9 +46,7 @@ use xxhash_rust::xxh3::xxh3_64;
 use crate::store::atomic_io::{self, FileStamp};
 use crate::store::day_stamps::{DAY, Day};
 use crate::store::fact_log::Written;
-
-/// The trail, in the memory directory.
-pub(crate) const TRAIL_FILE: &str = ".append-trail";
+use crate::store::names::TRAIL_FILE;
 
 /// The size past which no append is recorded (a workspace appended to
 /// for long without a distill or a check with an id): the caches read the

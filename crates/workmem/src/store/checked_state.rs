@@ -23,9 +23,7 @@
 use std::path::Path;
 
 use crate::store::atomic_io::{self, FileStamp};
-
-/// The cache file, in the memory directory.
-pub(crate) const CHECKED_STATE_FILE: &str = ".checked-state";
+use crate::store::names::CHECKED_STATE_FILE;
 
 /// The identities of the two state files (`None`: no file).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

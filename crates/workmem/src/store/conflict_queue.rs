@@ -22,7 +22,7 @@ use crate::model::fact::Kind;
 use crate::model::id_list::IdList;
 use crate::model::stamp::Stamp;
 use crate::store::Finding;
-use crate::store::layout_cache;
+use crate::store::names::CONFLICTS_LAYOUT_FILE;
 use crate::store::state_file::{Encoder, Record, StateFile, field, field_at};
 
 /// Schema version written to `conflicts.json`.
@@ -494,7 +494,7 @@ impl Record for Case {
         }
     }
 
-    const LAYOUT_CACHE: Option<&'static str> = Some(layout_cache::CONFLICTS_LAYOUT_FILE);
+    const LAYOUT_CACHE: Option<&'static str> = Some(CONFLICTS_LAYOUT_FILE);
 
     /// `<revision> <conflict_id> <memory_key>` (neither an id nor a memory
     /// key holds a space or a newline).
@@ -626,7 +626,7 @@ mod tests {
         let file = ConflictsFile::encode(&queue, path, &workspace_id).unwrap();
         let bytes = file.contents().unwrap().into_owned();
         let lines = file.layout_lines().expect("cases' layouts are cached");
-        let laid = |lines: &[layout_cache::Line], bytes: &[u8]| {
+        let laid = |lines: &[crate::store::layout_cache::Line], bytes: &[u8]| {
             ConflictsFile::with_layout(
                 Body::Held(bytes.to_vec()),
                 String::new(),

@@ -24,8 +24,7 @@ use crate::model::id_list::IdList;
 use crate::model::stamp::Stamp;
 use crate::store::journal::{self, Numbered, StreamRecord};
 
-/// File name of the corrections stream.
-pub const CORRECTIONS_FILE: &str = "memory-corrections.jsonl";
+pub use crate::store::names::CORRECTIONS_FILE;
 /// Schema version of correction records.
 pub const CORRECTION_SCHEMA_VERSION: u32 = 1;
 /// The most characters an actor or a rationale may hold.

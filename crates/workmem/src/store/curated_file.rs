@@ -14,7 +14,7 @@ use crate::model::fact::Kind;
 use crate::model::id_list::IdList;
 use crate::model::stamp::Stamp;
 use crate::store::curated_state::{
-    CURATED_SCHEMA_VERSION, CuratedState, Entry, Status, problems_of,
+    CURATED_SCHEMA_VERSION, CuratedState, Entry, Status, order, problems_of,
 };
 #[cfg(test)]
 use crate::store::state_file::{Body, Output};
@@ -83,11 +83,6 @@ impl PartialOrd for EntryHead {
     fn partial_cmp(&self, other: &EntryHead) -> Option<Ordering> {
         Some(self.cmp(other))
     }
-}
-
-/// The canonical order of an entry: (kind, memory_key or "", revision, key).
-pub(crate) fn order(entry: &Entry) -> (&str, &str, u32, &str) {
-    (entry.kind.as_str(), entry.memory_key.as_deref().unwrap_or(""), entry.revision, &entry.key)
 }
 
 impl Record for Entry {

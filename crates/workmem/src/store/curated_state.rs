@@ -23,7 +23,6 @@ use crate::model::fact::Kind;
 use crate::model::id_list::IdList;
 use crate::model::stamp::Stamp;
 use crate::store::Finding;
-use crate::store::curated_file::order;
 use crate::store::state_file::{Encoded, Encoder};
 
 /// Schema version written to `curated.json`.
@@ -619,6 +618,11 @@ fn check_entry_fields(entry: &Entry) -> std::result::Result<(), Damage> {
 /// revision, key).
 pub fn sort_entries(entries: &mut [Entry]) {
     entries.sort_by(entry_order);
+}
+
+/// The canonical order of an entry: (kind, memory_key or "", revision, key).
+pub(crate) fn order(entry: &Entry) -> (&str, &str, u32, &str) {
+    (entry.kind.as_str(), entry.memory_key.as_deref().unwrap_or(""), entry.revision, &entry.key)
 }
 
 fn entry_order(a: &Entry, b: &Entry) -> std::cmp::Ordering {

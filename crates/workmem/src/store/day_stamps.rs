@@ -17,6 +17,7 @@ use std::path::Path;
 use crate::error::{IoContext, Result};
 use crate::store::atomic_io::{self, FileStamp};
 use crate::store::fact_log::FactLog;
+use crate::store::names::DAY_EXTENSION;
 
 /// The length of a day, `YYYY-MM-DD`.
 pub(crate) const DAY: usize = 10;
@@ -117,7 +118,7 @@ fn open_listing(dir_path: &Path) -> Result<Option<(File, ListingStamp)>> {
 /// 1.4-1.6 ms on one core or split over two), and a thread costs its start.
 fn stat_days(dir: &File, dir_path: &Path, days: &[Day]) -> Result<Vec<Option<FileStamp>>> {
     let mut name = [0u8; DAY + 6];
-    name[DAY..].copy_from_slice(b".jsonl");
+    name[DAY..].copy_from_slice(DAY_EXTENSION.as_bytes());
     days.iter()
         .map(|day| {
             name[..DAY].copy_from_slice(day);

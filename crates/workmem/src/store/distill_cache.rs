@@ -31,17 +31,9 @@ use std::path::Path;
 use crate::model::fact::Kind;
 use crate::model::fact_line::{FactRecord, FactSummary};
 use crate::store::atomic_io::{self, FileStamp};
-use crate::store::coverage::Covered;
+use crate::store::block_chain::Covered;
 use crate::store::day_stamps::ListingStamp;
 
-/// The small file.
-pub(crate) const CACHE_FILE: &str = ".distill-cache";
-/// The units file.
-pub(crate) const UNITS_FILE: &str = ".distill-cache.units";
-/// The id filter.
-pub(crate) const IDS_FILE: &str = ".distill-cache.ids";
-/// Where each unit's records are in the units file.
-pub(crate) const PLACES_FILE: &str = ".distill-cache.places";
 /// The version of the distill cache's format (the small file, and the
 /// `p` line of a candidate fact, whose fields follow
 /// [`crate::model::fact_fields::FACT_FIELDS`]): raised whenever either

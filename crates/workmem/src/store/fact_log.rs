@@ -19,7 +19,8 @@ use crate::error::{Error, IoContext, Location, Result};
 use crate::model::fact::Fact;
 use crate::model::fact_line::{FactRecord, LineError};
 use crate::store::atomic_io::{self, FileStamp};
-use crate::store::coverage::Covered;
+use crate::store::block_chain::Covered;
+use crate::store::names::{DAY_EXTENSION, is_day_name};
 
 /// The daily fact log of one workspace.
 #[derive(Debug, Clone)]
@@ -50,7 +51,7 @@ impl FactLog {
 
     /// Returns the path of the log of `day` (`YYYY-MM-DD`).
     pub(crate) fn path_for_day(&self, day: &str) -> PathBuf {
-        self.dir.join(format!("{day}.jsonl"))
+        self.dir.join(format!("{day}{DAY_EXTENSION}"))
     }
 
     /// Returns the daily files, oldest first.
@@ -72,7 +73,9 @@ impl FactLog {
         for entry in entries {
             let entry = entry.at(&self.dir)?;
             let name = entry.file_name();
-            let Some(day) = name.to_str().and_then(|n| n.strip_suffix(".jsonl")) else { continue };
+            let Some(day) = name.to_str().and_then(|n| n.strip_suffix(DAY_EXTENSION)) else {
+                continue;
+            };
             if is_day_name(day) {
                 days.push((DayFile { day: day.to_owned(), path: entry.path() }, entry));
             }
@@ -693,15 +696,6 @@ pub(crate) fn map_in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R
 /// The log's order: (recorded_at instant, fact_id).
 fn order<T: FactRecord>(a: &T, b: &T) -> std::cmp::Ordering {
     (a.instant(), a.fact_id()).cmp(&(b.instant(), b.fact_id()))
-}
-
-/// Returns whether `day` has the `YYYY-MM-DD` shape of a daily file name.
-pub(crate) fn is_day_name(day: &str) -> bool {
-    let b = day.as_bytes();
-    b.len() == 10
-        && b[4] == b'-'
-        && b[7] == b'-'
-        && b.iter().enumerate().all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
 }
 
 #[cfg(test)]

@@ -33,9 +33,7 @@ use sha2::digest::common::hazmat::{SerializableState, SerializedState};
 use sha2::{Digest, Sha256};
 
 use crate::store::atomic_io;
-
-/// The cache file, in the memory directory.
-pub(crate) const CHECKPOINTS_FILE: &str = ".hash-checkpoints";
+use crate::store::names::CHECKPOINTS_FILE;
 
 /// Bytes between two checkpoints: a resumed hash re-reads at most this
 /// much before the first change (a state is 105 bytes: a 2 MB file keeps

@@ -61,12 +61,12 @@ use std::path::{Path, PathBuf};
 use crate::error::{IoContext, Result};
 use crate::model::fact_line::{FactRecord, FactSummary};
 use crate::store::atomic_io::{self, FileStamp};
-use crate::store::coverage::{self, BlockChain, Prefix, checksum};
+use crate::store::block_chain::{BlockChain, Prefix, checksum};
+use crate::store::coverage;
 use crate::store::day_stamps::{self, DAY, Day, ListingStamp};
 use crate::store::fact_log::{FactLog, Written, map_in_parallel};
+use crate::store::names::ID_INDEX_DIR;
 
-/// The index directory, in the memory directory.
-pub(crate) const ID_INDEX_DIR: &str = ".id-index";
 const MANIFEST: &str = "manifest";
 const HEADER: &str = "workmem-id-index 3";
 const SHARD_HEADER: &str = "workmem-id-shard 2";
@@ -252,6 +252,12 @@ pub(crate) fn refresh(log: &FactLog, memory_dir: &Path, workspace_id: &str) -> R
         });
     }
     Ok(Refreshed { index, added: None })
+}
+
+/// Removes the manifest of the index in `memory_dir`, so that the next use
+/// rebuilds the index.
+pub(crate) fn discard(memory_dir: &Path) {
+    let _ = std::fs::remove_file(memory_dir.join(ID_INDEX_DIR).join(MANIFEST));
 }
 
 /// Reads little-endian integers and byte arrays off a manifest batch.

@@ -9,9 +9,7 @@ use std::path::Path;
 use crate::error::{Damage, Error, Location, Result};
 use crate::store::atomic_io;
 use crate::store::fact_log::FactLog;
-
-/// File name of the pin, in `.workmem/`.
-pub(crate) const IDENTITY_FILE: &str = "workspace.toml";
+use crate::store::names::IDENTITY_FILE;
 
 /// Returns the pinned id of `.workmem/workspace.toml` under `dot_workmem`,
 /// `None` when the file does not exist.
@@ -91,9 +89,9 @@ pub(crate) fn census(memory_dir: &Path, log: &FactLog) -> Result<BTreeMap<String
         ids.entry(id).or_insert(Sighting { records: 0, first: at }).records += 1;
     };
     let mut streams: Vec<_> = log.days()?.into_iter().map(|day| day.path).collect();
-    streams.push(memory_dir.join(crate::store::journal::AUDIT_FILE));
-    streams.push(memory_dir.join(crate::store::corrections::CORRECTIONS_FILE));
-    streams.push(memory_dir.join(crate::store::journal::JOURNAL_FILE));
+    streams.push(memory_dir.join(crate::store::names::AUDIT_FILE));
+    streams.push(memory_dir.join(crate::store::names::CORRECTIONS_FILE));
+    streams.push(memory_dir.join(crate::store::names::JOURNAL_FILE));
     for path in streams {
         let Some(data) = atomic_io::read_optional(&path)? else { continue };
         for (number, line, terminated) in atomic_io::lines(&data) {
@@ -104,7 +102,7 @@ pub(crate) fn census(memory_dir: &Path, log: &FactLog) -> Result<BTreeMap<String
             see(workspace_of(line, &at)?, at);
         }
     }
-    for name in [crate::workspace::CURATED_FILE, crate::workspace::CONFLICTS_FILE] {
+    for name in [crate::store::names::CURATED_FILE, crate::store::names::CONFLICTS_FILE] {
         let path = memory_dir.join(name);
         let Some(data) = atomic_io::read_optional(&path)? else { continue };
         let at = Location::file(&path);

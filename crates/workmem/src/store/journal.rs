@@ -36,11 +36,8 @@ use crate::model::stamp::Stamp;
 use crate::store::atomic_io;
 use crate::store::conflict_queue::Case;
 use crate::store::curated_state::Entry;
+pub use crate::store::names::{AUDIT_FILE, JOURNAL_FILE};
 
-/// File name of the audit stream.
-pub const AUDIT_FILE: &str = "conflict-adjudications.jsonl";
-/// File name of the transaction journal.
-pub const JOURNAL_FILE: &str = "conflict-resolution-transactions.jsonl";
 /// Schema version of adjudications and journal lines.
 pub const JOURNAL_SCHEMA_VERSION: u32 = 1;
 /// Schema version of the intents a resolution writes: domain-scoped

@@ -22,13 +22,7 @@ use std::path::Path;
 
 use crate::error::{IoContext, Result};
 use crate::store::atomic_io;
-
-/// The record, in the memory directory.
-pub(crate) const JOURNAL_OWNER_FILE: &str = ".journal-owner";
-/// The same record for the intent of a distill (`.distill-pending.json`),
-/// written once the intent is durable: its identity and the SHA-256 of its
-/// bytes. An intent that arrived through git is dropped, never finished.
-pub(crate) const DISTILL_OWNER_FILE: &str = ".distill-owner";
+use crate::store::names::{DISTILL_OWNER_FILE, JOURNAL_FILE, JOURNAL_OWNER_FILE};
 
 /// What the record says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -159,7 +153,7 @@ pub(crate) fn prepared_here(
 ///
 /// Errors: as [`claim`].
 pub(crate) fn adopt_for_tests(dir: &Path) -> Result<Vec<String>> {
-    use crate::store::journal::{self, JOURNAL_FILE, JournalLine};
+    use crate::store::journal::{self, JournalLine};
     let path = dir.join(JOURNAL_FILE);
     if identity(&path)?.is_none() {
         return Ok(Vec::new());

@@ -24,9 +24,6 @@ use std::path::Path;
 
 use crate::store::atomic_io;
 
-/// The cache file of conflicts.json, in the memory directory.
-pub(crate) const CONFLICTS_LAYOUT_FILE: &str = ".conflicts-layout";
-
 const HEADER: &str = "workmem-layout 1";
 
 /// One record's place in the file and its head, as a line.
@@ -90,7 +87,7 @@ mod tests {
     #[test]
     fn a_layout_is_found_under_its_file_and_hash_only_and_never_damaged() {
         let dir = tempfile::tempdir().unwrap();
-        let cache = dir.path().join(CONFLICTS_LAYOUT_FILE);
+        let cache = dir.path().join(crate::store::names::CONFLICTS_LAYOUT_FILE);
         assert_eq!(load(&cache, "conflicts.json", "aa"), None);
         let lines = vec![
             Line { start: 14, end: 40, head: "1 conflict-1 db.engine".into() },

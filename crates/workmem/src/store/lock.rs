@@ -9,9 +9,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use crate::error::{IoContext, Result};
-
-/// The lock file, in the memory directory.
-pub(crate) const LOCK_FILE: &str = ".lock";
+use crate::store::names::LOCK_FILE;
 
 /// A held workspace lock; released on drop.
 #[derive(Debug)]

@@ -5,6 +5,8 @@
 
 pub(crate) mod append_trail;
 pub mod atomic_io;
+pub(crate) mod audit;
+pub(crate) mod block_chain;
 pub(crate) mod checked_state;
 pub mod conflict_queue;
 pub mod corrections;
@@ -23,6 +25,8 @@ pub mod journal;
 pub(crate) mod journal_owner;
 pub(crate) mod layout_cache;
 pub(crate) mod lock;
+pub(crate) mod memory_dir;
+pub(crate) mod names;
 pub(crate) mod search_index;
 pub(crate) mod state_file;
 pub(crate) mod valid_hashes;

@@ -45,14 +45,12 @@ use crate::error::{Error, IoContext, Result};
 use crate::model::fact::{Fact, Kind};
 use crate::model::search_text::{self, Clause, Query};
 use crate::store::atomic_io::{self, FileStamp, file_stamp};
-use crate::store::coverage::{self, Covered, Scan};
+use crate::store::block_chain::Covered;
+use crate::store::coverage::{self, Scan};
 use crate::store::curated_state::Entry;
 use crate::store::fact_log::FactLog;
+use crate::store::names::{SEARCH_INDEX_DIR, SEARCH_INDEX_LOCK_FILE};
 
-/// The index directory, in the memory directory.
-pub(crate) const INDEX_DIR: &str = ".search-index";
-/// The lock that serializes updates, in the memory directory.
-pub(crate) const LOCK_FILE: &str = ".search-index.lock";
 /// The state file, in the index directory.
 const STATE_FILE: &str = "workmem-state";
 const HEADER: &str = "workmem-search-index 2";
@@ -187,7 +185,7 @@ impl SearchIndex {
     /// Errors: [`Error::Corrupt`] for a daily file that does not parse;
     /// [`Error::Io`].
     pub(crate) fn current(sources: &Sources<'_>) -> Result<SearchIndex> {
-        let dir = sources.memory_dir.join(INDEX_DIR);
+        let dir = sources.memory_dir.join(SEARCH_INDEX_DIR);
         if !sources.writable {
             let (schema, fields) = Fields::schema();
             let index = with_words(Index::create_in_ram(schema));
@@ -195,7 +193,7 @@ impl SearchIndex {
             update(&index, fields, &mut state, sources, &dir, false)?;
             return SearchIndex::reading(&index, fields, dir);
         }
-        let lock_path = sources.memory_dir.join(LOCK_FILE);
+        let lock_path = sources.memory_dir.join(SEARCH_INDEX_LOCK_FILE);
         let lock = open_lock(&lock_path)?;
         lock.lock().at(&lock_path)?;
         let mut current = load_state(&dir, sources).and_then(|state| {
@@ -548,7 +546,7 @@ fn update(
         state.covered.iter().map(|(day, covered)| (day.as_str(), covered)).collect();
     let (scan, _) = coverage::scan(sources.log, &covered, None, sources.memory_dir)?;
     let Scan::Changed(changed) = scan else { return Ok(false) };
-    let curated_stamp = file_stamp(&sources.memory_dir.join(crate::workspace::CURATED_FILE))?;
+    let curated_stamp = file_stamp(&sources.memory_dir.join(crate::store::names::CURATED_FILE))?;
     let curated_changed = curated_stamp != state.curated || state.index_files.is_empty();
     if changed.is_empty() && !curated_changed {
         return Ok(true);

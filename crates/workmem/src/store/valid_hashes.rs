@@ -31,9 +31,7 @@ use sha2::Sha256;
 
 use crate::store::atomic_io::{self, FileStamp};
 use crate::store::hash_checkpoints;
-
-/// The cache file, in the memory directory.
-pub(crate) const VALID_HASHES_FILE: &str = ".valid-hashes";
+use crate::store::names::VALID_HASHES_FILE;
 
 /// Hashes kept per state file: the file before and after the last few
 /// writes, so a reader of either finds its hash.

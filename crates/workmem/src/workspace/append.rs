@@ -9,10 +9,10 @@ use crate::error::{Error, Invalid, Result};
 use crate::model::canon;
 use crate::model::fact::{Fact, NewFact};
 use crate::store::append_trail;
-use crate::store::atomic_io;
 use crate::store::fact_log::Written;
 use crate::store::id_index::{self, IdIndex};
-use crate::workspace::{CURATED_FILE, IMPORT_BATCH, Workspace};
+use crate::store::names::CURATED_FILE;
+use crate::workspace::{IMPORT_BATCH, Workspace};
 
 impl Workspace {
     /// Validates `new` and returns the fact it would append, without writing.
@@ -62,7 +62,7 @@ impl Workspace {
             return Ok(fact);
         }
         self.check_append_scope([fact.recorded_at.utc_day()])?;
-        id_index::prefetch(&self.memory_dir, &[fact.fact_id.as_str()]);
+        id_index::prefetch(self.dir.path(), &[fact.fact_id.as_str()]);
         let _lock = self.lock_to_append()?;
         let (mut stored, index) = self.stored_under(facts)?;
         match stored.pop().flatten() {
@@ -132,7 +132,7 @@ impl Workspace {
             facts.iter().map(|f| f.recorded_at.utc_day()).collect();
         self.check_append_scope(days)?;
         let ids: Vec<&str> = facts.iter().map(|f| f.fact_id.as_str()).collect();
-        id_index::prefetch(&self.memory_dir, &ids);
+        id_index::prefetch(self.dir.path(), &ids);
         let _lock = self.lock_to_append()?;
         let (stored, index) = self.stored_under(&facts)?;
         let mut already_present = 0;
@@ -185,11 +185,11 @@ impl Workspace {
     /// failure costs the next reader a read of the daily files that
     /// changed.
     fn appended(&self, index: Option<IdIndex>, written: &[Written]) {
-        append_trail::record(&self.memory_dir, written);
+        append_trail::record(self.dir.path(), written);
         if let Some(mut index) = index {
             index.record_append(&self.log, written);
             let _ = index.save();
-            append_trail::compact(&self.memory_dir, |day| index.stamp(day));
+            append_trail::compact(self.dir.path(), |day| index.stamp(day));
         }
     }
 
@@ -225,7 +225,7 @@ impl Workspace {
         &self,
         facts: &[Fact],
     ) -> Result<Option<(Vec<Option<Fact>>, Option<IdIndex>)>> {
-        let index = id_index::refresh(&self.log, &self.memory_dir, &self.workspace_id)?.index;
+        let index = id_index::refresh(&self.log, self.dir.path(), &self.workspace_id)?.index;
         let ids: Vec<&str> = facts.iter().map(|f| f.fact_id.as_str()).collect();
         Ok(self.facts_at_places(&index, &ids)?.map(|stored| (stored, Some(index))))
     }
@@ -275,7 +275,7 @@ impl Workspace {
 
     /// Removes the id index's manifest, so the next use rebuilds it.
     pub(crate) fn drop_id_index(&self) {
-        let _ = std::fs::remove_file(self.file(id_index::ID_INDEX_DIR).join("manifest"));
+        self.dir.drop_id_index();
     }
 
     /// Refuses an append that would join state of another workspace (a
@@ -289,7 +289,7 @@ impl Workspace {
         let mut checked = false;
         for day in days {
             let path = self.log.path_for_day(&day);
-            checked |= self.line_in_scope(&path, atomic_io::first_complete_line(&path)?)?;
+            checked |= self.line_in_scope(&path, self.dir.first_complete_line(&path)?)?;
         }
         if checked {
             return Ok(());
@@ -302,12 +302,12 @@ impl Workspace {
     /// curated.json, must name this workspace.
     fn check_scope_elsewhere(&self) -> Result<()> {
         if let Some(newest) = self.log.days()?.pop()
-            && self.line_in_scope(&newest.path, atomic_io::first_complete_line(&newest.path)?)?
+            && self.line_in_scope(&newest.path, self.dir.first_complete_line(&newest.path)?)?
         {
             return Ok(());
         }
         let path = self.file(CURATED_FILE);
-        self.line_in_scope(&path, atomic_io::read_optional(&path)?).map(drop)
+        self.line_in_scope(&path, self.dir.read_path(&path)?).map(drop)
     }
 
     /// Checks the workspace id that `record` (from the file at `path`)

@@ -13,12 +13,11 @@
 //! only while it matches the identity of what it describes.
 
 use crate::error::{Damage, Error, Location, Result};
-use crate::store::atomic_io::{self, file_stamp};
 use crate::store::checked_state::{self, StatePair};
-use crate::store::journal::AUDIT_FILE;
+use crate::store::names::{AUDIT_FILE, CONFLICTS_FILE, CURATED_FILE};
 use crate::store::valid_hashes;
+use crate::workspace::Workspace;
 use crate::workspace::verify::Problem;
-use crate::workspace::{CONFLICTS_FILE, CURATED_FILE, Workspace};
 
 impl Workspace {
     /// Returns the identities curated.json and conflicts.json have now.
@@ -26,8 +25,8 @@ impl Workspace {
     /// Errors: [`Error::Io`].
     fn state_pair(&self) -> Result<StatePair> {
         Ok(StatePair {
-            curated: file_stamp(&self.file(CURATED_FILE))?,
-            conflicts: file_stamp(&self.file(CONFLICTS_FILE))?,
+            curated: self.dir.stamp(CURATED_FILE)?,
+            conflicts: self.dir.stamp(CONFLICTS_FILE)?,
         })
     }
 
@@ -45,7 +44,7 @@ impl Workspace {
         if current.curated.is_none()
             && current.conflicts.is_none()
             && recorded.is_none_or(|r| r.curated.is_none() && r.conflicts.is_none())
-            && atomic_io::file_stamp(&self.file(AUDIT_FILE))?.is_none_or(|s| s[1] == 0)
+            && self.dir.stamp(AUDIT_FILE)?.is_none_or(|s| s[1] == 0)
         {
             // Nothing derived and no decision: nothing to check.
             return Ok(());
@@ -73,21 +72,12 @@ impl Workspace {
         Ok(())
     }
 
-    /// Records the identity the state file `name` (curated.json or
-    /// conflicts.json) has now as written by this clone: what every writer
-    /// of either file calls once its write is durable. The other file keeps
-    /// the identity recorded for it, so a file that changed meanwhile by
-    /// other hands is still checked.
+    /// Records the identity the state file `name` has now as written by
+    /// this clone: see [`MemoryDir::record_written`].
+    ///
+    /// [`MemoryDir::record_written`]: crate::store::memory_dir::MemoryDir::record_written
     pub(crate) fn record_written(&self, name: &str) {
-        let Ok(stamp) = file_stamp(&self.file(name)) else { return };
-        let mut pair = checked_state::load(self.memory_dir())
-            .unwrap_or(StatePair { curated: None, conflicts: None });
-        if name == CURATED_FILE {
-            pair.curated = stamp;
-        } else {
-            pair.conflicts = stamp;
-        }
-        checked_state::record(self.memory_dir(), pair);
+        self.dir.record_written(name);
     }
 
     fn record_checked_state(&self, pair: StatePair) {
@@ -98,7 +88,7 @@ impl Workspace {
         // its layout without decoding it again.
         for (name, stamp) in [(CURATED_FILE, pair.curated), (CONFLICTS_FILE, pair.conflicts)] {
             if let Some(stamp) = stamp
-                && let Ok(Some(data)) = atomic_io::read_optional(&self.file(name))
+                && let Ok(Some(data)) = self.dir.read(name)
             {
                 let sha256 = crate::model::canon::sha256_hex(&data);
                 valid_hashes::record(self.memory_dir(), name, &sha256, Some(stamp));

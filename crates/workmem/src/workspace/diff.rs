@@ -24,6 +24,8 @@ use crate::store::curated_state::{CuratedState, Entry, Status};
 use crate::store::fact_log::FactLog;
 use crate::store::identity;
 use crate::store::journal::{self, Adjudication};
+use crate::store::memory_dir::lines;
+use crate::store::names::{DAILY_DIR, DAY_EXTENSION};
 use crate::workspace::merge::MemoryFile;
 use crate::workspace::scan::Finding;
 use crate::workspace::verify::{Problem, from_error, problem};
@@ -97,7 +99,7 @@ impl MemorySnapshot {
         for (name, bytes) in &self.files {
             // A tree lists the files under a directory, never the directory:
             // the memory directory or `daily/` named itself is something else.
-            if name.is_empty() || name == "daily" {
+            if name.is_empty() || name == DAILY_DIR {
                 let path = if name.is_empty() { self.root.clone() } else { self.root.join(name) };
                 problems.push(problem(
                     &path,
@@ -139,7 +141,7 @@ impl MemorySnapshot {
         };
         let mut decoded = Decoded { workspace_id, ..Decoded::default() };
 
-        let log = FactLog::new(self.root.join("daily"), id.clone());
+        let log = FactLog::new(self.root.join(DAILY_DIR), id.clone());
         for (name, (path, bytes)) in &days {
             let facts = bytes.and_then(|data| {
                 log.parse_file(path, data).map_err(|err| problems.push(from_error(err, path))).ok()
@@ -228,7 +230,7 @@ fn first_workspace(data: &[u8]) -> Option<String> {
     struct Scoped {
         workspace_id: String,
     }
-    let first = crate::store::atomic_io::lines(data).map(|(_, line, _)| line).next()?;
+    let first = lines(data).map(|(_, line, _)| line).next()?;
     let scoped: Scoped =
         serde_json::from_slice(first).or_else(|_| serde_json::from_slice(data)).ok()?;
     identity::is_workspace_id(&scoped.workspace_id).then_some(scoped.workspace_id)
@@ -526,7 +528,7 @@ impl MemoryDiff {
         {
             facts.retain(|fact| {
                 let Some(hit) = fact_secret(fact) else { return true };
-                let day = format!("daily/{}.jsonl", fact.recorded_at.utc_day());
+                let day = format!("{DAILY_DIR}/{}{DAY_EXTENSION}", fact.recorded_at.utc_day());
                 finding(
                     file(&day),
                     format!("fact {} ({list})", fact.fact_id),
@@ -544,7 +546,7 @@ impl MemoryDiff {
             decisions.retain(|decision| {
                 let Some(hit) = decision_secret(decision) else { return true };
                 let record = format!("event {} ({list})", decision.record.event_id);
-                finding(file(journal::AUDIT_FILE), record, None, hit);
+                finding(file(crate::store::names::AUDIT_FILE), record, None, hit);
                 false
             });
         }
@@ -558,7 +560,7 @@ impl MemoryDiff {
             entries.retain(|entry| {
                 let Some(hit) = entry_secret(entry) else { return true };
                 let record = format!("entry {} ({list})", entry.key);
-                finding(file(crate::workspace::CURATED_FILE), record, None, hit);
+                finding(file(crate::store::names::CURATED_FILE), record, None, hit);
                 false
             });
         }

@@ -10,7 +10,6 @@ use crate::model::fact_line::FactSummary;
 use crate::model::stamp::Stamp;
 use crate::policy::distill::{self, Decision, Policy, Report};
 use crate::policy::projection::Projection;
-use crate::store::atomic_io;
 use crate::store::conflict_queue::{ConflictQueue, ConflictsFile};
 use crate::store::curated_file::CuratedFile;
 use crate::store::curated_state::CuratedState;
@@ -19,10 +18,9 @@ use crate::store::domain_index::{self, DomainIndex};
 use crate::store::fact_log;
 use crate::store::failpoint;
 use crate::store::journal::DistillIntent;
+use crate::store::names::{CONFLICTS_FILE, CURATED_FILE, DISTILL_INTENT_FILE, DOMAIN_INDEX_FILE};
+use crate::workspace::Workspace;
 use crate::workspace::distill_cache::{ReadLog, UnitsPrep};
-use crate::workspace::{
-    CONFLICTS_FILE, CURATED_FILE, DISTILL_INTENT_FILE, DOMAIN_INDEX_FILE, Workspace,
-};
 
 impl Workspace {
     /// Runs the distill policy as `options` say and, unless it is a dry
@@ -93,9 +91,9 @@ impl Workspace {
         // history) are decoded on two more threads while the files' facts
         // are merged into one list.
         let (facts, curated, queue) = std::thread::scope(|scope| {
-            let curated = scope.spawn(|| self.curated_with_bytes());
+            let curated = scope.spawn(|| self.dir.curated_with_bytes());
             let queue = scope.spawn(|| {
-                if dry_run { self.conflicts_unchecked() } else { self.conflicts_for_writer() }
+                if dry_run { self.conflicts_unchecked() } else { self.dir.conflicts_for_writer() }
             });
             let facts = files.merge();
             let curated = curated.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
@@ -295,11 +293,11 @@ impl Workspace {
         let intent = DistillIntent::new(&self.workspace_id, curated_sha256, conflicts);
         let path = self.file(DISTILL_INTENT_FILE);
         let bytes = intent.encode();
-        atomic_io::replace(&path, &bytes)?;
+        self.dir.replace_path(&path, &bytes)?;
         // Only an intent this clone wrote is ever finished (a crash before
         // this record leaves curated.json unwritten, so dropping the intent
         // then loses nothing).
-        crate::store::journal_owner::claim_distill_intent(&self.memory_dir, &path, &bytes)
+        crate::store::journal_owner::claim_distill_intent(self.dir.path(), &path, &bytes)
     }
 
     /// Removes the intent of a distill whose writes are all durable. The
@@ -309,17 +307,13 @@ impl Workspace {
     /// memory directory (every replace of a state file ends with one)
     /// makes the removal durable with it.
     fn clear_distill_intent(&self) -> Result<()> {
-        let path = self.file(DISTILL_INTENT_FILE);
-        match std::fs::remove_file(&path) {
-            Err(err) if err.kind() != std::io::ErrorKind::NotFound => Err(err).at(&path),
-            _ => Ok(()),
-        }
+        self.dir.remove(DISTILL_INTENT_FILE)
     }
 
     /// Returns whether a distill left its intent behind (a crash between
     /// its writes).
     pub(crate) fn distill_pending(&self) -> bool {
-        std::fs::symlink_metadata(self.file(DISTILL_INTENT_FILE)).is_ok()
+        self.dir.exists(DISTILL_INTENT_FILE)
     }
 
     /// Finishes a distill interrupted between its writes; the lock must be
@@ -336,8 +330,8 @@ impl Workspace {
     /// for an intent of this clone that cannot be read; read errors.
     pub(crate) fn finish_distill_locked(&self, refuse: bool) -> Result<()> {
         let path = self.file(DISTILL_INTENT_FILE);
-        let Some(data) = atomic_io::read_optional(&path)? else { return Ok(()) };
-        if !crate::store::journal_owner::is_own_distill_intent(&self.memory_dir, &path, &data)? {
+        let Some(data) = self.dir.read_path(&path)? else { return Ok(()) };
+        if !crate::store::journal_owner::is_own_distill_intent(self.dir.path(), &path, &data)? {
             if !refuse {
                 return Ok(());
             }
@@ -348,18 +342,16 @@ impl Workspace {
         }
         let intent = DistillIntent::decode(&data, &path, &self.workspace_id)?;
         let conflicts = intent.conflicts.as_deref();
-        let stored = self.stored_curated()?;
+        let stored = self.dir.stored_curated()?;
         if stored.exists && stored.sha256 == intent.curated_sha256 {
             self.repair_projection(&Projection::of_heads(stored.file.heads()))?;
             if let Some(conflicts) = conflicts {
                 // Validate before writing: the intent is untrusted input too.
                 ConflictQueue::decode(conflicts.as_bytes(), &path, &self.workspace_id)?;
-                if atomic_io::read_optional(&self.file(CONFLICTS_FILE))?.as_deref()
-                    != Some(conflicts.as_bytes())
-                {
+                if self.dir.read(CONFLICTS_FILE)?.as_deref() != Some(conflicts.as_bytes()) {
                     // This clone's own intent (checked above): what it
                     // writes is this clone's state.
-                    atomic_io::replace(&self.file(CONFLICTS_FILE), conflicts.as_bytes())?;
+                    self.dir.replace(CONFLICTS_FILE, conflicts.as_bytes())?;
                     self.record_written(CONFLICTS_FILE);
                 }
             }

@@ -34,23 +34,26 @@ use crate::model::stamp::Stamp;
 use crate::policy::distill::{self, Known, Policy, Report};
 use crate::policy::projection::Projection;
 use crate::store::append_trail;
-use crate::store::atomic_io::{self, file_stamp};
+use crate::store::block_chain::Covered;
 use crate::store::conflict_queue::{Case, CaseHead, ConflictQueue};
-use crate::store::coverage::{self, Covered, Scan};
+use crate::store::coverage::{self, Scan};
 use crate::store::curated_file::EntryHead;
 use crate::store::curated_state::{CURATED_SCHEMA_VERSION, CuratedState, Entry};
 use crate::store::day_stamps::ListingStamp;
 use crate::store::distill_cache::{
-    self, CACHE_FILE, DayFacts, Header, IDS_FILE, IdFilter, KeyFacts, KeyedFacts, PLACES_FILE,
-    StoredIds, UNITS_FILE, UnitKey, Units,
+    self, DayFacts, Header, IdFilter, KeyFacts, KeyedFacts, StoredIds, UnitKey, Units,
 };
 use crate::store::fact_log::{LogRead, map_in_parallel};
 use crate::store::id_index::{self, Place};
-use crate::store::state_file::Output;
-use crate::workspace::distill::{CuratedOutcome, Distilled, allocations_of, drop_in_background};
-use crate::workspace::{
-    CONFLICTS_FILE, CURATED_FILE, MEMORY_FILE, PROJECTION_INDEX_FILE, Stored, Workspace,
+use crate::store::memory_dir::FileStamp;
+use crate::store::memory_dir::Stored;
+use crate::store::names::{
+    CONFLICTS_FILE, CURATED_FILE, DISTILL_CACHE_FILE, DISTILL_IDS_FILE, DISTILL_PLACES_FILE,
+    DISTILL_UNITS_FILE, MEMORY_FILE, PROJECTION_INDEX_FILE,
 };
+use crate::store::state_file::Output;
+use crate::workspace::Workspace;
+use crate::workspace::distill::{CuratedOutcome, Distilled, allocations_of, drop_in_background};
 
 /// What a whole read of the log tells the cache beyond the facts.
 #[derive(Debug)]
@@ -236,20 +239,18 @@ struct UnitOut<'a> {
 impl Workspace {
     /// Stamps of the files a cache binds to: curated.json, conflicts.json,
     /// MEMORY.md, the projection index.
-    fn state_stamps(&self) -> Result<[Option<atomic_io::FileStamp>; 4]> {
+    fn state_stamps(&self) -> Result<[Option<FileStamp>; 4]> {
         Ok([
-            file_stamp(&self.file(CURATED_FILE))?,
-            file_stamp(&self.file(CONFLICTS_FILE))?,
-            file_stamp(&self.file(MEMORY_FILE))?,
-            file_stamp(&self.file(PROJECTION_INDEX_FILE))?,
+            self.dir.stamp(CURATED_FILE)?,
+            self.dir.stamp(CONFLICTS_FILE)?,
+            self.dir.stamp(MEMORY_FILE)?,
+            self.dir.stamp(PROJECTION_INDEX_FILE)?,
         ])
     }
 
     /// Removes the distill cache (the next distill reads the whole log).
     pub(super) fn drop_distill_cache(&self) {
-        for name in [CACHE_FILE, UNITS_FILE, IDS_FILE, PLACES_FILE] {
-            let _ = std::fs::remove_file(self.file(name));
-        }
+        self.dir.drop_distill_cache();
     }
 
     /// Prepares the cache a whole-log run leaves from what the log alone
@@ -270,11 +271,11 @@ impl Workspace {
         }
         let (filter, keyed) = KeyedFacts::of(facts);
         let token = random_token();
-        atomic_io::replace_cache_streamed(&self.file(IDS_FILE), |out| {
+        self.dir.replace_cache_streamed(DISTILL_IDS_FILE, |out| {
             filter.write_to(token, out).map(|()| true)
         })?;
         drop(filter);
-        let Some(ids_len) = file_stamp(&self.file(IDS_FILE))?.map(|stamp| stamp[1]) else {
+        let Some(ids_len) = self.dir.stamp(DISTILL_IDS_FILE)?.map(|stamp| stamp[1]) else {
             return Ok(None);
         };
         Ok(Some(UnitsPrep {
@@ -350,7 +351,7 @@ impl Workspace {
         let token = prep.token;
         let mut places = Vec::with_capacity(units.len());
         // Streamed: the file grows with the log (26 MB at 1,000,000 facts).
-        let written = atomic_io::replace_cache_streamed(&self.file(UNITS_FILE), |out| {
+        let written = self.dir.replace_cache_streamed(DISTILL_UNITS_FILE, |out| {
             let opening = distill_cache::section_opening(token, 0);
             out.write_all(opening.as_bytes())?;
             let mut at = opening.len() as u64;
@@ -391,12 +392,12 @@ impl Workspace {
         }
         drop(units);
         // The header names how much of the units file to read.
-        let Some(units_len) = file_stamp(&self.file(UNITS_FILE))?.map(|stamp| stamp[1]) else {
+        let Some(units_len) = self.dir.stamp(DISTILL_UNITS_FILE)?.map(|stamp| stamp[1]) else {
             return Ok(None);
         };
         let units_len = u64::try_from(units_len).unwrap_or_default();
         let places = distill_cache::encode_places(token, units_len, &places);
-        atomic_io::replace_cache(&self.file(PLACES_FILE), &places)?;
+        self.dir.replace_cache(DISTILL_PLACES_FILE, &places)?;
         let header = Header {
             token,
             policy: policy_text(policy),
@@ -431,11 +432,11 @@ impl Workspace {
     pub(super) fn write_distill_header(&self, next: NextHeader) -> Result<()> {
         let NextHeader { mut header, files } = next;
         header.state = self.state_stamps()?;
-        atomic_io::replace_cache(
-            &self.file(CACHE_FILE),
-            header.encode_with(&self.workspace_id, &self.memory_dir, &files).as_bytes(),
+        self.dir.replace_cache(
+            DISTILL_CACHE_FILE,
+            header.encode_with(&self.workspace_id, self.dir.path(), &files).as_bytes(),
         )?;
-        append_trail::clear(&self.memory_dir);
+        append_trail::clear(self.dir.path());
         Ok(())
     }
 
@@ -458,27 +459,25 @@ impl Workspace {
         let (text, places) = distill_cache::encode_section(header.token, at, records);
         let units_len = at + text.len() as u64;
         let places = distill_cache::encode_places(header.token, units_len, &places);
-        let (units_path, places_path) = (self.file(UNITS_FILE), self.file(PLACES_FILE));
         if at == 0 {
-            atomic_io::replace_cache(&units_path, text.as_bytes())?;
-            atomic_io::replace_cache(&places_path, &places)?;
+            self.dir.replace_cache(DISTILL_UNITS_FILE, text.as_bytes())?;
+            self.dir.replace_cache(DISTILL_PLACES_FILE, &places)?;
             header.places_len = places.len() as u64;
         } else {
-            atomic_io::extend_cache(&units_path, at, text.as_bytes())?;
-            atomic_io::extend_cache(&places_path, header.places_len, &places)?;
+            self.dir.extend_cache(DISTILL_UNITS_FILE, at, text.as_bytes())?;
+            self.dir.extend_cache(DISTILL_PLACES_FILE, header.places_len, &places)?;
             header.places_len += places.len() as u64;
         }
         header.units_len = units_len;
-        let path = self.file(IDS_FILE);
         header.ids_len = match ids {
             IdsWrite::Whole(filter) => {
                 let data = filter.encode(header.token);
-                atomic_io::replace_cache(&path, &data)?;
+                self.dir.replace_cache(DISTILL_IDS_FILE, &data)?;
                 data.len() as u64
             }
             IdsWrite::Append(at, new_ids) => {
                 let line = distill_cache::encode_added_ids(header.token, new_ids.into_iter());
-                atomic_io::extend_cache(&path, at, line.as_bytes())?;
+                self.dir.extend_cache(DISTILL_IDS_FILE, at, line.as_bytes())?;
                 at + line.len() as u64
             }
         };
@@ -495,7 +494,7 @@ impl Workspace {
         as_of: &Stamp,
     ) -> Result<Option<Distilled>> {
         let Some(header) =
-            Header::load(&self.file(CACHE_FILE), &self.workspace_id, &self.memory_dir)
+            Header::load(&self.file(DISTILL_CACHE_FILE), &self.workspace_id, self.dir.path())
         else {
             return Ok(None);
         };
@@ -509,8 +508,7 @@ impl Workspace {
         }
         let covered: Vec<(&str, &Covered)> =
             header.files.iter().map(|(day, f)| (day.as_str(), &f.covered)).collect();
-        let (scan, listing) =
-            coverage::scan(&self.log, &covered, header.listing, &self.memory_dir)?;
+        let (scan, listing) = coverage::scan(&self.log, &covered, header.listing, self.dir.path())?;
         let Scan::Changed(changed) = scan else {
             return Ok(None);
         };
@@ -532,7 +530,8 @@ impl Workspace {
         // their layouts are read on another thread while it reads the log.
         let scanned = Scanned { changed: &changed, band, listing };
         std::thread::scope(|scope| {
-            let layouts = scope.spawn(|| Ok((self.stored_curated()?, self.stored_conflicts()?)));
+            let layouts =
+                scope.spawn(|| Ok((self.dir.stored_curated()?, self.dir.stored_conflicts()?)));
             self.distill_changed(policy, as_of, &header, scanned, layouts)
         })
     }
@@ -607,7 +606,8 @@ impl Workspace {
         }
         // A new record whose id the log holds: the first record counts,
         // which only the whole log tells.
-        let Some(stored_ids) = StoredIds::open(&self.file(IDS_FILE), header.token, header.ids_len)
+        let Some(stored_ids) =
+            StoredIds::open(&self.file(DISTILL_IDS_FILE), header.token, header.ids_len)
         else {
             return Ok(None);
         };
@@ -835,10 +835,10 @@ impl Workspace {
         touched: &BTreeSet<UnitKey>,
         mut new_ids: BTreeMap<String, Vec<(String, u8)>>,
     ) -> Option<(Units, Known, Vec<FactSummary>)> {
-        let units_path = self.file(UNITS_FILE);
+        let units_path = self.file(DISTILL_UNITS_FILE);
         let mut stored = Units::load_kept(
             &units_path,
-            &self.file(PLACES_FILE),
+            &self.file(DISTILL_PLACES_FILE),
             header.token,
             header.units_len,
             header.places_len,
@@ -891,7 +891,7 @@ impl Workspace {
         if maybe_repeated.is_empty() {
             return Ok(true);
         }
-        let Some(index) = id_index::peek(&self.log, &self.memory_dir, &self.workspace_id)? else {
+        let Some(index) = id_index::peek(&self.log, self.dir.path(), &self.workspace_id)? else {
             return Ok(false);
         };
         let ids: Vec<&str> = maybe_repeated.iter().map(|(_, id)| *id).collect();
@@ -1027,17 +1027,17 @@ impl Workspace {
     fn distill_unchanged(
         &self,
         header: &Header,
-        state: [Option<atomic_io::FileStamp>; 4],
+        state: [Option<FileStamp>; 4],
     ) -> Result<Distilled> {
         if state[2..] != header.state[2..] && state[0].is_some() {
-            let stored = self.stored_curated()?;
+            let stored = self.dir.stored_curated()?;
             self.repair_projection(&Projection::of_heads(stored.file.heads()))?;
             let mut next = header.clone();
             next.state = self.state_stamps()?;
             // Only the small file changes; the token stays.
-            let _ = atomic_io::replace_cache(
-                &self.file(CACHE_FILE),
-                next.encode(&self.workspace_id, &self.memory_dir).as_bytes(),
+            let _ = self.dir.replace_cache(
+                DISTILL_CACHE_FILE,
+                next.encode(&self.workspace_id, self.dir.path()).as_bytes(),
             );
         }
         Ok(Distilled {

@@ -13,7 +13,8 @@ use crate::store::conflict_queue::Case;
 use crate::store::corrections::Correction;
 use crate::store::curated_state::Entry;
 use crate::store::id_index;
-use crate::workspace::{CONFLICTS_FILE, CURATED_FILE, Workspace};
+use crate::store::names::{CONFLICTS_FILE, CURATED_FILE};
+use crate::workspace::Workspace;
 
 /// One revision and its evidence facts.
 #[derive(Debug, Clone, Serialize)]
@@ -54,7 +55,7 @@ impl Workspace {
         let memory_key = canon::clean_memory_key(memory_key)?;
         self.check_state()?;
         let mut entries =
-            self.stored_curated()?.file.records(&self.file(CURATED_FILE), |head| {
+            self.dir.stored_curated()?.file.records(&self.file(CURATED_FILE), |head| {
                 head.memory_key.as_deref() == Some(memory_key.as_str())
             })?;
         entries.sort_by_key(|e| e.revision);
@@ -71,6 +72,7 @@ impl Workspace {
             })
             .collect();
         let cases = self
+            .dir
             .stored_conflicts()?
             .file
             .records(&self.file(CONFLICTS_FILE), |head| head.memory_key == memory_key)?;
@@ -111,7 +113,7 @@ impl Workspace {
     ///
     /// Errors: read errors as [`Workspace::facts`].
     pub(crate) fn facts_with_ids(&self, ids: &[&str]) -> Result<HashMap<String, Fact>> {
-        let indexed = match id_index::peek(&self.log, &self.memory_dir, self.workspace_id())? {
+        let indexed = match id_index::peek(&self.log, self.dir.path(), self.workspace_id())? {
             Some(index) => self.facts_at_places(&index, ids)?,
             None => None,
         };

@@ -7,8 +7,9 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::error::{IoContext, Result};
-use crate::store::journal::{self, Adjudication, JOURNAL_FILE, Transaction};
+use crate::store::journal::{self, Adjudication, Transaction};
 use crate::store::journal_owner;
+use crate::store::names::JOURNAL_FILE;
 use crate::workspace::Workspace;
 
 /// The journal as [`Workspace::journal`] shows it.
@@ -76,12 +77,12 @@ impl Workspace {
     /// that is a symlink or not a regular file.
     pub fn journal(&self) -> Result<JournalReport> {
         let path = self.file(JOURNAL_FILE);
-        let written_here = journal_owner::is_own_file(&self.memory_dir, &path)?;
-        let intent_path = self.file(crate::workspace::DISTILL_INTENT_FILE);
-        let distill_intent = match crate::store::atomic_io::read_optional(&intent_path) {
+        let written_here = journal_owner::is_own_file(self.dir.path(), &path)?;
+        let intent_path = self.file(crate::store::names::DISTILL_INTENT_FILE);
+        let distill_intent = match self.dir.read_path(&intent_path) {
             Ok(Some(data)) => Some(DistillIntentShown {
                 written_here: journal_owner::is_own_distill_intent(
-                    &self.memory_dir,
+                    self.dir.path(),
                     &intent_path,
                     &data,
                 )?,
@@ -115,7 +116,7 @@ impl Workspace {
     fn shown(&self, t: &Transaction) -> Result<JournalTransaction> {
         let prepared_here = t.committed()
             || journal_owner::prepared_here(
-                &self.memory_dir,
+                self.dir.path(),
                 &self.file(JOURNAL_FILE),
                 &t.transaction_id,
                 &t.digest,
@@ -156,7 +157,7 @@ impl Workspace {
             }
         }
         if report.unreadable.is_some() && !report.written_here {
-            crate::store::atomic_io::replace(path, b"")?;
+            self.dir.replace_path(path, b"")?;
             return Ok(report);
         }
         if report.unreadable.is_some() {

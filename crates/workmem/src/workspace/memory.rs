@@ -8,15 +8,13 @@ use std::io::Write as _;
 use crate::error::{Error, Result};
 use crate::model::stamp::Stamp;
 use crate::policy::projection::{self, Projection};
-use crate::store::atomic_io::{self, FileStamp, file_stamp};
 use crate::store::conflict_queue::{ConflictQueue, ConflictsFile};
 use crate::store::curated_file::CuratedFile;
 use crate::store::curated_state::CuratedState;
 use crate::store::failpoint;
-use crate::store::{hash_checkpoints, layout_cache, valid_hashes};
-use crate::workspace::{
-    CONFLICTS_FILE, CURATED_FILE, MEMORY_FILE, PROJECTION_INDEX_FILE, Workspace,
-};
+use crate::store::memory_dir::FileStamp;
+use crate::store::names::{CONFLICTS_FILE, CURATED_FILE, MEMORY_FILE, PROJECTION_INDEX_FILE};
+use crate::workspace::Workspace;
 
 impl Workspace {
     /// Replaces curated.json with the encoding of `state`, then MEMORY.md.
@@ -58,23 +56,19 @@ impl Workspace {
         let projection = Projection::of_heads(file.heads());
         // The files put out of place are closed once MEMORY.md is durable
         // too: the blocks a close frees would hold up its `fsync`.
-        let held = atomic_io::HoldReplaced::new();
+        let held = self.dir.hold_replaced();
         let (saved, memory) = std::thread::scope(|scope| {
             let memory = scope.spawn(|| {
                 let rendered = projection.render_memory();
-                atomic_io::stage(&self.file(MEMORY_FILE), |out| out.write_all(rendered.as_bytes()))
+                self.dir.stage(MEMORY_FILE, |out| out.write_all(rendered.as_bytes()))
             });
             let saved = first().and_then(|()| file.save(&path));
             (saved, memory.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
         });
         saved?;
         let memory = memory?;
-        let stamp = file_stamp(&path)?;
-        valid_hashes::record(&self.memory_dir, CURATED_FILE, &sha256, stamp);
-        self.record_written(CURATED_FILE);
-        if let Some(checkpoints) = &checkpoints {
-            hash_checkpoints::record(&self.memory_dir, CURATED_FILE, &sha256, checkpoints);
-        }
+        let stamp = self.dir.stamp(CURATED_FILE)?;
+        self.dir.record_state(CURATED_FILE, &sha256, checkpoints.as_ref(), stamp);
         failpoint::hit("between_curated_and_projection");
         memory.commit()?;
         drop(held);
@@ -98,32 +92,14 @@ impl Workspace {
     ///
     /// Errors: [`Error::Io`].
     pub(crate) fn write_conflicts(&self, file: ConflictsFile) -> Result<()> {
-        let path = self.file(CONFLICTS_FILE);
-        let sha256 = file.sha256().to_owned();
-        let checkpoints = file.checkpoints().cloned();
-        let layout = file.layout_lines();
-        file.save(&path)?;
-        valid_hashes::record(&self.memory_dir, CONFLICTS_FILE, &sha256, file_stamp(&path)?);
-        self.record_written(CONFLICTS_FILE);
-        if let Some(checkpoints) = &checkpoints {
-            hash_checkpoints::record(&self.memory_dir, CONFLICTS_FILE, &sha256, checkpoints);
-        }
-        if let Some(layout) = layout {
-            let cache = self.file(layout_cache::CONFLICTS_LAYOUT_FILE);
-            layout_cache::record(&cache, CONFLICTS_FILE, &sha256, &layout);
-        }
-        Ok(())
+        self.dir.write_conflicts(file)
     }
 
     /// Rewrites MEMORY.md when it differs from the rendering of
     /// `projection`, that of the current curated.json, and the projection
     /// index when it is stale; returns the rendering.
     pub(crate) fn repair_projection(&self, projection: &Projection) -> Result<String> {
-        self.repair_projection_from(
-            projection,
-            file_stamp(&self.file(CURATED_FILE))?,
-            Repair::Required,
-        )
+        self.repair_projection_from(projection, self.dir.stamp(CURATED_FILE)?, Repair::Required)
     }
 
     fn repair_projection_from(
@@ -134,7 +110,7 @@ impl Workspace {
     ) -> Result<String> {
         let rendered = projection.render_memory();
         let path = self.file(MEMORY_FILE);
-        if atomic_io::read_optional(&path)?.as_deref() != Some(rendered.as_bytes()) {
+        if self.dir.read_path(&path)?.as_deref() != Some(rendered.as_bytes()) {
             return match repair {
                 Repair::Required => self.write_memory_md(projection, curated_stamp),
                 // MEMORY.md is derived: a reader that cannot rewrite it (a
@@ -164,7 +140,7 @@ impl Workspace {
         curated_stamp: Option<FileStamp>,
     ) -> Result<String> {
         let rendered = projection.render_memory();
-        atomic_io::replace(&self.file(MEMORY_FILE), rendered.as_bytes())?;
+        self.dir.replace(MEMORY_FILE, rendered.as_bytes())?;
         self.write_projection_index(projection, curated_stamp)?;
         Ok(rendered)
     }
@@ -181,8 +157,7 @@ impl Workspace {
         projection: &Projection,
         curated_stamp: Option<FileStamp>,
     ) -> Result<()> {
-        let (Some(curated), Some(memory)) = (curated_stamp, file_stamp(&self.file(MEMORY_FILE))?)
-        else {
+        let (Some(curated), Some(memory)) = (curated_stamp, self.dir.stamp(MEMORY_FILE)?) else {
             return Ok(());
         };
         let index = ProjectionIndex {
@@ -197,7 +172,7 @@ impl Workspace {
             path: self.file(PROJECTION_INDEX_FILE),
             source: std::io::Error::other(err),
         })?;
-        atomic_io::replace_cache(&self.file(PROJECTION_INDEX_FILE), text.as_bytes())
+        self.dir.replace_cache(PROJECTION_INDEX_FILE, text.as_bytes())
     }
 
     /// Returns MEMORY.md, the projected entries and the latest evidence of
@@ -207,18 +182,18 @@ impl Workspace {
     fn fresh_projection(&self) -> Result<Option<CuratedView>> {
         // Any trouble with the cache (missing, unreadable, a directory or a
         // link in its place) is a miss, never an error.
-        let Ok(Some(data)) = atomic_io::read_optional(&self.file(PROJECTION_INDEX_FILE)) else {
+        let Ok(Some(data)) = self.dir.read(PROJECTION_INDEX_FILE) else {
             return Ok(None);
         };
         let Ok(index) = serde_json::from_slice::<ProjectionIndex>(&data) else { return Ok(None) };
-        let current = (file_stamp(&self.file(CURATED_FILE))?, file_stamp(&self.file(MEMORY_FILE))?);
+        let current = (self.dir.stamp(CURATED_FILE)?, self.dir.stamp(MEMORY_FILE)?);
         if index.schema_version != PROJECTION_INDEX_VERSION
             || index.workspace_id != self.workspace_id
             || current != (Some(index.curated), Some(index.memory))
         {
             return Ok(None);
         }
-        let Some(memory) = atomic_io::read_optional(&self.file(MEMORY_FILE))? else {
+        let Some(memory) = self.dir.read(MEMORY_FILE)? else {
             return Ok(None);
         };
         match String::from_utf8(memory) {
@@ -245,8 +220,8 @@ impl Workspace {
         self.check_state()?;
         // Identify curated.json before reading it: if a writer replaces it
         // meanwhile, the index written below will not match and is ignored.
-        let curated_stamp = file_stamp(&self.file(CURATED_FILE))?;
-        let (state, bytes) = self.curated_with_bytes()?;
+        let curated_stamp = self.dir.stamp(CURATED_FILE)?;
+        let (state, bytes) = self.dir.curated_with_bytes()?;
         if bytes.is_none() {
             // No curated state, no curated part: a MEMORY.md on disk is
             // never served (a branch may have written anything there).

@@ -14,12 +14,16 @@ use crate::model::canon::{self, JsonStyle};
 use crate::model::fact::Fact;
 use crate::model::stamp::Stamp;
 use crate::policy::merge::{merge_conflicts, merge_curated};
-use crate::store::atomic_io;
 use crate::store::conflict_queue::ConflictQueue;
 use crate::store::corrections::{self, CORRECTIONS_FILE};
 use crate::store::curated_state::CuratedState;
-use crate::store::journal::{self, AUDIT_FILE, Adjudication, JOURNAL_FILE};
-use crate::workspace::{CONFLICTS_FILE, CURATED_FILE, MEMORY_FILE, Workspace};
+use crate::store::journal::{self, Adjudication};
+use crate::store::memory_dir::{self, lines};
+use crate::store::names::{
+    AUDIT_FILE, CONFLICTS_FILE, CURATED_FILE, DAILY_DIR, DAY_EXTENSION, DOT_DIR, JOURNAL_FILE,
+    MEMORY_FILE,
+};
+use crate::workspace::Workspace;
 
 /// A memory file, by the rule that merges it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,7 +54,7 @@ impl MemoryFile {
     /// or the memory directory), by its name; `None` for any other file.
     pub fn for_path(path: &Path) -> Option<MemoryFile> {
         let name = path.file_name()?.to_str()?;
-        let in_daily = path.parent().and_then(Path::file_name).is_some_and(|p| p == "daily");
+        let in_daily = path.parent().and_then(Path::file_name).is_some_and(|p| p == DAILY_DIR);
         Some(match name {
             CURATED_FILE => MemoryFile::Curated,
             CONFLICTS_FILE => MemoryFile::Conflicts,
@@ -58,13 +62,15 @@ impl MemoryFile {
             CORRECTIONS_FILE => MemoryFile::Corrections,
             JOURNAL_FILE => MemoryFile::Journal,
             MEMORY_FILE => MemoryFile::View,
-            crate::store::identity::IDENTITY_FILE
-                if path.parent().and_then(Path::file_name).is_some_and(|p| p == ".workmem") =>
+            crate::store::names::IDENTITY_FILE
+                if path.parent().and_then(Path::file_name).is_some_and(|p| p == DOT_DIR) =>
             {
                 MemoryFile::Pin
             }
             _ if in_daily
-                && name.strip_suffix(".jsonl").is_some_and(crate::store::fact_log::is_day_name) =>
+                && name
+                    .strip_suffix(DAY_EXTENSION)
+                    .is_some_and(crate::store::names::is_day_name) =>
             {
                 MemoryFile::DailyLog
             }
@@ -180,7 +186,7 @@ pub fn salvage_records(file: MemoryFile, data: &[u8]) -> Vec<u8> {
         _ => false,
     };
     let mut out = Vec::new();
-    for (_, line, terminated) in atomic_io::lines(data) {
+    for (_, line, terminated) in lines(data) {
         if terminated && valid(line) {
             out.extend_from_slice(line);
             out.push(b'\n');
@@ -245,9 +251,9 @@ impl Workspace {
             MemoryFile::View | MemoryFile::Pin => {}
         }
         if file == MemoryFile::DailyLog {
-            atomic_io::create_private_dir(self.log().dir())?;
+            self.dir.create_dir(self.log().dir())?;
         }
-        atomic_io::replace(&path, data)
+        self.dir.replace_path(&path, data)
     }
 }
 
@@ -280,7 +286,7 @@ fn union_records(
     let mut sides: Vec<Vec<Line>> = Vec::new();
     for (side, data) in versions {
         let mut lines = Vec::new();
-        for (number, bytes, terminated) in atomic_io::lines(data) {
+        for (number, bytes, terminated) in memory_dir::lines(data) {
             if bytes.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
@@ -389,7 +395,7 @@ fn state_workspace(path: &Path, versions: &[(&str, &[u8]); 3]) -> Result<String>
 /// Returns the `workspace_id` of a state file or of the first record of a
 /// stream.
 fn first_workspace(data: &[u8]) -> Option<String> {
-    let first = atomic_io::lines(data).map(|(_, line, _)| line).find(|l| !l.is_empty())?;
+    let first = lines(data).map(|(_, line, _)| line).find(|l| !l.is_empty())?;
     let value: Value =
         serde_json::from_slice(first).or_else(|_| serde_json::from_slice(data)).ok()?;
     value.get("workspace_id")?.as_str().map(str::to_owned)

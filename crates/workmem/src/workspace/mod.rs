@@ -5,9 +5,10 @@
 //! `.workmem/workspace.toml`, else derived from the SHA-256 of the canonical
 //! path, so relative paths and symlinks to one project open the same
 //! workspace. Everything durable lives in the memory directory
-//! (default `<project>/.workmem/memory`). Canonical files are only replaced
-//! through `atomic_io::replace`, logs only appended through
-//! `atomic_io::append`, and every read-modify-write holds the workspace lock.
+//! (default `<project>/.workmem/memory`), which the workspace reaches only
+//! through its [`MemoryDir`] (see [`crate::store::memory_dir`]) and the
+//! store's modules: canonical files are replaced atomically, logs only
+//! appended, and every read-modify-write holds the workspace lock.
 
 mod append;
 mod checked;
@@ -23,6 +24,7 @@ mod merge;
 mod open;
 pub(crate) mod overview;
 mod pending;
+mod read_only;
 mod rebuild;
 mod resolve;
 pub(crate) mod scan;
@@ -37,6 +39,7 @@ pub use journal_view::{DistillIntentShown, JournalReport, JournalTransaction};
 pub use memory::ContextOptions;
 pub use merge::{MemoryFile, MergeSides, has_conflict_markers, merge_memory_file, salvage_records};
 pub use open::WorkspaceBuilder;
+pub use read_only::ReadOnlyWorkspace;
 pub use rebuild::{Rebuilt, SetAside};
 pub use search::{
     DEFAULT_SEARCH_LIMIT, HitType, MAX_SEARCH_LIMIT, MAX_SEARCH_OFFSET, SearchHit, SearchOptions,
@@ -44,56 +47,30 @@ pub use search::{
 };
 pub use share::{Adopted, MERGE_DRIVER, NOT_COMMITTED, Shared};
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::error::{Error, Invalid, IoContext, Result};
-use crate::model::canon;
+use crate::error::{Error, Invalid, Result};
 use crate::model::clock::Clock;
 use crate::model::fact::Fact;
 use crate::model::fact_line::FactSummary;
 use crate::model::stamp::Stamp;
 use crate::policy::config::Config;
-use crate::store::atomic_io;
 use crate::store::conflict_queue::ConflictQueue;
-use crate::store::conflict_queue::{Case, ConflictsFile};
-use crate::store::curated_file::CuratedFile;
-use crate::store::curated_state::{CuratedState, Entry};
+use crate::store::curated_state::CuratedState;
 use crate::store::fact_log::FactLog;
 use crate::store::lock::WorkspaceLock;
-use crate::store::state_file::{Body, Record, StateFile};
-use crate::store::{layout_cache, valid_hashes};
+use crate::store::memory_dir::MemoryDir;
 
-/// Default memory directory, relative to the project.
-pub(crate) const DEFAULT_MEMORY_DIR: &str = ".workmem/memory";
 /// Facts appended per batch by [`Workspace::import`] (one fsync per batch
 /// and daily file).
 pub const IMPORT_BATCH: usize = 10_000;
-/// The canonical curated state.
-pub(crate) const CURATED_FILE: &str = "curated.json";
-/// The canonical review queue.
-pub(crate) const CONFLICTS_FILE: &str = "conflicts.json";
-/// The derived prompt view.
-pub(crate) const MEMORY_FILE: &str = "MEMORY.md";
-/// Cache of what `context` needs of curated.json (see
-/// `Workspace::write_projection_index`); never evidence, always rebuildable.
-pub(crate) const PROJECTION_INDEX_FILE: &str = ".projection.json";
-/// Cache of the newest pending keyed facts (see `workspace::pending`);
-/// never evidence, always rebuildable.
-pub(crate) const PENDING_INDEX_FILE: &str = ".pending.json";
-/// Intent of a distill that changes curated.json, present only between its
-/// first and last write.
-pub(crate) const DISTILL_INTENT_FILE: &str = ".distill-pending.json";
-/// File name of the domain index, a cache of the keyed fact ids of each
-/// daily file (see [`crate::store::domain_index`]).
-pub(crate) const DOMAIN_INDEX_FILE: &str = ".domain-index";
 
 /// An open workspace.
 #[derive(Debug, Clone)]
 pub struct Workspace {
     project: PathBuf,
-    memory_dir: PathBuf,
+    dir: MemoryDir,
     workspace_id: String,
     /// The id the project's path derives, whether or not it is the one in use.
     path_id: String,
@@ -102,7 +79,8 @@ pub struct Workspace {
     log: FactLog,
     clock: Arc<dyn Clock>,
     config: Config,
-    /// Opened with [`WorkspaceBuilder::open_read_only`]: never writes.
+    /// Opened with [`WorkspaceBuilder::open_read_only`], inside a
+    /// [`ReadOnlyWorkspace`]: never writes, not even a cache.
     read_only: bool,
 }
 
@@ -123,7 +101,7 @@ impl Workspace {
 
     /// Returns the memory directory.
     pub fn memory_dir(&self) -> &Path {
-        &self.memory_dir
+        self.dir.path()
     }
 
     /// Returns the workspace id: the one pinned in
@@ -162,7 +140,7 @@ impl Workspace {
 
     /// Returns the path of a file in the memory directory.
     pub fn file(&self, name: &str) -> PathBuf {
-        self.memory_dir.join(name)
+        self.dir.file(name)
     }
 
     /// Creates the memory directory and `daily/` (mode 0700) if missing.
@@ -170,8 +148,7 @@ impl Workspace {
     /// Errors: [`Error::Io`], [`Error::Corrupt`] for a symlinked directory.
     pub fn init(&self) -> Result<()> {
         self.writable()?;
-        atomic_io::create_private_dir(&self.memory_dir)?;
-        atomic_io::create_private_dir(self.log.dir())
+        self.dir.create()
     }
 
     /// Returns every fact, ordered by (recorded_at, fact_id).
@@ -187,7 +164,7 @@ impl Workspace {
     ///
     /// Errors: as [`Workspace::facts`].
     pub fn facts_on(&self, day: &str) -> Result<Vec<Fact>> {
-        if !crate::store::fact_log::is_day_name(day) {
+        if !crate::store::names::is_day_name(day) {
             return Err(Error::invalid("day", Invalid::Malformed { rule: "a YYYY-MM-DD date" }));
         }
         self.log.read_file(&self.log.path_for_day(day))
@@ -261,7 +238,7 @@ impl Workspace {
     /// [`Error::Io`].
     pub fn curated(&self) -> Result<CuratedState> {
         self.check_state()?;
-        Ok(self.curated_with_bytes()?.0)
+        Ok(self.dir.curated_with_bytes()?.0)
     }
 
     /// Returns the curated state as stored, without the check of state
@@ -270,7 +247,7 @@ impl Workspace {
     ///
     /// Errors: as [`Workspace::curated`].
     pub(crate) fn curated_unchecked(&self) -> Result<CuratedState> {
-        Ok(self.curated_with_bytes()?.0)
+        Ok(self.dir.curated_with_bytes()?.0)
     }
 
     /// Returns the conflict queue as stored, without the check of state
@@ -278,114 +255,7 @@ impl Workspace {
     ///
     /// Errors: as [`Workspace::conflicts`].
     pub(crate) fn conflicts_unchecked(&self) -> Result<ConflictQueue> {
-        Ok(self.conflicts_with_bytes()?.0)
-    }
-
-    fn curated_with_bytes(&self) -> Result<(CuratedState, Option<Vec<u8>>)> {
-        let path = self.file(CURATED_FILE);
-        match atomic_io::read_optional(&path)? {
-            None => Ok((CuratedState::new(), None)),
-            Some(data) => Ok((CuratedState::decode(&data, &path, &self.workspace_id)?, Some(data))),
-        }
-    }
-
-    /// Returns curated.json as stored, for a writer that replaces some of
-    /// its entries: see [`Workspace::stored`].
-    ///
-    /// Errors: as [`Workspace::curated`].
-    pub(crate) fn stored_curated(&self) -> Result<Stored<Entry>> {
-        let path = self.file(CURATED_FILE);
-        self.stored(CURATED_FILE, |data| {
-            let state = match data {
-                Some(data) => CuratedState::decode(data, &path, &self.workspace_id)?,
-                None => CuratedState::new(),
-            };
-            CuratedFile::encode(&state, &path, &self.workspace_id)
-        })
-    }
-
-    /// Returns conflicts.json as stored, for a writer that replaces some of
-    /// its cases: see [`Workspace::stored`].
-    ///
-    /// Errors: as [`Workspace::conflicts`].
-    pub(crate) fn stored_conflicts(&self) -> Result<Stored<Case>> {
-        let path = self.file(CONFLICTS_FILE);
-        self.stored(CONFLICTS_FILE, |data| {
-            let queue = match data {
-                Some(data) => ConflictQueue::decode(data, &path, &self.workspace_id)?,
-                None => ConflictQueue::default(),
-            };
-            ConflictsFile::encode(&queue, &path, &self.workspace_id)
-        })
-    }
-
-    /// Returns the state file `name` as stored: when its hash is among the
-    /// known-valid ones (`store::valid_hashes`, found by its identity or by
-    /// hashing it), only its layout is read; otherwise `whole` decodes and
-    /// checks it and encodes it again. Writes nothing: a writer records the
-    /// hash of what it writes. `whole(None)` is the file of the empty
-    /// state, what a missing file counts as.
-    fn stored<R: Record>(
-        &self,
-        name: &str,
-        whole: impl Fn(Option<&[u8]>) -> Result<StateFile<R>>,
-    ) -> Result<Stored<R>> {
-        let path = self.file(name);
-        let Some(mut file) = atomic_io::open_optional(&path)? else {
-            let file = whole(None)?;
-            return Ok(Stored { sha256: file.sha256().to_owned(), file, exists: false });
-        };
-        // A file whose identity is recorded with its hash is only read as
-        // needed (see `store::valid_hashes`); any other is read whole,
-        // hashed and decoded. A hash alone is no proof: a branch can carry
-        // a cache that lists the hash of the file it forged.
-        let stamp = atomic_io::stamp_of(&file.metadata().at(&path)?);
-        let (body, sha256, known) =
-            if let Some(sha256) = valid_hashes::hash_of(&self.memory_dir, name, stamp) {
-                (Body::File(file), sha256, true)
-            } else {
-                let mut data = Vec::new();
-                file.read_to_end(&mut data).at(&path)?;
-                let sha256 = canon::sha256_hex(&data);
-                (Body::Held(data), sha256, false)
-            };
-        // The layout of a known file is taken from its cache when that
-        // holds it, and read from the file otherwise.
-        let cached = R::LAYOUT_CACHE
-            .filter(|_| known)
-            .and_then(|cache| layout_cache::load(&self.file(cache), name, &sha256));
-        let body = match cached {
-            Some(lines) => {
-                match StateFile::with_layout(body, sha256.clone(), &self.workspace_id, &lines)
-                    .at(&path)?
-                {
-                    Ok(file) => return Ok(self.known_stored(name, file, sha256)),
-                    Err(body) => body,
-                }
-            }
-            None => body,
-        };
-        let body = if known {
-            match StateFile::known_valid(body, sha256.clone(), &self.workspace_id).at(&path)? {
-                Ok(file) => return Ok(self.known_stored(name, file, sha256)),
-                Err(body) => body,
-            }
-        } else {
-            body
-        };
-        let file = whole(Some(&body.into_bytes().at(&path)?))?;
-        Ok(Stored { file, sha256, exists: true })
-    }
-
-    /// The stored file `name`, known valid with hash `sha256` and laid out
-    /// as `file`, with the hash checkpoints recorded for it (read if it is
-    /// spliced).
-    fn known_stored<R: Record>(&self, name: &str, file: StateFile<R>, sha256: String) -> Stored<R> {
-        Stored {
-            file: file.with_recorded_checkpoints(&self.memory_dir, name),
-            sha256,
-            exists: true,
-        }
+        Ok(self.dir.conflicts_with_bytes()?.0)
     }
 
     /// Returns the conflict queue (empty when `conflicts.json` does not
@@ -395,36 +265,7 @@ impl Workspace {
     /// [`Error::Io`].
     pub fn conflicts(&self) -> Result<ConflictQueue> {
         self.check_state()?;
-        Ok(self.conflicts_with_bytes()?.0)
-    }
-
-    /// Returns the conflict queue for a writer that needs every case (a
-    /// whole-log distill): a file that still has the identity recorded with
-    /// a known-valid hash ([`valid_hashes`]) is decoded without its
-    /// invariants checked again, which costs about as much as the decoding
-    /// (a fingerprint and the ids of each case, closed ones included).
-    ///
-    /// Errors: as [`Workspace::conflicts`].
-    pub(crate) fn conflicts_for_writer(&self) -> Result<ConflictQueue> {
-        let path = self.file(CONFLICTS_FILE);
-        let Some((data, stamp)) = atomic_io::read_stamped(&path)? else {
-            return Ok(ConflictQueue::default());
-        };
-        if valid_hashes::hash_of(&self.memory_dir, CONFLICTS_FILE, stamp).is_some() {
-            ConflictQueue::decode_known(&data, &path, &self.workspace_id)
-        } else {
-            ConflictQueue::decode(&data, &path, &self.workspace_id)
-        }
-    }
-
-    fn conflicts_with_bytes(&self) -> Result<(ConflictQueue, Option<Vec<u8>>)> {
-        let path = self.file(CONFLICTS_FILE);
-        match atomic_io::read_optional(&path)? {
-            None => Ok((ConflictQueue::default(), None)),
-            Some(data) => {
-                Ok((ConflictQueue::decode(&data, &path, &self.workspace_id)?, Some(data)))
-            }
-        }
+        Ok(self.dir.conflicts_with_bytes()?.0)
     }
 
     /// Returns a fresh event id for a human decision, `review:` and a
@@ -448,7 +289,7 @@ impl Workspace {
     /// Errors: [`Error::Io`].
     pub(crate) fn lock(&self) -> Result<WorkspaceLock> {
         let lock = self.lock_to_append()?;
-        atomic_io::remove_temporaries(&self.memory_dir);
+        self.dir.remove_temporaries();
         Ok(lock)
     }
 
@@ -460,18 +301,6 @@ impl Workspace {
     /// Errors: [`Error::Io`].
     pub(crate) fn lock_to_append(&self) -> Result<WorkspaceLock> {
         self.init()?;
-        WorkspaceLock::acquire(&self.memory_dir)
+        self.dir.lock()
     }
-}
-
-/// A state file as a writer reads it ([`Workspace::stored`]).
-#[derive(Debug)]
-pub(crate) struct Stored<R: Record> {
-    /// The file, canonical (re-encoded when the stored bytes were not).
-    pub(crate) file: StateFile<R>,
-    /// The SHA-256 of the bytes stored (of the empty state's encoding when
-    /// there is no file).
-    pub(crate) sha256: String,
-    /// Whether the file exists.
-    pub(crate) exists: bool,
 }

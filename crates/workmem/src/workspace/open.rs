@@ -10,10 +10,11 @@ use crate::error::{Error, Invalid, IoContext, Result};
 use crate::model::canon;
 use crate::model::clock::{Clock, SystemClock};
 use crate::policy::config::Config;
-use crate::store::atomic_io;
 use crate::store::fact_log::FactLog;
 use crate::store::identity;
-use crate::workspace::{DEFAULT_MEMORY_DIR, Workspace};
+use crate::store::memory_dir::{MemoryDir, ReadOnlyMemoryDir};
+use crate::store::names::{DAILY_DIR, DEFAULT_MEMORY_DIR, DOT_DIR};
+use crate::workspace::Workspace;
 
 /// How to open a [`Workspace`]: the project, and optionally its memory
 /// directory, clock and configuration.
@@ -95,17 +96,6 @@ impl WorkspaceBuilder {
         Ok(workspace)
     }
 
-    /// Opens the workspace without recovery, as a handle that never
-    /// writes: unfinished work is left as it is (for [`Workspace::verify`],
-    /// which reports it), reads answer without repairing MEMORY.md or
-    /// caches, and every operation that would write fails with
-    /// [`Error::InvalidInput`] naming `workspace`.
-    ///
-    /// Errors: as [`WorkspaceBuilder::open`], without the recovery errors.
-    pub fn open_read_only(self) -> Result<Workspace> {
-        self.resolve(true)
-    }
-
     pub(super) fn resolve(self, read_only: bool) -> Result<Workspace> {
         self.config.validate()?;
         let project = self.project;
@@ -128,8 +118,8 @@ impl WorkspaceBuilder {
         // `.workmem/` belongs to the checkout, which may be hostile: a linked
         // one is refused for the default memory directory (below) and its
         // pin is not read when the memory directory is named explicitly.
-        let dot = project.join(".workmem");
-        let linked = atomic_io::refuse_symlink(&dot).is_err();
+        let dot = project.join(DOT_DIR);
+        let linked = ReadOnlyMemoryDir::refuse_symlink(&dot).is_err();
         let pinned = if linked { None } else { identity::read_pin(&dot)? };
         let workspace_id = pinned.clone().unwrap_or_else(|| path_id.clone());
         let memory_dir = match memory_dir {
@@ -140,15 +130,15 @@ impl WorkspaceBuilder {
                 // hostile: a linked `.workmem` or `.workmem/memory` would make
                 // appends write outside the project. A memory directory the
                 // caller names explicitly may be a link.
-                atomic_io::refuse_symlink(&dot)?;
-                atomic_io::refuse_symlink(&project.join(DEFAULT_MEMORY_DIR))?;
+                ReadOnlyMemoryDir::refuse_symlink(&dot)?;
+                ReadOnlyMemoryDir::refuse_symlink(&project.join(DEFAULT_MEMORY_DIR))?;
                 project.join(DEFAULT_MEMORY_DIR)
             }
         };
-        let log = FactLog::new(memory_dir.join("daily"), workspace_id.clone());
+        let log = FactLog::new(memory_dir.join(DAILY_DIR), workspace_id.clone());
         Ok(Workspace {
             project,
-            memory_dir,
+            dir: MemoryDir::new(memory_dir, workspace_id.clone()),
             workspace_id,
             path_id,
             pinned: pinned.is_some(),

@@ -12,13 +12,14 @@ use crate::model::fact_line::FactRecord;
 use crate::model::stamp::Stamp;
 use crate::policy::distill::{self, Policy};
 use crate::policy::report::Reason;
-use crate::store::atomic_io::file_stamp;
-use crate::store::coverage::{self, Covered, Scan};
-use crate::store::distill_cache::{CACHE_FILE, Header, IDS_FILE, StoredIds};
+use crate::store::block_chain::Covered;
+use crate::store::coverage::{self, Scan};
+use crate::store::distill_cache::{Header, StoredIds};
 use crate::store::fact_log::map_in_parallel;
 use crate::store::id_index::Place;
-use crate::store::journal::{self, JOURNAL_FILE};
-use crate::workspace::{CURATED_FILE, DaySummary, DistillOptions, Workspace};
+use crate::store::journal;
+use crate::store::names::{CURATED_FILE, DISTILL_CACHE_FILE, DISTILL_IDS_FILE, JOURNAL_FILE};
+use crate::workspace::{DaySummary, DistillOptions, Workspace};
 
 /// Where a workspace stands, as [`Workspace::overview`] reports it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -100,7 +101,7 @@ impl Workspace {
         };
         // Only the entries' heads: the evidence lists are not decoded.
         let mut curated = BTreeMap::new();
-        for head in self.stored_curated()?.file.heads().filter(|head| head.is_active()) {
+        for head in self.dir.stored_curated()?.file.heads().filter(|head| head.is_active()) {
             *curated.entry(head.kind).or_insert(0) += 1;
         }
         let queue = self.conflicts()?;
@@ -120,12 +121,9 @@ impl Workspace {
             retracted_facts: retracted.len(),
             redacted_facts: retracted.redacted_len(),
         };
-        let curated_changed_at =
-            file_stamp(&self.file(CURATED_FILE))?.and_then(|[_, _, secs, nanos]| {
-                jiff::Timestamp::new(secs, i32::try_from(nanos).ok()?)
-                    .ok()
-                    .map(Stamp::from_timestamp)
-            });
+        let curated_changed_at = self.dir.stamp(CURATED_FILE)?.and_then(|[_, _, secs, nanos]| {
+            jiff::Timestamp::new(secs, i32::try_from(nanos).ok()?).ok().map(Stamp::from_timestamp)
+        });
         // Only the journal's last transaction can be unfinished: when it
         // committed (or the journal is empty, as at rest) nothing else is read.
         let journal_path = self.file(JOURNAL_FILE);
@@ -234,7 +232,8 @@ impl Workspace {
         });
         let unchanged =
             map_in_parallel(&unchanged_recent, |day| self.read_covered_day(&header, day));
-        let Some(stored_ids) = StoredIds::open(&self.file(IDS_FILE), header.token, header.ids_len)
+        let Some(stored_ids) =
+            StoredIds::open(&self.file(DISTILL_IDS_FILE), header.token, header.ids_len)
         else {
             return Ok(None);
         };
@@ -283,7 +282,7 @@ impl Workspace {
         if young.clone().next().is_none() {
             return Ok(HashSet::new());
         }
-        let stored = self.stored_curated()?;
+        let stored = self.dir.stored_curated()?;
         let recent = stored.file.records(&self.file(CURATED_FILE), |head| {
             head.last_seen.instant().as_nanosecond() >= earliest
         })?;
@@ -300,13 +299,13 @@ impl Workspace {
     /// file it covers was rewritten or removed.
     fn cache_and_changes(&self) -> Result<Option<(Header, Vec<coverage::Changed>)>> {
         let Some(header) =
-            Header::load(&self.file(CACHE_FILE), self.workspace_id(), &self.memory_dir)
+            Header::load(&self.file(DISTILL_CACHE_FILE), self.workspace_id(), self.dir.path())
         else {
             return Ok(None);
         };
         let covered: Vec<(&str, &Covered)> =
             header.files.iter().map(|(day, f)| (day.as_str(), &f.covered)).collect();
-        match coverage::scan(&self.log, &covered, header.listing, &self.memory_dir)? {
+        match coverage::scan(&self.log, &covered, header.listing, self.dir.path())? {
             (Scan::Changed(changed), _) => Ok(Some((header, changed))),
             (Scan::Rewritten, _) => Ok(None),
         }
@@ -324,7 +323,8 @@ impl Workspace {
         let grown = map_in_parallel(&changed, |change| {
             self.parse_read(coverage::read_appended(change, false)?)
         });
-        let Some(stored_ids) = StoredIds::open(&self.file(IDS_FILE), header.token, header.ids_len)
+        let Some(stored_ids) =
+            StoredIds::open(&self.file(DISTILL_IDS_FILE), header.token, header.ids_len)
         else {
             return Ok(None);
         };

@@ -39,11 +39,12 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::model::fact::Fact;
 use crate::policy::projection::{MAX_PENDING_FACTS, PendingFact};
-use crate::store::atomic_io::{self, FileStamp, file_stamp};
 use crate::store::conflict_queue::CaseStatus;
 use crate::store::curated_state::{CuratedState, Entry};
+use crate::store::memory_dir::FileStamp;
+use crate::store::names::{CURATED_FILE, PENDING_INDEX_FILE};
+use crate::workspace::Workspace;
 use crate::workspace::memory::CuratedView;
-use crate::workspace::{CURATED_FILE, PENDING_INDEX_FILE, Workspace};
 
 /// Version of the `.pending.json` layout.
 const SCHEMA_VERSION: u32 = 2;
@@ -100,7 +101,7 @@ impl Workspace {
         }
         // Identify curated.json before reading anything: an index built
         // against a state replaced meanwhile then never matches.
-        let curated = file_stamp(&self.file(CURATED_FILE))?;
+        let curated = self.dir.stamp(CURATED_FILE)?;
         if let Some(index) = self.read_pending_index(curated)
             && let Some(found) = self.pending_from_index(&index, limit)?
         {
@@ -120,7 +121,7 @@ impl Workspace {
     /// curated.json with stamp `curated`.
     fn read_pending_index(&self, curated: Option<FileStamp>) -> Option<PendingIndex> {
         // Any trouble with the cache is a miss, never an error.
-        let data = atomic_io::read_optional(&self.file(PENDING_INDEX_FILE)).ok()??;
+        let data = self.dir.read(PENDING_INDEX_FILE).ok()??;
         let index: PendingIndex = serde_json::from_slice(&data).ok()?;
         (index.schema_version == SCHEMA_VERSION
             && index.workspace_id == self.workspace_id
@@ -159,7 +160,7 @@ impl Workspace {
                 found.extend(self.log.read_file(&day.path)?.iter().filter_map(PendingFact::of));
                 continue;
             };
-            let Some(stamp) = file_stamp(&day.path)? else { return Ok(None) };
+            let Some(stamp) = self.dir.stamp_path(&day.path)? else { return Ok(None) };
             if stamp == listed.stamp {
                 found.extend(listed.pending.iter().cloned());
                 continue;
@@ -275,7 +276,7 @@ impl Workspace {
         let path = self.file(PENDING_INDEX_FILE);
         let text = serde_json::to_string(index)
             .map_err(|err| Error::Io { path: path.clone(), source: std::io::Error::other(err) })?;
-        atomic_io::replace_cache(&path, text.as_bytes())
+        self.dir.replace_cache(PENDING_INDEX_FILE, text.as_bytes())
     }
 }
 
@@ -303,7 +304,7 @@ impl Workspace {
             return Ok(Vec::new());
         }
         let mut found = self.pending_facts(limit, view)?;
-        if !found.is_empty() && self.file(crate::workspace::CONFLICTS_FILE).exists() {
+        if !found.is_empty() && self.file(crate::store::names::CONFLICTS_FILE).exists() {
             let queue = self.conflicts()?;
             found.retain_mut(|fact| {
                 let mut rejected = false;

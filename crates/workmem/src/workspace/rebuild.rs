@@ -9,8 +9,9 @@ use crate::error::Result;
 use crate::policy::rebuild;
 use crate::store::conflict_queue::ConflictsFile;
 use crate::store::curated_file::CuratedFile;
-use crate::store::journal::{self, AUDIT_FILE, Adjudication};
-use crate::workspace::{CONFLICTS_FILE, CURATED_FILE, DistillOptions, Workspace};
+use crate::store::journal::{self, Adjudication};
+use crate::store::names::{AUDIT_FILE, CONFLICTS_FILE, CURATED_FILE};
+use crate::workspace::{DistillOptions, Workspace};
 
 /// What [`Workspace::rebuild`] derived and wrote.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -9,26 +9,24 @@
 
 use std::path::Path;
 
-use sha2::{Digest, Sha256};
-
 use crate::error::{Damage, Error, Location, Rejected, Result};
 use crate::model::canon;
 use crate::policy::adjudication::{self, Resolution};
 use crate::policy::projection::Projection;
-use crate::store::atomic_io::{self, Placement};
+use crate::store::audit::AuditRead;
 use crate::store::conflict_queue::{Case, CaseHead, ConflictQueue, ConflictsFile};
 use crate::store::curated_file::{CuratedFile, EntryHead};
 use crate::store::curated_state::{CURATED_SCHEMA_VERSION, CuratedState, Entry};
 use crate::store::failpoint;
 use crate::store::journal::{
-    self, AUDIT_FILE, Adjudication, INTENT_SCHEMA_FULL, INTENT_SCHEMA_VERSION, Intent,
-    JOURNAL_FILE, JournalLine, Phase,
+    self, Adjudication, INTENT_SCHEMA_FULL, INTENT_SCHEMA_VERSION, Intent, JournalLine, Phase,
 };
 use crate::store::journal_owner;
 use crate::store::lock::WorkspaceLock;
+use crate::store::memory_dir::Placement;
+use crate::store::names::{AUDIT_FILE, CONFLICTS_FILE, CURATED_FILE, JOURNAL_FILE};
 use crate::store::state_file::Output;
-use crate::store::valid_hashes::{self, CheckedPrefix};
-use crate::workspace::{CONFLICTS_FILE, CURATED_FILE, Workspace};
+use crate::workspace::Workspace;
 
 impl Workspace {
     /// Records a human decision on an open conflict case: choosing a
@@ -97,7 +95,7 @@ impl Workspace {
             self.save_domain_index(&index);
         }
         if let Some(audit) = audit_checked {
-            audit.record(&self.memory_dir, appended);
+            audit.record(&self.dir, appended);
         }
         Ok(intent.adjudication)
     }
@@ -131,7 +129,7 @@ impl Workspace {
         self.finish_pending_locked()?;
         let audit_path = self.file(AUDIT_FILE);
         journal::repair_stream::<Adjudication>(&audit_path)?;
-        let (stored, audit_checked) = self.find_adjudication(&resolution.event_id)?;
+        let (stored, audit_checked) = self.dir.find_adjudication(&resolution.event_id)?;
         if let Some(stored) = stored {
             if resolution.matches(&stored) {
                 return Ok(Prepare::Stored(Box::new(stored)));
@@ -145,8 +143,8 @@ impl Workspace {
         // curated.json is laid out on another thread while the queue and
         // the domain's fact ids are read.
         let (stored, read) = std::thread::scope(|scope| {
-            let stored = scope.spawn(|| self.stored_curated());
-            let read = self.stored_conflicts().and_then(|conflicts| {
+            let stored = scope.spawn(|| self.dir.stored_curated());
+            let read = self.dir.stored_conflicts().and_then(|conflicts| {
                 let memory_key = conflicts
                     .file
                     .heads()
@@ -250,7 +248,7 @@ impl Workspace {
         // Durable before the `prepared` line: recovery rolls forward only a
         // transaction this clone prepared (see `store::journal_owner`).
         journal_owner::claim(
-            &self.memory_dir,
+            self.dir.path(),
             &self.file(JOURNAL_FILE),
             &intent.transaction_id,
             &digest,
@@ -277,71 +275,6 @@ impl Workspace {
             .collect())
     }
 
-    /// Returns the adjudication of the audit stream with `event_id`, if
-    /// any, checking the records it reads. The stream is append-only: the
-    /// records of the prefix an earlier resolve checked (still hashing as
-    /// it did) are parsed only when its bytes may hold the id, so the check
-    /// costs a hash and a substring search of the history, not a parse of
-    /// it. (An id is written as its plain JSON string unless the stream
-    /// holds an escape, `\u` or `\/`; then every record is read.) A stream
-    /// that still has the identity recorded with its prefix (nothing was
-    /// written since the last resolve appended to it) is not hashed at all.
-    /// Also returns what was read and checked: the caller records it once
-    /// its own work succeeded.
-    ///
-    /// Errors: [`Error::Corrupt`] naming file and line, [`Error::Scope`],
-    /// [`Error::Io`].
-    fn find_adjudication(&self, event_id: &str) -> Result<(Option<Adjudication>, Checked)> {
-        let path = self.file(AUDIT_FILE);
-        let Some((data, stamp)) = atomic_io::read_stamped(&path)? else {
-            return Ok((None, None));
-        };
-        // Complete lines only: an unterminated last line is not a record.
-        let complete = data.iter().rposition(|&b| b == b'\n').map_or(0, |n| n + 1);
-        let data = &data[..complete];
-        // One pass hashes the recorded prefix, then goes on to the end.
-        let recorded = valid_hashes::checked_prefix(&self.memory_dir, AUDIT_FILE)
-            .and_then(|prefix| Some((usize::try_from(prefix.len).ok()?, prefix)))
-            .filter(|(len, _)| *len <= complete);
-        let (mut hasher, hashed, checked) = match recorded {
-            Some((len, CheckedPrefix { at: Some((at, state)), .. }))
-                if at == stamp && len == complete =>
-            {
-                (state, len, len)
-            }
-            Some((len, prefix)) => {
-                let mut hasher = Sha256::new();
-                hasher.update(&data[..len]);
-                let same = hex::encode(hasher.clone().finalize()) == prefix.sha256;
-                (hasher, len, if same { len } else { 0 })
-            }
-            None => (Sha256::new(), 0, 0),
-        };
-        let escaped = memchr::memchr_iter(b'\\', data)
-            .any(|at| matches!(data.get(at + 1), Some(b'u' | b'/')));
-        let quoted = format!("\"{event_id}\"");
-        let in_checked =
-            escaped || memchr::memmem::find(&data[..checked], quoted.as_bytes()).is_some();
-        let start = if in_checked { 0 } else { checked };
-        let first_line = 1 + memchr::memchr_iter(b'\n', &data[..start]).count();
-        let mut found = None;
-        journal::for_each_record_in::<Adjudication>(
-            &path,
-            &data[start..],
-            first_line,
-            self.workspace_id(),
-            |numbered| {
-                if found.is_none() && numbered.record.event_id == event_id {
-                    found = Some(numbered.record);
-                }
-                Ok(())
-            },
-        )?;
-        hasher.update(&data[hashed..]);
-        let read = AuditRead { len: complete as u64, hasher, grown: checked < complete };
-        Ok((found, Some(read)))
-    }
-
     /// Finishes what a crash left unfinished: a resolution whose transaction
     /// did not commit, or a distill interrupted between its writes. Reads
     /// only the end of the journal and one directory entry when there is
@@ -363,7 +296,7 @@ impl Workspace {
         let path = self.file(JOURNAL_FILE);
         if !self.distill_pending()
             && (journal::is_empty(&path)?
-                || !journal_owner::is_own_file(&self.memory_dir, &path)?
+                || !journal_owner::is_own_file(self.dir.path(), &path)?
                 || journal::last_is_committed(&path, self.workspace_id())?)
         {
             return Ok(());
@@ -391,7 +324,7 @@ impl Workspace {
         if journal::is_empty(&path)? {
             return Ok(());
         }
-        let own_file = journal_owner::is_own_file(&self.memory_dir, &path)?;
+        let own_file = journal_owner::is_own_file(self.dir.path(), &path)?;
         if !own_file && foreign == Foreign::Leave {
             return Ok(());
         }
@@ -409,7 +342,7 @@ impl Workspace {
         for transaction in &transactions {
             if transaction.committed()
                 || journal_owner::prepared_here(
-                    &self.memory_dir,
+                    self.dir.path(),
                     &path,
                     &transaction.transaction_id,
                     &transaction.digest,
@@ -465,7 +398,7 @@ impl Workspace {
             (self.scoped_curated_target(intent, to)?, self.scoped_queue_target(intent, to)?)
         };
         let audit_path = self.file(AUDIT_FILE);
-        let (stored, _) = self.find_adjudication(&intent.event_id)?;
+        let (stored, _) = self.dir.find_adjudication(&intent.event_id)?;
         if stored.as_ref().is_some_and(|a| *a != intent.adjudication) {
             return Err(Error::corrupt(
                 Location::file(&audit_path),
@@ -526,7 +459,7 @@ impl Workspace {
     /// The curated target of a schema-2 intent, decided by the file's hash.
     fn scoped_curated_target(&self, intent: &Intent, to: Output) -> Result<Curated> {
         let path = self.file(CURATED_FILE);
-        let stored = self.stored_curated()?;
+        let stored = self.dir.stored_curated()?;
         let (before, after) = scoped_hashes(
             intent.curated_sha256_before.as_deref(),
             intent.curated_sha256_after.as_deref(),
@@ -554,7 +487,7 @@ impl Workspace {
     /// hash: `None` when done, else the file to write.
     fn scoped_queue_target(&self, intent: &Intent, to: Output) -> Result<Option<ConflictsFile>> {
         let path = self.file(CONFLICTS_FILE);
-        let stored = self.stored_conflicts()?;
+        let stored = self.dir.stored_conflicts()?;
         let (before, after) = scoped_hashes(
             intent.conflicts_sha256_before.as_deref(),
             intent.conflicts_sha256_after.as_deref(),
@@ -705,45 +638,7 @@ struct Prepared {
     /// committed.
     domain_index: Option<crate::store::domain_index::DomainIndex>,
     /// The audit stream's prefix checked, recorded once it committed.
-    audit_checked: Checked,
-}
-
-/// The audit stream as a resolve read and checked it; `None` when it does
-/// not exist.
-type Checked = Option<AuditRead>;
-
-/// The audit stream as a resolve read and checked it.
-#[derive(Debug)]
-struct AuditRead {
-    /// The length of its complete lines.
-    len: u64,
-    /// Their SHA-256, not finished.
-    hasher: Sha256,
-    /// Whether they go beyond the checked prefix recorded before.
-    grown: bool,
-}
-
-impl AuditRead {
-    /// Records the stream as checked, with `appended` (the record this
-    /// resolve appended and where it landed): when that record went right
-    /// after what was read, and nobody else wrote to the stream, the record
-    /// is hashed on and the stream's identity kept with the hash state,
-    /// so the next resolve hashes nothing it has not written.
-    fn record(mut self, dir: &Path, appended: Option<(Placement, String)>) {
-        let at = match appended {
-            Some((placement, line))
-                if placement.offset == self.len && placement.alone(line.len()) =>
-            {
-                self.hasher.update(line.as_bytes());
-                self.len += line.len() as u64;
-                Some((placement.after, self.hasher.clone()))
-            }
-            _ if self.grown => None,
-            _ => return,
-        };
-        let sha256 = hex::encode(self.hasher.finalize());
-        valid_hashes::record_prefix(dir, AUDIT_FILE, &CheckedPrefix { len: self.len, sha256, at });
-    }
+    audit_checked: Option<AuditRead>,
 }
 
 /// What rolling a transaction forward writes.

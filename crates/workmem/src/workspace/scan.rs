@@ -23,10 +23,12 @@ use serde_json::Value;
 
 use crate::error::{Error, IoContext, Result};
 use crate::model::{canon, secret};
-use crate::store::atomic_io;
-use crate::store::journal::{AUDIT_FILE, JOURNAL_FILE};
+use crate::store::memory_dir::{ReadOnlyMemoryDir, lines};
+use crate::store::names::{
+    AUDIT_FILE, CONFLICTS_FILE, CORRECTIONS_FILE, CURATED_FILE, JOURNAL_FILE, MEMORY_FILE,
+};
+use crate::workspace::Workspace;
 use crate::workspace::verify::Problem;
-use crate::workspace::{CONFLICTS_FILE, CURATED_FILE, MEMORY_FILE, Workspace};
 
 /// One credential found in a stored file. Never holds the credential.
 ///
@@ -104,17 +106,17 @@ impl Workspace {
         match self.log().days() {
             Ok(days) => {
                 for day in days {
-                    scan_jsonl(&day.path, &mut scan);
+                    scan_jsonl(&self.dir, &day.path, &mut scan);
                 }
             }
             Err(err) => scan.unreadable.push(unreadable(self.log().dir(), &err)),
         }
-        scan_jsonl(&self.file(AUDIT_FILE), &mut scan);
-        scan_jsonl(&self.file(crate::store::corrections::CORRECTIONS_FILE), &mut scan);
-        scan_jsonl(&self.file(JOURNAL_FILE), &mut scan);
-        scan_document(&self.file(CURATED_FILE), &mut scan);
-        scan_document(&self.file(CONFLICTS_FILE), &mut scan);
-        scan_text(&self.file(MEMORY_FILE), &mut scan);
+        scan_jsonl(&self.dir, &self.file(AUDIT_FILE), &mut scan);
+        scan_jsonl(&self.dir, &self.file(CORRECTIONS_FILE), &mut scan);
+        scan_jsonl(&self.dir, &self.file(JOURNAL_FILE), &mut scan);
+        scan_document(&self.dir, &self.file(CURATED_FILE), &mut scan);
+        scan_document(&self.dir, &self.file(CONFLICTS_FILE), &mut scan);
+        scan_text(&self.dir, &self.file(MEMORY_FILE), &mut scan);
         Ok(scan)
     }
 }
@@ -131,8 +133,8 @@ fn unreadable(path: &Path, err: &Error) -> Problem {
     }
 }
 
-fn read(path: &Path, scan: &mut Scan) -> Option<Vec<u8>> {
-    match atomic_io::read_optional(path) {
+fn read(dir: &ReadOnlyMemoryDir, path: &Path, scan: &mut Scan) -> Option<Vec<u8>> {
+    match dir.read_path(path) {
         Ok(data) => data,
         Err(err) => {
             scan.unreadable.push(unreadable(path, &err));
@@ -142,10 +144,10 @@ fn read(path: &Path, scan: &mut Scan) -> Option<Vec<u8>> {
 }
 
 /// Scans a JSONL stream line by line.
-fn scan_jsonl(path: &Path, scan: &mut Scan) {
-    let Some(data) = read(path, scan) else { return };
+fn scan_jsonl(dir: &ReadOnlyMemoryDir, path: &Path, scan: &mut Scan) {
+    let Some(data) = read(dir, path, scan) else { return };
     let file = path.display().to_string();
-    for (number, bytes, _) in atomic_io::lines(&data) {
+    for (number, bytes, _) in lines(&data) {
         match serde_json::from_slice::<Value>(bytes) {
             Ok(value @ Value::Object(_)) => {
                 let mut walker = Walker { file: &file, text: None, fixed_line: Some(number), scan };
@@ -157,8 +159,8 @@ fn scan_jsonl(path: &Path, scan: &mut Scan) {
 }
 
 /// Scans a whole JSON document, or its lines when it is not valid JSON.
-fn scan_document(path: &Path, scan: &mut Scan) {
-    let Some(data) = read(path, scan) else { return };
+fn scan_document(dir: &ReadOnlyMemoryDir, path: &Path, scan: &mut Scan) {
+    let Some(data) = read(dir, path, scan) else { return };
     let file = path.display().to_string();
     match serde_json::from_slice::<Value>(&data) {
         Ok(value) => {
@@ -167,7 +169,7 @@ fn scan_document(path: &Path, scan: &mut Scan) {
             walker.walk(&value, &mut Vec::new(), &Record::default());
         }
         Err(_) => {
-            for (number, bytes, _) in atomic_io::lines(&data) {
+            for (number, bytes, _) in lines(&data) {
                 scan_raw_line(&file, number, bytes, scan);
             }
         }
@@ -175,10 +177,10 @@ fn scan_document(path: &Path, scan: &mut Scan) {
 }
 
 /// Scans a text file (MEMORY.md) line by line.
-fn scan_text(path: &Path, scan: &mut Scan) {
-    let Some(data) = read(path, scan) else { return };
+fn scan_text(dir: &ReadOnlyMemoryDir, path: &Path, scan: &mut Scan) {
+    let Some(data) = read(dir, path, scan) else { return };
     let file = path.display().to_string();
-    for (number, bytes, _) in atomic_io::lines(&data) {
+    for (number, bytes, _) in lines(&data) {
         scan_raw_line(&file, number, bytes, scan);
     }
 }

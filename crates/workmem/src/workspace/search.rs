@@ -13,7 +13,8 @@ use crate::model::search_text::{self, Query};
 use crate::model::stamp::Stamp;
 use crate::store::conflict_queue::{CaseStatus, ConflictQueue};
 use crate::store::curated_state::{CuratedState, Entry};
-use crate::store::search_index::{Filters, INDEX_DIR, Located, Part, SearchIndex, Sources};
+use crate::store::names::SEARCH_INDEX_DIR;
+use crate::store::search_index::{Filters, Located, Part, SearchIndex, Sources};
 use crate::workspace::Workspace;
 
 /// Hits of one page when none is asked for.
@@ -210,7 +211,7 @@ impl Workspace {
             Some(cursor) => decode_cursor(cursor, fingerprint)?,
             None => 0,
         };
-        if !self.memory_dir.is_dir() {
+        if !self.dir.path().is_dir() {
             return Ok(SearchPage { hits: Vec::new(), next_cursor: None, total: 0 });
         }
         let curated = std::cell::OnceCell::new();
@@ -225,7 +226,7 @@ impl Workspace {
         };
         let sources = Sources {
             log: &self.log,
-            memory_dir: &self.memory_dir,
+            memory_dir: self.dir.path(),
             workspace_id: &self.workspace_id,
             active_entries: &active,
             writable: !self.read_only,
@@ -239,12 +240,11 @@ impl Workspace {
         // claims to be. Build it again from the records.
         drop(index);
         if !self.read_only {
-            let dir = self.memory_dir.join(INDEX_DIR);
-            std::fs::remove_dir_all(&dir).map_err(|source| Error::Io { path: dir, source })?;
+            self.dir.drop_search_index()?;
         }
         let index = SearchIndex::current(&sources)?;
         self.page_of(&index, &page, &state)?.ok_or_else(|| Error::Io {
-            path: self.memory_dir.join(INDEX_DIR),
+            path: self.dir.file(SEARCH_INDEX_DIR),
             source: std::io::Error::other(
                 "the search index disagrees with the records it was built from",
             ),

@@ -6,9 +6,14 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Damage, Error, Invalid, Location, Result};
-use crate::store::atomic_io;
-use crate::store::identity::{self, IDENTITY_FILE};
-use crate::workspace::{DEFAULT_MEMORY_DIR, Workspace, WorkspaceBuilder};
+use crate::store::identity;
+use crate::store::memory_dir::MemoryDir;
+use crate::store::names::{
+    AUDIT_FILE, CONFLICTS_FILE, CORRECTIONS_FILE, CURATED_FILE, DAILY_DIR, DAY_EXTENSION,
+    DEFAULT_MEMORY_DIR, DOT_DIR, GITATTRIBUTES_FILE, GITIGNORE_FILE, IDENTITY_FILE, JOURNAL_FILE,
+    MEMORY_FILE, SEARCH_INDEX_DIR,
+};
+use crate::workspace::{Workspace, WorkspaceBuilder};
 
 /// What [`Workspace::share`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,8 +46,7 @@ pub struct Adopted {
 /// The memory files that `share` keeps out of commits (listed in the
 /// ignore file, and untracked by the caller when tracked): the transaction
 /// journal and MEMORY.md.
-pub const NOT_COMMITTED: [&str; 2] =
-    [crate::store::journal::JOURNAL_FILE, crate::workspace::MEMORY_FILE];
+pub const NOT_COMMITTED: [&str; 2] = [JOURNAL_FILE, MEMORY_FILE];
 
 /// The name of workmem's merge driver in `.gitattributes` and git's
 /// configuration (`merge.workmem.driver`).
@@ -69,7 +73,7 @@ impl Workspace {
     pub fn share(&self) -> Result<Shared> {
         self.writable()?;
         let (dir, prefix) = self.sharing_dir()?;
-        let ids = identity::census(&self.memory_dir, &self.log)?;
+        let ids = identity::census(self.dir.path(), &self.log)?;
         if let Some((found, seen)) = ids.iter().find(|(id, _)| **id != self.workspace_id) {
             if ids.len() > 1 {
                 return Err(mixed(ids));
@@ -84,15 +88,15 @@ impl Workspace {
         if !self.pinned {
             files.extend(self.write_pin(&self.workspace_id)?);
         }
-        atomic_io::create_private_dir(&self.memory_dir)?;
+        self.dir.create_dir(self.dir.path())?;
         // `.*` covers every cache; the search index is named as well, as
         // the largest of them (a narrowed pattern must still leave it out).
-        let search_index = crate::store::search_index::INDEX_DIR;
+        let search_index = SEARCH_INDEX_DIR;
         let mut ignore: Vec<String> = if prefix.is_empty() {
             vec![
                 ".*".into(),
-                "!/.gitignore".into(),
-                "!/.gitattributes".into(),
+                format!("!/{GITIGNORE_FILE}"),
+                format!("!/{GITATTRIBUTES_FILE}"),
                 format!("/{search_index}/"),
             ]
         } else {
@@ -103,18 +107,20 @@ impl Workspace {
         // every clone (a merge could not keep a committed one in step).
         ignore.extend(NOT_COMMITTED.iter().map(|file| format!("/{prefix}{file}")));
         files.extend(merge_lines(
-            &dir.join(".gitignore"),
+            &self.dir,
+            &dir.join(GITIGNORE_FILE),
             "# workmem: the lock, caches and temporary files stay out of commits",
             &ignore,
         )?);
+        let daily = format!("{DAILY_DIR}/*{DAY_EXTENSION}");
         let mut attributes: Vec<String> = [
-            "daily/*.jsonl",
-            "curated.json",
-            "conflicts.json",
-            crate::store::journal::AUDIT_FILE,
-            crate::store::corrections::CORRECTIONS_FILE,
-            crate::store::journal::JOURNAL_FILE,
-            crate::workspace::MEMORY_FILE,
+            &daily,
+            CURATED_FILE,
+            CONFLICTS_FILE,
+            AUDIT_FILE,
+            CORRECTIONS_FILE,
+            JOURNAL_FILE,
+            MEMORY_FILE,
         ]
         .iter()
         .map(|file| format!("{prefix}{file} merge={MERGE_DRIVER}"))
@@ -125,7 +131,8 @@ impl Workspace {
             attributes.push(format!("{IDENTITY_FILE} merge={MERGE_DRIVER}"));
         }
         files.extend(merge_lines(
-            &dir.join(".gitattributes"),
+            &self.dir,
+            &dir.join(GITATTRIBUTES_FILE),
             "# workmem: memory files merge with workmem's driver (`workmem share` configures it)",
             &attributes,
         )?);
@@ -146,8 +153,8 @@ impl Workspace {
     /// [`Error::Io`].
     pub fn shared_attributes(&self) -> Result<Option<PathBuf>> {
         let Ok((dir, _)) = self.sharing_dir() else { return Ok(None) };
-        let path = dir.join(".gitattributes");
-        let routed = atomic_io::read_optional(&path)?.is_some_and(|data| {
+        let path = dir.join(GITATTRIBUTES_FILE);
+        let routed = self.dir.read_path(&path)?.is_some_and(|data| {
             String::from_utf8_lossy(&data)
                 .lines()
                 .any(|line| line.trim_end().ends_with(&format!(" merge={MERGE_DRIVER}")))
@@ -158,18 +165,19 @@ impl Workspace {
     /// Returns the directory that holds the sharing files and the prefix of
     /// the memory files' paths relative to it.
     fn sharing_dir(&self) -> Result<(PathBuf, String)> {
-        if self.memory_dir == self.project.join(DEFAULT_MEMORY_DIR) {
+        if self.dir.path() == self.project.join(DEFAULT_MEMORY_DIR) {
             let memory = Path::new(DEFAULT_MEMORY_DIR).file_name().unwrap_or_default();
-            return Ok((self.project.join(".workmem"), format!("{}/", memory.to_string_lossy())));
+            return Ok((self.project.join(DOT_DIR), format!("{}/", memory.to_string_lossy())));
         }
-        let canonical = std::fs::canonicalize(&self.memory_dir).unwrap_or(self.memory_dir.clone());
+        let canonical =
+            std::fs::canonicalize(self.dir.path()).unwrap_or(self.dir.path().to_path_buf());
         if canonical.starts_with(&self.project) {
-            Ok((self.memory_dir.clone(), String::new()))
+            Ok((self.dir.path().to_path_buf(), String::new()))
         } else {
             Err(Error::invalid(
                 "memory_dir",
                 Invalid::Project {
-                    path: self.memory_dir.clone(),
+                    path: self.dir.path().to_path_buf(),
                     problem: "outside the project, so git cannot carry it",
                 },
             ))
@@ -178,10 +186,10 @@ impl Workspace {
 
     /// Writes `.workmem/workspace.toml` pinning `id`; returns its path.
     fn write_pin(&self, id: &str) -> Result<Option<PathBuf>> {
-        let dot = self.project.join(".workmem");
-        atomic_io::create_private_dir(&dot)?;
+        let dot = self.project.join(DOT_DIR);
+        self.dir.create_dir(&dot)?;
         let path = dot.join(IDENTITY_FILE);
-        atomic_io::replace(&path, identity::pin_text(id).as_bytes())?;
+        self.dir.replace_path(&path, identity::pin_text(id).as_bytes())?;
         Ok(Some(path))
     }
 }
@@ -200,9 +208,9 @@ impl WorkspaceBuilder {
     /// a record without a workspace id; as [`WorkspaceBuilder::open`].
     pub fn adopt(self) -> Result<(Workspace, Adopted)> {
         let unopened = self.clone().resolve(false)?;
-        let mut ids = identity::census(&unopened.memory_dir, &unopened.log)?;
+        let mut ids = identity::census(unopened.dir.path(), &unopened.log)?;
         if unopened.pinned && !ids.contains_key(&unopened.workspace_id) {
-            let pin = unopened.project.join(".workmem").join(IDENTITY_FILE);
+            let pin = unopened.project.join(DOT_DIR).join(IDENTITY_FILE);
             ids.insert(
                 unopened.workspace_id.clone(),
                 identity::Sighting { records: 1, first: Location::file(&pin) },
@@ -214,7 +222,7 @@ impl WorkspaceBuilder {
                 return Err(Error::invalid(
                     "memory_dir",
                     Invalid::Project {
-                        path: unopened.memory_dir.clone(),
+                        path: unopened.dir.path().to_path_buf(),
                         problem: "holds no record to adopt (`init` and `share` start a new memory)",
                     },
                 ));
@@ -251,8 +259,13 @@ fn mixed(ids: std::collections::BTreeMap<String, identity::Sighting>) -> Error {
 
 /// Adds the `lines` missing from the text file at `path` (creating it with
 /// `header` first), atomically; returns the path when it changed.
-fn merge_lines(path: &Path, header: &str, lines: &[String]) -> Result<Option<PathBuf>> {
-    let existing = atomic_io::read_optional(path)?.map(|data| {
+fn merge_lines(
+    dir: &MemoryDir,
+    path: &Path,
+    header: &str,
+    lines: &[String],
+) -> Result<Option<PathBuf>> {
+    let existing = dir.read_path(path)?.map(|data| {
         String::from_utf8(data).map_err(|_| Error::corrupt(Location::file(path), Damage::NotUtf8))
     });
     let mut text = existing.transpose()?.unwrap_or_default();
@@ -272,6 +285,6 @@ fn merge_lines(path: &Path, header: &str, lines: &[String]) -> Result<Option<Pat
         text.push_str(line);
         text.push('\n');
     }
-    atomic_io::replace(path, text.as_bytes())?;
+    dir.replace_path(path, text.as_bytes())?;
     Ok(Some(path.to_path_buf()))
 }

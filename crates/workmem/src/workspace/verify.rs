@@ -29,13 +29,16 @@ use crate::error::{Error, Result};
 use crate::model::fact::Fact;
 use crate::policy::check::{self, FactDigest, Facts};
 use crate::policy::projection::Projection;
-use crate::store::atomic_io;
 use crate::store::conflict_queue::{Case, CaseStatus, ConflictQueue};
 use crate::store::curated_state::CuratedState;
-use crate::store::journal::{self, AUDIT_FILE, Adjudication, JOURNAL_FILE, Phase, Transaction};
-use crate::store::lock::LOCK_FILE;
+use crate::store::journal::{self, Adjudication, Phase, Transaction};
+use crate::store::memory_dir::{ReadOnlyMemoryDir, lines};
+use crate::store::names::{
+    AUDIT_FILE, CONFLICTS_FILE, CURATED_FILE, DISTILL_INTENT_FILE, JOURNAL_FILE, LOCK_FILE,
+    MEMORY_FILE,
+};
 use crate::store::state_file::Output;
-use crate::workspace::{CONFLICTS_FILE, CURATED_FILE, DISTILL_INTENT_FILE, MEMORY_FILE, Workspace};
+use crate::workspace::Workspace;
 
 /// One violated invariant.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -170,7 +173,7 @@ impl Workspace {
         let curated_path = self.file(CURATED_FILE);
         let mut curated: Option<CuratedState> = None;
         let mut curated_lines = SubjectLines::default();
-        if let Some(data) = read(&curated_path, &mut problems) {
+        if let Some(data) = read(&self.dir, &curated_path, &mut problems) {
             // The text is only needed for the lines of its records: kept as
             // their index, not as a second copy of the file.
             curated_lines = SubjectLines::new(&String::from_utf8_lossy(&data));
@@ -247,7 +250,7 @@ impl Workspace {
         let mut queue = ConflictQueue::default();
         let mut queue_valid = true;
         let mut conflicts_text = String::new();
-        if let Some(data) = read(&conflicts_path, &mut problems) {
+        if let Some(data) = read(&self.dir, &conflicts_path, &mut problems) {
             conflicts_text = String::from_utf8_lossy(&data).into_owned();
             match ConflictQueue::decode(&data, &conflicts_path, self.workspace_id()) {
                 Ok(decoded) => queue = decoded,
@@ -325,14 +328,14 @@ impl Workspace {
     fn verify_views(&self, curated: Option<&CuratedState>, problems: &mut Vec<Problem>) {
         for name in [MEMORY_FILE, LOCK_FILE] {
             let path = self.file(name);
-            match std::fs::symlink_metadata(&path) {
+            match self.dir.symlink_metadata(name) {
                 Ok(meta) if meta.is_file() => {}
                 Ok(meta) => problems.push(problem(
                     &path,
                     None,
                     format!(
                         "{name} is {}, not a regular file; remove it (workmem writes it again)",
-                        atomic_io::kind_of(&meta)
+                        ReadOnlyMemoryDir::kind_of(&meta)
                     ),
                 )),
                 Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
@@ -348,14 +351,13 @@ impl Workspace {
         // written after curated.json that says something else was edited.
         let path = self.file(MEMORY_FILE);
         let Some(state) = curated else { return };
-        let modified =
-            |path: &Path| std::fs::symlink_metadata(path).and_then(|m| m.modified()).ok();
-        if modified(&path) < modified(&self.file(CURATED_FILE)) {
+        let modified = |name: &str| self.dir.symlink_metadata(name).and_then(|m| m.modified()).ok();
+        if modified(MEMORY_FILE) < modified(CURATED_FILE) {
             return;
         }
         let rendered = Projection::of_entries(&state.entries).render_memory();
-        match std::fs::symlink_metadata(&path) {
-            Ok(meta) if meta.is_file() => match std::fs::read(&path) {
+        match self.dir.symlink_metadata(MEMORY_FILE) {
+            Ok(meta) if meta.is_file() => match self.dir.read_raw(MEMORY_FILE) {
                 Ok(data) if data == rendered.as_bytes() => {}
                 Ok(_) => problems.push(problem(
                     &path,
@@ -389,8 +391,8 @@ impl Workspace {
             }
         };
         for (index, day) in days.iter().enumerate() {
-            let Some(data) = read(&day.path, problems) else { continue };
-            for (number, bytes, terminated) in atomic_io::lines(&data) {
+            let Some(data) = read(&self.dir, &day.path, problems) else { continue };
+            for (number, bytes, terminated) in lines(&data) {
                 match Fact::parse_line(bytes) {
                     Err(_) if !terminated => {}
                     Err(message) => {
@@ -449,7 +451,7 @@ impl Workspace {
         let mut records: Vec<(usize, Adjudication)> = Vec::new();
         let mut events = HashSet::new();
         for (number, bytes, terminated) in
-            read(&path, problems).as_deref().map(atomic_io::lines).into_iter().flatten()
+            read(&self.dir, &path, problems).as_deref().map(lines).into_iter().flatten()
         {
             if !terminated {
                 break;
@@ -617,8 +619,8 @@ impl Workspace {
     fn verify_journal(&self, problems: &mut Vec<Problem>) -> Option<Vec<Transaction>> {
         if self.distill_pending() {
             let path = self.file(DISTILL_INTENT_FILE);
-            let own = atomic_io::read_optional(&path).ok().flatten().is_some_and(|data| {
-                crate::store::journal_owner::is_own_distill_intent(&self.memory_dir, &path, &data)
+            let own = self.dir.read_path(&path).ok().flatten().is_some_and(|data| {
+                crate::store::journal_owner::is_own_distill_intent(self.dir.path(), &path, &data)
                     .unwrap_or(false)
             });
             problems.push(problem(
@@ -712,8 +714,8 @@ impl Workspace {
 
 /// Returns the bytes of `path`, `None` when it does not exist or cannot be
 /// read (which is reported).
-fn read(path: &Path, problems: &mut Vec<Problem>) -> Option<Vec<u8>> {
-    match atomic_io::read_optional(path) {
+fn read(dir: &ReadOnlyMemoryDir, path: &Path, problems: &mut Vec<Problem>) -> Option<Vec<u8>> {
+    match dir.read_path(path) {
         Ok(data) => data,
         Err(err) => {
             problems.push(from_error(err, path));

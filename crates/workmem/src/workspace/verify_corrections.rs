@@ -10,11 +10,13 @@ use std::collections::{HashMap, HashSet};
 use crate::policy::check::Facts;
 use crate::policy::retractions::Retractions;
 use crate::store::conflict_queue::{CaseStatus, ConflictQueue};
-use crate::store::corrections::{self, Action, CORRECTIONS_FILE, Correction};
+use crate::store::corrections::{self, Action, Correction};
 use crate::store::curated_state::CuratedState;
 use crate::store::journal::Adjudication;
+use crate::store::names::CORRECTIONS_FILE;
+use crate::store::names::{CONFLICTS_FILE, CURATED_FILE};
+use crate::workspace::Workspace;
 use crate::workspace::verify::{Problem, from_error, problem};
-use crate::workspace::{CONFLICTS_FILE, CURATED_FILE, Workspace};
 
 impl Workspace {
     /// Checks the corrections stream against itself, the audit stream, the
