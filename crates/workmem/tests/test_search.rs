@@ -311,6 +311,39 @@ fn a_forged_or_foreign_index_is_rebuilt_not_trusted() {
     assert_eq!(crate::common::snapshot_dir(p.ws.memory_dir()), before);
 }
 
+/// The index is written without fsync: one written before the current
+/// boot (as one a system crash may have torn) is rebuilt, not used.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_index_of_another_boot_is_rebuilt() {
+    let p = Project::new();
+    p.add("a", "decision", 3, None, "Use WAL mode", "2026-01-02T00:00:00Z");
+    assert_eq!(ids(&p.ws, "wal"), BTreeSet::from(["a".to_owned()]));
+    let state_path = p.ws.memory_dir().join(".search-index/workmem-state");
+    // The stamps (inode, size, modification time) of the index's files, as
+    // the state file records them: a rebuild writes new files.
+    let files = || -> Vec<String> {
+        let state = fs::read_to_string(&state_path).unwrap();
+        state.lines().filter(|line| line.starts_with("index ")).map(str::to_owned).collect()
+    };
+    let built = files();
+    assert!(!built.is_empty());
+    // Of this boot: used as it is.
+    let_clock_tick();
+    assert_eq!(ids(&p.ws, "wal"), BTreeSet::from(["a".to_owned()]));
+    assert_eq!(files(), built);
+    let boot = fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+    let boot_line = format!("boot {}", boot.trim());
+    let state = fs::read_to_string(&state_path).unwrap();
+    assert!(state.lines().any(|line| line == boot_line), "{state}");
+    let other = state.replace(&boot_line, "boot 00000000-0000-0000-0000-000000000000");
+    fs::write(&state_path, other).unwrap();
+    assert_eq!(ids(&p.ws, "wal"), BTreeSet::from(["a".to_owned()]));
+    assert_ne!(files(), built, "an index of another boot was used");
+    let state = fs::read_to_string(&state_path).unwrap();
+    assert!(state.lines().any(|line| line == boot_line), "{state}");
+}
+
 // ---- the property: search equals a brute-force reading ----
 
 const WORDS: [&str; 8] =

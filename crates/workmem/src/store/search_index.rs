@@ -12,7 +12,15 @@
 //!   itself, as the last update left them;
 //! - the stamp of the curated.json whose active entries it holds;
 //! - for each daily file, what it read of it (stamp, length and the
-//!   fingerprint of those bytes: [`crate::store::coverage`]).
+//!   fingerprint of those bytes: [`crate::store::coverage`]);
+//! - the boot id of the system that wrote it.
+//!
+//! The index's files are written without fsync ([`CacheDir`]): a process
+//! that dies mid-update leaves files that no longer match the state file,
+//! written last, and a system crash that could leave files torn on disk is
+//! followed by a boot under another boot id; either way the index is
+//! rebuilt before it is used. Where the system has no boot id, the files
+//! are made durable as tantivy does it.
 //!
 //! Anything else (a missing, unreadable or foreign state, an index file
 //! replaced, a daily file rewritten or removed) rebuilds the index from
@@ -28,7 +36,14 @@ use std::fs::File;
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+
 use tantivy::collector::{Count, TopDocs};
+use tantivy::directory::error::{DeleteError, OpenReadError, OpenWriteError};
+use tantivy::directory::{
+    AntiCallToken, Directory, FileHandle, MmapDirectory, TerminatingWrite, WatchCallback,
+    WatchHandle, WritePtr,
+};
 use tantivy::indexer::NoMergePolicy;
 use tantivy::query::{
     BooleanQuery, ConstScoreQuery, InvertedIndexRangeQuery, Occur, PhraseQuery, RangeQuery,
@@ -39,7 +54,9 @@ use tantivy::schema::{
     TextOptions, Value as _,
 };
 use tantivy::tokenizer::{Token as IndexToken, TokenStream, Tokenizer};
-use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+use tantivy::{
+    Index, IndexReader, IndexSettings, IndexWriter, ReloadPolicy, TantivyDocument, Term,
+};
 
 use crate::error::{Error, IoContext, Result};
 use crate::model::fact::{Fact, Kind};
@@ -53,7 +70,9 @@ use crate::store::names::{SEARCH_INDEX_DIR, SEARCH_INDEX_LOCK_FILE};
 
 /// The state file, in the index directory.
 const STATE_FILE: &str = "workmem-state";
-const HEADER: &str = "workmem-search-index 2";
+const HEADER: &str = "workmem-search-index 3";
+/// Where Linux gives the id of the current boot.
+const BOOT_ID_FILE: &str = "/proc/sys/kernel/random/boot_id";
 /// Memory of the index writer's threads, in all: tantivy's minimum per
 /// thread is 15 MB. A thread writes a segment when its part is full, so
 /// the more memory, the fewer segments a build leaves (one per thread
@@ -190,23 +209,31 @@ impl SearchIndex {
             let (schema, fields) = Fields::schema();
             let index = with_words(Index::create_in_ram(schema));
             let mut state = State::default();
-            update(&index, fields, &mut state, sources, &dir, false)?;
+            update(&index, fields, &mut state, sources, &dir, Kept::InMemory)?;
             return SearchIndex::reading(&index, fields, dir);
         }
         let lock_path = sources.memory_dir.join(SEARCH_INDEX_LOCK_FILE);
         let lock = open_lock(&lock_path)?;
         lock.lock().at(&lock_path)?;
-        let mut current = load_state(&dir, sources).and_then(|state| {
-            let index = with_words(Index::open_in_dir(&dir).ok()?);
+        let boot = boot_id();
+        let mut current = load_state(&dir, sources, boot.as_deref()).and_then(|state| {
+            let index = with_words(Index::open(CacheDir::open(&dir, boot.is_none()).ok()?).ok()?);
             let fields = Fields::of(&index.schema())?;
             Some((index, fields, state))
         });
         for _ in 0..2 {
             let (index, fields, mut state) = match current.take() {
                 Some(found) => found,
-                None => fresh(&dir)?,
+                None => fresh(&dir, boot.is_none())?,
             };
-            if update(&index, fields, &mut state, sources, &dir, true)? {
+            if update(
+                &index,
+                fields,
+                &mut state,
+                sources,
+                &dir,
+                Kept::OnDisk { boot: boot.as_deref() },
+            )? {
                 return SearchIndex::reading(&index, fields, dir);
             }
         }
@@ -344,8 +371,102 @@ fn open_lock(path: &Path) -> Result<File> {
         .at(path)
 }
 
+/// Returns the id of the current boot, `None` where the system has none.
+fn boot_id() -> Option<String> {
+    let text = std::fs::read_to_string(BOOT_ID_FILE).ok()?;
+    let id = text.trim();
+    let valid = !id.is_empty() && id.bytes().all(|byte| byte.is_ascii_hexdigit() || byte == b'-');
+    valid.then(|| id.to_owned())
+}
+
+/// tantivy's directory of the index, without the fsyncs of its files and
+/// of the directory unless `sync` (see the module docs for why an index
+/// written this way is never used torn).
+#[derive(Debug, Clone)]
+struct CacheDir {
+    inner: MmapDirectory,
+    root: PathBuf,
+    sync: bool,
+}
+
+impl CacheDir {
+    fn open(root: &Path, sync: bool) -> Result<CacheDir> {
+        let inner = MmapDirectory::open(root).map_err(|err| io_error(root, err))?;
+        Ok(CacheDir { inner, root: root.to_owned(), sync })
+    }
+}
+
+/// A file of the index, flushed but not synced when it is complete.
+struct Unsynced(File);
+
+impl std::io::Write for Unsynced {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+impl TerminatingWrite for Unsynced {
+    fn terminate_ref(&mut self, _: AntiCallToken) -> std::io::Result<()> {
+        std::io::Write::flush(&mut self.0)
+    }
+}
+
+impl Directory for CacheDir {
+    fn get_file_handle(&self, path: &Path) -> Result<Arc<dyn FileHandle>, OpenReadError> {
+        self.inner.get_file_handle(path)
+    }
+
+    fn delete(&self, path: &Path) -> Result<(), DeleteError> {
+        self.inner.delete(path)
+    }
+
+    fn exists(&self, path: &Path) -> Result<bool, OpenReadError> {
+        self.inner.exists(path)
+    }
+
+    fn open_write(&self, path: &Path) -> Result<WritePtr, OpenWriteError> {
+        if self.sync {
+            return self.inner.open_write(path);
+        }
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(self.root.join(path))
+            .map_err(|err| match err.kind() {
+                std::io::ErrorKind::AlreadyExists => {
+                    OpenWriteError::FileAlreadyExists(path.to_owned())
+                }
+                _ => OpenWriteError::wrap_io_error(err, path.to_owned()),
+            })?;
+        Ok(std::io::BufWriter::new(Box::new(Unsynced(file))))
+    }
+
+    fn atomic_read(&self, path: &Path) -> Result<Vec<u8>, OpenReadError> {
+        self.inner.atomic_read(path)
+    }
+
+    fn atomic_write(&self, path: &Path, data: &[u8]) -> std::io::Result<()> {
+        if self.sync {
+            return self.inner.atomic_write(path, data);
+        }
+        atomic_io::replace_cache(&self.root.join(path), data).map_err(std::io::Error::other)
+    }
+
+    fn sync_directory(&self) -> std::io::Result<()> {
+        if self.sync { self.inner.sync_directory() } else { Ok(()) }
+    }
+
+    fn watch(&self, callback: WatchCallback) -> tantivy::Result<WatchHandle> {
+        self.inner.watch(callback)
+    }
+}
+
 /// Removes whatever is at `dir` and creates an empty index there.
-fn fresh(dir: &Path) -> Result<(Index, Fields, State)> {
+fn fresh(dir: &Path, sync: bool) -> Result<(Index, Fields, State)> {
     match std::fs::symlink_metadata(dir) {
         Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(dir).at(dir)?,
         Ok(_) => std::fs::remove_file(dir).at(dir)?,
@@ -354,7 +475,8 @@ fn fresh(dir: &Path) -> Result<(Index, Fields, State)> {
     }
     atomic_io::create_private_dir(dir)?;
     let (schema, fields) = Fields::schema();
-    let index = Index::create_in_dir(dir, schema).map_err(|err| io_error(dir, err))?;
+    let index = Index::create(CacheDir::open(dir, sync)?, schema, IndexSettings::default())
+        .map_err(|err| io_error(dir, err))?;
     Ok((with_words(index), fields, State::default()))
 }
 
@@ -382,9 +504,9 @@ fn dir_inode(dir: &Path) -> Option<u64> {
 }
 
 /// Reads the state file; `None` when it is missing, malformed, of another
-/// workspace or memory directory, or when a file of the index is not the
-/// one it recorded.
-fn load_state(dir: &Path, sources: &Sources<'_>) -> Option<State> {
+/// workspace, memory directory or boot (`boot`, the current one's id), or
+/// when a file of the index is not the one it recorded.
+fn load_state(dir: &Path, sources: &Sources<'_>, boot: Option<&str>) -> Option<State> {
     let data = atomic_io::read_optional(&dir.join(STATE_FILE)).ok()??;
     let text = String::from_utf8(data).ok()?;
     let mut lines = text.lines();
@@ -392,6 +514,7 @@ fn load_state(dir: &Path, sources: &Sources<'_>) -> Option<State> {
         || lines.next()?.strip_prefix("workspace ")? != sources.workspace_id
         || lines.next()?.strip_prefix("memory-dir ")?.parse::<u64>().ok()?
             != dir_inode(sources.memory_dir)?
+        || lines.next()?.strip_prefix("boot ")? != boot.unwrap_or("-")
     {
         return None;
     }
@@ -424,11 +547,12 @@ fn parse_stamp<'a>(fields: &mut impl Iterator<Item = &'a str>) -> Option<FileSta
     fields.next().is_none().then_some(stamp)
 }
 
-fn write_state(dir: &Path, state: &State, sources: &Sources<'_>) -> Result<()> {
+fn write_state(dir: &Path, state: &State, sources: &Sources<'_>, boot: Option<&str>) -> Result<()> {
     let mut out = String::new();
     let _ = writeln!(out, "{HEADER}");
     let _ = writeln!(out, "workspace {}", sources.workspace_id);
     let _ = writeln!(out, "memory-dir {}", dir_inode(sources.memory_dir).unwrap_or(0));
+    let _ = writeln!(out, "boot {}", boot.unwrap_or("-"));
     match state.curated {
         Some([a, b, c, d]) => {
             let _ = writeln!(out, "curated {a} {b} {c} {d}");
@@ -530,8 +654,17 @@ fn item_doc(
     doc
 }
 
+/// Where an updated index is kept.
+#[derive(Debug, Clone, Copy)]
+enum Kept<'a> {
+    /// In memory only (a read-only handle).
+    InMemory,
+    /// In the index directory, under the current boot's id (if any).
+    OnDisk { boot: Option<&'a str> },
+}
+
 /// Brings `index` up to date with `sources` from `state`, which it
-/// updates; with `on_disk`, commits and writes the state file. Returns
+/// updates; [`Kept::OnDisk`] commits and writes the state file. Returns
 /// `false` when the index cannot be caught up (a covered daily file was
 /// rewritten or removed): it must be rebuilt.
 fn update(
@@ -540,7 +673,7 @@ fn update(
     state: &mut State,
     sources: &Sources<'_>,
     dir: &Path,
-    on_disk: bool,
+    kept: Kept<'_>,
 ) -> Result<bool> {
     let covered: Vec<(&str, &Covered)> =
         state.covered.iter().map(|(day, covered)| (day.as_str(), covered)).collect();
@@ -603,9 +736,9 @@ fn update(
     }
     writer.commit().map_err(|err| io_error(dir, err))?;
     writer.wait_merging_threads().map_err(|err| io_error(dir, err))?;
-    if on_disk {
+    if let Kept::OnDisk { boot } = kept {
         state.index_files = index_files(dir)?;
-        write_state(dir, state, sources)?;
+        write_state(dir, state, sources, boot)?;
     }
     Ok(true)
 }
