@@ -929,14 +929,7 @@ impl<'p> Run<'p> {
             let proposal = Proposal::new(kind, facts);
             if let (true, Some(i)) = (reinforces, active) {
                 // 5.3a: more evidence for the active value, never a revision.
-                self.entries[i].merge_evidence(
-                    proposal.ids.iter().copied(),
-                    &proposal.first,
-                    &proposal.last,
-                );
-                self.report.updated += 1;
-                self.report.eligible += proposal.facts.len();
-                self.curated_changed = true;
+                self.reinforce(i, &proposal);
                 let entry = &self.entries[i];
                 let reason =
                     Reason::Reinforced { entry_key: entry.key.clone(), revision: entry.revision };
@@ -1130,6 +1123,19 @@ impl<'p> Run<'p> {
         Ok(position)
     }
 
+    /// Adds `proposal`'s facts to the evidence of entry `i` (the value
+    /// they state), never a revision.
+    fn reinforce<F: FactRecord>(&mut self, i: usize, proposal: &Proposal<'_, F>) {
+        self.entries[i].merge_evidence(
+            proposal.ids.iter().copied(),
+            &proposal.first,
+            &proposal.last,
+        );
+        self.report.updated += 1;
+        self.report.eligible += proposal.facts.len();
+        self.curated_changed = true;
+    }
+
     /// Judges a domain under review after a merge (docs/sharing.md,
     /// "diverged"): facts of the active value or of a value in dispute add
     /// to its evidence; every other proposal waits; no revision is made,
@@ -1156,14 +1162,7 @@ impl<'p> Run<'p> {
                 continue;
             };
             let proposal = Proposal::new(kind, facts);
-            self.entries[i].merge_evidence(
-                proposal.ids.iter().copied(),
-                &proposal.first,
-                &proposal.last,
-            );
-            self.report.updated += 1;
-            self.report.eligible += proposal.facts.len();
-            self.curated_changed = true;
+            self.reinforce(i, &proposal);
             reinforced.push((proposal.facts, i));
         }
         let importance = importance();

@@ -145,7 +145,6 @@ fn merge_chain(
     // Both sides came to one value by different paths: it is the next
     // revision after the shared ones, with the evidence of both.
     let mut value = unite(None, x, y);
-    value.content = x.content.clone().min(y.content.clone());
     value.revision = kept.last().map_or(1, |e| e.revision + 1);
     value.status = Status::Active;
     value.superseded_by = None;
@@ -216,28 +215,19 @@ fn contest(mut chain: Vec<Entry>, values: impl Iterator<Item = Entry>) -> Vec<En
             continue;
         }
         let united = match by_value.remove(&sig) {
-            Some(held) => {
-                let mut both = unite(None, &held, &value);
-                both.content = held.content.min(value.content);
-                both
-            }
+            Some(held) => unite(None, &held, &value),
             None => value,
         };
         by_value.insert(sig, united);
     }
-    if by_value.len() == 1 && active.is_none() {
+    let status = if by_value.len() == 1 && active.is_none() {
         // Both sides accepted one value: it is the domain's value.
-        let (_, mut only) = by_value.pop_first().expect("one value");
-        only.status = Status::Active;
-        only.revision = last + 1;
-        only.supersedes = None;
-        only.superseded_by = None;
-        only.key = only.computed_key();
-        chain.push(only);
-        return chain;
-    }
+        Status::Active
+    } else {
+        Status::Contested
+    };
     for (_, mut value) in by_value {
-        value.status = Status::Contested;
+        value.status = status;
         value.revision = last + 1;
         value.supersedes = None;
         value.superseded_by = None;
