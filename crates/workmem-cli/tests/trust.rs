@@ -1177,6 +1177,10 @@ fn two_accepted_values_of_one_key_merged_go_to_a_person() {
         // recency (Render's facts are one second newer): a person decides.
         assert_eq!(merged.active("deploy.target"), None, "settled by the merge");
         merged.verify_clean();
+        // Before the next distill, status names the key in dispute.
+        assert_eq!(merged.json(&["status"])["awaiting_review"], json!(["deploy.target"]));
+        let status = merged.ok(&["status"]);
+        assert!(status.contains("in dispute  deploy.target"), "{status}");
         for pass in 0..2 {
             merged.ok(&["distill", "--as-of", AS_OF, "-q"]);
             assert_eq!(merged.active("deploy.target"), None, "settled by distill {pass}");
@@ -1191,6 +1195,7 @@ fn two_accepted_values_of_one_key_merged_go_to_a_person() {
             let why = merged.ok(&["explain", &fly, "--as-of", AS_OF]);
             assert!(why.contains("under review (contested)"), "{why}");
             merged.verify_clean();
+            assert_eq!(merged.json(&["status"])["awaiting_review"], json!([]));
         }
         assert_eq!(merged.active("db.engine").as_deref(), Some(SQLITE));
     }

@@ -38,6 +38,9 @@ pub struct Overview {
     pub curated: BTreeMap<Kind, usize>,
     /// Open conflict cases, waiting for a human.
     pub open_conflicts: usize,
+    /// Memory keys whose values a merge put in dispute (contested
+    /// entries) and that have no open case yet: the next distill opens it.
+    pub awaiting_review: Vec<String>,
     /// When curated.json last changed (the last distill or resolution that
     /// changed the memory), if it exists.
     pub curated_changed_at: Option<Stamp>,
@@ -101,11 +104,20 @@ impl Workspace {
         };
         // Only the entries' heads: the evidence lists are not decoded.
         let mut curated = BTreeMap::new();
-        for head in self.dir.stored_curated()?.file.heads().filter(|head| head.is_active()) {
-            *curated.entry(head.kind).or_insert(0) += 1;
+        let mut contested = std::collections::BTreeSet::new();
+        for head in self.dir.stored_curated()?.file.heads() {
+            if head.is_active() {
+                *curated.entry(head.kind).or_insert(0) += 1;
+            } else if head.status == crate::store::curated_state::Status::Contested {
+                contested.extend(head.memory_key.clone());
+            }
         }
         let queue = self.conflicts()?;
         let open_conflicts = queue.cases.iter().filter(|case| case.is_open()).count();
+        let awaiting_review = contested
+            .into_iter()
+            .filter(|key| !queue.cases.iter().any(|c| c.is_open() && &c.memory_key == key))
+            .collect();
         let set_aside_decisions = self
             .adjudications()?
             .iter()
@@ -148,6 +160,7 @@ impl Workspace {
             },
             curated,
             open_conflicts,
+            awaiting_review,
             curated_changed_at,
             unfinished_transactions,
             distill_interrupted: self.distill_pending(),
