@@ -3,17 +3,20 @@
 //! date ([`crate::store::search_index`]), and hits built from the records
 //! themselves, paged with an opaque cursor.
 
-use foldhash::HashMap;
+use foldhash::{HashMap, HashSet};
 use serde::Serialize;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use crate::error::{Error, Invalid, Result};
+use crate::model::canon;
 use crate::model::fact::{Fact, Kind};
 use crate::model::search_text::{self, Query};
 use crate::model::stamp::Stamp;
 use crate::store::conflict_queue::{CaseStatus, ConflictQueue};
-use crate::store::curated_state::{CuratedState, Entry};
-use crate::store::names::SEARCH_INDEX_DIR;
+use crate::store::curated_file::EntryHead;
+use crate::store::curated_state::Entry;
+use crate::store::memory_dir::Stored;
+use crate::store::names::{CURATED_FILE, SEARCH_INDEX_DIR};
 use crate::store::search_index::{Filters, Located, Part, SearchIndex, Sources};
 use crate::workspace::Workspace;
 
@@ -214,16 +217,21 @@ impl Workspace {
         if !self.dir.path().is_dir() {
             return Ok(SearchPage { hits: Vec::new(), next_cursor: None, total: 0 });
         }
-        let curated = std::cell::OnceCell::new();
-        let state = || -> Result<&CuratedState> {
-            if curated.get().is_none() {
-                let _ = curated.set(self.curated()?);
+        // A page reads only the entries its hits need: curated.json's
+        // layout says where each one is (the file checked first, as every
+        // read of it is). The whole state is read only to build the index.
+        self.check_state()?;
+        let stored = std::cell::OnceCell::new();
+        let curated = || -> Result<&Stored<Entry>> {
+            if stored.get().is_none() {
+                let _ = stored.set(self.dir.stored_curated()?);
             }
-            Ok(curated.get().expect("set above"))
+            Ok(stored.get().expect("set above"))
         };
-        let active = || -> Result<Vec<Entry>> {
-            Ok(state()?.entries.iter().filter(|e| e.is_active()).cloned().collect())
+        let lookup = |wanted: &dyn Fn(&EntryHead) -> bool| -> Result<Vec<Entry>> {
+            curated()?.file.records(&self.dir.file(CURATED_FILE), wanted)
         };
+        let active = || -> Result<Vec<Entry>> { lookup(&|head| head.is_active()) };
         let sources = Sources {
             log: &self.log,
             memory_dir: self.dir.path(),
@@ -233,7 +241,7 @@ impl Workspace {
         };
         let page = Page { query: &parsed, filters: &filters, options, offset, limit, fingerprint };
         let index = SearchIndex::current(&sources)?;
-        if let Some(found) = self.page_of(&index, &page, &state)? {
+        if let Some(found) = self.page_of(&index, &page, &lookup)? {
             return Ok(found);
         }
         // A hit whose record does not match: the index is not what it
@@ -243,7 +251,7 @@ impl Workspace {
             self.dir.drop_search_index()?;
         }
         let index = SearchIndex::current(&sources)?;
-        self.page_of(&index, &page, &state)?.ok_or_else(|| Error::Io {
+        self.page_of(&index, &page, &lookup)?.ok_or_else(|| Error::Io {
             path: self.dir.file(SEARCH_INDEX_DIR),
             source: std::io::Error::other(
                 "the search index disagrees with the records it was built from",
@@ -253,11 +261,11 @@ impl Workspace {
 
     /// Returns the page `page` asks for; `None` when a hit's record does
     /// not match the query (the index must be rebuilt).
-    fn page_of<'s>(
+    fn page_of(
         &self,
         index: &SearchIndex,
         page: &Page<'_>,
-        state: &dyn Fn() -> Result<&'s CuratedState>,
+        lookup: &Lookup<'_>,
     ) -> Result<Option<SearchPage>> {
         let (query, filters, scope) = (page.query, page.filters, page.options.scope);
         let entries = if scope == SearchScope::Facts {
@@ -290,21 +298,28 @@ impl Workspace {
         }
         let mut hits = Vec::with_capacity(located.len());
         let mut conflicts: Option<ConflictQueue> = None;
-        let mut by_key: Option<HashMap<&str, &Entry>> = None;
+        // The page's active entries, and the entries of the keys and
+        // groups its facts belong to: read once each.
+        let keys: HashSet<&str> = located
+            .iter()
+            .filter_map(|(_, place)| match place {
+                Located::Entry(key) => Some(key.as_str()),
+                Located::Fact { .. } => None,
+            })
+            .collect();
+        let page_entries = if keys.is_empty() {
+            Vec::new()
+        } else {
+            lookup(&|head| keys.contains(head.key.as_str()) && head.is_active())?
+        };
+        let by_key: HashMap<&str, &Entry> =
+            page_entries.iter().map(|e| (e.key.as_str(), e)).collect();
         let mut chars = 0;
-        for (score, place) in located {
+        for (score, place) in &located {
+            let (score, place) = (*score, place);
             let hit = match place {
                 Located::Entry(key) => {
-                    let state = state()?;
-                    let map = by_key.get_or_insert_with(|| {
-                        state
-                            .entries
-                            .iter()
-                            .filter(|e| e.is_active())
-                            .map(|e| (e.key.as_str(), e))
-                            .collect()
-                    });
-                    let Some(entry) = map.get(key.as_str()) else { return Ok(None) };
+                    let Some(entry) = by_key.get(key.as_str()) else { return Ok(None) };
                     if !query.matches(&entry.content, entry.memory_key.as_deref())
                         || !filters_match(
                             filters,
@@ -318,7 +333,7 @@ impl Workspace {
                     entry_hit(entry, query, score)
                 }
                 Located::Fact { day, offset } => {
-                    let Some(fact) = self.log.read_at::<Fact>(&day, offset)? else {
+                    let Some(fact) = self.log.read_at::<Fact>(day, *offset)? else {
                         return Ok(None);
                     };
                     if !query.matches(&fact.content, fact.memory_key.as_deref())
@@ -334,7 +349,8 @@ impl Workspace {
                     if fact.memory_key.is_some() && conflicts.is_none() {
                         conflicts = Some(self.conflicts()?);
                     }
-                    fact_hit(fact, query, score, state()?, conflicts.as_ref())
+                    let holders = holders_of(&fact, lookup)?;
+                    fact_hit(fact, query, score, &holders, conflicts.as_ref())
                 }
             };
             if page.options.max_chars > 0 {
@@ -350,6 +366,19 @@ impl Workspace {
             (next < total && !hits.is_empty()).then(|| encode_cursor(next, page.fingerprint));
         Ok(Some(SearchPage { hits, next_cursor, total }))
     }
+}
+
+/// Reads the curated entries whose head a filter selects.
+type Lookup<'a> = dyn Fn(&dyn Fn(&EntryHead) -> bool) -> Result<Vec<Entry>> + 'a;
+
+/// The entries that may hold `fact` as evidence: its key's revisions, or
+/// the one unkeyed entry of its wording.
+fn holders_of(fact: &Fact, lookup: &Lookup<'_>) -> Result<Vec<Entry>> {
+    if let Some(key) = fact.memory_key.as_deref() {
+        return lookup(&|head| head.memory_key.as_deref() == Some(key));
+    }
+    let group = canon::unkeyed_entry_key(fact.kind.as_str(), &fact.content);
+    lookup(&|head| head.memory_key.is_none() && head.key == group)
 }
 
 /// What one search asks.
@@ -395,18 +424,18 @@ fn fact_hit(
     fact: Fact,
     query: &Query,
     score: f32,
-    state: &CuratedState,
+    entries: &[Entry],
     conflicts: Option<&ConflictQueue>,
 ) -> SearchHit {
     let id = fact.fact_id.as_str();
     let holds = |entry: &&Entry| {
         entry.memory_key == fact.memory_key && entry.evidence_ids.binary_search(id).is_ok()
     };
-    let active = state.entries.iter().filter(|e| e.is_active()).find(holds);
+    let active = entries.iter().filter(|e| e.is_active()).find(holds);
     let mut conflict_id = None;
     let status = if active.is_some() {
         "curated"
-    } else if state.entries.iter().any(|e| holds(&e)) {
+    } else if entries.iter().any(|e| holds(&e)) {
         "superseded"
     } else if let (Some(key), Some(queue)) = (fact.memory_key.as_deref(), conflicts) {
         let mut status = "pending";
