@@ -298,6 +298,8 @@ impl Workspace {
         }
         let mut hits = Vec::with_capacity(located.len());
         let mut conflicts: Option<ConflictQueue> = None;
+        // The entries that may hold a fact, read once per key or group.
+        let mut holders: HashMap<(Option<String>, String), Vec<Entry>> = HashMap::default();
         // The page's active entries, and the entries of the keys and
         // groups its facts belong to: read once each.
         let keys: HashSet<&str> = located
@@ -349,8 +351,8 @@ impl Workspace {
                     if fact.memory_key.is_some() && conflicts.is_none() {
                         conflicts = Some(self.conflicts()?);
                     }
-                    let holders = holders_of(&fact, lookup)?;
-                    fact_hit(fact, query, score, &holders, conflicts.as_ref())
+                    let held = holders_in(&mut holders, &fact, lookup)?;
+                    fact_hit(fact, query, score, held, conflicts.as_ref())
                 }
             };
             if page.options.max_chars > 0 {
@@ -371,14 +373,30 @@ impl Workspace {
 /// Reads the curated entries whose head a filter selects.
 type Lookup<'a> = dyn Fn(&dyn Fn(&EntryHead) -> bool) -> Result<Vec<Entry>> + 'a;
 
-/// The entries that may hold `fact` as evidence: its key's revisions, or
-/// the one unkeyed entry of its wording.
-fn holders_of(fact: &Fact, lookup: &Lookup<'_>) -> Result<Vec<Entry>> {
-    if let Some(key) = fact.memory_key.as_deref() {
-        return lookup(&|head| head.memory_key.as_deref() == Some(key));
+/// Where the entries that may hold `fact` as evidence are: its key's
+/// revisions, or the one unkeyed entry of its wording (its entry key).
+fn holders_unit(fact: &Fact) -> (Option<String>, String) {
+    match &fact.memory_key {
+        Some(key) => (Some(key.clone()), String::new()),
+        None => (None, canon::unkeyed_entry_key(fact.kind.as_str(), &fact.content)),
     }
-    let group = canon::unkeyed_entry_key(fact.kind.as_str(), &fact.content);
-    lookup(&|head| head.memory_key.is_none() && head.key == group)
+}
+
+/// The entries that may hold `fact`, read once per unit into `read`.
+fn holders_in<'r>(
+    read: &'r mut HashMap<(Option<String>, String), Vec<Entry>>,
+    fact: &Fact,
+    lookup: &Lookup<'_>,
+) -> Result<&'r [Entry]> {
+    let unit = holders_unit(fact);
+    if !read.contains_key(&unit) {
+        let entries = match &unit {
+            (Some(key), _) => lookup(&|head| head.memory_key.as_ref() == Some(key))?,
+            (None, group) => lookup(&|head| head.memory_key.is_none() && &head.key == group)?,
+        };
+        read.insert(unit.clone(), entries);
+    }
+    Ok(&read[&unit])
 }
 
 /// What one search asks.
