@@ -178,6 +178,7 @@ fn pinned_candidates() -> Vec<Candidate> {
         first_seen: stamp("2026-01-10T00:00:00Z"),
         last_seen: stamp("2026-01-12T08:30:00.250000Z"),
         incumbent: false,
+        retracted_evidence_ids: Default::default(),
     };
     let content = "Nutze Stra\u{df}e \u{4e2d}\u{6587} \u{1f680}";
     let incumbent = Candidate {
@@ -190,6 +191,7 @@ fn pinned_candidates() -> Vec<Candidate> {
         first_seen: stamp("2026-01-01T00:00:00Z"),
         last_seen: stamp("2026-01-01T00:00:00Z"),
         incumbent: true,
+        retracted_evidence_ids: Default::default(),
     };
     assert_eq!(challenger.candidate_id, "candidate-be86aecb3654ef75");
     assert_eq!(incumbent.candidate_id, "candidate-e3e7be5b78bc17ba");
@@ -206,6 +208,25 @@ fn fingerprint_is_pinned() {
     assert_eq!(canon::conflict_id(WS, "db.engine", &fp), "conflict-6717767476cb55a4");
     let fp_null = conflict_queue::fingerprint("db.engine", None, &candidates, &observed);
     assert_eq!(fp_null, "4a703ae8a014d2f0a8ee58e14b29058f699cf9a95fc578f23822f34e540b4d59");
+}
+
+/// A correction that moves a candidate's fact to its retracted evidence
+/// leaves the case's fingerprint (and so its conflict id) as detected.
+#[test]
+fn a_corrected_candidate_keeps_the_fingerprint_it_was_detected_with() {
+    let mut candidates = pinned_candidates();
+    let observed: workmem::IdList = ["f0", "f1", "f2", "f9"].into_iter().collect();
+    candidates[0].evidence_ids = ["f2"].into_iter().collect();
+    candidates[0].occurrences = 1;
+    candidates[0].retracted_evidence_ids = ["f1"].into_iter().collect();
+    let fp =
+        conflict_queue::fingerprint("db.engine", Some("00112233aabbccdd"), &candidates, &observed);
+    assert_eq!(fp, "5430367b87854760e9cb745ba96dcfd773ba4315f6f44fd3074e11291628ba13");
+    // Dropped instead of moved, the observation differs.
+    candidates[0].retracted_evidence_ids = workmem::IdList::default();
+    let dropped =
+        conflict_queue::fingerprint("db.engine", Some("00112233aabbccdd"), &candidates, &observed);
+    assert_ne!(dropped, fp);
 }
 
 #[test]

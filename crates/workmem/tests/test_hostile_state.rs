@@ -332,16 +332,16 @@ fn curated_json_truncated_empty_or_from_another_workspace() {
             },
         ),
         (
-            "schema 3",
+            "schema 4",
             Box::new(|b: &[u8]| {
                 String::from_utf8_lossy(b)
-                    .replace("\"schema_version\": 2", "\"schema_version\": 3")
+                    .replace("\"schema_version\": 2", "\"schema_version\": 4")
                     .into_bytes()
             }),
             Expect {
                 fails: Fails::Version,
                 file: "curated.json",
-                words: &["unsupported curated schema_version 3"],
+                words: &["unsupported curated schema_version 4"],
             },
         ),
     ];
@@ -387,16 +387,16 @@ fn conflicts_json_truncated_empty_from_another_workspace_or_forged() {
             Expect { fails: Fails::Corrupt, file: "conflicts.json", words: &["fingerprint"] },
         ),
         (
-            "schema 2",
+            "schema 3",
             Box::new(|b: &[u8]| {
                 String::from_utf8_lossy(b)
-                    .replace("\"schema_version\": 1", "\"schema_version\": 2")
+                    .replace("\"schema_version\": 1", "\"schema_version\": 3")
                     .into_bytes()
             }),
             Expect {
                 fails: Fails::Version,
                 file: "conflicts.json",
-                words: &["unsupported conflicts schema_version 2"],
+                words: &["unsupported conflicts schema_version 3"],
             },
         ),
     ];

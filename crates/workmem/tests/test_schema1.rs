@@ -92,11 +92,11 @@ fn unknown_schema_versions_are_rejected() {
     schema_one(&p);
     let text = std::fs::read_to_string(p.file("curated.json"))
         .unwrap()
-        .replace("\"schema_version\": 1", "\"schema_version\": 3");
+        .replace("\"schema_version\": 1", "\"schema_version\": 4");
     write_raw(&p.file("curated.json"), text.as_bytes());
     let err = p.ws.curated().unwrap_err();
     assert!(
-        matches!(err, workmem::Error::UnsupportedVersion { what: "curated", found: 3, .. }),
+        matches!(err, workmem::Error::UnsupportedVersion { what: "curated", found: 4, .. }),
         "{err}"
     );
 }

@@ -15,7 +15,11 @@
 //!   theirs; its wording is one of theirs;
 //! - a case observes only facts of its memory key;
 //! - a superseded case was superseded by something: a later case of its
-//!   domain, facts of its key it did not observe, or another active value;
+//!   domain, facts of its key it did not observe, another active value,
+//!   or a correction that retracted a fact it observed;
+//! - a candidate a correction changed is checked as detected: its
+//!   retracted evidence counts with its evidence for its dates, highest
+//!   importance and wording (docs/corrections.md);
 //! - a decision's outcome is held: the entry it made active exists, and a
 //!   revision that replaced it came from a later decision or from newer
 //!   evidence, never the candidate the decision rejected with no new fact
@@ -161,13 +165,16 @@ fn finding(subject: &str, message: String) -> Finding {
 }
 
 /// Holds `state` and `queue` against the facts of the log (`facts`, by
-/// id) and the decisions of the audit stream (`records`). Evidence that is
-/// not in the log is reported by the caller, and skipped here.
+/// id), the decisions of the audit stream (`records`) and the facts a
+/// retract or redact record names (`corrected`; the corrections stream is
+/// checked by its caller). Evidence that is not in the log is reported by
+/// the caller, and skipped here.
 pub(crate) fn check(
     facts: &Facts,
     state: Option<&CuratedState>,
     queue: Option<&ConflictQueue>,
     records: &[Adjudication],
+    corrected: &HashSet<&str>,
 ) -> Findings {
     let mut out = Findings::default();
     if let Some(state) = state {
@@ -179,7 +186,7 @@ pub(crate) fn check(
         let observed_now = observed_by_domain(facts, queue);
         for case in &queue.cases {
             check_case(case, facts, &mut out.conflicts);
-            check_superseded(case, queue, state, &observed_now, &mut out.conflicts);
+            check_superseded(case, queue, state, &observed_now, corrected, &mut out.conflicts);
         }
         if let Some(state) = state {
             check_decisions_held(state, queue, records, &mut out.curated);
@@ -273,6 +280,8 @@ fn check_case(case: &Case, facts: &Facts, out: &mut Vec<Finding>) {
 }
 
 fn check_candidate(case: &Case, candidate: &Candidate, facts: &Facts, out: &mut Vec<Finding>) {
+    let detected = candidate.as_detected();
+    let candidate: &Candidate = &detected;
     let found = evidence(&candidate.evidence_ids, facts);
     if found.is_empty() {
         return;
@@ -349,9 +358,17 @@ fn check_superseded(
     queue: &ConflictQueue,
     state: Option<&CuratedState>,
     observed_now: &HashMap<&str, HashSet<&str>>,
+    corrected: &HashSet<&str>,
     out: &mut Vec<Finding>,
 ) {
     if case.status != CaseStatus::Superseded {
+        return;
+    }
+    // A correction that took a fact it observed (verify finds it at the
+    // case's superseded_at).
+    if case.candidates.iter().any(|c| !c.retracted_evidence_ids.is_empty())
+        || (!corrected.is_empty() && case.observed_fact_ids.iter().any(|id| corrected.contains(id)))
+    {
         return;
     }
     let later =

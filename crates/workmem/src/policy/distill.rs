@@ -173,6 +173,7 @@ impl<'a, F: FactRecord> Proposal<'a, F> {
             first_seen: self.first.clone(),
             last_seen: self.last.clone(),
             incumbent: false,
+            retracted_evidence_ids: IdList::new(),
         }
     }
 }
@@ -296,7 +297,8 @@ pub fn distill_with<F: FactRecord>(
     // (Its indexes are built when it is split, after the grouping.)
     let (units, tally) = group(facts, queue, &citations, &contested_keys, &mut run, options);
     let run = judge_units(run, facts, units, &citations, options)?;
-    Ok(outcome(run, facts, schema_version, &tally, citations.cited))
+    let schemas = (schema_version, queue.schema_version);
+    Ok(outcome(run, facts, schemas, &tally, citations.cited))
 }
 
 /// The facts the conflict cases judged, with what that makes them: the
@@ -620,16 +622,17 @@ fn judge_units<'p, F: FactRecord>(
 fn outcome<F: FactRecord>(
     run: Run<'_>,
     facts: &[F],
-    schema_version: u32,
+    (schema_version, queue_schema): (u32, u32),
     tally: &Tally,
     cited: usize,
 ) -> Outcome {
     let mut curated_out = CuratedState { schema_version, entries: run.entries };
     curated_out.sort();
     if run.curated_changed {
-        curated_out.schema_version = crate::store::curated_state::CURATED_SCHEMA_VERSION;
+        curated_out.schema_version =
+            schema_version.max(crate::store::curated_state::CURATED_SCHEMA_VERSION);
     }
-    let mut queue_out = ConflictQueue { cases: run.cases };
+    let mut queue_out = ConflictQueue { cases: run.cases, schema_version: queue_schema };
     queue_out.sort();
     let mut decisions = Vec::new();
     if run.record {
@@ -885,6 +888,7 @@ impl<'p> Run<'p> {
                 last_seen: proposal.last.clone(),
                 evidence_ids: proposal.owned_ids(),
                 occurrences: count as u64,
+                retracted_evidence_ids: IdList::new(),
                 memory_key: None,
                 revision: 1,
                 status: Status::Active,
@@ -1235,6 +1239,7 @@ impl<'p> Run<'p> {
             first_seen: entry.first_seen.clone(),
             last_seen: entry.last_seen.clone(),
             incumbent: entry.is_active(),
+            retracted_evidence_ids: IdList::new(),
         }
     }
 

@@ -109,7 +109,8 @@ pub(crate) fn merge_curated(
         );
         entries.extend(contest(chain, under_review.into_iter().chain(diverged)));
     }
-    let mut state = CuratedState { schema_version: ours.schema_version, entries };
+    let schema_version = ours.schema_version.max(theirs.schema_version);
+    let mut state = CuratedState { schema_version, entries };
     state.sort();
     state
 }
@@ -253,6 +254,7 @@ pub(crate) fn merge_conflicts(
     let index = |queue: &ConflictQueue| -> BTreeMap<String, Case> {
         queue.cases.iter().map(|c| (c.conflict_id.clone(), c.clone())).collect()
     };
+    let schema_version = ours.schema_version.max(theirs.schema_version);
     let (base, mut ours, mut theirs) = (index(base), index(ours), index(theirs));
     let ids: BTreeSet<String> = ours.keys().chain(theirs.keys()).cloned().collect();
     let mut by_domain: BTreeMap<String, Vec<Case>> = BTreeMap::new();
@@ -281,7 +283,7 @@ pub(crate) fn merge_conflicts(
         }
         cases.extend(domain);
     }
-    let mut queue = ConflictQueue { cases };
+    let mut queue = ConflictQueue { cases, schema_version };
     queue.sort();
     queue
 }

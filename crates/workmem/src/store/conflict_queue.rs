@@ -25,8 +25,13 @@ use crate::store::Finding;
 use crate::store::names::CONFLICTS_LAYOUT_FILE;
 use crate::store::state_file::{Encoder, Record, StateFile, field, field_at};
 
-/// Schema version written to `conflicts.json`.
+/// Schema version written to `conflicts.json` of a memory that never had
+/// a correction.
 pub const CONFLICTS_SCHEMA_VERSION: u32 = 1;
+
+/// Schema version written to `conflicts.json` from the first correction
+/// on (docs/corrections.md): candidates may list `retracted_evidence_ids`.
+pub const CONFLICTS_SCHEMA_CORRECTED: u32 = 2;
 
 /// One value competing in a conflict case. Format-stable.
 ///
@@ -53,6 +58,30 @@ pub struct Candidate {
     pub maximum_importance: u8,
     /// Number of evidence ids.
     pub occurrences: u64,
+    /// Ids of the facts a correction took from its evidence, sorted and
+    /// unique; never evidence. Absent from the file when empty. Its
+    /// dates and highest importance stay those it had when the case was
+    /// detected, when these facts were evidence.
+    #[serde(default, skip_serializing_if = "IdList::is_empty")]
+    pub retracted_evidence_ids: IdList,
+}
+
+impl Candidate {
+    /// Returns the candidate as its case detected it: the facts a
+    /// correction took put back among its evidence (the fingerprint and
+    /// the conflict id are of that observation).
+    pub fn as_detected(&self) -> std::borrow::Cow<'_, Candidate> {
+        if self.retracted_evidence_ids.is_empty() {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let evidence_ids = IdList::union(&self.evidence_ids, self.retracted_evidence_ids.iter());
+        std::borrow::Cow::Owned(Candidate {
+            occurrences: evidence_ids.len() as u64,
+            evidence_ids,
+            retracted_evidence_ids: IdList::new(),
+            ..self.clone()
+        })
+    }
 }
 
 /// Lifecycle of a conflict case.
@@ -138,6 +167,14 @@ pub fn fingerprint(
         memory_key: &'a str,
         observed_fact_ids: &'a IdList,
     }
+    // A candidate a correction changed is observed as it was detected.
+    let detected: Vec<Candidate>;
+    let candidates = if candidates.iter().any(|c| !c.retracted_evidence_ids.is_empty()) {
+        detected = candidates.iter().map(|c| c.as_detected().into_owned()).collect();
+        detected.as_slice()
+    } else {
+        candidates
+    };
     let observation = Observation { active_entry_key, candidates, memory_key, observed_fact_ids };
     canon::sha256_hex(canon::encode(&observation, canon::JsonStyle::Canonical).as_bytes())
 }
@@ -259,7 +296,19 @@ impl Case {
                     "case {id}: candidate {cid} has maximum_importance outside 1-5"
                 )));
             }
-            if let Some(missing) = candidate.evidence_ids.iter().find(|e| !observed.contains(e)) {
+            if !candidate.retracted_evidence_ids.is_sorted_unique()
+                || candidate
+                    .retracted_evidence_ids
+                    .iter()
+                    .any(|e| candidate.evidence_ids.contains(e))
+            {
+                return Err(Damage::record(format!(
+                    "case {id}: candidate {cid} has retracted_evidence_ids not sorted and unique, or also evidence"
+                )));
+            }
+            let cited =
+                candidate.evidence_ids.iter().chain(candidate.retracted_evidence_ids.iter());
+            if let Some(missing) = cited.clone().find(|e| !observed.contains(e)) {
                 return Err(Damage::record(format!(
                     "case {id}: candidate {cid} evidence {missing} is not in observed_fact_ids"
                 )));
@@ -313,10 +362,19 @@ impl Case {
 }
 
 /// The decoded contents of `conflicts.json`.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConflictQueue {
     /// Cases sorted by (memory_key, revision).
     pub cases: Vec<Case>,
+    /// Schema version read from disk (1 for a new queue, 2 once a
+    /// correction was made); the encoding keeps it, at least 1.
+    pub schema_version: u32,
+}
+
+impl Default for ConflictQueue {
+    fn default() -> ConflictQueue {
+        ConflictQueue::of(Vec::new())
+    }
 }
 
 #[derive(Deserialize)]
@@ -359,13 +417,33 @@ impl ConflictQueue {
                 expected: workspace_id.to_owned(),
             });
         }
-        if raw.schema_version != i64::from(CONFLICTS_SCHEMA_VERSION) {
-            return Err(Error::UnsupportedVersion {
-                location: here(),
-                what: "conflicts",
-                found: raw.schema_version,
-                supported: "1",
-            });
+        let schema_version = match raw.schema_version {
+            1 => CONFLICTS_SCHEMA_VERSION,
+            2 => CONFLICTS_SCHEMA_CORRECTED,
+            other => {
+                return Err(Error::UnsupportedVersion {
+                    location: here(),
+                    what: "conflicts",
+                    found: other,
+                    supported: "1, 2",
+                });
+            }
+        };
+        // Only a file written after a correction holds what one leaves.
+        if schema_version < CONFLICTS_SCHEMA_CORRECTED
+            && let Some(case) = raw
+                .cases
+                .iter()
+                .find(|case| case.candidates.iter().any(|c| !c.retracted_evidence_ids.is_empty()))
+        {
+            return Err(super::corrupt_in(
+                data,
+                here(),
+                Damage::record(format!(
+                    "case {} holds what a correction leaves, in a schema 1 file",
+                    case.conflict_id
+                )),
+            ));
         }
         if let Some(other) = raw.cases.iter().find(|case| case.workspace_id != workspace_id) {
             return Err(Error::Scope {
@@ -374,7 +452,7 @@ impl ConflictQueue {
                 expected: workspace_id.to_owned(),
             });
         }
-        let mut queue = ConflictQueue { cases: raw.cases };
+        let mut queue = ConflictQueue { cases: raw.cases, schema_version };
         queue.sort();
         Ok(queue)
     }
@@ -385,6 +463,24 @@ impl ConflictQueue {
     pub fn encode(&self, path: &Path, workspace_id: &str) -> Result<Vec<u8>> {
         let file = ConflictsFile::encode(self, path, workspace_id)?;
         Ok(file.contents().at(path)?.into_owned())
+    }
+
+    /// Returns a queue of `cases` (schema 1 until a correction).
+    pub fn of(cases: Vec<Case>) -> ConflictQueue {
+        ConflictQueue { cases, schema_version: CONFLICTS_SCHEMA_VERSION }
+    }
+
+    /// The schema version this queue is written with: the one it was read
+    /// with, at least [`CONFLICTS_SCHEMA_VERSION`], and
+    /// [`CONFLICTS_SCHEMA_CORRECTED`] when a candidate holds what a
+    /// correction leaves.
+    pub fn written_version(&self) -> u32 {
+        let corrected = self
+            .cases
+            .iter()
+            .any(|case| case.candidates.iter().any(|c| !c.retracted_evidence_ids.is_empty()));
+        let floor = if corrected { CONFLICTS_SCHEMA_CORRECTED } else { CONFLICTS_SCHEMA_VERSION };
+        self.schema_version.max(floor)
     }
 
     /// Sorts cases into canonical order.
@@ -485,6 +581,7 @@ impl Record for Case {
     type Head = CaseHead;
     const ARRAY: &'static str = "cases";
     const SCHEMA_VERSION: u32 = CONFLICTS_SCHEMA_VERSION;
+    const SCHEMA_VERSIONS: &'static [u32] = &[CONFLICTS_SCHEMA_VERSION, CONFLICTS_SCHEMA_CORRECTED];
 
     fn head(&self) -> CaseHead {
         CaseHead {
@@ -537,6 +634,14 @@ impl Record for Case {
         Some(&head.memory_key)
     }
 
+    fn schema_needed(&self) -> u32 {
+        if self.candidates.iter().any(|c| !c.retracted_evidence_ids.is_empty()) {
+            CONFLICTS_SCHEMA_CORRECTED
+        } else {
+            CONFLICTS_SCHEMA_VERSION
+        }
+    }
+
     fn problem(records: &[Case], workspace_id: &str) -> Option<String> {
         problems_of(records, workspace_id).into_iter().next().map(|finding| finding.message)
     }
@@ -557,7 +662,7 @@ impl ConflictsFile {
         })?;
         let mut cases: Vec<&Case> = queue.cases.iter().collect();
         cases.sort_by(|a, b| (&a.memory_key, a.revision).cmp(&(&b.memory_key, b.revision)));
-        let mut out = Encoder::<Case>::new(workspace_id, cases.len(), 0);
+        let mut out = Encoder::<Case>::new(workspace_id, queue.written_version(), cases.len(), 0);
         for case in &cases {
             out.record(*case);
         }

@@ -14,7 +14,8 @@ use crate::model::fact::Kind;
 use crate::model::id_list::IdList;
 use crate::model::stamp::Stamp;
 use crate::store::curated_state::{
-    CURATED_SCHEMA_VERSION, CuratedState, Entry, Status, order, problems_of,
+    CURATED_SCHEMA_CORRECTED, CURATED_SCHEMA_VERSION, CuratedState, Entry, Status, order,
+    problems_of,
 };
 #[cfg(test)]
 use crate::store::state_file::{Body, Output};
@@ -52,6 +53,10 @@ pub(crate) struct EntryHead {
     pub(crate) memory_key: Option<String>,
     /// Number of evidence ids (equal to it in a valid file).
     pub(crate) occurrences: u64,
+    /// Facts a correction took from its evidence (few: not a list that
+    /// grows with the log).
+    #[serde(default)]
+    pub(crate) retracted_evidence_ids: IdList,
     /// Revision number.
     pub(crate) revision: u32,
     /// Lifecycle status.
@@ -89,6 +94,7 @@ impl Record for Entry {
     type Head = EntryHead;
     const ARRAY: &'static str = "entries";
     const SCHEMA_VERSION: u32 = CURATED_SCHEMA_VERSION;
+    const SCHEMA_VERSIONS: &'static [u32] = &[CURATED_SCHEMA_VERSION, CURATED_SCHEMA_CORRECTED];
 
     fn head(&self) -> EntryHead {
         EntryHead {
@@ -99,6 +105,7 @@ impl Record for Entry {
             last_seen: self.last_seen.clone(),
             memory_key: self.memory_key.clone(),
             occurrences: self.occurrences,
+            retracted_evidence_ids: self.retracted_evidence_ids.clone(),
             revision: self.revision,
             status: self.status,
             superseded_by: self.superseded_by.clone(),
@@ -119,6 +126,14 @@ impl Record for Entry {
 
     fn domain(head: &EntryHead) -> Option<&str> {
         head.memory_key.as_deref()
+    }
+
+    fn schema_needed(&self) -> u32 {
+        if self.is_retracted() || !self.retracted_evidence_ids.is_empty() {
+            CURATED_SCHEMA_CORRECTED
+        } else {
+            CURATED_SCHEMA_VERSION
+        }
     }
 
     fn problem(records: &[Entry], _workspace_id: &str) -> Option<String> {
@@ -148,6 +163,7 @@ impl Record for Entry {
             last_seen: &self.last_seen,
             memory_key: self.memory_key.as_deref(),
             occurrences: self.occurrences,
+            retracted_evidence_ids: &self.retracted_evidence_ids,
             revision: self.revision,
             status: self.status,
             superseded_by: self.superseded_by.as_deref(),
@@ -193,6 +209,8 @@ struct EntryFields<'a> {
     last_seen: &'a Stamp,
     memory_key: Option<&'a str>,
     occurrences: u64,
+    #[serde(skip_serializing_if = "no_ids")]
+    retracted_evidence_ids: &'a IdList,
     revision: u32,
     status: Status,
     superseded_by: Option<&'a str>,
@@ -256,11 +274,21 @@ fn stored_entry(encoded: &[u8]) -> Option<Entry> {
         last_seen: head.last_seen,
         memory_key: head.memory_key,
         occurrences: head.occurrences,
+        retracted_evidence_ids: head.retracted_evidence_ids,
         revision: head.revision,
         status: head.status,
         superseded_by: head.superseded_by,
         supersedes: head.supersedes,
     })
+}
+
+/// Whether a borrowed id list is empty (left out of the encoding).
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if passes a reference to the field"
+)]
+fn no_ids(ids: &&IdList) -> bool {
+    ids.is_empty()
 }
 
 impl CuratedFile {
@@ -431,6 +459,134 @@ mod tests {
         // Nothing refused is left behind.
         let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(left.len(), 1, "{left:?}");
+    }
+
+    /// `entry` after a correction took `retracted` from its evidence.
+    fn corrected(mut entry: Entry, retracted: &[&str]) -> Entry {
+        let ids: Vec<String> = entry
+            .evidence_ids
+            .iter()
+            .filter(|id| !retracted.contains(id))
+            .map(str::to_owned)
+            .collect();
+        entry.retracted_evidence_ids = retracted.iter().copied().collect();
+        entry.evidence_ids = ids.iter().collect();
+        entry.occurrences = ids.len() as u64;
+        if ids.is_empty() {
+            entry.status = Status::Retracted;
+        }
+        entry
+    }
+
+    /// A memory without corrections is written as schema 2, as before; an
+    /// entry a correction changed is written as schema 3, read back by
+    /// layout, and a splice never writes the file back as schema 2.
+    #[test]
+    fn a_corrected_entry_raises_the_schema_and_keeps_its_layout() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = &dir.path().join("curated.json");
+        let plain = state(vec![
+            entry("Use UTC.", None, &["x"]),
+            entry("Use WAL.", Some("db.mode"), &["a", "b"]),
+        ]);
+        let bytes =
+            CuratedFile::encode(&plain, path, "ws").unwrap().contents().unwrap().into_owned();
+        let text = String::from_utf8(bytes).unwrap();
+        assert!(text.ends_with("\"schema_version\": 2,\n  \"workspace_id\": \"ws\"\n}\n"));
+        assert!(!text.contains("retracted"), "{text}");
+
+        let changed = vec![corrected(entry("Use WAL.", Some("db.mode"), &["a", "b"]), &["a", "b"])];
+        let spliced = on_disk(&CuratedFile::encode(&plain, path, "ws").unwrap(), dir.path())
+            .splice(
+                path,
+                "ws",
+                |h| h.memory_key.as_deref() == Some("db.mode"),
+                &changed,
+                Output::Staged,
+            )
+            .unwrap();
+        let mut after = plain.clone();
+        after.replace_domain("db.mode", changed);
+        let whole = CuratedFile::encode(&after, path, "ws").unwrap();
+        assert_eq!(spliced.contents().unwrap(), whole.contents().unwrap());
+        let text = String::from_utf8(whole.contents().unwrap().into_owned()).unwrap();
+        assert!(text.contains("\"schema_version\": 3,"), "{text}");
+        assert!(text.contains("\"status\": \"retracted\""), "{text}");
+        assert!(
+            text.contains("\"retracted_evidence_ids\": [\n        \"a\",\n        \"b\"\n      ],"),
+            "{text}"
+        );
+        let decoded = CuratedState::decode(text.as_bytes(), path, "ws").unwrap();
+        assert_eq!(decoded.entries, after.entries);
+        assert_eq!(decoded.schema_version, 3);
+        let read = on_disk(&whole, dir.path());
+        assert_eq!(read.records(path, |_| true).unwrap(), after.entries);
+        // Restored (the entry as it was), the file stays schema 3.
+        let restored = vec![entry("Use WAL.", Some("db.mode"), &["a", "b"])];
+        let back = read
+            .splice(
+                path,
+                "ws",
+                |h| h.memory_key.as_deref() == Some("db.mode"),
+                &restored,
+                Output::Held,
+            )
+            .unwrap();
+        let text = String::from_utf8(back.contents().unwrap().into_owned()).unwrap();
+        assert!(text.contains("\"schema_version\": 3,") && !text.contains("retracted"), "{text}");
+        let decoded = CuratedState::decode(text.as_bytes(), path, "ws").unwrap();
+        assert_eq!(decoded.entries, plain.entries);
+        assert_eq!(decoded.encode(path, "ws").unwrap(), text.as_bytes());
+        // A schema 2 file holding what a correction leaves is refused.
+        let forged = String::from_utf8(whole.contents().unwrap().into_owned())
+            .unwrap()
+            .replace("\"schema_version\": 3,", "\"schema_version\": 2,");
+        let err = CuratedState::decode(forged.as_bytes(), path, "ws").unwrap_err().to_string();
+        assert!(err.contains("schema 2"), "{err}");
+    }
+
+    /// The invariants of a retracted entry: retracted exactly when a
+    /// correction took its last evidence; a retracted latest revision
+    /// leaves its domain without an active value, and only then.
+    #[test]
+    fn the_invariants_of_retracted_entries() {
+        let problems = |entries: Vec<Entry>| -> Vec<String> {
+            state(entries).problems().into_iter().map(|f| f.message).collect()
+        };
+        let wal = || entry("Use WAL.", Some("db.mode"), &["a", "b"]);
+        assert!(problems(vec![corrected(wal(), &["a"])]).is_empty());
+        assert!(problems(vec![corrected(wal(), &["a", "b"])]).is_empty());
+        assert!(problems(vec![corrected(entry("Use UTC.", None, &["x"]), &["x"])]).is_empty());
+        // Retracted with evidence left, or emptied and not retracted.
+        let mut wrong = corrected(wal(), &["a"]);
+        wrong.status = Status::Retracted;
+        assert!(problems(vec![wrong]).iter().any(|p| p.contains("must have no evidence")));
+        let mut wrong = corrected(wal(), &["a", "b"]);
+        wrong.status = Status::Active;
+        assert!(problems(vec![wrong]).iter().any(|p| p.contains("is not retracted")));
+        // A fact both evidence and retracted evidence.
+        let mut wrong = corrected(wal(), &["a"]);
+        wrong.retracted_evidence_ids = ["a", "b"].into_iter().collect();
+        assert!(problems(vec![wrong]).iter().any(|p| p.contains("both evidence")));
+        // A chain R1 (superseded) -> R2: R2 retracted leaves no active value;
+        // R1 retracted keeps its link.
+        let r1 = entry("Use WAL.", Some("db.mode"), &["a"]);
+        let mut r2 = entry("Use MVCC.", Some("db.mode"), &["c"]);
+        r2.revision = 2;
+        r2.key = r2.computed_key();
+        let chain = |mut r1: Entry, mut r2: Entry| {
+            r1.status = if r1.is_retracted() { Status::Retracted } else { Status::Superseded };
+            r1.superseded_by = Some(r2.key.clone());
+            r2.supersedes = Some(r1.key.clone());
+            vec![r1, r2]
+        };
+        assert!(problems(chain(r1.clone(), corrected(r2.clone(), &["c"]))).is_empty());
+        assert!(problems(chain(corrected(r1.clone(), &["a"]), r2.clone())).is_empty());
+        // Without its link, a retracted earlier revision is out of place.
+        let mut broken = chain(corrected(r1.clone(), &["a"]), r2.clone());
+        broken[0].superseded_by = None;
+        broken[1].supersedes = None;
+        assert!(!problems(broken).is_empty());
     }
 
     proptest::proptest! {

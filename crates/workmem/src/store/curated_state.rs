@@ -25,8 +25,15 @@ use crate::model::stamp::Stamp;
 use crate::store::Finding;
 use crate::store::state_file::{Encoded, Encoder};
 
-/// Schema version written to `curated.json`.
+/// Schema version written to `curated.json` of a memory that never had a
+/// correction.
 pub const CURATED_SCHEMA_VERSION: u32 = 2;
+
+/// Schema version written to `curated.json` from the first correction on
+/// (docs/corrections.md): entries may be `retracted` and list
+/// `retracted_evidence_ids`, which earlier versions must refuse rather
+/// than misread.
+pub const CURATED_SCHEMA_CORRECTED: u32 = 3;
 
 /// Evidence ids from which [`CuratedState::encode`] checks the invariants
 /// on a second thread while it encodes.
@@ -44,6 +51,9 @@ pub enum Status {
     /// a merge (docs/sharing.md): outside the chain of revisions, waiting
     /// with the other side's value for a person to choose between them.
     Contested,
+    /// A correction took its last evidence (docs/corrections.md): out of
+    /// the memory, kept in its place in its domain's chain of revisions.
+    Retracted,
 }
 
 impl Status {
@@ -53,6 +63,7 @@ impl Status {
             Status::Active => "active",
             Status::Superseded => "superseded",
             Status::Contested => "contested",
+            Status::Retracted => "retracted",
         }
     }
 }
@@ -81,6 +92,10 @@ pub struct Entry {
     pub memory_key: Option<String>,
     /// Number of evidence ids.
     pub occurrences: u64,
+    /// Ids of the facts a correction took from its evidence, sorted and
+    /// unique; never evidence. Absent from the file when empty.
+    #[serde(default, skip_serializing_if = "IdList::is_empty")]
+    pub retracted_evidence_ids: IdList,
     /// 1 for the first revision of a domain.
     #[serde(default = "one")]
     pub revision: u32,
@@ -113,6 +128,12 @@ impl Entry {
     /// after a merge ([`Status::Contested`]).
     pub fn is_contested(&self) -> bool {
         self.status == Status::Contested
+    }
+
+    /// Returns whether a correction took this entry's last evidence
+    /// ([`Status::Retracted`]).
+    pub fn is_retracted(&self) -> bool {
+        self.status == Status::Retracted
     }
 
     /// Returns the entry key recomputed from this entry's fields (see
@@ -153,7 +174,8 @@ impl Entry {
 /// The decoded contents of `curated.json`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CuratedState {
-    /// Schema version read from disk (2 for new states).
+    /// Schema version read from disk (2 for new states, 3 once a
+    /// correction was made); the encoding keeps it, at least 2.
     pub schema_version: u32,
     /// Entries in canonical order (kind, memory_key or "", revision, key).
     pub entries: Vec<Entry>,
@@ -191,23 +213,41 @@ impl CuratedState {
         let schema_version = match raw.schema_version {
             1 => 1,
             2 => 2,
+            3 => 3,
             other => {
                 return Err(Error::UnsupportedVersion {
                     location: here(),
                     what: "curated",
                     found: other,
-                    supported: "1, 2",
+                    supported: "1, 2, 3",
                 });
             }
         };
+        // Only a file written after a correction holds what one leaves.
+        if schema_version < CURATED_SCHEMA_CORRECTED
+            && let Some(entry) = raw
+                .entries
+                .iter()
+                .find(|e| e.is_retracted() || !e.retracted_evidence_ids.is_empty())
+        {
+            return Err(super::corrupt_in(
+                data,
+                here(),
+                Damage::record(format!(
+                    "entry {} holds what a correction leaves, in a schema {schema_version} file",
+                    entry.key
+                )),
+            ));
+        }
         let mut state = CuratedState { schema_version, entries: raw.entries };
         state.sort();
         state.validate().map_err(|damage| super::corrupt_in(data, here(), damage))?;
         Ok(state)
     }
 
-    /// Returns the canonical encoding (schema 2, pretty, sorted keys,
-    /// trailing newline) after checking every invariant.
+    /// Returns the canonical encoding (schema 2, or 3 once a correction
+    /// was made; pretty, sorted keys, trailing newline) after checking
+    /// every invariant.
     ///
     /// Errors: [`Error::Corrupt`] if an invariant does not hold (a bug).
     pub fn encode(&self, path: &Path, workspace_id: &str) -> Result<Vec<u8>> {
@@ -222,7 +262,8 @@ impl CuratedState {
         let write = || {
             let mut entries: Vec<&Entry> = self.entries.iter().collect();
             entries.sort_by(|a, b| entry_order(a, b));
-            let mut out = Encoder::<Entry>::new(workspace_id, entries.len(), 0);
+            let mut out =
+                Encoder::<Entry>::new(workspace_id, self.written_version(), entries.len(), 0);
             for entry in entries {
                 out.record(entry);
             }
@@ -252,6 +293,17 @@ impl CuratedState {
     /// Sorts entries into canonical order.
     pub fn sort(&mut self) {
         sort_entries(&mut self.entries);
+    }
+
+    /// The schema version this state is written with: the one it was read
+    /// with, at least [`CURATED_SCHEMA_VERSION`], and
+    /// [`CURATED_SCHEMA_CORRECTED`] when an entry holds what a correction
+    /// leaves.
+    pub fn written_version(&self) -> u32 {
+        let corrected =
+            self.entries.iter().any(|e| e.is_retracted() || !e.retracted_evidence_ids.is_empty());
+        let floor = if corrected { CURATED_SCHEMA_CORRECTED } else { CURATED_SCHEMA_VERSION };
+        self.schema_version.max(floor)
     }
 
     /// Returns the entries of the keyed domain `memory_key` (every
@@ -327,6 +379,8 @@ pub(crate) fn problems_of(entries: &[Entry]) -> Vec<Finding> {
     let mut domains: BTreeSet<&str> = BTreeSet::new();
     let mut contested: BTreeMap<&str, Vec<&Entry>> = BTreeMap::new();
     let mut last_revision: HashMap<&str, u32> = HashMap::new();
+    // Retracted revisions without a successor, by domain.
+    let mut retracted_last: Vec<(&str, &Entry)> = Vec::new();
     for entry in entries {
         let ids = &entry.evidence_ids;
         let unique = if ids.is_sorted_unique() {
@@ -343,16 +397,34 @@ pub(crate) fn problems_of(entries: &[Entry]) -> Vec<Finding> {
                 ),
             });
         }
+        // Retracted exactly when a correction took its last evidence.
+        let emptied = entry.evidence_ids.is_empty() && !entry.retracted_evidence_ids.is_empty();
+        if entry.is_retracted() != emptied {
+            problems.push(Finding {
+                subject: Some(entry.key.clone()),
+                message: if entry.is_retracted() {
+                    format!(
+                        "retracted entry {} must have no evidence and some retracted evidence",
+                        entry.key
+                    )
+                } else {
+                    format!(
+                        "entry {} has no evidence left but retracted evidence, and is not retracted",
+                        entry.key
+                    )
+                },
+            });
+        }
         let Some(domain) = entry.memory_key.as_deref() else {
             if entry.revision != 1
-                || !entry.is_active()
+                || !(entry.is_active() || entry.is_retracted())
                 || entry.supersedes.is_some()
                 || entry.superseded_by.is_some()
             {
                 problems.push(Finding {
                     subject: Some(entry.key.clone()),
                     message: format!(
-                        "unkeyed entry {} must be revision 1, active and unlinked",
+                        "unkeyed entry {} must be revision 1, active or retracted, and unlinked",
                         entry.key
                     ),
                 });
@@ -391,6 +463,12 @@ pub(crate) fn problems_of(entries: &[Entry]) -> Vec<Finding> {
                     message: format!("active entry {} must not have superseded_by", entry.key),
                 });
             }
+        } else if entry.is_retracted() {
+            // A retracted revision keeps its links; only the latest one of
+            // its domain has no successor.
+            if entry.superseded_by.is_none() {
+                retracted_last.push((domain, entry));
+            }
         } else if entry.superseded_by.is_none() {
             problems.push(Finding {
                 subject: Some(entry.key.clone()),
@@ -413,13 +491,37 @@ pub(crate) fn problems_of(entries: &[Entry]) -> Vec<Finding> {
             });
         }
     }
-    for domain in
-        domains.iter().filter(|d| !active_by_domain.contains_key(*d) && !contested.contains_key(*d))
-    {
+    for (domain, entry) in &retracted_last {
+        if last_revision.get(domain).is_some_and(|last| *last != entry.revision) {
+            problems.push(Finding {
+                subject: Some(entry.key.clone()),
+                message: format!(
+                    "retracted entry {} is not the latest revision of {domain} but has no superseded_by",
+                    entry.key
+                ),
+            });
+        }
+    }
+    // A domain has no value only when a correction took its latest one.
+    let emptied: BTreeSet<&str> = retracted_last.iter().map(|(domain, _)| *domain).collect();
+    for domain in domains.iter().filter(|d| {
+        !active_by_domain.contains_key(*d) && !contested.contains_key(*d) && !emptied.contains(*d)
+    }) {
         problems.push(Finding {
             subject: None,
             message: format!("memory_key {domain} has no active revision"),
         });
+    }
+    for (domain, entry) in &retracted_last {
+        if let Some(active) = active_by_domain.get(domain) {
+            problems.push(Finding {
+                subject: Some(entry.key.clone()),
+                message: format!(
+                    "memory_key {domain} has an active revision {} and a retracted latest revision {}",
+                    active.key, entry.key
+                ),
+            });
+        }
     }
     // The values under review are distinct candidates: of another kind or
     // wording than each other and than the active value, and after the
@@ -567,7 +669,10 @@ pub fn push_revision(
     }
     let supersedes = active.map(|i| {
         let old = &mut entries[i];
-        old.status = Status::Superseded;
+        // A retracted revision stays retracted once superseded.
+        if !old.is_retracted() {
+            old.status = Status::Superseded;
+        }
         old.superseded_by = Some(key.clone());
         old.key.clone()
     });
@@ -579,6 +684,7 @@ pub fn push_revision(
         last_seen: revision.last_seen,
         occurrences: revision.evidence_ids.len() as u64,
         evidence_ids: revision.evidence_ids,
+        retracted_evidence_ids: IdList::new(),
         memory_key: Some(revision.memory_key.to_owned()),
         revision: number,
         status: Status::Active,
@@ -607,6 +713,17 @@ fn check_entry_fields(entry: &Entry) -> std::result::Result<(), Damage> {
     }
     if !entry.evidence_ids.is_sorted_unique() {
         return Err(Damage::record("evidence_ids must be sorted and unique"));
+    }
+    for id in &entry.retracted_evidence_ids {
+        canon::check_id("retracted evidence id", id).map_err(|e| Damage::record(e.to_string()))?;
+        if entry.evidence_ids.contains(id) {
+            return Err(Damage::record(format!(
+                "fact {id} is both evidence and retracted evidence"
+            )));
+        }
+    }
+    if !entry.retracted_evidence_ids.is_sorted_unique() {
+        return Err(Damage::record("retracted_evidence_ids must be sorted and unique"));
     }
     if entry.first_seen.instant() > entry.last_seen.instant() {
         return Err(Damage::record("first_seen is after last_seen"));
@@ -644,6 +761,7 @@ impl Entry {
             last_seen: stamp("2026-01-03T00:00:00.250000Z"),
             memory_key: memory_key.map(str::to_owned),
             occurrences: ids.len() as u64,
+            retracted_evidence_ids: IdList::new(),
             revision: 1,
             status: Status::Active,
             superseded_by: None,
@@ -678,6 +796,7 @@ mod tests {
                 last_seen: stamp("2026-01-03T00:00:00Z"),
                 memory_key: None,
                 occurrences: old.len() as u64,
+                retracted_evidence_ids: IdList::new(),
                 revision: 1,
                 status: Status::Active,
                 superseded_by: None,

@@ -59,8 +59,12 @@ pub(crate) trait Record: Serialize + DeserializeOwned {
     type Head: Clone + Ord + std::fmt::Debug;
     /// The name of the array of records (the file's first key).
     const ARRAY: &'static str;
-    /// The schema version written.
+    /// The schema version written by default.
     const SCHEMA_VERSION: u32;
+    /// Every schema version a file of these records may be written with:
+    /// the default, then the later ones a file keeps once it has one (a
+    /// memory that had a correction, docs/corrections.md).
+    const SCHEMA_VERSIONS: &'static [u32] = &[Self::SCHEMA_VERSION];
 
     /// Returns the head of this record.
     fn head(&self) -> Self::Head;
@@ -70,6 +74,11 @@ pub(crate) trait Record: Serialize + DeserializeOwned {
     fn id(head: &Self::Head) -> &str;
     /// The memory key of the record, if it has one.
     fn domain(head: &Self::Head) -> Option<&str>;
+    /// The lowest schema version a file holding this record is written
+    /// with (a record a correction changed needs the later one).
+    fn schema_needed(&self) -> u32 {
+        Self::SCHEMA_VERSION
+    }
     /// Returns the first violated invariant among `records`, whole domains
     /// and records without a domain, in order.
     fn problem(records: &[Self], workspace_id: &str) -> Option<String>;
@@ -140,18 +149,25 @@ pub(crate) struct Encoder<'w, R> {
     base: usize,
     slots: Vec<Range<usize>>,
     workspace_id: &'w str,
+    schema_version: u32,
     records: std::marker::PhantomData<R>,
 }
 
 impl<'w, R: Record> Encoder<'w, R> {
-    /// Starts a file of `workspace_id` that will hold about `records`
-    /// records and `bytes` bytes.
-    pub(crate) fn new(workspace_id: &'w str, records: usize, bytes: usize) -> Encoder<'w, R> {
+    /// Starts a file of `workspace_id`, written with `schema_version`,
+    /// that will hold about `records` records and `bytes` bytes.
+    pub(crate) fn new(
+        workspace_id: &'w str,
+        schema_version: u32,
+        records: usize,
+        bytes: usize,
+    ) -> Encoder<'w, R> {
         Encoder {
             bytes: Vec::with_capacity(bytes),
             base: 0,
             slots: Vec::with_capacity(records),
             workspace_id,
+            schema_version,
             records: std::marker::PhantomData,
         }
     }
@@ -212,15 +228,15 @@ impl<'w, R: Record> Encoder<'w, R> {
         } else {
             self.bytes.extend_from_slice(b"\n  ],");
         }
-        self.bytes.extend_from_slice(&tail::<R>(self.workspace_id));
-        Encoded { bytes: self.bytes, slots: self.slots }
+        self.bytes.extend_from_slice(&tail(self.workspace_id, self.schema_version));
+        Encoded { bytes: self.bytes, slots: self.slots, schema_version: self.schema_version }
     }
 }
 
 /// What follows the records: the schema version and the workspace id.
-fn tail<R: Record>(workspace_id: &str) -> Vec<u8> {
+fn tail(workspace_id: &str, schema_version: u32) -> Vec<u8> {
     let id = canon::encode(workspace_id, JsonStyle::Pretty);
-    format!("\n  \"schema_version\": {},\n  \"workspace_id\": {id}\n}}\n", R::SCHEMA_VERSION)
+    format!("\n  \"schema_version\": {schema_version},\n  \"workspace_id\": {id}\n}}\n")
         .into_bytes()
 }
 
@@ -230,6 +246,8 @@ pub(crate) struct Encoded {
     pub(crate) bytes: Vec<u8>,
     /// Each record's range, in order.
     pub(crate) slots: Vec<Range<usize>>,
+    /// The schema version it was written with.
+    pub(crate) schema_version: u32,
 }
 
 /// One record of the file: its bytes and its head.
@@ -350,6 +368,8 @@ pub(crate) struct StateFile<R: Record> {
     /// Where its hash stood part way.
     checkpoints: Checkpointed,
     slots: Vec<Slot<R::Head>>,
+    /// The schema version in its tail (one of [`Record::SCHEMA_VERSIONS`]).
+    schema_version: u32,
 }
 
 /// Where the hash of a file stood part way ([`crate::store::hash_checkpoints`]):
@@ -385,7 +405,7 @@ impl<R: Record> StateFile<R> {
     /// Returns the file of `encoded`, the encoding of `records` (in the
     /// same order).
     pub(crate) fn of_encoding(encoded: Encoded, records: &[&R]) -> StateFile<R> {
-        let Encoded { bytes, slots } = encoded;
+        let Encoded { bytes, slots, schema_version } = encoded;
         let slots = slots
             .into_iter()
             .zip(records)
@@ -395,7 +415,14 @@ impl<R: Record> StateFile<R> {
         hasher.update(&bytes);
         let (sha256, checkpoints) = hasher.finish();
         let checkpoints = Checkpointed::Held(checkpoints);
-        StateFile { len: bytes.len(), body: Body::Held(bytes), sha256, checkpoints, slots }
+        StateFile {
+            len: bytes.len(),
+            body: Body::Held(bytes),
+            sha256,
+            checkpoints,
+            slots,
+            schema_version,
+        }
     }
 
     /// Returns the layout of `body`, a state file of `workspace_id` known
@@ -412,9 +439,14 @@ impl<R: Record> StateFile<R> {
     ) -> io::Result<std::result::Result<StateFile<R>, Body>> {
         let len = body.len()?;
         Ok(match layout::<R>(&body, len, workspace_id)? {
-            Some(slots) => {
-                Ok(StateFile { body, len, sha256, checkpoints: Checkpointed::default(), slots })
-            }
+            Some((slots, schema_version)) => Ok(StateFile {
+                body,
+                len,
+                sha256,
+                checkpoints: Checkpointed::default(),
+                slots,
+                schema_version,
+            }),
             None => Err(body),
         })
     }
@@ -423,9 +455,10 @@ impl<R: Record> StateFile<R> {
     /// `lines` (from the layout cache) say when they describe a whole file
     /// of `workspace_id` as long as `body`: records one after another,
     /// separated as [`Encoder`] separates them, from the file's head to its
-    /// tail, their heads in order. Reads nothing. The body back otherwise.
+    /// tail, their heads in order. Reads only the tail (its schema
+    /// version). The body back otherwise.
     ///
-    /// Errors: the body's length.
+    /// Errors: the body's length, reading its tail.
     pub(crate) fn with_layout(
         body: Body,
         sha256: String,
@@ -434,7 +467,15 @@ impl<R: Record> StateFile<R> {
     ) -> io::Result<std::result::Result<StateFile<R>, Body>> {
         let len = body.len()?;
         let head = format!("{{\n  \"{}\": [\n", R::ARRAY).len();
-        let tail = b"\n  ],".len() + tail::<R>(workspace_id).len();
+        let tails: Vec<(u32, Vec<u8>)> =
+            R::SCHEMA_VERSIONS.iter().map(|&v| (v, tail(workspace_id, v))).collect();
+        let Some(schema_version) = tails.iter().find_map(|(version, tail)| {
+            let start = len.checked_sub(tail.len())?;
+            (body.read(start..len).ok()?.as_ref() == tail.as_slice()).then_some(*version)
+        }) else {
+            return Ok(Err(body));
+        };
+        let tail = b"\n  ],".len() + tail(workspace_id, schema_version).len();
         let mut slots: Vec<Slot<R::Head>> = Vec::with_capacity(lines.len());
         let mut at = head;
         for line in lines {
@@ -451,7 +492,14 @@ impl<R: Record> StateFile<R> {
         if slots.is_empty() || at - 2 + tail != len {
             return Ok(Err(body));
         }
-        Ok(Ok(StateFile { body, len, sha256, checkpoints: Checkpointed::default(), slots }))
+        Ok(Ok(StateFile {
+            body,
+            len,
+            sha256,
+            checkpoints: Checkpointed::default(),
+            slots,
+            schema_version,
+        }))
     }
 
     /// The file's layout as the layout cache writes it, when its records'
@@ -575,9 +623,19 @@ impl<R: Record> StateFile<R> {
         if let Some(problem) = R::problem(added, workspace_id) {
             return Err(refuse(Damage::record(problem)));
         }
+        // The file keeps its schema version, raised to what an added record
+        // needs; a file is never written back with an earlier one.
+        let schema_version = added.iter().map(R::schema_needed).fold(self.schema_version, u32::max);
         let mut added: Vec<(R::Head, &R)> = added.iter().map(|r| (r.head(), r)).collect();
         added.sort_by(|a, b| a.0.cmp(&b.0));
-        let StateFile { body: old, len: old_len, slots: old_slots, checkpoints, sha256 } = self;
+        let StateFile {
+            body: old,
+            len: old_len,
+            slots: old_slots,
+            checkpoints,
+            sha256,
+            schema_version: _,
+        } = self;
         let checkpoints = checkpoints.of(&sha256);
         // The records before the first one replaced or added are copied
         // where they were: the file's hash resumes after them.
@@ -613,63 +671,64 @@ impl<R: Record> StateFile<R> {
         // a chunk at a time. From a file into a file (`into`), each run of
         // kept records that follow one another in the old file is copied by
         // the kernel instead ([`copy_range`]).
-        let write_to =
-            |out: &mut dyn FnMut(&[u8]) -> io::Result<()>, into: Option<&File>| -> io::Result<()> {
-                let mut window = Window::new(&old, old_len);
-                let copy_from = old.on_disk().ok().zip(into);
-                let mut write = |bytes: &[u8]| {
-                    len += bytes.len();
-                    out(bytes)
-                };
-                let mut encoder = Encoder::<R>::new(workspace_id, records, 2 * CHUNK);
-                let mut kept = kept.into_iter().peekable();
-                let mut added = added.into_iter().peekable();
-                let mut run: Vec<Range<usize>> = Vec::new();
-                let mut copied = 0;
-                // Whether a kept record comes before the next added one.
-                let before_added = |slot: &Slot<R::Head>, added: Option<&(R::Head, &R)>| {
-                    added.is_none_or(|(head, _)| slot.head < *head)
-                };
-                loop {
-                    let take_kept = match kept.peek() {
-                        Some(slot) => before_added(slot, added.peek()),
-                        None if added.peek().is_none() => break,
-                        None => false,
-                    };
-                    if take_kept && let Some((from, to)) = copy_from {
-                        run.clear();
-                        while let Some(slot) = kept.next_if(|slot| {
-                            before_added(slot, added.peek())
-                                && run.last().is_none_or(|last| slot.range.start == last.end + 2)
-                        }) {
-                            run.push(slot.range);
-                            heads.push(slot.head);
-                        }
-                        encoder.separate();
-                        encoder.spill(&mut write)?;
-                        let (start, end) = (run[0].start, run[run.len() - 1].end);
-                        copy_range(from, start..end, to)?;
-                        copied += end - start;
-                        encoder.copied(&run);
-                    } else if take_kept {
-                        let slot = kept.next().expect("peeked");
-                        encoder.stored(window.get(slot.range)?);
-                        heads.push(slot.head);
-                    } else {
-                        let (head, record) = added.next().expect("peeked");
-                        encoder.record(record);
-                        heads.push(head);
-                    }
-                    if encoder.bytes.len() >= CHUNK {
-                        encoder.spill(&mut write)?;
-                    }
-                }
-                let rest = encoder.finish();
-                write(&rest.bytes)?;
-                slots = rest.slots;
-                len += copied;
-                Ok(())
+        let write_to = |out: &mut dyn FnMut(&[u8]) -> io::Result<()>,
+                        into: Option<&File>|
+         -> io::Result<()> {
+            let mut window = Window::new(&old, old_len);
+            let copy_from = old.on_disk().ok().zip(into);
+            let mut write = |bytes: &[u8]| {
+                len += bytes.len();
+                out(bytes)
             };
+            let mut encoder = Encoder::<R>::new(workspace_id, schema_version, records, 2 * CHUNK);
+            let mut kept = kept.into_iter().peekable();
+            let mut added = added.into_iter().peekable();
+            let mut run: Vec<Range<usize>> = Vec::new();
+            let mut copied = 0;
+            // Whether a kept record comes before the next added one.
+            let before_added = |slot: &Slot<R::Head>, added: Option<&(R::Head, &R)>| {
+                added.is_none_or(|(head, _)| slot.head < *head)
+            };
+            loop {
+                let take_kept = match kept.peek() {
+                    Some(slot) => before_added(slot, added.peek()),
+                    None if added.peek().is_none() => break,
+                    None => false,
+                };
+                if take_kept && let Some((from, to)) = copy_from {
+                    run.clear();
+                    while let Some(slot) = kept.next_if(|slot| {
+                        before_added(slot, added.peek())
+                            && run.last().is_none_or(|last| slot.range.start == last.end + 2)
+                    }) {
+                        run.push(slot.range);
+                        heads.push(slot.head);
+                    }
+                    encoder.separate();
+                    encoder.spill(&mut write)?;
+                    let (start, end) = (run[0].start, run[run.len() - 1].end);
+                    copy_range(from, start..end, to)?;
+                    copied += end - start;
+                    encoder.copied(&run);
+                } else if take_kept {
+                    let slot = kept.next().expect("peeked");
+                    encoder.stored(window.get(slot.range)?);
+                    heads.push(slot.head);
+                } else {
+                    let (head, record) = added.next().expect("peeked");
+                    encoder.record(record);
+                    heads.push(head);
+                }
+                if encoder.bytes.len() >= CHUNK {
+                    encoder.spill(&mut write)?;
+                }
+            }
+            let rest = encoder.finish();
+            write(&rest.bytes)?;
+            slots = rest.slots;
+            len += copied;
+            Ok(())
+        };
         // A staged file is hashed once written, while it is made durable.
         let ((sha256, checkpoints), body) = match to {
             Output::Staged => {
@@ -700,7 +759,14 @@ impl<R: Record> StateFile<R> {
         };
         let slots =
             slots.into_iter().zip(heads).map(|(range, head)| Slot { range, head }).collect();
-        Ok(StateFile { body, len, sha256, checkpoints: Checkpointed::Held(checkpoints), slots })
+        Ok(StateFile {
+            body,
+            len,
+            sha256,
+            checkpoints: Checkpointed::Held(checkpoints),
+            slots,
+            schema_version,
+        })
     }
 }
 
@@ -756,25 +822,29 @@ pub(crate) enum Output {
     Held,
 }
 
+/// Every record's place and head, and the file's schema version.
+type Layout<R> = (Vec<Slot<<R as Record>::Head>>, u32);
+
 /// Returns every record's place and head when `body` (`len` bytes) is
 /// laid out as [`Encoder`] writes a file of `workspace_id`, reading it
 /// forward through a [`Window`].
 ///
 /// Errors: reading the body.
-fn layout<R: Record>(
-    body: &Body,
-    len: usize,
-    workspace_id: &str,
-) -> io::Result<Option<Vec<Slot<R::Head>>>> {
+fn layout<R: Record>(body: &Body, len: usize, workspace_id: &str) -> io::Result<Option<Layout<R>>> {
     let mut window = Window::new(body, len);
-    let tail = tail::<R>(workspace_id);
-    let Some(records_end) = len.checked_sub(tail.len()) else { return Ok(None) };
-    if window.get(records_end..len)? != tail {
-        return Ok(None);
+    let mut found = None;
+    for &version in R::SCHEMA_VERSIONS {
+        let tail = tail(workspace_id, version);
+        let Some(records_end) = len.checked_sub(tail.len()) else { continue };
+        if window.get(records_end..len)? == tail {
+            found = Some((records_end, version));
+            break;
+        }
     }
+    let Some((records_end, schema_version)) = found else { return Ok(None) };
     let empty_head = format!("{{\n  \"{}\": [],", R::ARRAY);
     if records_end == empty_head.len() && window.get(0..records_end)? == empty_head.as_bytes() {
-        return Ok(Some(Vec::new()));
+        return Ok(Some((Vec::new(), schema_version)));
     }
     let head = format!("{{\n  \"{}\": [\n", R::ARRAY);
     let closing = b"\n  ],";
@@ -819,7 +889,7 @@ fn layout<R: Record>(
         }
         slots.push(Slot { range: at..close, head });
         if close == end {
-            return Ok(Some(slots));
+            return Ok(Some((slots, schema_version)));
         }
         if window.get(close..(close + 2).min(end))? != b",\n" {
             return Ok(None);

@@ -676,7 +676,7 @@ impl Workspace {
         candidates
             .sort_unstable_by(|a, b| (a.instant(), a.fact_id()).cmp(&(b.instant(), b.fact_id())));
         let partial = CuratedState { schema_version: CURATED_SCHEMA_VERSION, entries };
-        let queue = ConflictQueue { cases };
+        let queue = ConflictQueue::of(cases);
         let outcome = distill::distill_with(
             &candidates,
             partial,

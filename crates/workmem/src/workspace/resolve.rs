@@ -170,11 +170,9 @@ impl Workspace {
             schema_version: CURATED_SCHEMA_VERSION,
             entries: stored.file.records(&curated_path, in_case)?,
         };
-        let queue = ConflictQueue {
-            cases: conflicts.file.records(&conflicts_path, |head| {
-                memory_key.as_deref() == Some(head.memory_key.as_str())
-            })?,
-        };
+        let queue = ConflictQueue::of(conflicts.file.records(&conflicts_path, |head| {
+            memory_key.as_deref() == Some(head.memory_key.as_str())
+        })?);
         let plan = adjudication::plan(
             &resolution,
             &curated,
@@ -441,7 +439,7 @@ impl Workspace {
     /// the file to write.
     fn full_queue_target(&self, intent: &Intent) -> Result<Option<ConflictsFile>> {
         let snapshot = |cases: &[Case]| {
-            let mut queue = ConflictQueue { cases: cases.to_vec() };
+            let mut queue = ConflictQueue::of(cases.to_vec());
             queue.sort();
             queue
         };

@@ -260,7 +260,7 @@ impl Workspace {
                         .ok()
                         .and_then(|raw| raw.get("cases").cloned())
                         .and_then(|cases| serde_json::from_value(cases).ok())
-                        .map(|cases| ConflictQueue { cases }.problems(self.workspace_id()))
+                        .map(|cases| ConflictQueue::of(cases).problems(self.workspace_id()))
                         .unwrap_or_default();
                     if listed.is_empty() {
                         problems.push(from_error(err, &conflicts_path));
@@ -289,7 +289,8 @@ impl Workspace {
         }
 
         let records = self.read_audit(&mut problems);
-        self.verify_corrections(&facts, &records, curated.as_ref(), &queue, &mut problems);
+        let corrected =
+            self.verify_corrections(&facts, &records, curated.as_ref(), &queue, &mut problems);
         // The policy checks skip an id used twice with other content: which
         // version a run read is not known (the duplicate is reported).
         facts.remove_all(&ambiguous.keys().map(String::as_str).collect());
@@ -298,6 +299,7 @@ impl Workspace {
             curated.as_ref(),
             queue_valid.then_some(&queue),
             &records.iter().map(|(_, r)| r.clone()).collect::<Vec<_>>(),
+            &corrected.iter().map(String::as_str).collect(),
         );
         let conflicts_lines = SubjectLines::new(&conflicts_text);
         for finding in found.curated {

@@ -21,7 +21,8 @@ use crate::workspace::verify::{Problem, from_error, problem};
 impl Workspace {
     /// Checks the corrections stream against itself, the audit stream, the
     /// log (`facts`) and the derived state, adding what is wrong to
-    /// `problems`.
+    /// `problems`. Returns every fact a retract or redact record names (in
+    /// force or not: what a correction may have changed).
     pub(crate) fn verify_corrections(
         &self,
         facts: &Facts,
@@ -29,14 +30,14 @@ impl Workspace {
         curated: Option<&CuratedState>,
         queue: &ConflictQueue,
         problems: &mut Vec<Problem>,
-    ) {
+    ) -> HashSet<String> {
         let path = self.file(CORRECTIONS_FILE);
         let lines = match corrections::read_each(&path) {
             Ok(Some(lines)) => lines,
-            Ok(None) => return,
+            Ok(None) => return HashSet::new(),
             Err(err) => {
                 problems.push(from_error(err, &path));
-                return;
+                return HashSet::new();
             }
         };
         let audit_events: HashSet<&str> = audit.iter().map(|(_, r)| r.event_id.as_str()).collect();
@@ -90,6 +91,11 @@ impl Workspace {
         }
         let retracted = Retractions::from_records(records.iter().map(|(_, r)| r));
         self.verify_retracted_evidence(&retracted, curated, queue, problems);
+        records
+            .iter()
+            .filter(|(_, r)| r.action != Action::Restore)
+            .flat_map(|(_, r)| r.fact_ids.iter().map(str::to_owned))
+            .collect()
     }
 
     /// Checks that no fact a correction in force retracts is evidence of an
