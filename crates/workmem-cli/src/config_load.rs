@@ -48,9 +48,13 @@ pub fn user_file() -> Option<PathBuf> {
         .map(|home| PathBuf::from(home).join(".config/workmem/config.toml"))
 }
 
+/// The name of the configuration file, in the user's configuration folder
+/// and in the project's `.workmem/`.
+const CONFIG_FILE: &str = "config.toml";
+
 /// Returns the workspace configuration file of `project`.
 pub fn workspace_file(project: &Path) -> PathBuf {
-    project.join(".workmem/config.toml")
+    workmem::workmem_dir(project).join(CONFIG_FILE)
 }
 
 /// Returns the configuration of `project`: defaults, then the user file,
@@ -67,7 +71,7 @@ pub fn load(project: &Path) -> Result<Config, CommandError> {
         apply_text(&mut config, &path, text)?;
     }
     let path = workspace_file(project);
-    let text = workmem::read_workspace_file(project, "config.toml")?;
+    let text = workmem::read_workspace_file(project, CONFIG_FILE)?;
     apply_text(&mut config, &path, text)?;
     Ok(config)
 }

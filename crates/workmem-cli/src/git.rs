@@ -354,37 +354,30 @@ pub fn remove_from_index(top: &Path, paths: &[PathBuf]) -> Result<(), CommandErr
 pub fn misrouted(ws: &workmem::ReadOnlyWorkspace) -> Option<Vec<(PathBuf, String)>> {
     // Shared: pinned, and `share` wrote its git files (next to the memory
     // files, or in `.workmem/`).
-    let dot = ws.project().join(".workmem");
-    let shared = [dot.as_path(), ws.memory_dir()]
-        .iter()
-        .any(|dir| dir.join(".gitattributes").exists() || dir.join(".gitignore").exists());
-    if !ws.is_pinned() || !shared {
+    if !ws.is_pinned() || !ws.has_sharing_files() {
         return None;
     }
     let (top, _) = repository(ws.project())?;
     let top = std::fs::canonicalize(&top).unwrap_or(top);
     let memory = ws.memory_dir().strip_prefix(&top).ok()?.to_path_buf();
-    let mut paths: Vec<PathBuf> = ["daily/2000-01-01.jsonl", "curated.json", "conflicts.json"]
-        .iter()
-        .chain(&["conflict-adjudications.jsonl"])
-        .map(|file| memory.join(file))
-        .collect();
-    let corrections = workmem::internals::corrections::CORRECTIONS_FILE;
-    if ws.memory_dir().join(corrections).exists() {
-        paths.push(memory.join(corrections));
-    }
-    if ws.memory_dir() == ws.project().join(".workmem").join("memory") {
-        paths.push(ws.project().strip_prefix(&top).ok()?.join(".workmem").join("workspace.toml"));
-    }
+    let routed = ws
+        .routed_files()
+        .into_iter()
+        .map(|(kind, path)| Some((kind, path.strip_prefix(&top).ok()?.to_path_buf())))
+        .collect::<Option<Vec<_>>>()?;
+    let paths: Vec<PathBuf> = routed.iter().map(|(_, path)| path.clone()).collect();
     let attributes = merge_attributes(&top, &paths).ok()?;
     Some(
         attributes
             .into_iter()
             .filter(|(_, value)| value != workmem::MERGE_DRIVER)
             .map(|(path, value)| {
-                let shown = match path.strip_prefix(&memory) {
-                    Ok(inside) if inside.starts_with("daily") => memory.join("daily/*.jsonl"),
-                    _ => path,
+                // One daily log stood for them all: name them all.
+                let daily = workmem::MemoryFile::DailyLog;
+                let shown = if routed.iter().any(|(kind, p)| *kind == daily && *p == path) {
+                    memory.join(daily.pattern())
+                } else {
+                    path
                 };
                 (shown, value)
             })

@@ -8,7 +8,7 @@
 
 #![forbid(unsafe_code)]
 
-use workmem::{Damage, Error};
+use workmem::{Damage, Error, MemoryFile};
 
 /// Returns what to do about a corruption error, for the command line and
 /// the MCP server alike; nothing for the other errors (the command line
@@ -48,7 +48,7 @@ pub const MERGE_MARKERS: &str = "finish the merge with `workmem merge --continue
 
 /// Whether `path` names one of the files `workmem rebuild` derives again.
 fn is_derived_state(path: &std::path::Path) -> bool {
-    path.file_name().is_some_and(|name| name == "curated.json" || name == "conflicts.json")
+    matches!(MemoryFile::for_path(path), Some(MemoryFile::Curated | MemoryFile::Conflicts))
 }
 
 #[cfg(test)]

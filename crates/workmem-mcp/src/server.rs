@@ -227,7 +227,7 @@ fn shown(text: &str) -> String {
 /// Returns the two resources this server offers.
 pub fn resources() -> Vec<Resource> {
     vec![
-        Resource::new(MEMORY_URI, "MEMORY.md")
+        Resource::new(MEMORY_URI, workmem::MemoryFile::View.pattern())
             .with_title("Workspace memory")
             .with_description(
                 "The curated project memory (MEMORY.md), rebuilt from curated.json when stale; \

@@ -78,6 +78,7 @@ pub use store::conflict_queue::{Candidate, Case, CaseStatus, ConflictQueue};
 pub use store::corrections::Correction;
 pub use store::curated_state::{CuratedState, Entry, Status};
 pub use store::journal::Adjudication;
+pub use store::names::{default_memory_dir, pin_file, workmem_dir};
 pub use tool_input::{
     SEARCH_MEMORY_DESCRIPTION, SEARCH_MEMORY_TOOL, WRITE_MEMORY_DESCRIPTION, WRITE_MEMORY_TOOL,
     reject_unknown_fields, search_memory_args, search_memory_output_schema, search_memory_result,

@@ -507,3 +507,39 @@ fn corrections_merge_as_a_union_by_event_id() {
     let marked = format!("<<<<<<< ours\n{text}=======\n>>>>>>> theirs\n");
     assert_eq!(workmem::salvage_records(MemoryFile::Corrections, marked.as_bytes()), merged_bytes);
 }
+
+#[test]
+fn share_routes_every_committed_memory_file_by_its_pattern() {
+    let side = Side::base();
+    let shared = side.ws.share().unwrap();
+    let attributes = std::fs::read_to_string(shared.attributes.join(".gitattributes")).unwrap();
+    let routed = side.ws.routed_files();
+    let kinds: Vec<MemoryFile> = routed.iter().map(|(kind, _)| *kind).collect();
+    // No correction was recorded yet: the stream is routed once it exists.
+    assert_eq!(
+        kinds,
+        [
+            MemoryFile::DailyLog,
+            MemoryFile::Curated,
+            MemoryFile::Conflicts,
+            MemoryFile::Audit,
+            MemoryFile::Pin
+        ]
+    );
+    for (kind, path) in &routed {
+        assert_eq!(MemoryFile::for_path(path), Some(*kind), "{}", path.display());
+        let line = format!("{} merge={}", kind.pattern(), workmem::MERGE_DRIVER);
+        assert!(attributes.lines().any(|l| l.ends_with(&line)), "{line} not in {attributes}");
+    }
+    assert_eq!(routed.last().unwrap().1, workmem::pin_file(side.ws.project()));
+    assert!(side.ws.has_sharing_files());
+    correct(&side, "e-1", None, &["f-sqlite"], "wrong");
+    let kinds: Vec<MemoryFile> = side.ws.routed_files().iter().map(|(kind, _)| *kind).collect();
+    assert!(kinds.contains(&MemoryFile::Corrections), "{kinds:?}");
+    // The files never committed are routed too (a merge of them is
+    // refused or keeps ours), but never asked about.
+    for kind in [MemoryFile::Journal, MemoryFile::View] {
+        assert!(attributes.contains(kind.pattern()), "{kind:?}");
+        assert!(!kinds.contains(&kind), "{kind:?}");
+    }
+}

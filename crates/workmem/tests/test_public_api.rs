@@ -95,12 +95,14 @@ const FACADE: &[&str] = &[
     "WorkspaceSighting",
     "check_secret",
     "clean_memory_key",
+    "default_memory_dir",
     "find_secret",
     "first_refused_char",
     "has_conflict_markers",
     "internals",
     "is_refused_char",
     "merge_memory_file",
+    "pin_file",
     "read_user_file",
     "read_workspace_file",
     "reject_unknown_fields",
@@ -109,6 +111,7 @@ const FACADE: &[&str] = &[
     "search_memory_output_schema",
     "search_memory_result",
     "search_memory_schema",
+    "workmem_dir",
     "write_memory_schema",
 ];
 

@@ -115,7 +115,7 @@ fn hook_context(ctx: &Ctx, args: &ContextArgs) -> Result<Option<String>, Command
         return Ok(None);
     }
     let memory_dir =
-        ctx.memory_dir.clone().unwrap_or_else(|| ctx.project.join(".workmem").join("memory"));
+        ctx.memory_dir.clone().unwrap_or_else(|| workmem::default_memory_dir(&ctx.project));
     if !memory_dir.is_dir() {
         return Ok(None);
     }

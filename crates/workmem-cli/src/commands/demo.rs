@@ -19,11 +19,11 @@ use std::sync::Arc;
 
 use clap::Args;
 use jiff::SignedDuration;
-use workmem::DistillOptions;
 use workmem::{
     Case, CaseStatus, CuratedState, Decision, Fact, FixedClock, NewFact, Policy, Reason, Report,
     Resolution, Stamp, Workspace,
 };
+use workmem::{DistillOptions, MemoryFile};
 
 use crate::command_error::CommandError;
 use crate::commands::Ctx;
@@ -55,7 +55,7 @@ const RUNNER_KEY: &str = "test.runner";
 pub fn run(ctx: &Ctx, args: &DemoArgs) -> Result<(), CommandError> {
     let temp;
     let dir: &Path = if let Some(dir) = &args.dir {
-        if dir.join(".workmem").exists() {
+        if workmem::workmem_dir(dir).exists() {
             return Err(CommandError::usage(format!(
                 "{} already holds a .workmem directory",
                 dir.display()
@@ -300,10 +300,10 @@ impl Demo {
 
     /// Returns the bytes of the canonical state files (None when missing).
     fn state_files(&self) -> Result<Vec<Option<Vec<u8>>>, CommandError> {
-        ["curated.json", "MEMORY.md", "conflicts.json"]
+        [MemoryFile::Curated, MemoryFile::View, MemoryFile::Conflicts]
             .into_iter()
-            .map(|name| {
-                let path = self.ws.file(name);
+            .map(|file| {
+                let path = self.ws.file(file.pattern());
                 match std::fs::read(&path) {
                     Ok(data) => Ok(Some(data)),
                     Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),

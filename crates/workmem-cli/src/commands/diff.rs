@@ -293,7 +293,8 @@ impl Repo {
             .hinted("run it in a clone, or pass -C PROJECT_DIR"));
         };
         let top = std::fs::canonicalize(&top).unwrap_or(top);
-        let memory = ctx.memory_dir.clone().unwrap_or_else(|| project.join(".workmem/memory"));
+        let memory =
+            ctx.memory_dir.clone().unwrap_or_else(|| workmem::default_memory_dir(&project));
         let inside = |path: &Path| path.strip_prefix(&top).ok().map(Path::to_path_buf);
         let Some(memory_dir) = inside(&memory).filter(|p| !p.as_os_str().is_empty()) else {
             return Err(CommandError::usage(format!(
@@ -303,8 +304,8 @@ impl Repo {
             ))
             .hinted("a memory that git does not hold has no revisions to compare"));
         };
-        let pin = inside(&project.join(".workmem/workspace.toml"))
-            .unwrap_or_else(|| PathBuf::from(".workmem/workspace.toml"));
+        let pin = inside(&workmem::pin_file(&project))
+            .unwrap_or_else(|| workmem::pin_file(Path::new("")));
         Ok(Repo { top, memory_dir, pin })
     }
 

@@ -21,7 +21,7 @@ pub struct InitArgs {}
 /// Errors: library I/O errors.
 pub fn run(ctx: &Ctx, _args: &InitArgs) -> Result<(), CommandError> {
     let ws = ctx.open_workspace()?;
-    let existed = ws.memory_dir().join("daily").is_dir();
+    let existed = ws.is_initialized();
     ws.init()?;
     let out = InitOutput {
         project: ws.project(),

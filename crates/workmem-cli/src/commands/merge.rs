@@ -126,7 +126,7 @@ fn finish(ctx: &Ctx) -> Result<(), CommandError> {
     // The pin, `.workmem/workspace.toml`, merges too (the same id on both
     // sides, or the merge is refused).
     unmerged.extend(
-        git::unmerged(&top, &project.join(".workmem").join("workspace.toml"))?
+        git::unmerged(&top, &workmem::pin_file(&project))?
             .into_iter()
             .filter(|u| !u.path.starts_with(under)),
     );

@@ -148,13 +148,13 @@ impl Ctx {
         }
         let top = std::fs::canonicalize(&top).unwrap_or(top);
         let memory =
-            self.memory_dir.clone().unwrap_or_else(|| project.join(".workmem").join("memory"));
+            self.memory_dir.clone().unwrap_or_else(|| workmem::default_memory_dir(&project));
         let memory = std::fs::canonicalize(&memory).unwrap_or(memory);
         let mut paths = Vec::new();
         if let Ok(relative) = memory.strip_prefix(&top) {
             paths.push(relative.to_path_buf());
         }
-        if let Ok(relative) = project.join(".workmem").join("workspace.toml").strip_prefix(&top) {
+        if let Ok(relative) = workmem::pin_file(&project).strip_prefix(&top) {
             paths.push(relative.to_path_buf());
         }
         if paths.is_empty() {
@@ -237,7 +237,7 @@ impl Ctx {
     /// the commit to revert, with the command that reverts it.
     pub fn pin_change(&self, found: &str, expected: &str) -> Option<String> {
         let project = std::fs::canonicalize(&self.project).ok()?;
-        let pin = project.join(".workmem").join("workspace.toml");
+        let pin = workmem::pin_file(&project);
         let top = crate::git::toplevel(&project)?;
         let top = std::fs::canonicalize(&top).unwrap_or(top);
         let relative = pin.strip_prefix(&top).ok()?;
@@ -337,7 +337,7 @@ impl Ctx {
 /// `.workmem` directory, else the nearest holding `.git` (a directory, or a
 /// file in a worktree), else `cwd`.
 pub fn discover_project(cwd: &Path) -> PathBuf {
-    if let Some(dir) = cwd.ancestors().find(|dir| dir.join(".workmem").is_dir()) {
+    if let Some(dir) = cwd.ancestors().find(|dir| workmem::workmem_dir(dir).is_dir()) {
         return dir.to_path_buf();
     }
     if let Some(dir) = cwd.ancestors().find(|dir| dir.join(".git").exists()) {
@@ -351,7 +351,7 @@ pub fn discover_project(cwd: &Path) -> PathBuf {
 fn is_project(dir: &Path) -> bool {
     // `-C ../x` must not count the directory it is given from.
     let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    dir.join(".workmem").is_dir() || dir.ancestors().any(|d| d.join(".git").exists())
+    workmem::workmem_dir(&dir).is_dir() || dir.ancestors().any(|d| d.join(".git").exists())
 }
 
 /// Returns `path` with its longest existing prefix canonicalized, so that

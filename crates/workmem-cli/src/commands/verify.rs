@@ -58,7 +58,7 @@ pub fn run(ctx: &Ctx, _args: &VerifyArgs) -> Result<(), CommandError> {
         && let Some(found) = problems.iter().find_map(|p| foreign_id(&p.message))
         && let Some(hint) = ctx.pin_change(found, ws.workspace_id())
     {
-        let pin = ws.project().join(".workmem").join("workspace.toml");
+        let pin = workmem::pin_file(ws.project());
         problems.insert(0, Problem { file: pin.display().to_string(), line: None, message: hint });
     }
     if ctx.ui.is_json() {

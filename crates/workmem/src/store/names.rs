@@ -3,6 +3,8 @@
 //! cache. What each cache holds, its invariant and how it is checked is
 //! told in [`crate::store::memory_dir`]; nothing else spells a file name.
 
+use std::path::{Path, PathBuf};
+
 /// The project's own folder, which holds the pin and, by default, the
 /// memory directory.
 pub(crate) const DOT_DIR: &str = ".workmem";
@@ -15,6 +17,11 @@ pub(crate) const IDENTITY_FILE: &str = "workspace.toml";
 pub(crate) const DAILY_DIR: &str = "daily";
 /// The extension of a daily log.
 pub(crate) const DAY_EXTENSION: &str = ".jsonl";
+/// Every daily log, as `.gitattributes` names them.
+pub(crate) const DAILY_PATTERN: &str = "daily/*.jsonl";
+/// The name of a daily log that stands for them all when a question is
+/// asked of the pattern (git's attributes of a path).
+pub(crate) const SAMPLE_DAY: &str = "2000-01-01.jsonl";
 /// The canonical curated state.
 pub(crate) const CURATED_FILE: &str = "curated.json";
 /// The canonical review queue.
@@ -74,6 +81,25 @@ pub(crate) const SEARCH_INDEX_DIR: &str = ".search-index";
 /// The lock that serializes updates of the search index.
 pub(crate) const SEARCH_INDEX_LOCK_FILE: &str = ".search-index.lock";
 
+/// Returns the folder where `project` keeps workmem's own files
+/// (`.workmem/`): the pin of the workspace id, the configuration and, by
+/// default, the memory directory.
+pub fn workmem_dir(project: &Path) -> PathBuf {
+    project.join(DOT_DIR)
+}
+
+/// Returns the memory directory of `project` when none is given
+/// (`.workmem/memory`).
+pub fn default_memory_dir(project: &Path) -> PathBuf {
+    project.join(DEFAULT_MEMORY_DIR)
+}
+
+/// Returns the pin of `project`'s workspace id (`.workmem/workspace.toml`),
+/// which `share` writes and `adopt` takes over.
+pub fn pin_file(project: &Path) -> PathBuf {
+    workmem_dir(project).join(IDENTITY_FILE)
+}
+
 /// Returns whether `day` has the `YYYY-MM-DD` shape of a daily file name.
 pub(crate) fn is_day_name(day: &str) -> bool {
     let b = day.as_bytes();
@@ -81,4 +107,17 @@ pub(crate) fn is_day_name(day: &str) -> bool {
         && b[4] == b'-'
         && b[7] == b'-'
         && b.iter().enumerate().all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_daily_pattern_and_sample_agree_with_the_daily_names() {
+        assert_eq!(DAILY_PATTERN, format!("{DAILY_DIR}/*{DAY_EXTENSION}"));
+        let day = SAMPLE_DAY.strip_suffix(DAY_EXTENSION).unwrap();
+        assert!(is_day_name(day));
+        assert_eq!(default_memory_dir(Path::new("p")), workmem_dir(Path::new("p")).join("memory"));
+    }
 }

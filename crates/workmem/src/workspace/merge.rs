@@ -20,8 +20,8 @@ use crate::store::curated_state::CuratedState;
 use crate::store::journal::{self, Adjudication};
 use crate::store::memory_dir::{self, lines};
 use crate::store::names::{
-    AUDIT_FILE, CONFLICTS_FILE, CURATED_FILE, DAILY_DIR, DAY_EXTENSION, DOT_DIR, JOURNAL_FILE,
-    MEMORY_FILE,
+    AUDIT_FILE, CONFLICTS_FILE, CURATED_FILE, DAILY_DIR, DAILY_PATTERN, DAY_EXTENSION, DOT_DIR,
+    IDENTITY_FILE, JOURNAL_FILE, MEMORY_FILE, is_day_name,
 };
 use crate::workspace::Workspace;
 
@@ -50,6 +50,37 @@ pub enum MemoryFile {
 }
 
 impl MemoryFile {
+    /// The memory files that [`Workspace::share`] routes to the merge
+    /// driver from the memory directory, in the order its `.gitattributes`
+    /// lists them (the pin, in `.workmem/`, aside).
+    pub(crate) const ROUTED: [MemoryFile; 7] = [
+        MemoryFile::DailyLog,
+        MemoryFile::Curated,
+        MemoryFile::Conflicts,
+        MemoryFile::Audit,
+        MemoryFile::Corrections,
+        MemoryFile::Journal,
+        MemoryFile::View,
+    ];
+
+    /// Returns how the files of this kind are named, as `.gitattributes`
+    /// names them: relative to the memory directory (`daily/*.jsonl`,
+    /// `curated.json`, `MEMORY.md`, ...), or to `.workmem/` for the pin
+    /// (`workspace.toml`). Every kind but the daily logs is one file, and
+    /// its pattern is its name.
+    pub fn pattern(self) -> &'static str {
+        match self {
+            MemoryFile::DailyLog => DAILY_PATTERN,
+            MemoryFile::Audit => AUDIT_FILE,
+            MemoryFile::Corrections => CORRECTIONS_FILE,
+            MemoryFile::Journal => JOURNAL_FILE,
+            MemoryFile::Curated => CURATED_FILE,
+            MemoryFile::Conflicts => CONFLICTS_FILE,
+            MemoryFile::View => MEMORY_FILE,
+            MemoryFile::Pin => IDENTITY_FILE,
+        }
+    }
+
     /// Returns the kind of memory file at `path` (a path in the repository
     /// or the memory directory), by its name; `None` for any other file.
     pub fn for_path(path: &Path) -> Option<MemoryFile> {
@@ -62,16 +93,12 @@ impl MemoryFile {
             CORRECTIONS_FILE => MemoryFile::Corrections,
             JOURNAL_FILE => MemoryFile::Journal,
             MEMORY_FILE => MemoryFile::View,
-            crate::store::names::IDENTITY_FILE
+            IDENTITY_FILE
                 if path.parent().and_then(Path::file_name).is_some_and(|p| p == DOT_DIR) =>
             {
                 MemoryFile::Pin
             }
-            _ if in_daily
-                && name
-                    .strip_suffix(DAY_EXTENSION)
-                    .is_some_and(crate::store::names::is_day_name) =>
-            {
+            _ if in_daily && name.strip_suffix(DAY_EXTENSION).is_some_and(is_day_name) => {
                 MemoryFile::DailyLog
             }
             _ => return None,

@@ -143,6 +143,12 @@ impl Workspace {
         self.dir.file(name)
     }
 
+    /// Returns whether the memory directory and its `daily/` exist: what
+    /// [`Workspace::init`] creates.
+    pub fn is_initialized(&self) -> bool {
+        self.dir.daily_dir().is_dir()
+    }
+
     /// Creates the memory directory and `daily/` (mode 0700) if missing.
     ///
     /// Errors: [`Error::Io`], [`Error::Corrupt`] for a symlinked directory.

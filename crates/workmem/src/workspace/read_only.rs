@@ -18,7 +18,7 @@ use crate::workspace::overview::Overview;
 use crate::workspace::scan::Scan;
 use crate::workspace::search::{SearchOptions, SearchPage};
 use crate::workspace::verify::Problem;
-use crate::workspace::{Workspace, WorkspaceBuilder};
+use crate::workspace::{MemoryFile, Workspace, WorkspaceBuilder};
 
 /// A workspace opened with [`WorkspaceBuilder::open_read_only`]: it never
 /// writes. Unfinished work is left as it is (for [`ReadOnlyWorkspace::verify`],
@@ -162,6 +162,18 @@ impl ReadOnlyWorkspace {
     /// Errors: as [`Workspace::shared_attributes`].
     pub fn shared_attributes(&self) -> Result<Option<PathBuf>> {
         self.ws.shared_attributes()
+    }
+
+    /// Returns whether the files that share the memory through git are
+    /// present, as [`Workspace::has_sharing_files`].
+    pub fn has_sharing_files(&self) -> bool {
+        self.ws.has_sharing_files()
+    }
+
+    /// Returns the committed memory files routed to the merge driver, as
+    /// [`Workspace::routed_files`].
+    pub fn routed_files(&self) -> Vec<(MemoryFile, PathBuf)> {
+        self.ws.routed_files()
     }
 }
 

@@ -9,11 +9,10 @@ use crate::error::{Damage, Error, Invalid, Location, Result};
 use crate::store::identity;
 use crate::store::memory_dir::MemoryDir;
 use crate::store::names::{
-    AUDIT_FILE, CONFLICTS_FILE, CORRECTIONS_FILE, CURATED_FILE, DAILY_DIR, DAY_EXTENSION,
-    DEFAULT_MEMORY_DIR, DOT_DIR, GITATTRIBUTES_FILE, GITIGNORE_FILE, IDENTITY_FILE, JOURNAL_FILE,
-    MEMORY_FILE, SEARCH_INDEX_DIR,
+    DEFAULT_MEMORY_DIR, GITATTRIBUTES_FILE, GITIGNORE_FILE, JOURNAL_FILE, MEMORY_FILE, SAMPLE_DAY,
+    SEARCH_INDEX_DIR, default_memory_dir, pin_file, workmem_dir,
 };
-use crate::workspace::{Workspace, WorkspaceBuilder};
+use crate::workspace::{MemoryFile, Workspace, WorkspaceBuilder};
 
 /// What [`Workspace::share`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,23 +111,14 @@ impl Workspace {
             "# workmem: the lock, caches and temporary files stay out of commits",
             &ignore,
         )?);
-        let daily = format!("{DAILY_DIR}/*{DAY_EXTENSION}");
-        let mut attributes: Vec<String> = [
-            &daily,
-            CURATED_FILE,
-            CONFLICTS_FILE,
-            AUDIT_FILE,
-            CORRECTIONS_FILE,
-            JOURNAL_FILE,
-            MEMORY_FILE,
-        ]
-        .iter()
-        .map(|file| format!("{prefix}{file} merge={MERGE_DRIVER}"))
-        .collect();
+        let mut attributes: Vec<String> = MemoryFile::ROUTED
+            .iter()
+            .map(|file| format!("{prefix}{} merge={MERGE_DRIVER}", file.pattern()))
+            .collect();
         if prefix.is_empty() {
             // The pin lives in `.workmem/`, outside this directory.
         } else {
-            attributes.push(format!("{IDENTITY_FILE} merge={MERGE_DRIVER}"));
+            attributes.push(format!("{} merge={MERGE_DRIVER}", MemoryFile::Pin.pattern()));
         }
         files.extend(merge_lines(
             &self.dir,
@@ -162,12 +152,48 @@ impl Workspace {
         Ok(routed.then_some(path))
     }
 
+    /// Returns whether a `.gitignore` or `.gitattributes` that
+    /// [`Workspace::share`] writes is present, in `.workmem/` or in the
+    /// memory directory: the sign that the memory was shared, whatever
+    /// the lines in it say now.
+    pub fn has_sharing_files(&self) -> bool {
+        [workmem_dir(&self.project), self.dir.path().to_path_buf()]
+            .iter()
+            .any(|dir| dir.join(GITATTRIBUTES_FILE).exists() || dir.join(GITIGNORE_FILE).exists())
+    }
+
+    /// Returns the committed memory files that [`Workspace::share`] routes
+    /// to the merge driver, each with its kind and path: one daily log
+    /// that stands for all of them (it need not exist), curated.json,
+    /// conflicts.json, the audit stream, the corrections stream once it
+    /// exists (a memory shared by an earlier version routes it only after
+    /// `share` runs again) and, for the default memory directory, the pin.
+    /// What git's attributes say of each is the caller's question.
+    pub fn routed_files(&self) -> Vec<(MemoryFile, PathBuf)> {
+        let mut files: Vec<(MemoryFile, PathBuf)> = MemoryFile::ROUTED
+            .iter()
+            .filter(|file| !NOT_COMMITTED.contains(&file.pattern()))
+            .filter_map(|&file| match file {
+                MemoryFile::DailyLog => Some((file, self.dir.daily_dir().join(SAMPLE_DAY))),
+                MemoryFile::Corrections => {
+                    let path = self.file(file.pattern());
+                    path.exists().then_some((file, path))
+                }
+                _ => Some((file, self.file(file.pattern()))),
+            })
+            .collect();
+        if self.dir.path() == default_memory_dir(&self.project) {
+            files.push((MemoryFile::Pin, pin_file(&self.project)));
+        }
+        files
+    }
+
     /// Returns the directory that holds the sharing files and the prefix of
     /// the memory files' paths relative to it.
     fn sharing_dir(&self) -> Result<(PathBuf, String)> {
-        if self.dir.path() == self.project.join(DEFAULT_MEMORY_DIR) {
+        if self.dir.path() == default_memory_dir(&self.project) {
             let memory = Path::new(DEFAULT_MEMORY_DIR).file_name().unwrap_or_default();
-            return Ok((self.project.join(DOT_DIR), format!("{}/", memory.to_string_lossy())));
+            return Ok((workmem_dir(&self.project), format!("{}/", memory.to_string_lossy())));
         }
         let canonical =
             std::fs::canonicalize(self.dir.path()).unwrap_or(self.dir.path().to_path_buf());
@@ -186,9 +212,9 @@ impl Workspace {
 
     /// Writes `.workmem/workspace.toml` pinning `id`; returns its path.
     fn write_pin(&self, id: &str) -> Result<Option<PathBuf>> {
-        let dot = self.project.join(DOT_DIR);
+        let dot = workmem_dir(&self.project);
         self.dir.create_dir(&dot)?;
-        let path = dot.join(IDENTITY_FILE);
+        let path = pin_file(&self.project);
         self.dir.replace_path(&path, identity::pin_text(id).as_bytes())?;
         Ok(Some(path))
     }
@@ -210,7 +236,7 @@ impl WorkspaceBuilder {
         let unopened = self.clone().resolve(false)?;
         let mut ids = identity::census(unopened.dir.path(), &unopened.log)?;
         if unopened.pinned && !ids.contains_key(&unopened.workspace_id) {
-            let pin = unopened.project.join(DOT_DIR).join(IDENTITY_FILE);
+            let pin = pin_file(&unopened.project);
             ids.insert(
                 unopened.workspace_id.clone(),
                 identity::Sighting { records: 1, first: Location::file(&pin) },
