@@ -132,9 +132,7 @@ pub fn check_secret(field: &str, text: &str) -> Result<()> {
 /// Errors: [`Error::Corrupt`] for a link or a non-regular file,
 /// [`Error::Io`].
 pub fn read_workspace_file(project: &Path, name: &str) -> Result<Option<Vec<u8>>> {
-    let dir = project.join(store::names::DOT_DIR);
-    store::atomic_io::refuse_symlink(&dir)?;
-    store::atomic_io::read_optional(&dir.join(name))
+    store::memory_dir::ReadOnlyMemoryDir::read_project_file(project, name)
 }
 
 /// Reads a file of the user's own (a configuration file, which may be a
@@ -143,7 +141,7 @@ pub fn read_workspace_file(project: &Path, name: &str) -> Result<Option<Vec<u8>>
 ///
 /// Errors: [`Error::Corrupt`] for a non-regular file, [`Error::Io`].
 pub fn read_user_file(path: &Path) -> Result<Option<Vec<u8>>> {
-    store::atomic_io::read_optional_following(path)
+    store::memory_dir::ReadOnlyMemoryDir::read_user_file(path)
 }
 
 /// The internals, for this crate's own tests, benches and fuzz targets

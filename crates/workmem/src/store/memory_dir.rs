@@ -75,7 +75,7 @@ use crate::store::hash_checkpoints::{self, Checkpoints};
 use crate::store::lock::WorkspaceLock;
 use crate::store::names::{
     CONFLICTS_FILE, CONFLICTS_LAYOUT_FILE, CURATED_FILE, DAILY_DIR, DISTILL_CACHE_FILE,
-    DISTILL_IDS_FILE, DISTILL_PLACES_FILE, DISTILL_UNITS_FILE, SEARCH_INDEX_DIR,
+    DISTILL_IDS_FILE, DISTILL_PLACES_FILE, DISTILL_UNITS_FILE, SEARCH_INDEX_DIR, workmem_dir,
 };
 use crate::store::state_file::{Body, Record, StateFile};
 use crate::store::{layout_cache, valid_hashes};
@@ -348,6 +348,30 @@ impl ReadOnlyMemoryDir {
     /// Errors: [`crate::Error::Corrupt`] naming the path, [`crate::Error::Io`].
     pub(crate) fn refuse_symlink(path: &Path) -> Result<()> {
         atomic_io::refuse_symlink(path)
+    }
+
+    /// Reads the file `name` of `project`'s `.workmem/` whole, refusing a
+    /// symlinked `.workmem/` or file and a file that is not a regular file
+    /// (the folder belongs to the checkout, so it may be hostile); `None`
+    /// when it does not exist.
+    ///
+    /// Errors: [`crate::Error::Corrupt`] naming the link or the file,
+    /// [`crate::Error::Io`].
+    pub(crate) fn read_project_file(project: &Path, name: &str) -> Result<Option<Vec<u8>>> {
+        let dir = workmem_dir(project);
+        atomic_io::refuse_symlink(&dir)?;
+        atomic_io::read_optional(&dir.join(name))
+    }
+
+    /// Reads a file of the user's own (a configuration file, which may be
+    /// a link) whole, refusing one that is not a regular file; `None` when
+    /// it does not exist. It is no file of a memory directory, but read
+    /// with the same care.
+    ///
+    /// Errors: [`crate::Error::Corrupt`] for a non-regular file,
+    /// [`crate::Error::Io`].
+    pub(crate) fn read_user_file(path: &Path) -> Result<Option<Vec<u8>>> {
+        atomic_io::read_optional_following(path)
     }
 }
 
