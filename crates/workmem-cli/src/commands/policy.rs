@@ -154,5 +154,9 @@ pub fn describe_reason(reason: &Reason, entry: Option<(&str, Status)>, run: Run)
         Reason::RejectedByAdjudication { conflict_id, event_id } => format!(
             "rejected by adjudication {event_id} of conflict case {conflict_id}; it needs new evidence to return"
         ),
+        Reason::Retracted { event_ids } => format!(
+            "retracted by {}: it counts as not recorded (`workmem history` shows the record)",
+            event_ids.join(", ")
+        ),
     }
 }

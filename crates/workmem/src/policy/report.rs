@@ -93,6 +93,13 @@ pub enum Reason {
         /// The case of the values in dispute, once it could be opened.
         conflict_id: Option<String>,
     },
+    /// Retracted by a correction in force: the policy does not see it
+    /// (docs/corrections.md).
+    Retracted {
+        /// The event ids of the retract and redact records in force that
+        /// name it, sorted.
+        event_ids: Vec<String>,
+    },
     /// A value a human rejected, with no new evidence since.
     RejectedByAdjudication {
         /// The resolved case.

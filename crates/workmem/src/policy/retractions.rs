@@ -10,6 +10,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::model::fact_line::FactRecord;
+use crate::policy::report::{Decision, Reason};
 use crate::store::corrections::{Action, Correction};
 
 /// The facts retracted by a set of correction records, each with the
@@ -98,6 +100,63 @@ impl Retractions {
     /// retraction `event_id`, sorted; empty when it is in force or unknown.
     pub fn restored_by(&self, event_id: &str) -> impl Iterator<Item = &str> {
         self.restored.get(event_id).into_iter().flatten().map(String::as_str)
+    }
+}
+
+impl Retractions {
+    /// Takes the retracted facts out of `facts`, the input of a policy
+    /// run, keeping the order of the others: the policy never sees a
+    /// retracted fact. With `record`, what is returned remembers the order
+    /// of the whole input, to put each retracted fact's decision back in
+    /// its place ([`Withheld::decisions`]).
+    pub(crate) fn withhold<F: FactRecord>(&self, facts: &mut Vec<F>, record: bool) -> Withheld {
+        let mut withheld = Withheld::default();
+        if self.is_empty() {
+            return withheld;
+        }
+        if record {
+            withheld.order = Some(facts.iter().map(|f| f.fact_id().to_owned()).collect());
+        }
+        withheld.facts = facts
+            .extract_if(.., |f| self.is_retracted(f.fact_id()))
+            .map(|f| Decision {
+                fact_id: f.fact_id().to_owned(),
+                memory_key: f.memory_key().map(str::to_owned),
+                reason: Reason::Retracted {
+                    event_ids: self.retracted_by(f.fact_id()).map(str::to_owned).collect(),
+                },
+            })
+            .collect();
+        withheld
+    }
+}
+
+/// The retracted facts [`Retractions::withhold`] took out of a run's
+/// input, each with its decision.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Withheld {
+    facts: Vec<Decision>,
+    /// The ids of the whole input, in order, when a run records decisions.
+    order: Option<Vec<String>>,
+}
+
+impl Withheld {
+    /// Returns the ids of the facts taken out, in input order.
+    pub(crate) fn ids(&self) -> impl Iterator<Item = &str> {
+        self.facts.iter().map(|d| d.fact_id.as_str())
+    }
+
+    /// Returns `decisions` (a recording run's, in the order of its input)
+    /// with the decision of every fact taken out (reason
+    /// [`Reason::Retracted`]) in its place in the whole input.
+    pub(crate) fn decisions(self, decisions: Vec<Decision>) -> Vec<Decision> {
+        let Some(order) = self.order else { return decisions };
+        let mut by_id: std::collections::HashMap<String, Decision> = decisions
+            .into_iter()
+            .chain(self.facts)
+            .map(|decision| (decision.fact_id.clone(), decision))
+            .collect();
+        order.iter().filter_map(|id| by_id.remove(id)).collect()
     }
 }
 

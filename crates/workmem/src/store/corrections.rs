@@ -331,6 +331,76 @@ pub fn append(path: &Path, record: &Correction) -> Result<()> {
     journal::append_record::<Correction>(path, &record.to_line())
 }
 
+/// What a cache records of the corrections stream it was built against
+/// (docs/corrections.md, "The derived state"): the stream's length and
+/// SHA-256, which say which corrections it reflects, and its stamp, so
+/// that a stat alone tells that the stream has not changed since.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct StreamSeen {
+    /// Length in bytes (0: no stream).
+    pub len: u64,
+    /// SHA-256 (hex) of the whole file.
+    pub sha256: String,
+    /// The stamp the file had when it was read; `None` when it did not
+    /// exist.
+    pub stamp: Option<crate::store::atomic_io::FileStamp>,
+}
+
+impl StreamSeen {
+    /// Returns what a cache records of a stream that does not exist.
+    pub(crate) fn absent() -> StreamSeen {
+        StreamSeen { len: 0, sha256: canon::sha256_hex(b""), stamp: None }
+    }
+
+    /// Returns whether the stream held no record when it was seen.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Returns whether `other` is the same stream content (the stamps
+    /// aside).
+    pub(crate) fn same_content(&self, other: &StreamSeen) -> bool {
+        self.len == other.len && self.sha256 == other.sha256
+    }
+
+    /// Returns whether the stream at `path` still holds what was seen: by
+    /// a stat alone while its stamp did not change, else by its length
+    /// and hash.
+    ///
+    /// Errors: [`crate::Error::Io`].
+    pub(crate) fn holds(&self, path: &Path) -> Result<bool> {
+        let stamp = crate::store::atomic_io::file_stamp(path)?;
+        if stamp == self.stamp {
+            return Ok(true);
+        }
+        let now = match crate::store::atomic_io::read_stamped(path)? {
+            None => StreamSeen::absent(),
+            Some((data, stamp)) => StreamSeen::of(&data, Some(stamp)),
+        };
+        Ok(self.same_content(&now))
+    }
+
+    fn of(data: &[u8], stamp: Option<crate::store::atomic_io::FileStamp>) -> StreamSeen {
+        StreamSeen { len: data.len() as u64, sha256: canon::sha256_hex(data), stamp }
+    }
+}
+
+/// Reads the corrections stream at `path` as [`read`] does, with what a
+/// cache built from it records of it (one read of the file).
+///
+/// Errors: as [`read`].
+pub(crate) fn read_seen(path: &Path, workspace_id: &str) -> Result<(Vec<Correction>, StreamSeen)> {
+    let Some((data, stamp)) = crate::store::atomic_io::read_stamped(path)? else {
+        return Ok((Vec::new(), StreamSeen::absent()));
+    };
+    let mut records = Vec::new();
+    journal::for_each_record_in::<Correction>(path, &data, 1, workspace_id, |numbered| {
+        records.push(numbered.record);
+        Ok(())
+    })?;
+    Ok((records, StreamSeen::of(&data, Some(stamp))))
+}
+
 /// A line of the stream as [`read_each`] returns it: its 1-based number,
 /// and the record or the message of what is wrong with it.
 pub type EachLine = (usize, std::result::Result<Correction, Damage>);

@@ -32,6 +32,7 @@ use crate::model::fact::Kind;
 use crate::model::fact_line::{FactRecord, FactSummary};
 use crate::store::atomic_io::{self, FileStamp};
 use crate::store::block_chain::Covered;
+use crate::store::corrections::StreamSeen;
 use crate::store::day_stamps::ListingStamp;
 
 /// The version of the distill cache's format (the small file, and the
@@ -40,7 +41,7 @@ use crate::store::day_stamps::ListingStamp;
 /// changes, so that a cache of another format is read as missing and
 /// written again. It does not follow the crate's version: a release that
 /// keeps the format keeps the cache.
-pub(crate) const FORMAT_VERSION: u32 = 8;
+pub(crate) const FORMAT_VERSION: u32 = 9;
 const HEADER: &str = "workmem-distill-cache";
 const UNITS_HEADER: &str = "workmem-distill-units 1";
 const IDS_HEADER: &str = "workmem-distill-ids 2";
@@ -89,6 +90,9 @@ pub(crate) struct Header {
     pub ids_len: u64,
     /// The length of the places file this header describes, likewise.
     pub places_len: u64,
+    /// The corrections stream the run was built against: the cache is not
+    /// used once it changed (its facts would count a fact retracted since).
+    pub corrections: StreamSeen,
     /// The stamp of `daily/` under which the days of `files` were its
     /// list (`None`: list it).
     pub listing: Option<ListingStamp>,
@@ -157,6 +161,13 @@ impl Header {
             self.scanned, self.already_evidence, self.active_entries, self.stale, self.ids
         );
         let _ = writeln!(text, "units {} {} {}", self.units_len, self.ids_len, self.places_len);
+        let _ = writeln!(
+            text,
+            "corrections {} {} {}",
+            self.corrections.len,
+            self.corrections.sha256,
+            stamp_text(self.corrections.stamp)
+        );
         text.push_str("listing");
         match self.listing {
             Some(listing) => listing.iter().for_each(|field| {
@@ -205,6 +216,15 @@ impl Header {
         let (units_len, ids_len, places_len) =
             (lengths.next()?.ok()?, lengths.next()?.ok()?, lengths.next()?.ok()?);
         if lengths.next().is_some() {
+            return None;
+        }
+        let mut seen = lines.next()?.strip_prefix("corrections ")?.split(' ');
+        let corrections = StreamSeen {
+            len: seen.next()?.parse().ok()?,
+            sha256: seen.next()?.to_owned(),
+            stamp: parse_stamp(seen.next()?).ok()?,
+        };
+        if seen.next().is_some() {
             return None;
         }
         let listing = match lines.next()?.strip_prefix("listing ")? {
@@ -258,6 +278,7 @@ impl Header {
             units_len,
             ids_len,
             places_len,
+            corrections,
             listing,
             files,
         })

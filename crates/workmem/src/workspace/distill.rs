@@ -73,6 +73,9 @@ impl Workspace {
         if cache && let Some(done) = self.distill_incremental(policy, &as_of)? {
             return Ok(done);
         }
+        // The policy never sees a retracted fact (a run from the cache
+        // reads the stream only when it holds records).
+        let (retractions, corrections) = self.retractions_seen()?;
         // Taken before the listing: a file created after it changes it.
         let listing = if cache { day_stamps::settled_listing(&self.log)? } else { None };
         let files = self.log.read_files_with::<FactSummary>(&self.log.days()?, cache)?;
@@ -86,7 +89,7 @@ impl Workspace {
                     let _ = index.save(&path, &workspace_id);
                 })))
             });
-        let read = cache.then(|| ReadLog::of(&files, listing));
+        let mut read = cache.then(|| ReadLog::of(&files, listing));
         // curated.json and conflicts.json (which grow with the log and the
         // history) are decoded on two more threads while the files' facts
         // are merged into one list.
@@ -99,6 +102,11 @@ impl Workspace {
             let curated = curated.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
             (facts, curated, queue.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
         });
+        let mut facts = facts;
+        let withheld = retractions.withhold(&mut facts, record);
+        if let Some(read) = &mut read {
+            read.withheld(withheld.ids().map(str::to_owned), corrections);
+        }
         let (curated, bytes) = curated?;
         // Only whether the file exists matters here; free its bytes (they
         // grow with the log) before the policy runs.
@@ -137,7 +145,10 @@ impl Workspace {
         };
         let allocations = facts.len();
         drop_in_background(facts, allocations);
-        done
+        done.map(|mut done| {
+            done.decisions = withheld.decisions(std::mem::take(&mut done.decisions));
+            done
+        })
     }
 
     /// Saves what a whole-log run changed (see [`Workspace::save_outcome`])

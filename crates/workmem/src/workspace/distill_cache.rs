@@ -33,9 +33,11 @@ use crate::model::fact_line::{FactRecord, FactSummary};
 use crate::model::stamp::Stamp;
 use crate::policy::distill::{self, Known, Policy, Report};
 use crate::policy::projection::Projection;
+use crate::policy::retractions::Retractions;
 use crate::store::append_trail;
 use crate::store::block_chain::Covered;
 use crate::store::conflict_queue::{Case, CaseHead, ConflictQueue};
+use crate::store::corrections::StreamSeen;
 use crate::store::coverage::{self, Scan};
 use crate::store::curated_file::EntryHead;
 use crate::store::curated_state::{CURATED_SCHEMA_VERSION, CuratedState, Entry};
@@ -65,6 +67,11 @@ pub(super) struct ReadLog {
     /// Whether a record was dropped for an id written before it.
     duplicates: bool,
     records: usize,
+    /// The ids of the facts the run left out because a correction
+    /// retracted them (in the id filter, never a unit's fact).
+    retracted: Vec<String>,
+    /// The corrections stream the run read.
+    corrections: StreamSeen,
 }
 
 impl ReadLog {
@@ -72,7 +79,14 @@ impl ReadLog {
     /// taken) tell the cache.
     pub(super) fn of(read: &LogRead<FactSummary>, listing: Option<ListingStamp>) -> ReadLog {
         let files = read.files();
-        let mut out = ReadLog { files: BTreeMap::new(), listing, duplicates: false, records: 0 };
+        let mut out = ReadLog {
+            files: BTreeMap::new(),
+            listing,
+            duplicates: false,
+            records: 0,
+            retracted: Vec::new(),
+            corrections: StreamSeen::absent(),
+        };
         for file in &files {
             out.duplicates |= file.dropped > 0;
             out.records += file.records.len();
@@ -91,6 +105,17 @@ impl ReadLog {
             out.listing = None;
         }
         out
+    }
+
+    /// Records that the run read `corrections` and left out the facts of
+    /// `retracted`.
+    pub(super) fn withheld(
+        &mut self,
+        retracted: impl Iterator<Item = String>,
+        corrections: StreamSeen,
+    ) {
+        self.retracted = retracted.collect();
+        self.corrections = corrections;
     }
 }
 
@@ -266,10 +291,15 @@ impl Workspace {
         facts: &'f [FactSummary],
         read: ReadLog,
     ) -> Result<Option<UnitsPrep<'f>>> {
-        if read.duplicates || read.records != facts.len() {
+        if read.duplicates || read.records != facts.len() + read.retracted.len() {
             return Ok(None);
         }
-        let (filter, keyed) = KeyedFacts::of(facts);
+        // A retracted fact is no unit's fact, but its id is the log's: a
+        // record appended later with the same id is a repeat.
+        let (mut filter, keyed) = KeyedFacts::of(facts);
+        for id in &read.retracted {
+            filter.insert(id);
+        }
         let token = random_token();
         self.dir.replace_cache_streamed(DISTILL_IDS_FILE, |out| {
             filter.write_to(token, out).map(|()| true)
@@ -412,10 +442,11 @@ impl Workspace {
                 .iter()
                 .filter_map(|(key, (_, case))| Some((key.clone(), case.clone()?)))
                 .collect(),
-            ids: facts.len(),
+            ids: facts.len() + prep.read.retracted.len(),
             units_len,
             ids_len: prep.ids_len,
             places_len: places.len() as u64,
+            corrections: prep.read.corrections,
             listing: prep.read.listing,
             files: prep.read.files,
         };
@@ -503,6 +534,7 @@ impl Workspace {
         if header.policy != policy_text(policy)
             || now < header.as_of
             || state[..2] != header.state[..2]
+            || !self.corrections_hold(&header.corrections)?
         {
             return Ok(None);
         }
@@ -615,6 +647,21 @@ impl Workspace {
         if !self.appended_ids_are_new(&stored_ids, appended)? {
             return Ok(None);
         }
+        // A retracted fact takes no part, whether it aged or was appended
+        // (its id may be one a correction named before it arrived). The
+        // stream is read only when it holds records; it is the one the
+        // cache was built against (checked before the run started).
+        let retracted = if header.corrections.is_empty() {
+            Retractions::default()
+        } else {
+            let (retracted, seen) = self.retractions_seen()?;
+            if !seen.same_content(&header.corrections) {
+                return Ok(None);
+            }
+            retracted
+        };
+        let counts = |record: &FactSummary| !retracted.is_retracted(record.fact_id());
+        newly_aged.retain(counts);
 
         // The units to judge, with their new candidates and new ids.
         let stable = |f: &FactSummary| policy.stable_kinds.contains(&f.kind());
@@ -622,7 +669,7 @@ impl Workspace {
         let mut candidates: Vec<FactSummary> = Vec::new();
         let mut new_ids: BTreeMap<String, Vec<(String, u8)>> = BTreeMap::new();
         let mut touched: BTreeSet<UnitKey> = BTreeSet::new();
-        for record in &new_records {
+        for record in new_records.iter().filter(|r| counts(r)) {
             if let Some(key) = record.memory_key() {
                 new_ids
                     .entry(key.to_owned())
@@ -632,7 +679,9 @@ impl Workspace {
             }
             delta_aged += usize::from(aged(policy, record, now));
         }
-        for record in new_records.iter().filter(|r| aged(policy, r, now)).chain(&newly_aged) {
+        for record in
+            new_records.iter().filter(|r| counts(r) && aged(policy, r, now)).chain(&newly_aged)
+        {
             if stable(record) {
                 touched.insert(unit_of(record));
                 candidates.push(record.clone());
@@ -741,6 +790,7 @@ impl Workspace {
             units_len: header.units_len,
             ids_len: header.ids_len,
             places_len: header.places_len,
+            corrections: header.corrections.clone(),
             listing,
             files,
         };

@@ -113,8 +113,18 @@ impl Workspace {
         wanted: impl Fn(&Fact) -> bool,
     ) -> Result<(Vec<FactExplanation>, Vec<Entry>)> {
         let facts = self.facts()?;
-        let outcome = crate::policy::distill::distill_with(
-            &facts,
+        // A retracted fact is not the policy's: its reason is the
+        // correction.
+        let retractions = self.retractions()?;
+        let mut without: Vec<Fact> = Vec::new();
+        let mut withheld = None;
+        if !retractions.is_empty() {
+            without.clone_from(&facts);
+            withheld = Some(retractions.withhold(&mut without, true));
+        }
+        let judged = if withheld.is_some() { &without } else { &facts };
+        let mut outcome = crate::policy::distill::distill_with(
+            judged,
             self.curated()?,
             &self.conflicts()?,
             policy,
@@ -122,6 +132,9 @@ impl Workspace {
             self.workspace_id(),
             crate::policy::distill::RunOptions::explained(),
         )?;
+        if let Some(withheld) = withheld {
+            outcome.decisions = withheld.decisions(std::mem::take(&mut outcome.decisions));
+        }
         let mut reasons: std::collections::HashMap<&str, &Reason> =
             outcome.decisions.iter().map(|d| (d.fact_id.as_str(), &d.reason)).collect();
         let mut out = Vec::new();

@@ -1,0 +1,202 @@
+//! Every reader treats a retracted fact as not recorded
+//! (docs/corrections.md, "What every reader does with a retracted fact"):
+//! the policy never sees one, the caches that can yield a fact are not used
+//! after a correction they do not reflect, and the context, the recent
+//! facts, `status` and `explain` leave it out or say it is retracted. The
+//! facts retracted here are evidence of nothing yet (waiting for the age
+//! gate, pending claims), a state the retract command produces too; the
+//! records are written by hand.
+#![allow(clippy::disallowed_methods)] // tests write fixtures directly
+
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+
+use serde_json::json;
+use workmem::internals::corrections::CORRECTIONS_FILE;
+use workmem::{DistillOptions, Policy, Reason, Workspace};
+
+use crate::common::{AS_OF, Project, open, stamp};
+
+/// Appends to `project`'s corrections stream a retraction of `facts`
+/// under `event`.
+fn retract(project: &Project, event: &str, facts: &[&str]) {
+    let mut facts = facts.to_vec();
+    facts.sort_unstable();
+    let record = json!({
+        "action": "retract", "actor": "Ada <ada@example.com>", "entry_key": null,
+        "event_id": event, "fact_ids": facts, "rationale": "recorded by mistake",
+        "recorded_at": "2026-02-20T09:00:00Z", "restores": null,
+        "schema_version": 1, "workspace_id": project.ws.workspace_id(),
+    });
+    let path = project.file(CORRECTIONS_FILE);
+    let mut text = fs::read_to_string(&path).unwrap_or_default();
+    text.push_str(&record.to_string());
+    text.push('\n');
+    fs::write(path, text).unwrap();
+}
+
+/// The contents of the active entries of curated.json, sorted.
+fn active(ws: &Workspace) -> Vec<String> {
+    let mut out: Vec<String> = ws
+        .curated()
+        .unwrap()
+        .entries
+        .iter()
+        .filter(|e| e.is_active())
+        .map(|e| e.content.clone())
+        .collect();
+    out.sort();
+    out
+}
+
+/// Every fact of the log: an id, the content of the entry it could make.
+/// u1 and u2 (unkeyed, important) wait for the age gate at [`AS_OF`]; k1
+/// and k2 tie on `db.engine` once aged; p1 is a pending claim of
+/// `ci.runner`.
+fn young_facts() -> Project {
+    let project = Project::new();
+    project.add("u1", "convention", 5, None, "Deploy on Fridays", "2026-02-20T09:00:00Z");
+    project.add("u2", "convention", 5, None, "Tag every release", "2026-02-20T10:00:00Z");
+    project.add("k1", "decision", 4, Some("db.engine"), "Use Postgres", "2026-02-21T09:00:00Z");
+    project.add("k2", "decision", 4, Some("db.engine"), "Use MySQL", "2026-02-21T09:00:00Z");
+    project.add("p1", "decision", 3, Some("ci.runner"), "Use Buildkite", "2026-02-22T09:00:00Z");
+    project
+}
+
+const LATER: &str = "2026-04-01T00:00:00Z";
+
+fn distill_at(ws: &Workspace, as_of: &str) -> workmem::Distilled {
+    ws.distill(&DistillOptions::new().as_of(stamp(as_of))).unwrap()
+}
+
+fn remove_caches(project: &Project) {
+    for entry in fs::read_dir(project.ws.memory_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name.starts_with('.') && path.is_file() {
+            fs::remove_file(path).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_fact_retracted_while_it_waits_is_never_promoted_nor_opens_a_case() {
+    let project = young_facts();
+    // Everything waits: the run leaves a cache that holds the young facts.
+    let first = distill_at(&project.ws, AS_OF);
+    assert_eq!((first.report.scanned, first.active_entries), (0, 0));
+    retract(&project, "correction:1", &["u1", "k2"]);
+
+    // Aged: u1 is not promoted, and k1 stands alone on db.engine (k2 would
+    // have tied with it and opened a case).
+    let later = distill_at(&project.ws, LATER);
+    assert_eq!(active(&project.ws), ["Tag every release", "Use Postgres"]);
+    assert!(project.ws.conflicts().unwrap().cases.is_empty());
+    assert_eq!(later.report.scanned, 3, "{:?}", later.report);
+    let curated = fs::read(project.file("curated.json")).unwrap();
+
+    // A cold run over the same log says the same.
+    remove_caches(&project);
+    fs::remove_file(project.file("curated.json")).unwrap();
+    fs::remove_file(project.file("MEMORY.md")).unwrap();
+    let cold = distill_at(&open(project.path()), LATER);
+    assert_eq!(cold.report, later.report);
+    assert_eq!(fs::read(project.file("curated.json")).unwrap(), curated);
+
+    // Without the correction, the same log ties on db.engine and promotes
+    // u1: the test above can fail.
+    fs::remove_file(project.file(CORRECTIONS_FILE)).unwrap();
+    let other = Project::new();
+    for fact in project.ws.facts().unwrap() {
+        other.add(
+            fact.fact_id(),
+            fact.kind().as_str(),
+            i64::from(fact.importance()),
+            fact.memory_key(),
+            fact.content(),
+            fact.recorded_at().as_str(),
+        );
+    }
+    distill_at(&other.ws, LATER);
+    assert_eq!(active(&other.ws), ["Deploy on Fridays", "Tag every release"]);
+    assert_eq!(other.ws.conflicts().unwrap().cases.len(), 1);
+}
+
+#[test]
+fn the_distill_cache_is_not_used_after_a_correction_it_does_not_reflect() {
+    let project = young_facts();
+    // Everything aged: u1 and u2 promoted, db.engine tied, p1 below the
+    // thresholds (evidence of nothing).
+    let run = distill_at(&project.ws, LATER);
+    assert_eq!((run.report.scanned, run.report.skipped), (5, 3), "{:?}", run.report);
+    // Nothing new: the cache answers, and counts the same.
+    let again = distill_at(&project.ws, LATER).report;
+    assert_eq!((again.scanned, again.skipped, again.created), (5, 5, 0), "{again:?}");
+    // A correction of a fact that is evidence of nothing changes no
+    // derived file; "nothing new" from the cache would still count p1.
+    retract(&project, "correction:1", &["p1"]);
+    let after = distill_at(&project.ws, LATER);
+    assert_eq!((after.report.scanned, after.report.skipped), (4, 4), "{:?}", after.report);
+    // And the cache the run left reflects the correction.
+    assert_eq!(distill_at(&project.ws, LATER).report, after.report);
+    let header = fs::read_to_string(project.file(".distill-cache")).unwrap();
+    let stream = fs::read(project.file(CORRECTIONS_FILE)).unwrap();
+    assert!(
+        header.lines().any(|l| l.starts_with(&format!("corrections {} ", stream.len()))),
+        "{header}"
+    );
+}
+
+#[test]
+fn facts_that_age_from_a_cache_built_after_a_correction_stay_out() {
+    let project = young_facts();
+    retract(&project, "correction:1", &["u1", "k2"]);
+    // The cache is built with the correction in force, while all wait.
+    assert_eq!(distill_at(&project.ws, AS_OF).report.scanned, 0);
+    let units = project.file(".distill-cache.units");
+    let inode = fs::metadata(&units).unwrap().ino();
+    // Time passes: the facts age, and the run starts from the cache.
+    let later = distill_at(&project.ws, LATER);
+    assert_eq!(
+        fs::metadata(&units).unwrap().ino(),
+        inode,
+        "the run started from the cache (it appends to its units file)"
+    );
+    assert_eq!(active(&project.ws), ["Tag every release", "Use Postgres"]);
+    assert!(project.ws.conflicts().unwrap().cases.is_empty());
+    assert_eq!(later.report.scanned, 3, "{:?}", later.report);
+}
+
+#[test]
+fn explain_gives_a_retracted_fact_the_reason_retracted_with_its_records() {
+    let project = young_facts();
+    retract(&project, "correction:1", &["u1"]);
+    retract(&project, "correction:2", &["u1", "k2"]);
+    let policy = Policy::default();
+    let explained = project.ws.explain_fact("u1", &policy, Some(stamp(LATER))).unwrap();
+    assert_eq!(
+        explained.reason,
+        Reason::Retracted { event_ids: vec!["correction:1".into(), "correction:2".into()] }
+    );
+    assert!(explained.entry.is_none());
+    let json = serde_json::to_value(&explained).unwrap();
+    assert_eq!(json["reason"], "retracted");
+    assert_eq!(json["event_ids"], json!(["correction:1", "correction:2"]));
+    // The other facts of the key are judged without it: k1 is promoted.
+    let key = project.ws.explain_key("db.engine", &policy, Some(stamp(LATER))).unwrap();
+    let reasons: Vec<(&str, bool)> = key
+        .facts
+        .iter()
+        .map(|f| (f.fact.fact_id(), matches!(f.reason, Reason::Retracted { .. })))
+        .collect();
+    assert_eq!(reasons, [("k1", false), ("k2", true)]);
+    assert!(key.facts[0].reason.is_promoted(), "{:?}", key.facts[0].reason);
+    // distill --explain lists every fact in log order, the retracted ones
+    // with their reason.
+    let run =
+        project.ws.distill(&DistillOptions::new().as_of(stamp(LATER)).dry_run().explain()).unwrap();
+    let order: Vec<&str> = run.decisions.iter().map(|d| d.fact_id.as_str()).collect();
+    assert_eq!(order, ["u1", "u2", "k1", "k2", "p1"]);
+    assert!(matches!(run.decisions[0].reason, Reason::Retracted { .. }));
+    assert!(matches!(run.decisions[3].reason, Reason::Retracted { .. }));
+}
