@@ -13,7 +13,7 @@ use std::os::unix::fs::MetadataExt;
 
 use serde_json::json;
 use workmem::internals::corrections::CORRECTIONS_FILE;
-use workmem::{DistillOptions, Policy, Reason, Workspace};
+use workmem::{ContextOptions, DistillOptions, Policy, Reason, Workspace};
 
 use crate::common::{AS_OF, Project, open, stamp};
 
@@ -165,6 +165,43 @@ fn facts_that_age_from_a_cache_built_after_a_correction_stay_out() {
     assert_eq!(active(&project.ws), ["Tag every release", "Use Postgres"]);
     assert!(project.ws.conflicts().unwrap().cases.is_empty());
     assert_eq!(later.report.scanned, 3, "{:?}", later.report);
+}
+
+#[test]
+fn a_retracted_fact_is_neither_recent_nor_pending_in_the_context() {
+    let project = young_facts();
+    let context = |ws: &Workspace| ws.context_with(&ContextOptions::new()).unwrap();
+    // The pending index is written by this read.
+    let before = context(&project.ws);
+    assert!(before.contains("Deploy on Fridays") && before.contains("Use Buildkite"), "{before}");
+    assert!(project.file(".pending.json").exists());
+    retract(&project, "correction:1", &["u1", "p1"]);
+    let after = context(&project.ws);
+    assert!(!after.contains("Deploy on Fridays"), "{after}");
+    assert!(!after.contains("Use Buildkite"), "{after}");
+    assert!(after.contains("Tag every release") && after.contains("Use MySQL"), "{after}");
+    // So does a handle opened afresh (the index written now reflects it).
+    assert_eq!(context(&open(project.path())), after);
+    let recent: Vec<String> =
+        project.ws.recent_facts(10).unwrap().iter().map(|f| f.fact_id().to_owned()).collect();
+    assert_eq!(recent, ["u2", "k1", "k2"]);
+    let older = project.ws.recent_facts_before(&stamp("2026-03-01T00:00:00Z"), "z", 10).unwrap();
+    assert_eq!(older.len(), 3);
+}
+
+#[test]
+fn status_never_counts_a_retracted_fact_as_waiting() {
+    let project = young_facts();
+    let waiting = |ws: &Workspace| ws.overview(Some(stamp(AS_OF))).unwrap().facts;
+    // Without a cache (a dry run over the log), then from the cache.
+    assert_eq!(waiting(&project.ws).waiting_for_age, 5);
+    retract(&project, "correction:1", &["u1", "p1"]);
+    let counts = waiting(&project.ws);
+    assert_eq!((counts.total, counts.waiting_for_age), (5, 3));
+    distill_at(&project.ws, AS_OF);
+    assert!(project.file(".distill-cache").exists());
+    let counts = waiting(&project.ws);
+    assert_eq!((counts.total, counts.waiting_for_age), (5, 3));
 }
 
 #[test]

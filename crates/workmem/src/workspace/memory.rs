@@ -325,11 +325,16 @@ impl Workspace {
     /// Errors: as [`Workspace::memory`] and [`Workspace::facts`].
     pub fn context_with(&self, options: &ContextOptions) -> Result<String> {
         let view = self.curated_view()?;
+        // A retracted fact is neither recent nor pending.
+        let corrections = self.retractions_seen()?;
         let recent = self.log.recent(options.recent.unwrap_or(self.config.recent_facts), |f| {
-            f.memory_key.is_none()
+            f.memory_key.is_none() && !corrections.0.is_retracted(&f.fact_id)
         })?;
-        let pending =
-            self.reviewed_pending(options.pending.unwrap_or(self.config.pending_facts), &view)?;
+        let pending = self.reviewed_pending(
+            options.pending.unwrap_or(self.config.pending_facts),
+            &view,
+            &corrections,
+        )?;
         let budget = options.budget.unwrap_or(self.config.context_budget);
         // With a query, the entries relevant to it come first when not all
         // fit: found by search only then.

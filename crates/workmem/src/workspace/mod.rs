@@ -177,11 +177,13 @@ impl Workspace {
     }
 
     /// Returns the `limit` most recent facts (any kind, keyed or not), oldest
-    /// first, reading only the newest daily files.
+    /// first, reading only the newest daily files. A retracted fact is not
+    /// one of them.
     ///
-    /// Errors: as [`Workspace::facts`].
+    /// Errors: as [`Workspace::facts`] and [`Workspace::corrections`].
     pub fn recent_facts(&self, limit: usize) -> Result<Vec<Fact>> {
-        self.log.recent(limit, |_| true)
+        let retracted = self.retractions()?;
+        self.log.recent(limit, |f| !retracted.is_retracted(&f.fact_id))
     }
 
     /// Returns the `limit` most recent facts that come before the fact
@@ -210,14 +212,17 @@ impl Workspace {
     /// # }
     /// ```
     ///
-    /// Errors: as [`Workspace::facts`].
+    /// Errors: as [`Workspace::recent_facts`].
     pub fn recent_facts_before(
         &self,
         recorded_at: &Stamp,
         fact_id: &str,
         limit: usize,
     ) -> Result<Vec<Fact>> {
-        self.log.recent_before(limit, Some((recorded_at.instant(), fact_id)), |_| true)
+        let retracted = self.retractions()?;
+        self.log.recent_before(limit, Some((recorded_at.instant(), fact_id)), |f| {
+            !retracted.is_retracted(&f.fact_id)
+        })
     }
 
     /// Returns one summary per daily log, oldest first: from the distill

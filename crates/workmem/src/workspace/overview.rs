@@ -274,6 +274,11 @@ impl Workspace {
             return Ok(None);
         }
         counts.total += appended.len();
+        // A retracted fact does not wait: the policy never sees it.
+        if !young.is_empty() {
+            let retracted = self.retractions()?;
+            young.retain(|(id, _)| !retracted.is_retracted(id));
+        }
         let judged = self.young_judged(young.iter().map(|(id, _)| id.as_str()), earliest)?;
         for (id, until) in &young {
             if !judged.contains(id.as_str()) {

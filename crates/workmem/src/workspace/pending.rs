@@ -39,7 +39,9 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::model::fact::Fact;
 use crate::policy::projection::{MAX_PENDING_FACTS, PendingFact};
+use crate::policy::retractions::Retractions;
 use crate::store::conflict_queue::CaseStatus;
+use crate::store::corrections::StreamSeen;
 use crate::store::curated_state::{CuratedState, Entry};
 use crate::store::memory_dir::FileStamp;
 use crate::store::names::{CURATED_FILE, PENDING_INDEX_FILE};
@@ -47,7 +49,7 @@ use crate::workspace::Workspace;
 use crate::workspace::memory::CuratedView;
 
 /// Version of the `.pending.json` layout.
-const SCHEMA_VERSION: u32 = 2;
+const SCHEMA_VERSION: u32 = 3;
 
 /// The pending index (see the module docs).
 #[derive(Debug, Serialize, Deserialize)]
@@ -58,6 +60,9 @@ struct PendingIndex {
     /// Stamp of the curated.json whose evidence ids decided; `None` when
     /// there was none (then every keyed fact is pending).
     curated: Option<FileStamp>,
+    /// The corrections stream whose retracted facts were left out: the
+    /// index is not used once it changed.
+    corrections: StreamSeen,
     /// Whether the files go back to the oldest daily file there was and
     /// every pending keyed fact of them is listed.
     complete: bool,
@@ -94,6 +99,7 @@ impl Workspace {
         &self,
         limit: usize,
         view: &CuratedView,
+        corrections: &(Retractions, StreamSeen),
     ) -> Result<Vec<PendingFact>> {
         let limit = limit.min(MAX_PENDING_FACTS);
         if limit == 0 {
@@ -102,12 +108,12 @@ impl Workspace {
         // Identify curated.json before reading anything: an index built
         // against a state replaced meanwhile then never matches.
         let curated = self.dir.stamp(CURATED_FILE)?;
-        if let Some(index) = self.read_pending_index(curated)
-            && let Some(found) = self.pending_from_index(&index, limit)?
+        if let Some(index) = self.read_pending_index(curated, &corrections.1)
+            && let Some(found) = self.pending_from_index(&index, limit, &corrections.0)?
         {
             return Ok(found);
         }
-        let index = self.build_pending_index(curated, limit, view)?;
+        let index = self.build_pending_index(curated, limit, view, corrections)?;
         if !self.read_only {
             // Only a cache: a reader that cannot write it still answers.
             let _ = self.write_pending_index(&index);
@@ -118,15 +124,21 @@ impl Workspace {
     }
 
     /// Returns the index when it exists, parses and was built against the
-    /// curated.json with stamp `curated`.
-    fn read_pending_index(&self, curated: Option<FileStamp>) -> Option<PendingIndex> {
+    /// curated.json with stamp `curated` and the corrections stream
+    /// `corrections`.
+    fn read_pending_index(
+        &self,
+        curated: Option<FileStamp>,
+        corrections: &StreamSeen,
+    ) -> Option<PendingIndex> {
         // Any trouble with the cache is a miss, never an error.
         let data = self.dir.read(PENDING_INDEX_FILE).ok()??;
         let index: PendingIndex = serde_json::from_slice(&data).ok()?;
         (index.schema_version == SCHEMA_VERSION
             && index.workspace_id == self.workspace_id
-            && index.curated == curated)
-            .then_some(index)
+            && index.curated == curated
+            && index.corrections.same_content(corrections))
+        .then_some(index)
     }
 
     /// Answers from `index` and the daily files that changed since it was
@@ -135,7 +147,13 @@ impl Workspace {
         &self,
         index: &PendingIndex,
         limit: usize,
+        retracted: &Retractions,
     ) -> Result<Option<Vec<PendingFact>>> {
+        // A fact appended since the index may carry an id a correction
+        // named before it arrived.
+        let pending = |fact: &Fact| {
+            if retracted.is_retracted(&fact.fact_id) { None } else { PendingFact::of(fact) }
+        };
         let days = self.log.days()?;
         if index.files.iter().any(|listed| days.iter().all(|day| day.day != listed.day)) {
             // A listed file is gone: what it held may have been needed.
@@ -157,7 +175,7 @@ impl Workspace {
                 }
                 // Created since the index was written: nothing in it is
                 // evidence yet.
-                found.extend(self.log.read_file(&day.path)?.iter().filter_map(PendingFact::of));
+                found.extend(self.log.read_file(&day.path)?.iter().filter_map(pending));
                 continue;
             };
             let Some(stamp) = self.dir.stamp_path(&day.path)? else { return Ok(None) };
@@ -176,7 +194,7 @@ impl Workspace {
                 return Ok(None);
             }
             found.extend(listed.pending.iter().cloned());
-            found.extend(facts[listed.facts..].iter().filter_map(PendingFact::of));
+            found.extend(facts[listed.facts..].iter().filter_map(pending));
         }
         if found.len() < limit && !index.complete {
             // More asked for than the index keeps.
@@ -189,12 +207,14 @@ impl Workspace {
     /// facts are found or the log ends, and keeps the newest `limit`. A
     /// keyed fact no later than the latest evidence of its memory key
     /// (`view.domains`) is looked up among the evidence ids of the curated
-    /// state (`view.state`, else curated.json, read once, then).
+    /// state (`view.state`, else curated.json, read once, then). A
+    /// retracted fact is never pending.
     fn build_pending_index(
         &self,
         curated: Option<FileStamp>,
         limit: usize,
         view: &CuratedView,
+        (retracted, seen): &(Retractions, StreamSeen),
     ) -> Result<PendingIndex> {
         // The keyed entries by memory key, from the curated state read only
         // when a fact needs it; entries list their evidence ids sorted
@@ -237,7 +257,10 @@ impl Workspace {
             let Some((facts, stamp)) = self.log.read_file_stamped(&day.path)? else { continue };
             let mut pending: Vec<PendingFact> = Vec::new();
             for fact in &facts {
-                if fact.memory_key.is_some() && !is_evidence(fact)? {
+                if fact.memory_key.is_some()
+                    && !retracted.is_retracted(&fact.fact_id)
+                    && !is_evidence(fact)?
+                {
                     pending.extend(PendingFact::of(fact));
                 }
             }
@@ -267,6 +290,7 @@ impl Workspace {
             schema_version: SCHEMA_VERSION,
             workspace_id: self.workspace_id.clone(),
             curated,
+            corrections: seen.clone(),
             complete,
             files,
         })
@@ -299,11 +323,12 @@ impl Workspace {
         &self,
         limit: usize,
         view: &CuratedView,
+        corrections: &(Retractions, StreamSeen),
     ) -> Result<Vec<PendingFact>> {
         if limit == 0 {
             return Ok(Vec::new());
         }
-        let mut found = self.pending_facts(limit, view)?;
+        let mut found = self.pending_facts(limit, view, corrections)?;
         if !found.is_empty() && self.file(crate::store::names::CONFLICTS_FILE).exists() {
             let queue = self.conflicts()?;
             found.retain_mut(|fact| {
