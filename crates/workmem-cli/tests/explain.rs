@@ -283,3 +283,74 @@ fn configuration_errors_name_the_key_and_the_file() {
     let out = p.run(&["facts", "--all"]);
     assert!(out.status.success());
 }
+
+/// Appends a retraction of `facts` to the project's corrections stream
+/// (the state the retract command leaves for facts that are evidence of
+/// nothing).
+fn retract(p: &Project, event: &str, facts: &[&str]) {
+    let workspace = p.json(&["status"])["workspace_id"].as_str().expect("an id").to_owned();
+    let record = serde_json::json!({
+        "action": "retract", "actor": "Ada <ada@example.com>", "entry_key": null,
+        "event_id": event, "fact_ids": facts, "rationale": "recorded against the wrong service",
+        "recorded_at": "2026-05-01T09:00:00Z", "restores": null,
+        "schema_version": 1, "workspace_id": workspace,
+    });
+    let path = p.root.join(".workmem/memory/memory-corrections.jsonl");
+    let mut text = std::fs::read_to_string(&path).unwrap_or_default();
+    text.push_str(&record.to_string());
+    text.push('\n');
+    std::fs::write(path, text).expect("write the stream");
+}
+
+#[test]
+fn explain_and_review_show_a_retracted_fact_with_its_record() {
+    let p = Project::new();
+    p.fact("e1", "Use Postgres", "decision", 4, Some("db.engine"), "2026-01-03T10:00:00Z");
+    p.fact("e2", "Use MySQL", "decision", 4, Some("db.engine"), "2026-01-03T10:00:00Z");
+    p.fact("e3", "Use SQLite", "decision", 4, Some("db.engine"), "2026-05-20T10:00:00Z");
+    retract(&p, "correction:1", &["e3"]);
+
+    let explained = p.json(&["explain", "e3", "--as-of", AS_OF]);
+    assert_eq!(explained["reason"], "retracted", "{explained}");
+    assert_eq!(explained["event_ids"], serde_json::json!(["correction:1"]));
+    assert_eq!(explained["fact"]["fact_id"], "e3");
+    let text = p.ok(&["explain", "e3", "--as-of", AS_OF]);
+    assert!(text.contains("retracted by correction:1"), "{text}");
+    // The key's other facts are judged without it: a tie of e1 and e2.
+    let key = p.json(&["explain", "--key", "db.engine", "--as-of", AS_OF]);
+    let reasons: Vec<&str> =
+        key["facts"].as_array().unwrap().iter().map(|f| f["reason"].as_str().unwrap()).collect();
+    assert_eq!(reasons, ["tied", "tied", "retracted"], "{key}");
+    // Plain `facts` leaves it out; `--all` marks it.
+    let listed = p.json(&["facts", "--all", "--key", "db.engine"]);
+    assert_eq!(listed.as_array().unwrap().len(), 3);
+    assert_eq!(listed[2]["retracted_by"], serde_json::json!(["correction:1"]));
+    let recent = p.json(&["facts", "--recent", "10"]);
+    let ids: Vec<&str> =
+        recent.as_array().unwrap().iter().map(|f| f["fact_id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["e1", "e2"]);
+
+    // review shows the case of db.engine with the key's corrections.
+    p.ok(&["distill", "--as-of", AS_OF, "-q"]);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_workmem"));
+    cmd.env_clear()
+        .env("HOME", p.dir.path())
+        .env("XDG_CONFIG_HOME", p.dir.path().join("xdg"))
+        .env("USER", "reviewer")
+        .env("TERM", "xterm")
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .current_dir(&p.root)
+        .arg("review");
+    let mut session =
+        rexpect::session::spawn_command(cmd, Some(20_000)).expect("spawn workmem review");
+    session.exp_string("key db.engine").unwrap();
+    session
+        .exp_string(
+            "correction correction:1 (retract) by Ada <ada@example.com> at \
+             2026-05-01T09:00:00Z: facts e3: recorded against the wrong service",
+        )
+        .unwrap();
+    session.exp_string("candidate number").unwrap();
+    session.send_line("q").unwrap();
+    session.exp_eof().unwrap();
+}

@@ -63,19 +63,25 @@ pub fn run(ctx: &Ctx, args: &HistoryArgs) -> Result<(), CommandError> {
         }
     }
     for record in &history.corrections {
-        let what = match &record.restores {
-            Some(restored) => format!("restore of {restored}"),
-            None => record.action.to_string(),
-        };
-        let facts: Vec<&str> = record.fact_ids.iter().collect();
-        ctx.ui.line(format!(
-            "correction {} ({what}) by {} at {}: facts {}: {}",
-            record.event_id,
-            record.actor,
-            record.recorded_at,
-            facts.join(", "),
-            record.rationale
-        ))?;
+        ctx.ui.line(describe_correction(record))?;
     }
     Ok(())
+}
+
+/// Returns one line for a correction record: its event id, what it does,
+/// who made it and when, the facts it names and why.
+pub fn describe_correction(record: &workmem::Correction) -> String {
+    let what = match &record.restores {
+        Some(restored) => format!("restore of {restored}"),
+        None => record.action.to_string(),
+    };
+    let facts: Vec<&str> = record.fact_ids.iter().collect();
+    format!(
+        "correction {} ({what}) by {} at {}: facts {}: {}",
+        record.event_id,
+        record.actor,
+        record.recorded_at,
+        facts.join(", "),
+        record.rationale
+    )
 }

@@ -1,6 +1,7 @@
 //! `workmem review`: the human review of open conflict cases at a
 //! terminal, one case at a time: its key, the current value and every
-//! candidate with its evidence facts, and the key's revision history. The
+//! candidate with its evidence facts, the key's revision history and the
+//! corrections that name a fact of the key. The
 //! reviewer picks a candidate by number, types a rationale and confirms;
 //! the decision goes through the library's `resolve` with the revision that
 //! was shown, a fresh event id and the actor of `resolve`'s default.
@@ -23,6 +24,7 @@ use workmem::{Case, Error, Fact, Resolution, Workspace};
 use crate::command_error::CommandError;
 use crate::commands::Ctx;
 use crate::commands::conflicts::{describe_case, describe_set_aside};
+use crate::commands::history::describe_correction;
 use crate::commands::resolve::default_actor;
 
 /// Arguments of `workmem review`.
@@ -134,6 +136,7 @@ fn show(ctx: &Ctx, ws: &Workspace, case: &Case) -> Result<(), CommandError> {
     ctx.ui.lines(describe_set_aside(case, &decided))?;
     let facts = ws.facts()?;
     let by_id: HashMap<&str, &Fact> = facts.iter().map(|f| (f.fact_id(), f)).collect();
+    let retractions = ws.retractions()?;
     for (number, candidate) in case.candidates.iter().enumerate() {
         ctx.ui.line(format!(
             "  {}. evidence of {:?} (first {}, last {}):",
@@ -146,8 +149,9 @@ fn show(ctx: &Ctx, ws: &Workspace, case: &Case) -> Result<(), CommandError> {
             let Some(fact) = by_id.get(id) else { continue };
             let evidence: Vec<String> =
                 fact.evidence().iter().map(|(key, value)| format!("{key}={value}")).collect();
+            let by: Vec<&str> = retractions.retracted_by(fact.fact_id()).collect();
             ctx.ui.line(format!(
-                "       {} {} [{}] {:?} from {}{}",
+                "       {} {} [{}] {:?} from {}{}{}",
                 fact.recorded_at().utc_day(),
                 fact.fact_id(),
                 fact.importance(),
@@ -157,6 +161,11 @@ fn show(ctx: &Ctx, ws: &Workspace, case: &Case) -> Result<(), CommandError> {
                     String::new()
                 } else {
                     format!(" ({})", evidence.join(", "))
+                },
+                if by.is_empty() {
+                    String::new()
+                } else {
+                    format!(" [retracted by {}]", by.join(", "))
                 }
             ))?;
         }
@@ -173,6 +182,11 @@ fn show(ctx: &Ctx, ws: &Workspace, case: &Case) -> Result<(), CommandError> {
             revision.entry.status.as_str(),
             revision.entry.occurrences
         ))?;
+    }
+    // The corrections that name a fact of the key, in time order: what a
+    // person took out of the domain is part of what is decided.
+    for record in &history.corrections {
+        ctx.ui.line(format!("  {}", describe_correction(record)))?;
     }
     Ok(())
 }
