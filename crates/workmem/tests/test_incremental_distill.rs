@@ -78,6 +78,11 @@ enum Op {
     /// so that a distill may keep the stamp of its listing (and skip the
     /// next listing while the stamp holds).
     Settle,
+    /// A person retracts a fact that is evidence of nothing (a record of
+    /// the corrections stream, written as the retract command writes it).
+    Retract { of: usize },
+    /// A person restores the oldest retraction still in force.
+    Restore,
 }
 
 #[derive(Debug, Clone)]
@@ -136,6 +141,7 @@ fn op(duplicates: u32) -> impl Strategy<Value = Op> {
         1 => (0..CACHES.len(), 0..260usize).prop_map(|(which, keep)| Op::Damage { which, keep }),
         2 => Just(Op::Settle),
         1 => (0..50usize).prop_map(|of| Op::Edit { of }),
+        3 => prop_oneof![2 => (0..50usize).prop_map(|of| Op::Retract { of }), 1 => Just(Op::Restore)],
     ]
 }
 
@@ -199,6 +205,23 @@ fn run(ops: &[Op]) {
     let mut event = 0;
     let mut as_of_day: i32 = 40;
     let mut policy_in_use = 0;
+    // Retractions in force, oldest first: (event id, fact id).
+    let mut retracted: Vec<(String, String)> = Vec::new();
+    let mut corrections = 0;
+    let correct = |facts: &str, restores: Option<&str>, event: &str| {
+        let record = serde_json::json!({
+            "action": if restores.is_some() { "restore" } else { "retract" },
+            "actor": "Ada", "entry_key": null, "event_id": event, "fact_ids": [facts],
+            "rationale": "wrong", "recorded_at": "2026-01-01T00:00:00Z", "restores": restores,
+            "schema_version": 1, "workspace_id": ws.workspace_id(),
+        });
+        let mut stream = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(memory.join("memory-corrections.jsonl"))
+            .unwrap();
+        stream.write_all(format!("{record}\n").as_bytes()).unwrap();
+    };
     for op in ops {
         match op {
             Op::Remember(specs) => {
@@ -346,6 +369,50 @@ fn run(ops: &[Op]) {
                     .unwrap()
                     .write_all(edited.as_bytes())
                     .unwrap();
+            }
+            Op::Retract { of } => {
+                // Only a fact that no entry and no case rests on: the
+                // derived files then stay as the command leaves them.
+                let cited: std::collections::HashSet<String> = ws
+                    .curated()
+                    .unwrap()
+                    .entries
+                    .iter()
+                    .flat_map(|e| e.evidence_ids.iter().map(str::to_owned))
+                    .chain(ws.conflicts().unwrap().cases.iter().flat_map(|c| {
+                        c.candidates.iter().flat_map(|k| k.evidence_ids.iter().map(str::to_owned))
+                    }))
+                    .collect();
+                let open_keys: std::collections::HashSet<String> = ws
+                    .conflicts()
+                    .unwrap()
+                    .cases
+                    .iter()
+                    .filter(|c| c.status == CaseStatus::Open)
+                    .map(|c| c.memory_key.clone())
+                    .collect();
+                let free: Vec<&String> = ids
+                    .iter()
+                    .filter(|(id, spec)| {
+                        !cited.contains(id)
+                            && spec.key.is_none_or(|k| !open_keys.contains(&format!("k.key-{k}")))
+                            && !retracted.iter().any(|(_, f)| f == id)
+                    })
+                    .map(|(id, _)| id)
+                    .collect();
+                let Some(id) = free.get(of % free.len().max(1)) else { continue };
+                corrections += 1;
+                let event = format!("correction:{corrections}");
+                correct(id, None, &event);
+                retracted.push((event, (*id).clone()));
+            }
+            Op::Restore => {
+                if retracted.is_empty() {
+                    continue;
+                }
+                let (target, fact) = retracted.remove(0);
+                corrections += 1;
+                correct(&fact, Some(&target), &format!("correction:{corrections}"));
             }
             Op::Settle => {
                 let past = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
