@@ -13,7 +13,10 @@ use std::os::unix::fs::MetadataExt;
 
 use serde_json::json;
 use workmem::internals::corrections::CORRECTIONS_FILE;
-use workmem::{ContextOptions, DistillOptions, Policy, Reason, Workspace};
+use workmem::{
+    ContextOptions, DistillOptions, IdList, Policy, Reason, Resolution, Status, Workspace,
+    internals,
+};
 
 use crate::common::{AS_OF, Project, open, stamp};
 
@@ -236,4 +239,216 @@ fn explain_gives_a_retracted_fact_the_reason_retracted_with_its_records() {
     assert_eq!(order, ["u1", "u2", "k1", "k2", "p1"]);
     assert!(matches!(run.decisions[0].reason, Reason::Retracted { .. }));
     assert!(matches!(run.decisions[3].reason, Reason::Retracted { .. }));
+}
+
+/// Retracts `facts` as the retract command leaves the state: the record,
+/// and each entry's evidence moved to its retracted evidence, an entry
+/// left with none `retracted` (keeping its dates). For facts no open case
+/// rests on.
+fn retract_evidence(project: &Project, event: &str, facts: &[&str]) {
+    retract(project, event, facts);
+    let mut state = project.ws.curated().unwrap();
+    for entry in &mut state.entries {
+        if !entry.evidence_ids.iter().any(|id| facts.contains(&id)) {
+            continue;
+        }
+        let kept: IdList = entry.evidence_ids.iter().filter(|id| !facts.contains(id)).collect();
+        let taken = entry.evidence_ids.iter().filter(|id| facts.contains(id));
+        entry.retracted_evidence_ids = IdList::union(&entry.retracted_evidence_ids, taken);
+        entry.occurrences = kept.len() as u64;
+        entry.evidence_ids = kept;
+        if entry.evidence_ids.is_empty() {
+            entry.status = Status::Retracted;
+        }
+    }
+    state.schema_version = 3;
+    internals::save_curated(&project.ws, &state).unwrap();
+}
+
+/// The revisions of `memory_key`: (revision, content, status).
+fn revisions(ws: &Workspace, memory_key: &str) -> Vec<(u32, String, Status)> {
+    let mut out: Vec<(u32, String, Status)> = ws
+        .curated()
+        .unwrap()
+        .entries
+        .into_iter()
+        .filter(|e| e.memory_key.as_deref() == Some(memory_key))
+        .map(|e| (e.revision, e.content, e.status))
+        .collect();
+    out.sort_by_key(|r| r.0);
+    out
+}
+
+fn without_value(ws: &Workspace) -> Vec<String> {
+    ws.overview(Some(stamp(AS_OF))).unwrap().without_value
+}
+
+#[test]
+fn a_domain_whose_active_value_was_retracted_gets_the_value_its_facts_support() {
+    let project = Project::new();
+    project.add("k1", "decision", 4, Some("db.engine"), "Use Postgres", "2026-01-05T09:00:00Z");
+    project.add("k2", "decision", 4, Some("db.engine"), "Use Postgres", "2026-01-06T09:00:00Z");
+    project.distill();
+    project.add("s1", "decision", 4, Some("db.engine"), "Use MySQL", "2026-01-10T09:00:00Z");
+    project.add("s2", "decision", 4, Some("db.engine"), "Use MySQL", "2026-01-11T09:00:00Z");
+    project.distill();
+    assert_eq!(
+        revisions(&project.ws, "db.engine"),
+        [(1, "Use Postgres".into(), Status::Superseded), (2, "Use MySQL".into(), Status::Active)]
+    );
+    retract_evidence(&project, "correction:1", &["s1", "s2"]);
+    assert_eq!(without_value(&project.ws), ["db.engine"]);
+    assert!(!project.ws.context(None).unwrap().contains("MySQL"));
+
+    // The superseded revision's facts are judged again: Postgres is the
+    // value they support, a new revision after the retracted one.
+    project.distill();
+    assert_eq!(
+        revisions(&project.ws, "db.engine"),
+        [
+            (1, "Use Postgres".into(), Status::Superseded),
+            (2, "Use MySQL".into(), Status::Retracted),
+            (3, "Use Postgres".into(), Status::Active),
+        ]
+    );
+    let state = project.ws.curated().unwrap();
+    let r2 = state.entries.iter().find(|e| e.revision == 2).unwrap();
+    let r3 = state.entries.iter().find(|e| e.revision == 3).unwrap();
+    assert_eq!(r3.supersedes.as_deref(), Some(r2.key.as_str()));
+    assert_eq!(r2.superseded_by.as_deref(), Some(r3.key.as_str()));
+    assert_eq!(r3.evidence_ids.iter().collect::<Vec<_>>(), ["k1", "k2"]);
+    assert!(without_value(&project.ws).is_empty());
+    assert!(project.ws.memory().unwrap().contains("Use Postgres"));
+    assert_eq!(project.ws.verify().unwrap(), []);
+    // A fixpoint: the next run changes nothing.
+    let curated = fs::read(project.file("curated.json")).unwrap();
+    project.distill();
+    assert_eq!(fs::read(project.file("curated.json")).unwrap(), curated);
+}
+
+#[test]
+fn a_tie_among_the_remaining_facts_opens_a_case() {
+    let project = Project::new();
+    project.add("k1", "decision", 4, Some("db.engine"), "Use Postgres", "2026-01-05T09:00:00Z");
+    project.add("k2", "decision", 4, Some("db.engine"), "Use Postgres", "2026-01-05T10:00:00Z");
+    // Single challengers: too few facts to replace Postgres.
+    project.add("m1", "decision", 4, Some("db.engine"), "Use MySQL", "2026-01-06T09:00:00Z");
+    project.add("q1", "decision", 4, Some("db.engine"), "Use SQLite", "2026-01-06T09:00:00Z");
+    project.distill();
+    assert_eq!(revisions(&project.ws, "db.engine"), [(1, "Use Postgres".into(), Status::Active)]);
+    assert!(project.ws.conflicts().unwrap().cases.is_empty());
+    retract_evidence(&project, "correction:1", &["k1", "k2"]);
+    project.distill();
+    // MySQL and SQLite are equally strong: a person chooses.
+    let queue = project.ws.conflicts().unwrap();
+    assert_eq!(queue.cases.len(), 1);
+    let case = &queue.cases[0];
+    assert!(case.is_open() && case.memory_key == "db.engine");
+    let mut values: Vec<&str> = case.candidates.iter().map(|c| c.content.as_str()).collect();
+    values.sort_unstable();
+    assert_eq!(values, ["Use MySQL", "Use SQLite"]);
+    assert_eq!(
+        revisions(&project.ws, "db.engine"),
+        [(1, "Use Postgres".into(), Status::Retracted)]
+    );
+    assert_eq!(without_value(&project.ws), ["db.engine"]);
+}
+
+#[test]
+fn a_domain_where_nothing_qualifies_stays_without_a_value() {
+    let project = Project::new();
+    project.add("k1", "decision", 4, Some("db.engine"), "Use Postgres", "2026-01-05T09:00:00Z");
+    project.add("k2", "decision", 4, Some("db.engine"), "Use Postgres", "2026-01-05T10:00:00Z");
+    project.add("l1", "decision", 2, Some("db.engine"), "Use MySQL", "2026-01-06T09:00:00Z");
+    project.distill();
+    retract_evidence(&project, "correction:1", &["k1", "k2"]);
+    let report = project.distill();
+    assert_eq!(report.created, 0, "{report:?}");
+    assert_eq!(
+        revisions(&project.ws, "db.engine"),
+        [(1, "Use Postgres".into(), Status::Retracted)]
+    );
+    assert!(project.ws.conflicts().unwrap().cases.is_empty());
+    assert_eq!(without_value(&project.ws), ["db.engine"]);
+    assert!(!project.ws.memory().unwrap().contains("Postgres"));
+}
+
+#[test]
+fn the_values_a_decision_rejected_stay_rejected_when_its_choice_is_retracted() {
+    let project = Project::new();
+    for (id, value, at) in [
+        ("p1", "Use Postgres", "2026-01-05T09:00:00Z"),
+        ("p2", "Use Postgres", "2026-01-06T09:00:00Z"),
+        ("m1", "Use MySQL", "2026-01-05T09:00:00Z"),
+        ("m2", "Use MySQL", "2026-01-06T09:00:00Z"),
+    ] {
+        project.add(id, "decision", 4, Some("db.engine"), value, at);
+    }
+    project.distill();
+    let case = project.ws.conflicts().unwrap().cases.remove(0);
+    let mysql = case.candidates.iter().find(|c| c.content == "Use MySQL").unwrap();
+    project
+        .ws
+        .resolve(Resolution {
+            conflict_id: case.conflict_id.clone(),
+            candidate_id: mysql.candidate_id.clone(),
+            expected_revision: i64::from(case.revision),
+            actor: "Ada".into(),
+            rationale: "the service already runs it".into(),
+            event_id: "decision:1".into(),
+            resolved_at: None,
+        })
+        .unwrap();
+    assert_eq!(revisions(&project.ws, "db.engine"), [(1, "Use MySQL".into(), Status::Active)]);
+    retract_evidence(&project, "correction:1", &["m1", "m2"]);
+
+    // Postgres, which the person rejected, is not promoted from the facts
+    // they saw: the domain stays without a value.
+    let explained = project.ws.explain_fact("p1", &Policy::default(), Some(stamp(AS_OF))).unwrap();
+    assert!(
+        matches!(&explained.reason, Reason::RejectedByAdjudication { event_id, .. } if event_id == "decision:1"),
+        "{:?}",
+        explained.reason
+    );
+    let report = project.distill();
+    assert_eq!(report.created, 0, "{report:?}");
+    assert_eq!(revisions(&project.ws, "db.engine"), [(1, "Use MySQL".into(), Status::Retracted)]);
+    assert_eq!(without_value(&project.ws), ["db.engine"]);
+    assert_eq!(project.ws.adjudications().unwrap().len(), 1);
+
+    // New evidence, which the decision did not see, can promote it.
+    project.add("p3", "decision", 4, Some("db.engine"), "Use Postgres", "2026-01-20T09:00:00Z");
+    project.distill();
+    assert_eq!(
+        revisions(&project.ws, "db.engine"),
+        [(1, "Use MySQL".into(), Status::Retracted), (2, "Use Postgres".into(), Status::Active)]
+    );
+    assert!(without_value(&project.ws).is_empty());
+    assert_eq!(project.ws.verify().unwrap(), []);
+}
+
+#[test]
+fn a_retracted_unkeyed_entry_comes_back_on_new_facts_only() {
+    let project = Project::new();
+    project.add("u1", "convention", 5, None, "Deploy on Fridays", "2026-01-05T09:00:00Z");
+    project.add("u2", "convention", 5, None, "Deploy on Fridays", "2026-01-06T09:00:00Z");
+    project.distill();
+    retract_evidence(&project, "correction:1", &["u1", "u2"]);
+    project.distill();
+    let entry = |ws: &Workspace| ws.curated().unwrap().entries.remove(0);
+    assert_eq!(entry(&project.ws).status, Status::Retracted);
+    assert!(!project.ws.memory().unwrap().contains("Fridays"));
+    // A fact too weak to be promoted on its own does not bring it back.
+    project.add("u3", "convention", 2, None, "deploy on fridays", "2026-01-10T09:00:00Z");
+    project.distill();
+    assert_eq!(entry(&project.ws).status, Status::Retracted);
+    // Recorded again and promoted: the same entry, on the new facts.
+    project.add("u4", "convention", 5, None, "Deploy on Fridays", "2026-01-11T09:00:00Z");
+    project.distill();
+    let back = entry(&project.ws);
+    assert_eq!(back.status, Status::Active);
+    assert_eq!(back.evidence_ids.iter().collect::<Vec<_>>(), ["u3", "u4"]);
+    assert_eq!(back.retracted_evidence_ids.iter().collect::<Vec<_>>(), ["u1", "u2"]);
+    assert_eq!(back.first_seen.as_str(), "2026-01-10T09:00:00Z");
+    assert_eq!(back.content, "Deploy on Fridays");
 }

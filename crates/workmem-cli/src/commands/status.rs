@@ -15,7 +15,7 @@ use crate::commands::conflicts::{describe_decision, set_aside_by_case};
   workmem status
   workmem status --json   # {\"workspace_id\", \"pinned\", \"shared\", \"facts\": {\"total\", \"today\",
                           #  \"waiting_for_age\", \"first_eligible_at\"}, \"curated\": {KIND: N},
-                          #  \"open_conflicts\", \"awaiting_review\": [KEY], \"corrections\": {\"records\", \"retracted_facts\",
+                          #  \"open_conflicts\", \"awaiting_review\": [KEY], \"without_value\": [KEY], \"corrections\": {\"records\", \"retracted_facts\",
                           #  \"redacted_facts\"}, \"sharing\": {\"git\", \"attributes\", \"merge_driver\"}, ...}")]
 pub struct StatusArgs {}
 
@@ -87,13 +87,7 @@ pub fn run(ctx: &Ctx, _args: &StatusArgs) -> Result<(), CommandError> {
         overview.open_conflicts,
         if overview.open_conflicts > 0 { " (workmem conflicts; workmem resolve)" } else { "" }
     ))?;
-    if !overview.awaiting_review.is_empty() {
-        ctx.ui.line(format_args!(
-            "in dispute  {} (a merge kept each side's value; the next `workmem distill` opens \
-             the case for a person)",
-            overview.awaiting_review.join(", ")
-        ))?;
-    }
+    print_domains(ctx, &overview)?;
     if overview.set_aside_decisions > 0 {
         print_set_aside(ctx, &ws, &overview)?;
     }
@@ -203,4 +197,24 @@ pub fn day_one(ws: &workmem::Workspace) -> Result<Option<String>, CommandError> 
                  (`workmem distill --dry-run --explain` says why)"
             .to_owned(),
     }))
+}
+
+/// Prints the memory keys a merge put in dispute and those a correction
+/// left without a value.
+fn print_domains(ctx: &Ctx, overview: &workmem::Overview) -> Result<(), CommandError> {
+    if !overview.awaiting_review.is_empty() {
+        ctx.ui.line(format_args!(
+            "in dispute  {} (a merge kept each side's value; the next `workmem distill` opens \
+             the case for a person)",
+            overview.awaiting_review.join(", ")
+        ))?;
+    }
+    if !overview.without_value.is_empty() {
+        ctx.ui.line(format_args!(
+            "no value    {} (a correction retracted the active value; the next `workmem distill` \
+             judges the remaining facts again)",
+            overview.without_value.join(", ")
+        ))?;
+    }
+    Ok(())
 }

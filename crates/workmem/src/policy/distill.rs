@@ -281,6 +281,7 @@ pub fn distill_with<F: FactRecord>(
         entries: curated.entries,
         index: HashMap::new(),
         active: HashMap::new(),
+        retracted: HashMap::new(),
         contested: HashMap::new(),
         cases: queue.cases.clone(),
         domain_cases: HashMap::new(),
@@ -372,6 +373,11 @@ struct Citations {
     /// The memory key of each entry, by position, when a whole run
     /// collects for a cache.
     entry_keys: Vec<Option<String>>,
+    /// By entry position: a superseded revision of a domain whose latest
+    /// revision is retracted (docs/corrections.md, "Re-judging a domain
+    /// whose active revision was retracted"). Its evidence is judged
+    /// again, as if no revision held it.
+    reopened: Vec<bool>,
 }
 
 impl Citations {
@@ -401,13 +407,46 @@ impl Citations {
         } else {
             Vec::new()
         };
-        Citations { entry_of, cited, entry_keys }
+        let without_value = domains_without_value(&curated.entries);
+        let reopened = if without_value.is_empty() || entry_of.is_empty() {
+            Vec::new()
+        } else {
+            curated
+                .entries
+                .iter()
+                .map(|e| {
+                    e.status == Status::Superseded
+                        && e.memory_key.as_deref().is_some_and(|key| without_value.contains(key))
+                })
+                .collect()
+        };
+        Citations { entry_of, cited, entry_keys, reopened }
     }
 
     /// The position of the entry the fact at `position` is evidence of.
     fn entry(&self, position: usize) -> Option<usize> {
         self.entry_of.get(position).copied().flatten().map(|e| e as usize)
     }
+
+    /// The position of the entry the fact at `position` is evidence of,
+    /// unless that entry's evidence is judged again (see `reopened`).
+    fn judged_entry(&self, position: usize) -> Option<usize> {
+        self.entry(position).filter(|&e| !self.reopened.get(e).copied().unwrap_or(false))
+    }
+}
+
+/// The memory keys whose latest revision is retracted: a correction took
+/// the evidence of their active value, and no value replaced it yet.
+pub(crate) fn domains_without_value(entries: &[Entry]) -> HashSet<&str> {
+    let mut latest: HashMap<&str, &Entry> = HashMap::new();
+    for entry in entries.iter().filter(|e| !e.is_contested()) {
+        let Some(key) = entry.memory_key.as_deref() else { continue };
+        let slot = latest.entry(key).or_insert(entry);
+        if entry.revision > slot.revision {
+            *slot = entry;
+        }
+    }
+    latest.into_iter().filter(|(_, e)| e.is_retracted()).map(|(key, _)| key).collect()
 }
 
 /// The units a run judges, in the order it judges them.
@@ -500,7 +539,7 @@ fn group<'a, F: FactRecord>(
             run.note(fact, Reason::NotStableKind { kind: fact.kind() });
             continue;
         }
-        if let Some(index) = citations.entry(position) {
+        if let Some(index) = citations.judged_entry(position) {
             run.report.skipped += 1;
             tally.already_evidence += 1;
             if record {
@@ -690,6 +729,9 @@ struct Run<'p> {
     index: HashMap<String, usize>,
     /// The position of each memory key's active entry.
     active: HashMap<String, usize>,
+    /// The position of the latest revision of each memory key whose
+    /// latest revision is retracted (no active value).
+    retracted: HashMap<String, usize>,
     /// The positions of each memory key's contested entries (a domain
     /// under review after a merge).
     contested: HashMap<String, Vec<usize>>,
@@ -748,6 +790,7 @@ impl<'p> Run<'p> {
             entries: keyed,
             index: HashMap::new(),
             active: HashMap::new(),
+            retracted: HashMap::new(),
             contested: HashMap::new(),
             cases: self.cases,
             domain_cases: HashMap::new(),
@@ -836,12 +879,24 @@ impl<'p> Run<'p> {
         self.index = self.entries.iter().enumerate().map(|(i, e)| (e.key.clone(), i)).collect();
         self.active.clear();
         self.contested.clear();
+        self.retracted.clear();
+        let mut latest: HashMap<&str, usize> = HashMap::new();
         for (i, entry) in self.entries.iter().enumerate() {
             let Some(key) = entry.memory_key.as_ref() else { continue };
             if entry.is_active() {
                 self.active.entry(key.clone()).or_insert(i);
             } else if entry.is_contested() {
                 self.contested.entry(key.clone()).or_default().push(i);
+                continue;
+            }
+            let slot = latest.entry(key).or_insert(i);
+            if entry.revision > self.entries[*slot].revision {
+                *slot = i;
+            }
+        }
+        for (key, i) in latest {
+            if self.entries[i].is_retracted() {
+                self.retracted.insert(key.to_owned(), i);
             }
         }
         self.domain_cases.clear();
@@ -859,7 +914,11 @@ impl<'p> Run<'p> {
         let proposal = Proposal::new(group[0].kind(), group);
         let count = proposal.facts.len();
         let key_for_note = if self.record { key.clone() } else { String::new() };
-        if let Some(&i) = self.index.get(&key) {
+        let existing = self.index.get(&key).copied();
+        // A retracted entry (a correction took all its evidence) comes back
+        // only as a new promotion would make it, on the new facts.
+        let retracted = existing.filter(|&i| self.entries[i].is_retracted());
+        if let Some(i) = existing.filter(|_| retracted.is_none()) {
             self.entries[i].merge_evidence(
                 proposal.ids.iter().copied(),
                 &proposal.first,
@@ -879,22 +938,32 @@ impl<'p> Run<'p> {
                     ))
                 })
                 .expect("non-empty group");
-            self.index.insert(key.clone(), self.entries.len());
-            self.entries.push(Entry {
-                key,
-                kind: proposal.kind,
-                content: wording.content().to_owned(),
-                first_seen: proposal.first.clone(),
-                last_seen: proposal.last.clone(),
-                evidence_ids: proposal.owned_ids(),
-                occurrences: count as u64,
-                retracted_evidence_ids: IdList::new(),
-                memory_key: None,
-                revision: 1,
-                status: Status::Active,
-                supersedes: None,
-                superseded_by: None,
-            });
+            if let Some(i) = retracted {
+                let entry = &mut self.entries[i];
+                wording.content().clone_into(&mut entry.content);
+                entry.first_seen = proposal.first.clone();
+                entry.last_seen = proposal.last.clone();
+                entry.evidence_ids = proposal.owned_ids();
+                entry.occurrences = count as u64;
+                entry.status = Status::Active;
+            } else {
+                self.index.insert(key.clone(), self.entries.len());
+                self.entries.push(Entry {
+                    key,
+                    kind: proposal.kind,
+                    content: wording.content().to_owned(),
+                    first_seen: proposal.first.clone(),
+                    last_seen: proposal.last.clone(),
+                    evidence_ids: proposal.owned_ids(),
+                    occurrences: count as u64,
+                    retracted_evidence_ids: IdList::new(),
+                    memory_key: None,
+                    revision: 1,
+                    status: Status::Active,
+                    supersedes: None,
+                    superseded_by: None,
+                });
+            }
             self.report.created += 1;
         } else {
             self.report.skipped += count;
@@ -912,6 +981,12 @@ impl<'p> Run<'p> {
         self.active.get(memory_key).copied()
     }
 
+    /// The latest revision of `memory_key` when it is retracted (the
+    /// domain has no active value).
+    fn retracted_latest(&self, memory_key: &str) -> Option<usize> {
+        self.retracted.get(memory_key).copied()
+    }
+
     fn keyed_domain<'i, F: FactRecord>(
         &mut self,
         memory_key: &str,
@@ -920,6 +995,10 @@ impl<'p> Run<'p> {
         importance: &dyn Fn() -> &'i HashMap<&'i str, u8>,
     ) -> Result<()> {
         let mut active = self.active_index(memory_key);
+        // A domain whose active revision was retracted: the next value
+        // supersedes the retracted revision, and the decision that chose
+        // it keeps its rejections in force.
+        let retracted = if active.is_none() { self.retracted_latest(memory_key) } else { None };
         if let Some(contested) = self.contested.get(memory_key).cloned() {
             self.under_review(memory_key, groups, active, &contested, domain_fact_ids, importance);
             return Ok(());
@@ -947,6 +1026,7 @@ impl<'p> Run<'p> {
         let mut verdicts: Vec<Verdict>;
         loop {
             let rejected = active
+                .or(retracted)
                 .and_then(|i| self.rejected_by_adjudication(memory_key, &self.entries[i].key));
             verdicts = proposals
                 .iter()
@@ -966,7 +1046,7 @@ impl<'p> Run<'p> {
             // 5.3d: a unique best becomes the next revision; 5.3f: the rest
             // are judged again against it.
             let winner = proposals.remove(winners[0]);
-            active = Some(self.promote(memory_key, active, &winner)?);
+            active = Some(self.promote(memory_key, active.or(retracted), &winner)?);
         }
 
         // Every proposal left was not promoted; its final verdict counts.

@@ -41,6 +41,11 @@ pub struct Overview {
     /// Memory keys whose values a merge put in dispute (contested
     /// entries) and that have no open case yet: the next distill opens it.
     pub awaiting_review: Vec<String>,
+    /// Memory keys whose active value a correction retracted and that no
+    /// value has replaced yet (their latest revision is retracted): the
+    /// next distill judges them again from their remaining facts, and
+    /// they stay without a value when nothing qualifies.
+    pub without_value: Vec<String>,
     /// When curated.json last changed (the last distill or resolution that
     /// changed the memory), if it exists.
     pub curated_changed_at: Option<Stamp>,
@@ -105,13 +110,25 @@ impl Workspace {
         // Only the entries' heads: the evidence lists are not decoded.
         let mut curated = BTreeMap::new();
         let mut contested = std::collections::BTreeSet::new();
+        // Each memory key's latest revision: (revision, retracted).
+        let mut latest: BTreeMap<String, (u32, bool)> = BTreeMap::new();
         for head in self.dir.stored_curated()?.file.heads() {
             if head.is_active() {
                 *curated.entry(head.kind).or_insert(0) += 1;
             } else if head.status == crate::store::curated_state::Status::Contested {
                 contested.extend(head.memory_key.clone());
+                continue;
+            }
+            if let Some(key) = &head.memory_key {
+                let retracted = head.status == crate::store::curated_state::Status::Retracted;
+                let slot = latest.entry(key.clone()).or_insert((head.revision, retracted));
+                if head.revision > slot.0 {
+                    *slot = (head.revision, retracted);
+                }
             }
         }
+        let without_value =
+            latest.into_iter().filter(|(_, (_, retracted))| *retracted).map(|(k, _)| k).collect();
         let queue = self.conflicts()?;
         let open_conflicts = queue.cases.iter().filter(|case| case.is_open()).count();
         let awaiting_review = contested
@@ -161,6 +178,7 @@ impl Workspace {
             curated,
             open_conflicts,
             awaiting_review,
+            without_value,
             curated_changed_at,
             unfinished_transactions,
             distill_interrupted: self.distill_pending(),
