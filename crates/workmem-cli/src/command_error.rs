@@ -297,11 +297,8 @@ impl From<workmem::Error> for CommandError {
             }
             workmem::Error::Scope { found, expected, .. } => {
                 error.about = Some(Box::new(About::Scope(found.clone(), expected.clone())));
-                error.hints.push(
-                    "check -C/--project and --memory-dir (WORKMEM_MEMORY_DIR); if the project moved, \
-                     `workmem adopt` pins the memory's id, and `workmem share` keeps it fixed in every clone"
-                        .to_owned(),
-                );
+                // The hint the MCP server gives too.
+                error.hints.extend(workmem_hints::error_hint(&err).map(str::to_owned));
             }
             workmem::Error::ResolutionRejected(workmem::Rejected::UnknownConflict) => {
                 error.hints.push(

@@ -20,8 +20,8 @@ use workmem::{Damage, Error, MemoryFile};
 /// user, with `workmem verify` to list every problem.
 pub fn corruption_hint(err: &Error) -> Option<&'static str> {
     let Error::Corrupt { location, damage } = err else { return None };
-    Some(if matches!(damage, Damage::MergeMarkers) {
-        MERGE_MARKERS
+    Some(if let Some(way_out) = way_out(damage) {
+        way_out
     } else if is_derived_state(&location.path) {
         "nothing was changed and nothing of this file is served; `workmem verify` lists \
          every problem; restore the file from git if a checkout or a merge damaged or \
@@ -33,10 +33,43 @@ pub fn corruption_hint(err: &Error) -> Option<&'static str> {
     })
 }
 
+/// Returns the command that is the way out of `damage`, when one is: a
+/// merge git left unfinished is finished by `workmem merge --continue`,
+/// work that arrived from another clone is shown and discarded by
+/// `workmem journal`, a memory directory that does not exist is made by
+/// `workmem init`. The library says what is wrong; this says what to run.
+pub fn way_out(damage: &Damage) -> Option<&'static str> {
+    match damage {
+        Damage::MergeMarkers
+        | Damage::MergeRecord { markers: true, .. }
+        | Damage::NotStateFile { markers: true } => Some(MERGE_MARKERS),
+        Damage::ForeignTransaction { .. }
+        | Damage::ForeignJournal { .. }
+        | Damage::ForeignDistillIntent => Some(FOREIGN_JOURNAL),
+        Damage::NoMemoryDir => Some("run `workmem init`, or name the right one"),
+        _ => None,
+    }
+}
+
+/// Returns what to do about an error that is not corruption, for the
+/// command line and the MCP server alike, when there is a command for it:
+/// a record of another workspace is taken over by `workmem adopt`.
+pub fn error_hint(err: &Error) -> Option<&'static str> {
+    match err {
+        Error::Corrupt { .. } => corruption_hint(err),
+        Error::Scope { .. } => Some(
+            "check -C/--project and --memory-dir (WORKMEM_MEMORY_DIR); if the project moved, \
+             `workmem adopt` pins the memory's id, and `workmem share` keeps it fixed in every \
+             clone",
+        ),
+        _ => None,
+    }
+}
+
 /// Returns the message of `err` followed by its hint line, if any: how the
 /// MCP server reports a library error.
 pub fn explained(err: &Error) -> String {
-    match corruption_hint(err) {
+    match error_hint(err) {
         Some(hint) => format!("{err}\nhint: {hint}"),
         None => err.to_string(),
     }
@@ -45,6 +78,11 @@ pub fn explained(err: &Error) -> String {
 /// The way out of a memory file that git left with conflict markers.
 pub const MERGE_MARKERS: &str = "finish the merge with `workmem merge --continue`, then commit; \
      `workmem share` sets up the merge driver that avoids this";
+
+/// The way out of work in the journal (or a distill intent) that this
+/// clone did not prepare.
+pub const FOREIGN_JOURNAL: &str =
+    "`workmem journal` shows it and `workmem journal --discard` discards it";
 
 /// Whether `path` names one of the files `workmem rebuild` derives again.
 fn is_derived_state(path: &std::path::Path) -> bool {
@@ -77,9 +115,39 @@ mod tests {
     }
 
     #[test]
-    fn only_corruption_has_a_hint_here() {
+    fn only_corruption_and_scope_have_a_hint_here() {
         let err = Error::invalid("content", workmem::Invalid::Empty);
         assert_eq!(corruption_hint(&err), None);
         assert_eq!(explained(&err), err.to_string());
+        let scope = Error::Scope {
+            location: Location::file(std::path::Path::new("m/curated.json")),
+            found: "0123456789abcdef".into(),
+            expected: "fedcba9876543210".into(),
+        };
+        assert!(explained(&scope).ends_with(error_hint(&scope).unwrap()));
+        assert!(error_hint(&scope).unwrap().contains("workmem adopt"));
+    }
+
+    #[test]
+    fn work_from_another_clone_names_journal_discard_and_markers_merge_continue() {
+        let foreign = [
+            Damage::ForeignDistillIntent,
+            Damage::ForeignJournal { detail: "line 1".into() },
+            Damage::ForeignTransaction { transaction_id: "t".into(), decision: None },
+        ];
+        for damage in foreign {
+            assert_eq!(way_out(&damage), Some(FOREIGN_JOURNAL), "{damage:?}");
+            let err = corrupt("m/conflict-resolution-transactions.jsonl", damage);
+            assert!(explained(&err).contains("workmem journal --discard"), "{err}");
+            // The library's own words name no command.
+            assert!(!err.to_string().contains("workmem "), "{err}");
+        }
+        let marked =
+            Damage::MergeRecord { problem: "line 1 is not a record".into(), markers: true };
+        assert_eq!(way_out(&marked), Some(MERGE_MARKERS));
+        let plain =
+            Damage::MergeRecord { problem: "line 1 is not a record".into(), markers: false };
+        assert_eq!(way_out(&plain), None);
+        assert!(way_out(&Damage::NoMemoryDir).unwrap().contains("workmem init"));
     }
 }

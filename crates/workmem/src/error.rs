@@ -57,8 +57,8 @@ pub enum Error {
     /// A durable record belongs to another workspace.
     #[error(
         "{location}: belongs to workspace {found}, but this workspace is {expected}; if this \
-         memory was written at another path (a moved, copied or re-mounted project), \
-         `workmem adopt` takes it over"
+         memory was written at another path (a moved, copied or re-mounted project), it can \
+         be adopted at this one"
     )]
     Scope {
         /// Where the record was read.
@@ -158,11 +158,11 @@ pub enum Damage {
     NotUtf8,
     /// A symbolic link where workmem keeps a file.
     #[error(
-        "is a symbolic link; workmem refuses to follow links inside a project's .workmem or memory directory"
+        "is a symbolic link; links inside a project's `.workmem/` or memory directory are never followed"
     )]
     Symlink,
     /// Something other than a regular file (a directory, a FIFO, ...).
-    #[error("is {kind}, not a regular file; workmem reads and writes only regular files")]
+    #[error("is {kind}, not a regular file; only regular files are read and written")]
     NotRegularFile {
         /// What it is instead (`a directory`, ...).
         kind: &'static str,
@@ -305,7 +305,7 @@ pub enum Damage {
     #[error(
         "holds unfinished transaction {transaction_id}{} that this clone did not prepare (it arrived \
          through git or was copied); it is never applied, and nothing that writes the memory \
-         runs while it is there: {JOURNAL_WAY_OUT}",
+         runs while it is there",
         decision.as_ref().map(|(actor, case)| format!(" (a decision by {actor:?} on case {case})")).unwrap_or_default()
     )]
     ForeignTransaction {
@@ -317,7 +317,7 @@ pub enum Damage {
     /// A journal this clone did not write that cannot be read.
     #[error(
         "was not written by this clone (it arrived through git or was copied) and cannot be \
-         read ({detail}); it is never applied: {JOURNAL_WAY_OUT}"
+         read ({detail}); it is never applied"
     )]
     ForeignJournal {
         /// Why it cannot be read.
@@ -327,7 +327,7 @@ pub enum Damage {
     #[error(
         "is a distill intent this clone did not write (it arrived through git or \
          was copied); it is never applied, and nothing that writes the memory runs \
-         while it is there: {JOURNAL_WAY_OUT}"
+         while it is there"
     )]
     ForeignDistillIntent,
     /// A merge that would change the pinned workspace id.
@@ -349,14 +349,15 @@ pub enum Damage {
     /// A merged journal side that holds a resolution in flight.
     #[error(
         "the {side} version holds a resolution in flight; finish it on the machine \
-         that wrote it (any workmem command there does) and commit the empty journal"
+         that wrote it (any command that opens the memory there does) and commit the \
+         empty journal"
     )]
     ResolutionInFlight {
         /// Which side (`base`, `ours`, `theirs`).
         side: &'static str,
     },
     /// A line of a merged version that is not a record.
-    #[error("{problem}{}", if *markers { MARKERS_WAY_OUT } else { "" })]
+    #[error("{problem}{}", if *markers { MARKERS } else { "" })]
     MergeRecord {
         /// Why it is not a record.
         problem: String,
@@ -374,7 +375,7 @@ pub enum Damage {
         ids: Vec<String>,
     },
     /// A merged version of a state file without a workspace id.
-    #[error("is not a JSON state file with a workspace_id{}", if *markers { MARKERS_WAY_OUT } else { "" })]
+    #[error("is not a JSON state file with a workspace_id{}", if *markers { MARKERS } else { "" })]
     NotStateFile {
         /// Whether it holds git's conflict markers.
         markers: bool,
@@ -390,6 +391,10 @@ pub enum Damage {
         /// The other id.
         second: String,
     },
+    /// A memory directory that does not exist (where one is expected: a
+    /// check of the memory, not a first write).
+    #[error("memory directory does not exist")]
+    NoMemoryDir,
     /// A merge whose every version is empty.
     #[error("every version is empty")]
     EveryVersionEmpty,
@@ -426,14 +431,9 @@ impl Damage {
     }
 }
 
-/// The way out of a journal holding work this clone did not prepare.
-pub(crate) const JOURNAL_WAY_OUT: &str =
-    "`workmem journal` shows it and `workmem journal --discard` discards it";
-
 /// What a merge error adds when the version it could not read holds git's
 /// conflict markers.
-const MARKERS_WAY_OUT: &str =
-    " (git conflict markers: finish the merge with `workmem merge --continue`)";
+const MARKERS: &str = " (the version holds git's conflict markers)";
 
 /// One workspace id found in a memory directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -541,7 +541,7 @@ pub enum Invalid {
     },
     /// A credential, which workmem never stores.
     #[error(
-        "looks like it contains a secret ({kind}); workmem never stores credentials, remove it and retry"
+        "looks like it contains a secret ({kind}); credentials are never stored, remove it and retry"
     )]
     Secret {
         /// The kind of credential (`private key`, `AWS access key`, ...).

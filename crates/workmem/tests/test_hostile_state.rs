@@ -873,7 +873,7 @@ fn a_distill_intent_this_clone_did_not_write_is_never_applied() {
         let expect = Expect {
             fails: Fails::Corrupt,
             file: ".distill-pending.json",
-            words: &["did not write", "`workmem journal --discard`"],
+            words: &["did not write", "never applied"],
         };
         check_error(&planted, "distill", ws.distill(&options).map(drop), &expect);
         assert_eq!(files(&h.memory()), before, "{planted}: a refused intent changed the memory");

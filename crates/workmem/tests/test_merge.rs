@@ -398,8 +398,19 @@ fn logs_merge_as_a_union_and_refuse_what_is_not_a_record() {
     )
     .unwrap_err();
     assert!(
-        err.to_string().contains("(ours):1") && err.to_string().contains("merge --continue"),
+        err.to_string().contains("(ours):1") && err.to_string().contains("conflict markers"),
         "{err}"
+    );
+    // Typed, so that a caller can name its way out.
+    assert!(
+        matches!(
+            err,
+            workmem::Error::Corrupt {
+                damage: workmem::Damage::MergeRecord { markers: true, .. },
+                ..
+            }
+        ),
+        "{err:?}"
     );
     // A torn final fragment is ignored, as readers ignore it.
     let torn = format!("{log}{{\"content\": \"half");

@@ -40,6 +40,12 @@ pub fn run(ctx: &Ctx, _args: &VerifyArgs) -> Result<(), CommandError> {
     // Not `ctx.workspace()`: opening that way recovers, which writes.
     let ws = ctx.workspace_read_only()?;
     let mut problems = ws.verify()?;
+    // The library says what is wrong; the way out names a command.
+    for problem in &mut problems {
+        if let Some(way_out) = problem.damage.as_ref().and_then(workmem_hints::way_out) {
+            problem.message = format!("{}; {way_out}", problem.message);
+        }
+    }
     // What only git can tell: memory files its attributes no longer route
     // to workmem's driver, which the next two-sided merge would corrupt.
     for (path, merge) in crate::git::misrouted(&ws).unwrap_or_default() {
@@ -50,6 +56,7 @@ pub fn run(ctx: &Ctx, _args: &VerifyArgs) -> Result<(), CommandError> {
                 "git's attributes merge this file with merge={merge}, not workmem's driver; {}",
                 crate::git::REROUTE
             ),
+            damage: None,
         });
     }
     // Records of another workspace under a pin: a branch may have changed
@@ -59,7 +66,8 @@ pub fn run(ctx: &Ctx, _args: &VerifyArgs) -> Result<(), CommandError> {
         && let Some(hint) = ctx.pin_change(found, ws.workspace_id())
     {
         let pin = workmem::pin_file(ws.project());
-        problems.insert(0, Problem { file: pin.display().to_string(), line: None, message: hint });
+        let file = pin.display().to_string();
+        problems.insert(0, Problem { file, line: None, message: hint, damage: None });
     }
     if ctx.ui.is_json() {
         ctx.ui.json(&VerifyOutput { ok: problems.is_empty(), problems: &problems })?;

@@ -300,11 +300,11 @@ pub fn encode<T: serde::Serialize + ?Sized>(record: &T, style: JsonStyle) -> Str
             serde_json::ser::PrettyFormatter::with_indent(b"  "),
         )),
     };
-    written.expect("workmem records serialize to JSON");
+    written.expect("records serialize to JSON");
     let text = String::from_utf8(out).expect("serde_json writes UTF-8");
     debug_assert_eq!(
         text,
-        to_json(&serde_json::to_value(record).expect("workmem records serialize to JSON"), style),
+        to_json(&serde_json::to_value(record).expect("records serialize to JSON"), style),
         "the fields of {} must be declared in sorted order",
         std::any::type_name::<T>()
     );

@@ -123,6 +123,7 @@ impl Workspace {
                         "{name} is missing, though this clone wrote it: a checkout, a merge or a \
                          hand deleted it"
                     ),
+                    damage: None,
                 });
             }
         }

@@ -122,14 +122,15 @@ impl Workspace {
 }
 
 fn unreadable(path: &Path, err: &Error) -> Problem {
-    let message = match err {
-        Error::Corrupt { damage, .. } => damage.to_string(),
-        other => other.to_string(),
+    let (message, damage) = match err {
+        Error::Corrupt { damage, .. } => (damage.to_string(), Some(damage.clone())),
+        other => (other.to_string(), None),
     };
     Problem {
         file: path.display().to_string(),
         line: None,
         message: format!("not scanned: {message}"),
+        damage,
     }
 }
 

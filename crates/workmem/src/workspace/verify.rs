@@ -24,8 +24,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::error::JOURNAL_WAY_OUT;
-use crate::error::{Error, Result};
+use crate::error::{Damage, Error, Result};
 use crate::model::fact::Fact;
 use crate::policy::check::{self, FactDigest, Facts};
 use crate::policy::projection::Projection;
@@ -49,20 +48,29 @@ pub struct Problem {
     pub line: Option<usize>,
     /// What is wrong.
     pub message: String,
+    /// What is wrong, typed, when the problem is damage a caller may act
+    /// on (say how to get out of): the message says the same in words.
+    #[serde(skip)]
+    pub damage: Option<Damage>,
 }
 
 /// Returns a problem of `path` (at `line`).
 pub(crate) fn problem(path: &Path, line: Option<usize>, message: impl Into<String>) -> Problem {
-    Problem { file: path.display().to_string(), line, message: message.into() }
+    Problem { file: path.display().to_string(), line, message: message.into(), damage: None }
+}
+
+/// Returns a problem of `path` (at `line`) that is `damage`, in the words
+/// of `message` (the damage's own when `None`).
+fn damaged(path: &Path, line: Option<usize>, damage: Damage, message: Option<String>) -> Problem {
+    let message = message.unwrap_or_else(|| damage.to_string());
+    Problem { file: path.display().to_string(), line, message, damage: Some(damage) }
 }
 
 /// Returns the problem a decoder's error names (about `fallback` when the
 /// error names no file).
 pub(crate) fn from_error(err: Error, fallback: &Path) -> Problem {
     match err {
-        Error::Corrupt { location, damage } => {
-            problem(&location.path, location.line, damage.to_string())
-        }
+        Error::Corrupt { location, damage } => damaged(&location.path, location.line, damage, None),
         Error::Scope { location, found, expected } => problem(
             &location.path,
             location.line,
@@ -151,11 +159,7 @@ impl Workspace {
                 return Ok(problems);
             }
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-                problems.push(problem(
-                    self.memory_dir(),
-                    None,
-                    "memory directory does not exist (run `workmem init`, or name the right one)",
-                ));
+                problems.push(damaged(self.memory_dir(), None, Damage::NoMemoryDir, None));
                 return Ok(problems);
             }
             Err(err) => {
@@ -336,7 +340,7 @@ impl Workspace {
                     &path,
                     None,
                     format!(
-                        "{name} is {}, not a regular file; remove it (workmem writes it again)",
+                        "{name} is {}, not a regular file; remove it (it is written again)",
                         ReadOnlyMemoryDir::kind_of(&meta)
                     ),
                 )),
@@ -625,15 +629,15 @@ impl Workspace {
                 crate::store::journal_owner::is_own_distill_intent(self.dir.path(), &path, &data)
                     .unwrap_or(false)
             });
-            problems.push(problem(
-                &path,
-                None,
-                if own {
-                    "a distill was interrupted between its writes; the next writing command (e.g. distill) finishes it"
-                } else {
-                    "is a distill intent this clone did not write (it arrived through git or was copied); it is never applied, and writing commands refuse to run until it is gone: `workmem journal` shows it and `workmem journal --discard` discards it"
-                },
-            ));
+            problems.push(if own {
+                problem(
+                    &path,
+                    None,
+                    "a distill was interrupted between its writes; the next writing command (e.g. distill) finishes it",
+                )
+            } else {
+                damaged(&path, None, Damage::ForeignDistillIntent, None)
+            });
         }
         let path = self.file(JOURNAL_FILE);
         // Work this clone did not prepare (a journal that arrived through
@@ -641,14 +645,8 @@ impl Workspace {
         // the checks of what recovery would do.
         let foreign = match self.journal() {
             Ok(report) if report.unreadable.is_some() && !report.written_here => {
-                problems.push(problem(
-                    &path,
-                    None,
-                    format!(
-                        "was not written by this clone (it arrived through git or was copied) and \
-                         cannot be read; it is never applied: {JOURNAL_WAY_OUT}"
-                    ),
-                ));
+                let detail = report.unreadable.clone().unwrap_or_default();
+                problems.push(damaged(&path, None, Damage::ForeignJournal { detail }, None));
                 return None;
             }
             Ok(report) => report
@@ -675,16 +673,20 @@ impl Workspace {
                             intent.adjudication.actor, intent.adjudication.conflict_id
                         )
                     });
-                    problems.push(problem(
-                        &path,
-                        Some(t.first_line),
-                        format!(
-                            "transaction {}{by} was not prepared by this clone (it arrived \
-                             through git or was copied); it is never applied, and writing \
-                             commands refuse to run until it is gone: {JOURNAL_WAY_OUT}",
-                            t.transaction_id
-                        ),
-                    ));
+                    let decision = t.intent.as_ref().map(|intent| {
+                        (intent.adjudication.actor.clone(), intent.adjudication.conflict_id.clone())
+                    });
+                    let message = format!(
+                        "transaction {}{by} was not prepared by this clone (it arrived through \
+                         git or was copied); it is never applied, and writing commands refuse \
+                         to run until it is gone",
+                        t.transaction_id
+                    );
+                    let damage = Damage::ForeignTransaction {
+                        transaction_id: t.transaction_id.clone(),
+                        decision,
+                    };
+                    problems.push(damaged(&path, Some(t.first_line), damage, Some(message)));
                 }
                 transactions.retain(|t| !foreign.contains(&t.transaction_id));
                 for t in transactions.iter().filter(|t| !t.committed()) {
