@@ -5,11 +5,10 @@
 //! Only a trusted human entry point may resolve a conflict; no model tool
 //! reaches this module.
 
-use std::path::Path;
-
-use crate::error::{Error, Invalid, Location, Rejected, Result, Stale};
+use crate::error::{Error, Invalid, Rejected, Result, Stale};
 use crate::model::canon;
 use crate::model::stamp::Stamp;
+use crate::policy::PolicyError;
 use crate::policy::distill::observed_fact_ids;
 use crate::store::conflict_queue::{Case, CaseStatus, ConflictQueue};
 use crate::store::curated_state::{CuratedState, Entry, Revision, push_revision, sort_entries};
@@ -115,7 +114,7 @@ pub(crate) fn plan(
     domain_fact_ids: &[String],
     resolved_at: Stamp,
     workspace_id: &str,
-) -> Result<Plan> {
+) -> std::result::Result<Plan, PolicyError> {
     let id = &resolution.conflict_id;
     let case = queue.get(id).ok_or(Error::ResolutionRejected(Rejected::UnknownConflict))?;
     if i64::from(case.revision) != resolution.expected_revision {
@@ -123,13 +122,15 @@ pub(crate) fn plan(
             conflict_id: id.clone(),
             current: case.revision,
             expected: resolution.expected_revision,
-        }));
+        })
+        .into());
     }
     if case.status != CaseStatus::Open {
         return Err(Error::StaleResolution(Stale::Closed {
             conflict_id: id.clone(),
             status: case.status.as_str(),
-        }));
+        })
+        .into());
     }
     let candidate = case.candidate(&resolution.candidate_id).ok_or_else(|| {
         Error::ResolutionRejected(Rejected::UnknownCandidate { conflict_id: id.clone() })
@@ -139,14 +140,16 @@ pub(crate) fn plan(
         return Err(Error::StaleResolution(Stale::ActiveChanged {
             conflict_id: id.clone(),
             memory_key: case.memory_key.clone(),
-        }));
+        })
+        .into());
     }
     let observed = observed_fact_ids(domain_fact_ids.iter().map(String::as_str), &case.candidates);
     if observed != case.observed_fact_ids {
         return Err(Error::StaleResolution(Stale::EvidenceChanged {
             conflict_id: id.clone(),
             memory_key: case.memory_key.clone(),
-        }));
+        })
+        .into());
     }
 
     let curated_before = curated.domain(&case.memory_key);
@@ -198,13 +201,13 @@ pub(crate) fn plan(
 /// `domain` (the domain's entries of `curated`), superseding the active
 /// one; returns its key. Entry keys are unique across the whole state.
 ///
-/// Errors: [`Error::Corrupt`] if the new entry key is already taken.
+/// Errors: [`PolicyError::Curated`] if the new entry key is already taken.
 fn promote_candidate(
     domain: &mut Vec<Entry>,
     curated: &CuratedState,
     case: &Case,
     candidate: &crate::store::conflict_queue::Candidate,
-) -> Result<String> {
+) -> std::result::Result<String, PolicyError> {
     let active = domain.iter().position(Entry::is_active);
     let revision = Revision {
         memory_key: &case.memory_key,
@@ -220,9 +223,7 @@ fn promote_candidate(
             e.key == key && !(e.is_contested() && e.memory_key.as_ref() == Some(&case.memory_key))
         })
     };
-    let position = push_revision(domain, active, revision, taken).map_err(|damage| {
-        Error::corrupt(Location::file(Path::new(crate::store::names::CURATED_FILE)), damage)
-    })?;
+    let position = push_revision(domain, active, revision, taken).map_err(PolicyError::Curated)?;
     let key = domain[position].key.clone();
     sort_entries(domain);
     Ok(key)

@@ -7,22 +7,24 @@
 //! output with the same `as_of` changes nothing (the fixpoint of 5.3f).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
 
 // A fast seeded hasher: the policy hashes every fact id and normal form.
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use jiff::SignedDuration;
 
-use crate::error::{Error, Location, Result};
 use crate::model::canon;
 use crate::model::fact::Kind;
 use crate::model::fact_line::FactRecord;
 use crate::model::id_list::IdList;
 use crate::model::stamp::Stamp;
+use crate::policy::PolicyError;
 pub use crate::policy::report::{Decision, Reason, Report};
 pub use crate::policy::rules::{MAX_AGE_DAYS, Policy, SourcePolicy};
 use crate::store::conflict_queue::{self, Candidate, Case, CaseStatus, ConflictQueue};
 use crate::store::curated_state::{CuratedState, Entry, Revision, Status, push_revision};
+
+/// The policy's result: the reason alone for damage of the curated state.
+type Result<T> = std::result::Result<T, PolicyError>;
 
 /// The result of [`distill`].
 #[derive(Debug, Clone)]
@@ -230,8 +232,8 @@ impl<'k> RunOptions<'k> {
 /// `as_of`, starting from `curated` (consumed: the outcome holds the new
 /// state, which is `curated` itself when nothing changed).
 ///
-/// Errors: [`Error::Corrupt`] when a new revision's key collides with an
-/// existing entry; [`Error::InvalidInput`] for an invalid policy.
+/// Errors: [`PolicyError::Curated`] when a new revision's key collides with an
+/// existing entry; [`crate::Error::InvalidInput`] for an invalid policy.
 pub fn distill<F: FactRecord>(
     facts: &[F],
     curated: CuratedState,
@@ -1184,12 +1186,7 @@ impl<'p> Run<'p> {
         let index = &self.index;
         let position =
             push_revision(&mut self.entries, active, revision, |key| index.contains_key(key))
-                .map_err(|damage| {
-                    Error::corrupt(
-                        Location::file(Path::new(crate::store::names::CURATED_FILE)),
-                        damage,
-                    )
-                })?;
+                .map_err(PolicyError::Curated)?;
         let (key, revision) = (self.entries[position].key.clone(), self.entries[position].revision);
         self.index.insert(key, position);
         self.active.insert(memory_key.to_owned(), position);

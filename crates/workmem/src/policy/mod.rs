@@ -13,3 +13,24 @@ pub(crate) mod rebuild;
 pub(crate) mod report;
 pub mod retractions;
 pub(crate) mod rules;
+
+use crate::error::{Damage, Error};
+
+/// Why a step of the policy failed. The policy never knows which file a
+/// state comes from or goes to: when the curated state it derives breaks a
+/// rule of its format it returns the reason alone, and the workspace, which
+/// knows the file, adds the location.
+#[derive(Debug)]
+pub enum PolicyError {
+    /// The curated state being derived breaks a rule of its format (a new
+    /// revision's key already taken).
+    Curated(Damage),
+    /// Any other error: an invalid policy, a stale or rejected resolution.
+    Other(Error),
+}
+
+impl From<Error> for PolicyError {
+    fn from(err: Error) -> PolicyError {
+        PolicyError::Other(err)
+    }
+}

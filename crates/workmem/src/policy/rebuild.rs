@@ -15,7 +15,10 @@
 
 use foldhash::{HashSet, HashSetExt};
 
-use crate::error::Result;
+use crate::policy::PolicyError;
+
+/// The policy's result: the reason alone for damage of the curated state.
+type Result<T> = std::result::Result<T, PolicyError>;
 use crate::model::canon;
 use crate::model::fact::Fact;
 use crate::model::stamp::Stamp;

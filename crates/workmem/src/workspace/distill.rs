@@ -130,6 +130,7 @@ impl Workspace {
                 &self.workspace_id,
                 options,
             )
+            .map_err(|err| self.placed(err))
         };
         let done = if dry_run {
             judge().map(Distilled::of)

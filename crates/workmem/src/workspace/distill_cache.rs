@@ -734,7 +734,8 @@ impl Workspace {
             as_of,
             &self.workspace_id,
             distill::RunOptions::partial(&known),
-        )?;
+        )
+        .map_err(|err| self.placed(err))?;
         let Some(collected) = &outcome.collected else {
             return Ok(None);
         };

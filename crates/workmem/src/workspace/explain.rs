@@ -131,7 +131,8 @@ impl Workspace {
             as_of,
             self.workspace_id(),
             crate::policy::distill::RunOptions::explained(),
-        )?;
+        )
+        .map_err(|err| self.placed(err))?;
         if let Some(withheld) = withheld {
             outcome.decisions = withheld.decisions(std::mem::take(&mut outcome.decisions));
         }

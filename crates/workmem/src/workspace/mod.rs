@@ -50,11 +50,12 @@ pub use share::{Adopted, MERGE_DRIVER, NOT_COMMITTED, Shared};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::error::{Error, Invalid, Result};
+use crate::error::{Error, Invalid, Location, Result};
 use crate::model::clock::Clock;
 use crate::model::fact::Fact;
 use crate::model::fact_line::FactSummary;
 use crate::model::stamp::Stamp;
+use crate::policy::PolicyError;
 use crate::policy::config::Config;
 use crate::store::conflict_queue::ConflictQueue;
 use crate::store::curated_state::CuratedState;
@@ -136,6 +137,12 @@ impl Workspace {
     /// Returns the current time of the workspace's clock.
     pub fn now(&self) -> Stamp {
         self.clock.now()
+    }
+
+    /// Returns the error of a step of the policy, with damage of the
+    /// curated state placed in this workspace's curated.json.
+    pub(crate) fn placed(&self, err: PolicyError) -> Error {
+        err.at(&self.file(crate::store::names::CURATED_FILE))
     }
 
     /// Returns the path of a file in the memory directory.
@@ -313,5 +320,35 @@ impl Workspace {
     pub(crate) fn lock_to_append(&self) -> Result<WorkspaceLock> {
         self.init()?;
         self.dir.lock()
+    }
+}
+
+impl PolicyError {
+    /// Returns the error, placing damage of the curated state in `curated`,
+    /// the file that state is read from and written to.
+    pub(crate) fn at(self, curated: &Path) -> Error {
+        match self {
+            PolicyError::Curated(damage) => Error::corrupt(Location::file(curated), damage),
+            PolicyError::Other(err) => err,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Damage;
+
+    #[test]
+    fn the_workspace_places_the_policys_damage_in_the_file_it_names() {
+        let curated = Path::new("/m/curated.json");
+        let err = PolicyError::Curated(Damage::NoIntent).at(curated);
+        assert!(
+            matches!(&err, Error::Corrupt { location, damage: Damage::NoIntent }
+                if location.path == curated && location.line.is_none()),
+            "{err:?}"
+        );
+        let other = PolicyError::from(Error::invalid("policy", Invalid::Empty)).at(curated);
+        assert!(matches!(other, Error::InvalidInput { .. }), "{other:?}");
     }
 }

@@ -91,7 +91,8 @@ impl Workspace {
                 .into_iter()
                 .map(|n| n.record)
                 .collect();
-        let derived = rebuild::rebuild(&facts, &records, policy, &as_of, self.workspace_id())?;
+        let derived = rebuild::rebuild(&facts, &records, policy, &as_of, self.workspace_id())
+            .map_err(|err| self.placed(err))?;
         let curated =
             CuratedFile::encode(&derived.curated, &self.file(CURATED_FILE), self.workspace_id())?;
         let conflicts =

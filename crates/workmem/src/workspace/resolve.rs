@@ -180,7 +180,8 @@ impl Workspace {
             &domain.ids,
             resolved_at,
             self.workspace_id(),
-        )?;
+        )
+        .map_err(|err| err.at(&curated_path))?;
         // The whole files after: the domain's part replaced, every other
         // byte as read (and never copied into the intent). Both are staged
         // at once, each on its own thread: their copying and hashing run
