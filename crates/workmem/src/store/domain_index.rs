@@ -29,7 +29,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 use std::io::Read as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::error::Result;
 use crate::model::fact_line::{FactRecord, FactSummary};
@@ -97,11 +97,7 @@ impl DomainIndex {
     /// Returns whether the index stored at `path` describes exactly these
     /// files (in day order, as it lists them) with these stamps, reading
     /// it a chunk at a time.
-    pub(crate) fn describes(
-        path: &Path,
-        workspace_id: &str,
-        files: &[FileRecords<'_, FactSummary>],
-    ) -> bool {
+    fn describes(path: &Path, workspace_id: &str, files: &[FileRecords<'_, FactSummary>]) -> bool {
         let mut next = files.iter();
         walk(path, workspace_id, |line| match line {
             Line::File(day, stamp) => {
@@ -113,7 +109,7 @@ impl DomainIndex {
 
     /// Reads the index at `path`; `None` when it is missing, unreadable,
     /// torn or of another workspace (a cache miss, never an error).
-    pub(crate) fn load(path: &Path, workspace_id: &str) -> Option<DomainIndex> {
+    fn load(path: &Path, workspace_id: &str) -> Option<DomainIndex> {
         let mut files: Vec<(String, IndexedFile)> = Vec::new();
         let complete = walk(path, workspace_id, |line| match line {
             Line::File(day, stamp) => {
@@ -133,7 +129,7 @@ impl DomainIndex {
     /// [`atomic_io::replace_cache`]).
     ///
     /// Errors: [`crate::Error::Io`].
-    pub(crate) fn save(&self, path: &Path, workspace_id: &str) -> Result<()> {
+    fn save(&self, path: &Path, workspace_id: &str) -> Result<()> {
         let mut text = String::with_capacity(
             self.files.values().map(|f| f.keys.len() + 64).sum::<usize>() + 64,
         );
@@ -224,6 +220,48 @@ fn file_line(rest: &str) -> Option<(&str, FileStamp)> {
     fields.next().is_none().then_some((day, stamp))
 }
 
+/// The domain index of one memory directory, `.domain-index`: what the
+/// rest of the library asks of it (whether it describes the files just
+/// read, a domain's ids, a save). It holds the file's path and the
+/// workspace id its header must name, and keeps the index's invariant
+/// itself: an entry is trusted only while its daily file keeps the stamp
+/// it recorded, an index of another workspace or without its `end` line
+/// is no index, and a save is a cache write (never fsynced, never an
+/// error: losing the index only costs a full read).
+#[derive(Debug, Clone)]
+pub(crate) struct DomainIndexFile {
+    path: PathBuf,
+    workspace_id: String,
+}
+
+impl DomainIndexFile {
+    /// The index at `path`, of the workspace `workspace_id`.
+    pub(crate) fn new(path: PathBuf, workspace_id: String) -> DomainIndexFile {
+        DomainIndexFile { path, workspace_id }
+    }
+
+    /// Returns whether the stored index describes exactly `files` (in day
+    /// order) with their stamps.
+    pub(crate) fn describes(&self, files: &[FileRecords<'_, FactSummary>]) -> bool {
+        DomainIndex::describes(&self.path, &self.workspace_id, files)
+    }
+
+    /// Returns the ids of every fact in `log` with `memory_key`, reading
+    /// only the daily files the stored index does not describe as they are
+    /// now; see [`Lookup`].
+    ///
+    /// Errors: as [`FactLog::read_file`] for the files it reads.
+    pub(crate) fn lookup(&self, log: &FactLog, memory_key: &str) -> Result<Lookup> {
+        domain_fact_ids(log, &self.path, &self.workspace_id, memory_key)
+    }
+
+    /// Saves `index` in place of the stored one. Only a cache: a failure
+    /// to write it is not an error, the next reader reads the log instead.
+    pub(crate) fn save(&self, index: &DomainIndex) {
+        let _ = index.save(&self.path, &self.workspace_id);
+    }
+}
+
 /// The ids of a domain's facts, and the index brought up to date when
 /// files had to be read.
 #[derive(Debug)]
@@ -231,7 +269,7 @@ pub(crate) struct Lookup {
     /// Every fact id in the log with the memory key (unsorted; an id
     /// repeated across files appears once per file).
     pub ids: Vec<String>,
-    /// The index to save when it changed ([`DomainIndex::save`]); the
+    /// The index to save when it changed ([`DomainIndexFile::save`]); the
     /// caller saves it only once its own work succeeded, so a refused
     /// operation writes nothing.
     pub updated: Option<DomainIndex>,
@@ -242,7 +280,7 @@ pub(crate) struct Lookup {
 /// now.
 ///
 /// Errors: as [`FactLog::read_file`] for the files it reads.
-pub(crate) fn domain_fact_ids(
+fn domain_fact_ids(
     log: &FactLog,
     index_path: &Path,
     workspace_id: &str,

@@ -46,7 +46,7 @@
 //! | `.conflicts-layout` | where each case of the last conflicts.json written starts and ends | names the hash of the file it describes, ends with a check of its lines, and is checked whole before use ([`crate::store::layout_cache`]) |
 //! | `.projection.json` | what `context` needs of curated.json | bound to curated.json's identity; rebuilt when it differs |
 //! | `.pending.json` | the newest pending keyed facts | bound to the identities of curated.json and of the daily files it read |
-//! | `.domain-index` | the keyed fact ids of each daily file, by memory key | each file's entry is used only while the file keeps the stamp it had before it was read; ends with `end` ([`crate::store::domain_index`]) |
+//! | `.domain-index` | the keyed fact ids of each daily file, by memory key | each file's entry is used only while the file keeps the stamp it had before it was read; ends with `end`; read, checked and saved only through [`MemoryDir::domain_index`] ([`crate::store::domain_index`]) |
 //! | `.append-trail` | the appends workmem made under the lock, as stamps before and after | each line carries a checksum; a cache follows it only from the stamp it read to the stamp the file has ([`crate::store::append_trail`]) |
 //! | `.id-index/` | where every fact id of the log is written | bound to the folder's inode and a generation; per daily file, its stamp and the fingerprint of the bytes read ([`crate::store::id_index`], [`crate::store::block_chain`]) |
 //! | `.distill-cache`, `.distill-cache.units`, `.distill-cache.ids`, `.distill-cache.places` | what a distill leaves for the next one | bound together by a token and to the directory's inode; per daily file, its stamp and fingerprint; the policy and `as_of` of its run ([`crate::store::distill_cache`]) |
@@ -71,11 +71,13 @@ use crate::store::conflict_queue::ConflictsFile;
 use crate::store::conflict_queue::{Case, ConflictQueue};
 use crate::store::curated_file::CuratedFile;
 use crate::store::curated_state::{CuratedState, Entry};
+use crate::store::domain_index::DomainIndexFile;
 use crate::store::hash_checkpoints::{self, Checkpoints};
 use crate::store::lock::WorkspaceLock;
 use crate::store::names::{
     CONFLICTS_FILE, CONFLICTS_LAYOUT_FILE, CURATED_FILE, DAILY_DIR, DISTILL_CACHE_FILE,
-    DISTILL_IDS_FILE, DISTILL_PLACES_FILE, DISTILL_UNITS_FILE, SEARCH_INDEX_DIR, workmem_dir,
+    DISTILL_IDS_FILE, DISTILL_PLACES_FILE, DISTILL_UNITS_FILE, DOMAIN_INDEX_FILE, SEARCH_INDEX_DIR,
+    workmem_dir,
 };
 use crate::store::state_file::{Body, Record, StateFile};
 use crate::store::{layout_cache, valid_hashes};
@@ -431,6 +433,12 @@ impl MemoryDir {
     /// Errors: [`crate::Error::Io`].
     pub(crate) fn lock(&self) -> Result<WorkspaceLock> {
         WorkspaceLock::acquire(self.path())
+    }
+
+    /// Returns the domain index of this directory (`.domain-index`), which
+    /// reads, checks and saves itself.
+    pub(crate) fn domain_index(&self) -> DomainIndexFile {
+        DomainIndexFile::new(self.file(DOMAIN_INDEX_FILE), self.workspace_id().to_owned())
     }
 
     /// Removes the temporary files a crashed replace left behind.

@@ -18,7 +18,7 @@ use crate::store::domain_index::{self, DomainIndex};
 use crate::store::fact_log;
 use crate::store::failpoint;
 use crate::store::journal::DistillIntent;
-use crate::store::names::{CONFLICTS_FILE, CURATED_FILE, DISTILL_INTENT_FILE, DOMAIN_INDEX_FILE};
+use crate::store::names::{CONFLICTS_FILE, CURATED_FILE, DISTILL_INTENT_FILE};
 use crate::workspace::Workspace;
 use crate::workspace::distill_cache::{ReadLog, UnitsPrep};
 
@@ -83,11 +83,8 @@ impl Workspace {
         // (only a cache: a failure to write it is not an error).
         let _index_saved =
             if dry_run { None } else { self.stale_domain_index(&files) }.map(|index| {
-                let (path, workspace_id) =
-                    (self.file(DOMAIN_INDEX_FILE), self.workspace_id.clone());
-                JoinOnDrop(Some(std::thread::spawn(move || {
-                    let _ = index.save(&path, &workspace_id);
-                })))
+                let stored = self.dir.domain_index();
+                JoinOnDrop(Some(std::thread::spawn(move || stored.save(&index))))
             });
         let mut read = cache.then(|| ReadLog::of(&files, listing));
         // curated.json and conflicts.json (which grow with the log and the
@@ -277,15 +274,13 @@ impl Workspace {
     /// does not describe them.
     fn stale_domain_index(&self, read: &fact_log::LogRead<FactSummary>) -> Option<DomainIndex> {
         let files = read.files();
-        let current =
-            DomainIndex::describes(&self.file(DOMAIN_INDEX_FILE), &self.workspace_id, &files);
-        (!current).then(|| DomainIndex::of(&files))
+        (!self.dir.domain_index().describes(&files)).then(|| DomainIndex::of(&files))
     }
 
     /// Saves the domain index. Only a cache: failing to write it is not an
     /// error, the next reader reads the log instead.
     pub(crate) fn save_domain_index(&self, index: &DomainIndex) {
-        let _ = index.save(&self.file(DOMAIN_INDEX_FILE), &self.workspace_id);
+        self.dir.domain_index().save(index);
     }
 
     /// Returns the ids of every fact in the log with `memory_key`, through
@@ -293,12 +288,7 @@ impl Workspace {
     ///
     /// Errors: as [`Workspace::facts`], for the daily files it reads.
     pub(crate) fn domain_fact_ids(&self, memory_key: &str) -> Result<domain_index::Lookup> {
-        domain_index::domain_fact_ids(
-            &self.log,
-            &self.file(DOMAIN_INDEX_FILE),
-            &self.workspace_id,
-            memory_key,
-        )
+        self.dir.domain_index().lookup(&self.log, memory_key)
     }
 
     fn write_distill_intent(&self, curated_sha256: &str, conflicts: Option<&[u8]>) -> Result<()> {
