@@ -194,6 +194,15 @@ pub enum Damage {
         /// Which field or record, and which rule it breaks.
         problem: String,
     },
+    /// A stored field that fails the check its input passed: which field,
+    /// and why, as an [`Error::InvalidInput`] would say it.
+    #[error("invalid {field}: {reason}")]
+    Field {
+        /// The field (`fact_id`, `content`, `memory_key`, `evidence id`, ...).
+        field: String,
+        /// What is wrong with it.
+        reason: Invalid,
+    },
     /// One record of a state file known to be valid no longer decodes.
     #[error("{id}: {detail}")]
     RecordJson {
@@ -423,6 +432,16 @@ impl Damage {
     /// Returns the damage of a record that breaks a rule of its format.
     pub(crate) fn record(problem: impl Into<String>) -> Damage {
         Damage::Record { problem: problem.into() }
+    }
+
+    /// Returns the damage of a stored field that fails the check of its
+    /// input: [`Damage::Field`] when the check names the field and the
+    /// reason, else the check's message as a [`Damage::Record`].
+    pub(crate) fn field(err: Error) -> Damage {
+        match err {
+            Error::InvalidInput { field, item: None, reason } => Damage::Field { field, reason },
+            other => Damage::record(other.to_string()),
+        }
     }
 
     /// Returns the damage `serde_json` found decoding a record.

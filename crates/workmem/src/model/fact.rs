@@ -15,7 +15,7 @@ use crate::error::{Damage, Error, Invalid, Result};
 use crate::model::canon;
 use crate::model::secret;
 use crate::model::stamp::Stamp;
-use crate::model::text::{self, check_text, refused_character, refused_message};
+use crate::model::text::{self, check_text, refused_character};
 
 /// Current schema version of a fact line.
 pub(crate) const FACT_SCHEMA_VERSION: u32 = 2;
@@ -425,15 +425,17 @@ pub(crate) fn check_stored_content(content: &str) -> std::result::Result<(), Dam
         return Ok(());
     }
     if !canon::is_collapsed(content) || content.is_empty() {
-        return Err(Damage::record("invalid content: empty or not whitespace-collapsed"));
+        let rule = "non-empty and whitespace-collapsed";
+        return Err(Damage::Field { field: "content".into(), reason: Invalid::Malformed { rule } });
     }
     if let Some(c) = refused_character(content) {
-        return Err(Damage::record(format!("invalid content: {}", refused_message(c))));
+        let code_point = u32::from(c);
+        let reason = Invalid::ControlCharacter { code_point };
+        return Err(Damage::Field { field: "content".into(), reason });
     }
     if let Some(chars) = chars_over(content, MAX_CONTENT_CHARS) {
-        return Err(Damage::record(format!(
-            "invalid content: {chars} characters; at most {MAX_CONTENT_CHARS} are allowed"
-        )));
+        let reason = Invalid::TooLong { chars, max: MAX_CONTENT_CHARS };
+        return Err(Damage::Field { field: "content".into(), reason });
     }
     Ok(())
 }

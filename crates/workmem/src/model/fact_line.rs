@@ -8,7 +8,7 @@ use std::fmt;
 
 use serde::Deserialize;
 
-use crate::error::Damage;
+use crate::error::{Damage, Invalid};
 use crate::model::canon;
 use crate::model::fact::{
     FACT_SCHEMA_VERSION, Fact, Kind, MAX_EVIDENCE_ENTRIES, check_evidence_pair, check_importance,
@@ -193,11 +193,10 @@ impl RawFact<'_> {
                 )));
             }
         };
-        canon::check_id("fact_id", &self.fact_id).map_err(|e| Damage::record(e.to_string()))?;
+        canon::check_id("fact_id", &self.fact_id).map_err(Damage::field)?;
         check_stored_content(&self.content)?;
-        let kind = Kind::parse(&self.kind).map_err(|e| Damage::record(e.to_string()))?;
-        let importance = check_importance(self.importance.unwrap_or(3))
-            .map_err(|e| Damage::record(e.to_string()))?;
+        let kind = Kind::parse(&self.kind).map_err(Damage::field)?;
+        let importance = check_importance(self.importance.unwrap_or(3)).map_err(Damage::field)?;
         let has_key = match self.memory_key.as_deref() {
             None | Some("") => false,
             // Already in normal form: nothing to fold or trim.
@@ -207,8 +206,7 @@ impl RawFact<'_> {
                 true
             }
             Some(raw) => {
-                let key =
-                    canon::clean_memory_key(raw).map_err(|e| Damage::record(e.to_string()))?;
+                let key = canon::clean_memory_key(raw).map_err(Damage::field)?;
                 if key != raw {
                     return Err(Damage::record(format!(
                         "invalid memory_key: {raw:?} is not in normal form"
@@ -217,18 +215,18 @@ impl RawFact<'_> {
                 true
             }
         };
-        check_source(self.source.as_deref().unwrap_or("agent"))
-            .map_err(|e| Damage::record(e.to_string()))?;
+        check_source(self.source.as_deref().unwrap_or("agent")).map_err(Damage::field)?;
         if let Some(evidence) = &self.evidence {
             for (key, value) in &evidence.0 {
-                check_evidence_pair(key, value).map_err(|e| Damage::record(e.to_string()))?;
+                check_evidence_pair(key, value).map_err(Damage::field)?;
             }
         }
         let plain = crate::model::stamp::parse_utc_seconds(self.recorded_at.as_bytes());
         let recorded_at = match plain {
             Some(at) => at,
-            None => crate::model::stamp::parse_instant(&self.recorded_at)
-                .map_err(|msg| Damage::record(format!("invalid recorded_at: {msg}")))?,
+            None => crate::model::stamp::parse_instant(&self.recorded_at).map_err(|err| {
+                Damage::Field { field: "recorded_at".to_owned(), reason: Invalid::Instant(err) }
+            })?,
         };
         if self.workspace_id.len() != 16
             || !self.workspace_id.bytes().all(|b| b.is_ascii_hexdigit())
@@ -661,6 +659,31 @@ mod tests {
 
     fn now() -> Stamp {
         Stamp::parse("2026-01-02T03:04:05Z").unwrap()
+    }
+
+    #[test]
+    fn a_stored_field_that_fails_its_check_is_typed_damage_naming_the_field() {
+        let mut new = NewFact::new("Use WAL mode");
+        new.kind = Some("decision".into());
+        let good = Fact::from_new(new, "0123456789abcdef", now(), || "f1".into()).unwrap();
+        let line = good.to_line();
+        let cases = [
+            (line.replace("\"fact_id\": \"f1\"", "\"fact_id\": \"f 1\""), "fact_id"),
+            (line.replace("\"decision\"", "\"guess\""), "kind"),
+            (line.replace("\"importance\": 3", "\"importance\": 9"), "importance"),
+            (line.replace("2026-01-02T03:04:05Z", "2026-13-02T03:04:05Z"), "recorded_at"),
+            (line.replace("Use WAL mode", "Use  WAL mode"), "content"),
+            (line.replace("Use WAL mode", "Use \\u001b WAL"), "content"),
+        ];
+        for (bad, field) in cases {
+            assert_ne!(bad, line, "{field}: the case changed nothing");
+            let damage = Fact::parse_line(bad.trim_end().as_bytes()).unwrap_err();
+            assert!(
+                matches!(&damage, Damage::Field { field: f, .. } if f == field),
+                "{field}: {damage:?}"
+            );
+            assert!(damage.to_string().starts_with(&format!("invalid {field}: ")), "{damage}");
+        }
     }
 
     #[test]

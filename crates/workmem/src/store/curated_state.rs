@@ -17,7 +17,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Damage, Error, Location, Result};
+use crate::error::{Damage, Error, Invalid, Location, Result};
 use crate::model::canon;
 use crate::model::fact::Kind;
 use crate::model::id_list::IdList;
@@ -696,10 +696,12 @@ pub fn push_revision(
 
 fn check_entry_fields(entry: &Entry) -> std::result::Result<(), Damage> {
     if entry.key.len() != 16 || !entry.key.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
-        return Err(Damage::record("key must be 16 lowercase hex characters"));
+        let reason = Invalid::Malformed { rule: "16 lowercase hex characters" };
+        return Err(Damage::Field { field: "key".into(), reason });
     }
     if entry.revision < 1 {
-        return Err(Damage::record("revision must be >= 1"));
+        let reason = Invalid::TooSmall { value: i64::from(entry.revision), min: 1 };
+        return Err(Damage::Field { field: "revision".into(), reason });
     }
     crate::model::fact::check_stored_content(&entry.content)?;
     if let Some(key) = entry.memory_key.as_deref() {
@@ -709,10 +711,11 @@ fn check_entry_fields(entry: &Entry) -> std::result::Result<(), Damage> {
         }
     }
     for id in &entry.evidence_ids {
-        canon::check_id("evidence id", id).map_err(|e| Damage::record(e.to_string()))?;
+        canon::check_id("evidence id", id).map_err(Damage::field)?;
     }
     if !entry.evidence_ids.is_sorted_unique() {
-        return Err(Damage::record("evidence_ids must be sorted and unique"));
+        let reason = Invalid::Malformed { rule: "sorted and unique" };
+        return Err(Damage::Field { field: "evidence_ids".into(), reason });
     }
     for id in &entry.retracted_evidence_ids {
         canon::check_id("retracted evidence id", id).map_err(|e| Damage::record(e.to_string()))?;
