@@ -1,6 +1,7 @@
 //! Full-text search (docs/search.md): the hits are exactly the items a
 //! brute-force reading of the current state matches, through appends,
-//! distills and resolutions the index has not seen yet; Chinese and
+//! distills, resolutions, retractions and restores the index has not seen
+//! yet; Chinese and
 //! Japanese text, phrases, prefixes, every filter, paging, hostile input,
 //! and an index that is not what it claims to be.
 #![allow(clippy::disallowed_methods)]
@@ -10,6 +11,8 @@ use std::fs;
 
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
+use serde_json::json;
+use workmem::internals::corrections::CORRECTIONS_FILE;
 use workmem::{
     Error, HitType, Kind, Policy, ReadOnlyWorkspace, Resolution, SearchOptions, SearchPage,
     SearchScope, Workspace,
@@ -55,6 +58,63 @@ fn all_hits(ws: &impl Search, query: &str, options: &SearchOptions) -> Vec<(HitT
 
 fn ids(ws: &impl Search, query: &str) -> BTreeSet<String> {
     all_hits(ws, query, &SearchOptions::new()).into_iter().map(|(_, id)| id).collect()
+}
+
+/// Appends a correction record to `ws`'s corrections stream, as a person's
+/// `retract` (or, with `restores`, `restore`) writes it: `facts` sorted.
+fn correct(ws: &Workspace, event: &str, facts: &[&str], restores: Option<&str>) {
+    use std::io::Write as _;
+    let mut facts = facts.to_vec();
+    facts.sort_unstable();
+    facts.dedup();
+    let record = json!({
+        "action": if restores.is_some() { "restore" } else { "retract" },
+        "actor": "Ada <ada@example.com>", "entry_key": null, "event_id": event,
+        "fact_ids": facts, "rationale": "recorded against the wrong service",
+        "recorded_at": "2026-03-01T09:00:00Z", "restores": restores,
+        "schema_version": 1, "workspace_id": ws.workspace_id(),
+    });
+    let mut file = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(ws.memory_dir().join(CORRECTIONS_FILE))
+        .unwrap();
+    writeln!(file, "{record}").unwrap();
+}
+
+#[test]
+fn a_retracted_fact_is_never_found_until_it_is_restored() {
+    let p = Project::new();
+    p.add("a", "decision", 3, None, "Use WAL mode", "2026-01-02T00:00:00Z");
+    p.add("b", "decision", 3, None, "WAL keeps readers going", "2026-01-03T00:00:00Z");
+    let both = BTreeSet::from(["a".to_owned(), "b".to_owned()]);
+    assert_eq!(ids(&p.ws, "wal"), both);
+    // Retracted after the index was built: the index does not reflect the
+    // stream any more, and the count is exact.
+    correct(&p.ws, "correction:1", &["a"], None);
+    assert_eq!(ids(&p.ws, "wal"), BTreeSet::from(["b".to_owned()]));
+    assert_eq!(p.ws.search("wal", &SearchOptions::new()).unwrap().total, 1);
+    assert_eq!(p.ws.search("mode", &SearchOptions::new()).unwrap().total, 0);
+    // The index records the stream it reflects: its length, SHA-256 and
+    // stamp.
+    let stream = fs::read(p.ws.memory_dir().join(CORRECTIONS_FILE)).unwrap();
+    let line =
+        format!("corrections {} {} ", stream.len(), workmem::internals::canon::sha256_hex(&stream));
+    let state = fs::read_to_string(p.ws.memory_dir().join(".search-index/workmem-state")).unwrap();
+    assert!(state.lines().any(|l| l.starts_with(&line)), "{state}");
+    // A retraction of a fact that arrives later (a merge brings it): the
+    // catch-up leaves it out too.
+    correct(&p.ws, "correction:2", &["c"], None);
+    assert!(ids(&p.ws, "wal").len() == 1);
+    p.add("c", "pitfall", 3, Some("db.wal"), "WAL needs shared memory", "2026-01-04T00:00:00Z");
+    assert_eq!(ids(&p.ws, "wal"), BTreeSet::from(["b".to_owned()]));
+    assert_eq!(ids(&p.ws, "memory"), BTreeSet::new());
+    // Restored: found again, by a fresh handle and a read-only one alike.
+    correct(&p.ws, "correction:3", &["a"], Some("correction:1"));
+    assert_eq!(ids(&p.ws, "wal"), both);
+    let reader = Workspace::builder(p.path()).open_read_only().unwrap();
+    assert_eq!(ids(&reader, "wal"), both);
+    assert_eq!(reader.search("wal", &SearchOptions::new()).unwrap().total, 2);
 }
 
 #[test]
@@ -439,9 +499,11 @@ enum Step {
     },
     /// Resolve the first open conflict case for its first candidate.
     Resolve,
-    // Retractions come here once facts can be retracted: a step that
-    // retracts a fact (some already distilled, some not), and `reference`
-    // leaving retracted facts, and entries they alone support, out.
+    /// Retract one or two facts recorded so far (some distilled, some
+    /// not), picked by these numbers.
+    Retract(u16, u16, bool),
+    /// Restore a retraction in force, picked by this number.
+    Restore(u16),
     Search(Q),
 }
 
@@ -454,12 +516,16 @@ fn step() -> impl Strategy<Value = Step> {
             .prop_map(|(day, words)| Step::Tie { day, words }),
         2 => (1u8..12).prop_map(|day| Step::Distill { day }),
         2 => Just(Step::Resolve),
+        2 => (any::<u16>(), any::<u16>(), any::<bool>())
+            .prop_map(|(a, b, two)| Step::Retract(a, b, two)),
+        1 => any::<u16>().prop_map(Step::Restore),
         4 => q().prop_map(Step::Search),
     ]
 }
 
 /// The hits a brute-force reading of the current state gives: the active
-/// entries and every fact whose content or memory key matches.
+/// entries and every fact not retracted whose content or memory key
+/// matches.
 fn reference(ws: &Workspace, query: &Q) -> BTreeSet<(HitType, String)> {
     let mut out = BTreeSet::new();
     for entry in ws.curated().unwrap().entries.iter().filter(|e| e.is_active()) {
@@ -467,7 +533,11 @@ fn reference(ws: &Workspace, query: &Q) -> BTreeSet<(HitType, String)> {
             out.insert((HitType::Entry, entry.key.clone()));
         }
     }
+    let retractions = ws.retractions().unwrap();
     for fact in ws.facts().unwrap() {
+        if retractions.is_retracted(fact.fact_id()) {
+            continue;
+        }
         if query.matches(fact.content(), fact.memory_key()) {
             out.insert((HitType::Fact, fact.fact_id().to_owned()));
         }
@@ -498,6 +568,8 @@ proptest! {
         let p = Project::new();
         let ws = open(p.path());
         let policy = Policy { repeat_threshold: 1, ..Policy::default() };
+        // The retractions in force, by event id, with the facts they name.
+        let mut in_force: Vec<(String, Vec<String>)> = Vec::new();
         for (i, step) in steps.iter().enumerate() {
             match step {
                 Step::Append { key, day, words } => {
@@ -542,6 +614,29 @@ proptest! {
                             resolved_at: None,
                         }).unwrap();
                     }
+                }
+                Step::Retract(a, b, two) => {
+                    let recorded: Vec<String> =
+                        ws.facts().unwrap().iter().map(|f| f.fact_id().to_owned()).collect();
+                    if recorded.is_empty() {
+                        continue;
+                    }
+                    let mut named = vec![recorded[usize::from(*a) % recorded.len()].clone()];
+                    if *two {
+                        named.push(recorded[usize::from(*b) % recorded.len()].clone());
+                    }
+                    let event = format!("correction:{i}");
+                    let refs: Vec<&str> = named.iter().map(String::as_str).collect();
+                    correct(&ws, &event, &refs, None);
+                    in_force.push((event, named));
+                }
+                Step::Restore(pick) => {
+                    if in_force.is_empty() {
+                        continue;
+                    }
+                    let (target, named) = in_force.remove(usize::from(*pick) % in_force.len());
+                    let refs: Vec<&str> = named.iter().map(String::as_str).collect();
+                    correct(&ws, &format!("correction:{i}"), &refs, Some(&target));
                 }
                 Step::Search(query) => check(&ws, query)?,
             }

@@ -11,6 +11,9 @@
 //! - the stamp (inode, size, modification time) of every file of the index
 //!   itself, as the last update left them;
 //! - the stamp of the curated.json whose active entries it holds;
+//! - the length, SHA-256 and stamp of the corrections stream whose
+//!   retracted facts it leaves out (a retracted fact is never indexed; any
+//!   other stream rebuilds the index, so a restored fact is found again);
 //! - for each daily file, what it read of it (stamp, length and the
 //!   fingerprint of those bytes: [`crate::store::coverage`]);
 //! - the boot id of the system that wrote it.
@@ -31,6 +34,7 @@
 //! offset of a fact's line); what a search shows comes from the records
 //! themselves, and a hit whose record does not match is never shown.
 
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::fs::File;
 use std::ops::Bound;
@@ -63,6 +67,7 @@ use crate::model::fact::{Fact, Kind};
 use crate::model::search_text::{self, Clause, Query};
 use crate::store::atomic_io::{self, FileStamp, file_stamp};
 use crate::store::block_chain::Covered;
+use crate::store::corrections::{CORRECTIONS_FILE, StreamSeen};
 use crate::store::coverage::{self, Scan};
 use crate::store::curated_state::Entry;
 use crate::store::fact_log::FactLog;
@@ -70,7 +75,7 @@ use crate::store::names::{SEARCH_INDEX_DIR, SEARCH_INDEX_LOCK_FILE};
 
 /// The state file, in the index directory.
 const STATE_FILE: &str = "workmem-state";
-const HEADER: &str = "workmem-search-index 3";
+const HEADER: &str = "workmem-search-index 4";
 /// Where Linux gives the id of the current boot.
 const BOOT_ID_FILE: &str = "/proc/sys/kernel/random/boot_id";
 /// Memory of the index writer's threads, in all: tantivy's minimum per
@@ -171,6 +176,9 @@ pub(crate) struct Sources<'a> {
     pub(crate) workspace_id: &'a str,
     /// The active entries of the current curated.json.
     pub(crate) active_entries: &'a dyn Fn() -> Result<Vec<Entry>>,
+    /// The facts the corrections stream retracts now, with what the
+    /// index records of the stream they were read from (one read).
+    pub(crate) retracted_facts: &'a dyn Fn() -> Result<(BTreeSet<String>, StreamSeen)>,
     /// Whether the index may be written to disk (else it lives in memory
     /// for this search only).
     pub(crate) writable: bool,
@@ -187,6 +195,7 @@ pub(crate) struct SearchIndex {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 struct State {
     curated: Option<FileStamp>,
+    corrections: Option<StreamSeen>,
     index_files: Vec<(String, FileStamp)>,
     covered: Vec<(String, Covered)>,
 }
@@ -522,7 +531,25 @@ fn load_state(dir: &Path, sources: &Sources<'_>, boot: Option<&str>) -> Option<S
         "-" => None,
         stamp => Some(parse_stamp(&mut stamp.split(' '))?),
     };
-    let mut state = State { curated, ..State::default() };
+    let corrections = match lines.next()?.strip_prefix("corrections ")? {
+        "-" => None,
+        seen => {
+            let mut fields = seen.split(' ');
+            let len = fields.next()?.parse().ok()?;
+            let sha256 = fields.next()?;
+            let valid = sha256.len() == 64
+                && sha256.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+            if !valid {
+                return None;
+            }
+            let stamp = match fields.clone().next()? {
+                "-" => None,
+                _ => Some(parse_stamp(&mut fields)?),
+            };
+            Some(StreamSeen { len, sha256: sha256.to_owned(), stamp })
+        }
+    };
+    let mut state = State { curated, corrections, ..State::default() };
     for line in lines {
         if let Some(rest) = line.strip_prefix("index ") {
             let mut fields = rest.split(' ');
@@ -558,6 +585,18 @@ fn write_state(dir: &Path, state: &State, sources: &Sources<'_>, boot: Option<&s
             let _ = writeln!(out, "curated {a} {b} {c} {d}");
         }
         None => out.push_str("curated -\n"),
+    }
+    match &state.corrections {
+        Some(seen) => {
+            let _ = write!(out, "corrections {} {}", seen.len, seen.sha256);
+            match seen.stamp {
+                Some([a, b, c, d]) => {
+                    let _ = writeln!(out, " {a} {b} {c} {d}");
+                }
+                None => out.push_str(" -\n"),
+            }
+        }
+        None => out.push_str("corrections -\n"),
     }
     for (name, [a, b, c, d]) in &state.index_files {
         let _ = writeln!(out, "index {name} {a} {b} {c} {d}");
@@ -675,15 +714,37 @@ fn update(
     dir: &Path,
     kept: Kept<'_>,
 ) -> Result<bool> {
+    let built = state.index_files.is_empty();
+    // An index holds no retracted fact: one built against another
+    // corrections stream is rebuilt (a restored fact is not in it).
+    if !built {
+        let path = sources.memory_dir.join(CORRECTIONS_FILE);
+        match &state.corrections {
+            Some(seen) if seen.holds(&path)? => {}
+            _ => return Ok(false),
+        }
+    }
     let covered: Vec<(&str, &Covered)> =
         state.covered.iter().map(|(day, covered)| (day.as_str(), covered)).collect();
     let (scan, _) = coverage::scan(sources.log, &covered, None, sources.memory_dir)?;
     let Scan::Changed(changed) = scan else { return Ok(false) };
     let curated_stamp = file_stamp(&sources.memory_dir.join(crate::store::names::CURATED_FILE))?;
-    let curated_changed = curated_stamp != state.curated || state.index_files.is_empty();
+    let curated_changed = curated_stamp != state.curated || built;
     if changed.is_empty() && !curated_changed {
         return Ok(true);
     }
+    // Facts appended since are checked against the stream as it is now:
+    // should it have changed since the check above, the state keeps the
+    // stream the older items reflect, and the next search rebuilds.
+    let retracted = if built || !changed.is_empty() {
+        let (retracted, seen) = (sources.retracted_facts)()?;
+        if built {
+            state.corrections = Some(seen);
+        }
+        retracted
+    } else {
+        BTreeSet::new()
+    };
     // The writer's threads cut the texts into terms and index them while
     // this one reads the logs. A build leaves its segments as they are
     // (merging them would cost more than a query gains); a catch-up adds a
@@ -691,7 +752,7 @@ fn update(
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
     let mut writer: IndexWriter =
         index.writer_with_num_threads(threads, WRITER_HEAP).map_err(|err| io_error(dir, err))?;
-    if state.index_files.is_empty() {
+    if built {
         writer.set_merge_policy(Box::new(NoMergePolicy));
     }
     for change in &changed {
@@ -700,6 +761,10 @@ fn update(
         let (records, reach) =
             sources.log.parse_tail::<Fact>(&appended.day.path, tail, appended.from, None)?;
         for (offset, fact) in records {
+            // A retracted fact counts as not recorded: never a hit.
+            if retracted.contains(&fact.fact_id) {
+                continue;
+            }
             let mut doc = item_doc(
                 fields,
                 &fact.content,

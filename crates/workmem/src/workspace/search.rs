@@ -3,6 +3,8 @@
 //! date ([`crate::store::search_index`]), and hits built from the records
 //! themselves, paged with an opaque cursor.
 
+use std::collections::BTreeSet;
+
 use foldhash::{HashMap, HashSet};
 use serde::Serialize;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
@@ -12,7 +14,9 @@ use crate::model::canon;
 use crate::model::fact::{Fact, Kind};
 use crate::model::search_text::{self, Query};
 use crate::model::stamp::Stamp;
+use crate::policy::retractions::Retractions;
 use crate::store::conflict_queue::{CaseStatus, ConflictQueue};
+use crate::store::corrections::StreamSeen;
 use crate::store::curated_file::EntryHead;
 use crate::store::curated_state::Entry;
 use crate::store::memory_dir::Stored;
@@ -232,11 +236,16 @@ impl Workspace {
             curated()?.file.records(&self.dir.file(CURATED_FILE), wanted)
         };
         let active = || -> Result<Vec<Entry>> { lookup(&|head| head.is_active()) };
+        let retracted = || -> Result<(BTreeSet<String>, StreamSeen)> {
+            let (retractions, seen) = self.retractions_seen()?;
+            Ok((retractions.facts().map(str::to_owned).collect(), seen))
+        };
         let sources = Sources {
             log: &self.log,
             memory_dir: self.dir.path(),
             workspace_id: &self.workspace_id,
             active_entries: &active,
+            retracted_facts: &retracted,
             writable: !self.read_only,
         };
         let page = Page { query: &parsed, filters: &filters, options, offset, limit, fingerprint };
@@ -298,6 +307,7 @@ impl Workspace {
         }
         let mut hits = Vec::with_capacity(located.len());
         let mut conflicts: Option<ConflictQueue> = None;
+        let mut retractions: Option<Retractions> = None;
         // The entries that may hold a fact, read once per key or group.
         let mut holders: HashMap<(Option<String>, String), Vec<Entry>> = HashMap::default();
         // The page's active entries, and the entries of the keys and
@@ -335,19 +345,11 @@ impl Workspace {
                     entry_hit(entry, query, score)
                 }
                 Located::Fact { day, offset } => {
-                    let Some(fact) = self.log.read_at::<Fact>(day, *offset)? else {
+                    let Some(fact) =
+                        self.fact_hit_record(day, *offset, query, filters, &mut retractions)?
+                    else {
                         return Ok(None);
                     };
-                    if !query.matches(&fact.content, fact.memory_key.as_deref())
-                        || !filters_match(
-                            filters,
-                            fact.kind,
-                            fact.memory_key.as_deref(),
-                            &fact.recorded_at,
-                        )
-                    {
-                        return Ok(None);
-                    }
                     if fact.memory_key.is_some() && conflicts.is_none() {
                         conflicts = Some(self.conflicts()?);
                     }
@@ -367,6 +369,35 @@ impl Workspace {
         let next_cursor =
             (next < total && !hits.is_empty()).then(|| encode_cursor(next, page.fingerprint));
         Ok(Some(SearchPage { hits, next_cursor, total }))
+    }
+
+    /// Returns the fact at `offset` of `day`'s file when it matches the
+    /// query and filters and is not retracted; `None` when the index
+    /// located something else there (it must be rebuilt). `retractions`
+    /// is read once per page.
+    fn fact_hit_record(
+        &self,
+        day: &str,
+        offset: u64,
+        query: &Query,
+        filters: &Filters,
+        retractions: &mut Option<Retractions>,
+    ) -> Result<Option<Fact>> {
+        let Some(fact) = self.log.read_at::<Fact>(day, offset)? else { return Ok(None) };
+        if !query.matches(&fact.content, fact.memory_key.as_deref())
+            || !filters_match(filters, fact.kind, fact.memory_key.as_deref(), &fact.recorded_at)
+        {
+            return Ok(None);
+        }
+        // The index never holds a retracted fact: one found here is an
+        // index that does not reflect the corrections stream.
+        if retractions.is_none() {
+            *retractions = Some(self.retractions()?);
+        }
+        if retractions.as_ref().is_some_and(|r| r.is_retracted(&fact.fact_id)) {
+            return Ok(None);
+        }
+        Ok(Some(fact))
     }
 }
 
