@@ -582,6 +582,24 @@ pub enum Invalid {
     /// An id that names nothing in this workspace.
     #[error("no fact with the fact_id given in this workspace")]
     NoSuchFact,
+    /// Fact ids a correction names that no fact of this workspace has.
+    #[error("no fact of this workspace has the id {}; `workmem facts --all` lists the facts", ids.join(", "))]
+    UnknownFacts {
+        /// The ids.
+        ids: Vec<String>,
+    },
+    /// An entry key that names no entry of curated.json.
+    #[error("no entry has the key {key}; `workmem history` and `workmem explain` show entry keys")]
+    NoSuchEntry {
+        /// The key.
+        key: String,
+    },
+    /// A correction record that breaks a rule of the stream.
+    #[error("{0}")]
+    Correction(crate::store::corrections::Violation),
+    /// A restore that names nothing it can undo.
+    #[error("{0}")]
+    Restore(#[from] crate::policy::retractions::RestoreRefusal),
     /// The project is not a directory workmem can use.
     #[error("{path} is {problem}")]
     Project {

@@ -72,10 +72,10 @@ pub use model::text::{first_refused_char, is_refused_char};
 pub use policy::adjudication::Resolution;
 pub use policy::config::Config;
 pub use policy::report::{Decision, Reason, Report};
-pub use policy::retractions::Retractions;
+pub use policy::retractions::{RestoreRefusal, Retractions};
 pub use policy::rules::{Policy, SourcePolicy};
 pub use store::conflict_queue::{Candidate, Case, CaseStatus, ConflictQueue};
-pub use store::corrections::Correction;
+pub use store::corrections::{Action, Correction};
 pub use store::curated_state::{CuratedState, Entry, Status};
 pub use store::journal::Adjudication;
 pub use store::names::{default_memory_dir, pin_file, workmem_dir};
@@ -91,11 +91,12 @@ pub use workspace::overview::{CorrectionCounts, FactCounts, Overview};
 pub use workspace::scan::{Finding, Scan};
 pub use workspace::verify::Problem;
 pub use workspace::{
-    Adopted, ContextOptions, DEFAULT_SEARCH_LIMIT, DaySummary, DistillIntentShown, DistillOptions,
-    Distilled, HitType, Imported, JournalReport, JournalTransaction, MAX_SEARCH_LIMIT,
-    MAX_SEARCH_OFFSET, MERGE_DRIVER, MemoryFile, MergeSides, NOT_COMMITTED, ReadOnlyWorkspace,
-    Rebuilt, SearchHit, SearchOptions, SearchPage, SearchScope, SetAside, Shared, Workspace,
-    WorkspaceBuilder, has_conflict_markers, merge_memory_file, salvage_records,
+    Adopted, ContextOptions, Corrected, DEFAULT_SEARCH_LIMIT, DaySummary, DistillIntentShown,
+    DistillOptions, Distilled, HitType, Imported, JournalReport, JournalTransaction,
+    MAX_SEARCH_LIMIT, MAX_SEARCH_OFFSET, MERGE_DRIVER, MemoryFile, MergeSides, NOT_COMMITTED,
+    ReadOnlyWorkspace, Rebuilt, Restoration, Retraction, SearchHit, SearchOptions, SearchPage,
+    SearchScope, SetAside, Shared, Workspace, WorkspaceBuilder, has_conflict_markers,
+    merge_memory_file, salvage_records,
 };
 
 /// Returns `raw` as a memory key in normal form (trimmed, case-folded),

@@ -8,6 +8,7 @@ use std::path::Path;
 
 /// Every name the crate root makes public, sorted.
 const FACADE: &[&str] = &[
+    "Action",
     "Adjudication",
     "Adopted",
     "Candidate",
@@ -17,6 +18,7 @@ const FACADE: &[&str] = &[
     "Config",
     "ConflictQueue",
     "ContextOptions",
+    "Corrected",
     "Correction",
     "CorrectionCounts",
     "CuratedState",
@@ -70,7 +72,10 @@ const FACADE: &[&str] = &[
     "Rejected",
     "Report",
     "Resolution",
+    "Restoration",
+    "RestoreRefusal",
     "Result",
+    "Retraction",
     "Retractions",
     "SEARCH_MEMORY_DESCRIPTION",
     "SEARCH_MEMORY_TOOL",

@@ -128,5 +128,21 @@ fn show(ctx: &Ctx, t: &JournalTransaction) -> Result<(), CommandError> {
             a.rationale
         ))?;
     }
+    if let Some(c) = &t.correction {
+        let what = match c.action {
+            workmem::Action::Retract => "a retraction",
+            workmem::Action::Restore => "a restore",
+            workmem::Action::Redact => "a redaction",
+        };
+        let n = c.fact_ids.len();
+        ctx.ui.line(format_args!(
+            "  correction: {what} by {} of {n} fact{} at {}, event {}: {}",
+            c.actor,
+            if n == 1 { "" } else { "s" },
+            c.recorded_at,
+            c.event_id,
+            c.rationale
+        ))?;
+    }
     Ok(())
 }

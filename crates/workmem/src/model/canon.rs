@@ -245,6 +245,12 @@ pub fn transaction_id(workspace_id: &str, event_id: &str) -> String {
     format!("resolution-{}", short_hash(&format!("{workspace_id}\0{event_id}"), 24))
 }
 
+/// Returns the transaction id of a correction: `correction-` and 24 hex of
+/// SHA-256 of the workspace id and the correction's event id.
+pub fn correction_transaction_id(workspace_id: &str, event_id: &str) -> String {
+    format!("correction-{}", short_hash(&format!("{workspace_id}\0{event_id}"), 24))
+}
+
 /// Returns the fact id an imported item without `fact_id` gets: `import-`
 /// and 32 hex of SHA-256 of the workspace id, the item's canonical JSON
 /// and its occurrence among identical items of the input (0 for the first),

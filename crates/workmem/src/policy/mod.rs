@@ -6,10 +6,6 @@
 pub(crate) mod adjudication;
 pub(crate) mod check;
 pub(crate) mod config;
-#[cfg_attr(
-    not(test),
-    expect(dead_code, reason = "planned here, applied by the correction transaction")
-)]
 pub(crate) mod correction;
 pub mod distill;
 pub(crate) mod merge;

@@ -35,6 +35,7 @@ use crate::model::id_list::IdList;
 use crate::model::stamp::Stamp;
 use crate::store::atomic_io;
 use crate::store::conflict_queue::Case;
+use crate::store::corrections::Correction;
 use crate::store::curated_state::Entry;
 pub use crate::store::names::{AUDIT_FILE, JOURNAL_FILE};
 
@@ -184,6 +185,92 @@ impl Intent {
     }
 }
 
+/// Schema version of a correction's intent.
+pub const CORRECTION_INTENT_SCHEMA_VERSION: u32 = 1;
+
+/// The intent of a correction (a retraction or a restore,
+/// docs/corrections.md "One transaction"): the record to append, the
+/// entries and cases it changes before and after, and the hashes of both
+/// files before and after. Told apart from a resolution's by its
+/// transaction id (`correction-`). Format-stable.
+///
+/// Fields are declared in sorted order: [`crate::model::canon::encode`]
+/// writes them as declared.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CorrectionIntent {
+    /// The cases it changes (every case of each domain it touches), sorted.
+    pub conflict_ids: Vec<String>,
+    /// Those cases after, in canonical order.
+    pub conflicts_after: Vec<Case>,
+    /// Those cases before, in canonical order.
+    pub conflicts_before: Vec<Case>,
+    /// SHA-256 of the whole conflicts.json after.
+    pub conflicts_sha256_after: String,
+    /// SHA-256 of the whole conflicts.json before.
+    pub conflicts_sha256_before: String,
+    /// The record to append to the corrections stream.
+    pub correction: Correction,
+    /// The entries of `entry_keys` after, in canonical order.
+    pub curated_after: Vec<Entry>,
+    /// The entries of `entry_keys` before, in canonical order.
+    pub curated_before: Vec<Entry>,
+    /// SHA-256 of the whole curated.json after.
+    pub curated_sha256_after: String,
+    /// SHA-256 of the whole curated.json before.
+    pub curated_sha256_before: String,
+    /// The keys of the entries it changes (every entry of each keyed
+    /// domain it touches, and the unkeyed entries it touches), sorted.
+    pub entry_keys: Vec<String>,
+    /// The record's event id.
+    pub event_id: String,
+    /// When the transaction was prepared.
+    pub prepared_at: Stamp,
+    /// [`CORRECTION_INTENT_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// `correction-` + 24 hex of (workspace, event id).
+    pub transaction_id: String,
+    /// Owning workspace.
+    pub workspace_id: String,
+}
+
+impl CorrectionIntent {
+    /// Returns the SHA-256 of the intent's canonical JSON.
+    pub fn digest(&self) -> String {
+        canon::sha256_hex(canon::encode(self, JsonStyle::Canonical).as_bytes())
+    }
+
+    /// Returns the journal line recording `phase`, newline included; the
+    /// `prepared` line carries the intent itself.
+    pub fn phase_line(&self, digest: &str, phase: Phase, recorded_at: &Stamp) -> String {
+        #[derive(Serialize)]
+        struct Line<'a> {
+            #[serde(skip_serializing_if = "Option::is_none")]
+            intent: Option<&'a CorrectionIntent>,
+            intent_sha256: &'a str,
+            phase: Phase,
+            recorded_at: &'a Stamp,
+            schema_version: u32,
+            transaction_id: &'a str,
+            workspace_id: &'a str,
+        }
+        line_of(&Line {
+            intent: (phase == Phase::Prepared).then_some(self),
+            intent_sha256: digest,
+            phase,
+            recorded_at,
+            schema_version: JOURNAL_SCHEMA_VERSION,
+            transaction_id: &self.transaction_id,
+            workspace_id: &self.workspace_id,
+        })
+    }
+}
+
+/// Whether `transaction_id` names a correction's transaction.
+pub fn is_correction(transaction_id: &str) -> bool {
+    transaction_id.starts_with("correction-")
+}
+
 /// Phases of a transaction, in the only order they may appear.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -196,12 +283,14 @@ pub enum Phase {
     ConflictClosed,
     /// The adjudication is in the audit stream.
     AuditAppended,
+    /// The correction is in the corrections stream.
+    CorrectionAppended,
     /// Done.
     Committed,
 }
 
 impl Phase {
-    /// Every phase in order.
+    /// Every phase of a resolution, in order.
     pub const ALL: [Phase; 5] = [
         Phase::Prepared,
         Phase::CuratedApplied,
@@ -209,6 +298,20 @@ impl Phase {
         Phase::AuditAppended,
         Phase::Committed,
     ];
+
+    /// Every phase of a correction, in order.
+    pub const CORRECTION: [Phase; 5] = [
+        Phase::Prepared,
+        Phase::CuratedApplied,
+        Phase::ConflictClosed,
+        Phase::CorrectionAppended,
+        Phase::Committed,
+    ];
+
+    /// The phases of the transaction `transaction_id`, in order.
+    pub fn of(transaction_id: &str) -> &'static [Phase; 5] {
+        if is_correction(transaction_id) { &Phase::CORRECTION } else { &Phase::ALL }
+    }
 }
 
 impl fmt::Display for Phase {
@@ -218,6 +321,7 @@ impl fmt::Display for Phase {
             Phase::CuratedApplied => "curated_applied",
             Phase::ConflictClosed => "conflict_closed",
             Phase::AuditAppended => "audit_appended",
+            Phase::CorrectionAppended => "correction_appended",
             Phase::Committed => "committed",
         };
         f.write_str(name)
@@ -504,9 +608,13 @@ pub struct Transaction {
     /// Every line of the transaction, in order (what [`compact`] keeps of
     /// an uncommitted one).
     pub lines: Vec<usize>,
-    /// The decoded intent; `None` once the transaction committed: nothing
-    /// reads a committed transaction (the audit stream is the history).
+    /// The decoded intent of a resolution; `None` once the transaction
+    /// committed: nothing reads a committed transaction (the audit stream
+    /// is the history), and for a correction.
     pub intent: Option<Intent>,
+    /// The decoded intent of a correction; `None` once it committed, and
+    /// for a resolution.
+    pub correction: Option<CorrectionIntent>,
     /// Its digest.
     pub digest: String,
     /// Phases recorded, in order.
@@ -554,17 +662,28 @@ pub fn transactions(path: &Path, workspace_id: &str) -> Result<Vec<Transaction>>
                         Damage::IntentHash { transaction_id: record.transaction_id.clone() },
                     ));
                 }
-                let intent: Intent = serde_json::from_value(raw).map_err(|err| {
+                let unreadable = |err: serde_json::Error| {
                     Error::corrupt(here(), Damage::IntentUnreadable { detail: err.to_string() })
-                })?;
-                check_intent(&intent, &record, workspace_id)
-                    .map_err(|msg| Error::corrupt(here(), msg))?;
+                };
+                let (intent, correction) = if is_correction(&record.transaction_id) {
+                    let intent: CorrectionIntent =
+                        serde_json::from_value(raw).map_err(unreadable)?;
+                    check_correction_intent(&intent, &record, workspace_id)
+                        .map_err(|msg| Error::corrupt(here(), msg))?;
+                    (None, Some(intent))
+                } else {
+                    let intent: Intent = serde_json::from_value(raw).map_err(unreadable)?;
+                    check_intent(&intent, &record, workspace_id)
+                        .map_err(|msg| Error::corrupt(here(), msg))?;
+                    (Some(intent), None)
+                };
                 index.insert(record.transaction_id.clone(), out.len());
                 out.push(Transaction {
                     transaction_id: record.transaction_id.clone(),
                     first_line: line,
                     lines: vec![line],
-                    intent: Some(intent),
+                    intent,
+                    correction,
                     digest,
                     done: vec![Phase::Prepared],
                 });
@@ -591,7 +710,7 @@ pub fn transactions(path: &Path, workspace_id: &str) -> Result<Vec<Transaction>>
                 },
             ));
         }
-        let expected = Phase::ALL.get(transaction.done.len()).copied();
+        let expected = Phase::of(&transaction.transaction_id).get(transaction.done.len()).copied();
         if Some(record.phase) != expected {
             return Err(Error::corrupt(
                 here(),
@@ -606,6 +725,7 @@ pub fn transactions(path: &Path, workspace_id: &str) -> Result<Vec<Transaction>>
         transaction.lines.push(line);
         if record.phase == Phase::Committed {
             transaction.intent = None;
+            transaction.correction = None;
         }
         Ok(())
     })?;
@@ -686,6 +806,68 @@ fn check_intent(
     if outside_entry || outside_case {
         return Err(Damage::record(format!(
             "intent was modified: transaction {tid} holds entries or cases outside domain {memory_key}"
+        )));
+    }
+    Ok(())
+}
+
+fn check_correction_intent(
+    intent: &CorrectionIntent,
+    line: &JournalLine,
+    workspace_id: &str,
+) -> std::result::Result<(), Damage> {
+    let tid = &line.transaction_id;
+    if intent.schema_version != CORRECTION_INTENT_SCHEMA_VERSION {
+        return Err(Damage::record(format!(
+            "transaction {tid} has an unsupported schema_version {} (supported: {CORRECTION_INTENT_SCHEMA_VERSION})",
+            intent.schema_version
+        )));
+    }
+    if intent.workspace_id != workspace_id || intent.correction.workspace_id != workspace_id {
+        return Err(Damage::record(format!("transaction {tid} belongs to another workspace")));
+    }
+    if intent.transaction_id != *tid
+        || intent.transaction_id != canon::correction_transaction_id(workspace_id, &intent.event_id)
+        || intent.correction.event_id != intent.event_id
+    {
+        return Err(Damage::record(format!(
+            "intent was modified: transaction id {tid} does not match its event id"
+        )));
+    }
+    intent
+        .correction
+        .check_rules()
+        .map_err(|err| Damage::record(format!("transaction {tid}: {err}")))?;
+    let hashes = [
+        &intent.curated_sha256_before,
+        &intent.curated_sha256_after,
+        &intent.conflicts_sha256_before,
+        &intent.conflicts_sha256_after,
+    ];
+    if !hashes.iter().all(|hash| is_sha256_hex(hash)) {
+        return Err(Damage::record(format!(
+            "transaction {tid}: a correction's intent needs the four file hashes as 64 lowercase hex characters"
+        )));
+    }
+    fn keys(entries: &[Entry]) -> Vec<&str> {
+        let mut keys: Vec<&str> = entries.iter().map(|e| e.key.as_str()).collect();
+        keys.sort_unstable();
+        keys
+    }
+    fn ids(cases: &[Case]) -> Vec<&str> {
+        let mut ids: Vec<&str> = cases.iter().map(|c| c.conflict_id.as_str()).collect();
+        ids.sort_unstable();
+        ids
+    }
+    let named_keys: Vec<&str> = intent.entry_keys.iter().map(String::as_str).collect();
+    let named_ids: Vec<&str> = intent.conflict_ids.iter().map(String::as_str).collect();
+    if keys(&intent.curated_before) != named_keys
+        || keys(&intent.curated_after) != named_keys
+        || ids(&intent.conflicts_before) != named_ids
+        || ids(&intent.conflicts_after) != named_ids
+    {
+        return Err(Damage::record(format!(
+            "intent was modified: transaction {tid} holds other entries or cases than it names"
         )));
     }
     Ok(())

@@ -521,6 +521,14 @@ impl<R: Record> StateFile<R> {
         self.body.read(0..self.len)
     }
 
+    /// The file, to be spliced with at least `schema_version`: a
+    /// correction raises it even where it changes no record (docs/
+    /// corrections.md), and every later write keeps it.
+    pub(crate) fn with_schema_at_least(mut self, schema_version: u32) -> StateFile<R> {
+        self.schema_version = self.schema_version.max(schema_version);
+        self
+    }
+
     /// The SHA-256 of the file's bytes, hex.
     pub(crate) fn sha256(&self) -> &str {
         &self.sha256
@@ -636,6 +644,7 @@ impl<R: Record> StateFile<R> {
             sha256,
             schema_version: _,
         } = self;
+        // (Raised above, from the file's own version.)
         let checkpoints = checkpoints.of(&sha256);
         // The records before the first one replaced or added are copied
         // where they were: the file's hash resumes after them.

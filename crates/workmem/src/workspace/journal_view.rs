@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::error::{IoContext, Result};
+use crate::store::corrections::Correction;
 use crate::store::journal::{self, Adjudication, Transaction};
 use crate::store::journal_owner;
 use crate::store::names::JOURNAL_FILE;
@@ -64,8 +65,11 @@ pub struct JournalTransaction {
     /// Whether this clone prepared it (a committed transaction counts as
     /// such: there is nothing left to apply).
     pub prepared_here: bool,
-    /// The decision it records, for an unfinished transaction.
+    /// The decision it records, for an unfinished resolution.
     pub adjudication: Option<Adjudication>,
+    /// The correction it records, for an unfinished correction.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub correction: Option<Correction>,
 }
 
 impl Workspace {
@@ -128,6 +132,7 @@ impl Workspace {
             committed: t.committed(),
             prepared_here,
             adjudication: t.intent.as_ref().map(|intent| intent.adjudication.clone()),
+            correction: t.correction.as_ref().map(|intent| intent.correction.clone()),
         })
     }
 

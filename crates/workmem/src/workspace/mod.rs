@@ -27,6 +27,7 @@ mod pending;
 mod read_only;
 mod rebuild;
 mod resolve;
+mod retract;
 pub(crate) mod scan;
 mod search;
 mod share;
@@ -41,6 +42,7 @@ pub use merge::{MemoryFile, MergeSides, has_conflict_markers, merge_memory_file,
 pub use open::WorkspaceBuilder;
 pub use read_only::ReadOnlyWorkspace;
 pub use rebuild::{Rebuilt, SetAside};
+pub use retract::{Corrected, Restoration, Retraction};
 pub use search::{
     DEFAULT_SEARCH_LIMIT, HitType, MAX_SEARCH_LIMIT, MAX_SEARCH_OFFSET, SearchHit, SearchOptions,
     SearchPage, SearchScope,

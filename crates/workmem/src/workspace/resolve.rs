@@ -360,6 +360,10 @@ impl Workspace {
                 self.roll_forward(&intent, &transaction.digest, &transaction.done)?;
                 transaction.done = Phase::ALL.to_vec();
             }
+            if let Some(intent) = transaction.correction.take() {
+                self.roll_forward_correction(&intent, &transaction.digest, &transaction.done)?;
+                transaction.done = Phase::CORRECTION.to_vec();
+            }
         }
         // Every transaction committed, those just finished included.
         journal::compact(&path, &transactions)

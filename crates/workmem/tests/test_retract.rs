@@ -1,0 +1,157 @@
+//! Retracting facts and restoring a retraction through the facade
+//! (docs/corrections.md), on a real workspace: a tie on `db.engine` with
+//! an active value (fact s1) and an open case (facts p1, p2, m1, m2).
+#![allow(clippy::disallowed_methods)] // tests read the files directly
+
+use std::fs;
+
+use workmem::{
+    CaseStatus, Error, ErrorKind, Invalid, Restoration, Retraction, Stamp, Status, Workspace,
+};
+
+use crate::test_torn_writes::Tied;
+
+fn retraction(event: &str, facts: &[&str]) -> Retraction {
+    Retraction {
+        fact_ids: facts.iter().map(|f| (*f).to_owned()).collect(),
+        entry_key: None,
+        actor: "Ada <ada@example.com>".into(),
+        rationale: "recorded against the wrong service".into(),
+        event_id: event.into(),
+        recorded_at: Some(Stamp::parse("2026-06-01T00:00:00Z").unwrap()),
+    }
+}
+
+fn restoration(event: &str, restores: &str) -> Restoration {
+    Restoration {
+        restores: restores.into(),
+        actor: "Ada <ada@example.com>".into(),
+        rationale: "it was right after all".into(),
+        event_id: event.into(),
+        recorded_at: Some(Stamp::parse("2026-06-01T00:00:00Z").unwrap()),
+    }
+}
+
+fn read(tied: &Tied, name: &str) -> String {
+    fs::read_to_string(tied.memory().join(name)).unwrap()
+}
+
+fn verify_clean(tied: &Tied) {
+    let problems = Workspace::builder(&tied.root).open_read_only().unwrap().verify().unwrap();
+    assert_eq!(problems, [], "verify");
+}
+
+#[test]
+fn a_retraction_of_the_active_value_and_its_restore_leave_the_memory_as_it_was() {
+    let tied = Tied::new();
+    let ws = tied.open();
+    let (curated, conflicts, memory) =
+        (read(&tied, "curated.json"), read(&tied, "conflicts.json"), read(&tied, "MEMORY.md"));
+    assert!(memory.contains("Use SQLite."), "{memory}");
+    assert!(!curated.contains("retracted"));
+    let case = tied.case();
+
+    let done = ws.retract(retraction("correction:1", &["s1"])).unwrap();
+    assert!(!done.already_recorded);
+    assert_eq!(done.memory_keys, ["db.engine"]);
+    assert_eq!(done.conflict_ids, std::slice::from_ref(&case.conflict_id));
+    // The entry is retracted and out of the memory; the case that rested
+    // on it superseded at the correction; both files at the new versions.
+    let state = ws.curated().unwrap();
+    let entry = state.entries.iter().find(|e| e.content == "Use SQLite.").unwrap();
+    assert_eq!(entry.status, Status::Retracted);
+    assert!(entry.evidence_ids.is_empty());
+    assert_eq!(entry.retracted_evidence_ids, ["s1"]);
+    assert_eq!(state.schema_version, 3);
+    let queue = ws.conflicts().unwrap();
+    assert_eq!(queue.schema_version, 2);
+    let after = queue.get(&case.conflict_id).unwrap();
+    assert_eq!(after.status, CaseStatus::Superseded);
+    assert_eq!(after.superseded_at.as_ref().map(Stamp::as_str), Some("2026-06-01T00:00:00Z"));
+    assert!(!read(&tied, "MEMORY.md").contains("Use SQLite."));
+    assert!(!ws.memory().unwrap().contains("Use SQLite."));
+    assert_eq!(ws.corrections().unwrap().len(), 1);
+    assert!(ws.retractions().unwrap().is_retracted("s1"));
+    verify_clean(&tied);
+    // The journal is empty again.
+    assert!(ws.journal().unwrap().transactions.is_empty());
+
+    // Restored: every entry and case as before (the files keep their new
+    // versions), MEMORY.md byte for byte.
+    let undone = ws.restore(restoration("correction:2", "correction:1")).unwrap();
+    assert_eq!(undone.correction.restores.as_deref(), Some("correction:1"));
+    assert_eq!(read(&tied, "MEMORY.md"), memory);
+    let version = |text: &str, from: &str, to: &str| text.replace(from, to);
+    assert_eq!(
+        read(&tied, "curated.json"),
+        version(&curated, "\"schema_version\": 2", "\"schema_version\": 3")
+    );
+    assert_eq!(
+        read(&tied, "conflicts.json"),
+        version(&conflicts, "\"schema_version\": 1", "\"schema_version\": 2")
+    );
+    assert_eq!(tied.case(), case);
+    assert!(!ws.retractions().unwrap().is_retracted("s1"));
+    verify_clean(&tied);
+}
+
+#[test]
+fn a_retry_writes_nothing_and_bad_requests_write_nothing() {
+    let tied = Tied::new();
+    let ws = tied.open();
+    let curated = read(&tied, "curated.json");
+    // Refused before anything is written.
+    let err = ws.retract(retraction("correction:1", &["p1", "nope"])).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+    assert!(err.to_string().contains("nope"), "{err}");
+    let mut entry = retraction("correction:1", &[]);
+    entry.entry_key = Some("0000000000000000".into());
+    let err = ws.retract(entry).unwrap_err();
+    assert!(
+        matches!(err, Error::InvalidInput { reason: Invalid::NoSuchEntry { .. }, .. }),
+        "{err}"
+    );
+    let err = ws.restore(restoration("correction:2", "correction:9")).unwrap_err();
+    assert!(err.to_string().contains("no correction has event id correction:9"), "{err}");
+    let mut secret = retraction("correction:1", &["p1"]);
+    secret.rationale = "key AKIAIOSFODNN7EXAMPLE leaked".into();
+    assert_eq!(ws.retract(secret).unwrap_err().kind(), ErrorKind::InvalidInput);
+    assert_eq!(read(&tied, "curated.json"), curated);
+    assert!(!tied.memory().join("memory-corrections.jsonl").exists());
+
+    // A challenger's fact: the case is superseded, curated.json changes
+    // only its version.
+    let first = ws.retract(retraction("correction:1", &["p1"])).unwrap();
+    assert_eq!(first.entry_keys, Vec::<String>::new());
+    let stream = read(&tied, "memory-corrections.jsonl");
+    // The same record again: nothing written.
+    let again = ws.retract(retraction("correction:1", &["p1"])).unwrap();
+    assert!(again.already_recorded);
+    assert_eq!(again.correction, first.correction);
+    assert_eq!(read(&tied, "memory-corrections.jsonl"), stream);
+    // Another record under the event id, or a decision's event id: refused.
+    let err = ws.retract(retraction("correction:1", &["p2"])).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::ResolutionRejected);
+    // Restoring twice, or a restore: refused.
+    ws.restore(restoration("correction:2", "correction:1")).unwrap();
+    assert!(ws.restore(restoration("correction:2", "correction:1")).unwrap().already_recorded);
+    let err = ws.restore(restoration("correction:3", "correction:1")).unwrap_err();
+    assert!(err.to_string().contains("already restored by correction:2"), "{err}");
+    let err = ws.restore(restoration("correction:3", "correction:2")).unwrap_err();
+    assert!(err.to_string().contains("is a restore, not a retraction"), "{err}");
+    verify_clean(&tied);
+}
+
+#[test]
+fn retracting_an_entry_takes_every_evidence_fact_of_it() {
+    let tied = Tied::new();
+    let ws = tied.open();
+    let key = ws.curated().unwrap().entries[0].key.clone();
+    let mut request = retraction("correction:1", &[]);
+    request.entry_key = Some(key.clone());
+    let done = ws.retract(request).unwrap();
+    assert_eq!(done.correction.fact_ids, ["s1"]);
+    assert_eq!(done.correction.entry_key.as_deref(), Some(key.as_str()));
+    assert_eq!(done.entry_keys, [key]);
+    verify_clean(&tied);
+}
