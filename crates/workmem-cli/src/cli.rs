@@ -109,6 +109,10 @@ pub enum Command {
     Conflicts(Deferred<commands::conflicts::ConflictsArgs>),
     /// Decide a conflict case (the human review step)
     Resolve(Deferred<commands::resolve::ResolveArgs>),
+    /// Retract facts: they stop counting anywhere, and the record stays
+    Retract(Deferred<commands::retract::RetractArgs>),
+    /// Undo one retraction
+    Restore(Deferred<commands::retract::RestoreArgs>),
     /// Review open conflict cases one at a time at a terminal
     Review(Deferred<commands::review::ReviewArgs>),
     /// List the audit stream of human decisions
@@ -183,8 +187,8 @@ impl Command {
         use commands::mcp;
         use commands::{
             adjudications, adopt, conflicts, context, demo, diff, distill, explain, facts, history,
-            import, init, journal, logs, memory, merge, rebuild, remember, resolve, review, scan,
-            search, setup, share, status, verify,
+            import, init, journal, logs, memory, merge, rebuild, remember, resolve, retract,
+            review, scan, search, setup, share, status, verify,
         };
         match self {
             Command::Init(args) => init::run(ctx, args),
@@ -197,6 +201,8 @@ impl Command {
             Command::Context(args) => context::run(ctx, args),
             Command::Conflicts(args) => conflicts::run(ctx, args),
             Command::Resolve(args) => resolve::run(ctx, args),
+            Command::Retract(args) => retract::run_retract(ctx, args),
+            Command::Restore(args) => retract::run_restore(ctx, args),
             Command::Review(args) => review::run(ctx, args),
             Command::Adjudications(args) => adjudications::run(ctx, args),
             Command::History(args) => history::run(ctx, args),

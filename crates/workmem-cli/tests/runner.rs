@@ -20,6 +20,7 @@ mod git_world;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod recovery;
+mod retract;
 mod secrets;
 mod setup;
 mod sharing;

@@ -36,6 +36,7 @@ pub mod policy;
 pub mod rebuild;
 pub mod remember;
 pub mod resolve;
+pub mod retract;
 pub mod review;
 pub mod scan;
 pub mod search;
