@@ -155,3 +155,130 @@ fn retracting_an_entry_takes_every_evidence_fact_of_it() {
     assert_eq!(done.entry_keys, [key]);
     verify_clean(&tied);
 }
+
+/// The statuses of `db.engine`'s revisions, oldest first, with their
+/// contents.
+fn revisions(ws: &Workspace) -> Vec<(String, Status)> {
+    ws.curated()
+        .unwrap()
+        .entries
+        .into_iter()
+        .filter(|e| e.memory_key.as_deref() == Some("db.engine"))
+        .map(|e| (e.content, e.status))
+        .collect()
+}
+
+fn explain_reason(ws: &Workspace, fact: &str) -> workmem::Reason {
+    ws.explain_fact(
+        fact,
+        &workmem::Policy::default(),
+        Some(Stamp::parse("2026-06-01T00:00:00Z").unwrap()),
+    )
+    .unwrap()
+    .reason
+}
+
+/// A decision chose Postgres (R2 on p1, p2): retracting all of that
+/// value's evidence retracts R2 and leaves the domain without a value; the
+/// decision and its case stay as they were; a retraction of the
+/// superseded R1 (s1) leaves R2 alone; each restore gives back what was.
+#[test]
+fn a_retraction_of_a_value_a_decision_chose_and_of_a_superseded_revision() {
+    let tied = Tied::new();
+    let ws = tied.open();
+    let case = tied.case();
+    ws.resolve(tied.decision(&case)).unwrap();
+    let decided =
+        (read(&tied, "curated.json"), read(&tied, "conflicts.json"), read(&tied, "MEMORY.md"));
+    let active = || {
+        vec![
+            ("Use SQLite.".to_owned(), Status::Superseded),
+            ("Use Postgres.".to_owned(), Status::Active),
+        ]
+    };
+    assert_eq!(revisions(&ws), active());
+
+    // The chosen value's evidence, all of it.
+    let done = ws.retract(retraction("correction:1", &["p1", "p2"])).unwrap();
+    assert_eq!(done.memory_keys, ["db.engine"]);
+    assert_eq!(
+        revisions(&ws),
+        vec![
+            ("Use SQLite.".to_owned(), Status::Superseded),
+            ("Use Postgres.".to_owned(), Status::Retracted),
+        ]
+    );
+    // The resolved case is the record of the decision: unchanged.
+    assert_eq!(
+        read(&tied, "conflicts.json"),
+        decided.1.replace("\"schema_version\": 1", "\"schema_version\": 2")
+    );
+    let memory = ws.memory().unwrap();
+    assert!(!memory.contains("Postgres") && !memory.contains("SQLite"), "{memory}");
+    let context = ws.context(None).unwrap();
+    assert!(!context.contains("Use Postgres."), "{context}");
+    let history = ws.history("db.engine").unwrap();
+    assert_eq!(history.corrections.len(), 1);
+    assert_eq!(history.revisions.len(), 2);
+    assert!(
+        matches!(explain_reason(&ws, "p1"), workmem::Reason::Retracted { event_ids } if event_ids == ["correction:1"])
+    );
+    verify_clean(&tied);
+    ws.restore(restoration("correction:2", "correction:1")).unwrap();
+    assert_eq!(revisions(&ws), active());
+    assert_eq!(read(&tied, "MEMORY.md"), decided.2);
+    verify_clean(&tied);
+
+    // The superseded revision's evidence: R1 retracted, linked; R2 as it was.
+    ws.retract(retraction("correction:3", &["s1"])).unwrap();
+    assert_eq!(
+        revisions(&ws),
+        vec![
+            ("Use SQLite.".to_owned(), Status::Retracted),
+            ("Use Postgres.".to_owned(), Status::Active),
+        ]
+    );
+    let state = ws.curated().unwrap();
+    let r1 = state.entries.iter().find(|e| e.content == "Use SQLite.").unwrap();
+    assert!(r1.superseded_by.is_some());
+    assert_eq!(read(&tied, "MEMORY.md"), decided.2);
+    verify_clean(&tied);
+    ws.restore(restoration("correction:4", "correction:3")).unwrap();
+    assert_eq!(
+        read(&tied, "curated.json"),
+        decided.0.replace("\"schema_version\": 2", "\"schema_version\": 3")
+    );
+    verify_clean(&tied);
+}
+
+/// A restore after the domain moved on (a case detected after the
+/// retraction): the fact counts again but stays where the retraction left
+/// it, as the record of where it was; the new case is not touched.
+#[test]
+fn a_restore_after_the_domain_moved_on_leaves_the_fact_to_the_next_distill() {
+    let tied = Tied::new();
+    let ws = tied.open();
+    ws.retract(retraction("correction:1", &["s1"])).unwrap();
+    // The next distill judges the domain again: Postgres and MySQL still
+    // tie, so a new case opens, detected after the retraction.
+    let later = Stamp::parse("2026-07-01T00:00:00Z").unwrap();
+    ws.distill(&workmem::DistillOptions::new().as_of(later)).unwrap();
+    let open: Vec<_> = ws
+        .conflicts()
+        .unwrap()
+        .cases
+        .into_iter()
+        .filter(|c| c.status == CaseStatus::Open)
+        .collect();
+    assert_eq!(open.len(), 1, "a new case");
+    let before = (read(&tied, "curated.json"), read(&tied, "conflicts.json"));
+    let done = ws.restore(restoration("correction:2", "correction:1")).unwrap();
+    assert!(done.entry_keys.is_empty() && done.conflict_ids.is_empty(), "{done:?}");
+    assert_eq!((read(&tied, "curated.json"), read(&tied, "conflicts.json")), before);
+    assert!(!ws.retractions().unwrap().is_retracted("s1"));
+    let state = ws.curated().unwrap();
+    let sqlite = state.entries.iter().find(|e| e.content == "Use SQLite.").unwrap();
+    assert_eq!(sqlite.status, Status::Retracted);
+    assert_eq!(sqlite.retracted_evidence_ids, ["s1"]);
+    verify_clean(&tied);
+}

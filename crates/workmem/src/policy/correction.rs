@@ -255,10 +255,10 @@ struct Reopen<'a> {
 impl Reopen<'_> {
     /// The cases a restore changes: each case the retraction superseded
     /// (at its `recorded_at`, citing or observing one of the facts that
-    /// count again) gets those facts back among its candidates' evidence;
-    /// it is opened again when nothing it rests on is retracted, it is the
-    /// newest case of its domain, the domain did not move on and has no
-    /// open case, and the domain's active entry (after the restore) is
+    /// count again), in a domain that did not move on, gets those facts
+    /// back among its candidates' evidence; it is opened again when nothing
+    /// it rests on is retracted, it is the newest case of its domain, the
+    /// domain has no open case, and the domain's active entry (after the restore) is
     /// still the case's `active_entry_key`.
     fn cases(
         &self,
@@ -281,7 +281,11 @@ impl Reopen<'_> {
         let mut opened: BTreeSet<String> =
             cases.iter().filter(|c| c.is_open()).map(|c| c.memory_key.clone()).collect();
         let mut out = Vec::new();
-        for case in cases.iter().filter(|c| self.superseded_by_retraction(c)) {
+        // A domain that moved on keeps its cases as they are, like its
+        // entries.
+        let cases_back =
+            cases.iter().filter(|c| self.superseded_by_retraction(c) && !moved_on(&c.memory_key));
+        for case in cases_back {
             let mut changed = case.clone();
             for candidate in &mut changed.candidates {
                 move_candidate(candidate, |id| self.moved.contains(id), false);
@@ -293,7 +297,6 @@ impl Reopen<'_> {
                 .any(|c| c.memory_key == case.memory_key && c.revision > case.revision);
             if clean
                 && newest
-                && !moved_on(&case.memory_key)
                 && !opened.contains(&case.memory_key)
                 && active(&case.memory_key) == case.active_entry_key
             {
