@@ -282,3 +282,22 @@ fn a_restore_after_the_domain_moved_on_leaves_the_fact_to_the_next_distill() {
     assert_eq!(sqlite.retracted_evidence_ids, ["s1"]);
     verify_clean(&tied);
 }
+
+/// verify finds the correction that superseded a case whose candidates
+/// list retracted evidence: at its `superseded_at`, naming one of its
+/// facts.
+#[test]
+fn verify_requires_the_correction_that_superseded_a_case() {
+    let tied = Tied::new();
+    let ws = tied.open();
+    ws.retract(retraction("correction:1", &["p1"])).unwrap();
+    verify_clean(&tied);
+    let path = tied.memory().join("memory-corrections.jsonl");
+    let stream = fs::read_to_string(&path).unwrap();
+    fs::write(&path, stream.replace("2026-06-01T00:00:00Z", "2026-06-01T00:00:01Z")).unwrap();
+    let problems = Workspace::builder(&tied.root).open_read_only().unwrap().verify().unwrap();
+    assert!(
+        problems.iter().any(|p| p.message.contains("no correction at its superseded_at")),
+        "{problems:?}"
+    );
+}

@@ -91,11 +91,53 @@ impl Workspace {
         }
         let retracted = Retractions::from_records(records.iter().map(|(_, r)| r));
         self.verify_retracted_evidence(&retracted, curated, queue, problems);
+        self.verify_superseded_by_correction(&records, queue, problems);
         records
             .iter()
             .filter(|(_, r)| r.action != Action::Restore)
             .flat_map(|(_, r)| r.fact_ids.iter().map(str::to_owned))
             .collect()
+    }
+
+    /// Checks that a case whose candidates lost facts to a correction was
+    /// superseded by one: a retract or redact record recorded at its
+    /// `superseded_at` that names one of its facts.
+    fn verify_superseded_by_correction(
+        &self,
+        records: &[(usize, Correction)],
+        queue: &ConflictQueue,
+        problems: &mut Vec<Problem>,
+    ) {
+        let conflicts_path = self.file(CONFLICTS_FILE);
+        for case in &queue.cases {
+            if !case.candidates.iter().any(|c| !c.retracted_evidence_ids.is_empty()) {
+                continue;
+            }
+            let facts: HashSet<&str> = case
+                .candidates
+                .iter()
+                .flat_map(|c| c.evidence_ids.iter().chain(c.retracted_evidence_ids.iter()))
+                .chain(case.observed_fact_ids.iter())
+                .collect();
+            let at = case.superseded_at.as_ref().map(crate::model::stamp::Stamp::instant);
+            let explained = case.status == CaseStatus::Superseded
+                && records.iter().any(|(_, r)| {
+                    r.action != Action::Restore
+                        && Some(r.recorded_at.instant()) == at
+                        && r.fact_ids.iter().any(|f| facts.contains(f))
+                });
+            if !explained {
+                problems.push(problem(
+                    &conflicts_path,
+                    None,
+                    format!(
+                        "case {} lists retracted evidence, but no correction at its superseded_at \
+                         names one of its facts",
+                        case.conflict_id
+                    ),
+                ));
+            }
+        }
     }
 
     /// Checks that no fact a correction in force retracts is evidence of an
