@@ -81,8 +81,14 @@ enum Op {
     /// A person retracts a fact that is evidence of nothing (a record of
     /// the corrections stream, written as the retract command writes it).
     Retract { of: usize },
-    /// A person restores the oldest retraction still in force.
+    /// A person restores the oldest retraction of a fact that was
+    /// evidence of nothing still in force.
     Restore,
+    /// A person retracts every evidence fact of an entry that no open
+    /// case rests on: the entry becomes `retracted` (the state the retract
+    /// command leaves), and its domain, when it was the active value, is
+    /// judged again by the next distill.
+    RetractEntry { of: usize },
 }
 
 #[derive(Debug, Clone)]
@@ -141,7 +147,11 @@ fn op(duplicates: u32) -> impl Strategy<Value = Op> {
         1 => (0..CACHES.len(), 0..260usize).prop_map(|(which, keep)| Op::Damage { which, keep }),
         2 => Just(Op::Settle),
         1 => (0..50usize).prop_map(|of| Op::Edit { of }),
-        3 => prop_oneof![2 => (0..50usize).prop_map(|of| Op::Retract { of }), 1 => Just(Op::Restore)],
+        4 => prop_oneof![
+            2 => (0..50usize).prop_map(|of| Op::Retract { of }),
+            1 => Just(Op::Restore),
+            2 => (0..50usize).prop_map(|of| Op::RetractEntry { of }),
+        ],
     ]
 }
 
@@ -208,10 +218,10 @@ fn run(ops: &[Op]) {
     // Retractions in force, oldest first: (event id, fact id).
     let mut retracted: Vec<(String, String)> = Vec::new();
     let mut corrections = 0;
-    let correct = |facts: &str, restores: Option<&str>, event: &str| {
+    let correct = |facts: &[&str], restores: Option<&str>, event: &str| {
         let record = serde_json::json!({
             "action": if restores.is_some() { "restore" } else { "retract" },
-            "actor": "Ada", "entry_key": null, "event_id": event, "fact_ids": [facts],
+            "actor": "Ada", "entry_key": null, "event_id": event, "fact_ids": facts,
             "rationale": "wrong", "recorded_at": "2026-01-01T00:00:00Z", "restores": restores,
             "schema_version": 1, "workspace_id": ws.workspace_id(),
         });
@@ -403,7 +413,7 @@ fn run(ops: &[Op]) {
                 let Some(id) = free.get(of % free.len().max(1)) else { continue };
                 corrections += 1;
                 let event = format!("correction:{corrections}");
-                correct(id, None, &event);
+                correct(&[id.as_str()], None, &event);
                 retracted.push((event, (*id).clone()));
             }
             Op::Restore => {
@@ -412,7 +422,59 @@ fn run(ops: &[Op]) {
                 }
                 let (target, fact) = retracted.remove(0);
                 corrections += 1;
-                correct(&fact, Some(&target), &format!("correction:{corrections}"));
+                correct(&[fact.as_str()], Some(&target), &format!("correction:{corrections}"));
+            }
+            Op::RetractEntry { of } => {
+                let queue = ws.conflicts().unwrap();
+                let open: Vec<&workmem::Case> =
+                    queue.cases.iter().filter(|c| c.status == CaseStatus::Open).collect();
+                let mut state = ws.curated().unwrap();
+                let eligible: Vec<usize> = (0..state.entries.len())
+                    .filter(|&i| {
+                        let entry = &state.entries[i];
+                        !entry.evidence_ids.is_empty()
+                            && !entry.is_contested()
+                            && state.entries.iter().enumerate().all(|(j, other)| {
+                                j == i
+                                    || !other
+                                        .evidence_ids
+                                        .iter()
+                                        .any(|id| entry.evidence_ids.contains(id))
+                            })
+                            && !open.iter().any(|c| {
+                                Some(&c.memory_key) == entry.memory_key.as_ref()
+                                    || c.candidates.iter().any(|k| {
+                                        k.evidence_ids
+                                            .iter()
+                                            .any(|id| entry.evidence_ids.contains(id))
+                                    })
+                            })
+                    })
+                    .collect();
+                let Some(&i) = eligible.get(of % eligible.len().max(1)) else { continue };
+                let facts: Vec<String> =
+                    state.entries[i].evidence_ids.iter().map(str::to_owned).collect();
+                let named: Vec<&str> = facts.iter().map(String::as_str).collect();
+                // Every entry that cites one of them loses it.
+                for entry in &mut state.entries {
+                    let taken: Vec<&str> =
+                        entry.evidence_ids.iter().filter(|id| named.contains(id)).collect();
+                    if taken.is_empty() {
+                        continue;
+                    }
+                    let kept: workmem::IdList =
+                        entry.evidence_ids.iter().filter(|id| !named.contains(id)).collect();
+                    assert!(kept.is_empty(), "the entry's facts are cited by it alone");
+                    entry.retracted_evidence_ids =
+                        workmem::IdList::union(&entry.retracted_evidence_ids, taken);
+                    entry.occurrences = 0;
+                    entry.evidence_ids = kept;
+                    entry.status = workmem::Status::Retracted;
+                }
+                state.schema_version = 3;
+                internals::save_curated(&ws, &state).unwrap();
+                corrections += 1;
+                correct(&named, None, &format!("correction:{corrections}"));
             }
             Op::Settle => {
                 let past = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
