@@ -446,7 +446,18 @@ impl Damage {
 
     /// Returns the damage `serde_json` found decoding a record.
     pub(crate) fn json(err: &serde_json::Error) -> Damage {
-        Damage::Json { detail: crate::model::fact_line::describe_json_error(err) }
+        Damage::Json { detail: describe_json_error(err) }
+    }
+}
+
+/// Returns what `serde_json` found wrong with a record, by its category:
+/// not JSON at all, JSON of the wrong shape, or unreadable.
+pub(crate) fn describe_json_error(err: &serde_json::Error) -> String {
+    use serde_json::error::Category;
+    match err.classify() {
+        Category::Syntax | Category::Eof => format!("not valid JSON ({err})"),
+        Category::Data => format!("invalid record: {err}"),
+        Category::Io => format!("unreadable record: {err}"),
     }
 }
 
@@ -568,7 +579,7 @@ pub enum Invalid {
     },
     /// An instant workmem does not accept.
     #[error("{0}")]
-    Instant(#[from] crate::model::stamp::StampError),
+    Instant(#[from] StampError),
     /// A fact id already stored with other fields. The id is shown: it
     /// is in the log already, where the secret guard checked it.
     #[error("{id} is already used by another fact")]
@@ -737,6 +748,34 @@ impl<T> IoContext<T> for io::Result<T> {
     fn at(self, path: &Path) -> Result<T> {
         self.map_err(|source| Error::Io { path: path.to_path_buf(), source })
     }
+}
+
+/// Why a text is not a timestamp workmem accepts.
+///
+/// The messages name the rule and never the text: a text that is not an
+/// instant may be anything, a credential included.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StampError {
+    /// Not the RFC 3339 shape with a date, a `T`, a time and an offset.
+    #[error("is not an RFC 3339 instant with an offset (e.g. 2026-01-01T12:00:00Z)")]
+    NotRfc3339,
+    /// An offset outside -23:59 to +23:59.
+    #[error("has an offset outside -23:59 to +23:59; an RFC 3339 offset is one of those (or Z)")]
+    BadOffset,
+    /// A valid instant outside 0001-01-01T00:00:00Z to the latest
+    /// representable one.
+    #[error("is outside the supported range 0001-01-01T00:00:00Z to {latest}")]
+    OutOfRange {
+        /// The latest instant accepted.
+        latest: String,
+    },
+    /// The RFC 3339 shape with an impossible date or time.
+    #[error(
+        "is not a valid RFC 3339 instant: a month is 01-12, a day exists in its month, hours are \
+         00-23, minutes and seconds 00-59"
+    )]
+    Invalid,
 }
 
 #[cfg(test)]

@@ -61,13 +61,14 @@ mod workspace;
 use std::path::Path;
 
 pub use error::{
-    Damage, Error, ErrorKind, Invalid, Location, Rejected, Result, Stale, WorkspaceSighting,
+    Damage, Error, ErrorKind, Invalid, Location, Rejected, Result, Stale, StampError,
+    WorkspaceSighting,
 };
 pub use model::clock::{Clock, FixedClock, SystemClock};
 pub use model::fact::{Fact, Kind, MAX_CONTENT_CHARS, MODEL_TOOL_SOURCE, NewFact};
 pub use model::id_list::{IdList, Ids};
 pub use model::search_text::{MAX_QUERY_CHARS, MAX_QUERY_CLAUSES, SNIPPET_CHARS};
-pub use model::stamp::{Stamp, StampError};
+pub use model::stamp::Stamp;
 pub use model::text::{first_refused_char, is_refused_char};
 pub use policy::adjudication::Resolution;
 pub use policy::config::Config;

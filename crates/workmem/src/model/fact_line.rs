@@ -8,7 +8,7 @@ use std::fmt;
 
 use serde::Deserialize;
 
-use crate::error::{Damage, Invalid};
+use crate::error::{Damage, Invalid, describe_json_error};
 use crate::model::canon;
 use crate::model::fact::{
     FACT_SCHEMA_VERSION, Fact, Kind, MAX_EVIDENCE_ENTRIES, check_evidence_pair, check_importance,
@@ -35,15 +35,6 @@ impl Fact {
     pub(crate) fn parse_line(line: &[u8]) -> std::result::Result<Fact, Damage> {
         let (raw, checked) = RawFact::parse(line)?;
         Ok(raw.into_fact(checked))
-    }
-}
-
-pub(crate) fn describe_json_error(err: &serde_json::Error) -> String {
-    use serde_json::error::Category;
-    match err.classify() {
-        Category::Syntax | Category::Eof => format!("not valid JSON ({err})"),
-        Category::Data => format!("invalid record: {err}"),
-        Category::Io => format!("unreadable record: {err}"),
     }
 }
 

@@ -13,6 +13,8 @@ use std::str::FromStr;
 use jiff::Timestamp;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::error::StampError;
+
 /// An RFC 3339 instant with its original text.
 #[derive(Clone, Debug)]
 pub struct Stamp {
@@ -73,34 +75,6 @@ impl Stamp {
         }
         self.at.strftime("%Y-%m-%d").to_string()
     }
-}
-
-/// Why a text is not a timestamp workmem accepts.
-///
-/// The messages name the rule and never the text: a text that is not an
-/// instant may be anything, a credential included.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum StampError {
-    /// Not the RFC 3339 shape with a date, a `T`, a time and an offset.
-    #[error("is not an RFC 3339 instant with an offset (e.g. 2026-01-01T12:00:00Z)")]
-    NotRfc3339,
-    /// An offset outside -23:59 to +23:59.
-    #[error("has an offset outside -23:59 to +23:59; an RFC 3339 offset is one of those (or Z)")]
-    BadOffset,
-    /// A valid instant outside 0001-01-01T00:00:00Z to the latest
-    /// representable one.
-    #[error("is outside the supported range 0001-01-01T00:00:00Z to {latest}")]
-    OutOfRange {
-        /// The latest instant accepted.
-        latest: String,
-    },
-    /// The RFC 3339 shape with an impossible date or time.
-    #[error(
-        "is not a valid RFC 3339 instant: a month is 01-12, a day exists in its month, hours are \
-         00-23, minutes and seconds 00-59"
-    )]
-    Invalid,
 }
 
 /// Parses an RFC 3339 instant with an explicit offset.

@@ -246,7 +246,7 @@ pub(crate) fn refresh(log: &FactLog, memory_dir: &Path, workspace_id: &str) -> R
     // Every shard of a fresh index is empty, hence usable; a file that
     // changes while it is read is read again next time.
     if index.update(log)?.is_none() {
-        return Err(crate::Error::Io {
+        return Err(crate::error::Error::Io {
             path: index.dir.clone(),
             source: io::Error::other("the daily files kept changing while they were indexed"),
         });

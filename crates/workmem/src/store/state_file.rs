@@ -580,7 +580,7 @@ impl<R: Record> StateFile<R> {
                         Location::file(path),
                         Damage::RecordJson {
                             id: R::id(&slot.head).to_string(),
-                            detail: crate::model::fact_line::describe_json_error(&err),
+                            detail: crate::error::describe_json_error(&err),
                         },
                     )
                 })
