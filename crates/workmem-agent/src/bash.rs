@@ -53,6 +53,13 @@ fn rules() -> Vec<(Regex, &'static str)> {
         (rm, "recursive removal of a root, home or whole directory"),
         (rm_long, "recursive removal of a root, home or whole directory"),
     ];
+    // The project's `.workmem/`, by the name the library gives it; checked
+    // last, after the rules that name a command.
+    let dot = workmem::workmem_dir(Path::new(""));
+    let workmem_dir = (
+        format!(r"{}\b", regex::escape(&dot.to_string_lossy())),
+        "the memory directory is managed by workmem: use write_memory; the memory is already in your system prompt",
+    );
     let fixed = [
         Rule { pattern: r"--no-preserve-root", reason: "removal of the filesystem root" },
         Rule { pattern: r"\bmkfs(?:\.\w+)?\b", reason: "formatting a filesystem" },
@@ -88,15 +95,12 @@ fn rules() -> Vec<(Regex, &'static str)> {
             pattern: r"\bworkmem\b[^;&|]*\s(?:resolve|remember|import|distill|init|demo|chat|mcp|retract|restore|redact)\b",
             reason: "the workmem CLI writes memory, resolves conflicts or corrects the memory: use write_memory, and leave decisions and corrections to the user",
         },
-        Rule {
-            pattern: r"\.workmem\b",
-            reason: "the memory directory is managed by workmem: use write_memory; the memory is already in your system prompt",
-        },
     ];
     owned
         .into_iter()
         .map(|(pattern, reason)| (Regex::new(&pattern), reason))
         .chain(fixed.iter().map(|rule| (Regex::new(rule.pattern), rule.reason)))
+        .chain(std::iter::once((Regex::new(&workmem_dir.0), workmem_dir.1)))
         // The patterns are constants checked by the tests below.
         .filter_map(|(regex, reason)| regex.ok().map(|regex| (regex, reason)))
         .collect()
