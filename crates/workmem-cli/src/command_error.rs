@@ -338,6 +338,17 @@ fn field_hint(field: &str, reason: &workmem::Invalid) -> Option<&'static str> {
         workmem::Invalid::IdTaken { .. } | workmem::Invalid::IdRepeated => {
             return Some("fact ids are unique: a retry must repeat every field exactly");
         }
+        // The library names what is missing; the command that lists what
+        // there is lives here.
+        workmem::Invalid::UnknownFacts { .. } => {
+            return Some("`workmem facts --all` lists the facts");
+        }
+        workmem::Invalid::NoSuchEntry { .. } => {
+            return Some("`workmem history` and `workmem explain` show entry keys");
+        }
+        workmem::Invalid::Restore(workmem::RestoreRefusal::Unknown { .. }) => {
+            return Some("`workmem history` lists the corrections");
+        }
         _ => {}
     }
     let base = field.split(' ').next().unwrap_or(field);
@@ -388,6 +399,27 @@ mod tests {
         for (library, name, code) in table {
             let kind = CommandErrorKind::of(library);
             assert_eq!((kind.name(), kind.exit_code()), (name, code), "{library:?}");
+        }
+    }
+
+    /// A correction that names nothing: the library says what is missing,
+    /// and only the hint names the command that lists what there is.
+    #[test]
+    fn a_correction_naming_nothing_hints_the_command_that_lists_what_there_is() {
+        use workmem::{Error, Invalid, RestoreRefusal};
+        let cases = [
+            (Invalid::UnknownFacts { ids: vec!["f-9".into()] }, "workmem facts --all"),
+            (Invalid::NoSuchEntry { key: "0123456789abcdef".into() }, "workmem explain"),
+            (
+                Invalid::Restore(RestoreRefusal::Unknown { event_id: "c-9".into() }),
+                "workmem history",
+            ),
+        ];
+        for (reason, command) in cases {
+            let library = Error::invalid("fact_ids", reason);
+            assert!(!library.to_string().contains("workmem "), "{library}");
+            let error = super::CommandError::from(library);
+            assert!(error.hints.iter().any(|hint| hint.contains(command)), "{:?}", error.hints);
         }
     }
 

@@ -594,13 +594,13 @@ pub enum Invalid {
     #[error("no fact with the fact_id given in this workspace")]
     NoSuchFact,
     /// Fact ids a correction names that no fact of this workspace has.
-    #[error("no fact of this workspace has the id {}; `workmem facts --all` lists the facts", ids.join(", "))]
+    #[error("no fact of this workspace has the id {}", ids.join(", "))]
     UnknownFacts {
         /// The ids.
         ids: Vec<String>,
     },
     /// An entry key that names no entry of curated.json.
-    #[error("no entry has the key {key}; `workmem history` and `workmem explain` show entry keys")]
+    #[error("no entry has the key {key}")]
     NoSuchEntry {
         /// The key.
         key: String,

@@ -165,7 +165,7 @@ impl Withheld {
 #[non_exhaustive]
 pub enum RestoreRefusal {
     /// No record of the stream has the event id.
-    #[error("no correction has event id {event_id}; `workmem history` lists the corrections")]
+    #[error("no correction has event id {event_id}")]
     Unknown {
         /// The event id asked for.
         event_id: String,
