@@ -118,6 +118,33 @@ fn a_retracted_fact_is_never_found_until_it_is_restored() {
 }
 
 #[test]
+fn an_entry_a_correction_retracted_is_never_found() {
+    let p = Project::new();
+    p.add("a", "decision", 3, Some("db.engine"), "Use Postgres", "2026-01-02T00:00:00Z");
+    p.add("b", "decision", 3, Some("db.engine"), "Use Postgres", "2026-01-03T00:00:00Z");
+    p.distill_with(&Policy { repeat_threshold: 1, ..Policy::default() }, "2026-02-28T00:00:00Z");
+    let entry_hits = |ws: &Workspace| {
+        let mut options = SearchOptions::new();
+        options.scope = SearchScope::Memory;
+        all_hits(ws, "postgres", &options).len()
+    };
+    assert_eq!(entry_hits(&p.ws), 1);
+    // The entry as a correction leaves it once its last evidence is
+    // retracted.
+    let mut state = p.ws.curated().unwrap();
+    let entry = state.entries.iter_mut().find(|e| e.is_active()).unwrap();
+    entry.status = workmem::Status::Retracted;
+    entry.retracted_evidence_ids = std::mem::take(&mut entry.evidence_ids);
+    entry.occurrences = 0;
+    let_clock_tick();
+    workmem::internals::save_curated(&p.ws, &state).unwrap();
+    workmem::internals::record_state_as_written(&p.ws);
+    correct(&p.ws, "correction:1", &["a", "b"], None);
+    assert_eq!(entry_hits(&p.ws), 0);
+    assert_eq!(p.ws.search("postgres", &SearchOptions::new()).unwrap().total, 0);
+}
+
+#[test]
 fn chinese_and_japanese_text_is_found_by_its_characters() {
     let p = Project::new();
     p.add(
