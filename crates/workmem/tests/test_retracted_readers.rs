@@ -14,8 +14,8 @@ use std::os::unix::fs::MetadataExt;
 use serde_json::json;
 use workmem::internals::corrections::CORRECTIONS_FILE;
 use workmem::{
-    ContextOptions, DistillOptions, IdList, Policy, Reason, Resolution, Status, Workspace,
-    internals,
+    ContextOptions, DistillOptions, IdList, Policy, Reason, Resolution, Retraction, Status,
+    Workspace, internals,
 };
 
 use crate::common::{AS_OF, Project, open, stamp};
@@ -451,4 +451,55 @@ fn a_retracted_unkeyed_entry_comes_back_on_new_facts_only() {
     assert_eq!(back.retracted_evidence_ids.iter().collect::<Vec<_>>(), ["u1", "u2"]);
     assert_eq!(back.first_seen.as_str(), "2026-01-10T09:00:00Z");
     assert_eq!(back.content, "Deploy on Fridays");
+}
+
+#[test]
+fn after_the_retract_command_a_decided_domain_waits_for_new_evidence() {
+    let project = Project::new();
+    for (id, value, at) in [
+        ("p1", "Use Postgres", "2026-01-05T09:00:00Z"),
+        ("p2", "Use Postgres", "2026-01-06T09:00:00Z"),
+        ("m1", "Use MySQL", "2026-01-05T09:00:00Z"),
+        ("m2", "Use MySQL", "2026-01-06T09:00:00Z"),
+    ] {
+        project.add(id, "decision", 4, Some("db.engine"), value, at);
+    }
+    project.distill();
+    let case = project.ws.conflicts().unwrap().cases.remove(0);
+    let mysql = case.candidates.iter().find(|c| c.content == "Use MySQL").unwrap();
+    project
+        .ws
+        .resolve(Resolution {
+            conflict_id: case.conflict_id.clone(),
+            candidate_id: mysql.candidate_id.clone(),
+            expected_revision: i64::from(case.revision),
+            actor: "Ada".into(),
+            rationale: "the service already runs it".into(),
+            event_id: "decision:1".into(),
+            resolved_at: None,
+        })
+        .unwrap();
+    // The command, not a hand edit: its transaction leaves MySQL retracted.
+    project
+        .ws
+        .retract(Retraction {
+            fact_ids: vec!["m1".into(), "m2".into()],
+            entry_key: None,
+            actor: "Ada <ada@example.com>".into(),
+            rationale: "recorded against the wrong service".into(),
+            event_id: "correction:1".into(),
+            recorded_at: Some(stamp("2026-02-20T09:00:00Z")),
+        })
+        .unwrap();
+    assert_eq!(revisions(&project.ws, "db.engine"), [(1, "Use MySQL".into(), Status::Retracted)]);
+    assert_eq!(project.distill().created, 0);
+    assert_eq!(without_value(&project.ws), ["db.engine"]);
+    assert_eq!(project.ws.verify().unwrap(), []);
+    project.add("p3", "decision", 4, Some("db.engine"), "Use Postgres", "2026-01-20T09:00:00Z");
+    project.distill();
+    assert_eq!(
+        revisions(&project.ws, "db.engine"),
+        [(1, "Use MySQL".into(), Status::Retracted), (2, "Use Postgres".into(), Status::Active)]
+    );
+    assert_eq!(project.ws.verify().unwrap(), []);
 }
