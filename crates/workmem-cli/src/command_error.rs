@@ -346,6 +346,11 @@ fn field_hint(field: &str, reason: &workmem::Invalid) -> Option<&'static str> {
         workmem::Invalid::NoSuchEntry { .. } => {
             return Some("`workmem history` and `workmem explain` show entry keys");
         }
+        workmem::Invalid::UnderReview { .. } => {
+            return Some(
+                "`workmem distill` opens the case and `workmem review` decides it; then retract",
+            );
+        }
         workmem::Invalid::Restore(workmem::RestoreRefusal::Unknown { .. }) => {
             return Some("`workmem history` lists the corrections");
         }

@@ -605,6 +605,16 @@ pub enum Invalid {
         /// The key.
         key: String,
     },
+    /// A retraction of evidence of a value that waits for a person: a
+    /// merge put the domain in dispute, and a person decides it first.
+    #[error(
+        "{memory_key} is under review (a merge left two values of it in dispute): \
+         its evidence is retracted once a person has decided the case"
+    )]
+    UnderReview {
+        /// The domain.
+        memory_key: String,
+    },
     /// A correction record that breaks a rule of the stream.
     #[error("{0}")]
     Correction(crate::store::corrections::Violation),

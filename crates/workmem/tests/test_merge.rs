@@ -337,6 +337,59 @@ fn diverged_revision_chains_keep_what_both_share_and_send_each_value_to_a_person
     assert!(a.ws.conflicts().unwrap().cases.iter().all(|c| !c.is_open()));
 }
 
+/// A value a merge left in dispute waits for a person: a retraction of its
+/// evidence is refused, writes nothing, and is accepted once the case is
+/// decided.
+#[test]
+fn a_retraction_of_a_value_in_dispute_waits_for_the_decision() {
+    let base = Side::base();
+    base.decide("Use SQLite", "review:base", "2026-03-02T00:00:00Z");
+    let (a, b) = (base.copy(), base.copy());
+    for (side, value) in [(&a, "Use Postgres"), (&b, "Use MySQL")] {
+        for (i, day) in ["2026-02-01", "2026-02-02"].iter().enumerate() {
+            let id = format!("f-{value}-{i}").replace(' ', "-");
+            let new =
+                fact(&id, "decision", 4, Some("db.engine"), value, &format!("{day}T09:00:00Z"));
+            side.ws.remember(new).unwrap();
+        }
+        side.distill("2026-04-01T00:00:00Z");
+    }
+    let files = merge_all(&base, &a, &b);
+    install_and_verify(&a, &files);
+    let retraction = |event: &str| workmem::Retraction {
+        fact_ids: ["f-Use-MySQL-0", "f-Use-MySQL-1"].iter().map(|f| (*f).to_owned()).collect(),
+        entry_key: None,
+        actor: "Ada <ada@example.com>".into(),
+        rationale: "MySQL was a test".into(),
+        event_id: event.into(),
+        recorded_at: Some(workmem::Stamp::parse("2026-04-03T00:00:00Z").unwrap()),
+    };
+    let dir = a.ws.memory_dir().to_path_buf();
+    let files = || -> Vec<(std::path::PathBuf, Vec<u8>)> {
+        std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_file())
+            .map(|p| (p.clone(), std::fs::read(&p).unwrap()))
+            .collect()
+    };
+    for _ in 0..2 {
+        let before = files();
+        let err = a.ws.retract(retraction("correction:early")).unwrap_err();
+        assert!(err.to_string().contains("db.engine is under review"), "{err}");
+        for (path, bytes) in &before {
+            assert_eq!(&std::fs::read(path).unwrap(), bytes, "{} changed", path.display());
+        }
+        // The distill that opens the case does not lift the refusal.
+        a.distill("2026-04-01T00:00:00Z");
+    }
+    a.decide("Use Postgres", "review:merged", "2026-04-02T00:00:00Z");
+    a.ws.retract(retraction("correction:after")).unwrap();
+    assert!(a.ws.verify().unwrap().is_empty());
+    let active = a.ws.curated().unwrap().active_for("db.engine").unwrap().content.clone();
+    assert_eq!(active, "Use Postgres");
+}
+
 #[test]
 fn a_domain_both_sides_moved_to_one_value_takes_it_with_both_sides_evidence() {
     let base = Side::base();

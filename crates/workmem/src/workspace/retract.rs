@@ -272,6 +272,18 @@ impl Workspace {
             None => unkeyed.contains(&head.key),
         };
         let entries = stored.file.records(&curated_path, touched)?;
+        // A value a merge left in dispute waits for a person: taking its
+        // evidence could leave a dispute of one value, so the decision
+        // comes first (docs/corrections.md, "Values under review").
+        if record.action != Action::Restore {
+            let disputed = entries.iter().find(|e| {
+                e.is_contested() && e.evidence_ids.iter().any(|id| record.fact_ids.contains(id))
+            });
+            if let Some(entry) = disputed {
+                let memory_key = entry.memory_key.clone().unwrap_or_default();
+                return Err(Error::invalid("fact_ids", Invalid::UnderReview { memory_key }));
+            }
+        }
         let cases = conflicts.file.records(&conflicts_path, |head: &CaseHead| {
             domains.contains(head.memory_key.as_str())
         })?;
