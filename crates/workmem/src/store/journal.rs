@@ -161,27 +161,7 @@ impl Intent {
     /// Returns the journal line recording `phase` of this transaction,
     /// newline included; the `prepared` line carries the intent itself.
     pub fn phase_line(&self, digest: &str, phase: Phase, recorded_at: &Stamp) -> String {
-        /// A [`JournalLine`] as written, borrowing the typed intent.
-        #[derive(Serialize)]
-        struct Line<'a> {
-            #[serde(skip_serializing_if = "Option::is_none")]
-            intent: Option<&'a Intent>,
-            intent_sha256: &'a str,
-            phase: Phase,
-            recorded_at: &'a Stamp,
-            schema_version: u32,
-            transaction_id: &'a str,
-            workspace_id: &'a str,
-        }
-        line_of(&Line {
-            intent: (phase == Phase::Prepared).then_some(self),
-            intent_sha256: digest,
-            phase,
-            recorded_at,
-            schema_version: JOURNAL_SCHEMA_VERSION,
-            transaction_id: &self.transaction_id,
-            workspace_id: &self.workspace_id,
-        })
+        phase_line_of(self, &self.transaction_id, &self.workspace_id, digest, phase, recorded_at)
     }
 }
 
@@ -243,26 +223,7 @@ impl CorrectionIntent {
     /// Returns the journal line recording `phase`, newline included; the
     /// `prepared` line carries the intent itself.
     pub fn phase_line(&self, digest: &str, phase: Phase, recorded_at: &Stamp) -> String {
-        #[derive(Serialize)]
-        struct Line<'a> {
-            #[serde(skip_serializing_if = "Option::is_none")]
-            intent: Option<&'a CorrectionIntent>,
-            intent_sha256: &'a str,
-            phase: Phase,
-            recorded_at: &'a Stamp,
-            schema_version: u32,
-            transaction_id: &'a str,
-            workspace_id: &'a str,
-        }
-        line_of(&Line {
-            intent: (phase == Phase::Prepared).then_some(self),
-            intent_sha256: digest,
-            phase,
-            recorded_at,
-            schema_version: JOURNAL_SCHEMA_VERSION,
-            transaction_id: &self.transaction_id,
-            workspace_id: &self.workspace_id,
-        })
+        phase_line_of(self, &self.transaction_id, &self.workspace_id, digest, phase, recorded_at)
     }
 }
 
@@ -363,6 +324,40 @@ impl JournalLine {
 /// Returns the digest of an intent value.
 pub fn intent_digest(intent: &Value) -> String {
     canon::sha256_hex(canon::canonical_json(intent).as_bytes())
+}
+
+/// Returns the journal line recording `phase` of the transaction whose
+/// intent is `intent` (a resolution's or a correction's), newline
+/// included; the `prepared` line carries the intent itself.
+fn phase_line_of<T: Serialize>(
+    intent: &T,
+    transaction_id: &str,
+    workspace_id: &str,
+    digest: &str,
+    phase: Phase,
+    recorded_at: &Stamp,
+) -> String {
+    /// A [`JournalLine`] as written, borrowing the typed intent.
+    #[derive(Serialize)]
+    struct Line<'a, T> {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        intent: Option<&'a T>,
+        intent_sha256: &'a str,
+        phase: Phase,
+        recorded_at: &'a Stamp,
+        schema_version: u32,
+        transaction_id: &'a str,
+        workspace_id: &'a str,
+    }
+    line_of(&Line {
+        intent: (phase == Phase::Prepared).then_some(intent),
+        intent_sha256: digest,
+        phase,
+        recorded_at,
+        schema_version: JOURNAL_SCHEMA_VERSION,
+        transaction_id,
+        workspace_id,
+    })
 }
 
 fn line_of<T: Serialize>(record: &T) -> String {

@@ -529,25 +529,9 @@ impl Workspace {
         done: &[Phase],
         targets: Targets,
     ) -> Result<Option<(Placement, String)>> {
-        match targets.curated {
-            Curated::Done(projection) => {
-                self.repair_projection(&projection)?;
-            }
-            Curated::Write(file) => self.write_curated(file)?,
-        }
-        failpoint::hit("after_curated_write");
-        if !done.contains(&Phase::CuratedApplied) {
-            self.append_phase(intent, digest, Phase::CuratedApplied)?;
-        }
-        failpoint::hit("after_curated_applied");
-        if let Some(file) = targets.queue {
-            self.write_conflicts(file)?;
-        }
-        failpoint::hit("after_conflict_write");
-        if !done.contains(&Phase::ConflictClosed) {
-            self.append_phase(intent, digest, Phase::ConflictClosed)?;
-        }
-        failpoint::hit("after_conflict_closed");
+        self.apply_derived(targets.curated, targets.queue, done, |phase| {
+            self.append_phase(intent, digest, phase)
+        })?;
         let mut appended = None;
         if !targets.audit_done {
             let line = intent.adjudication.to_line();
@@ -563,6 +547,39 @@ impl Workspace {
         self.append_phase(intent, digest, Phase::Committed)?;
         failpoint::hit("after_committed");
         Ok(appended)
+    }
+
+    /// Writes the derived files of a transaction (a resolution's or a
+    /// correction's) that do not hold their after state yet, each followed
+    /// by its phase line unless `done` holds it: curated.json (and
+    /// MEMORY.md), then conflicts.json.
+    pub(super) fn apply_derived(
+        &self,
+        curated: Curated,
+        queue: Option<ConflictsFile>,
+        done: &[Phase],
+        append_phase: impl Fn(Phase) -> Result<()>,
+    ) -> Result<()> {
+        match curated {
+            Curated::Done(projection) => {
+                self.repair_projection(&projection)?;
+            }
+            Curated::Write(file) => self.write_curated(file)?,
+        }
+        failpoint::hit("after_curated_write");
+        if !done.contains(&Phase::CuratedApplied) {
+            append_phase(Phase::CuratedApplied)?;
+        }
+        failpoint::hit("after_curated_applied");
+        if let Some(file) = queue {
+            self.write_conflicts(file)?;
+        }
+        failpoint::hit("after_conflict_write");
+        if !done.contains(&Phase::ConflictClosed) {
+            append_phase(Phase::ConflictClosed)?;
+        }
+        failpoint::hit("after_conflict_closed");
+        Ok(())
     }
 
     fn append_phase(&self, intent: &Intent, digest: &str, phase: Phase) -> Result<()> {
@@ -655,9 +672,10 @@ pub(crate) struct Targets {
     audit_done: bool,
 }
 
-/// The curated target of a transaction.
+/// The curated target of a transaction (a resolution's or a
+/// correction's).
 #[derive(Debug)]
-enum Curated {
+pub(super) enum Curated {
     /// curated.json holds the after state (MEMORY.md may still be stale):
     /// its projection.
     Done(Projection),

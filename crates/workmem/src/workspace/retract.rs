@@ -23,7 +23,7 @@ use crate::policy::projection::Projection;
 use crate::policy::retractions::{self, Retractions};
 use crate::store::conflict_queue::{CONFLICTS_SCHEMA_CORRECTED, Case, CaseHead, ConflictsFile};
 use crate::store::corrections::{self, Action, CORRECTION_SCHEMA_VERSION, Correction};
-use crate::store::curated_file::{CuratedFile, EntryHead};
+use crate::store::curated_file::EntryHead;
 use crate::store::curated_state::{CURATED_SCHEMA_CORRECTED, Entry, sort_entries};
 use crate::store::failpoint;
 use crate::store::journal::{
@@ -33,6 +33,7 @@ use crate::store::journal_owner;
 use crate::store::names::{CONFLICTS_FILE, CORRECTIONS_FILE, CURATED_FILE, JOURNAL_FILE};
 use crate::store::state_file::Output;
 use crate::workspace::Workspace;
+use crate::workspace::resolve::Curated;
 
 /// A request to retract facts (`workmem retract`): they stop counting
 /// everywhere, and the record of them stays.
@@ -220,7 +221,6 @@ impl Workspace {
         record
             .check_rules()
             .map_err(|violation| Error::invalid("correction", Invalid::Correction(violation)))?;
-        let path = self.file(CORRECTIONS_FILE);
         let records = self.corrections()?;
         if let Some(stored) = records.iter().find(|r| r.event_id == record.event_id) {
             let same = Correction {
@@ -395,16 +395,15 @@ impl Workspace {
         self.append_correction_phase(&intent, &digest, Phase::Prepared)?;
         failpoint::hit("after_prepared");
         let curated = if curated_file.sha256() == intent.curated_sha256_before {
-            CuratedTarget::Done(Projection::of_heads(curated_file.heads()))
+            Curated::Done(Projection::of_heads(curated_file.heads()))
         } else {
-            CuratedTarget::Write(curated_file)
+            Curated::Write(curated_file)
         };
         let queue =
             (conflicts_file.sha256() != intent.conflicts_sha256_before).then_some(conflicts_file);
         let targets = CorrectionTargets { curated, queue, appended: false };
         self.apply_correction(&intent, &digest, &[Phase::Prepared], targets)?;
         journal::compact(&self.file(JOURNAL_FILE), &[])?;
-        let _ = path;
         let mut memory_keys: Vec<String> =
             changed_domains.iter().map(|k| (*k).to_owned()).collect();
         memory_keys.extend(domains.iter().map(|k| (*k).to_owned()));
@@ -428,25 +427,9 @@ impl Workspace {
         done: &[Phase],
         targets: CorrectionTargets,
     ) -> Result<()> {
-        match targets.curated {
-            CuratedTarget::Done(projection) => {
-                self.repair_projection(&projection)?;
-            }
-            CuratedTarget::Write(file) => self.write_curated(file)?,
-        }
-        failpoint::hit("after_curated_write");
-        if !done.contains(&Phase::CuratedApplied) {
-            self.append_correction_phase(intent, digest, Phase::CuratedApplied)?;
-        }
-        failpoint::hit("after_curated_applied");
-        if let Some(file) = targets.queue {
-            self.write_conflicts(file)?;
-        }
-        failpoint::hit("after_conflict_write");
-        if !done.contains(&Phase::ConflictClosed) {
-            self.append_correction_phase(intent, digest, Phase::ConflictClosed)?;
-        }
-        failpoint::hit("after_conflict_closed");
+        self.apply_derived(targets.curated, targets.queue, done, |phase| {
+            self.append_correction_phase(intent, digest, phase)
+        })?;
         if !targets.appended {
             corrections::append(&self.file(CORRECTIONS_FILE), &intent.correction)?;
         }
@@ -500,7 +483,7 @@ impl Workspace {
         let curated_path = self.file(CURATED_FILE);
         let stored = self.dir.stored_curated()?;
         let curated = if stored.sha256 == intent.curated_sha256_after {
-            CuratedTarget::Done(Projection::of_heads(stored.file.heads()))
+            Curated::Done(Projection::of_heads(stored.file.heads()))
         } else if stored.sha256 == intent.curated_sha256_before {
             let keys: HashSet<&str> = intent.entry_keys.iter().map(String::as_str).collect();
             let selected = |head: &EntryHead| keys.contains(head.key.as_str());
@@ -517,7 +500,7 @@ impl Workspace {
             if written.sha256() != intent.curated_sha256_after {
                 return Err(snapshots(&curated_path, tid, "curated entries"));
             }
-            CuratedTarget::Write(written)
+            Curated::Write(written)
         } else {
             return Err(neither(&curated_path, tid));
         };
@@ -589,17 +572,9 @@ fn snapshots(path: &Path, transaction_id: &str, what: &'static str) -> Error {
 
 /// What applying a correction writes.
 struct CorrectionTargets {
-    curated: CuratedTarget,
+    curated: Curated,
     /// conflicts.json to write, or `None` when it holds its after state.
     queue: Option<ConflictsFile>,
     /// Whether the stream holds the record.
     appended: bool,
-}
-
-/// The curated target of a correction.
-enum CuratedTarget {
-    /// curated.json holds the after state: its projection.
-    Done(Projection),
-    /// The after state's file, to write.
-    Write(CuratedFile),
 }
