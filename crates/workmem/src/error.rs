@@ -617,10 +617,10 @@ pub enum Invalid {
     },
     /// A correction record that breaks a rule of the stream.
     #[error("{0}")]
-    Correction(crate::store::corrections::Violation),
+    Correction(Violation),
     /// A restore that names nothing it can undo.
     #[error("{0}")]
-    Restore(#[from] crate::policy::retractions::RestoreRefusal),
+    Restore(#[from] RestoreRefusal),
     /// The project is not a directory workmem can use.
     #[error("{path} is {problem}")]
     Project {
@@ -632,6 +632,107 @@ pub enum Invalid {
     /// A write through a handle opened read-only.
     #[error("opened read-only; this operation writes")]
     ReadOnly,
+}
+
+/// What is wrong with one correction record: the rule it breaks, naming
+/// the field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Violation {
+    /// A field that must hold an id does not.
+    #[error("invalid correction: {field} {id:?} is not an id")]
+    BadId {
+        /// The field.
+        field: &'static str,
+        /// The value found.
+        id: String,
+    },
+    /// `fact_ids` or `event_ids` is not sorted and unique.
+    #[error("invalid correction: {field} is not sorted and unique")]
+    Unsorted {
+        /// The field.
+        field: &'static str,
+    },
+    /// A record that names no fact (and, for a redaction, no record).
+    #[error("invalid correction: a {action} record names no fact")]
+    NamesNothing {
+        /// The record's action, by name.
+        action: &'static str,
+    },
+    /// A field that the record's action requires is missing.
+    #[error("invalid correction: a {action} record needs {field}")]
+    Missing {
+        /// The record's action, by name.
+        action: &'static str,
+        /// The field.
+        field: &'static str,
+    },
+    /// A field that the record's action does not have is set.
+    #[error("invalid correction: a {action} record has no {field}")]
+    Unexpected {
+        /// The record's action, by name.
+        action: &'static str,
+        /// The field.
+        field: &'static str,
+    },
+    /// A restore that names itself.
+    #[error("invalid correction: restore {event_id} names itself in restores")]
+    RestoresItself {
+        /// The record's event id.
+        event_id: String,
+    },
+    /// `line_sha256` does not hold one SHA-256 for exactly the ids the
+    /// redaction names.
+    #[error("invalid correction: line_sha256 {reason}")]
+    LineHashes {
+        /// What does not match.
+        reason: String,
+    },
+    /// An actor or rationale that is empty, too long or holds a refused
+    /// character.
+    #[error("invalid correction: {field} {reason}")]
+    Text {
+        /// The field.
+        field: &'static str,
+        /// Why it is refused.
+        reason: String,
+    },
+}
+
+/// Why a retraction cannot be restored.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RestoreRefusal {
+    /// No record of the stream has the event id.
+    #[error("no correction has event id {event_id}")]
+    Unknown {
+        /// The event id asked for.
+        event_id: String,
+    },
+    /// The record is a redaction: the text is gone, and a value is never
+    /// rebuilt from a guess of it.
+    #[error(
+        "correction {event_id} is a redaction, which cannot be restored: the text is gone, and a \
+         value is never rebuilt from a guess of it; record the fact again if it holds"
+    )]
+    Redaction {
+        /// The event id asked for.
+        event_id: String,
+    },
+    /// The record is itself a restore.
+    #[error("correction {event_id} is a restore, not a retraction; restore names a retraction")]
+    NotARetraction {
+        /// The event id asked for.
+        event_id: String,
+    },
+    /// The retraction was already undone.
+    #[error("retraction {event_id} was already restored by {by}; nothing to restore")]
+    AlreadyRestored {
+        /// The event id asked for.
+        event_id: String,
+        /// The restore that undid it.
+        by: String,
+    },
 }
 
 /// Why a resolution no longer applies to the case as it is now.

@@ -61,8 +61,8 @@ mod workspace;
 use std::path::Path;
 
 pub use error::{
-    Damage, Error, ErrorKind, Invalid, Location, Rejected, Result, Stale, StampError,
-    WorkspaceSighting,
+    Damage, Error, ErrorKind, Invalid, Location, Rejected, RestoreRefusal, Result, Stale,
+    StampError, WorkspaceSighting,
 };
 pub use model::clock::{Clock, FixedClock, SystemClock};
 pub use model::fact::{Fact, Kind, MAX_CONTENT_CHARS, MODEL_TOOL_SOURCE, NewFact};
@@ -73,7 +73,7 @@ pub use model::text::{first_refused_char, is_refused_char};
 pub use policy::adjudication::Resolution;
 pub use policy::config::Config;
 pub use policy::report::{Decision, Reason, Report};
-pub use policy::retractions::{RestoreRefusal, Retractions};
+pub use policy::retractions::Retractions;
 pub use policy::rules::{Policy, SourcePolicy};
 pub use store::conflict_queue::{Candidate, Case, CaseStatus, ConflictQueue};
 pub use store::corrections::{Action, Correction};

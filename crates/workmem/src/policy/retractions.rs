@@ -10,6 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::error::RestoreRefusal;
 use crate::model::fact_line::FactRecord;
 use crate::policy::report::{Decision, Reason};
 use crate::store::corrections::{Action, Correction};
@@ -158,42 +159,6 @@ impl Withheld {
             .collect();
         order.iter().filter_map(|id| by_id.remove(id)).collect()
     }
-}
-
-/// Why a retraction cannot be restored.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum RestoreRefusal {
-    /// No record of the stream has the event id.
-    #[error("no correction has event id {event_id}")]
-    Unknown {
-        /// The event id asked for.
-        event_id: String,
-    },
-    /// The record is a redaction: the text is gone, and a value is never
-    /// rebuilt from a guess of it.
-    #[error(
-        "correction {event_id} is a redaction, which cannot be restored: the text is gone, and a \
-         value is never rebuilt from a guess of it; record the fact again if it holds"
-    )]
-    Redaction {
-        /// The event id asked for.
-        event_id: String,
-    },
-    /// The record is itself a restore.
-    #[error("correction {event_id} is a restore, not a retraction; restore names a retraction")]
-    NotARetraction {
-        /// The event id asked for.
-        event_id: String,
-    },
-    /// The retraction was already undone.
-    #[error("retraction {event_id} was already restored by {by}; nothing to restore")]
-    AlreadyRestored {
-        /// The event id asked for.
-        event_id: String,
-        /// The restore that undid it.
-        by: String,
-    },
 }
 
 /// Returns the retraction that `restore EVENT_ID` would undo: the record

@@ -18,7 +18,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Damage, Result};
+use crate::error::{Damage, Result, Violation};
 use crate::model::canon;
 use crate::model::id_list::IdList;
 use crate::model::stamp::Stamp;
@@ -42,13 +42,20 @@ pub enum Action {
     Redact,
 }
 
-impl fmt::Display for Action {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+impl Action {
+    /// The action's name, as the record spells it.
+    pub fn name(self) -> &'static str {
+        match self {
             Action::Retract => "retract",
             Action::Restore => "restore",
             Action::Redact => "redact",
-        })
+        }
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -91,71 +98,6 @@ pub struct Correction {
     pub schema_version: u32,
     /// Owning workspace.
     pub workspace_id: String,
-}
-
-/// What is wrong with one correction record: the rule it breaks, naming
-/// the field.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum Violation {
-    /// A field that must hold an id does not.
-    #[error("invalid correction: {field} {id:?} is not an id")]
-    BadId {
-        /// The field.
-        field: &'static str,
-        /// The value found.
-        id: String,
-    },
-    /// `fact_ids` or `event_ids` is not sorted and unique.
-    #[error("invalid correction: {field} is not sorted and unique")]
-    Unsorted {
-        /// The field.
-        field: &'static str,
-    },
-    /// A record that names no fact (and, for a redaction, no record).
-    #[error("invalid correction: a {action} record names no fact")]
-    NamesNothing {
-        /// The record's action.
-        action: Action,
-    },
-    /// A field that the record's action requires is missing.
-    #[error("invalid correction: a {action} record needs {field}")]
-    Missing {
-        /// The record's action.
-        action: Action,
-        /// The field.
-        field: &'static str,
-    },
-    /// A field that the record's action does not have is set.
-    #[error("invalid correction: a {action} record has no {field}")]
-    Unexpected {
-        /// The record's action.
-        action: Action,
-        /// The field.
-        field: &'static str,
-    },
-    /// A restore that names itself.
-    #[error("invalid correction: restore {event_id} names itself in restores")]
-    RestoresItself {
-        /// The record's event id.
-        event_id: String,
-    },
-    /// `line_sha256` does not hold one SHA-256 for exactly the ids the
-    /// redaction names.
-    #[error("invalid correction: line_sha256 {reason}")]
-    LineHashes {
-        /// What does not match.
-        reason: String,
-    },
-    /// An actor or rationale that is empty, too long or holds a refused
-    /// character.
-    #[error("invalid correction: {field} {reason}")]
-    Text {
-        /// The field.
-        field: &'static str,
-        /// Why it is refused.
-        reason: String,
-    },
 }
 
 impl Correction {
@@ -208,7 +150,7 @@ impl Correction {
     /// Checks that the record holds exactly the fields of its action.
     fn check_action_fields(&self) -> std::result::Result<(), Violation> {
         let action = self.action;
-        let unexpected = |field| Err(Violation::Unexpected { action, field });
+        let unexpected = |field| Err(Violation::Unexpected { action: action.name(), field });
         if action != Action::Restore && self.restores.is_some() {
             return unexpected("restores");
         }
@@ -223,13 +165,13 @@ impl Correction {
                 return unexpected("line_sha256");
             }
             if self.fact_ids.is_empty() {
-                return Err(Violation::NamesNothing { action });
+                return Err(Violation::NamesNothing { action: action.name() });
             }
         }
         match action {
             Action::Retract => Ok(()),
             Action::Restore => match &self.restores {
-                None => Err(Violation::Missing { action, field: "restores" }),
+                None => Err(Violation::Missing { action: action.name(), field: "restores" }),
                 Some(restored) if *restored == self.event_id => {
                     Err(Violation::RestoresItself { event_id: self.event_id.clone() })
                 }
@@ -244,13 +186,16 @@ impl Correction {
     fn check_line_hashes(&self) -> std::result::Result<(), Violation> {
         let action = Action::Redact;
         if self.event_ids.as_ref().is_some_and(IdList::is_empty) {
-            return Err(Violation::Unexpected { action, field: "event_ids (empty)" });
+            return Err(Violation::Unexpected {
+                action: action.name(),
+                field: "event_ids (empty)",
+            });
         }
         if self.fact_ids.is_empty() && self.event_ids.is_none() {
-            return Err(Violation::NamesNothing { action });
+            return Err(Violation::NamesNothing { action: action.name() });
         }
         let Some(hashes) = &self.line_sha256 else {
-            return Err(Violation::Missing { action, field: "line_sha256" });
+            return Err(Violation::Missing { action: action.name(), field: "line_sha256" });
         };
         let named = self.fact_ids.iter().chain(self.event_ids.iter().flatten());
         let mut count = 0;
@@ -552,15 +497,15 @@ mod tests {
         };
         assert_eq!(
             damage(&|r| r.fact_ids = IdList::new()),
-            Violation::NamesNothing { action: Action::Retract }
+            Violation::NamesNothing { action: "retract" }
         );
         assert_eq!(
             damage(&|r| r.restores = Some("c-0".to_owned())),
-            Violation::Unexpected { action: Action::Retract, field: "restores" }
+            Violation::Unexpected { action: "retract", field: "restores" }
         );
         assert_eq!(
             damage(&|r| r.action = Action::Restore),
-            Violation::Missing { action: Action::Restore, field: "restores" }
+            Violation::Missing { action: "restore", field: "restores" }
         );
         assert_eq!(
             damage(&|r| {
@@ -575,15 +520,15 @@ mod tests {
                 r.restores = Some("c-0".to_owned());
                 r.entry_key = Some("e-1".to_owned());
             }),
-            Violation::Unexpected { action: Action::Restore, field: "entry_key" }
+            Violation::Unexpected { action: "restore", field: "entry_key" }
         );
         assert_eq!(
             damage(&|r| r.event_ids = Some(ids(&["d-1"]))),
-            Violation::Unexpected { action: Action::Retract, field: "event_ids" }
+            Violation::Unexpected { action: "retract", field: "event_ids" }
         );
         assert_eq!(
             damage(&|r| r.action = Action::Redact),
-            Violation::Missing { action: Action::Redact, field: "line_sha256" }
+            Violation::Missing { action: "redact", field: "line_sha256" }
         );
         assert!(matches!(damage(&|r| r.event_id = "-bad".to_owned()), Violation::BadId { .. }));
         assert!(matches!(
@@ -628,6 +573,6 @@ mod tests {
         nothing.fact_ids = IdList::new();
         nothing.event_ids = None;
         nothing.line_sha256 = Some(BTreeMap::new());
-        assert_eq!(nothing.check_rules(), Err(Violation::NamesNothing { action: Action::Redact }));
+        assert_eq!(nothing.check_rules(), Err(Violation::NamesNothing { action: "redact" }));
     }
 }
