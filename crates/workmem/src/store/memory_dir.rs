@@ -76,9 +76,9 @@ use crate::store::hash_checkpoints::{self, Checkpoints};
 use crate::store::lock::WorkspaceLock;
 use crate::store::names::{
     CONFLICTS_FILE, CONFLICTS_LAYOUT_FILE, CURATED_FILE, DAILY_DIR, DISTILL_CACHE_FILE,
-    DISTILL_IDS_FILE, DISTILL_PLACES_FILE, DISTILL_UNITS_FILE, DOMAIN_INDEX_FILE, SEARCH_INDEX_DIR,
-    workmem_dir,
+    DISTILL_IDS_FILE, DISTILL_PLACES_FILE, DISTILL_UNITS_FILE, DOMAIN_INDEX_FILE, workmem_dir,
 };
+use crate::store::search_index::SearchIndexDir;
 use crate::store::state_file::{Body, Record, StateFile};
 use crate::store::{layout_cache, valid_hashes};
 
@@ -101,6 +101,12 @@ impl ReadOnlyMemoryDir {
     /// Returns the directory.
     pub(crate) fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Returns the search index of this directory as a reader sees it:
+    /// built in memory for one search, nothing written.
+    pub(crate) fn search_index(&self) -> SearchIndexDir {
+        SearchIndexDir::new(self.path.clone(), self.workspace_id.clone(), false)
     }
 
     /// Returns the workspace id every record of the directory must carry.
@@ -441,6 +447,12 @@ impl MemoryDir {
         DomainIndexFile::new(self.file(DOMAIN_INDEX_FILE), self.workspace_id().to_owned())
     }
 
+    /// Returns the search index of this directory (`.search-index/`), which
+    /// takes its lock, checks its state and updates itself on disk.
+    pub(crate) fn search_index(&self) -> SearchIndexDir {
+        SearchIndexDir::new(self.path().to_owned(), self.workspace_id().to_owned(), true)
+    }
+
     /// Removes the temporary files a crashed replace left behind.
     pub(crate) fn remove_temporaries(&self) {
         atomic_io::remove_temporaries(self.path());
@@ -526,14 +538,6 @@ impl MemoryDir {
     /// Removes the id index's manifest: the next use rebuilds the index.
     pub(crate) fn drop_id_index(&self) {
         crate::store::id_index::discard(self.path());
-    }
-
-    /// Removes the search index: the next search builds it again.
-    ///
-    /// Errors: [`crate::Error::Io`].
-    pub(crate) fn drop_search_index(&self) -> Result<()> {
-        let dir = self.file(SEARCH_INDEX_DIR);
-        std::fs::remove_dir_all(&dir).at(&dir)
     }
 
     /// Replaces the file `name` atomically and durably with `data`.

@@ -169,19 +169,27 @@ pub(crate) enum Part {
     Facts,
 }
 
-/// What the index is built from.
+/// The search index of one memory directory: `.search-index/`, the lock
+/// file that serialises its updates and the state file that binds it to
+/// the directory, the workspace and the stamps of what it covers (see the
+/// module docs). A handle opened for reading keeps the index in memory
+/// for one search and writes nothing.
+#[derive(Debug, Clone)]
+pub(crate) struct SearchIndexDir {
+    memory_dir: PathBuf,
+    workspace_id: String,
+    writable: bool,
+}
+
+/// What the index is built from: the records, read only when the index
+/// needs them.
 pub(crate) struct Sources<'a> {
     pub(crate) log: &'a FactLog,
-    pub(crate) memory_dir: &'a Path,
-    pub(crate) workspace_id: &'a str,
     /// The active entries of the current curated.json.
     pub(crate) active_entries: &'a dyn Fn() -> Result<Vec<Entry>>,
     /// The facts the corrections stream retracts now, with what the
     /// index records of the stream they were read from (one read).
     pub(crate) retracted_facts: &'a dyn Fn() -> Result<(BTreeSet<String>, StreamSeen)>,
-    /// Whether the index may be written to disk (else it lives in memory
-    /// for this search only).
-    pub(crate) writable: bool,
 }
 
 /// An index brought up to date with the logs and curated.json.
@@ -205,27 +213,38 @@ fn io_error(path: &Path, err: impl std::fmt::Display) -> Error {
     Error::Io { path: path.to_owned(), source: std::io::Error::other(err.to_string()) }
 }
 
-impl SearchIndex {
+impl SearchIndexDir {
+    /// The index of the memory directory `memory_dir` of `workspace_id`;
+    /// kept on disk when `writable`, in memory otherwise.
+    pub(crate) fn new(memory_dir: PathBuf, workspace_id: String, writable: bool) -> SearchIndexDir {
+        SearchIndexDir { memory_dir, workspace_id, writable }
+    }
+
+    /// The index's directory.
+    pub(crate) fn path(&self) -> PathBuf {
+        self.memory_dir.join(SEARCH_INDEX_DIR)
+    }
+
     /// Returns the index of `sources`, brought up to date: the one on disk
     /// while its state binds it (see the module docs), caught up with what
     /// was appended and with a changed curated.json; rebuilt otherwise.
     ///
     /// Errors: [`Error::Corrupt`] for a daily file that does not parse;
     /// [`Error::Io`].
-    pub(crate) fn current(sources: &Sources<'_>) -> Result<SearchIndex> {
-        let dir = sources.memory_dir.join(SEARCH_INDEX_DIR);
-        if !sources.writable {
+    pub(crate) fn current(&self, sources: &Sources<'_>) -> Result<SearchIndex> {
+        let dir = self.path();
+        if !self.writable {
             let (schema, fields) = Fields::schema();
             let index = with_words(Index::create_in_ram(schema));
             let mut state = State::default();
-            update(&index, fields, &mut state, sources, &dir, Kept::InMemory)?;
+            update(&index, fields, &mut state, self, sources, &dir, Kept::InMemory)?;
             return SearchIndex::reading(&index, fields, dir);
         }
-        let lock_path = sources.memory_dir.join(SEARCH_INDEX_LOCK_FILE);
+        let lock_path = self.memory_dir.join(SEARCH_INDEX_LOCK_FILE);
         let lock = open_lock(&lock_path)?;
         lock.lock().at(&lock_path)?;
         let boot = boot_id();
-        let mut current = load_state(&dir, sources, boot.as_deref()).and_then(|state| {
+        let mut current = load_state(&dir, self, boot.as_deref()).and_then(|state| {
             let index = with_words(Index::open(CacheDir::open(&dir, boot.is_none()).ok()?).ok()?);
             let fields = Fields::of(&index.schema())?;
             Some((index, fields, state))
@@ -239,6 +258,7 @@ impl SearchIndex {
                 &index,
                 fields,
                 &mut state,
+                self,
                 sources,
                 &dir,
                 Kept::OnDisk { boot: boot.as_deref() },
@@ -249,6 +269,20 @@ impl SearchIndex {
         Err(io_error(&dir, "the search index could not be brought up to date; remove it and retry"))
     }
 
+    /// Returns the index of `sources` built again from the records: the
+    /// one on disk (if any) is removed first.
+    ///
+    /// Errors: as [`SearchIndexDir::current`].
+    pub(crate) fn rebuilt(&self, sources: &Sources<'_>) -> Result<SearchIndex> {
+        if self.writable {
+            let dir = self.path();
+            std::fs::remove_dir_all(&dir).at(&dir)?;
+        }
+        self.current(sources)
+    }
+}
+
+impl SearchIndex {
     fn reading(index: &Index, fields: Fields, dir: PathBuf) -> Result<SearchIndex> {
         let reader = index
             .reader_builder()
@@ -515,14 +549,14 @@ fn dir_inode(dir: &Path) -> Option<u64> {
 /// Reads the state file; `None` when it is missing, malformed, of another
 /// workspace, memory directory or boot (`boot`, the current one's id), or
 /// when a file of the index is not the one it recorded.
-fn load_state(dir: &Path, sources: &Sources<'_>, boot: Option<&str>) -> Option<State> {
+fn load_state(dir: &Path, at: &SearchIndexDir, boot: Option<&str>) -> Option<State> {
     let data = atomic_io::read_optional(&dir.join(STATE_FILE)).ok()??;
     let text = String::from_utf8(data).ok()?;
     let mut lines = text.lines();
     if lines.next()? != HEADER
-        || lines.next()?.strip_prefix("workspace ")? != sources.workspace_id
+        || lines.next()?.strip_prefix("workspace ")? != at.workspace_id
         || lines.next()?.strip_prefix("memory-dir ")?.parse::<u64>().ok()?
-            != dir_inode(sources.memory_dir)?
+            != dir_inode(&at.memory_dir)?
         || lines.next()?.strip_prefix("boot ")? != boot.unwrap_or("-")
     {
         return None;
@@ -574,11 +608,11 @@ fn parse_stamp<'a>(fields: &mut impl Iterator<Item = &'a str>) -> Option<FileSta
     fields.next().is_none().then_some(stamp)
 }
 
-fn write_state(dir: &Path, state: &State, sources: &Sources<'_>, boot: Option<&str>) -> Result<()> {
+fn write_state(dir: &Path, state: &State, at: &SearchIndexDir, boot: Option<&str>) -> Result<()> {
     let mut out = String::new();
     let _ = writeln!(out, "{HEADER}");
-    let _ = writeln!(out, "workspace {}", sources.workspace_id);
-    let _ = writeln!(out, "memory-dir {}", dir_inode(sources.memory_dir).unwrap_or(0));
+    let _ = writeln!(out, "workspace {}", at.workspace_id);
+    let _ = writeln!(out, "memory-dir {}", dir_inode(&at.memory_dir).unwrap_or(0));
     let _ = writeln!(out, "boot {}", boot.unwrap_or("-"));
     match state.curated {
         Some([a, b, c, d]) => {
@@ -710,6 +744,7 @@ fn update(
     index: &Index,
     fields: Fields,
     state: &mut State,
+    at: &SearchIndexDir,
     sources: &Sources<'_>,
     dir: &Path,
     kept: Kept<'_>,
@@ -718,7 +753,7 @@ fn update(
     // An index holds no retracted fact: one built against another
     // corrections stream is rebuilt (a restored fact is not in it).
     if !built {
-        let path = sources.memory_dir.join(CORRECTIONS_FILE);
+        let path = at.memory_dir.join(CORRECTIONS_FILE);
         match &state.corrections {
             Some(seen) if seen.holds(&path)? => {}
             _ => return Ok(false),
@@ -726,9 +761,9 @@ fn update(
     }
     let covered: Vec<(&str, &Covered)> =
         state.covered.iter().map(|(day, covered)| (day.as_str(), covered)).collect();
-    let (scan, _) = coverage::scan(sources.log, &covered, None, sources.memory_dir)?;
+    let (scan, _) = coverage::scan(sources.log, &covered, None, &at.memory_dir)?;
     let Scan::Changed(changed) = scan else { return Ok(false) };
-    let curated_stamp = file_stamp(&sources.memory_dir.join(crate::store::names::CURATED_FILE))?;
+    let curated_stamp = file_stamp(&at.memory_dir.join(crate::store::names::CURATED_FILE))?;
     let curated_changed = curated_stamp != state.curated || built;
     if changed.is_empty() && !curated_changed {
         return Ok(true);
@@ -803,7 +838,7 @@ fn update(
     writer.wait_merging_threads().map_err(|err| io_error(dir, err))?;
     if let Kept::OnDisk { boot } = kept {
         state.index_files = index_files(dir)?;
-        write_state(dir, state, sources, boot)?;
+        write_state(dir, state, at, boot)?;
     }
     Ok(true)
 }

@@ -19,8 +19,9 @@ use crate::store::conflict_queue::{CaseStatus, ConflictQueue};
 use crate::store::corrections::StreamSeen;
 use crate::store::curated_file::EntryHead;
 use crate::store::curated_state::Entry;
+use crate::store::memory_dir::ReadOnlyMemoryDir;
 use crate::store::memory_dir::Stored;
-use crate::store::names::{CURATED_FILE, SEARCH_INDEX_DIR};
+use crate::store::names::CURATED_FILE;
 use crate::store::search_index::{Filters, Located, Part, SearchIndex, Sources};
 use crate::workspace::Workspace;
 
@@ -240,28 +241,24 @@ impl Workspace {
             let (retractions, seen) = self.retractions_seen()?;
             Ok((retractions.facts().map(str::to_owned).collect(), seen))
         };
-        let sources = Sources {
-            log: &self.log,
-            memory_dir: self.dir.path(),
-            workspace_id: &self.workspace_id,
-            active_entries: &active,
-            retracted_facts: &retracted,
-            writable: !self.read_only,
+        let sources =
+            Sources { log: &self.log, active_entries: &active, retracted_facts: &retracted };
+        let search_index = if self.read_only {
+            ReadOnlyMemoryDir::search_index(&self.dir)
+        } else {
+            self.dir.search_index()
         };
         let page = Page { query: &parsed, filters: &filters, options, offset, limit, fingerprint };
-        let index = SearchIndex::current(&sources)?;
+        let index = search_index.current(&sources)?;
         if let Some(found) = self.page_of(&index, &page, &lookup)? {
             return Ok(found);
         }
         // A hit whose record does not match: the index is not what it
         // claims to be. Build it again from the records.
         drop(index);
-        if !self.read_only {
-            self.dir.drop_search_index()?;
-        }
-        let index = SearchIndex::current(&sources)?;
+        let index = search_index.rebuilt(&sources)?;
         self.page_of(&index, &page, &lookup)?.ok_or_else(|| Error::Io {
-            path: self.dir.file(SEARCH_INDEX_DIR),
+            path: search_index.path(),
             source: std::io::Error::other(
                 "the search index disagrees with the records it was built from",
             ),
