@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::error::{IoContext, Result};
+use crate::error::{Error, IoContext, Result};
 use crate::store::corrections::Correction;
 use crate::store::journal::{self, Adjudication, Transaction};
 use crate::store::journal_owner;
@@ -107,7 +107,7 @@ impl Workspace {
         }
         let (transactions, unreadable) = match journal::transactions(&path, self.workspace_id()) {
             Ok(found) => (found, None),
-            Err(err @ crate::Error::Io { .. }) => return Err(err),
+            Err(err @ Error::Io { .. }) => return Err(err),
             Err(err) => (Vec::new(), Some(err.to_string())),
         };
         let mut shown = Vec::with_capacity(transactions.len());

@@ -14,6 +14,7 @@ use crate::model::canon;
 use crate::model::fact::{Fact, Kind};
 use crate::model::search_text::{self, Query};
 use crate::model::stamp::Stamp;
+use crate::model::text::is_refused_char;
 use crate::policy::retractions::Retractions;
 use crate::store::conflict_queue::{CaseStatus, ConflictQueue};
 use crate::store::corrections::StreamSeen;
@@ -201,7 +202,7 @@ impl Workspace {
             ));
         }
         if let Some(prefix) = &options.key_prefix
-            && let Some(c) = prefix.chars().find(|&c| c.is_control() || crate::is_refused_char(c))
+            && let Some(c) = prefix.chars().find(|&c| c.is_control() || is_refused_char(c))
         {
             return Err(Error::invalid(
                 "key",
