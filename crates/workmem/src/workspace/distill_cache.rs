@@ -55,7 +55,7 @@ use crate::store::names::{
 };
 use crate::store::state_file::Output;
 use crate::workspace::Workspace;
-use crate::workspace::distill::{CuratedOutcome, Distilled, allocations_of, drop_in_background};
+use crate::workspace::distilled::{CuratedOutcome, Distilled, allocations_of, drop_in_background};
 
 /// What a whole read of the log tells the cache beyond the facts.
 #[derive(Debug)]

@@ -16,6 +16,7 @@ mod correct;
 pub(crate) mod diff;
 mod distill;
 mod distill_cache;
+mod distilled;
 pub(crate) mod explain;
 pub(crate) mod history;
 mod journal_view;
@@ -35,7 +36,8 @@ pub(crate) mod verify;
 mod verify_corrections;
 
 pub use append::Imported;
-pub use distill::{DistillOptions, Distilled};
+pub use distill::DistillOptions;
+pub use distilled::Distilled;
 pub use journal_view::{DistillIntentShown, JournalReport, JournalTransaction};
 pub use memory::ContextOptions;
 pub use merge::{MemoryFile, MergeSides, has_conflict_markers, merge_memory_file, salvage_records};
