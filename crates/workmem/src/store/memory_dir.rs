@@ -73,6 +73,7 @@ use crate::store::curated_file::CuratedFile;
 use crate::store::curated_state::{CuratedState, Entry};
 use crate::store::domain_index::DomainIndexFile;
 use crate::store::hash_checkpoints::{self, Checkpoints};
+use crate::store::journal_file::JournalFile;
 use crate::store::lock::WorkspaceLock;
 use crate::store::names::{
     CONFLICTS_FILE, CONFLICTS_LAYOUT_FILE, CURATED_FILE, DAILY_DIR, DISTILL_CACHE_FILE,
@@ -445,6 +446,13 @@ impl MemoryDir {
     /// reads, checks and saves itself.
     pub(crate) fn domain_index(&self) -> DomainIndexFile {
         DomainIndexFile::new(self.file(DOMAIN_INDEX_FILE), self.workspace_id().to_owned())
+    }
+
+    /// Returns the journal of this directory (`journal.jsonl`), which
+    /// reads, checks, appends to and compacts itself and knows whether this
+    /// clone wrote it.
+    pub(crate) fn journal(&self) -> JournalFile {
+        JournalFile::new(self.path(), self.workspace_id())
     }
 
     /// Returns the search index of this directory (`.search-index/`), which

@@ -22,6 +22,7 @@ pub(crate) mod hash_checkpoints;
 pub(crate) mod id_index;
 pub(crate) mod identity;
 pub mod journal;
+pub(crate) mod journal_file;
 pub(crate) mod journal_owner;
 pub(crate) mod layout_cache;
 pub(crate) mod lock;

@@ -8,9 +8,9 @@ use serde::Serialize;
 
 use crate::error::{Error, IoContext, Result};
 use crate::store::corrections::Correction;
-use crate::store::journal::{self, Adjudication, Transaction};
+use crate::store::journal::{Adjudication, Transaction};
+use crate::store::journal_file::JournalFile;
 use crate::store::journal_owner;
-use crate::store::names::JOURNAL_FILE;
 use crate::workspace::Workspace;
 
 /// The journal as [`Workspace::journal`] shows it.
@@ -80,8 +80,9 @@ impl Workspace {
     /// Errors: [`crate::Error::Io`], [`crate::Error::Corrupt`] for a journal
     /// that is a symlink or not a regular file.
     pub fn journal(&self) -> Result<JournalReport> {
-        let path = self.file(JOURNAL_FILE);
-        let written_here = journal_owner::is_own_file(self.dir.path(), &path)?;
+        let journal = self.dir.journal();
+        let path = journal.path().to_owned();
+        let written_here = journal.is_own()?;
         let intent_path = self.file(crate::store::names::DISTILL_INTENT_FILE);
         let distill_intent = match self.dir.read_path(&intent_path) {
             Ok(Some(data)) => Some(DistillIntentShown {
@@ -96,7 +97,7 @@ impl Workspace {
             // A symlink or special file: not this clone's.
             Err(_) => Some(DistillIntentShown { path: intent_path, written_here: false }),
         };
-        if journal::is_empty(&path)? {
+        if journal.is_empty()? {
             return Ok(JournalReport {
                 path,
                 transactions: Vec::new(),
@@ -105,26 +106,20 @@ impl Workspace {
                 distill_intent,
             });
         }
-        let (transactions, unreadable) = match journal::transactions(&path, self.workspace_id()) {
+        let (transactions, unreadable) = match journal.transactions() {
             Ok(found) => (found, None),
             Err(err @ Error::Io { .. }) => return Err(err),
             Err(err) => (Vec::new(), Some(err.to_string())),
         };
         let mut shown = Vec::with_capacity(transactions.len());
         for t in &transactions {
-            shown.push(self.shown(t)?);
+            shown.push(self.shown(&journal, t)?);
         }
         Ok(JournalReport { path, transactions: shown, unreadable, written_here, distill_intent })
     }
 
-    fn shown(&self, t: &Transaction) -> Result<JournalTransaction> {
-        let prepared_here = t.committed()
-            || journal_owner::prepared_here(
-                self.dir.path(),
-                &self.file(JOURNAL_FILE),
-                &t.transaction_id,
-                &t.digest,
-            )?;
+    fn shown(&self, journal: &JournalFile, t: &Transaction) -> Result<JournalTransaction> {
+        let prepared_here = t.committed() || journal.prepared_here(&t.transaction_id, &t.digest)?;
         Ok(JournalTransaction {
             transaction_id: t.transaction_id.clone(),
             line: t.first_line,
@@ -149,7 +144,7 @@ impl Workspace {
         self.writable()?;
         let _lock = self.lock()?;
         let report = self.journal()?;
-        let path = &report.path;
+        let journal = self.dir.journal();
         if !report.has_foreign() {
             return Ok(report);
         }
@@ -162,20 +157,20 @@ impl Workspace {
             }
         }
         if report.unreadable.is_some() && !report.written_here {
-            self.dir.replace_path(path, b"")?;
+            journal.clear()?;
             return Ok(report);
         }
         if report.unreadable.is_some() {
             return Ok(report);
         }
-        let mut transactions = journal::transactions(path, self.workspace_id())?;
+        let mut transactions = journal.transactions()?;
         for (t, shown) in transactions.iter_mut().zip(&report.transactions) {
             if !shown.prepared_here {
                 // Dropped by the compaction, like a committed one.
                 t.done = crate::store::journal::Phase::ALL.to_vec();
             }
         }
-        journal::compact(path, &transactions)?;
+        journal.compact(&transactions)?;
         Ok(report)
     }
 }

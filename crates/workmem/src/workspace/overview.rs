@@ -17,8 +17,7 @@ use crate::store::coverage::{self, Scan};
 use crate::store::distill_cache::{Header, StoredIds};
 use crate::store::fact_log::map_in_parallel;
 use crate::store::id_index::Place;
-use crate::store::journal;
-use crate::store::names::{CURATED_FILE, DISTILL_CACHE_FILE, DISTILL_IDS_FILE, JOURNAL_FILE};
+use crate::store::names::{CURATED_FILE, DISTILL_CACHE_FILE, DISTILL_IDS_FILE};
 use crate::workspace::{DaySummary, DistillOptions, Workspace};
 
 /// Where a workspace stands, as [`Workspace::overview`] reports it.
@@ -155,16 +154,12 @@ impl Workspace {
         });
         // Only the journal's last transaction can be unfinished: when it
         // committed (or the journal is empty, as at rest) nothing else is read.
-        let journal_path = self.file(JOURNAL_FILE);
-        let unfinished_transactions =
-            if journal::last_is_committed(&journal_path, self.workspace_id())? {
-                0
-            } else {
-                journal::transactions(&journal_path, self.workspace_id())?
-                    .iter()
-                    .filter(|transaction| !transaction.committed())
-                    .count()
-            };
+        let journal = self.dir.journal();
+        let unfinished_transactions = if journal.last_is_committed()? {
+            0
+        } else {
+            journal.transactions()?.iter().filter(|transaction| !transaction.committed()).count()
+        };
         Ok(Overview {
             workspace_id: self.workspace_id().to_owned(),
             pinned: self.is_pinned(),

@@ -19,12 +19,11 @@ use crate::store::curated_file::{CuratedFile, EntryHead};
 use crate::store::curated_state::{CURATED_SCHEMA_VERSION, CuratedState, Entry};
 use crate::store::failpoint;
 use crate::store::journal::{
-    self, Adjudication, INTENT_SCHEMA_FULL, INTENT_SCHEMA_VERSION, Intent, JournalLine, Phase,
+    self, Adjudication, INTENT_SCHEMA_FULL, INTENT_SCHEMA_VERSION, Intent, Phase,
 };
-use crate::store::journal_owner;
 use crate::store::lock::WorkspaceLock;
 use crate::store::memory_dir::Placement;
-use crate::store::names::{AUDIT_FILE, CONFLICTS_FILE, CURATED_FILE, JOURNAL_FILE};
+use crate::store::names::{AUDIT_FILE, CONFLICTS_FILE, CURATED_FILE};
 use crate::store::state_file::Output;
 use crate::workspace::Workspace;
 
@@ -90,7 +89,7 @@ impl Workspace {
         // The journal held nothing before this transaction (pending work
         // was finished and compacted first, under the same lock), and the
         // transaction committed: the journal is empty again.
-        journal::compact(&self.file(JOURNAL_FILE), &[])?;
+        self.dir.journal().compact(&[])?;
         if let Some(index) = domain_index {
             self.save_domain_index(&index);
         }
@@ -246,12 +245,7 @@ impl Workspace {
         let digest = intent.digest();
         // Durable before the `prepared` line: recovery rolls forward only a
         // transaction this clone prepared (see `store::journal_owner`).
-        journal_owner::claim(
-            self.dir.path(),
-            &self.file(JOURNAL_FILE),
-            &intent.transaction_id,
-            &digest,
-        )?;
+        self.dir.journal().claim(&intent.transaction_id, &digest)?;
         self.append_phase(&intent, &digest, Phase::Prepared)?;
         let targets = Targets { curated, queue, audit_done: false };
         Ok(Prepare::Ready(Box::new(Prepared {
@@ -292,11 +286,9 @@ impl Workspace {
     /// Errors: [`Error::Corrupt`] when the intent was modified or a target
     /// matches neither snapshot (nothing is changed then); [`Error::Io`].
     pub fn recover(&self) -> Result<()> {
-        let path = self.file(JOURNAL_FILE);
+        let journal = self.dir.journal();
         if !self.distill_pending()
-            && (journal::is_empty(&path)?
-                || !journal_owner::is_own_file(self.dir.path(), &path)?
-                || journal::last_is_committed(&path, self.workspace_id())?)
+            && (journal.is_empty()? || !journal.is_own()? || journal.last_is_committed()?)
         {
             return Ok(());
         }
@@ -319,11 +311,12 @@ impl Workspace {
 
     fn finish_pending_with(&self, foreign: Foreign) -> Result<()> {
         self.finish_distill_locked(foreign == Foreign::Refuse)?;
-        let path = self.file(JOURNAL_FILE);
-        if journal::is_empty(&path)? {
+        let journal = self.dir.journal();
+        let path = journal.path();
+        if journal.is_empty()? {
             return Ok(());
         }
-        let own_file = journal_owner::is_own_file(self.dir.path(), &path)?;
+        let own_file = journal.is_own()?;
         if !own_file && foreign == Foreign::Leave {
             return Ok(());
         }
@@ -334,24 +327,20 @@ impl Workspace {
         // two `prepared` lines for one transaction. (Only this clone's
         // journal: a foreign one is never written but to discard it.)
         if own_file {
-            journal::repair_stream::<JournalLine>(&path)?;
+            journal.repair()?;
         }
-        let mut transactions = journal::transactions(&path, self.workspace_id())
-            .map_err(|err| if own_file { err } else { foreign_unreadable(&path, &err) })?;
+        let mut transactions = journal
+            .transactions()
+            .map_err(|err| if own_file { err } else { foreign_unreadable(path, &err) })?;
         for transaction in &transactions {
             if transaction.committed()
-                || journal_owner::prepared_here(
-                    self.dir.path(),
-                    &path,
-                    &transaction.transaction_id,
-                    &transaction.digest,
-                )?
+                || journal.prepared_here(&transaction.transaction_id, &transaction.digest)?
             {
                 continue;
             }
             match foreign {
                 Foreign::Leave => return Ok(()),
-                Foreign::Refuse => return Err(foreign_transaction(&path, transaction)),
+                Foreign::Refuse => return Err(foreign_transaction(path, transaction)),
             }
         }
         for transaction in &mut transactions {
@@ -366,7 +355,7 @@ impl Workspace {
             }
         }
         // Every transaction committed, those just finished included.
-        journal::compact(&path, &transactions)
+        journal.compact(&transactions)
     }
 
     /// Brings every target of `intent` to its after state and records the
@@ -584,7 +573,7 @@ impl Workspace {
 
     fn append_phase(&self, intent: &Intent, digest: &str, phase: Phase) -> Result<()> {
         let line = intent.phase_line(digest, phase, &self.now());
-        journal::append_record::<JournalLine>(&self.file(JOURNAL_FILE), &line)
+        self.dir.journal().append(&line)
     }
 }
 

@@ -26,11 +26,8 @@ use crate::store::corrections::{self, Action, CORRECTION_SCHEMA_VERSION, Correct
 use crate::store::curated_file::EntryHead;
 use crate::store::curated_state::{CURATED_SCHEMA_CORRECTED, Entry, sort_entries};
 use crate::store::failpoint;
-use crate::store::journal::{
-    self, CORRECTION_INTENT_SCHEMA_VERSION, CorrectionIntent, JournalLine, Phase,
-};
-use crate::store::journal_owner;
-use crate::store::names::{CONFLICTS_FILE, CORRECTIONS_FILE, CURATED_FILE, JOURNAL_FILE};
+use crate::store::journal::{self, CORRECTION_INTENT_SCHEMA_VERSION, CorrectionIntent, Phase};
+use crate::store::names::{CONFLICTS_FILE, CORRECTIONS_FILE, CURATED_FILE};
 use crate::store::state_file::Output;
 use crate::workspace::Workspace;
 use crate::workspace::resolve::Curated;
@@ -386,12 +383,7 @@ impl Workspace {
         let digest = intent.digest();
         // Durable before the `prepared` line: recovery rolls forward only a
         // transaction this clone prepared.
-        journal_owner::claim(
-            self.dir.path(),
-            &self.file(JOURNAL_FILE),
-            &intent.transaction_id,
-            &digest,
-        )?;
+        self.dir.journal().claim(&intent.transaction_id, &digest)?;
         self.append_correction_phase(&intent, &digest, Phase::Prepared)?;
         failpoint::hit("after_prepared");
         let curated = if curated_file.sha256() == intent.curated_sha256_before {
@@ -403,7 +395,7 @@ impl Workspace {
             (conflicts_file.sha256() != intent.conflicts_sha256_before).then_some(conflicts_file);
         let targets = CorrectionTargets { curated, queue, appended: false };
         self.apply_correction(&intent, &digest, &[Phase::Prepared], targets)?;
-        journal::compact(&self.file(JOURNAL_FILE), &[])?;
+        self.dir.journal().compact(&[])?;
         let mut memory_keys: Vec<String> =
             changed_domains.iter().map(|k| (*k).to_owned()).collect();
         memory_keys.extend(domains.iter().map(|k| (*k).to_owned()));
@@ -450,7 +442,7 @@ impl Workspace {
         phase: Phase,
     ) -> Result<()> {
         let line = intent.phase_line(digest, phase, &self.now());
-        journal::append_record::<JournalLine>(&self.file(JOURNAL_FILE), &line)
+        self.dir.journal().append(&line)
     }
 
     /// Brings every target of a correction's `intent` to its after state

@@ -593,7 +593,7 @@ impl Workspace {
         // Records equal the intent of the unfinished transaction that
         // writes them (a committed transaction's intent is not used: the
         // audit stream is the history).
-        let journal_path = self.file(JOURNAL_FILE);
+        let journal_path = self.dir.journal().path().to_owned();
         for transaction in transactions.unwrap_or_default() {
             let Some(intent) = &transaction.intent else { continue };
             let intended = &intent.adjudication;
@@ -639,7 +639,7 @@ impl Workspace {
                 damaged(&path, None, Damage::ForeignDistillIntent, None)
             });
         }
-        let path = self.file(JOURNAL_FILE);
+        let path = self.dir.journal().path().to_owned();
         // Work this clone did not prepare (a journal that arrived through
         // git or was copied) is never applied: reported, and left out of
         // the checks of what recovery would do.
@@ -660,7 +660,7 @@ impl Workspace {
                 return None;
             }
         };
-        match journal::transactions(&path, self.workspace_id()) {
+        match self.dir.journal().transactions() {
             Err(err) => {
                 problems.push(from_error(err, &path));
                 None
