@@ -13,6 +13,7 @@
 #[cfg(feature = "chat")]
 mod chat;
 mod cli;
+mod corrections_git;
 mod dayone;
 mod diff;
 mod explain;

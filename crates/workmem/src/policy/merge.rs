@@ -28,15 +28,40 @@ fn later(a: &Stamp, b: &Stamp) -> Stamp {
 /// the union, occurrences its count, the seen span the widest; the wording
 /// is the base's when the base has the entry (reinforcement never changes
 /// it), else the one that sorts first. Status and links are `a`'s.
+///
+/// A fact that one side holds as evidence and the other as retracted
+/// evidence (a correction made on one side) goes where the side that
+/// changed it since the base put it, and stays retracted when the base
+/// does not tell; the first command after the merge applies the
+/// corrections stream, which says which holds. An entry left with no
+/// evidence and some retracted evidence is retracted; one a side had
+/// retracted that has evidence again takes the other side's status.
 fn unite(base: Option<&Entry>, a: &Entry, b: &Entry) -> Entry {
     let mut out = a.clone();
-    let evidence: BTreeSet<&str> = a.evidence_ids.iter().chain(&b.evidence_ids).collect();
+    let base = base.filter(|base| base.key == a.key);
+    let mut evidence: BTreeSet<&str> = a.evidence_ids.iter().chain(&b.evidence_ids).collect();
+    let mut retracted: BTreeSet<&str> =
+        a.retracted_evidence_ids.iter().chain(&b.retracted_evidence_ids).collect();
+    let both: Vec<&str> = evidence.intersection(&retracted).copied().collect();
+    for fact in both {
+        if base.is_some_and(|base| base.retracted_evidence_ids.iter().any(|id| id == fact)) {
+            retracted.remove(fact);
+        } else {
+            evidence.remove(fact);
+        }
+    }
     out.evidence_ids = evidence.into_iter().collect();
+    out.retracted_evidence_ids = retracted.into_iter().collect();
     out.occurrences = out.evidence_ids.len() as u64;
+    if out.evidence_ids.is_empty() && !out.retracted_evidence_ids.is_empty() {
+        out.status = Status::Retracted;
+    } else if out.status == Status::Retracted {
+        out.status = if b.status == Status::Retracted { Status::Active } else { b.status };
+    }
     out.first_seen = earlier(&a.first_seen, &b.first_seen);
     out.last_seen = later(&a.last_seen, &b.last_seen);
     out.content = match base {
-        Some(base) if base.key == a.key => base.content.clone(),
+        Some(base) => base.content.clone(),
         _ => a.content.clone().min(b.content.clone()),
     };
     out

@@ -6,7 +6,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::error::{IoContext, Result};
 use crate::store::names::LOCK_FILE;
@@ -15,6 +15,8 @@ use crate::store::names::LOCK_FILE;
 #[derive(Debug)]
 pub(crate) struct WorkspaceLock {
     file: File,
+    /// The memory directory it locks.
+    dir: PathBuf,
 }
 
 impl WorkspaceLock {
@@ -36,12 +38,33 @@ impl WorkspaceLock {
             .at(&path)?;
         crate::store::atomic_io::ensure_regular(&file, &path)?;
         file.lock().at(&path)?;
-        Ok(WorkspaceLock { file })
+        let dir = memory_dir.to_path_buf();
+        HELD.with(|held| held.borrow_mut().push(dir.clone()));
+        Ok(WorkspaceLock { file, dir })
     }
+}
+
+thread_local! {
+    /// The memory directories whose lock this thread holds: a reader that
+    /// must write under the lock takes it only when its thread does not
+    /// hold it already (a second `flock` of the same file would wait
+    /// forever).
+    static HELD: std::cell::RefCell<Vec<PathBuf>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Returns whether this thread holds the lock of `memory_dir`.
+pub(crate) fn held_here(memory_dir: &Path) -> bool {
+    HELD.with(|held| held.borrow().iter().any(|dir| dir == memory_dir))
 }
 
 impl Drop for WorkspaceLock {
     fn drop(&mut self) {
+        HELD.with(|held| {
+            let mut held = held.borrow_mut();
+            if let Some(at) = held.iter().position(|dir| *dir == self.dir) {
+                held.swap_remove(at);
+            }
+        });
         let _ = self.file.unlock();
     }
 }

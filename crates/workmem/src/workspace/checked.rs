@@ -35,7 +35,20 @@ impl Workspace {
     ///
     /// Errors: [`Error::Corrupt`] naming the file and the first problem
     /// (a file deleted since this clone wrote it included); [`Error::Io`].
+    ///
+    /// First applies every correction that arrived through git and is not
+    /// in the derived state yet (see `workspace::arrived`). The files it
+    /// then writes are this clone's, but what they were made from was not:
+    /// when the state was not checked before, it is checked in full after.
     pub(crate) fn check_state(&self) -> Result<()> {
+        let recorded = checked_state::load(self.memory_dir());
+        let before = self.state_pair()?;
+        if self.apply_arrived_corrections()? > 0 && recorded != Some(before) {
+            checked_state::record(
+                self.memory_dir(),
+                recorded.unwrap_or(StatePair { curated: None, conflicts: None }),
+            );
+        }
         let current = self.state_pair()?;
         let recorded = checked_state::load(self.memory_dir());
         if recorded == Some(current) {

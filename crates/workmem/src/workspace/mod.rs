@@ -11,6 +11,7 @@
 //! appended, and every read-modify-write holds the workspace lock.
 
 mod append;
+mod arrived;
 mod checked;
 mod correct;
 pub(crate) mod diff;

@@ -27,6 +27,7 @@ use crate::store::curated_file::EntryHead;
 use crate::store::curated_state::{CURATED_SCHEMA_CORRECTED, Entry, sort_entries};
 use crate::store::failpoint;
 use crate::store::journal::{self, CORRECTION_INTENT_SCHEMA_VERSION, CorrectionIntent, Phase};
+use crate::store::memory_dir::Stored;
 use crate::store::names::{CONFLICTS_FILE, CORRECTIONS_FILE, CURATED_FILE};
 use crate::store::state_file::Output;
 use crate::workspace::Workspace;
@@ -205,10 +206,6 @@ impl Workspace {
     /// Plans and runs `record` as one transaction; the lock is held and
     /// pending work finished. `timed` says whether the caller gave the
     /// record's time (a retry then matches it too).
-    #[expect(
-        clippy::too_many_lines,
-        reason = "one transaction's phases in order under the lock (idempotency, facts, plan, splice both files, intent, apply); splitting would pass the staged files around"
-    )]
     fn correct_locked(
         &self,
         record: Correction,
@@ -251,29 +248,12 @@ impl Workspace {
             return Err(Error::invalid("fact_ids", Invalid::UnknownFacts { ids: unknown }));
         }
         let after = Retractions::from_records(records.iter().chain([&record]));
-        // The domains and unkeyed entries the facts belong to: an unkeyed
-        // entry's key is its facts' kind and normal form.
-        let domains: BTreeSet<&str> =
-            facts.values().filter_map(|f| f.memory_key.as_deref()).collect();
-        let unkeyed: HashSet<String> = facts
-            .values()
-            .filter(|f| f.memory_key.is_none())
-            .map(|f| canon::unkeyed_entry_key(f.kind.as_str(), &f.content))
-            .collect();
-        let curated_path = self.file(CURATED_FILE);
-        let conflicts_path = self.file(CONFLICTS_FILE);
-        let stored = self.dir.stored_curated()?;
-        let conflicts = self.dir.stored_conflicts()?;
-        let touched = |head: &EntryHead| match head.memory_key.as_deref() {
-            Some(key) => domains.contains(key),
-            None => unkeyed.contains(&head.key),
-        };
-        let entries = stored.file.records(&curated_path, touched)?;
+        let planned = self.plan_correction(&record, &after, retracted_at.as_ref(), &facts)?;
         // A value a merge left in dispute waits for a person: taking its
         // evidence could leave a dispute of one value, so the decision
         // comes first (docs/corrections.md, "Values under review").
         if record.action != Action::Restore {
-            let disputed = entries.iter().find(|e| {
+            let disputed = planned.entries.iter().find(|e| {
                 e.is_contested() && e.evidence_ids.iter().any(|id| record.fact_ids.contains(id))
             });
             if let Some(entry) = disputed {
@@ -281,14 +261,56 @@ impl Workspace {
                 return Err(Error::invalid("fact_ids", Invalid::UnderReview { memory_key }));
             }
         }
-        let cases = conflicts.file.records(&conflicts_path, |head: &CaseHead| {
-            domains.contains(head.memory_key.as_str())
+        self.run_correction(record, planned, false)
+    }
+
+    /// Reads what `record` changes and plans it: the entries of the domains
+    /// and unkeyed entries its facts (`facts`, those of the log it names)
+    /// belong to, the cases of those domains, with `after` the facts
+    /// retracted once the record counts.
+    ///
+    /// Errors: [`Error::Corrupt`] for a state file that does not decode;
+    /// [`Error::Io`].
+    pub(crate) fn plan_correction(
+        &self,
+        record: &Correction,
+        after: &Retractions,
+        retracted_at: Option<&Stamp>,
+        facts: &HashMap<String, Fact>,
+    ) -> Result<Planned> {
+        let scope = Scope::of(facts);
+        let curated_path = self.file(CURATED_FILE);
+        let conflicts_path = self.file(CONFLICTS_FILE);
+        let stored = self.dir.stored_curated()?;
+        let conflicts = self.dir.stored_conflicts()?;
+        let entries = stored.file.records(&curated_path, |head: &EntryHead| {
+            scope.touches(head.memory_key.as_deref(), &head.key)
         })?;
+        let cases = conflicts.file.records(&conflicts_path, |head: &CaseHead| {
+            scope.domains.contains(head.memory_key.as_str())
+        })?;
+        let plan = self.plan_entries(record, after, retracted_at, &entries, &cases)?;
+        let domains = scope.domains;
+        Ok(Planned { stored, conflicts, entries, cases, domains, plan })
+    }
+
+    /// Plans `record` over `entries` and `cases` (those its facts touch,
+    /// see [`Scope`]), reading the facts the plan needs.
+    ///
+    /// Errors: as [`Workspace::facts_with_ids`].
+    pub(crate) fn plan_entries(
+        &self,
+        record: &Correction,
+        after: &Retractions,
+        retracted_at: Option<&Stamp>,
+        entries: &[Entry],
+        cases: &[Case],
+    ) -> Result<correction::Plan> {
         // Every fact that is or becomes evidence of an entry the record
         // touches, for its dates and wording.
-        let moved: HashSet<&str> = named.iter().copied().collect();
+        let moved: HashSet<&str> = record.fact_ids.iter().collect();
         let mut wanted: BTreeSet<&str> = BTreeSet::new();
-        for entry in &entries {
+        for entry in entries {
             let lists = entry.evidence_ids.iter().chain(entry.retracted_evidence_ids.iter());
             if lists.clone().any(|id| moved.contains(id)) {
                 wanted.extend(entry.evidence_ids.iter());
@@ -297,8 +319,26 @@ impl Workspace {
         }
         let wanted: Vec<&str> = wanted.into_iter().collect();
         let known: HashMap<String, Fact> = self.facts_with_ids(&wanted)?;
-        let plan =
-            correction::plan(&record, retracted_at.as_ref(), &entries, &cases, &after, &known);
+        Ok(correction::plan(record, retracted_at, entries, cases, after, &known))
+    }
+
+    /// Runs the transaction of a planned correction: journal, curated.json
+    /// (and MEMORY.md), conflicts.json, the record appended unless
+    /// `appended` (a record that arrived through git is in the stream
+    /// already), `committed`.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "one transaction's phases in order under the lock (scope, splice both files, intent, apply); splitting would pass the staged files around"
+    )]
+    pub(crate) fn run_correction(
+        &self,
+        record: Correction,
+        planned: Planned,
+        appended: bool,
+    ) -> Result<Corrected> {
+        let Planned { stored, conflicts, entries, cases, domains, plan } = planned;
+        let curated_path = self.file(CURATED_FILE);
+        let conflicts_path = self.file(CONFLICTS_FILE);
 
         // Whole domains (and the unkeyed entries) of what changed.
         let changed_domains: BTreeSet<&str> = plan
@@ -393,12 +433,12 @@ impl Workspace {
         };
         let queue =
             (conflicts_file.sha256() != intent.conflicts_sha256_before).then_some(conflicts_file);
-        let targets = CorrectionTargets { curated, queue, appended: false };
+        let targets = CorrectionTargets { curated, queue, appended };
         self.apply_correction(&intent, &digest, &[Phase::Prepared], targets)?;
         self.dir.journal().compact(&[])?;
         let mut memory_keys: Vec<String> =
             changed_domains.iter().map(|k| (*k).to_owned()).collect();
-        memory_keys.extend(domains.iter().map(|k| (*k).to_owned()));
+        memory_keys.extend(domains.iter().cloned());
         memory_keys.sort_unstable();
         memory_keys.dedup();
         Ok(Corrected {
@@ -569,4 +609,61 @@ struct CorrectionTargets {
     queue: Option<ConflictsFile>,
     /// Whether the stream holds the record.
     appended: bool,
+}
+
+/// A correction planned over the state as stored (see
+/// [`Workspace::plan_correction`]).
+pub(crate) struct Planned {
+    /// curated.json as read.
+    stored: Stored<Entry>,
+    /// conflicts.json as read.
+    conflicts: Stored<Case>,
+    /// The entries of the domains and unkeyed entries it touches.
+    entries: Vec<Entry>,
+    /// The cases of the domains it touches.
+    cases: Vec<Case>,
+    /// The memory keys of the facts it names.
+    domains: BTreeSet<String>,
+    /// What changes.
+    pub(crate) plan: correction::Plan,
+}
+
+impl Planned {
+    /// Whether the correction changes nothing: its effect is in the
+    /// derived state already (or it has none).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.plan.entries.is_empty() && self.plan.cases.is_empty()
+    }
+}
+
+/// The domains and unkeyed entries a correction's facts belong to: an
+/// unkeyed entry's key is its facts' kind and normal form.
+pub(crate) struct Scope {
+    /// The memory keys of the facts.
+    pub(crate) domains: BTreeSet<String>,
+    /// The entry keys of the unkeyed facts.
+    unkeyed: HashSet<String>,
+}
+
+impl Scope {
+    /// The scope of `facts` (those of the log a record names).
+    pub(crate) fn of(facts: &HashMap<String, Fact>) -> Scope {
+        Scope {
+            domains: facts.values().filter_map(|f| f.memory_key.clone()).collect(),
+            unkeyed: facts
+                .values()
+                .filter(|f| f.memory_key.is_none())
+                .map(|f| canon::unkeyed_entry_key(f.kind.as_str(), &f.content))
+                .collect(),
+        }
+    }
+
+    /// Whether an entry of `memory_key` (`None`: unkeyed) and `key` is in
+    /// the scope.
+    pub(crate) fn touches(&self, memory_key: Option<&str>, key: &str) -> bool {
+        match memory_key {
+            Some(memory_key) => self.domains.contains(memory_key),
+            None => self.unkeyed.contains(key),
+        }
+    }
 }

@@ -92,6 +92,21 @@ impl Workspace {
         let retracted = Retractions::from_records(records.iter().map(|(_, r)| r));
         self.verify_retracted_evidence(&retracted, curated, queue, problems);
         self.verify_superseded_by_correction(&records, queue, problems);
+        // A failure to plan is a damaged state file or log: reported there.
+        if let Ok(waiting) = self.waiting_over(&records, curated, queue) {
+            for (number, record) in waiting {
+                problems.push(problem(
+                    &path,
+                    Some(number),
+                    format!(
+                        "{} {} by {} is not applied to curated.json and conflicts.json yet (it \
+                         arrived through git): run `workmem status`, or any command that reads \
+                         the memory, to apply it",
+                        record.action, record.event_id, record.actor
+                    ),
+                ));
+            }
+        }
         records
             .iter()
             .filter(|(_, r)| r.action != Action::Restore)
