@@ -21,7 +21,7 @@ use std::collections::HashMap;
 
 use sha2::{Digest, Sha256};
 
-use crate::error::Result;
+use crate::error::{Damage, Error, Location, Result};
 use crate::model::fact::Fact;
 use crate::model::stamp::Stamp;
 use crate::policy::retractions::Retractions;
@@ -59,10 +59,24 @@ impl Workspace {
     /// does not decode, or a journal holding a transaction this clone did
     /// not prepare (named with `workmem journal`); [`crate::Error::Io`].
     pub(crate) fn apply_arrived_corrections(&self) -> Result<usize> {
-        if self.read_only {
-            return Ok(0);
-        }
         let Some(read) = self.read_unapplied()? else { return Ok(0) };
+        if self.read_only {
+            // Nothing is written; nothing a waiting record retracts is
+            // served either.
+            let waiting = self.waiting_in(&read.records, read.from_line)?;
+            return match waiting.first() {
+                None => Ok(0),
+                Some((line, record)) => Err(Error::corrupt(
+                    Location::line(&self.file(CORRECTIONS_FILE), *line),
+                    Damage::record(format!(
+                        "{} {} arrived through git and is not applied to curated.json and \
+                         conflicts.json yet; run `workmem status`, or any command that reads the \
+                         memory, to apply it",
+                        record.action, record.event_id
+                    )),
+                )),
+            };
+        }
         if lock::held_here(self.dir.path()) {
             return self.apply_waiting(read);
         }
@@ -106,10 +120,12 @@ impl Workspace {
         curated: Option<&CuratedState>,
         queue: &ConflictQueue,
     ) -> Result<Vec<(usize, &'r Correction)>> {
-        let all: Vec<&Correction> = records.iter().map(|(_, r)| r).collect();
+        // A record of another workspace is not a record of this stream.
+        let ours = records.iter().filter(|(_, r)| r.workspace_id == self.workspace_id());
+        let all: Vec<&Correction> = ours.clone().map(|(_, r)| r).collect();
         let after = Retractions::from_records(all.iter().copied());
         let mut waiting = Vec::new();
-        for (line, record) in records {
+        for (line, record) in ours {
             let retracted_at = match arrival(record, &all) {
                 Arrival::Never => continue,
                 Arrival::Takes => None,
