@@ -607,3 +607,56 @@ fn share_routes_every_committed_memory_file_by_its_pattern() {
         assert!(!kinds.contains(&kind), "{kind:?}");
     }
 }
+
+#[test]
+fn an_entry_one_side_retracted_merges_without_the_fact_and_keeps_the_others_evidence() {
+    let base = Side::base();
+    let (a, b) = (base.copy(), base.copy());
+    a.ws.retract(workmem::Retraction {
+        fact_ids: vec!["f-pin".to_owned()],
+        entry_key: None,
+        actor: "Ada <ada@example.com>".to_owned(),
+        rationale: "recorded by mistake".to_owned(),
+        event_id: "correction:a".to_owned(),
+        recorded_at: Some(stamp("2026-02-02T09:00:00Z")),
+    })
+    .unwrap();
+    // The other side reinforced the same convention meanwhile.
+    b.ws.remember(fact(
+        "f-pin-2",
+        "convention",
+        4,
+        None,
+        "Pin the toolchain",
+        "2026-01-07T09:00:00Z",
+    ))
+    .unwrap();
+    b.distill(AS_OF);
+    let held = b.ws.curated().unwrap();
+    let held = held.entries.iter().find(|e| e.content == "Pin the toolchain").unwrap();
+    assert_eq!(held.evidence_ids.iter().collect::<Vec<_>>(), ["f-pin", "f-pin-2"]);
+    let curated: Value = serde_json::from_slice(&merged("curated.json", &base, &a, &b)).unwrap();
+    let pin = curated["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["content"] == "Pin the toolchain")
+        .unwrap()
+        .clone();
+    assert_eq!(pin["evidence_ids"], serde_json::json!(["f-pin-2"]), "{pin}");
+    assert_eq!(pin["retracted_evidence_ids"], serde_json::json!(["f-pin"]), "{pin}");
+    assert_eq!(pin["status"], "active", "{pin}");
+
+    // Untouched on the other side: the retraction is taken whole.
+    let c = base.copy();
+    let curated: Value = serde_json::from_slice(&merged("curated.json", &base, &a, &c)).unwrap();
+    let pin = curated["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["content"] == "Pin the toolchain")
+        .unwrap()
+        .clone();
+    assert_eq!(pin["evidence_ids"], serde_json::json!([]), "{pin}");
+    assert_eq!(pin["status"], "retracted", "{pin}");
+}
