@@ -13,6 +13,7 @@ mod test_append_safety;
 mod test_bounded_context;
 mod test_canon_pins;
 mod test_concurrency;
+mod test_correction_histories;
 mod test_corrections;
 mod test_corrupt_curated;
 mod test_distill_gate;

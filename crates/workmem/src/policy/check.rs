@@ -476,14 +476,21 @@ fn check_decisions_held(
         if by_decision {
             continue;
         }
+        // The next value as the policy promoted it: with the facts a
+        // correction took since, whose dates no longer count in its own.
         let next_normal = canon::normal_form(&next.content);
         let rejected_again = case.candidates.iter().any(|c| {
             c.candidate_id != selected.candidate_id
                 && c.kind == next.kind
                 && canon::normal_form(&c.content) == next_normal
-                && next.evidence_ids.iter().all(|e| c.evidence_ids.contains(e))
+                && next
+                    .evidence_ids
+                    .iter()
+                    .chain(next.retracted_evidence_ids.iter())
+                    .all(|e| c.evidence_ids.contains(e))
         });
-        let newer = next.last_seen.instant() > selected.last_seen.instant();
+        let newer = next.last_seen.instant() > selected.last_seen.instant()
+            || !next.retracted_evidence_ids.is_empty();
         if rejected_again || !newer {
             out.push(finding(
                 &next.key,

@@ -1133,10 +1133,13 @@ impl<'p> Run<'p> {
         if let Some(rejected) = rejected {
             let id =
                 canon::candidate_id(memory_key, proposal.kind.as_str(), proposal.wording.content());
+            // Rejected while it holds no fact the person did not see: a
+            // correction may have taken some of what they saw, and what is
+            // left is no new evidence.
             if rejected
                 .losers
                 .get(&id)
-                .is_some_and(|losers| losers.iter().eq(proposal.ids.iter().copied()))
+                .is_some_and(|losers| proposal.ids.iter().all(|fact| losers.contains(fact)))
             {
                 return Verdict::Skipped(Reason::RejectedByAdjudication {
                     conflict_id: rejected.conflict_id.clone(),
