@@ -279,3 +279,41 @@ fn a_retraction_made_on_a_branch_shows_in_diff() {
     assert_eq!(served(&b, WRONG), [false, false, false]);
     b.verify_clean();
 }
+
+/// A crash at every durable boundary of applying a correction that
+/// arrived, then the next command: the correction is applied whole, once.
+#[cfg(feature = "failpoints")]
+#[test]
+fn a_crash_while_applying_an_arrived_correction_ends_in_all_of_it() {
+    const FAILPOINTS: [&str; 8] = [
+        "after_prepared",
+        "after_curated_write",
+        "after_curated_applied",
+        "after_conflict_write",
+        "after_conflict_closed",
+        "after_correction_write",
+        "after_correction_appended",
+        "after_committed",
+    ];
+    for failpoint in FAILPOINTS {
+        let world = World::new();
+        let (a, b, _, late) = diverged(&world);
+        retract(&a, &late, "correction:alice");
+        a.commit_all("alice retracts");
+        b.pull(&a, false);
+        let out = crate::git_world::timed(
+            world
+                .command(crate::WORKMEM, &b.dir)
+                .args(["memory"])
+                .env("WORKMEM_FAILPOINT", failpoint),
+        );
+        assert!(!out.status.success(), "{failpoint}: did not abort: {}", text(&out));
+        assert_eq!(served(&b, LATE), [false, false, false], "{failpoint}");
+        assert_eq!(curated_status(&b, LATE), "retracted", "{failpoint}");
+        b.verify_clean();
+        // (A committed transaction is compacted by the next writer.)
+        assert!(b.journal_is_empty() || failpoint == "after_committed", "{failpoint}");
+        let stream = std::fs::read_to_string(b.memory().join("memory-corrections.jsonl")).unwrap();
+        assert_eq!(stream.lines().count(), 1, "{failpoint}: {stream}");
+    }
+}
