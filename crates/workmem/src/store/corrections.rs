@@ -22,7 +22,7 @@ use crate::error::{Damage, Result, Violation};
 use crate::model::canon;
 use crate::model::id_list::IdList;
 use crate::model::stamp::Stamp;
-use crate::store::journal::{self, Numbered, StreamRecord};
+use crate::store::stream::{self, Numbered, StreamRecord};
 
 pub use crate::store::names::CORRECTIONS_FILE;
 /// Schema version of correction records.
@@ -264,7 +264,7 @@ impl StreamRecord for Correction {
 /// that is not a valid correction; [`crate::Error::Scope`] for a record of
 /// another workspace; [`crate::Error::Io`].
 pub fn read(path: &Path, workspace_id: &str) -> Result<Vec<Numbered<Correction>>> {
-    journal::read_stream(path, workspace_id)
+    stream::read_stream(path, workspace_id)
 }
 
 /// Appends `record` to the corrections stream at `path` as one fsynced
@@ -273,7 +273,7 @@ pub fn read(path: &Path, workspace_id: &str) -> Result<Vec<Numbered<Correction>>
 ///
 /// Errors: [`crate::Error::Io`].
 pub fn append(path: &Path, record: &Correction) -> Result<()> {
-    journal::append_record::<Correction>(path, &record.to_line())
+    stream::append_record::<Correction>(path, &record.to_line())
 }
 
 /// What a cache records of the corrections stream it was built against
@@ -339,7 +339,7 @@ pub(crate) fn read_seen(path: &Path, workspace_id: &str) -> Result<(Vec<Correcti
         return Ok((Vec::new(), StreamSeen::absent()));
     };
     let mut records = Vec::new();
-    journal::for_each_record_in::<Correction>(path, &data, 1, workspace_id, |numbered| {
+    stream::for_each_record_in::<Correction>(path, &data, 1, workspace_id, |numbered| {
         records.push(numbered.record);
         Ok(())
     })?;
@@ -373,9 +373,9 @@ pub fn read_each(path: &Path) -> Result<Option<Vec<EachLine>>> {
 
 /// Parses one line of the stream (without its newline) and checks it.
 ///
-/// Errors: what is wrong, as [`journal::parse_record`].
+/// Errors: what is wrong, as [`stream::parse_record`].
 pub fn parse_line(line: &[u8]) -> std::result::Result<Correction, Damage> {
-    journal::parse_record::<Correction>(line)
+    stream::parse_record::<Correction>(line)
 }
 
 #[cfg(test)]

@@ -29,7 +29,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::{Damage, Error, IoContext, Location, Result};
+use crate::error::{Damage, Error, Location, Result};
 use crate::model::canon::{self, JsonStyle};
 use crate::model::id_list::IdList;
 use crate::model::stamp::Stamp;
@@ -39,8 +39,11 @@ use crate::store::corrections::Correction;
 use crate::store::curated_state::Entry;
 pub use crate::store::names::{AUDIT_FILE, JOURNAL_FILE};
 
-/// Schema version of adjudications and journal lines.
-pub const JOURNAL_SCHEMA_VERSION: u32 = 1;
+pub(crate) use crate::store::stream::append_record_placed;
+pub use crate::store::stream::{
+    JOURNAL_SCHEMA_VERSION, Numbered, StreamRecord, append_record, for_each_record,
+    for_each_record_in, is_empty, parse_record, read_stream, repair_stream,
+};
 /// Schema version of the intents a resolution writes: domain-scoped
 /// snapshots plus whole-file hashes.
 pub const INTENT_SCHEMA_VERSION: u32 = 2;
@@ -366,163 +369,6 @@ fn line_of<T: Serialize>(record: &T) -> String {
     line
 }
 
-/// A record read from a JSONL stream with its 1-based line number.
-#[derive(Debug, Clone)]
-pub struct Numbered<T> {
-    /// 1-based line in the file.
-    pub line: usize,
-    /// The record.
-    pub record: T,
-}
-
-/// Reads every complete record of a JSONL stream (unterminated final line
-/// ignored), checking schema version and workspace.
-///
-/// Errors: [`Error::Corrupt`] naming file and line; [`Error::Scope`].
-pub fn read_stream<T>(path: &Path, workspace_id: &str) -> Result<Vec<Numbered<T>>>
-where
-    T: for<'de> Deserialize<'de> + StreamRecord,
-{
-    let mut out = Vec::new();
-    for_each_record(path, workspace_id, |record| {
-        out.push(record);
-        Ok(())
-    })?;
-    Ok(out)
-}
-
-/// Calls `visit` with every complete record of a JSONL stream in order,
-/// reading one line at a time: memory stays bounded by the longest line,
-/// whatever the length of the stream (the `prepared` lines of schema-1
-/// intents, such as the teaching implementation writes, hold whole
-/// snapshots of the state).
-///
-/// Errors: [`Error::Corrupt`] naming file and line; [`Error::Scope`];
-/// [`Error::Io`]; whatever `visit` returns.
-pub fn for_each_record<T>(
-    path: &Path,
-    workspace_id: &str,
-    mut visit: impl FnMut(Numbered<T>) -> Result<()>,
-) -> Result<()>
-where
-    T: for<'de> Deserialize<'de> + StreamRecord,
-{
-    use std::io::BufRead;
-    let Some(file) = atomic_io::open_optional(path)? else { return Ok(()) };
-    let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
-    let mut bytes = Vec::new();
-    let mut line = 0;
-    loop {
-        bytes.clear();
-        if reader.read_until(b'\n', &mut bytes).at(path)? == 0 || bytes.last() != Some(&b'\n') {
-            // The end, or an unterminated final line: an unacknowledged
-            // append.
-            return Ok(());
-        }
-        line += 1;
-        if let Some(record) = checked_line(path, line, &bytes[..bytes.len() - 1], workspace_id)? {
-            visit(record)?;
-        }
-    }
-}
-
-/// Calls `visit` with every record of `data`, complete lines of a stream
-/// at `path` whose first is line `first_line`, as [`for_each_record`]
-/// does.
-///
-/// Errors: as [`for_each_record`].
-pub fn for_each_record_in<T>(
-    path: &Path,
-    data: &[u8],
-    first_line: usize,
-    workspace_id: &str,
-    mut visit: impl FnMut(Numbered<T>) -> Result<()>,
-) -> Result<()>
-where
-    T: for<'de> Deserialize<'de> + StreamRecord,
-{
-    for (n, text) in data.split_inclusive(|&b| b == b'\n').enumerate() {
-        let Some(text) = text.strip_suffix(b"\n") else { return Ok(()) };
-        if let Some(record) = checked_line(path, first_line + n, text, workspace_id)? {
-            visit(record)?;
-        }
-    }
-    Ok(())
-}
-
-/// Parses and checks one line of a stream (without its newline); `None`
-/// for a blank line.
-fn checked_line<T>(
-    path: &Path,
-    line: usize,
-    text: &[u8],
-    workspace_id: &str,
-) -> Result<Option<Numbered<T>>>
-where
-    T: for<'de> Deserialize<'de> + StreamRecord,
-{
-    if text.iter().all(u8::is_ascii_whitespace) {
-        return Ok(None);
-    }
-    let record = parse_record::<T>(text)
-        .map_err(|damage| super::corrupt_in(text, Location::line(path, line), damage))?;
-    if record.workspace() != workspace_id {
-        return Err(Error::Scope {
-            location: Location::line(path, line),
-            found: record.workspace().to_owned(),
-            expected: workspace_id.to_owned(),
-        });
-    }
-    Ok(Some(Numbered { line, record }))
-}
-
-/// Parses one stream record and checks its schema version.
-pub fn parse_record<T>(bytes: &[u8]) -> std::result::Result<T, Damage>
-where
-    T: for<'de> Deserialize<'de> + StreamRecord,
-{
-    let value: Value = serde_json::from_slice(bytes).map_err(|err| Damage::json(&err))?;
-    // No workmem record holds a float; one in the free-form intent would not
-    // survive a write and re-read bit for bit, and the digest covers it.
-    if has_float(&value) {
-        return Err(Damage::record(
-            "invalid record: holds a floating-point number; workmem records hold integers only",
-        ));
-    }
-    let version = value.get("schema_version").and_then(Value::as_i64);
-    if version != Some(i64::from(JOURNAL_SCHEMA_VERSION)) {
-        return Err(Damage::record(format!(
-            "unsupported schema_version {} (supported: {JOURNAL_SCHEMA_VERSION})",
-            value.get("schema_version").map_or("missing".to_owned(), Value::to_string)
-        )));
-    }
-    let record: T = serde_json::from_value(value)
-        .map_err(|err| Damage::record(format!("invalid record: {err}")))?;
-    record.check()?;
-    Ok(record)
-}
-
-fn has_float(value: &Value) -> bool {
-    match value {
-        Value::Number(n) => n.is_f64(),
-        Value::Array(items) => items.iter().any(has_float),
-        Value::Object(map) => map.values().any(has_float),
-        _ => false,
-    }
-}
-
-/// Records of the two streams.
-pub trait StreamRecord {
-    /// Returns the record's workspace id.
-    fn workspace(&self) -> &str;
-
-    /// Checks the record's text fields as on append (a hostile stream may
-    /// carry anything); returns damage naming the bad field.
-    fn check(&self) -> std::result::Result<(), Damage> {
-        Ok(())
-    }
-}
-
 impl StreamRecord for Adjudication {
     fn workspace(&self) -> &str {
         &self.workspace_id
@@ -554,41 +400,6 @@ impl StreamRecord for JournalLine {
     fn workspace(&self) -> &str {
         &self.workspace_id
     }
-}
-
-/// Appends `line` to a stream, repairing a torn tail first (a complete
-/// record of type `T` is kept, anything else truncated).
-///
-/// Errors: [`Error::Io`].
-pub fn append_record<T>(path: &Path, line: &str) -> Result<()>
-where
-    T: for<'de> Deserialize<'de> + StreamRecord,
-{
-    atomic_io::append(path, line.as_bytes(), &|fragment| parse_record::<T>(fragment).is_ok())
-}
-
-/// Appends one record like [`append_record`] and returns where it landed
-/// ([`atomic_io::Placement`]), for a cache of what the stream holds.
-///
-/// Errors: as [`append_record`].
-pub(crate) fn append_record_placed<T>(
-    path: &Path,
-    line: &str,
-) -> Result<Option<atomic_io::Placement>>
-where
-    T: for<'de> Deserialize<'de> + StreamRecord,
-{
-    atomic_io::append_placed(path, line.as_bytes(), &|fragment| parse_record::<T>(fragment).is_ok())
-}
-
-/// Repairs a torn tail of a stream without appending.
-///
-/// Errors: [`Error::Io`].
-pub fn repair_stream<T>(path: &Path) -> Result<()>
-where
-    T: for<'de> Deserialize<'de> + StreamRecord,
-{
-    atomic_io::repair(path, &|fragment| parse_record::<T>(fragment).is_ok())
 }
 
 /// One transaction's lines, checked: phases form a prefix of the protocol,
@@ -871,18 +682,6 @@ fn check_correction_intent(
 /// Returns whether `text` is a SHA-256 digest in lowercase hex.
 fn is_sha256_hex(text: &str) -> bool {
     text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-}
-
-/// Returns whether the journal at `path` holds nothing: absent or empty
-/// (its state at rest).
-///
-/// Errors: [`Error::Corrupt`] for a link or a file that is not regular;
-/// [`Error::Io`].
-pub fn is_empty(path: &Path) -> Result<bool> {
-    match atomic_io::open_optional(path)? {
-        None => Ok(true),
-        Some(file) => Ok(file.metadata().at(path)?.len() == 0),
-    }
 }
 
 /// Compacts the journal at `path`: atomically replaces it by the lines of

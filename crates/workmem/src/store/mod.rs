@@ -30,6 +30,7 @@ pub(crate) mod memory_dir;
 pub(crate) mod names;
 pub(crate) mod search_index;
 pub(crate) mod state_file;
+pub(crate) mod stream;
 pub(crate) mod valid_hashes;
 
 use crate::error::{Damage, Error, Location};
