@@ -117,8 +117,7 @@ pub(crate) fn is_own_distill_intent(dir: &Path, intent: &Path, bytes: &[u8]) -> 
 
 /// Returns whether the journal at `journal` is the file this clone last
 /// prepared a transaction in (same device and inode as recorded). A
-/// journal that is not ([`is_foreign_file`]) holds nothing this clone
-/// prepared.
+/// journal that is not holds nothing this clone prepared.
 ///
 /// Errors: [`crate::Error::Io`].
 pub(crate) fn is_own_file(dir: &Path, journal: &Path) -> Result<bool> {

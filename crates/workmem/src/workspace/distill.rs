@@ -328,7 +328,7 @@ impl Workspace {
     /// copied) is never applied: with `refuse` it is an error naming
     /// `workmem journal`, otherwise it is left as it is.
     ///
-    /// Errors: [`Error::Corrupt`] for a foreign intent with `refuse`, and
+    /// Errors: [`crate::Error::Corrupt`] for a foreign intent with `refuse`, and
     /// for an intent of this clone that cannot be read; read errors.
     pub(crate) fn finish_distill_locked(&self, refuse: bool) -> Result<()> {
         let path = self.file(DISTILL_INTENT_FILE);

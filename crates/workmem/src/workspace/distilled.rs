@@ -39,7 +39,7 @@ pub(super) fn drop_in_background<T: Send + 'static>(value: T, allocations: usize
     }
 }
 
-/// What [`Workspace::distill`] did.
+/// What [`Workspace::distill`](crate::Workspace::distill) did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Distilled {
     /// The counters of the run.
