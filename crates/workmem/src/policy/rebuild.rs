@@ -12,6 +12,14 @@
 //! held; one that matches no case is set aside, with the reason, and never
 //! dropped silently: the audit stream keeps it. Then the policy runs once
 //! more as of `as_of`.
+//!
+//! Every correction in force (a retraction no restore undid) is applied,
+//! in (`recorded_at`, `event_id`) order, by the plan the commands use,
+//! between the decisions made before and after it; from then on the
+//! policy no longer sees the facts it retracts, so its last run re-judges
+//! the domains it touched as the next distill would.
+
+use std::collections::HashMap;
 
 use foldhash::{HashSet, HashSetExt};
 
@@ -23,10 +31,13 @@ use crate::model::canon;
 use crate::model::fact::Fact;
 use crate::model::stamp::Stamp;
 use crate::policy::adjudication::{self, Resolution};
+use crate::policy::correction;
 use crate::policy::distill;
+use crate::policy::retractions::Retractions;
 use crate::policy::rules::Policy;
-use crate::store::conflict_queue::ConflictQueue;
-use crate::store::curated_state::CuratedState;
+use crate::store::conflict_queue::{CONFLICTS_SCHEMA_CORRECTED, ConflictQueue};
+use crate::store::corrections::{Action, Correction};
+use crate::store::curated_state::{CURATED_SCHEMA_CORRECTED, CuratedState};
 use crate::store::journal::Adjudication;
 
 /// What [`rebuild`] derives.
@@ -44,17 +55,99 @@ pub(crate) struct Rebuilt {
     pub(crate) set_aside: Vec<(Adjudication, String)>,
 }
 
-/// Derives the state from `facts` (every fact of the log, each id once)
-/// and `records` (the audit stream), under `policy` as of `as_of`.
+/// The corrections of the stream applied so far, and what they retract.
+struct Corrected<'a> {
+    /// The retractions in force, in the order they apply.
+    in_force: Vec<&'a Correction>,
+    /// How many of them are applied.
+    applied: usize,
+    /// The facts the applied ones retract.
+    retracted: Retractions,
+    /// Every fact by id, for the plans' dates and wording.
+    by_id: HashMap<String, Fact>,
+}
+
+impl<'a> Corrected<'a> {
+    fn new(facts: &[Fact], corrections: &'a [Correction]) -> Corrected<'a> {
+        let mut in_force: Vec<&Correction> = corrections
+            .iter()
+            .filter(|c| matches!(c.action, Action::Retract | Action::Redact))
+            .filter(|c| {
+                !corrections.iter().any(|r| {
+                    r.action == Action::Restore && r.restores.as_deref() == Some(&c.event_id)
+                })
+            })
+            .collect();
+        in_force.sort_by(|a, b| {
+            (a.recorded_at.instant(), &a.event_id).cmp(&(b.recorded_at.instant(), &b.event_id))
+        });
+        let mut seen = HashSet::new();
+        in_force.retain(|c| seen.insert(c.event_id.as_str()));
+        let mut by_id = HashMap::with_capacity(facts.len());
+        for fact in facts {
+            by_id.entry(fact.fact_id.clone()).or_insert_with(|| fact.clone());
+        }
+        Corrected { in_force, applied: 0, retracted: Retractions::default(), by_id }
+    }
+
+    /// Applies, as the commands do, every correction recorded at or
+    /// before `until` (all of them when `None`).
+    fn apply_until(
+        &mut self,
+        until: Option<&Stamp>,
+        curated: &mut CuratedState,
+        queue: &mut ConflictQueue,
+    ) {
+        while let Some(&record) = self.in_force.get(self.applied) {
+            if until.is_some_and(|t| record.recorded_at.instant() > t.instant()) {
+                break;
+            }
+            self.applied += 1;
+            self.retracted =
+                Retractions::from_records(self.in_force[..self.applied].iter().copied());
+            let plan = correction::plan(
+                record,
+                None,
+                &curated.entries,
+                &queue.cases,
+                &self.retracted,
+                &self.by_id,
+            );
+            for changed in plan.entries {
+                if let Some(slot) = curated.entries.iter_mut().find(|e| e.key == changed.key) {
+                    *slot = changed;
+                }
+            }
+            for changed in plan.cases {
+                if let Some(slot) =
+                    queue.cases.iter_mut().find(|c| c.conflict_id == changed.conflict_id)
+                {
+                    *slot = changed;
+                }
+            }
+        }
+    }
+
+    /// The facts the policy sees now: those no applied correction retracts.
+    fn visible(&self, facts: &[Fact]) -> Vec<Fact> {
+        facts.iter().filter(|f| !self.retracted.is_retracted(&f.fact_id)).cloned().collect()
+    }
+}
+
+/// Derives the state from `facts` (every fact of the log, each id once),
+/// `records` (the audit stream) and `corrections` (the corrections
+/// stream), under `policy` as of `as_of`.
 ///
 /// Errors: as the policy's run.
 pub(crate) fn rebuild(
     facts: &[Fact],
     records: &[Adjudication],
+    corrections: &[Correction],
     policy: &Policy,
     as_of: &Stamp,
     workspace_id: &str,
 ) -> Result<Rebuilt> {
+    let mut corrected = Corrected::new(facts, corrections);
     let mut order: Vec<&Adjudication> = records.iter().collect();
     order.sort_by(|a, b| {
         (a.resolved_at.instant(), &a.event_id).cmp(&(b.resolved_at.instant(), &b.event_id))
@@ -72,8 +165,10 @@ pub(crate) fn rebuild(
         set_aside: Vec::new(),
     };
     for record in order {
+        corrected.apply_until(Some(&record.resolved_at), &mut curated, &mut queue);
+        let visible = corrected.visible(facts);
         let run =
-            distill::distill(facts, curated, &queue, policy, &record.resolved_at, workspace_id)?;
+            distill::distill(&visible, curated, &queue, policy, &record.resolved_at, workspace_id)?;
         curated = run.curated;
         queue = run.queue;
         let case = queue
@@ -123,8 +218,15 @@ pub(crate) fn rebuild(
             ));
         }
     }
-    let run = distill::distill(facts, curated, &queue, policy, as_of, workspace_id)?;
+    corrected.apply_until(None, &mut curated, &mut queue);
+    let visible = corrected.visible(facts);
+    let run = distill::distill(&visible, curated, &queue, policy, as_of, workspace_id)?;
     out.curated = run.curated;
     out.queue = run.queue;
+    // A memory with corrections keeps the versions that mark them.
+    if !corrections.is_empty() {
+        out.curated.schema_version = out.curated.schema_version.max(CURATED_SCHEMA_CORRECTED);
+        out.queue.schema_version = out.queue.schema_version.max(CONFLICTS_SCHEMA_CORRECTED);
+    }
     Ok(out)
 }

@@ -49,8 +49,10 @@ impl Workspace {
     /// and the audit stream and replaces both, under the lock: the policy
     /// (from `options`, else the workspace's) runs as of each decision's
     /// time, the decision is re-applied to the open case of its memory key
-    /// whose candidates hold the value it chose, and the policy runs once
-    /// more as of `options`' `as_of` (default now). A decision that matches
+    /// whose candidates hold the value it chose, every correction in force
+    /// is applied in the order it was recorded, as the commands apply it
+    /// (the policy no longer sees the facts it retracts), and the policy
+    /// runs once more as of `options`' `as_of` (default now). A decision that matches
     /// no case is reported, never dropped: the audit stream keeps every
     /// record. Whatever the two files held before is not read.
     ///
@@ -91,8 +93,10 @@ impl Workspace {
                 .into_iter()
                 .map(|n| n.record)
                 .collect();
-        let derived = rebuild::rebuild(&facts, &records, policy, &as_of, self.workspace_id())
-            .map_err(|err| self.placed(err))?;
+        let corrections = self.corrections()?;
+        let derived =
+            rebuild::rebuild(&facts, &records, &corrections, policy, &as_of, self.workspace_id())
+                .map_err(|err| self.placed(err))?;
         let curated =
             CuratedFile::encode(&derived.curated, &self.file(CURATED_FILE), self.workspace_id())?;
         let conflicts =
