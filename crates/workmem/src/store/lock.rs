@@ -17,6 +17,9 @@ pub(crate) struct WorkspaceLock {
     file: File,
     /// The memory directory it locks.
     dir: PathBuf,
+    /// Not `Send`: the lock is recorded as held by the thread that took it
+    /// (`held_here`), so it must be released on that thread too.
+    _thread_bound: std::marker::PhantomData<*const ()>,
 }
 
 impl WorkspaceLock {
@@ -40,7 +43,7 @@ impl WorkspaceLock {
         file.lock().at(&path)?;
         let dir = memory_dir.to_path_buf();
         HELD.with(|held| held.borrow_mut().push(dir.clone()));
-        Ok(WorkspaceLock { file, dir })
+        Ok(WorkspaceLock { file, dir, _thread_bound: std::marker::PhantomData })
     }
 }
 
