@@ -47,6 +47,9 @@ pub fn way_out(damage: &Damage) -> Option<&'static str> {
         | Damage::ForeignJournal { .. }
         | Damage::ForeignDistillIntent => Some(FOREIGN_JOURNAL),
         Damage::NoMemoryDir => Some("run `workmem init`, or name the right one"),
+        Damage::CorrectionWaiting { .. } => {
+            Some("run `workmem status`, or any command that reads the memory, to apply it")
+        }
         _ => None,
     }
 }

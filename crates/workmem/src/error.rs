@@ -153,6 +153,18 @@ pub enum Damage {
     /// git's conflict markers, left by a merge that did not finish.
     #[error("git left merge conflict markers in this file")]
     MergeMarkers,
+    /// A correction record that arrived through git and whose effect is
+    /// not in curated.json and conflicts.json yet.
+    #[error(
+        "{action} {event_id} arrived through git and is not applied to curated.json and \
+         conflicts.json yet"
+    )]
+    CorrectionWaiting {
+        /// The record's action.
+        action: String,
+        /// The record's event id.
+        event_id: String,
+    },
     /// Bytes that are not UTF-8 where text is required.
     #[error("is not valid UTF-8")]
     NotUtf8,

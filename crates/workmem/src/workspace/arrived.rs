@@ -68,12 +68,10 @@ impl Workspace {
                 None => Ok(0),
                 Some((line, record)) => Err(Error::corrupt(
                     Location::line(&self.file(CORRECTIONS_FILE), *line),
-                    Damage::record(format!(
-                        "{} {} arrived through git and is not applied to curated.json and \
-                         conflicts.json yet; run `workmem status`, or any command that reads the \
-                         memory, to apply it",
-                        record.action, record.event_id
-                    )),
+                    Damage::CorrectionWaiting {
+                        action: record.action.to_string(),
+                        event_id: record.event_id.clone(),
+                    },
                 )),
             };
         }

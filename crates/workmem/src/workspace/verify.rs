@@ -61,7 +61,12 @@ pub(crate) fn problem(path: &Path, line: Option<usize>, message: impl Into<Strin
 
 /// Returns a problem of `path` (at `line`) that is `damage`, in the words
 /// of `message` (the damage's own when `None`).
-fn damaged(path: &Path, line: Option<usize>, damage: Damage, message: Option<String>) -> Problem {
+pub(crate) fn damaged(
+    path: &Path,
+    line: Option<usize>,
+    damage: Damage,
+    message: Option<String>,
+) -> Problem {
     let message = message.unwrap_or_else(|| damage.to_string());
     Problem { file: path.display().to_string(), line, message, damage: Some(damage) }
 }

@@ -7,6 +7,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::error::Damage;
 use crate::policy::check::Facts;
 use crate::policy::retractions::Retractions;
 use crate::store::conflict_queue::{CaseStatus, ConflictQueue};
@@ -16,7 +17,7 @@ use crate::store::journal::Adjudication;
 use crate::store::names::CORRECTIONS_FILE;
 use crate::store::names::{CONFLICTS_FILE, CURATED_FILE};
 use crate::workspace::Workspace;
-use crate::workspace::verify::{Problem, from_error, problem};
+use crate::workspace::verify::{Problem, damaged, from_error, problem};
 
 impl Workspace {
     /// Checks the corrections stream against itself, the audit stream, the
@@ -95,16 +96,16 @@ impl Workspace {
         // A failure to plan is a damaged state file or log: reported there.
         if let Ok(waiting) = self.waiting_over(&records, curated, queue) {
             for (number, record) in waiting {
-                problems.push(problem(
-                    &path,
-                    Some(number),
-                    format!(
-                        "{} {} by {} is not applied to curated.json and conflicts.json yet (it \
-                         arrived through git): run `workmem status`, or any command that reads \
-                         the memory, to apply it",
-                        record.action, record.event_id, record.actor
-                    ),
-                ));
+                let message = format!(
+                    "{} {} by {} is not applied to curated.json and conflicts.json yet (it \
+                     arrived through git)",
+                    record.action, record.event_id, record.actor
+                );
+                let damage = Damage::CorrectionWaiting {
+                    action: record.action.to_string(),
+                    event_id: record.event_id.clone(),
+                };
+                problems.push(damaged(&path, Some(number), damage, Some(message)));
             }
         }
         records
