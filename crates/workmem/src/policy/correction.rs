@@ -311,9 +311,10 @@ impl Reopen<'_> {
         out
     }
 
-    /// Whether the retraction superseded `case`: superseded at its
-    /// `recorded_at`, and citing (as retracted evidence) or observing a
-    /// fact that counts again.
+    /// Whether a retraction that is undone now superseded `case`: citing
+    /// (as retracted evidence) a fact that counts again, or observing one
+    /// and superseded at the `recorded_at` of this retraction or of an
+    /// earlier-restored one that named one of its facts.
     fn superseded_by_retraction(&self, case: &Case) -> bool {
         if case.status != CaseStatus::Superseded {
             return false;
@@ -322,10 +323,13 @@ impl Reopen<'_> {
             .candidates
             .iter()
             .any(|c| c.retracted_evidence_ids.iter().any(|id| self.moved.contains(id)));
-        let at = case.superseded_at.as_ref().map(Stamp::instant);
-        let observes = at.is_some()
-            && at == self.superseded_at.map(Stamp::instant)
-            && case.observed_fact_ids.iter().any(|id| self.moved.contains(id));
+        let Some(at) = case.superseded_at.as_ref() else { return cites };
+        // Closed by this retraction, or by another one no longer in force
+        // (restored before it) that named one of the case's facts: with
+        // both undone the case is as if neither had been made.
+        let by_lapsed = Some(at.instant()) == self.superseded_at.map(Stamp::instant)
+            || case.observed_fact_ids.iter().any(|id| self.after.lapsed_at(id, at));
+        let observes = by_lapsed && case.observed_fact_ids.iter().any(|id| self.moved.contains(id));
         cites || observes
     }
 }

@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::error::RestoreRefusal;
 use crate::model::fact_line::FactRecord;
+use crate::model::stamp::Stamp;
 use crate::policy::report::{Decision, Reason};
 use crate::store::corrections::{Action, Correction};
 
@@ -27,6 +28,9 @@ pub struct Retractions {
     /// Event id of a retract record -> event ids of the restore records
     /// that undo it.
     restored: BTreeMap<String, BTreeSet<String>>,
+    /// Fact id -> when each retract record that names it and is restored
+    /// was recorded (the `superseded_at` of a case it closed).
+    lapsed: BTreeMap<String, BTreeSet<jiff::Timestamp>>,
 }
 
 impl Retractions {
@@ -40,6 +44,7 @@ impl Retractions {
         }
         let mut by_fact: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         let mut redactions = BTreeSet::new();
+        let mut lapsed: BTreeMap<String, BTreeSet<jiff::Timestamp>> = BTreeMap::new();
         for record in records {
             let in_force = match record.action {
                 Action::Retract => !restored.contains_key(&record.event_id),
@@ -53,9 +58,13 @@ impl Retractions {
                 for fact in &record.fact_ids {
                     by_fact.entry(fact.to_owned()).or_default().insert(record.event_id.clone());
                 }
+            } else if record.action == Action::Retract {
+                for fact in &record.fact_ids {
+                    lapsed.entry(fact.to_owned()).or_default().insert(record.recorded_at.instant());
+                }
             }
         }
-        Retractions { by_fact, redactions, restored }
+        Retractions { by_fact, redactions, restored, lapsed }
     }
 
     /// Returns whether `fact_id` is retracted (by a retraction in force or
@@ -95,6 +104,13 @@ impl Retractions {
     /// Returns how many facts are redacted.
     pub fn redacted_len(&self) -> usize {
         self.by_fact.keys().filter(|fact| self.is_redacted(fact)).count()
+    }
+
+    /// Returns whether a retraction that names `fact_id` and is restored
+    /// was recorded at `at`: a case superseded then was closed by a
+    /// retraction no longer in force.
+    pub(crate) fn lapsed_at(&self, fact_id: &str, at: &Stamp) -> bool {
+        self.lapsed.get(fact_id).is_some_and(|stamps| stamps.contains(&at.instant()))
     }
 
     /// Returns the event ids of the restore records that undo the
