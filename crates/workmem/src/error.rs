@@ -611,6 +611,31 @@ pub enum Invalid {
         /// The ids.
         ids: Vec<String>,
     },
+    /// Facts a redaction names that are redacted already (their lines
+    /// are tombstones).
+    #[error("already redacted: {}", ids.join(", "))]
+    AlreadyRedacted {
+        /// The ids.
+        ids: Vec<String>,
+    },
+    /// A fact a redaction names whose id is on more than one line of the
+    /// log (a hand-edited log): which line to replace is not guessed.
+    #[error("the id {id} is on more than one line of the log")]
+    RepeatedFact {
+        /// The id.
+        id: String,
+    },
+    /// Facts a redaction does not name whose content has the same normal
+    /// form as a fact it redacts: the text would stay in them.
+    #[error(
+        "the facts {} hold the same text as a fact named (in another case or spacing): \
+         name them too, or use --scan",
+        ids.join(", ")
+    )]
+    SameText {
+        /// The facts not named.
+        ids: Vec<String>,
+    },
     /// An entry key that names no entry of curated.json.
     #[error("no entry has the key {key}")]
     NoSuchEntry {

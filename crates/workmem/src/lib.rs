@@ -65,7 +65,7 @@ pub use error::{
     StampError, WorkspaceSighting,
 };
 pub use model::clock::{Clock, FixedClock, SystemClock};
-pub use model::fact::{Fact, Kind, MAX_CONTENT_CHARS, MODEL_TOOL_SOURCE, NewFact};
+pub use model::fact::{Fact, Kind, MAX_CONTENT_CHARS, MODEL_TOOL_SOURCE, NewFact, REDACTED};
 pub use model::id_list::{IdList, Ids};
 pub use model::search_text::{MAX_QUERY_CHARS, MAX_QUERY_CLAUSES, SNIPPET_CHARS};
 pub use model::stamp::Stamp;
@@ -95,9 +95,9 @@ pub use workspace::{
     Adopted, ContextOptions, Corrected, DEFAULT_SEARCH_LIMIT, DaySummary, DistillIntentShown,
     DistillOptions, Distilled, HitType, Imported, JournalReport, JournalTransaction,
     MAX_SEARCH_LIMIT, MAX_SEARCH_OFFSET, MERGE_DRIVER, MemoryFile, MergeSides, NOT_COMMITTED,
-    ReadOnlyWorkspace, Rebuilt, Restoration, Retraction, SearchHit, SearchOptions, SearchPage,
-    SearchScope, SetAside, Shared, Workspace, WorkspaceBuilder, has_conflict_markers,
-    merge_memory_file, salvage_records,
+    ReadOnlyWorkspace, Rebuilt, Redaction, RedactionPreview, Restoration, Retraction, SearchHit,
+    SearchOptions, SearchPage, SearchScope, SetAside, Shared, Workspace, WorkspaceBuilder,
+    has_conflict_markers, merge_memory_file, salvage_records,
 };
 
 /// Returns `raw` as a memory key in normal form (trimmed, case-folded),

@@ -34,6 +34,7 @@ mod test_pending;
 mod test_projection;
 mod test_projection_index;
 mod test_public_api;
+mod test_redact;
 mod test_retract;
 mod test_retracted_readers;
 mod test_scan;

@@ -97,10 +97,16 @@ pub struct Fact {
     pub(crate) importance: u8,
     /// What the fact records.
     pub(crate) kind: Kind,
+    /// Of a tombstone: the SHA-256 (hex) of the line it replaced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) line_sha256: Option<String>,
     /// The question the fact answers, for replaceable decisions.
     pub(crate) memory_key: Option<String>,
     /// When it was recorded (UTC).
     pub(crate) recorded_at: Stamp,
+    /// Of a tombstone: the event id of the redact record that made it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) redacted_by: Option<String>,
     /// 1 (legacy, unkeyed) or 2.
     pub(crate) schema_version: u32,
     /// Who recorded it (`agent`, `user`, `model_tool`, ...).
@@ -308,14 +314,36 @@ impl Fact {
             fact_id,
             importance,
             kind,
+            line_sha256: None,
             memory_key,
             recorded_at,
+            redacted_by: None,
             schema_version: FACT_SCHEMA_VERSION,
             source,
             workspace_id: workspace_id.to_owned(),
         })
     }
+
+    /// Returns the tombstone of this fact (docs/corrections.md, "Redact"):
+    /// its ids, kind, key, time and numbers kept, its content and source
+    /// replaced by [`REDACTED`], its evidence dropped, and the redact
+    /// record's event id and the replaced line's SHA-256 added.
+    pub(crate) fn tombstone(&self, redacted_by: &str, line_sha256: &str) -> Fact {
+        Fact {
+            content: REDACTED.to_owned(),
+            evidence: BTreeMap::new(),
+            line_sha256: Some(line_sha256.to_owned()),
+            redacted_by: Some(redacted_by.to_owned()),
+            source: REDACTED.to_owned(),
+            ..self.clone()
+        }
+    }
 }
+
+/// The marker that takes the place of redacted text: in a tombstone's
+/// content and source, and in the content of every entry and candidate
+/// whose wording came from a redacted fact.
+pub const REDACTED: &str = "[redacted]";
 
 /// Refuses a fact any of whose fields holds a credential, before any
 /// other check: the other checks quote a malformed value in their message

@@ -11,8 +11,8 @@ use serde::Deserialize;
 use crate::error::{Damage, Invalid, describe_json_error};
 use crate::model::canon;
 use crate::model::fact::{
-    FACT_SCHEMA_VERSION, Fact, Kind, MAX_EVIDENCE_ENTRIES, check_evidence_pair, check_importance,
-    check_source, check_stored_content, json_type,
+    FACT_SCHEMA_VERSION, Fact, Kind, MAX_EVIDENCE_ENTRIES, REDACTED, check_evidence_pair,
+    check_importance, check_source, check_stored_content, json_type,
 };
 use crate::model::stamp::Stamp;
 
@@ -79,8 +79,10 @@ const FIELD_TYPES: &[(&str, &str)] = &[
     ("fact_id", "a string"),
     ("importance", "an integer or null"),
     ("kind", "a string"),
+    ("line_sha256", "a string or null"),
     ("memory_key", "a string or null"),
     ("recorded_at", "a string"),
+    ("redacted_by", "a string or null"),
     ("schema_version", "an integer or null"),
     ("source", "a string or null"),
     ("workspace_id", "a string"),
@@ -102,9 +104,13 @@ struct RawFact<'a> {
     #[serde(borrow)]
     kind: Cow<'a, str>,
     #[serde(default, borrow)]
+    line_sha256: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
     memory_key: Option<Cow<'a, str>>,
     #[serde(borrow)]
     recorded_at: Cow<'a, str>,
+    #[serde(default, borrow)]
+    redacted_by: Option<Cow<'a, str>>,
     #[serde(default)]
     schema_version: Option<i64>,
     #[serde(default, borrow)]
@@ -224,6 +230,7 @@ impl RawFact<'_> {
         {
             return Err(Damage::record(format!("invalid workspace_id {:?}", self.workspace_id)));
         }
+        self.check_tombstone()?;
         Ok(Checked {
             plain_stamp: plain.is_some(),
             kind,
@@ -232,6 +239,36 @@ impl RawFact<'_> {
             recorded_at,
             schema_version,
         })
+    }
+
+    /// Checks the fields of a tombstone: both of `redacted_by` and
+    /// `line_sha256` or neither, and with them the marker as content and
+    /// source and no evidence.
+    fn check_tombstone(&self) -> std::result::Result<(), Damage> {
+        let (by, hash) = match (&self.redacted_by, &self.line_sha256) {
+            (None, None) => return Ok(()),
+            (Some(by), Some(hash)) => (by, hash),
+            _ => {
+                return Err(Damage::record(
+                    "a tombstone needs both redacted_by and line_sha256".to_owned(),
+                ));
+            }
+        };
+        canon::check_id("redacted_by", by).map_err(Damage::field)?;
+        if hash.len() != 64 || !hash.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+            return Err(Damage::record(format!(
+                "invalid line_sha256 {hash:?}: expected 64 lowercase hex digits"
+            )));
+        }
+        let marked = self.content == REDACTED
+            && self.source.as_deref() == Some(REDACTED)
+            && self.evidence.as_ref().is_none_or(|e| e.0.is_empty());
+        if !marked {
+            return Err(Damage::record(format!(
+                "a tombstone holds text: its content and source must be {REDACTED:?} and its evidence empty"
+            )));
+        }
+        Ok(())
     }
 
     fn parse(line: &[u8]) -> std::result::Result<(RawFact<'_>, Checked), Damage> {
@@ -287,8 +324,10 @@ fn scan_compact(text: &str) -> Option<RawFact<'_>> {
         fact_id: Cow::Borrowed(fact_id),
         importance,
         kind: Cow::Borrowed(kind),
+        line_sha256: None,
         memory_key: memory_key.map(Cow::Borrowed),
         recorded_at: Cow::Borrowed(recorded_at),
+        redacted_by: None,
         schema_version,
         source: source.map(Cow::Borrowed),
         workspace_id: Cow::Borrowed(workspace_id),
@@ -630,8 +669,10 @@ impl RawFact<'_> {
             fact_id: self.fact_id.into_owned(),
             importance: checked.importance,
             kind: checked.kind,
+            line_sha256: self.line_sha256.map(Cow::into_owned),
             memory_key: self.memory_key.filter(|_| checked.has_key).map(Cow::into_owned),
             recorded_at: Stamp::from_parts(&self.recorded_at, checked.recorded_at),
+            redacted_by: self.redacted_by.map(Cow::into_owned),
             schema_version: checked.schema_version,
             source: self.source.map_or_else(|| "agent".to_owned(), Cow::into_owned),
             workspace_id: self.workspace_id.into_owned(),
@@ -1032,6 +1073,41 @@ mod tests {
 
     fn raw_checked(line: &str) -> Checked {
         RawFact::parse(line.as_bytes()).unwrap().1
+    }
+
+    #[test]
+    fn a_tombstone_reads_back_and_holds_no_text() {
+        let new = NewFact {
+            memory_key: Some("deploy.token".into()),
+            source: Some("user".into()),
+            evidence: [("file".to_owned(), "ci.yml".to_owned())].into(),
+            ..NewFact::new("The token is hunter2-secret")
+        };
+        let fact = Fact::from_new(new, "0123456789abcdef", now(), || "f-1".to_owned()).unwrap();
+        let hash = canon::sha256_hex(fact.to_line().trim_end().as_bytes());
+        let tombstone = fact.tombstone("correction:r1", &hash);
+        let line = tombstone.to_line();
+        assert!(!line.contains("hunter2") && !line.contains("ci.yml") && !line.contains("user"));
+        // Sorted keys, the marker in place of the text, the ids kept.
+        let keys: Vec<String> = match serde_json::from_str(line.trim_end()).unwrap() {
+            serde_json::Value::Object(map) => map.keys().cloned().collect(),
+            _ => unreachable!(),
+        };
+        let mut sorted = keys.clone();
+        sorted.sort();
+        assert_eq!(keys, sorted);
+        assert!(line.contains("\"redacted_by\": \"correction:r1\""), "{line}");
+        let back = Fact::parse_line(line.trim_end().as_bytes()).unwrap();
+        assert_eq!(back, tombstone);
+        assert_eq!(back.memory_key(), Some("deploy.token"));
+        // A tombstone that holds text, or half of one, is refused.
+        for bad in [
+            line.replacen("\"content\": \"[redacted]\"", "\"content\": \"hunter2\"", 1),
+            line.replacen("\"evidence\": {}", "\"evidence\": {\"file\": \"ci.yml\"}", 1),
+            line.replacen(&format!(", \"line_sha256\": \"{hash}\""), "", 1),
+        ] {
+            assert!(Fact::parse_line(bad.trim_end().as_bytes()).is_err(), "{bad}");
+        }
     }
 
     #[test]

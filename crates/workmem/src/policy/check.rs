@@ -76,6 +76,9 @@ impl FactDigest {
 /// twice the memory).
 #[derive(Debug, Default)]
 pub(crate) struct Facts {
+    /// The tombstones read: fact id, the redact record's event id, the
+    /// replaced line's SHA-256.
+    pub(crate) tombstones: Vec<(String, String, String)>,
     entries: Vec<(Box<str>, FactDigest)>,
     keys: Vec<String>,
     key_index: HashMap<String, u32>,
@@ -95,6 +98,9 @@ impl Facts {
             index
         });
         let record = serde_json::to_vec(fact).map_or(0, |bytes| xxh3_64(&bytes));
+        if let (Some(by), Some(hash)) = (&fact.redacted_by, &fact.line_sha256) {
+            self.tombstones.push((fact.fact_id.clone(), by.clone(), hash.clone()));
+        }
         FactDigest {
             kind: fact.kind,
             importance: fact.importance,

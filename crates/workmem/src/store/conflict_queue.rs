@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Damage, Error, IoContext, Location, Result};
 use crate::model::canon;
-use crate::model::fact::Kind;
+use crate::model::fact::{Kind, REDACTED};
 use crate::model::id_list::IdList;
 use crate::model::stamp::Stamp;
 use crate::store::Finding;
@@ -237,7 +237,10 @@ impl Case {
             canon::check_id("resolution_event_id", event_id)
                 .map_err(|err| Damage::record(format!("case {id}: {err}")))?;
         }
-        if self.fingerprint != self.computed_fingerprint() {
+        // A redacted wording keeps the ids it was recorded with: verify
+        // checks them against the redact record instead.
+        let redacted = self.candidates.iter().any(|c| c.content == REDACTED);
+        if !redacted && self.fingerprint != self.computed_fingerprint() {
             return Err(Damage::record(format!(
                 "case {id} has a fingerprint that does not match its content"
             )));
@@ -267,12 +270,13 @@ impl Case {
             if let Err(msg) = crate::model::fact::check_stored_content(&candidate.content) {
                 return Err(Damage::record(format!("case {id}: candidate {cid}: {msg}")));
             }
-            if *cid
-                != canon::candidate_id(
-                    &self.memory_key,
-                    candidate.kind.as_str(),
-                    &candidate.content,
-                )
+            if candidate.content != REDACTED
+                && *cid
+                    != canon::candidate_id(
+                        &self.memory_key,
+                        candidate.kind.as_str(),
+                        &candidate.content,
+                    )
             {
                 return Err(Damage::record(format!(
                     "case {id}: candidate {cid} does not match its kind and content"

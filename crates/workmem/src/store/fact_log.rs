@@ -16,10 +16,12 @@ use std::path::{Path, PathBuf};
 use foldhash::{HashSet, HashSetExt};
 
 use crate::error::{Error, IoContext, Location, Result};
+use crate::model::canon;
 use crate::model::fact::Fact;
-use crate::model::fact_line::{FactRecord, LineError};
+use crate::model::fact_line::{FactRecord, FactSummary, LineError};
 use crate::store::atomic_io::{self, FileStamp};
 use crate::store::block_chain::Covered;
+use crate::store::corrections::Correction;
 use crate::store::names::{DAY_EXTENSION, is_day_name};
 
 /// The daily fact log of one workspace.
@@ -139,6 +141,69 @@ impl FactLog {
             }
         }
         Ok(records)
+    }
+
+    /// Returns `data`, the bytes of the daily file `path`, with the line
+    /// of each fact `record` (a redaction) names replaced by the fact's
+    /// tombstone, when the line's SHA-256 (without its newline) is the one
+    /// the record holds for it; every other byte is kept, in order. A line
+    /// that is already the tombstone is kept: the rewrite is idempotent.
+    ///
+    /// Errors: as [`FactLog::read_file`].
+    pub(crate) fn with_tombstones(
+        &self,
+        path: &Path,
+        data: &[u8],
+        record: &Correction,
+    ) -> Result<Vec<u8>> {
+        let hashes = record.line_sha256.as_ref();
+        let mut out = Vec::with_capacity(data.len());
+        for (index, chunk) in data.split_inclusive(|&b| b == b'\n').enumerate() {
+            let line = chunk.strip_suffix(b"\n").unwrap_or(chunk);
+            let hash = hashes.and_then(|hashes| {
+                let id = line_fact_id(line)?;
+                hashes.get(id).filter(|_| record.fact_ids.contains(id))
+            });
+            let tombstone = match hash {
+                Some(hash) if canon::sha256_hex(line) == *hash => {
+                    let fact = Fact::parse_for(line, &self.workspace_id)
+                        .map_err(|err| self.refuse_line(path, (index + 1, line), err, true).err());
+                    match fact {
+                        Ok(fact) => Some(fact.tombstone(&record.event_id, hash).to_line()),
+                        Err(Some(err)) => return Err(err),
+                        Err(None) => None,
+                    }
+                }
+                _ => None,
+            };
+            match tombstone {
+                Some(tombstone) => out.extend_from_slice(tombstone.as_bytes()),
+                None => out.extend_from_slice(chunk),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Calls `each` with every fact of the log, oldest file first: its
+    /// daily file, its line (without the newline) and the fact read from
+    /// it. A whole-log pass for the rare acts that must see every line (a
+    /// redaction).
+    ///
+    /// Errors: as [`FactLog::read_file`].
+    pub(crate) fn each_line(
+        &self,
+        mut each: impl FnMut(&DayFile, &[u8], &FactSummary),
+    ) -> Result<()> {
+        for day in self.days()? {
+            let Some(data) = atomic_io::read_optional(&day.path)? else { continue };
+            for (number, line, terminated) in atomic_io::lines(&data) {
+                match FactSummary::parse_for(line, &self.workspace_id) {
+                    Ok(fact) => each(&day, line, &fact),
+                    Err(err) => self.refuse_line(&day.path, (number, line), err, terminated)?,
+                }
+            }
+        }
+        Ok(())
     }
 
     /// What line `number` of `path` (its bytes given beside it), which did
@@ -696,6 +761,16 @@ pub(crate) fn map_in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R
 /// The log's order: (recorded_at instant, fact_id).
 fn order<T: FactRecord>(a: &T, b: &T) -> std::cmp::Ordering {
     (a.instant(), a.fact_id()).cmp(&(b.instant(), b.fact_id()))
+}
+
+/// The `fact_id` of a fact line, found without parsing the line (its
+/// fields are in sorted order, so `"fact_id": "` is the only place the
+/// key can occur before its value); `None` when it is not there.
+fn line_fact_id(line: &[u8]) -> Option<&str> {
+    const KEY: &[u8] = b"\"fact_id\": \"";
+    let start = memchr::memmem::find(line, KEY)? + KEY.len();
+    let len = memchr::memchr(b'"', &line[start..])?;
+    std::str::from_utf8(&line[start..start + len]).ok()
 }
 
 #[cfg(test)]

@@ -35,7 +35,7 @@ use crate::model::id_list::IdList;
 use crate::model::stamp::Stamp;
 use crate::store::atomic_io;
 use crate::store::conflict_queue::Case;
-use crate::store::corrections::Correction;
+use crate::store::corrections::{Action, Correction};
 use crate::store::curated_state::Entry;
 pub use crate::store::names::{AUDIT_FILE, JOURNAL_FILE};
 
@@ -171,10 +171,11 @@ impl Intent {
 /// Schema version of a correction's intent.
 pub const CORRECTION_INTENT_SCHEMA_VERSION: u32 = 1;
 
-/// The intent of a correction (a retraction or a restore,
+/// The intent of a correction (a retraction, a restore or a redaction,
 /// docs/corrections.md "One transaction"): the record to append, the
 /// entries and cases it changes before and after, and the hashes of both
-/// files before and after. Told apart from a resolution's by its
+/// files before and after. A redaction's holds no text: no snapshot
+/// before, and for each file it rewrites only the hashes. Told apart from a resolution's by its
 /// transaction id (`correction-`). Format-stable.
 ///
 /// Fields are declared in sorted order: [`crate::model::canon::encode`]
@@ -186,8 +187,9 @@ pub struct CorrectionIntent {
     pub conflict_ids: Vec<String>,
     /// Those cases after, in canonical order.
     pub conflicts_after: Vec<Case>,
-    /// Those cases before, in canonical order.
-    pub conflicts_before: Vec<Case>,
+    /// Those cases before, in canonical order; absent for a redaction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conflicts_before: Option<Vec<Case>>,
     /// SHA-256 of the whole conflicts.json after.
     pub conflicts_sha256_after: String,
     /// SHA-256 of the whole conflicts.json before.
@@ -196,8 +198,10 @@ pub struct CorrectionIntent {
     pub correction: Correction,
     /// The entries of `entry_keys` after, in canonical order.
     pub curated_after: Vec<Entry>,
-    /// The entries of `entry_keys` before, in canonical order.
-    pub curated_before: Vec<Entry>,
+    /// The entries of `entry_keys` before, in canonical order; absent for
+    /// a redaction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curated_before: Option<Vec<Entry>>,
     /// SHA-256 of the whole curated.json after.
     pub curated_sha256_after: String,
     /// SHA-256 of the whole curated.json before.
@@ -207,6 +211,10 @@ pub struct CorrectionIntent {
     pub entry_keys: Vec<String>,
     /// The record's event id.
     pub event_id: String,
+    /// For a redaction: each daily file or stream it rewrites, with its
+    /// hashes before and after; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<Vec<RewrittenFile>>,
     /// When the transaction was prepared.
     pub prepared_at: Stamp,
     /// [`CORRECTION_INTENT_SCHEMA_VERSION`].
@@ -217,7 +225,25 @@ pub struct CorrectionIntent {
     pub workspace_id: String,
 }
 
+/// A file a redaction rewrites, by its hashes (the intent holds no text).
+/// Format-stable; fields in sorted order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RewrittenFile {
+    /// Its path, relative to the memory directory (`daily/DAY.jsonl`).
+    pub name: String,
+    /// SHA-256 of the whole file after.
+    pub sha256_after: String,
+    /// SHA-256 of the whole file before.
+    pub sha256_before: String,
+}
+
 impl CorrectionIntent {
+    /// Whether it rewrites files (a redaction).
+    pub fn rewrites(&self) -> bool {
+        self.files.is_some()
+    }
+
     /// Returns the SHA-256 of the intent's canonical JSON.
     pub fn digest(&self) -> String {
         canon::sha256_hex(canon::encode(self, JsonStyle::Canonical).as_bytes())
@@ -247,6 +273,10 @@ pub enum Phase {
     ConflictClosed,
     /// The adjudication is in the audit stream.
     AuditAppended,
+    /// A redaction's daily files hold their tombstones.
+    FilesRewritten,
+    /// A redaction's caches are removed.
+    CachesRemoved,
     /// The correction is in the corrections stream.
     CorrectionAppended,
     /// Done.
@@ -272,9 +302,25 @@ impl Phase {
         Phase::Committed,
     ];
 
-    /// The phases of the transaction `transaction_id`, in order.
-    pub fn of(transaction_id: &str) -> &'static [Phase; 5] {
-        if is_correction(transaction_id) { &Phase::CORRECTION } else { &Phase::ALL }
+    /// Every phase of a redaction, in order.
+    pub const REDACTION: [Phase; 7] = [
+        Phase::Prepared,
+        Phase::CuratedApplied,
+        Phase::ConflictClosed,
+        Phase::FilesRewritten,
+        Phase::CachesRemoved,
+        Phase::CorrectionAppended,
+        Phase::Committed,
+    ];
+
+    /// The phases of the transaction `transaction_id` (`redaction`: a
+    /// correction that rewrites files), in order.
+    pub fn of(transaction_id: &str, redaction: bool) -> &'static [Phase] {
+        match (is_correction(transaction_id), redaction) {
+            (true, true) => &Phase::REDACTION,
+            (true, false) => &Phase::CORRECTION,
+            (false, _) => &Phase::ALL,
+        }
     }
 }
 
@@ -285,6 +331,8 @@ impl fmt::Display for Phase {
             Phase::CuratedApplied => "curated_applied",
             Phase::ConflictClosed => "conflict_closed",
             Phase::AuditAppended => "audit_appended",
+            Phase::FilesRewritten => "files_rewritten",
+            Phase::CachesRemoved => "caches_removed",
             Phase::CorrectionAppended => "correction_appended",
             Phase::Committed => "committed",
         };
@@ -516,7 +564,9 @@ pub fn transactions(path: &Path, workspace_id: &str) -> Result<Vec<Transaction>>
                 },
             ));
         }
-        let expected = Phase::of(&transaction.transaction_id).get(transaction.done.len()).copied();
+        let redaction = transaction.correction.as_ref().is_some_and(CorrectionIntent::rewrites);
+        let expected =
+            Phase::of(&transaction.transaction_id, redaction).get(transaction.done.len()).copied();
         if Some(record.phase) != expected {
             return Err(Error::corrupt(
                 here(),
@@ -667,9 +717,23 @@ fn check_correction_intent(
     }
     let named_keys: Vec<&str> = intent.entry_keys.iter().map(String::as_str).collect();
     let named_ids: Vec<&str> = intent.conflict_ids.iter().map(String::as_str).collect();
-    if keys(&intent.curated_before) != named_keys
+    let redaction = intent.correction.action == Action::Redact;
+    // A redaction's intent holds no text: no snapshot before, and the
+    // hashes of each file it rewrites; any other holds both snapshots.
+    let shaped = match (&intent.curated_before, &intent.conflicts_before, &intent.files) {
+        (None, None, Some(files)) => {
+            redaction
+                && files
+                    .iter()
+                    .all(|f| is_sha256_hex(&f.sha256_before) && is_sha256_hex(&f.sha256_after))
+        }
+        (Some(curated), Some(conflicts), None) => {
+            !redaction && keys(curated) == named_keys && ids(conflicts) == named_ids
+        }
+        _ => false,
+    };
+    if !shaped
         || keys(&intent.curated_after) != named_keys
-        || ids(&intent.conflicts_before) != named_ids
         || ids(&intent.conflicts_after) != named_ids
     {
         return Err(Damage::record(format!(

@@ -76,8 +76,10 @@ use crate::store::hash_checkpoints::{self, Checkpoints};
 use crate::store::journal_file::JournalFile;
 use crate::store::lock::WorkspaceLock;
 use crate::store::names::{
-    CONFLICTS_FILE, CONFLICTS_LAYOUT_FILE, CURATED_FILE, DAILY_DIR, DISTILL_CACHE_FILE,
-    DISTILL_IDS_FILE, DISTILL_PLACES_FILE, DISTILL_UNITS_FILE, DOMAIN_INDEX_FILE, workmem_dir,
+    CHECKED_STATE_FILE, CHECKPOINTS_FILE, CONFLICTS_FILE, CONFLICTS_LAYOUT_FILE, CURATED_FILE,
+    DAILY_DIR, DISTILL_CACHE_FILE, DISTILL_IDS_FILE, DISTILL_PLACES_FILE, DISTILL_UNITS_FILE,
+    DOMAIN_INDEX_FILE, ID_INDEX_DIR, PENDING_INDEX_FILE, PROJECTION_INDEX_FILE, SEARCH_INDEX_DIR,
+    TRAIL_FILE, VALID_HASHES_FILE, workmem_dir,
 };
 use crate::store::search_index::SearchIndexDir;
 use crate::store::state_file::{Body, Record, StateFile};
@@ -541,6 +543,39 @@ impl MemoryDir {
         {
             let _ = self.remove(name);
         }
+    }
+
+    /// Removes every cache and temporary file of the directory (a
+    /// redaction's last rewrite: some hold text, and all describe bytes
+    /// that changed). Later commands rebuild each from the files.
+    ///
+    /// Errors: [`crate::Error::Io`].
+    pub(crate) fn remove_caches(&self) -> Result<()> {
+        for name in [
+            CHECKED_STATE_FILE,
+            CHECKPOINTS_FILE,
+            VALID_HASHES_FILE,
+            CONFLICTS_LAYOUT_FILE,
+            PROJECTION_INDEX_FILE,
+            PENDING_INDEX_FILE,
+            DOMAIN_INDEX_FILE,
+            TRAIL_FILE,
+            DISTILL_CACHE_FILE,
+            DISTILL_UNITS_FILE,
+            DISTILL_IDS_FILE,
+            DISTILL_PLACES_FILE,
+        ] {
+            self.remove(name)?;
+        }
+        for dir in [ID_INDEX_DIR, SEARCH_INDEX_DIR] {
+            let path = self.file(dir);
+            match std::fs::remove_dir_all(&path) {
+                Err(err) if err.kind() != io::ErrorKind::NotFound => return Err(err).at(&path),
+                _ => {}
+            }
+        }
+        self.remove_temporaries();
+        atomic_io::sync_dir(self.path())
     }
 
     /// Removes the id index's manifest: the next use rebuilds the index.

@@ -101,7 +101,7 @@ impl Workspace {
             if planned.is_empty() {
                 continue;
             }
-            self.run_correction(record.clone(), planned, true)?;
+            self.run_correction(record.clone(), planned, true, None)?;
             applied += 1;
         }
         valid_hashes::record_prefix(self.dir.path(), APPLIED, &read.applied);

@@ -28,6 +28,7 @@ pub(crate) mod overview;
 mod pending;
 mod read_only;
 mod rebuild;
+mod redact;
 mod resolve;
 mod retract;
 pub(crate) mod scan;
@@ -45,6 +46,7 @@ pub use merge::{MemoryFile, MergeSides, has_conflict_markers, merge_memory_file,
 pub use open::WorkspaceBuilder;
 pub use read_only::ReadOnlyWorkspace;
 pub use rebuild::{Rebuilt, SetAside};
+pub use redact::{Redaction, RedactionPreview};
 pub use retract::{Corrected, Restoration, Retraction};
 pub use search::{
     DEFAULT_SEARCH_LIMIT, HitType, MAX_SEARCH_LIMIT, MAX_SEARCH_OFFSET, SearchHit, SearchOptions,

@@ -351,7 +351,7 @@ impl Workspace {
             }
             if let Some(intent) = transaction.correction.take() {
                 self.roll_forward_correction(&intent, &transaction.digest, &transaction.done)?;
-                transaction.done = Phase::CORRECTION.to_vec();
+                transaction.done = Phase::of(&intent.transaction_id, intent.rewrites()).to_vec();
             }
         }
         // Every transaction committed, those just finished included.

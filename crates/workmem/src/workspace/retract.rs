@@ -26,7 +26,9 @@ use crate::store::corrections::{self, Action, CORRECTION_SCHEMA_VERSION, Correct
 use crate::store::curated_file::EntryHead;
 use crate::store::curated_state::{CURATED_SCHEMA_CORRECTED, Entry, sort_entries};
 use crate::store::failpoint;
-use crate::store::journal::{self, CORRECTION_INTENT_SCHEMA_VERSION, CorrectionIntent, Phase};
+use crate::store::journal::{
+    self, CORRECTION_INTENT_SCHEMA_VERSION, CorrectionIntent, Phase, RewrittenFile,
+};
 use crate::store::memory_dir::Stored;
 use crate::store::names::{CONFLICTS_FILE, CORRECTIONS_FILE, CURATED_FILE};
 use crate::store::state_file::Output;
@@ -192,7 +194,7 @@ impl Workspace {
     }
 
     /// The outcome of a record already in the stream.
-    fn stored_outcome(&self, correction: Correction) -> Corrected {
+    pub(crate) fn stored_outcome(&self, correction: Correction) -> Corrected {
         let _ = self;
         Corrected {
             correction,
@@ -261,7 +263,7 @@ impl Workspace {
                 return Err(Error::invalid("fact_ids", Invalid::UnderReview { memory_key }));
             }
         }
-        self.run_correction(record, planned, false)
+        self.run_correction(record, planned, false, None)
     }
 
     /// Reads what `record` changes and plans it: the entries of the domains
@@ -335,6 +337,7 @@ impl Workspace {
         record: Correction,
         planned: Planned,
         appended: bool,
+        files: Option<Vec<StagedFile>>,
     ) -> Result<Corrected> {
         let Planned { stored, conflicts, entries, cases, domains, plan } = planned;
         let curated_path = self.file(CURATED_FILE);
@@ -402,19 +405,33 @@ impl Workspace {
                 &conflicts_after,
                 Output::Staged,
             )?;
+        // A redaction's intent holds no text: no snapshot before, only the
+        // hashes of the files it rewrites.
+        let redaction = files.is_some();
+        let rewritten = files.as_ref().map(|files| {
+            files
+                .iter()
+                .map(|f| RewrittenFile {
+                    name: f.name.clone(),
+                    sha256_after: f.sha256_after.clone(),
+                    sha256_before: f.sha256_before.clone(),
+                })
+                .collect()
+        });
         let intent = CorrectionIntent {
             conflict_ids,
             conflicts_after,
-            conflicts_before,
+            conflicts_before: (!redaction).then_some(conflicts_before),
             conflicts_sha256_after: conflicts_file.sha256().to_owned(),
             conflicts_sha256_before,
             correction: record.clone(),
             curated_after,
-            curated_before,
+            curated_before: (!redaction).then_some(curated_before),
             curated_sha256_after: curated_file.sha256().to_owned(),
             curated_sha256_before,
             entry_keys,
             event_id: record.event_id.clone(),
+            files: rewritten,
             prepared_at: self.now(),
             schema_version: CORRECTION_INTENT_SCHEMA_VERSION,
             transaction_id: canon::correction_transaction_id(self.workspace_id(), &record.event_id),
@@ -433,7 +450,8 @@ impl Workspace {
         };
         let queue =
             (conflicts_file.sha256() != intent.conflicts_sha256_before).then_some(conflicts_file);
-        let targets = CorrectionTargets { curated, queue, appended };
+        let files = files.map(|files| files.into_iter().map(|f| (f.path, Some(f.data))).collect());
+        let targets = CorrectionTargets { curated, queue, appended, files };
         self.apply_correction(&intent, &digest, &[Phase::Prepared], targets)?;
         self.dir.journal().compact(&[])?;
         let mut memory_keys: Vec<String> =
@@ -462,6 +480,23 @@ impl Workspace {
         self.apply_derived(targets.curated, targets.queue, done, |phase| {
             self.append_correction_phase(intent, digest, phase)
         })?;
+        if let Some(files) = targets.files {
+            for (path, data) in files {
+                if let Some(data) = data {
+                    self.dir.replace_path(&path, &data)?;
+                    failpoint::hit("after_file_rewritten");
+                }
+            }
+            if !done.contains(&Phase::FilesRewritten) {
+                self.append_correction_phase(intent, digest, Phase::FilesRewritten)?;
+            }
+            failpoint::hit("after_files_rewritten");
+            self.dir.remove_caches()?;
+            if !done.contains(&Phase::CachesRemoved) {
+                self.append_correction_phase(intent, digest, Phase::CachesRemoved)?;
+            }
+            failpoint::hit("after_caches_removed");
+        }
         if !targets.appended {
             corrections::append(&self.file(CORRECTIONS_FILE), &intent.correction)?;
         }
@@ -519,7 +554,10 @@ impl Workspace {
         } else if stored.sha256 == intent.curated_sha256_before {
             let keys: HashSet<&str> = intent.entry_keys.iter().map(String::as_str).collect();
             let selected = |head: &EntryHead| keys.contains(head.key.as_str());
-            if stored.file.records(&curated_path, selected)? != intent.curated_before {
+            // A redaction holds no snapshot before: its hashes decide.
+            if let Some(before) = &intent.curated_before
+                && stored.file.records(&curated_path, selected)? != *before
+            {
                 return Err(snapshots(&curated_path, tid, "curated entries"));
             }
             let written = stored.file.with_schema_at_least(CURATED_SCHEMA_CORRECTED).splice(
@@ -543,7 +581,9 @@ impl Workspace {
         } else if stored.sha256 == intent.conflicts_sha256_before {
             let ids: HashSet<&str> = intent.conflict_ids.iter().map(String::as_str).collect();
             let selected = |head: &CaseHead| ids.contains(head.conflict_id.as_str());
-            if stored.file.records(&conflicts_path, selected)? != intent.conflicts_before {
+            if let Some(before) = &intent.conflicts_before
+                && stored.file.records(&conflicts_path, selected)? != *before
+            {
                 return Err(snapshots(&conflicts_path, tid, "conflict cases"));
             }
             let written = stored.file.with_schema_at_least(CONFLICTS_SCHEMA_CORRECTED).splice(
@@ -571,13 +611,49 @@ impl Workspace {
                 )),
             ));
         }
-        Ok(CorrectionTargets { curated, queue, appended: found.is_some() })
+        let files = match &intent.files {
+            Some(files) => Some(self.rewrite_targets(intent, files)?),
+            None => None,
+        };
+        Ok(CorrectionTargets { curated, queue, appended: found.is_some(), files })
+    }
+
+    /// The daily files of a redaction's `intent` still to rewrite, each
+    /// with its bytes after: a file that hashes as after is done (`None`);
+    /// one that hashes as before gets its tombstones again, computed from
+    /// the file (the intent holds no text), and must then hash as after.
+    ///
+    /// Errors: [`Error::Corrupt`] naming a file that matches neither.
+    fn rewrite_targets(
+        &self,
+        intent: &CorrectionIntent,
+        files: &[RewrittenFile],
+    ) -> Result<Vec<(std::path::PathBuf, Option<Vec<u8>>)>> {
+        let tid = &intent.transaction_id;
+        let mut out = Vec::with_capacity(files.len());
+        for file in files {
+            let path = self.redaction_file(&file.name)?;
+            let data = self.dir.read_path(&path)?.unwrap_or_default();
+            let sha256 = canon::sha256_hex(&data);
+            if sha256 == file.sha256_after {
+                out.push((path, None));
+            } else if sha256 == file.sha256_before {
+                let after = self.log.with_tombstones(&path, &data, &intent.correction)?;
+                if canon::sha256_hex(&after) != file.sha256_after {
+                    return Err(snapshots(&path, tid, "tombstones"));
+                }
+                out.push((path, Some(after)));
+            } else {
+                return Err(neither(&path, tid));
+            }
+        }
+        Ok(out)
     }
 }
 
 /// Checks the actor, rationale and event id of a correction as a
 /// decision's are checked, the secret guard included.
-fn check_text(actor: &str, rationale: &str, event_id: &str) -> Result<()> {
+pub(crate) fn check_text(actor: &str, rationale: &str, event_id: &str) -> Result<()> {
     canon::check_id("event_id", event_id)?;
     for (field, value) in [("actor", actor), ("rationale", rationale)] {
         crate::model::text::check_text(field, value)?;
@@ -609,6 +685,23 @@ struct CorrectionTargets {
     queue: Option<ConflictsFile>,
     /// Whether the stream holds the record.
     appended: bool,
+    /// For a redaction: each daily file, with its bytes after when it is
+    /// still to write; `None` for another correction.
+    files: Option<Vec<(std::path::PathBuf, Option<Vec<u8>>)>>,
+}
+
+/// A daily file a redaction rewrites, staged in memory.
+pub(crate) struct StagedFile {
+    /// Its name in the intent (`daily/DAY.jsonl`).
+    pub(crate) name: String,
+    /// Its path.
+    pub(crate) path: std::path::PathBuf,
+    /// SHA-256 of the file as read.
+    pub(crate) sha256_before: String,
+    /// Its bytes with the tombstones.
+    pub(crate) data: Vec<u8>,
+    /// SHA-256 of `data`.
+    pub(crate) sha256_after: String,
 }
 
 /// A correction planned over the state as stored (see
@@ -619,9 +712,9 @@ pub(crate) struct Planned {
     /// conflicts.json as read.
     conflicts: Stored<Case>,
     /// The entries of the domains and unkeyed entries it touches.
-    entries: Vec<Entry>,
+    pub(crate) entries: Vec<Entry>,
     /// The cases of the domains it touches.
-    cases: Vec<Case>,
+    pub(crate) cases: Vec<Case>,
     /// The memory keys of the facts it names.
     domains: BTreeSet<String>,
     /// What changes.

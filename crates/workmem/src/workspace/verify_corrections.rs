@@ -8,6 +8,8 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::error::Damage;
+use crate::model::fact::REDACTED;
+use crate::model::id_list::IdList;
 use crate::policy::check::Facts;
 use crate::policy::retractions::Retractions;
 use crate::store::conflict_queue::{CaseStatus, ConflictQueue};
@@ -92,6 +94,8 @@ impl Workspace {
         }
         let retracted = Retractions::from_records(records.iter().map(|(_, r)| r));
         self.verify_retracted_evidence(&retracted, curated, queue, problems);
+        self.verify_tombstones(facts, &records, problems);
+        self.verify_marked(&retracted, curated, queue, problems);
         self.verify_superseded_by_correction(&records, queue, problems);
         // A failure to plan is a damaged state file or log: reported there.
         if let Ok(waiting) = self.waiting_over(&records, curated, queue) {
@@ -199,6 +203,95 @@ impl Workspace {
                             "open case {} rests on fact {fact}, which correction {} retracts",
                             case.conflict_id,
                             by(fact)
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+
+    /// Checks that every tombstone of the log has its redact record (the
+    /// same event id, naming the fact, with the same line hash), and that
+    /// every fact a redact record names is a tombstone.
+    fn verify_tombstones(
+        &self,
+        facts: &Facts,
+        records: &[(usize, Correction)],
+        problems: &mut Vec<Problem>,
+    ) {
+        let path = self.file(CORRECTIONS_FILE);
+        let redactions: HashMap<&str, &Correction> = records
+            .iter()
+            .filter(|(_, r)| r.action == Action::Redact)
+            .map(|(_, r)| (r.event_id.as_str(), r))
+            .collect();
+        let mut tombstones: HashSet<(&str, &str)> = HashSet::new();
+        for (fact, by, hash) in &facts.tombstones {
+            tombstones.insert((fact.as_str(), by.as_str()));
+            let recorded = redactions.get(by.as_str()).and_then(|r| {
+                r.line_sha256.as_ref().filter(|_| r.fact_ids.contains(fact))?.get(fact)
+            });
+            if recorded != Some(hash) {
+                problems.push(problem(
+                    self.log().dir(),
+                    None,
+                    format!(
+                        "fact {fact} is a tombstone of redaction {by}, which no redact record of \
+                         {CORRECTIONS_FILE} names with the same line hash"
+                    ),
+                ));
+            }
+        }
+        for (number, record) in records.iter().filter(|(_, r)| r.action == Action::Redact) {
+            let event = record.event_id.as_str();
+            for fact in record.fact_ids.iter().filter(|f| !tombstones.contains(&(*f, event))) {
+                problems.push(problem(
+                    &path,
+                    Some(*number),
+                    format!(
+                        "redact {} names fact {fact}, whose line in the log is not its tombstone",
+                        record.event_id
+                    ),
+                ));
+            }
+        }
+    }
+
+    /// Checks that an entry or candidate holds the marker exactly when it
+    /// lists a redacted fact (as evidence or retracted evidence).
+    fn verify_marked(
+        &self,
+        retracted: &Retractions,
+        curated: Option<&CuratedState>,
+        queue: &ConflictQueue,
+        problems: &mut Vec<Problem>,
+    ) {
+        let mismatch = |content: &str, ids: &IdList, more: &IdList| {
+            let redacted = ids.iter().chain(more.iter()).any(|id| retracted.is_redacted(id));
+            match (content == REDACTED, redacted) {
+                (false, true) => Some("lists a redacted fact and still holds its wording"),
+                (true, false) => Some("holds the redaction marker but lists no redacted fact"),
+                _ => None,
+            }
+        };
+        let curated_path = self.file(CURATED_FILE);
+        for entry in curated.map(|state| state.entries.as_slice()).unwrap_or_default() {
+            let lists = (&entry.evidence_ids, &entry.retracted_evidence_ids);
+            if let Some(what) = mismatch(&entry.content, lists.0, lists.1) {
+                problems.push(problem(&curated_path, None, format!("entry {} {what}", entry.key)));
+            }
+        }
+        let conflicts_path = self.file(CONFLICTS_FILE);
+        for case in &queue.cases {
+            for candidate in &case.candidates {
+                let lists = (&candidate.evidence_ids, &candidate.retracted_evidence_ids);
+                if let Some(what) = mismatch(&candidate.content, lists.0, lists.1) {
+                    problems.push(problem(
+                        &conflicts_path,
+                        None,
+                        format!(
+                            "case {} candidate {} {what}",
+                            case.conflict_id, candidate.candidate_id
                         ),
                     ));
                 }

@@ -1,0 +1,322 @@
+//! Redacting facts (docs/corrections.md, "Redact"): a redaction retracts
+//! the facts for good and removes their text from every file of the
+//! memory directory, in the one transaction a retraction runs, with the
+//! daily files rewritten (each line of a redacted fact replaced by its
+//! tombstone) and every cache removed before the record is appended.
+//!
+//! The facts, their lines and the facts holding the same text are found
+//! by one pass over the log; the plan is a retraction's, with the content
+//! of every entry and candidate that lists a redacted fact replaced by the
+//! marker. The intent holds no text: recovery computes the tombstones
+//! again from the files and checks them against the hashes it holds.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::path::PathBuf;
+
+use crate::error::{Damage, Error, Invalid, Location, Rejected, Result};
+use crate::model::canon;
+use crate::model::fact::{Fact, REDACTED};
+use crate::model::fact_line::FactRecord;
+use crate::model::id_list::IdList;
+use crate::model::stamp::Stamp;
+use crate::policy::retractions::Retractions;
+use crate::store::corrections::{Action, CORRECTION_SCHEMA_VERSION, Correction};
+use crate::store::fact_log::DayFile;
+use crate::store::names::{DAILY_DIR, DAY_EXTENSION, is_day_name};
+use crate::workspace::Workspace;
+use crate::workspace::retract::{Corrected, Planned, StagedFile, check_text};
+
+/// A request to redact facts (`workmem redact`): their text leaves every
+/// file of the memory directory, and they stop counting for good.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redaction {
+    /// The facts to redact.
+    pub fact_ids: Vec<String>,
+    /// Who redacts them.
+    pub actor: String,
+    /// Why.
+    pub rationale: String,
+    /// The record's id: a retry with the same id and the same request
+    /// writes nothing.
+    pub event_id: String,
+    /// When the person made the correction; now when `None`.
+    pub recorded_at: Option<Stamp>,
+}
+
+/// What a redaction will rewrite, shown before it is made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RedactionPreview {
+    /// The facts it redacts, sorted.
+    pub fact_ids: Vec<String>,
+    /// The daily files whose lines become tombstones.
+    pub files: Vec<PathBuf>,
+    /// The entries whose wording or evidence changes.
+    pub entry_keys: Vec<String>,
+    /// The conflict cases whose candidates change.
+    pub conflict_ids: Vec<String>,
+}
+
+/// A redaction planned over the state as stored.
+struct Prepared {
+    record: Correction,
+    planned: Planned,
+    files: Vec<StagedFile>,
+}
+
+impl Workspace {
+    /// Returns what [`Workspace::redact`] would rewrite for `request`,
+    /// writing nothing.
+    ///
+    /// Errors: as [`Workspace::redact`].
+    pub fn preview_redaction(&self, request: &Redaction) -> Result<RedactionPreview> {
+        check_request(request)?;
+        let records = self.corrections()?;
+        if let Some(stored) = self.stored_redaction(&records, request)? {
+            return Ok(RedactionPreview {
+                fact_ids: stored.correction.fact_ids.iter().map(str::to_owned).collect(),
+                files: Vec::new(),
+                entry_keys: Vec::new(),
+                conflict_ids: Vec::new(),
+            });
+        }
+        let prepared = self.prepare_redaction(request, &records)?;
+        Ok(RedactionPreview {
+            fact_ids: prepared.record.fact_ids.iter().map(str::to_owned).collect(),
+            files: prepared.files.iter().map(|f| f.path.clone()).collect(),
+            entry_keys: prepared.planned.plan.entries.iter().map(|e| e.key.clone()).collect(),
+            conflict_ids: prepared
+                .planned
+                .plan
+                .cases
+                .iter()
+                .map(|c| c.conflict_id.clone())
+                .collect(),
+        })
+    }
+
+    /// Redacts facts: each line becomes a tombstone, every entry and
+    /// candidate worded by one holds the marker instead, the facts are
+    /// retracted for good (no restore), and every cache is removed, in one
+    /// transaction (docs/corrections.md, "Redact").
+    ///
+    /// Errors: [`Error::InvalidInput`] for a malformed id, actor or
+    /// rationale, a fact id no fact of this workspace has
+    /// ([`Invalid::UnknownFacts`]), a fact redacted already
+    /// ([`Invalid::AlreadyRedacted`]) or on two lines
+    /// ([`Invalid::RepeatedFact`]), or another fact holding the same text
+    /// ([`Invalid::SameText`]); otherwise as [`Workspace::retract`].
+    pub fn redact(&self, request: Redaction) -> Result<Corrected> {
+        self.writable()?;
+        check_request(&request)?;
+        let _lock = self.lock()?;
+        self.finish_pending_locked()?;
+        let records = self.corrections()?;
+        if let Some(stored) = self.stored_redaction(&records, &request)? {
+            return Ok(stored);
+        }
+        let Prepared { record, planned, files } = self.prepare_redaction(&request, &records)?;
+        self.run_correction(record, planned, false, Some(files))
+    }
+
+    /// The outcome of a retry: the record of `request`'s event id when it
+    /// is the same redaction, `None` when the id is new.
+    ///
+    /// Errors: [`Error::ResolutionRejected`] when the id is used by another
+    /// record or decision.
+    fn stored_redaction(
+        &self,
+        records: &[Correction],
+        request: &Redaction,
+    ) -> Result<Option<Corrected>> {
+        let reused = || {
+            Error::ResolutionRejected(Rejected::EventIdReused {
+                event_id: request.event_id.clone(),
+            })
+        };
+        if let Some(stored) = records.iter().find(|r| r.event_id == request.event_id) {
+            let named: IdList = request.fact_ids.iter().collect();
+            let same = stored.action == Action::Redact
+                && stored.fact_ids == named
+                && stored.actor == request.actor
+                && stored.rationale == request.rationale
+                && request.recorded_at.as_ref().is_none_or(|at| *at == stored.recorded_at);
+            return if same {
+                Ok(Some(self.stored_outcome(stored.clone())))
+            } else {
+                Err(reused())
+            };
+        }
+        if self.dir.find_adjudication(&request.event_id)?.0.is_some() {
+            return Err(reused());
+        }
+        Ok(None)
+    }
+
+    /// Finds the facts, checks that their text can go, and plans the
+    /// redaction: the record, the entries and cases after, and each daily
+    /// file with its tombstones.
+    fn prepare_redaction(&self, request: &Redaction, records: &[Correction]) -> Result<Prepared> {
+        let named: BTreeSet<String> = request.fact_ids.iter().cloned().collect();
+        let ids: Vec<&str> = named.iter().map(String::as_str).collect();
+        let facts: HashMap<String, Fact> = self.facts_with_ids(&ids)?;
+        let unknown: Vec<String> =
+            named.iter().filter(|id| !facts.contains_key(*id)).cloned().collect();
+        if !unknown.is_empty() {
+            return Err(Error::invalid("fact_ids", Invalid::UnknownFacts { ids: unknown }));
+        }
+        let done: Vec<String> =
+            facts.values().filter(|f| f.redacted_by.is_some()).map(|f| f.fact_id.clone()).collect();
+        if !done.is_empty() {
+            return Err(Error::invalid("fact_ids", Invalid::AlreadyRedacted { ids: sorted(done) }));
+        }
+        let lines = self.redaction_lines(&named, &facts)?;
+        let record = Correction {
+            action: Action::Redact,
+            actor: request.actor.clone(),
+            entry_key: None,
+            event_id: request.event_id.clone(),
+            event_ids: None,
+            fact_ids: named.iter().collect::<IdList>(),
+            line_sha256: Some(
+                lines.iter().map(|(id, (_, hash))| (id.clone(), hash.clone())).collect(),
+            ),
+            rationale: request.rationale.clone(),
+            recorded_at: request.recorded_at.clone().unwrap_or_else(|| self.now()),
+            restores: None,
+            schema_version: CORRECTION_SCHEMA_VERSION,
+            workspace_id: self.workspace_id().to_owned(),
+        };
+        record
+            .check_rules()
+            .map_err(|violation| Error::invalid("correction", Invalid::Correction(violation)))?;
+        let after = Retractions::from_records(records.iter().chain([&record]));
+        let mut planned = self.plan_correction(&record, &after, None, &facts)?;
+        mark_redacted(&mut planned, &record.fact_ids);
+        let days: BTreeMap<&str, &DayFile> =
+            lines.values().map(|(day, _)| (day.day.as_str(), day)).collect();
+        let mut files = Vec::with_capacity(days.len());
+        for day in days.values() {
+            let data = self.dir.read_path(&day.path)?.unwrap_or_default();
+            let rewritten = self.log.with_tombstones(&day.path, &data, &record)?;
+            files.push(StagedFile {
+                name: format!("{DAILY_DIR}/{}{DAY_EXTENSION}", day.day),
+                path: day.path.clone(),
+                sha256_before: canon::sha256_hex(&data),
+                sha256_after: canon::sha256_hex(&rewritten),
+                data: rewritten,
+            });
+        }
+        Ok(Prepared { record, planned, files })
+    }
+
+    /// The daily file and line SHA-256 of each fact of `named` (`facts`,
+    /// as read), by one pass over the log.
+    ///
+    /// Errors: [`Invalid::RepeatedFact`] for an id on two lines,
+    /// [`Invalid::SameText`] for other facts with the same normal form as
+    /// a named one; as [`Workspace::facts_with_ids`].
+    fn redaction_lines(
+        &self,
+        named: &BTreeSet<String>,
+        facts: &HashMap<String, Fact>,
+    ) -> Result<BTreeMap<String, (DayFile, String)>> {
+        let forms: HashSet<String> =
+            facts.values().map(|f| canon::normal_form(&f.content)).collect();
+        let mut lines: BTreeMap<String, (DayFile, String)> = BTreeMap::new();
+        let mut repeated: Option<String> = None;
+        let mut same: Vec<String> = Vec::new();
+        self.log.each_line(|day, line, fact| {
+            if named.contains(fact.fact_id()) {
+                let found = (day.clone(), canon::sha256_hex(line));
+                if lines.insert(fact.fact_id().to_owned(), found).is_some() {
+                    repeated.get_or_insert_with(|| fact.fact_id().to_owned());
+                }
+            } else if fact.content() != REDACTED
+                && forms.contains(&canon::normal_form(fact.content()))
+            {
+                same.push(fact.fact_id().to_owned());
+            }
+        })?;
+        if let Some(id) = repeated {
+            return Err(Error::invalid("fact_ids", Invalid::RepeatedFact { id }));
+        }
+        if !same.is_empty() {
+            return Err(Error::invalid("fact_ids", Invalid::SameText { ids: sorted(same) }));
+        }
+        Ok(lines)
+    }
+
+    /// The path of a daily file a redaction's intent names
+    /// (`daily/DAY.jsonl`).
+    ///
+    /// Errors: [`Error::Corrupt`] for any other name (an intent changed by
+    /// other hands).
+    pub(crate) fn redaction_file(&self, name: &str) -> Result<PathBuf> {
+        let day = name
+            .strip_prefix(DAILY_DIR)
+            .and_then(|rest| rest.strip_prefix('/'))
+            .and_then(|rest| rest.strip_suffix(DAY_EXTENSION))
+            .filter(|day| is_day_name(day));
+        match day {
+            Some(day) => Ok(self.log.path_for_day(day)),
+            None => Err(Error::corrupt(
+                Location::file(self.dir.journal().path()),
+                Damage::record(format!("a redaction names {name:?}, which is not a daily file")),
+            )),
+        }
+    }
+}
+
+/// Checks a redaction's text and ids, before anything is read.
+fn check_request(request: &Redaction) -> Result<()> {
+    check_text(&request.actor, &request.rationale, &request.event_id)?;
+    for id in &request.fact_ids {
+        canon::check_id("fact_ids", id)?;
+    }
+    if request.fact_ids.is_empty() {
+        return Err(Error::invalid("fact_ids", Invalid::Empty));
+    }
+    Ok(())
+}
+
+/// Puts the marker in place of the wording of every entry and candidate
+/// of the plan's scope that lists a fact of `redacted` (as evidence or
+/// retracted evidence), superseded entries and closed cases included: the
+/// history must not hold the text either.
+fn mark_redacted(planned: &mut Planned, redacted: &IdList) {
+    let lists = |ids: &IdList, retracted: &IdList| {
+        ids.iter().chain(retracted.iter()).any(|id| redacted.contains(id))
+    };
+    for entry in &planned.entries {
+        if !lists(&entry.evidence_ids, &entry.retracted_evidence_ids) {
+            continue;
+        }
+        let at = planned.plan.entries.iter().position(|e| e.key == entry.key);
+        let at = at.unwrap_or_else(|| {
+            planned.plan.entries.push(entry.clone());
+            planned.plan.entries.len() - 1
+        });
+        REDACTED.clone_into(&mut planned.plan.entries[at].content);
+    }
+    for case in &planned.cases {
+        if !case.candidates.iter().any(|c| lists(&c.evidence_ids, &c.retracted_evidence_ids)) {
+            continue;
+        }
+        let at = planned.plan.cases.iter().position(|c| c.conflict_id == case.conflict_id);
+        let at = at.unwrap_or_else(|| {
+            planned.plan.cases.push(case.clone());
+            planned.plan.cases.len() - 1
+        });
+        for candidate in &mut planned.plan.cases[at].candidates {
+            if lists(&candidate.evidence_ids, &candidate.retracted_evidence_ids) {
+                REDACTED.clone_into(&mut candidate.content);
+            }
+        }
+    }
+}
+
+fn sorted(mut ids: Vec<String>) -> Vec<String> {
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}

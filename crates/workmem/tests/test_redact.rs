@@ -1,0 +1,248 @@
+//! Redacting facts through the facade (docs/corrections.md, "Redact"), on
+//! a real workspace: a tie on `db.engine` with an active value (fact s1)
+//! and an open case (facts p1, p2 "Use Postgres." and m1, m2 "Use
+//! MySQL."). After a redaction no file under the memory directory holds
+//! the text, caches and temporary files included; the lines are
+//! tombstones; every entry and candidate worded by a redacted fact holds
+//! the marker; verify is clean; and the next commands rebuild what they
+//! need.
+#![allow(clippy::disallowed_methods)] // tests read the files directly
+
+use std::fs;
+use std::path::Path;
+
+use workmem::{
+    CaseStatus, ContextOptions, DistillOptions, Error, ErrorKind, Invalid, NewFact, REDACTED,
+    Redaction, Restoration, Stamp, Status, Workspace,
+};
+
+use crate::test_torn_writes::{AS_OF, Tied};
+
+fn redaction(event: &str, facts: &[&str]) -> Redaction {
+    Redaction {
+        fact_ids: facts.iter().map(|f| (*f).to_owned()).collect(),
+        actor: "Ada <ada@example.com>".into(),
+        rationale: "a credential was pasted into it".into(),
+        event_id: event.into(),
+        recorded_at: Some(Stamp::parse("2026-06-01T00:00:00Z").unwrap()),
+    }
+}
+
+/// Every file under `dir` (recursively) whose bytes hold `text`.
+pub fn files_holding(dir: &Path, text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        for entry in fs::read_dir(&at).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let bytes = fs::read(&path).unwrap();
+                if memchr::memmem::find(&bytes, text.as_bytes()).is_some() {
+                    found.push(path.display().to_string());
+                }
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+fn verify_clean(tied: &Tied) {
+    let problems = Workspace::builder(&tied.root).open_read_only().unwrap().verify().unwrap();
+    assert_eq!(problems, [], "verify");
+}
+
+/// Warms every cache that holds text: context, pending, search, distill.
+fn warm(ws: &Workspace) {
+    ws.context_with(&ContextOptions::new().recent(50).pending(50)).unwrap();
+    ws.search("postgres", &workmem::SearchOptions::default()).unwrap();
+    ws.distill(&DistillOptions::new().as_of(Stamp::parse(AS_OF).unwrap())).unwrap();
+}
+
+#[test]
+fn a_redaction_removes_the_text_from_every_file_and_keeps_the_records() {
+    let tied = Tied::new();
+    let ws = tied.open();
+    warm(&ws);
+    let memory = tied.memory();
+    assert!(!files_holding(&memory, "Use Postgres.").is_empty());
+    let case = tied.case();
+
+    let done = ws.redact(redaction("correction:r1", &["p1", "p2"])).unwrap();
+    assert!(!done.already_recorded);
+    assert_eq!(done.correction.fact_ids, ["p1", "p2"]);
+    let hashes = done.correction.line_sha256.as_ref().unwrap();
+    assert_eq!(hashes.keys().collect::<Vec<_>>(), ["p1", "p2"]);
+
+    // The text is nowhere under the memory directory.
+    assert_eq!(files_holding(&memory, "Use Postgres."), Vec::<String>::new());
+    assert_eq!(files_holding(&memory, "use postgres."), Vec::<String>::new());
+    // The lines are tombstones, in place, with the record's event id and
+    // the hash of the line each replaced.
+    let p1 = ws.facts().unwrap().into_iter().find(|f| f.fact_id() == "p1").unwrap();
+    assert_eq!(p1.content(), REDACTED);
+    assert_eq!(p1.source(), REDACTED);
+    assert_eq!(p1.memory_key(), Some("db.engine"));
+    assert!(p1.evidence().is_empty());
+    // The candidate keeps its ids and holds the marker; the case that
+    // rested on it is superseded.
+    let after = ws.conflicts().unwrap();
+    let after = after.get(&case.conflict_id).unwrap();
+    assert_eq!(after.status, CaseStatus::Superseded);
+    let candidate = after.candidates.iter().find(|c| c.content == REDACTED).unwrap();
+    assert!(case.candidate(&candidate.candidate_id).is_some());
+    assert_eq!(candidate.retracted_evidence_ids, ["p1", "p2"]);
+    // The facts are retracted for good: a restore is refused.
+    let retracted = ws.retractions().unwrap();
+    assert!(retracted.is_redacted("p1") && retracted.is_redacted("p2"));
+    let refused = ws
+        .restore(Restoration {
+            restores: "correction:r1".into(),
+            actor: "Ada <ada@example.com>".into(),
+            rationale: "undo".into(),
+            event_id: "correction:r2".into(),
+            recorded_at: None,
+        })
+        .unwrap_err();
+    assert_eq!(refused.kind(), ErrorKind::InvalidInput, "{refused}");
+    verify_clean(&tied);
+    // The other value and the active one are untouched, and every reader
+    // works again (rebuilding the caches the redaction removed).
+    assert!(ws.memory().unwrap().contains("Use SQLite."));
+    warm(&ws);
+    assert_eq!(files_holding(&memory, "Use Postgres."), Vec::<String>::new());
+    verify_clean(&tied);
+    // A retry is idempotent; the same event id for another request is not.
+    let again = ws.redact(redaction("correction:r1", &["p1", "p2"])).unwrap();
+    assert!(again.already_recorded);
+    let other = ws.redact(redaction("correction:r1", &["m1", "m2"])).unwrap_err();
+    assert_eq!(other.kind(), ErrorKind::ResolutionRejected, "{other}");
+}
+
+#[test]
+fn a_redacted_active_value_leaves_its_domain_without_a_value_and_its_history_marked() {
+    let tied = Tied::new();
+    let ws = tied.open();
+    ws.redact(redaction("correction:r1", &["s1"])).unwrap();
+    let state = ws.curated().unwrap();
+    let entry = state.entries.iter().find(|e| e.retracted_evidence_ids.contains("s1")).unwrap();
+    assert_eq!(entry.status, Status::Retracted);
+    assert_eq!(entry.content, REDACTED);
+    assert!(!ws.memory().unwrap().contains("Use SQLite."));
+    assert_eq!(files_holding(&tied.memory(), "Use SQLite."), Vec::<String>::new());
+    verify_clean(&tied);
+    // A later distill judges the domain from the facts that are left.
+    ws.distill(&DistillOptions::new().as_of(Stamp::parse(AS_OF).unwrap())).unwrap();
+    verify_clean(&tied);
+    assert_eq!(files_holding(&tied.memory(), "Use SQLite."), Vec::<String>::new());
+}
+
+#[test]
+fn a_redaction_that_would_leave_the_text_elsewhere_is_refused_and_writes_nothing() {
+    let tied = Tied::new();
+    let ws = tied.open();
+    let memory = tied.memory();
+    let before = snapshot(&memory);
+    // p2 holds the same text as p1.
+    let err = ws.redact(redaction("correction:r1", &["p1"])).unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidInput { reason, .. } if *reason == Invalid::SameText { ids: vec!["p2".into()] }),
+        "{err}"
+    );
+    // An unknown id.
+    let err = ws.redact(redaction("correction:r1", &["nope"])).unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidInput { reason, .. } if *reason == Invalid::UnknownFacts { ids: vec!["nope".into()] }),
+        "{err}"
+    );
+    // A cosmetic variant counts as the same text.
+    ws.remember(NewFact {
+        memory_key: Some("db.engine".into()),
+        kind: Some("decision".into()),
+        fact_id: Some("m3".into()),
+        recorded_at: Some("2026-02-11T00:00:00Z".into()),
+        ..NewFact::new("use   MYSQL.")
+    })
+    .unwrap();
+    let before = Some(before).map(|_| snapshot(&memory)).unwrap();
+    let err = ws.redact(redaction("correction:r1", &["m1", "m2"])).unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidInput { reason, .. } if *reason == Invalid::SameText { ids: vec!["m3".into()] }),
+        "{err}"
+    );
+    assert_eq!(snapshot(&memory), before, "a refused redaction wrote something");
+    // Named too, it goes.
+    ws.redact(redaction("correction:r1", &["m1", "m2", "m3"])).unwrap();
+    assert_eq!(files_holding(&memory, "MySQL"), Vec::<String>::new());
+    assert_eq!(files_holding(&memory, "MYSQL"), Vec::<String>::new());
+    verify_clean(&tied);
+    // A fact redacted already.
+    let err = ws.redact(redaction("correction:r9", &["m1"])).unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidInput { reason, .. } if *reason == Invalid::AlreadyRedacted { ids: vec!["m1".into()] }),
+        "{err}"
+    );
+}
+
+/// The files of the memory directory that are not caches, with their
+/// bytes.
+fn snapshot(memory: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![memory.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        for entry in fs::read_dir(&at).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if name.starts_with('.') {
+                continue;
+            }
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push((path.display().to_string(), fs::read(&path).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn an_error_names_what_is_wrong() {
+    let tied = Tied::new();
+    let ws = tied.open();
+    let err: Error = ws.redact(redaction("correction:r1", &[])).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput, "{err}");
+}
+
+/// A tombstone without its record (a forged line), and a redact record
+/// whose fact still holds its text (a branch that dropped the rewrite),
+/// are both reported by verify.
+#[test]
+fn verify_requires_a_tombstone_and_its_record_together() {
+    let tied = Tied::new();
+    let ws = tied.open();
+    ws.redact(redaction("correction:r1", &["p1", "p2"])).unwrap();
+    let memory = tied.memory();
+    let day = memory.join("daily/2026-02-01.jsonl");
+    let text = fs::read_to_string(&day).unwrap();
+    // Another event id on the tombstone: no record names it.
+    fs::write(&day, text.replace("correction:r1", "correction:forged")).unwrap();
+    let problems = Workspace::builder(&tied.root).open_read_only().unwrap().verify().unwrap();
+    let messages: Vec<String> = problems.iter().map(|p| p.message.clone()).collect();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("fact p1 is a tombstone of redaction correction:forged")),
+        "{messages:?}"
+    );
+    assert!(
+        messages.iter().any(|m| m.contains("redact correction:r1 names fact p1")),
+        "{messages:?}"
+    );
+    // The file as the redaction wrote it: clean again.
+    fs::write(&day, &text).unwrap();
+    verify_clean(&tied);
+}
