@@ -113,6 +113,8 @@ pub enum Command {
     Retract(Deferred<commands::retract::RetractArgs>),
     /// Undo one retraction
     Restore(Deferred<commands::retract::RestoreArgs>),
+    /// Remove facts' text from every file of the memory (for a credential)
+    Redact(Deferred<commands::redact::RedactArgs>),
     /// Review open conflict cases one at a time at a terminal
     Review(Deferred<commands::review::ReviewArgs>),
     /// List the audit stream of human decisions
@@ -187,8 +189,8 @@ impl Command {
         use commands::mcp;
         use commands::{
             adjudications, adopt, conflicts, context, demo, diff, distill, explain, facts, history,
-            import, init, journal, logs, memory, merge, rebuild, remember, resolve, retract,
-            review, scan, search, setup, share, status, verify,
+            import, init, journal, logs, memory, merge, rebuild, redact, remember, resolve,
+            retract, review, scan, search, setup, share, status, verify,
         };
         match self {
             Command::Init(args) => init::run(ctx, args),
@@ -203,6 +205,7 @@ impl Command {
             Command::Resolve(args) => resolve::run(ctx, args),
             Command::Retract(args) => retract::run_retract(ctx, args),
             Command::Restore(args) => retract::run_restore(ctx, args),
+            Command::Redact(args) => redact::run(ctx, args),
             Command::Review(args) => review::run(ctx, args),
             Command::Adjudications(args) => adjudications::run(ctx, args),
             Command::History(args) => history::run(ctx, args),

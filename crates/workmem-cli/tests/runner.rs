@@ -21,6 +21,7 @@ mod git_world;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod recovery;
+mod redact;
 mod retract;
 mod secrets;
 mod setup;

@@ -34,6 +34,7 @@ pub mod memory;
 pub mod merge;
 pub mod policy;
 pub mod rebuild;
+pub mod redact;
 pub mod remember;
 pub mod resolve;
 pub mod retract;

@@ -120,19 +120,19 @@ pub fn run_restore(ctx: &Ctx, args: &RestoreArgs) -> Result<(), CommandError> {
 }
 
 /// A fresh event id for a correction.
-fn fresh(ws: &workmem::Workspace) -> String {
+pub(crate) fn fresh(ws: &workmem::Workspace) -> String {
     let id = ws.fresh_event_id();
     format!("correction:{}", id.strip_prefix("review:").unwrap_or(&id))
 }
 
-fn required_rationale(given: Option<&str>, what: &str) -> Result<String, CommandError> {
+pub(crate) fn required_rationale(given: Option<&str>, what: &str) -> Result<String, CommandError> {
     given.map(str::to_owned).ok_or_else(|| {
         CommandError::invalid("rationale", "is required")
             .hinted(format!("add --rationale '{what}'"))
     })
 }
 
-fn parse_at(text: Option<&str>) -> Result<Option<Stamp>, CommandError> {
+pub(crate) fn parse_at(text: Option<&str>) -> Result<Option<Stamp>, CommandError> {
     let Some(text) = text else { return Ok(None) };
     // The parse error quotes the text; a credential is never quoted.
     workmem::check_secret("at", text)?;
@@ -141,7 +141,7 @@ fn parse_at(text: Option<&str>) -> Result<Option<Stamp>, CommandError> {
 
 /// Prints the correction record (JSON: the record itself) and, on stderr,
 /// what changed and the distill that judges the touched domains again.
-fn report(
+pub(crate) fn report(
     ctx: &Ctx,
     result: workmem::Result<Corrected>,
     event_id: &str,
@@ -170,8 +170,9 @@ fn report(
         workmem::Action::Restore => {
             format!("restored {} ({n} fact{})", c.restores.as_deref().unwrap_or(""), plural(n))
         }
-        _ => format!(
-            "retracted {n} fact{}: {}",
+        workmem::Action::Retract | workmem::Action::Redact => format!(
+            "{} {n} fact{}: {}",
+            if c.action == workmem::Action::Redact { "redacted" } else { "retracted" },
             plural(n),
             c.fact_ids.iter().collect::<Vec<_>>().join(" ")
         ),

@@ -71,8 +71,9 @@ pub fn run(ctx: &Ctx, _args: &ScanArgs) -> Result<(), CommandError> {
             ws.memory_dir().display()
         ))
         .hinted(
-            "remove them from the files named (and from git history if the memory was committed), \
-             then rotate them: a credential that was stored is exposed",
+            "remove them with `workmem redact --scan --rationale TEXT` (and from git history if \
+             the memory was committed, see docs/corrections.md), then rotate them: a credential \
+             that was stored is exposed",
         ));
     }
     if !scan.unreadable.is_empty() {

@@ -160,22 +160,23 @@ impl FactLog {
         let mut out = Vec::with_capacity(data.len());
         for (index, chunk) in data.split_inclusive(|&b| b == b'\n').enumerate() {
             let line = chunk.strip_suffix(b"\n").unwrap_or(chunk);
-            let hash = hashes.and_then(|hashes| {
-                let id = line_fact_id(line)?;
-                hashes.get(id).filter(|_| record.fact_ids.contains(id))
-            });
-            let tombstone = match hash {
-                Some(hash) if canon::sha256_hex(line) == *hash => {
-                    let fact = Fact::parse_for(line, &self.workspace_id)
-                        .map_err(|err| self.refuse_line(path, (index + 1, line), err, true).err());
-                    match fact {
-                        Ok(fact) => Some(fact.tombstone(&record.event_id, hash).to_line()),
-                        Err(Some(err)) => return Err(err),
-                        Err(None) => None,
-                    }
+            // Only the lines of the files a redaction names are read here:
+            // each is parsed (a hand-written line may lay its keys out in
+            // any order).
+            let fact = match Fact::parse_for(line, &self.workspace_id) {
+                Ok(fact) => Some(fact),
+                Err(err) => {
+                    let terminated = chunk.ends_with(b"\n");
+                    self.refuse_line(path, (index + 1, line), err, terminated)?;
+                    None
                 }
-                _ => None,
             };
+            let tombstone = fact.and_then(|fact| {
+                let hash = hashes?.get(&fact.fact_id)?;
+                let named = record.fact_ids.contains(&fact.fact_id) && fact.redacted_by.is_none();
+                (named && canon::sha256_hex(line) == *hash)
+                    .then(|| fact.tombstone(&record.event_id, hash).to_line())
+            });
             match tombstone {
                 Some(tombstone) => out.extend_from_slice(tombstone.as_bytes()),
                 None => out.extend_from_slice(chunk),
@@ -761,16 +762,6 @@ pub(crate) fn map_in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R
 /// The log's order: (recorded_at instant, fact_id).
 fn order<T: FactRecord>(a: &T, b: &T) -> std::cmp::Ordering {
     (a.instant(), a.fact_id()).cmp(&(b.instant(), b.fact_id()))
-}
-
-/// The `fact_id` of a fact line, found without parsing the line (its
-/// fields are in sorted order, so `"fact_id": "` is the only place the
-/// key can occur before its value); `None` when it is not there.
-fn line_fact_id(line: &[u8]) -> Option<&str> {
-    const KEY: &[u8] = b"\"fact_id\": \"";
-    let start = memchr::memmem::find(line, KEY)? + KEY.len();
-    let len = memchr::memchr(b'"', &line[start..])?;
-    std::str::from_utf8(&line[start..start + len]).ok()
 }
 
 #[cfg(test)]

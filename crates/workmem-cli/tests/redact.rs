@@ -1,0 +1,294 @@
+//! `workmem redact`, black-box on the real binary (docs/corrections.md,
+//! "Redact"): after a redaction a byte search of every file under the
+//! memory directory (caches and temporary files included) finds the text
+//! nowhere; the refusals write nothing; without a terminal it needs
+//! `--yes`; `--scan` redacts what `scan` reports; and a real abort at
+//! every durable boundary of the transaction, then the next command,
+//! leaves the text nowhere and `verify` clean. Needs `--features
+//! failpoints`, like `recovery`.
+
+#![allow(clippy::disallowed_methods)] // tests read the files directly
+
+use std::io::Write as _;
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+
+use serde_json::{Value, json};
+use workmem_testutil::{Project, credential_corpus};
+
+use crate::WORKMEM;
+
+const AS_OF: &str = "2026-06-01T00:00:00Z";
+const AT: &str = "2026-06-02T00:00:00Z";
+
+/// The failpoints of a redaction's transaction, in order.
+const FAILPOINTS: [&str; 11] = [
+    "after_prepared",
+    "after_curated_write",
+    "after_curated_applied",
+    "after_conflict_write",
+    "after_conflict_closed",
+    "after_file_rewritten",
+    "after_files_rewritten",
+    "after_caches_removed",
+    "after_correction_write",
+    "after_correction_appended",
+    "after_committed",
+];
+
+fn remember(project: &Project, id: &str, content: &str, key: Option<&str>, at: &str) {
+    let mut args = vec!["remember", content, "-k", "decision", "-i", "4", "--at", at, "--id", id];
+    if let Some(key) = key {
+        args.extend(["--key", key]);
+    }
+    project.ok(&args);
+}
+
+/// An active "Use SQLite." (s1) challenged by two tied values ("Use
+/// Postgres." p1, p2 on two days, "Use MySQL." m1, m2) in an open case,
+/// with every cache that holds text warmed.
+fn tied() -> Project {
+    let project = Project::new(WORKMEM, "workmem-redact-");
+    remember(&project, "s1", "Use SQLite.", Some("db.engine"), "2026-01-01T00:00:00Z");
+    project.ok(&["distill", "--as-of", AS_OF]);
+    remember(&project, "p1", "Use Postgres.", Some("db.engine"), "2026-02-01T00:00:00Z");
+    remember(&project, "p2", "Use Postgres.", Some("db.engine"), "2026-02-10T00:00:00Z");
+    remember(&project, "m1", "Use MySQL.", Some("db.engine"), "2026-02-02T00:00:00Z");
+    remember(&project, "m2", "Use MySQL.", Some("db.engine"), "2026-02-10T00:00:00Z");
+    let report = project.json(&["distill", "--as-of", AS_OF]);
+    assert_eq!(report["queued_conflicts"], 1);
+    warm(&project);
+    project
+}
+
+/// Runs the readers whose caches hold text.
+fn warm(project: &Project) {
+    project.ok(&["context"]);
+    project.ok(&["search", "postgres"]);
+    project.ok(&["distill", "--as-of", AS_OF]);
+    project.ok(&["facts", "--all"]);
+}
+
+fn redact_args<'a>(facts: &[&'a str], event: &'a str) -> Vec<&'a str> {
+    let mut args = vec!["redact"];
+    args.extend(facts);
+    args.extend([
+        "--rationale",
+        "a credential was pasted into it",
+        "--event-id",
+        event,
+        "--actor",
+        "Ada <ada@example.com>",
+        "--at",
+        AT,
+        "--yes",
+    ]);
+    args
+}
+
+/// Every file under `dir` (caches, temporaries and the search index
+/// included) whose bytes hold `text`.
+fn holding(dir: &Path, text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if std::fs::read(&path)
+                .unwrap()
+                .windows(text.len())
+                .any(|window| window == text.as_bytes())
+            {
+                found.push(path.display().to_string());
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+fn exit(project: &Project, args: &[&str]) -> (i32, String) {
+    let out = project.run(args);
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// Every file of the memory directory that is not a cache, with its bytes.
+fn records(project: &Project) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut stack = vec![project.memory()];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at).unwrap() {
+            let path = entry.unwrap().path();
+            if path.file_name().unwrap().to_string_lossy().starts_with('.') {
+                continue;
+            }
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push((path.display().to_string(), std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The state after redacting p1 and p2: the text nowhere, tombstones in
+/// place, the candidate marked, the case superseded, verify clean.
+fn assert_redacted(project: &Project) {
+    assert_eq!(holding(&project.memory(), "Postgres"), Vec::<String>::new());
+    assert_eq!(holding(&project.memory(), "postgres"), Vec::<String>::new());
+    let facts = project.json(&["facts", "--all"]);
+    let p1 = facts.as_array().unwrap().iter().find(|f| f["fact_id"] == "p1").unwrap();
+    assert_eq!(p1["content"], "[redacted]", "{p1}");
+    let conflicts: Value = serde_json::from_str(
+        &std::fs::read_to_string(project.memory().join("conflicts.json")).unwrap(),
+    )
+    .unwrap();
+    let case = &conflicts["cases"][0];
+    assert_eq!(case["status"], "superseded");
+    assert!(case["candidates"].as_array().unwrap().iter().any(|c| c["content"] == "[redacted]"));
+    let journal = project.json(&["journal"]);
+    let transactions = journal["transactions"].as_array().unwrap();
+    assert!(transactions.iter().all(|t| t["committed"] == true), "{journal}");
+    project.ok(&["verify"]);
+    // Every reader works again, and rebuilds no text.
+    warm(project);
+    assert_eq!(holding(&project.memory(), "Postgres"), Vec::<String>::new());
+    project.ok(&["verify"]);
+}
+
+#[test]
+fn redact_removes_the_text_from_every_file_and_cannot_be_restored() {
+    let project = tied();
+    assert!(holding(&project.memory(), "Postgres").len() > 3, "the caches hold the text");
+    let out = project.json(&redact_args(&["p1", "p2"], "correction:r1"));
+    assert_eq!(out["action"], "redact");
+    assert_eq!(out["fact_ids"], json!(["p1", "p2"]));
+    assert_eq!(out["line_sha256"].as_object().unwrap().len(), 2);
+    assert_redacted(&project);
+    // The plain output names what it did and what it cannot reach.
+    let again = project.ok(&redact_args(&["p1", "p2"], "correction:r1"));
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert!(stderr.contains("already recorded"), "{stderr}");
+    // A redaction is not a retraction: restore refuses it.
+    let (code, stderr) = exit(
+        &project,
+        &["restore", "correction:r1", "--rationale", "undo", "--event-id", "correction:r2"],
+    );
+    assert_eq!(code, 2, "{stderr}");
+    // history and explain show the facts redacted.
+    let history = String::from_utf8(project.ok(&["history", "db.engine"]).stdout).unwrap();
+    assert!(history.contains("correction:r1"), "{history}");
+    // status counts them.
+    let status = project.json(&["status"]);
+    assert_eq!(status["corrections"]["redacted_facts"], 2, "{status}");
+}
+
+#[test]
+fn refusals_write_nothing() {
+    let project = tied();
+    let before = records(&project);
+    // Without a terminal and without --yes.
+    let (code, stderr) =
+        exit(&project, &["redact", "p1", "p2", "--rationale", "a credential was pasted into it"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--yes"), "{stderr}");
+    // p2 holds the same text.
+    let (code, stderr) = exit(&project, &redact_args(&["p1"], "correction:r1"));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("p2") && stderr.contains("same text"), "{stderr}");
+    // An unknown id; no rationale.
+    let (code, stderr) = exit(&project, &redact_args(&["nope"], "correction:r1"));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("nope"), "{stderr}");
+    let (code, stderr) = exit(&project, &["redact", "p1", "--yes"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--rationale"), "{stderr}");
+    assert_eq!(records(&project), before, "a refused redaction wrote something");
+}
+
+#[test]
+fn redact_scan_removes_every_credential_scan_reports() {
+    let project = tied();
+    let workspace = project.json(&["init"])["workspace_id"].as_str().unwrap().to_owned();
+    let token = credential_corpus()
+        .into_iter()
+        .find(|s| s.kind == "GitHub token")
+        .expect("a GitHub token sample")
+        .text;
+    // A fact written by hand, before the guard knew the form.
+    let line = json!({
+        "content": format!("The deploy token is {token}"),
+        "evidence": {},
+        "fact_id": "leak-1",
+        "importance": 3,
+        "kind": "decision",
+        "memory_key": null,
+        "recorded_at": "2026-01-05T10:00:00Z",
+        "schema_version": 2,
+        "source": "agent",
+        "workspace_id": workspace,
+    })
+    .to_string();
+    let path = project.memory().join("daily/2026-01-05.jsonl");
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
+    writeln!(file, "{line}").unwrap();
+    drop(file);
+    project.ok(&["distill", "--as-of", AS_OF]);
+    let (code, stderr) = exit(&project, &["scan"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("workmem redact --scan"), "{stderr}");
+    project.ok(&[
+        "redact",
+        "--scan",
+        "--rationale",
+        "a deploy token was pasted into a fact",
+        "--yes",
+    ]);
+    assert_eq!(holding(&project.memory(), &token), Vec::<String>::new());
+    project.ok(&["scan"]);
+    project.ok(&["verify"]);
+    // Nothing left to redact.
+    let out = project.ok(&["redact", "--scan", "--rationale", "again", "--yes"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no fact holds a credential"));
+}
+
+fn crash(project: &Project, args: &[&str], failpoint: &str) {
+    let out = project.cmd(args).env("WORKMEM_FAILPOINT", failpoint).output().expect("spawn");
+    assert_eq!(
+        out.status.signal(),
+        Some(6),
+        "{args:?} did not abort at {failpoint} (built without --features failpoints?): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_crash_at_every_boundary_ends_with_the_text_nowhere() {
+    for failpoint in FAILPOINTS {
+        let project = tied();
+        let memory = project.memory();
+        let places = holding(&memory, "Postgres");
+        crash(&project, &redact_args(&["p1", "p2"], "correction:r1"), failpoint);
+        // Right after the abort the text is where it was or gone, never
+        // somewhere new (a temporary file holds only redacted bytes).
+        for file in holding(&memory, "Postgres") {
+            assert!(places.contains(&file), "{failpoint}: the text appeared in {file}");
+        }
+        // The next command that opens the memory for writing finishes the
+        // redaction.
+        project.ok(&["conflicts"]);
+        assert_redacted(&project);
+        assert_eq!(
+            std::fs::read_to_string(memory.join("memory-corrections.jsonl"))
+                .unwrap()
+                .lines()
+                .count(),
+            1,
+            "{failpoint}"
+        );
+    }
+}
