@@ -139,7 +139,7 @@ fn a_retraction_that_arrives_by_pull_is_applied_before_anything_is_served() {
     assert_eq!(curated_status(&b, WRONG), "retracted");
     assert_eq!(curated_status(&b, LATE), "active");
     let shown = verify_reports(&b, "correction:alice-late");
-    assert!(shown.contains("not applied") && shown.contains("workmem status"), "{shown}");
+    assert!(shown.contains("not applied") && shown.contains("workmem memory"), "{shown}");
     assert!(!shown.contains("retract correction:alice by"), "{shown}");
     // The first command applies it, before it serves anything.
     let memory = b.ok(&["memory"]);
@@ -315,5 +315,74 @@ fn a_crash_while_applying_an_arrived_correction_ends_in_all_of_it() {
         assert!(b.journal_is_empty() || failpoint == "after_committed", "{failpoint}");
         let stream = std::fs::read_to_string(b.memory().join("memory-corrections.jsonl")).unwrap();
         assert_eq!(stream.lines().count(), 1, "{failpoint}: {stream}");
+    }
+}
+
+/// Every file under `dir` whose bytes hold `text`.
+fn holding(dir: &std::path::Path, text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if std::fs::read(&path)
+                .unwrap()
+                .windows(text.len())
+                .any(|window| window == text.as_bytes())
+            {
+                found.push(path.display().to_string());
+            }
+        }
+    }
+    found
+}
+
+/// Alice redacts the tokio fact and commits; bob, whose caches and own
+/// daily file of that day hold the text, pulls: the merge driver keeps
+/// the tombstone in place of the line, and the first command applies the
+/// redaction to bob's merged state and removes his caches, so that no
+/// file of bob's memory directory holds the text; in both directions.
+#[test]
+fn a_redaction_that_arrives_by_pull_leaves_the_text_nowhere() {
+    for bob_pulls in [true, false] {
+        let world = World::new();
+        let (a, wrong) = shared(&world);
+        let b = world.clone_of(&a, "bob/app");
+        // Bob adds a fact to the same day, and warms every cache.
+        b.remember("Use tokio-console to debug tasks", None, "2026-01-05T11:00:00Z");
+        b.ok(&["distill", "--as-of", AS_OF, "-q"]);
+        assert_eq!(served(&b, WRONG), [true, true, true]);
+        b.commit_all("bob");
+        a.ok(&[
+            "redact",
+            &wrong,
+            "--rationale",
+            "it held a token",
+            "--event-id",
+            "correction:redact",
+            "--actor",
+            "Ada <ada@example.com>",
+            "--at",
+            "2026-03-01T09:00:00Z",
+            "--yes",
+        ]);
+        a.commit_all("alice redacts");
+        assert!(holding(&a.memory(), WRONG).is_empty());
+        let (to, from) = if bob_pulls { (&b, &a) } else { (&a, &b) };
+        to.pull(from, false);
+        to.ok(&["memory"]);
+        assert_eq!(
+            holding(&to.memory(), WRONG),
+            Vec::<String>::new(),
+            "pulled by bob: {bob_pulls}"
+        );
+        assert_eq!(served(to, WRONG), [false, false, false]);
+        to.verify_clean();
+        // Bob's own fact of that day is kept.
+        assert!(to.memory().join("daily/2026-01-05.jsonl").exists());
+        let facts = to.json(&["facts", "--all"]);
+        assert!(facts.to_string().contains("tokio-console"), "{facts}");
     }
 }

@@ -48,7 +48,7 @@ pub fn way_out(damage: &Damage) -> Option<&'static str> {
         | Damage::ForeignDistillIntent => Some(FOREIGN_JOURNAL),
         Damage::NoMemoryDir => Some("run `workmem init`, or name the right one"),
         Damage::CorrectionWaiting { .. } => {
-            Some("run `workmem status`, or any command that reads the memory, to apply it")
+            Some("run `workmem memory` (or any command that writes to the memory) to apply it")
         }
         _ => None,
     }

@@ -660,3 +660,51 @@ fn an_entry_one_side_retracted_merges_without_the_fact_and_keeps_the_others_evid
     assert_eq!(pin["evidence_ids"], serde_json::json!([]), "{pin}");
     assert_eq!(pin["status"], "retracted", "{pin}");
 }
+
+/// A daily file whose line one side redacted: the merge keeps the
+/// tombstone in the line's place (its hash is the line's), whichever side
+/// merges into which, and keeps the other side's new line; a tombstone
+/// whose hash is not the line's (a line changed by other hands) leaves
+/// both, for verify to report.
+#[test]
+fn a_tombstone_takes_the_place_of_the_line_it_replaced() {
+    let path = PathBuf::from(".workmem/memory/daily/2026-01-05.jsonl");
+    let workspace = "0123456789abcdef";
+    let line = |id: &str, content: &str, at: &str| {
+        format!(
+            "{{\"content\": \"{content}\", \"evidence\": {{}}, \"fact_id\": \"{id}\", \"importance\": 3, \
+             \"kind\": \"decision\", \"memory_key\": null, \"recorded_at\": \"{at}\", \
+             \"schema_version\": 2, \"source\": \"agent\", \"workspace_id\": \"{workspace}\"}}"
+        )
+    };
+    let secret = line("f1", "The token is hunter2", "2026-01-05T08:00:00Z");
+    let kept = line("f0", "Use tokio", "2026-01-05T07:00:00Z");
+    let hash = workmem::internals::canon::sha256_hex(secret.as_bytes());
+    let tombstone = format!(
+        "{{\"content\": \"[redacted]\", \"evidence\": {{}}, \"fact_id\": \"f1\", \"importance\": 3, \
+         \"kind\": \"decision\", \"line_sha256\": \"{hash}\", \"memory_key\": null, \
+         \"recorded_at\": \"2026-01-05T08:00:00Z\", \"redacted_by\": \"correction:r1\", \
+         \"schema_version\": 2, \"source\": \"[redacted]\", \"workspace_id\": \"{workspace}\"}}"
+    );
+    let added = line("f2", "Use tokio-console", "2026-01-05T09:00:00Z");
+    let base = format!("{kept}\n{secret}\n");
+    let redacted = format!("{kept}\n{tombstone}\n");
+    let extended = format!("{kept}\n{secret}\n{added}\n");
+    let merge = |ours: &str, theirs: &str| {
+        let sides = MergeSides {
+            base: Some(base.as_bytes()),
+            ours: ours.as_bytes(),
+            theirs: theirs.as_bytes(),
+        };
+        String::from_utf8(workmem::merge_memory_file(MemoryFile::DailyLog, &path, sides).unwrap())
+            .unwrap()
+    };
+    let expected = format!("{kept}\n{tombstone}\n{added}\n");
+    assert_eq!(merge(&redacted, &extended), expected);
+    assert_eq!(merge(&extended, &redacted), expected);
+    assert!(!expected.contains("hunter2"));
+    // A tombstone of another line: both are kept.
+    let forged = tombstone.replace(&hash, &"0".repeat(64));
+    let both = merge(&format!("{kept}\n{forged}\n"), &extended);
+    assert!(both.contains("hunter2") && both.contains(&forged), "{both}");
+}

@@ -78,7 +78,13 @@ impl Workspace {
         if lock::held_here(self.dir.path()) {
             return self.apply_waiting(read);
         }
-        if self.waiting_in(&read.records, read.from_line)?.is_empty() {
+        // A redaction that arrived also removes this clone's caches, which
+        // may hold its text: that takes the lock even when nothing waits.
+        let redaction = read
+            .records
+            .iter()
+            .any(|n| n.line >= read.from_line && n.record.action == Action::Redact);
+        if !redaction && self.waiting_in(&read.records, read.from_line)?.is_empty() {
             valid_hashes::record_prefix(self.dir.path(), APPLIED, &read.applied);
             return Ok(0);
         }
@@ -93,8 +99,24 @@ impl Workspace {
     fn apply_waiting(&self, read: StreamRead) -> Result<usize> {
         let after = Retractions::from_records(read.records.iter().map(|n| &n.record));
         let mut applied = 0;
+        let all: Vec<&Correction> = read.records.iter().map(|n| &n.record).collect();
         for numbered in read.records.iter().filter(|n| n.line >= read.from_line) {
             let record = &numbered.record;
+            if record.action == Action::Redact {
+                if matches!(arrival(record, &all), Arrival::Never) {
+                    continue;
+                }
+                let (planned, files) = self.plan_arrived_redaction(record, &after)?;
+                if planned.is_empty() && files.is_empty() {
+                    // The merge brought the redacted files and state; this
+                    // clone's caches may still hold the text.
+                    self.dir.remove_caches()?;
+                    continue;
+                }
+                self.run_correction(record.clone(), planned, true, Some(files))?;
+                applied += 1;
+                continue;
+            }
             let Some(planned) = self.plan_arrived(record, &read.records, &after)? else {
                 continue;
             };
@@ -129,6 +151,13 @@ impl Workspace {
                 Arrival::Takes => None,
                 Arrival::Restores(at) => Some(at),
             };
+            if record.action == Action::Redact {
+                let (planned, files) = self.plan_arrived_redaction(record, &after)?;
+                if !planned.is_empty() || !files.is_empty() {
+                    waiting.push((*line, record));
+                }
+                continue;
+            }
             let named: Vec<&str> = record.fact_ids.iter().collect();
             let scope = Scope::of(&self.facts_with_ids(&named)?);
             let entries: Vec<Entry> = curated
@@ -164,8 +193,20 @@ impl Workspace {
             return Ok(waiting);
         }
         let after = Retractions::from_records(records.iter().map(|n| &n.record));
+        let all: Vec<&Correction> = records.iter().map(|n| &n.record).collect();
         for numbered in records.iter().filter(|n| n.line >= from_line) {
-            let planned = self.plan_arrived(&numbered.record, records, &after)?;
+            let record = &numbered.record;
+            if record.action == Action::Redact {
+                if matches!(arrival(record, &all), Arrival::Never) {
+                    continue;
+                }
+                let (planned, files) = self.plan_arrived_redaction(record, &after)?;
+                if !planned.is_empty() || !files.is_empty() {
+                    waiting.push((numbered.line, record.clone()));
+                }
+                continue;
+            }
+            let planned = self.plan_arrived(record, records, &after)?;
             if planned.is_some_and(|p| !p.is_empty()) {
                 waiting.push((numbered.line, numbered.record.clone()));
             }

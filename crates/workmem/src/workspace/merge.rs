@@ -4,7 +4,7 @@
 //! version that cannot be read fails the merge, so that git reports a
 //! conflict instead of a guess.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 use serde_json::Value;
@@ -158,6 +158,7 @@ pub fn merge_memory_file(file: MemoryFile, path: &Path, sides: MergeSides<'_>) -
                 at: fact.recorded_at().clone(),
                 id: fact.fact_id().to_owned(),
                 workspace: fact.workspace_id().to_owned(),
+                replaces: fact.line_sha256.clone(),
             })
         }),
         MemoryFile::Audit => union_records(path, versions, |line| {
@@ -166,6 +167,7 @@ pub fn merge_memory_file(file: MemoryFile, path: &Path, sides: MergeSides<'_>) -
                 at: record.resolved_at,
                 id: record.event_id,
                 workspace: record.workspace_id,
+                replaces: None,
             })
         }),
         // Two different records under one event id are both kept: verify
@@ -176,6 +178,7 @@ pub fn merge_memory_file(file: MemoryFile, path: &Path, sides: MergeSides<'_>) -
                 at: record.recorded_at,
                 id: record.event_id,
                 workspace: record.workspace_id,
+                replaces: None,
             })
         }),
         MemoryFile::Curated => {
@@ -290,6 +293,8 @@ struct Keyed {
     at: Stamp,
     id: String,
     workspace: String,
+    /// Of a tombstone: the SHA-256 of the line it replaced.
+    replaces: Option<String>,
 }
 
 /// One record line of a side.
@@ -356,17 +361,36 @@ fn union_records(
             Damage::SeveralWorkspaces { ids: workspaces.into_iter().map(str::to_owned).collect() },
         ));
     }
+    // A tombstone wins over the line it replaced (the line whose SHA-256
+    // it records): it is written in that line's place, once.
+    let tombstones: HashMap<&str, &Line> = [&base, &ours, &theirs]
+        .into_iter()
+        .flatten()
+        .filter_map(|line| Some((line.keyed.replaces.as_deref()?, line)))
+        .collect();
+    let replaced = |line: &'_ Line| -> Option<&Line> {
+        if tombstones.is_empty() {
+            return None;
+        }
+        tombstones.get(canon::sha256_hex(&line.bytes).as_str()).copied()
+    };
     let mut seen: HashSet<&str> = HashSet::new();
     let mut out = Vec::new();
     for line in &base {
+        let line = replaced(line).unwrap_or(line);
         if seen.insert(&line.canonical) {
             out.extend_from_slice(&line.bytes);
             out.push(b'\n');
         }
     }
+    let in_base: HashSet<&str> = base.iter().map(|line| line.canonical.as_str()).collect();
     // Added lines: one per distinct record, its smallest encoding.
     let mut added: BTreeMap<&str, &Line> = BTreeMap::new();
     for line in ours.iter().chain(&theirs) {
+        if in_base.contains(line.canonical.as_str()) {
+            continue;
+        }
+        let line = replaced(line).unwrap_or(line);
         if seen.contains(line.canonical.as_str()) {
             continue;
         }

@@ -22,9 +22,10 @@ use crate::model::stamp::Stamp;
 use crate::policy::retractions::Retractions;
 use crate::store::corrections::{Action, CORRECTION_SCHEMA_VERSION, Correction};
 use crate::store::fact_log::DayFile;
+use crate::store::names::CURATED_FILE;
 use crate::store::names::{DAILY_DIR, DAY_EXTENSION, is_day_name};
 use crate::workspace::Workspace;
-use crate::workspace::retract::{Corrected, Planned, StagedFile, check_text};
+use crate::workspace::retract::{Corrected, Planned, Scope, StagedFile, check_text};
 
 /// A request to redact facts (`workmem redact`): their text leaves every
 /// file of the memory directory, and they stop counting for good.
@@ -192,12 +193,28 @@ impl Workspace {
         let after = Retractions::from_records(records.iter().chain([&record]));
         let mut planned = self.plan_correction(&record, &after, None, &facts)?;
         mark_redacted(&mut planned, &record.fact_ids);
-        let days: BTreeMap<&str, &DayFile> =
-            lines.values().map(|(day, _)| (day.day.as_str(), day)).collect();
-        let mut files = Vec::with_capacity(days.len());
-        for day in days.values() {
+        let days: BTreeMap<String, DayFile> =
+            lines.into_values().map(|(day, _)| (day.day.clone(), day)).collect();
+        let files = self.staged(days.values(), &record)?;
+        Ok(Prepared { record, planned, files })
+    }
+
+    /// Each of `days` with the tombstones of `record` in place of the lines
+    /// it redacts; a file it leaves as it is is left out.
+    ///
+    /// Errors: as [`FactLog::with_tombstones`](crate::store::fact_log::FactLog::with_tombstones).
+    fn staged<'d>(
+        &self,
+        days: impl Iterator<Item = &'d DayFile>,
+        record: &Correction,
+    ) -> Result<Vec<StagedFile>> {
+        let mut files = Vec::new();
+        for day in days {
             let data = self.dir.read_path(&day.path)?.unwrap_or_default();
-            let rewritten = self.log.with_tombstones(&day.path, &data, &record)?;
+            let rewritten = self.log.with_tombstones(&day.path, &data, record)?;
+            if rewritten == data {
+                continue;
+            }
             files.push(StagedFile {
                 name: format!("{DAILY_DIR}/{}{DAY_EXTENSION}", day.day),
                 path: day.path.clone(),
@@ -206,7 +223,52 @@ impl Workspace {
                 data: rewritten,
             });
         }
-        Ok(Prepared { record, planned, files })
+        Ok(files)
+    }
+
+    /// Plans a redact record of the stream over the state as stored (one
+    /// that arrived through git, docs/corrections.md "Corrections through
+    /// git"): the facts taken out as a retraction takes them, the marker
+    /// in place of every wording that lists one (whatever the merge kept),
+    /// and each daily file that still holds a line the record redacts
+    /// (the line whose hash it records) with its tombstone. Its facts'
+    /// lines may be tombstones already, which name no unkeyed entry: the
+    /// unkeyed entries that list the facts are found by their lists.
+    ///
+    /// Errors: as [`Workspace::redact`].
+    pub(crate) fn plan_arrived_redaction(
+        &self,
+        record: &Correction,
+        after: &Retractions,
+    ) -> Result<(Planned, Vec<StagedFile>)> {
+        let named: Vec<&str> = record.fact_ids.iter().collect();
+        let facts = self.facts_with_ids(&named)?;
+        let mut scope = Scope::of(&facts);
+        let lists = |ids: &IdList| ids.iter().any(|id| record.fact_ids.contains(id));
+        for entry in &self
+            .dir
+            .stored_curated()?
+            .file
+            .records(&self.file(CURATED_FILE), |head| head.memory_key.is_none())?
+        {
+            if lists(&entry.evidence_ids) || lists(&entry.retracted_evidence_ids) {
+                scope.unkeyed.insert(entry.key.clone());
+            }
+        }
+        let mut planned = self.plan_in_scope(record, after, None, scope)?;
+        mark_redacted(&mut planned, &record.fact_ids);
+        let mut days: BTreeMap<String, DayFile> = BTreeMap::new();
+        let hashes = record.line_sha256.as_ref();
+        self.log.each_line(|day, line, fact| {
+            let hash = hashes.and_then(|h| h.get(fact.fact_id()));
+            if hash.is_some_and(|hash| *hash == canon::sha256_hex(line))
+                && record.fact_ids.contains(fact.fact_id())
+            {
+                days.entry(day.day.clone()).or_insert_with(|| day.clone());
+            }
+        })?;
+        let files = self.staged(days.values(), record)?;
+        Ok((planned, files))
     }
 
     /// The daily file and line SHA-256 of each fact of `named` (`facts`,
@@ -288,7 +350,7 @@ fn mark_redacted(planned: &mut Planned, redacted: &IdList) {
         ids.iter().chain(retracted.iter()).any(|id| redacted.contains(id))
     };
     for entry in &planned.entries {
-        if !lists(&entry.evidence_ids, &entry.retracted_evidence_ids) {
+        if entry.content == REDACTED || !lists(&entry.evidence_ids, &entry.retracted_evidence_ids) {
             continue;
         }
         let at = planned.plan.entries.iter().position(|e| e.key == entry.key);
@@ -299,7 +361,10 @@ fn mark_redacted(planned: &mut Planned, redacted: &IdList) {
         REDACTED.clone_into(&mut planned.plan.entries[at].content);
     }
     for case in &planned.cases {
-        if !case.candidates.iter().any(|c| lists(&c.evidence_ids, &c.retracted_evidence_ids)) {
+        let worded = |c: &&crate::store::conflict_queue::Candidate| {
+            c.content != REDACTED && lists(&c.evidence_ids, &c.retracted_evidence_ids)
+        };
+        if !case.candidates.iter().any(|c| worded(&c)) {
             continue;
         }
         let at = planned.plan.cases.iter().position(|c| c.conflict_id == case.conflict_id);

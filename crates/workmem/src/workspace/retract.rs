@@ -280,7 +280,20 @@ impl Workspace {
         retracted_at: Option<&Stamp>,
         facts: &HashMap<String, Fact>,
     ) -> Result<Planned> {
-        let scope = Scope::of(facts);
+        self.plan_in_scope(record, after, retracted_at, Scope::of(facts))
+    }
+
+    /// Plans `record` over the entries and cases of `scope`, as
+    /// [`Workspace::plan_correction`] does.
+    ///
+    /// Errors: as [`Workspace::plan_correction`].
+    pub(crate) fn plan_in_scope(
+        &self,
+        record: &Correction,
+        after: &Retractions,
+        retracted_at: Option<&Stamp>,
+        scope: Scope,
+    ) -> Result<Planned> {
         let curated_path = self.file(CURATED_FILE);
         let conflicts_path = self.file(CONFLICTS_FILE);
         let stored = self.dir.stored_curated()?;
@@ -735,7 +748,7 @@ pub(crate) struct Scope {
     /// The memory keys of the facts.
     pub(crate) domains: BTreeSet<String>,
     /// The entry keys of the unkeyed facts.
-    unkeyed: HashSet<String>,
+    pub(crate) unkeyed: HashSet<String>,
 }
 
 impl Scope {
