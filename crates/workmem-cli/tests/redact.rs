@@ -292,3 +292,42 @@ fn a_crash_at_every_boundary_ends_with_the_text_nowhere() {
         );
     }
 }
+
+/// At a real terminal the command lists what it rewrites and asks: `n`
+/// writes nothing, `y` redacts.
+#[test]
+fn at_a_terminal_it_shows_what_it_rewrites_and_asks_first() {
+    let project = tied();
+    let before = records(&project);
+    let ask = |answer: &str| {
+        let args = [
+            "redact",
+            "p1",
+            "p2",
+            "--rationale",
+            "a credential was pasted into it",
+            "--event-id",
+            "correction:r1",
+        ];
+        let mut cmd = std::process::Command::new(WORKMEM);
+        cmd.env_clear()
+            .env("HOME", &project.root)
+            .env("USER", "reviewer")
+            .env("TERM", "xterm")
+            .current_dir(&project.root)
+            .args(args);
+        let mut session = rexpect::session::spawn_command(cmd, Some(20_000)).expect("spawn");
+        session.exp_string("remove the text of 2 fact(s): p1 p2").unwrap();
+        session.exp_string("daily/2026-02-01.jsonl").unwrap();
+        session.exp_string("daily/2026-02-10.jsonl").unwrap();
+        session.exp_string("cannot be restored").unwrap();
+        session.exp_string("redact? [y/N]").unwrap();
+        session.send_line(answer).unwrap();
+        session.exp_eof().unwrap();
+    };
+    ask("n");
+    assert_eq!(records(&project), before, "a declined redaction wrote something");
+    assert!(!holding(&project.memory(), "Postgres").is_empty());
+    ask("y");
+    assert_redacted(&project);
+}
