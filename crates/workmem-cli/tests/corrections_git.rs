@@ -10,6 +10,8 @@
 
 use serde_json::Value;
 
+use workmem_testutil::files_holding;
+
 use crate::git_world::{AS_OF, Clone, World, text};
 
 const WRONG: &str = "Use tokio for async";
@@ -318,27 +320,6 @@ fn a_crash_while_applying_an_arrived_correction_ends_in_all_of_it() {
     }
 }
 
-/// Every file under `dir` whose bytes hold `text`.
-fn holding(dir: &std::path::Path, text: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(at) = stack.pop() {
-        for entry in std::fs::read_dir(&at).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if std::fs::read(&path)
-                .unwrap()
-                .windows(text.len())
-                .any(|window| window == text.as_bytes())
-            {
-                found.push(path.display().to_string());
-            }
-        }
-    }
-    found
-}
-
 /// Alice redacts the tokio fact and commits; bob, whose caches and own
 /// daily file of that day hold the text, pulls: the merge driver keeps
 /// the tombstone in place of the line, and the first command applies the
@@ -369,12 +350,12 @@ fn a_redaction_that_arrives_by_pull_leaves_the_text_nowhere() {
             "--yes",
         ]);
         a.commit_all("alice redacts");
-        assert!(holding(&a.memory(), WRONG).is_empty());
+        assert!(files_holding(&a.memory(), WRONG).is_empty());
         let (to, from) = if bob_pulls { (&b, &a) } else { (&a, &b) };
         to.pull(from, false);
         to.ok(&["memory"]);
         assert_eq!(
-            holding(&to.memory(), WRONG),
+            files_holding(&to.memory(), WRONG),
             Vec::<String>::new(),
             "pulled by bob: {bob_pulls}"
         );

@@ -11,10 +11,9 @@
 
 use std::io::Write as _;
 use std::os::unix::process::ExitStatusExt;
-use std::path::Path;
 
 use serde_json::{Value, json};
-use workmem_testutil::{Project, credential_corpus};
+use workmem_testutil::{Project, credential_corpus, files_holding};
 
 use crate::WORKMEM;
 
@@ -86,29 +85,6 @@ fn redact_args<'a>(facts: &[&'a str], event: &'a str) -> Vec<&'a str> {
     args
 }
 
-/// Every file under `dir` (caches, temporaries and the search index
-/// included) whose bytes hold `text`.
-fn holding(dir: &Path, text: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(at) = stack.pop() {
-        for entry in std::fs::read_dir(&at).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if std::fs::read(&path)
-                .unwrap()
-                .windows(text.len())
-                .any(|window| window == text.as_bytes())
-            {
-                found.push(path.display().to_string());
-            }
-        }
-    }
-    found.sort();
-    found
-}
-
 fn exit(project: &Project, args: &[&str]) -> (i32, String) {
     let out = project.run(args);
     (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
@@ -138,8 +114,8 @@ fn records(project: &Project) -> Vec<(String, Vec<u8>)> {
 /// The state after redacting p1 and p2: the text nowhere, tombstones in
 /// place, the candidate marked, the case superseded, verify clean.
 fn assert_redacted(project: &Project) {
-    assert_eq!(holding(&project.memory(), "Postgres"), Vec::<String>::new());
-    assert_eq!(holding(&project.memory(), "postgres"), Vec::<String>::new());
+    assert_eq!(files_holding(&project.memory(), "Postgres"), Vec::<String>::new());
+    assert_eq!(files_holding(&project.memory(), "postgres"), Vec::<String>::new());
     let facts = project.json(&["facts", "--all"]);
     let p1 = facts.as_array().unwrap().iter().find(|f| f["fact_id"] == "p1").unwrap();
     assert_eq!(p1["content"], "[redacted]", "{p1}");
@@ -156,14 +132,14 @@ fn assert_redacted(project: &Project) {
     project.ok(&["verify"]);
     // Every reader works again, and rebuilds no text.
     warm(project);
-    assert_eq!(holding(&project.memory(), "Postgres"), Vec::<String>::new());
+    assert_eq!(files_holding(&project.memory(), "Postgres"), Vec::<String>::new());
     project.ok(&["verify"]);
 }
 
 #[test]
 fn redact_removes_the_text_from_every_file_and_cannot_be_restored() {
     let project = tied();
-    assert!(holding(&project.memory(), "Postgres").len() > 3, "the caches hold the text");
+    assert!(files_holding(&project.memory(), "Postgres").len() > 3, "the caches hold the text");
     let out = project.json(&redact_args(&["p1", "p2"], "correction:r1"));
     assert_eq!(out["action"], "redact");
     assert_eq!(out["fact_ids"], json!(["p1", "p2"]));
@@ -248,7 +224,7 @@ fn redact_scan_removes_every_credential_scan_reports() {
         "a deploy token was pasted into a fact",
         "--yes",
     ]);
-    assert_eq!(holding(&project.memory(), &token), Vec::<String>::new());
+    assert_eq!(files_holding(&project.memory(), &token), Vec::<String>::new());
     project.ok(&["scan"]);
     project.ok(&["verify"]);
     // Nothing left to redact.
@@ -271,11 +247,11 @@ fn a_crash_at_every_boundary_ends_with_the_text_nowhere() {
     for failpoint in FAILPOINTS {
         let project = tied();
         let memory = project.memory();
-        let places = holding(&memory, "Postgres");
+        let places = files_holding(&memory, "Postgres");
         crash(&project, &redact_args(&["p1", "p2"], "correction:r1"), failpoint);
         // Right after the abort the text is where it was or gone, never
         // somewhere new (a temporary file holds only redacted bytes).
-        for file in holding(&memory, "Postgres") {
+        for file in files_holding(&memory, "Postgres") {
             assert!(places.contains(&file), "{failpoint}: the text appeared in {file}");
         }
         // The next command that opens the memory for writing finishes the
@@ -327,7 +303,7 @@ fn at_a_terminal_it_shows_what_it_rewrites_and_asks_first() {
     };
     ask("n");
     assert_eq!(records(&project), before, "a declined redaction wrote something");
-    assert!(!holding(&project.memory(), "Postgres").is_empty());
+    assert!(!files_holding(&project.memory(), "Postgres").is_empty());
     ask("y");
     assert_redacted(&project);
 }

@@ -26,5 +26,5 @@ pub use credentials::{
     Evasion, Field, Sample, credential_corpus, credential_samples, describe, disguise,
 };
 pub use fake_server::{FakeServer, LIFETIME, Received, Reply, tool_use};
-pub use project::Project;
+pub use project::{Project, files_holding};
 pub use workload::{Workload, workload};

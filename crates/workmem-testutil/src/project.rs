@@ -4,7 +4,7 @@
 //! in; test modules add their helpers through extension traits.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
@@ -107,4 +107,32 @@ impl Project {
         }
         out
     }
+}
+
+/// Every file under `dir` (recursively: caches, temporaries and index
+/// folders included) whose bytes hold `text`, sorted: the byte search
+/// that shows a redacted text is gone.
+///
+/// # Panics
+///
+/// When a directory or file under `dir` cannot be read.
+pub fn files_holding(dir: &Path, text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at).expect("read the directory") {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if std::fs::read(&path)
+                .expect("read the file")
+                .windows(text.len())
+                .any(|window| window == text.as_bytes())
+            {
+                found.push(path.display().to_string());
+            }
+        }
+    }
+    found.sort();
+    found
 }

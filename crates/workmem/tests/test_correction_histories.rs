@@ -20,9 +20,9 @@ use workmem::{
     Action, CaseStatus, ContextOptions, DistillOptions, FixedClock, NewFact, Resolution,
     Restoration, Retraction, Stamp, Status, Workspace,
 };
+use workmem_testutil::files_holding;
 
 use crate::common::stamp;
-use crate::test_redact::files_holding;
 
 /// The clock of the workspace; every step happens before it.
 const CLOCK: &str = "2026-06-01T00:00:00Z";

@@ -16,6 +16,8 @@ use workmem::{
     Redaction, Restoration, Stamp, Status, Workspace,
 };
 
+use workmem_testutil::files_holding;
+
 use crate::test_torn_writes::{AS_OF, Tied};
 
 fn redaction(event: &str, facts: &[&str]) -> Redaction {
@@ -26,27 +28,6 @@ fn redaction(event: &str, facts: &[&str]) -> Redaction {
         event_id: event.into(),
         recorded_at: Some(Stamp::parse("2026-06-01T00:00:00Z").unwrap()),
     }
-}
-
-/// Every file under `dir` (recursively) whose bytes hold `text`.
-pub fn files_holding(dir: &Path, text: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(at) = stack.pop() {
-        for entry in fs::read_dir(&at).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                let bytes = fs::read(&path).unwrap();
-                if memchr::memmem::find(&bytes, text.as_bytes()).is_some() {
-                    found.push(path.display().to_string());
-                }
-            }
-        }
-    }
-    found.sort();
-    found
 }
 
 fn verify_clean(tied: &Tied) {
