@@ -76,10 +76,10 @@ use crate::store::hash_checkpoints::{self, Checkpoints};
 use crate::store::journal_file::JournalFile;
 use crate::store::lock::WorkspaceLock;
 use crate::store::names::{
-    CHECKED_STATE_FILE, CHECKPOINTS_FILE, CONFLICTS_FILE, CONFLICTS_LAYOUT_FILE, CURATED_FILE,
-    DAILY_DIR, DISTILL_CACHE_FILE, DISTILL_IDS_FILE, DISTILL_PLACES_FILE, DISTILL_UNITS_FILE,
+    CHECKPOINTS_FILE, CONFLICTS_FILE, CONFLICTS_LAYOUT_FILE, CURATED_FILE, DAILY_DIR,
+    DISTILL_CACHE_FILE, DISTILL_IDS_FILE, DISTILL_PLACES_FILE, DISTILL_UNITS_FILE,
     DOMAIN_INDEX_FILE, ID_INDEX_DIR, PENDING_INDEX_FILE, PROJECTION_INDEX_FILE, SEARCH_INDEX_DIR,
-    TRAIL_FILE, VALID_HASHES_FILE, workmem_dir,
+    TRAIL_FILE, workmem_dir,
 };
 use crate::store::search_index::SearchIndexDir;
 use crate::store::state_file::{Body, Record, StateFile};
@@ -547,14 +547,15 @@ impl MemoryDir {
 
     /// Removes every cache and temporary file of the directory (a
     /// redaction's last rewrite: some hold text, and all describe bytes
-    /// that changed). Later commands rebuild each from the files.
+    /// that changed). Later commands rebuild each from the files. The
+    /// records of what this clone wrote and checked (`.checked-state`,
+    /// `.valid-hashes`) stay: they hold identities and hashes, no text, and
+    /// the writer records the files it rewrote there.
     ///
     /// Errors: [`crate::Error::Io`].
     pub(crate) fn remove_caches(&self) -> Result<()> {
         for name in [
-            CHECKED_STATE_FILE,
             CHECKPOINTS_FILE,
-            VALID_HASHES_FILE,
             CONFLICTS_LAYOUT_FILE,
             PROJECTION_INDEX_FILE,
             PENDING_INDEX_FILE,

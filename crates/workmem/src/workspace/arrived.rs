@@ -94,6 +94,21 @@ impl Workspace {
         self.apply_waiting(read)
     }
 
+    /// Records the corrections stream as applied after this clone
+    /// appended a record of its own (its effect is in the derived state),
+    /// when every record before it was applied already; otherwise the next
+    /// command plans the records it has not applied, as it would.
+    ///
+    /// Errors: as [`Workspace::apply_arrived_corrections`].
+    pub(crate) fn record_own_correction(&self) -> Result<()> {
+        let Some(read) = self.read_unapplied()? else { return Ok(()) };
+        let unapplied = read.records.iter().filter(|n| n.line >= read.from_line).count();
+        if unapplied <= 1 {
+            valid_hashes::record_prefix(self.dir.path(), APPLIED, &read.applied);
+        }
+        Ok(())
+    }
+
     /// Applies each waiting record in turn (the lock is held), then records
     /// the stream as applied.
     fn apply_waiting(&self, read: StreamRead) -> Result<usize> {

@@ -12,8 +12,8 @@ use crate::model::fact::Fact;
 use crate::store::conflict_queue::Case;
 use crate::store::corrections::Correction;
 use crate::store::curated_state::Entry;
-use crate::store::id_index;
 use crate::store::names::{CONFLICTS_FILE, CURATED_FILE};
+use crate::store::{id_index, lock};
 use crate::workspace::Workspace;
 
 /// One revision and its evidence facts.
@@ -107,13 +107,27 @@ impl Workspace {
 
     /// Returns the fact of each of `ids` the log holds (the first record
     /// of the id, as every reader counts it): read where the id index
-    /// places it when the index can answer without being rebuilt (it is
-    /// brought up to date in memory and never written: a reader holds no
-    /// lock), else from the whole log.
+    /// places it. A reader (no lock) uses the index when it can answer
+    /// without being rebuilt (brought up to date in memory, never
+    /// written), else reads the whole log; a writer holding the lock
+    /// brings the index up to date, or builds it, and keeps it.
     ///
     /// Errors: read errors as [`Workspace::facts`].
     pub(crate) fn facts_with_ids(&self, ids: &[&str]) -> Result<HashMap<String, Fact>> {
-        let indexed = match id_index::peek(&self.log, self.dir.path(), self.workspace_id())? {
+        // A writer (a correction, under the lock) brings the index up to
+        // date and keeps it, building it once when it is missing: a
+        // correction then reads its facts where the index places them
+        // instead of the whole log.
+        let index = if !self.read_only && lock::held_here(self.dir.path()) {
+            let mut index =
+                id_index::refresh(&self.log, self.dir.path(), self.workspace_id())?.index;
+            // A cache: a failure to keep it costs the next writer a rebuild.
+            let _ = index.save();
+            Some(index)
+        } else {
+            id_index::peek(&self.log, self.dir.path(), self.workspace_id())?
+        };
+        let indexed = match index {
             Some(index) => self.facts_at_places(&index, ids)?,
             None => None,
         };

@@ -116,7 +116,11 @@ impl Workspace {
             return Ok(stored);
         }
         let Prepared { record, planned, files } = self.prepare_redaction(&request, &records)?;
-        self.run_correction(record, planned, false, Some(files))
+        let done = self.run_correction(record, planned, false, Some(files))?;
+        // Planning a redaction again is a pass over the whole log: the
+        // next command need not do it for this one.
+        self.record_own_correction()?;
+        Ok(done)
     }
 
     /// The outcome of a retry: the record of `request`'s event id when it
