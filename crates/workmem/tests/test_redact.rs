@@ -227,3 +227,56 @@ fn verify_requires_a_tombstone_and_its_record_together() {
     fs::write(&day, &text).unwrap();
     verify_clean(&tied);
 }
+
+/// Appends to the daily file a redaction rewrites, from other handles at
+/// the same time (appends do not take the workspace lock): every fact
+/// acknowledged is in the log afterwards, and the text is gone.
+#[test]
+fn appends_during_a_redaction_are_never_lost() {
+    let tied = Tied::new();
+    // A large file to rewrite: the rewrite holds it long enough for the
+    // writers to meet it.
+    let bulk: Vec<NewFact> = (0..20_000)
+        .map(|i| NewFact {
+            recorded_at: Some("2026-02-01T06:00:00Z".into()),
+            ..NewFact::new(format!("Bulk note number {i} about the build."))
+        })
+        .collect();
+    tied.open().import(bulk, &mut |_| {}).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writers: Vec<_> = (0..4)
+        .map(|w| {
+            // The system clock and random ids: the handles' ids never meet.
+            let ws = Workspace::builder(&tied.root).open().unwrap();
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut written = Vec::new();
+                let mut i = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) && i < 400 || i < 50 {
+                    // Without an id: an append that takes no workspace
+                    // lock.
+                    let fact = ws
+                        .remember(NewFact {
+                            recorded_at: Some("2026-02-01T12:00:00Z".into()),
+                            ..NewFact::new(format!("Writer {w} note {i}"))
+                        })
+                        .unwrap();
+                    written.push(fact.fact_id().to_owned());
+                    i += 1;
+                }
+                written
+            })
+        })
+        .collect();
+    let ws = tied.open();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    ws.redact(redaction("correction:r1", &["p1", "p2"])).unwrap();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let written: Vec<String> = writers.into_iter().flat_map(|w| w.join().unwrap()).collect();
+    let stored: std::collections::HashSet<String> =
+        ws.facts().unwrap().into_iter().map(|f| f.fact_id().to_owned()).collect();
+    let lost: Vec<&String> = written.iter().filter(|id| !stored.contains(*id)).collect();
+    assert!(lost.is_empty(), "{} of {} appends lost: {lost:?}", lost.len(), written.len());
+    assert_eq!(files_holding(&tied.memory(), "Use Postgres."), Vec::<String>::new());
+    verify_clean(&tied);
+}

@@ -597,6 +597,25 @@ pub struct AppendOptions<'a> {
 /// A judge of a file's first complete line ([`AppendOptions::head`]).
 pub type HeadCheck<'a> = &'a dyn Fn(Option<&[u8]>) -> Result<()>;
 
+/// Opens the existing file `path` and takes its exclusive `flock`: it
+/// waits for every append in flight, and holds new ones off until the
+/// returned file is dropped. For the one rewrite of an append-only file
+/// (a redaction), made by [`replace`] while the lock is held: an appender
+/// that waited then finds its file without a name, and opens the name
+/// again ([`append_unsynced`]).
+///
+/// Errors: [`Error::Io`], or [`Error::Corrupt`] for a symlink.
+pub fn lock_for_rewrite(path: &Path) -> Result<File> {
+    refuse_symlink(path)?;
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+        .at(path)?;
+    file.lock().at(path)?;
+    Ok(file)
+}
+
 /// Writes `record` like [`append`] (torn-tail repair, one `write`) but leaves
 /// the fsync to the caller, so a batch touching many files can sync them
 /// together. The caller must call [`PendingAppend::sync`] on every pending
@@ -622,17 +641,25 @@ pub fn append_unsynced(
     if let (Some(check), false) = (options.head, existed) {
         check(None)?;
     }
-    let file = OpenOptions::new()
-        .read(true)
-        .append(true)
-        .create(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
-        .at(path)?;
-    file.lock_shared().at(path)?;
-    // Checked on the descriptor: the name may have changed since.
-    let mut meta = file.metadata().at(path)?;
+    let (file, mut meta) = loop {
+        let file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(path)
+            .at(path)?;
+        file.lock_shared().at(path)?;
+        // Checked on the descriptor: the name may have changed since.
+        let meta = file.metadata().at(path)?;
+        // The one rewrite of a log file (a redaction) replaces it under
+        // its exclusive lock: a file with no name left was replaced while
+        // this append waited for the lock, and the name is opened again.
+        if std::os::unix::fs::MetadataExt::nlink(&meta) > 0 {
+            break (file, meta);
+        }
+    };
     if !meta.file_type().is_file() {
         return Err(not_regular_error(path, meta.file_type()));
     }
@@ -1056,6 +1083,27 @@ mod tests {
         let options = AppendOptions { place: false, head: Some(&accept) };
         append_unsynced(&log, b"x\n", &valid, options).unwrap().sync().unwrap();
         assert_eq!(fs::read(&log).unwrap(), b"x\n");
+    }
+
+    /// An append that waits for the lock while the file is rewritten (a
+    /// redaction: exclusive lock, then an atomic replace) lands in the new
+    /// file, never in the one the rewrite replaced.
+    #[test]
+    fn an_append_waiting_on_a_rewrite_lands_in_the_new_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.jsonl");
+        std::fs::write(&path, b"old\n").unwrap();
+        let lock = lock_for_rewrite(&path).unwrap();
+        let appender = {
+            let path = path.clone();
+            std::thread::spawn(move || append(&path, b"appended\n", &|_| true).unwrap())
+        };
+        // The appender has opened the old file and waits for its lock.
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        replace(&path, b"rewritten\n").unwrap();
+        drop(lock);
+        appender.join().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"rewritten\nappended\n");
     }
 
     #[test]

@@ -58,8 +58,13 @@ impl Workspace {
     /// Errors: [`crate::Error::Corrupt`] for a stream or state file that
     /// does not decode, or a journal holding a transaction this clone did
     /// not prepare (named with `workmem journal`); [`crate::Error::Io`].
-    pub(crate) fn apply_arrived_corrections(&self) -> Result<usize> {
-        let Some(read) = self.read_unapplied()? else { return Ok(0) };
+    ///
+    /// With `every`, plans every record of the stream, not only those after
+    /// the prefix this clone last applied: for derived files that did not
+    /// come from this clone (a merge may have brought back what an applied
+    /// record took out).
+    pub(crate) fn apply_arrived_corrections(&self, every: bool) -> Result<usize> {
+        let Some(read) = self.read_unapplied(every)? else { return Ok(0) };
         if self.read_only {
             // Nothing is written; nothing a waiting record retracts is
             // served either.
@@ -90,7 +95,7 @@ impl Workspace {
         }
         let _lock = self.lock()?;
         self.finish_pending_locked()?;
-        let Some(read) = self.read_unapplied()? else { return Ok(0) };
+        let Some(read) = self.read_unapplied(every)? else { return Ok(0) };
         self.apply_waiting(read)
     }
 
@@ -101,7 +106,7 @@ impl Workspace {
     ///
     /// Errors: as [`Workspace::apply_arrived_corrections`].
     pub(crate) fn record_own_correction(&self) -> Result<()> {
-        let Some(read) = self.read_unapplied()? else { return Ok(()) };
+        let Some(read) = self.read_unapplied(false)? else { return Ok(()) };
         let unapplied = read.records.iter().filter(|n| n.line >= read.from_line).count();
         if unapplied <= 1 {
             valid_hashes::record_prefix(self.dir.path(), APPLIED, &read.applied);
@@ -251,10 +256,12 @@ impl Workspace {
     }
 
     /// Reads the corrections stream unless it has the identity recorded
-    /// when this clone last applied it; `None` when there is nothing to
-    /// read (no stream, or the stream as applied).
-    fn read_unapplied(&self) -> Result<Option<StreamRead>> {
-        let recorded = valid_hashes::checked_prefix(self.dir.path(), APPLIED);
+    /// when this clone last applied it (`every`: whatever is recorded);
+    /// `None` when there is nothing to read (no stream, or the stream as
+    /// applied).
+    fn read_unapplied(&self, every: bool) -> Result<Option<StreamRead>> {
+        let recorded =
+            if every { None } else { valid_hashes::checked_prefix(self.dir.path(), APPLIED) };
         let Some(stamp) = self.dir.stamp(CORRECTIONS_FILE)? else { return Ok(None) };
         if let Some(CheckedPrefix { at: Some((at, _)), .. }) = &recorded
             && *at == stamp

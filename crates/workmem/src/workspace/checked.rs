@@ -43,7 +43,11 @@ impl Workspace {
     pub(crate) fn check_state(&self) -> Result<()> {
         let recorded = checked_state::load(self.memory_dir());
         let before = self.state_pair()?;
-        if self.apply_arrived_corrections()? > 0 && recorded != Some(before) {
+        // Derived files this clone did not write may hold what a record it
+        // applied took out (a merge with another side's state): every
+        // record is planned against them then.
+        let elsewhere = recorded != Some(before);
+        if self.apply_arrived_corrections(elsewhere)? > 0 && elsewhere {
             checked_state::record(
                 self.memory_dir(),
                 recorded.unwrap_or(StatePair { curated: None, conflicts: None }),

@@ -20,6 +20,7 @@ use crate::model::fact_line::FactRecord;
 use crate::model::id_list::IdList;
 use crate::model::stamp::Stamp;
 use crate::policy::retractions::Retractions;
+use crate::store::atomic_io;
 use crate::store::corrections::{Action, CORRECTION_SCHEMA_VERSION, Correction};
 use crate::store::fact_log::DayFile;
 use crate::store::names::CURATED_FILE;
@@ -204,7 +205,9 @@ impl Workspace {
     }
 
     /// Each of `days` with the tombstones of `record` in place of the lines
-    /// it redacts; a file it leaves as it is is left out.
+    /// it redacts, read under the file's exclusive lock, which the staged
+    /// file holds until it is dropped: no append lands between this read
+    /// and the rewrite. A file it leaves as it is is left out.
     ///
     /// Errors: as [`FactLog::with_tombstones`](crate::store::fact_log::FactLog::with_tombstones).
     fn staged<'d>(
@@ -214,12 +217,14 @@ impl Workspace {
     ) -> Result<Vec<StagedFile>> {
         let mut files = Vec::new();
         for day in days {
+            let lock = atomic_io::lock_for_rewrite(&day.path)?;
             let data = self.dir.read_path(&day.path)?.unwrap_or_default();
             let rewritten = self.log.with_tombstones(&day.path, &data, record)?;
             if rewritten == data {
                 continue;
             }
             files.push(StagedFile {
+                lock,
                 name: format!("{DAILY_DIR}/{}{DAY_EXTENSION}", day.day),
                 path: day.path.clone(),
                 sha256_before: canon::sha256_hex(&data),

@@ -25,13 +25,13 @@ use crate::store::conflict_queue::{CONFLICTS_SCHEMA_CORRECTED, Case, CaseHead, C
 use crate::store::corrections::{self, Action, CORRECTION_SCHEMA_VERSION, Correction};
 use crate::store::curated_file::EntryHead;
 use crate::store::curated_state::{CURATED_SCHEMA_CORRECTED, Entry, sort_entries};
-use crate::store::failpoint;
 use crate::store::journal::{
     self, CORRECTION_INTENT_SCHEMA_VERSION, CorrectionIntent, Phase, RewrittenFile,
 };
 use crate::store::memory_dir::Stored;
 use crate::store::names::{CONFLICTS_FILE, CORRECTIONS_FILE, CURATED_FILE};
 use crate::store::state_file::Output;
+use crate::store::{atomic_io, failpoint};
 use crate::workspace::Workspace;
 use crate::workspace::resolve::Curated;
 
@@ -463,7 +463,9 @@ impl Workspace {
         };
         let queue =
             (conflicts_file.sha256() != intent.conflicts_sha256_before).then_some(conflicts_file);
-        let files = files.map(|files| files.into_iter().map(|f| (f.path, Some(f.data))).collect());
+        // Each daily file's lock is held until it is rewritten.
+        let files = files
+            .map(|files| files.into_iter().map(|f| (f.path, Some(f.data), Some(f.lock))).collect());
         let targets = CorrectionTargets { curated, queue, appended, files };
         self.apply_correction(&intent, &digest, &[Phase::Prepared], targets)?;
         self.dir.journal().compact(&[])?;
@@ -494,11 +496,14 @@ impl Workspace {
             self.append_correction_phase(intent, digest, phase)
         })?;
         if let Some(files) = targets.files {
-            for (path, data) in files {
+            for (path, data, lock) in files {
                 if let Some(data) = data {
                     self.dir.replace_path(&path, &data)?;
                     failpoint::hit("after_file_rewritten");
                 }
+                // Appends that waited find the file replaced, and open the
+                // new one.
+                drop(lock);
             }
             if !done.contains(&Phase::FilesRewritten) {
                 self.append_correction_phase(intent, digest, Phase::FilesRewritten)?;
@@ -632,33 +637,35 @@ impl Workspace {
     }
 
     /// The daily files of a redaction's `intent` still to rewrite, each
-    /// with its bytes after: a file that hashes as after is done (`None`);
-    /// one that hashes as before gets its tombstones again, computed from
-    /// the file (the intent holds no text), and must then hash as after.
+    /// with its bytes after and its exclusive lock: a file that hashes as
+    /// after is done (`None`); any other gets its tombstones again,
+    /// computed from what it holds now (the intent holds no text). Appends
+    /// do not take the workspace lock, so a daily file may have grown since
+    /// the intent was written: a tombstone replaces only the line whose hash
+    /// the record holds, and the lines appended are kept.
     ///
-    /// Errors: [`Error::Corrupt`] naming a file that matches neither.
+    /// Errors: as [`FactLog::with_tombstones`](crate::store::fact_log::FactLog::with_tombstones).
     fn rewrite_targets(
         &self,
         intent: &CorrectionIntent,
         files: &[RewrittenFile],
-    ) -> Result<Vec<(std::path::PathBuf, Option<Vec<u8>>)>> {
-        let tid = &intent.transaction_id;
+    ) -> Result<Vec<RewriteTarget>> {
         let mut out = Vec::with_capacity(files.len());
         for file in files {
             let path = self.redaction_file(&file.name)?;
-            let data = self.dir.read_path(&path)?.unwrap_or_default();
-            let sha256 = canon::sha256_hex(&data);
-            if sha256 == file.sha256_after {
-                out.push((path, None));
-            } else if sha256 == file.sha256_before {
-                let after = self.log.with_tombstones(&path, &data, &intent.correction)?;
-                if canon::sha256_hex(&after) != file.sha256_after {
-                    return Err(snapshots(&path, tid, "tombstones"));
-                }
-                out.push((path, Some(after)));
-            } else {
-                return Err(neither(&path, tid));
+            let Some(data) = self.dir.read_path(&path)? else {
+                out.push((path, None, None));
+                continue;
+            };
+            if canon::sha256_hex(&data) == file.sha256_after {
+                out.push((path, None, None));
+                continue;
             }
+            let lock = atomic_io::lock_for_rewrite(&path)?;
+            let data = self.dir.read_path(&path)?.unwrap_or_default();
+            let after = self.log.with_tombstones(&path, &data, &intent.correction)?;
+            let write = (after != data).then_some(after);
+            out.push((path, write, Some(lock)));
         }
         Ok(out)
     }
@@ -700,11 +707,18 @@ struct CorrectionTargets {
     appended: bool,
     /// For a redaction: each daily file, with its bytes after when it is
     /// still to write; `None` for another correction.
-    files: Option<Vec<(std::path::PathBuf, Option<Vec<u8>>)>>,
+    files: Option<Vec<RewriteTarget>>,
 }
 
-/// A daily file a redaction rewrites, staged in memory.
+/// A daily file of a redaction: its path, its bytes after when it is still
+/// to write, and its exclusive lock while it is.
+type RewriteTarget = (std::path::PathBuf, Option<Vec<u8>>, Option<std::fs::File>);
+
+/// A daily file a redaction rewrites, staged in memory under its
+/// exclusive lock.
 pub(crate) struct StagedFile {
+    /// The file's exclusive lock, held until the rewrite is made.
+    pub(crate) lock: std::fs::File,
     /// Its name in the intent (`daily/DAY.jsonl`).
     pub(crate) name: String,
     /// Its path.
