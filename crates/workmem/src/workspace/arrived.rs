@@ -126,7 +126,7 @@ impl Workspace {
                 if matches!(arrival(record, &all), Arrival::Never) {
                     continue;
                 }
-                let (planned, files) = self.plan_arrived_redaction(record, &after)?;
+                let (planned, files) = self.plan_arrived_redaction(record, &after, true)?;
                 if planned.is_empty() && files.is_empty() {
                     // The merge brought the redacted files and state; this
                     // clone's caches may still hold the text.
@@ -172,8 +172,7 @@ impl Workspace {
                 Arrival::Restores(at) => Some(at),
             };
             if record.action == Action::Redact {
-                let (planned, files) = self.plan_arrived_redaction(record, &after)?;
-                if !planned.is_empty() || !files.is_empty() {
+                if self.redaction_waits(record, &after)? {
                     waiting.push((*line, record));
                 }
                 continue;
@@ -217,11 +216,8 @@ impl Workspace {
         for numbered in records.iter().filter(|n| n.line >= from_line) {
             let record = &numbered.record;
             if record.action == Action::Redact {
-                if matches!(arrival(record, &all), Arrival::Never) {
-                    continue;
-                }
-                let (planned, files) = self.plan_arrived_redaction(record, &after)?;
-                if !planned.is_empty() || !files.is_empty() {
+                let applies = !matches!(arrival(record, &all), Arrival::Never);
+                if applies && self.redaction_waits(record, &after)? {
                     waiting.push((numbered.line, record.clone()));
                 }
                 continue;
@@ -232,6 +228,14 @@ impl Workspace {
             }
         }
         Ok(waiting)
+    }
+
+    /// Whether the redact record `record` (one that applies) is waiting:
+    /// planned against the state as stored, it changes an entry or a case
+    /// or a daily file still holds a line it redacts. Takes no file lock.
+    fn redaction_waits(&self, record: &Correction, after: &Retractions) -> Result<bool> {
+        let (planned, files) = self.plan_arrived_redaction(record, after, false)?;
+        Ok(!planned.is_empty() || !files.is_empty())
     }
 
     /// Plans one record of the stream against the state as stored; `None`

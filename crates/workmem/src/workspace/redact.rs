@@ -200,24 +200,26 @@ impl Workspace {
         mark_redacted(&mut planned, &record.fact_ids);
         let days: BTreeMap<String, DayFile> =
             lines.into_values().map(|(day, _)| (day.day.clone(), day)).collect();
-        let files = self.staged(days.values(), &record)?;
+        let files = self.staged(days.values(), &record, true)?;
         Ok(Prepared { record, planned, files })
     }
 
     /// Each of `days` with the tombstones of `record` in place of the lines
-    /// it redacts, read under the file's exclusive lock, which the staged
-    /// file holds until it is dropped: no append lands between this read
-    /// and the rewrite. A file it leaves as it is is left out.
+    /// it redacts; with `lock`, read under the file's exclusive lock, which
+    /// the staged file holds until it is dropped, so that no append lands
+    /// between this read and the rewrite. A file it leaves as it is is left
+    /// out.
     ///
     /// Errors: as [`FactLog::with_tombstones`](crate::store::fact_log::FactLog::with_tombstones).
     fn staged<'d>(
         &self,
         days: impl Iterator<Item = &'d DayFile>,
         record: &Correction,
+        lock: bool,
     ) -> Result<Vec<StagedFile>> {
         let mut files = Vec::new();
         for day in days {
-            let lock = atomic_io::lock_for_rewrite(&day.path)?;
+            let lock = if lock { Some(atomic_io::lock_for_rewrite(&day.path)?) } else { None };
             let data = self.dir.read_path(&day.path)?.unwrap_or_default();
             let rewritten = self.log.with_tombstones(&day.path, &data, record)?;
             if rewritten == data {
@@ -240,7 +242,8 @@ impl Workspace {
     /// git"): the facts taken out as a retraction takes them, the marker
     /// in place of every wording that lists one (whatever the merge kept),
     /// and each daily file that still holds a line the record redacts
-    /// (the line whose hash it records) with its tombstone. Its facts'
+    /// (the line whose hash it records) with its tombstone, under its
+    /// exclusive lock with `lock` (to write it; a check takes none). Its facts'
     /// lines may be tombstones already, which name no unkeyed entry: the
     /// unkeyed entries that list the facts are found by their lists.
     ///
@@ -249,6 +252,7 @@ impl Workspace {
         &self,
         record: &Correction,
         after: &Retractions,
+        lock: bool,
     ) -> Result<(Planned, Vec<StagedFile>)> {
         let named: Vec<&str> = record.fact_ids.iter().collect();
         let facts = self.facts_with_ids(&named)?;
@@ -276,7 +280,7 @@ impl Workspace {
                 days.entry(day.day.clone()).or_insert_with(|| day.clone());
             }
         })?;
-        let files = self.staged(days.values(), record)?;
+        let files = self.staged(days.values(), record, lock)?;
         Ok((planned, files))
     }
 

@@ -464,8 +464,8 @@ impl Workspace {
         let queue =
             (conflicts_file.sha256() != intent.conflicts_sha256_before).then_some(conflicts_file);
         // Each daily file's lock is held until it is rewritten.
-        let files = files
-            .map(|files| files.into_iter().map(|f| (f.path, Some(f.data), Some(f.lock))).collect());
+        let files =
+            files.map(|files| files.into_iter().map(|f| (f.path, Some(f.data), f.lock)).collect());
         let targets = CorrectionTargets { curated, queue, appended, files };
         self.apply_correction(&intent, &digest, &[Phase::Prepared], targets)?;
         self.dir.journal().compact(&[])?;
@@ -717,8 +717,9 @@ type RewriteTarget = (std::path::PathBuf, Option<Vec<u8>>, Option<std::fs::File>
 /// A daily file a redaction rewrites, staged in memory under its
 /// exclusive lock.
 pub(crate) struct StagedFile {
-    /// The file's exclusive lock, held until the rewrite is made.
-    pub(crate) lock: std::fs::File,
+    /// The file's exclusive lock, held until the rewrite is made (none
+    /// when it is staged only to be looked at).
+    pub(crate) lock: Option<std::fs::File>,
     /// Its name in the intent (`daily/DAY.jsonl`).
     pub(crate) name: String,
     /// Its path.
