@@ -398,6 +398,78 @@ fn a_forged_or_foreign_index_is_rebuilt_not_trusted() {
     assert_eq!(crate::common::snapshot_dir(p.ws.memory_dir()), before);
 }
 
+/// The stamps (inode, size, modification time) of the index's files, as
+/// its state file records them: a rebuild writes new files.
+fn index_files(ws: &Workspace) -> Vec<String> {
+    let state = fs::read_to_string(ws.memory_dir().join(".search-index/workmem-state")).unwrap();
+    state.lines().filter(|line| line.starts_with("index ")).map(str::to_owned).collect()
+}
+
+/// A search without an index reads the records and builds nothing; the
+/// next one builds the index, and both give the same page.
+#[test]
+fn a_lone_search_reads_the_records_and_a_repeated_one_builds_the_index() {
+    let p = Project::new();
+    p.add("a", "decision", 3, None, "Use WAL mode", "2026-01-02T00:00:00Z");
+    p.add("b", "decision", 3, None, "WAL mode keeps readers going", "2026-01-03T00:00:00Z");
+    let index = p.ws.memory_dir().join(".search-index");
+    let first = p.ws.search("wal mode", &SearchOptions::new()).unwrap();
+    assert_eq!(first.total, 2);
+    let names: BTreeSet<String> = fs::read_dir(&index)
+        .unwrap()
+        .map(|item| item.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, BTreeSet::from(["workmem-scanned".to_owned()]));
+    let second = p.ws.search("wal mode", &SearchOptions::new()).unwrap();
+    assert!(index.join("workmem-state").exists());
+    assert!(!index.join("workmem-scanned").exists());
+    assert_eq!(second, first);
+    // Appending pays nothing: the index is caught up by the next search.
+    let built = index_files(&p.ws);
+    p.add("c", "decision", 3, None, "Keep WAL mode on", "2026-01-04T00:00:00Z");
+    assert_eq!(index_files(&p.ws), built);
+    assert_eq!(p.ws.search("wal mode", &SearchOptions::new()).unwrap().total, 3);
+}
+
+/// A retraction and a restore change what a search finds without a
+/// rebuild: the index's files keep their stamps, totals and paging stay
+/// exact, and the ranking is the one of the records read without it.
+#[test]
+fn a_correction_does_not_rebuild_the_index() {
+    let p = Project::new();
+    for n in 0..7 {
+        let content = format!("Deploy step {n} ran{}", " again".repeat(n));
+        p.add(&format!("f{n}"), "outcome", 3, None, &content, "2026-01-02T00:00:00Z");
+    }
+    let all: BTreeSet<String> = (0..7).map(|n| format!("f{n}")).collect();
+    assert_eq!(ids(&p.ws, "deploy"), all);
+    assert_eq!(ids(&p.ws, "deploy"), all);
+    let built = index_files(&p.ws);
+    let state_path = p.ws.memory_dir().join(".search-index/workmem-state");
+    let hidden = || {
+        let state = fs::read_to_string(&state_path).unwrap();
+        state.lines().filter(|line| line.starts_with("hidden ")).count()
+    };
+    assert_eq!(hidden(), 0);
+    correct(&p.ws, "correction:1", &["f1", "f4"], None);
+    let hits = all_hits(&p.ws, "deploy", &SearchOptions::new());
+    let left: BTreeSet<String> =
+        all.iter().filter(|id| !["f1", "f4"].contains(&id.as_str())).cloned().collect();
+    assert_eq!(hits.iter().map(|(_, id)| id.clone()).collect::<BTreeSet<_>>(), left);
+    assert_eq!(hits.len(), 5);
+    assert_eq!(p.ws.search("deploy", &SearchOptions::new()).unwrap().total, 5);
+    assert_eq!(p.ws.search("again", &SearchOptions::new()).unwrap().total, 4);
+    assert_eq!(index_files(&p.ws), built, "a retraction rebuilt the index");
+    assert_eq!(hidden(), 2);
+    same_by_index_and_by_records(&p.ws, "deploy again").unwrap();
+    correct(&p.ws, "correction:2", &["f1", "f4"], Some("correction:1"));
+    assert_eq!(ids(&p.ws, "deploy"), all);
+    assert_eq!(p.ws.search("deploy", &SearchOptions::new()).unwrap().total, 7);
+    assert_eq!(index_files(&p.ws), built, "a restore rebuilt the index");
+    assert_eq!(hidden(), 0);
+    same_by_index_and_by_records(&p.ws, "deploy again").unwrap();
+}
+
 /// The index is written without fsync: one written before the current
 /// boot (as one a system crash may have torn) is rebuilt, not used.
 #[cfg(target_os = "linux")]
@@ -405,8 +477,11 @@ fn a_forged_or_foreign_index_is_rebuilt_not_trusted() {
 fn an_index_of_another_boot_is_rebuilt() {
     let p = Project::new();
     p.add("a", "decision", 3, None, "Use WAL mode", "2026-01-02T00:00:00Z");
-    assert_eq!(ids(&p.ws, "wal"), BTreeSet::from(["a".to_owned()]));
     let state_path = p.ws.memory_dir().join(".search-index/workmem-state");
+    // The first search reads the records, the next builds the index.
+    assert_eq!(ids(&p.ws, "wal"), BTreeSet::from(["a".to_owned()]));
+    assert!(!state_path.exists());
+    assert_eq!(ids(&p.ws, "wal"), BTreeSet::from(["a".to_owned()]));
     // The stamps (inode, size, modification time) of the index's files, as
     // the state file records them: a rebuild writes new files.
     let files = || -> Vec<String> {
@@ -425,6 +500,10 @@ fn an_index_of_another_boot_is_rebuilt() {
     assert!(state.lines().any(|line| line == boot_line), "{state}");
     let other = state.replace(&boot_line, "boot 00000000-0000-0000-0000-000000000000");
     fs::write(&state_path, other).unwrap();
+    // Not used: the search reads the records instead, and the next one
+    // builds the index again.
+    assert_eq!(ids(&p.ws, "wal"), BTreeSet::from(["a".to_owned()]));
+    assert!(!state_path.exists(), "an index of another boot was kept");
     assert_eq!(ids(&p.ws, "wal"), BTreeSet::from(["a".to_owned()]));
     assert_ne!(files(), built, "an index of another boot was used");
     let state = fs::read_to_string(&state_path).unwrap();
@@ -580,6 +659,58 @@ fn check(ws: &Workspace, query: &Q) -> Result<(), TestCaseError> {
     let got: BTreeSet<(HitType, String)> = hits.iter().cloned().collect();
     prop_assert_eq!(got.len(), hits.len(), "a hit repeated");
     prop_assert_eq!(got, reference(ws, query), "query {:?}", query.text());
+    same_by_index_and_by_records(ws, &query.text())
+}
+
+/// One hit as a ranked page shows it: type, id and the score's bits.
+type Ranked = (HitType, String, u32);
+
+/// Every hit of `query` in order with its score, and each page's total,
+/// paging with the cursor to the end: `handles` answer the pages in turn.
+fn ranked(
+    handles: &[&dyn Search],
+    query: &str,
+    options: &SearchOptions,
+) -> (Vec<Ranked>, Vec<usize>) {
+    let mut options = options.clone();
+    options.limit = Some(2);
+    let (mut hits, mut totals) = (Vec::new(), Vec::new());
+    for turn in 0.. {
+        let page = handles[turn % handles.len()].search(query, &options).expect("search");
+        hits.extend(page.hits.iter().map(|h| (h.hit_type, h.id.clone(), h.score.to_bits())));
+        totals.push(page.total);
+        match page.next_cursor {
+            Some(cursor) => options.cursor = Some(cursor),
+            None => break,
+        }
+    }
+    (hits, totals)
+}
+
+/// The index (of a writable handle, built by a repeated search) and the
+/// records read without it (a read-only handle never has an index) give
+/// the same hits, scores, order and totals, and a cursor of either pages
+/// on in the other.
+fn same_by_index_and_by_records(ws: &Workspace, query: &str) -> Result<(), TestCaseError> {
+    let reader = Workspace::builder(ws.project()).open_read_only().unwrap();
+    for options in [SearchOptions::new(), {
+        let mut facts = SearchOptions::new();
+        facts.scope = SearchScope::Facts;
+        facts.kind = Some(Kind::Decision);
+        facts
+    }] {
+        // Twice: a search without a usable index reads the records and
+        // the next one builds it.
+        ws.search(query, &options).unwrap();
+        ws.search(query, &options).unwrap();
+        let built = ws.memory_dir().join(".search-index/workmem-state").exists();
+        prop_assert!(built || !ws.memory_dir().is_dir());
+        let by_index = ranked(&[ws], query, &options);
+        let by_records = ranked(&[&reader], query, &options);
+        prop_assert_eq!(&by_index, &by_records, "query {:?}", query);
+        prop_assert_eq!(&ranked(&[&reader, ws], query, &options), &by_records);
+        prop_assert_eq!(&ranked(&[ws, &reader], query, &options), &by_records);
+    }
     Ok(())
 }
 

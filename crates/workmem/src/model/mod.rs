@@ -33,6 +33,7 @@ pub(crate) mod fact_fields;
 pub mod fact_line;
 pub(crate) mod id_list;
 pub(crate) mod json_args;
+pub(crate) mod search_rank;
 pub(crate) mod search_text;
 pub mod secret;
 pub(crate) mod stamp;

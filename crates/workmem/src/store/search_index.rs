@@ -11,12 +11,16 @@
 //! - the stamp (inode, size, modification time) of every file of the index
 //!   itself, as the last update left them;
 //! - the stamp of the curated.json whose active entries it holds;
-//! - the length, SHA-256 and stamp of the corrections stream whose
-//!   retracted facts it leaves out (a retracted fact is never indexed; any
-//!   other stream rebuilds the index, so a restored fact is found again);
 //! - for each daily file, what it read of it (stamp, length and the
 //!   fingerprint of those bytes: [`crate::store::coverage`]);
 //! - the boot id of the system that wrote it.
+//!
+//! It holds every fact, retracted or not: the state file also records the
+//! length, SHA-256 and stamp of the corrections stream and which of the
+//! index's documents are the facts that stream retracts. A search leaves
+//! those out of its hits and of the statistics that rank them, so a
+//! retraction or a restore costs a look-up of the retracted ids (when the
+//! stream changed), never a rebuild.
 //!
 //! The index's files are written without fsync ([`CacheDir`]): a process
 //! that dies mid-update leaves files that no longer match the state file,
@@ -26,15 +30,19 @@
 //! are made durable as tantivy does it.
 //!
 //! Anything else (a missing, unreadable or foreign state, an index file
-//! replaced, a daily file rewritten or removed) rebuilds the index from
-//! the logs. Bytes appended to a daily file since are read and indexed on
-//! the next search (appending pays nothing), a changed curated.json has
-//! its active entries indexed again. The index holds no text anyone reads:
-//! only terms, and where each item is (an entry key, a daily file and the
-//! offset of a fact's line); what a search shows comes from the records
-//! themselves, and a hit whose record does not match is never shown.
+//! replaced, a daily file rewritten or removed) makes the index unusable.
+//! It is not rebuilt on the spot: a search answers by reading the records
+//! (`crate::workspace::search`), as exactly, and leaves a mark; the next
+//! search that finds no usable index and the mark builds it. Bytes
+//! appended to a daily file since are read and indexed on the next search
+//! (appending pays nothing), a changed curated.json has its active entries
+//! indexed again. The index holds no text anyone reads: only terms, the
+//! lengths and places that rank them, and where each item is (an entry
+//! key, a daily file and the offset of a fact's line); what a search shows
+//! comes from the records themselves, and a hit whose record does not
+//! match is never shown.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
 use std::fs::File;
 use std::ops::Bound;
@@ -42,13 +50,15 @@ use std::path::{Path, PathBuf};
 
 use std::sync::Arc;
 
-use tantivy::collector::{Count, TopDocs};
+use tantivy::collector::{Collector, SegmentCollector};
+use tantivy::columnar::Column;
 use tantivy::directory::error::{DeleteError, OpenReadError, OpenWriteError};
 use tantivy::directory::{
     AntiCallToken, Directory, FileHandle, MmapDirectory, TerminatingWrite, WatchCallback,
     WatchHandle, WritePtr,
 };
 use tantivy::indexer::NoMergePolicy;
+use tantivy::postings::{Postings as _, SegmentPostings};
 use tantivy::query::{
     BooleanQuery, ConstScoreQuery, InvertedIndexRangeQuery, Occur, PhraseQuery, RangeQuery,
     TermQuery,
@@ -59,11 +69,16 @@ use tantivy::schema::{
 };
 use tantivy::tokenizer::{Token as IndexToken, TokenStream, Tokenizer};
 use tantivy::{
-    Index, IndexReader, IndexSettings, IndexWriter, ReloadPolicy, TantivyDocument, Term,
+    DocAddress, DocId, DocSet as _, Index, IndexReader, IndexSettings, IndexWriter,
+    InvertedIndexReader, ReloadPolicy, Score, Searcher, SegmentOrdinal, SegmentReader, TERMINATED,
+    TantivyDocument, Term,
 };
+use xxhash_rust::xxh3::xxh3_64;
 
 use crate::error::{Error, IoContext, Result};
-use crate::model::fact::{Fact, Kind};
+use crate::model::fact::Kind;
+use crate::model::fact_line::{FactRecord as _, FactSummary};
+use crate::model::search_rank::{self, CONTENT, KEY, PartStats, Ranking};
 use crate::model::search_text::{self, Clause, Query};
 use crate::store::atomic_io::{self, FileStamp, file_stamp};
 use crate::store::block_chain::Covered;
@@ -75,7 +90,10 @@ use crate::store::names::{SEARCH_INDEX_DIR, SEARCH_INDEX_LOCK_FILE};
 
 /// The state file, in the index directory.
 const STATE_FILE: &str = "workmem-state";
-const HEADER: &str = "workmem-search-index 4";
+/// The mark a search answered by reading the records leaves, in the index
+/// directory: the next search without a usable index builds one.
+const SCANNED_FILE: &str = "workmem-scanned";
+const HEADER: &str = "workmem-search-index 5";
 /// Where Linux gives the id of the current boot.
 const BOOT_ID_FILE: &str = "/proc/sys/kernel/random/boot_id";
 /// Memory of the index writer's threads, in all: tantivy's minimum per
@@ -89,15 +107,24 @@ const TOKENIZER: &str = "workmem";
 const ENTRY: u64 = 0;
 const FACT: u64 = 1;
 
-/// The fields of the index.
+/// The fast fields, by name.
+const PLACE: &str = "place";
+const CONTENT_LEN: &str = "content_len";
+const KEY_LEN: &str = "key_len";
+const FACT_ID: &str = "fact_id";
+
+/// The fields of the index. Entries and facts have text fields of their
+/// own, so each part's statistics are its fields' own; facts are never
+/// deleted from the index (a catch-up only adds them), entries are all
+/// replaced when curated.json changes.
 #[derive(Debug, Clone, Copy)]
 struct Fields {
     /// [`ENTRY`] or [`FACT`].
     doc_type: Field,
-    /// The content's terms, with positions.
-    content: Field,
-    /// The memory key's terms, with positions.
-    key_words: Field,
+    /// A fact's content and memory key terms, with positions.
+    fact_text: [Field; 2],
+    /// An entry's content and memory key terms, with positions.
+    entry_text: [Field; 2],
     /// The memory key as one term (for the prefix filter).
     key: Field,
     /// The kind's name.
@@ -107,10 +134,14 @@ struct Fields {
     at: Field,
     /// An entry's key (stored).
     entry: Field,
-    /// A fact's daily file, `YYYY-MM-DD` (stored).
-    day: Field,
-    /// The offset of a fact's line in it (stored).
-    offset: Field,
+    /// Where the item is, which orders hits of equal score (a column):
+    /// [`search_rank::fact_place`] of a fact, an entry's position among
+    /// the active entries.
+    place: Field,
+    /// How many terms the content and the memory key hold (columns).
+    lens: [Field; 2],
+    /// The hash of a fact's id (a column): where a retracted fact is.
+    fact_id: Field,
 }
 
 impl Fields {
@@ -119,18 +150,26 @@ impl Fields {
         let words = TextOptions::default().set_indexing_options(
             TextFieldIndexing::default()
                 .set_tokenizer(TOKENIZER)
+                .set_fieldnorms(false)
                 .set_index_option(IndexRecordOption::WithFreqsAndPositions),
         );
         let fields = Fields {
             doc_type: builder.add_u64_field("type", INDEXED),
-            content: builder.add_text_field("content", words.clone()),
-            key_words: builder.add_text_field("key_words", words),
+            fact_text: [
+                builder.add_text_field("content", words.clone()),
+                builder.add_text_field("key_words", words.clone()),
+            ],
+            entry_text: [
+                builder.add_text_field("entry_content", words.clone()),
+                builder.add_text_field("entry_key_words", words),
+            ],
             key: builder.add_text_field("key", STRING),
             kind: builder.add_text_field("kind", STRING),
             at: builder.add_i64_field("at", FAST),
             entry: builder.add_text_field("entry", STORED),
-            day: builder.add_text_field("day", STORED),
-            offset: builder.add_u64_field("offset", STORED),
+            place: builder.add_u64_field(PLACE, FAST),
+            lens: [builder.add_u64_field(CONTENT_LEN, FAST), builder.add_u64_field(KEY_LEN, FAST)],
+            fact_id: builder.add_u64_field(FACT_ID, FAST),
         };
         (builder.build(), fields)
     }
@@ -139,6 +178,14 @@ impl Fields {
     fn of(schema: &Schema) -> Option<Fields> {
         let (expected, fields) = Fields::schema();
         (*schema == expected).then_some(fields)
+    }
+
+    /// The text fields of a part.
+    fn text(&self, part: Part) -> [Field; 2] {
+        match part {
+            Part::Entries => self.entry_text,
+            Part::Facts => self.fact_text,
+        }
     }
 }
 
@@ -172,8 +219,8 @@ pub(crate) enum Part {
 /// The search index of one memory directory: `.search-index/`, the lock
 /// file that serialises its updates and the state file that binds it to
 /// the directory, the workspace and the stamps of what it covers (see the
-/// module docs). A handle opened for reading keeps the index in memory
-/// for one search and writes nothing.
+/// module docs). A handle opened for reading never has one: its searches
+/// read the records.
 #[derive(Debug, Clone)]
 pub(crate) struct SearchIndexDir {
     memory_dir: PathBuf,
@@ -192,18 +239,30 @@ pub(crate) struct Sources<'a> {
     pub(crate) retracted_facts: &'a dyn Fn() -> Result<(BTreeSet<String>, StreamSeen)>,
 }
 
-/// An index brought up to date with the logs and curated.json.
+/// An index brought up to date with the logs, curated.json and the
+/// corrections stream.
 pub(crate) struct SearchIndex {
     reader: IndexReader,
     fields: Fields,
     dir: PathBuf,
+    /// The statistics of the facts and of the entries it holds (the
+    /// retracted facts included).
+    facts: PartStats,
+    entries: PartStats,
+    /// The documents of the retracted facts, by segment id.
+    hidden: Arc<HashMap<String, Vec<DocId>>>,
 }
 
 /// The state file's content (see the module docs).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 struct State {
     curated: Option<FileStamp>,
+    /// The stream whose retracted facts `hidden` names.
     corrections: Option<StreamSeen>,
+    facts: PartStats,
+    entries: PartStats,
+    /// The documents of the retracted facts: segment id and document.
+    hidden: Vec<(String, DocId)>,
     index_files: Vec<(String, FileStamp)>,
     covered: Vec<(String, Covered)>,
 }
@@ -213,9 +272,20 @@ fn io_error(path: &Path, err: impl std::fmt::Display) -> Error {
     Error::Io { path: path.to_owned(), source: std::io::Error::other(err.to_string()) }
 }
 
+/// Whether an index that cannot be used as it is gets built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Build {
+    /// Only when a search answered by reading the records left its mark
+    /// since: a search that repeats pays for the index, a lone one does
+    /// not.
+    WhenRepeated,
+    /// Now.
+    Now,
+}
+
 impl SearchIndexDir {
     /// The index of the memory directory `memory_dir` of `workspace_id`;
-    /// kept on disk when `writable`, in memory otherwise.
+    /// none for a handle that is not `writable`.
     pub(crate) fn new(memory_dir: PathBuf, workspace_id: String, writable: bool) -> SearchIndexDir {
         SearchIndexDir { memory_dir, workspace_id, writable }
     }
@@ -227,19 +297,22 @@ impl SearchIndexDir {
 
     /// Returns the index of `sources`, brought up to date: the one on disk
     /// while its state binds it (see the module docs), caught up with what
-    /// was appended and with a changed curated.json; rebuilt otherwise.
+    /// was appended, a changed curated.json and corrections stream. When
+    /// there is none to use, builds one as `build` says, and returns
+    /// `None` otherwise (the search reads the records: for a handle that
+    /// is not writable, always).
     ///
     /// Errors: [`Error::Corrupt`] for a daily file that does not parse;
     /// [`Error::Io`].
-    pub(crate) fn current(&self, sources: &Sources<'_>) -> Result<SearchIndex> {
-        let dir = self.path();
+    pub(crate) fn current(
+        &self,
+        sources: &Sources<'_>,
+        build: Build,
+    ) -> Result<Option<SearchIndex>> {
         if !self.writable {
-            let (schema, fields) = Fields::schema();
-            let index = with_words(Index::create_in_ram(schema));
-            let mut state = State::default();
-            update(&index, fields, &mut state, self, sources, &dir, Kept::InMemory)?;
-            return SearchIndex::reading(&index, fields, dir);
+            return Ok(None);
         }
+        let dir = self.path();
         let lock_path = self.memory_dir.join(SEARCH_INDEX_LOCK_FILE);
         let lock = open_lock(&lock_path)?;
         lock.lock().at(&lock_path)?;
@@ -249,22 +322,22 @@ impl SearchIndexDir {
             let fields = Fields::of(&index.schema())?;
             Some((index, fields, state))
         });
-        for _ in 0..2 {
-            let (index, fields, mut state) = match current.take() {
-                Some(found) => found,
-                None => fresh(&dir, boot.is_none())?,
-            };
-            if update(
-                &index,
-                fields,
-                &mut state,
-                self,
-                sources,
-                &dir,
-                Kept::OnDisk { boot: boot.as_deref() },
-            )? {
-                return SearchIndex::reading(&index, fields, dir);
-            }
+        if let Some((index, fields, mut state)) = current.take()
+            && update(&index, fields, &mut state, self, sources, &dir, boot.as_deref())?
+        {
+            return SearchIndex::reading(&index, fields, dir, &state).map(Some);
+        }
+        if build == Build::WhenRepeated && !dir.join(SCANNED_FILE).exists() {
+            // The first search without a usable index reads the records;
+            // the mark makes the next one build it.
+            clear(&dir)?;
+            atomic_io::create_private_dir(&dir)?;
+            atomic_io::replace_cache(&dir.join(SCANNED_FILE), format!("{HEADER}\n").as_bytes())?;
+            return Ok(None);
+        }
+        let (index, fields, mut state) = fresh(&dir, boot.is_none())?;
+        if update(&index, fields, &mut state, self, sources, &dir, boot.as_deref())? {
+            return SearchIndex::reading(&index, fields, dir, &state).map(Some);
         }
         Err(io_error(&dir, "the search index could not be brought up to date; remove it and retry"))
     }
@@ -273,67 +346,150 @@ impl SearchIndexDir {
     /// one on disk (if any) is removed first.
     ///
     /// Errors: as [`SearchIndexDir::current`].
-    pub(crate) fn rebuilt(&self, sources: &Sources<'_>) -> Result<SearchIndex> {
+    pub(crate) fn rebuilt(&self, sources: &Sources<'_>) -> Result<Option<SearchIndex>> {
         if self.writable {
-            let dir = self.path();
-            std::fs::remove_dir_all(&dir).at(&dir)?;
+            clear(&self.path())?;
         }
-        self.current(sources)
+        self.current(sources, Build::Now)
     }
 }
 
+/// A hit found through the index: its score, its place and its document.
+type Found = (Score, u64, DocAddress);
+
 impl SearchIndex {
-    fn reading(index: &Index, fields: Fields, dir: PathBuf) -> Result<SearchIndex> {
+    fn reading(index: &Index, fields: Fields, dir: PathBuf, state: &State) -> Result<SearchIndex> {
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
             .try_into()
             .map_err(|err| io_error(&dir, err))?;
-        Ok(SearchIndex { reader, fields, dir })
+        let mut hidden: HashMap<String, Vec<DocId>> = HashMap::new();
+        for (segment, doc) in &state.hidden {
+            hidden.entry(segment.clone()).or_default().push(*doc);
+        }
+        for docs in hidden.values_mut() {
+            docs.sort_unstable();
+        }
+        Ok(SearchIndex {
+            reader,
+            fields,
+            dir,
+            facts: state.facts,
+            entries: state.entries,
+            hidden: Arc::new(hidden),
+        })
     }
 
-    /// Returns how many items of `part` match.
-    pub(crate) fn count(&self, part: Part, query: &Query, filters: &Filters) -> Result<usize> {
-        let built = self.build(part, query, filters);
-        self.reader.searcher().search(&built, &Count).map_err(|err| io_error(&self.dir, err))
-    }
-
-    /// Returns the items of `part` that match, best first, from `offset`,
-    /// at most `limit`.
-    pub(crate) fn top(
+    /// Returns how many items of `part` match, and those of them from
+    /// `offset` (at most `limit`) in ranked order ([`search_rank`]), with
+    /// their scores.
+    pub(crate) fn rank(
         &self,
         part: Part,
         query: &Query,
         filters: &Filters,
         offset: usize,
         limit: usize,
-    ) -> Result<Vec<(f32, Located)>> {
-        if limit == 0 {
-            return Ok(Vec::new());
-        }
-        let built = self.build(part, query, filters);
+    ) -> Result<(usize, Vec<(f32, Located)>)> {
         let searcher = self.reader.searcher();
-        let found = searcher
-            .search(&built, &TopDocs::with_limit(limit).and_offset(offset).order_by_score())
-            .map_err(|err| io_error(&self.dir, err))?;
+        let built = self.build(part, query, filters);
+        let ranking = if limit == 0 {
+            None
+        } else {
+            let (stats, doc_freq) = self.statistics(&searcher, part, query)?;
+            Some(Arc::new(Ranking::new(query, &stats, &doc_freq)))
+        };
+        let collector = Ranked {
+            query: Arc::new(query.clone()),
+            ranking,
+            text: self.fields.text(part),
+            hidden: Arc::clone(&self.hidden),
+        };
+        let (total, mut found) =
+            searcher.search(&built, &collector).map_err(|err| io_error(&self.dir, err))?;
+        search_rank::page_of(&mut found, offset, limit);
         let mut out = Vec::with_capacity(found.len());
-        for (score, address) in found {
-            let doc: TantivyDocument =
-                searcher.doc(address).map_err(|err| io_error(&self.dir, err))?;
-            let text = |field| doc.get_first(field).and_then(|v| v.as_str()).map(str::to_owned);
+        for (score, place, address) in found {
             let located = match part {
-                Part::Entries => text(self.fields.entry).map(Located::Entry),
-                Part::Facts => text(self.fields.day)
-                    .zip(doc.get_first(self.fields.offset).and_then(|v| v.as_u64()))
-                    .map(|(day, offset)| Located::Fact { day, offset }),
+                Part::Facts => {
+                    let (day, offset) = search_rank::fact_at(place);
+                    Located::Fact { day, offset }
+                }
+                Part::Entries => {
+                    let doc: TantivyDocument =
+                        searcher.doc(address).map_err(|err| io_error(&self.dir, err))?;
+                    match doc.get_first(self.fields.entry).and_then(|v| v.as_str()) {
+                        Some(key) => Located::Entry(key.to_owned()),
+                        // A document without its place cannot be shown:
+                        // the caller finds one hit short and rebuilds.
+                        None => continue,
+                    }
+                }
             };
-            // A document without its place cannot be shown: the caller
-            // finds one hit short and rebuilds.
-            if let Some(located) = located {
-                out.push((score, located));
+            out.push((score, located));
+        }
+        Ok((total, out))
+    }
+
+    /// Returns the statistics of `part` as it is now (the retracted facts
+    /// left out) and how many of its items hold each of the query's
+    /// [`search_rank::words`] in each field.
+    fn statistics(
+        &self,
+        searcher: &Searcher,
+        part: Part,
+        query: &Query,
+    ) -> Result<(PartStats, Vec<[u64; 2]>)> {
+        let words = search_rank::words(query);
+        let text = self.fields.text(part);
+        let mut stats = match part {
+            Part::Facts => self.facts,
+            Part::Entries => self.entries,
+        };
+        let mut doc_freq = vec![[0u64; 2]; words.len()];
+        let err = |err: &dyn std::fmt::Display| io_error(&self.dir, err);
+        for segment in searcher.segment_readers() {
+            let hidden = match part {
+                Part::Facts => self.hidden_in(segment),
+                Part::Entries => &[],
+            };
+            for field in [CONTENT, KEY] {
+                let inverted = segment.inverted_index(text[field]).map_err(|e| err(&e))?;
+                for (word, freq) in words.iter().zip(doc_freq.iter_mut()) {
+                    let term = Term::from_field_text(text[field], word);
+                    freq[field] += match part {
+                        // Facts are never deleted: the term's own count,
+                        // less the retracted facts that hold it.
+                        Part::Facts => {
+                            let mut count =
+                                u64::from(inverted.doc_freq(&term).map_err(|e| err(&e))?);
+                            for &doc in hidden {
+                                if holds(&inverted, &term, doc).map_err(|e| err(&e))? {
+                                    count -= 1;
+                                }
+                            }
+                            count
+                        }
+                        Part::Entries => {
+                            alive_with(&inverted, &term, segment).map_err(|e| err(&e))?
+                        }
+                    };
+                }
+            }
+            if !hidden.is_empty() {
+                let lens = lens_of(segment).map_err(|e| err(&e))?;
+                for &doc in hidden {
+                    stats.remove([CONTENT, KEY].map(|field| lens[field].first(doc).unwrap_or(0)));
+                }
             }
         }
-        Ok(out)
+        Ok((stats, doc_freq))
+    }
+
+    /// The retracted facts' documents of `segment`, sorted.
+    fn hidden_in(&self, segment: &SegmentReader) -> &[DocId] {
+        self.hidden.get(&segment.segment_id().uuid_string()).map_or(&[], Vec::as_slice)
     }
 
     fn build(&self, part: Part, query: &Query, filters: &Filters) -> BooleanQuery {
@@ -344,11 +500,10 @@ impl SearchIndex {
                 0.0,
             ))
         };
-        let type_id = if part == Part::Entries { ENTRY } else { FACT };
-        let mut clauses: Vec<(Occur, Box<dyn tantivy::query::Query>)> =
-            vec![(Occur::Must, exact(Term::from_field_u64(f.doc_type, type_id)))];
+        let mut clauses: Vec<(Occur, Box<dyn tantivy::query::Query>)> = Vec::new();
         for clause in &query.clauses {
-            let either = [f.content, f.key_words]
+            let either = f
+                .text(part)
                 .into_iter()
                 .map(|field| (Occur::Should, clause_query(field, clause)))
                 .collect();
@@ -371,13 +526,252 @@ impl SearchIndex {
     }
 }
 
+/// Whether `doc` holds `term`.
+fn holds(inverted: &InvertedIndexReader, term: &Term, doc: DocId) -> std::io::Result<bool> {
+    let Some(mut postings) = inverted.read_postings(term, IndexRecordOption::Basic)? else {
+        return Ok(false);
+    };
+    Ok(postings.doc() <= doc && postings.seek(doc) == doc)
+}
+
+/// How many live documents of `segment` hold `term`.
+fn alive_with(
+    inverted: &InvertedIndexReader,
+    term: &Term,
+    segment: &SegmentReader,
+) -> std::io::Result<u64> {
+    let Some(mut postings) = inverted.read_postings(term, IndexRecordOption::Basic)? else {
+        return Ok(0);
+    };
+    let mut count = 0;
+    let mut doc = postings.doc();
+    while doc != TERMINATED {
+        if !segment.is_deleted(doc) {
+            count += 1;
+        }
+        doc = postings.advance();
+    }
+    Ok(count)
+}
+
+/// The columns of the content's and the memory key's lengths.
+fn lens_of(segment: &SegmentReader) -> tantivy::Result<[Column<u64>; 2]> {
+    let fast = segment.fast_fields();
+    Ok([fast.u64(CONTENT_LEN)?, fast.u64(KEY_LEN)?])
+}
+
+/// The collector of a search: counts the matching documents that are not
+/// retracted facts and, with a ranking, scores each ([`search_rank`]).
+struct Ranked {
+    query: Arc<Query>,
+    ranking: Option<Arc<Ranking>>,
+    text: [Field; 2],
+    hidden: Arc<HashMap<String, Vec<DocId>>>,
+}
+
+/// Where one field of a segment holds a clause.
+enum Cursor {
+    /// Nowhere.
+    Missing,
+    Term(Box<SegmentPostings>),
+    /// The phrase's words with their offsets.
+    Phrase(Vec<(u32, SegmentPostings)>),
+    /// The documents holding a term with the prefix, as a bit set.
+    Prefix(Vec<u64>),
+}
+
+impl Cursor {
+    fn open(
+        inverted: &InvertedIndexReader,
+        field: Field,
+        clause: &Clause,
+        max_doc: DocId,
+    ) -> std::io::Result<Cursor> {
+        Ok(match clause {
+            Clause::Term(term) => inverted
+                .read_postings(&Term::from_field_text(field, term), IndexRecordOption::WithFreqs)?
+                .map_or(Cursor::Missing, |postings| Cursor::Term(Box::new(postings))),
+            Clause::Phrase(terms) => {
+                let mut postings = Vec::with_capacity(terms.len());
+                for (offset, term) in terms {
+                    let term = Term::from_field_text(field, term);
+                    match inverted.read_postings(&term, IndexRecordOption::WithFreqsAndPositions)? {
+                        Some(found) => postings.push((*offset, found)),
+                        None => return Ok(Cursor::Missing),
+                    }
+                }
+                Cursor::Phrase(postings)
+            }
+            Clause::Prefix(prefix) => {
+                let mut bits = vec![0u64; (max_doc as usize).div_ceil(64)];
+                let mut upper = prefix.as_bytes().to_vec();
+                upper.push(0xFF);
+                let mut terms =
+                    inverted.terms().range().ge(prefix.as_bytes()).lt(&upper).into_stream()?;
+                while terms.advance() {
+                    let mut postings = inverted
+                        .read_postings_from_terminfo(terms.value(), IndexRecordOption::Basic)?;
+                    let mut doc = postings.doc();
+                    while doc != TERMINATED {
+                        bits[doc as usize / 64] |= 1 << (doc % 64);
+                        doc = postings.advance();
+                    }
+                }
+                Cursor::Prefix(bits)
+            }
+        })
+    }
+
+    /// How often the clause occurs in `doc` (documents come in increasing
+    /// order).
+    fn count(&mut self, doc: DocId, positions: &mut Vec<Vec<u32>>) -> u32 {
+        let at = |postings: &mut SegmentPostings| {
+            if postings.doc() < doc {
+                postings.seek(doc);
+            }
+            postings.doc() == doc
+        };
+        match self {
+            Cursor::Missing => 0,
+            Cursor::Term(postings) => {
+                if at(postings) {
+                    postings.term_freq()
+                } else {
+                    0
+                }
+            }
+            Cursor::Phrase(words) => {
+                if !words.iter_mut().all(|(_, postings)| at(postings)) {
+                    return 0;
+                }
+                positions.resize_with(words.len(), Vec::new);
+                let mut offsets = Vec::with_capacity(words.len());
+                for ((offset, postings), into) in words.iter_mut().zip(positions.iter_mut()) {
+                    postings.positions(into);
+                    offsets.push(*offset);
+                }
+                search_rank::phrase_count(&offsets, &positions[..words.len()])
+            }
+            Cursor::Prefix(bits) => {
+                u32::from(bits.get(doc as usize / 64).is_some_and(|w| w >> (doc % 64) & 1 == 1))
+            }
+        }
+    }
+}
+
+/// What [`Ranked`] does in one segment.
+struct RankedSegment {
+    segment: SegmentOrdinal,
+    hidden: Vec<DocId>,
+    count: usize,
+    scoring: Option<Scoring>,
+    found: Vec<Found>,
+}
+
+struct Scoring {
+    ranking: Arc<Ranking>,
+    cursors: Vec<[Cursor; 2]>,
+    lens: [Column<u64>; 2],
+    place: Column<u64>,
+    counts: Vec<[u32; 2]>,
+    positions: Vec<Vec<u32>>,
+}
+
+impl Collector for Ranked {
+    type Fruit = (usize, Vec<Found>);
+    type Child = RankedSegment;
+
+    fn for_segment(
+        &self,
+        segment: SegmentOrdinal,
+        reader: &SegmentReader,
+    ) -> tantivy::Result<RankedSegment> {
+        let hidden =
+            self.hidden.get(&reader.segment_id().uuid_string()).cloned().unwrap_or_default();
+        let scoring = match &self.ranking {
+            None => None,
+            Some(ranking) => {
+                let inverted = [
+                    reader.inverted_index(self.text[CONTENT])?,
+                    reader.inverted_index(self.text[KEY])?,
+                ];
+                let mut cursors = Vec::with_capacity(self.query.clauses.len());
+                for clause in &self.query.clauses {
+                    cursors.push([
+                        Cursor::open(
+                            &inverted[CONTENT],
+                            self.text[CONTENT],
+                            clause,
+                            reader.max_doc(),
+                        )?,
+                        Cursor::open(&inverted[KEY], self.text[KEY], clause, reader.max_doc())?,
+                    ]);
+                }
+                Some(Scoring {
+                    ranking: Arc::clone(ranking),
+                    counts: vec![[0; 2]; cursors.len()],
+                    cursors,
+                    lens: lens_of(reader)?,
+                    place: reader.fast_fields().u64(PLACE)?,
+                    positions: Vec::new(),
+                })
+            }
+        };
+        Ok(RankedSegment { segment, hidden, count: 0, scoring, found: Vec::new() })
+    }
+
+    fn requires_scoring(&self) -> bool {
+        false
+    }
+
+    fn merge_fruits(
+        &self,
+        fruits: Vec<(usize, Vec<Found>)>,
+    ) -> tantivy::Result<(usize, Vec<Found>)> {
+        let mut total = 0;
+        let mut all = Vec::with_capacity(fruits.iter().map(|(_, found)| found.len()).sum());
+        for (count, found) in fruits {
+            total += count;
+            all.extend(found);
+        }
+        Ok((total, all))
+    }
+}
+
+impl SegmentCollector for RankedSegment {
+    type Fruit = (usize, Vec<Found>);
+
+    fn collect(&mut self, doc: DocId, _: Score) {
+        if self.hidden.binary_search(&doc).is_ok() {
+            return;
+        }
+        self.count += 1;
+        let Some(scoring) = &mut self.scoring else { return };
+        for (cursors, counts) in scoring.cursors.iter_mut().zip(scoring.counts.iter_mut()) {
+            for field in [CONTENT, KEY] {
+                counts[field] = cursors[field].count(doc, &mut scoring.positions);
+            }
+        }
+        let lens = [
+            scoring.lens[CONTENT].first(doc).unwrap_or(0),
+            scoring.lens[KEY].first(doc).unwrap_or(0),
+        ];
+        let score = scoring.ranking.score(&scoring.counts, lens);
+        let place = scoring.place.first(doc).unwrap_or(u64::MAX);
+        self.found.push((score, place, DocAddress::new(self.segment, doc)));
+    }
+
+    fn harvest(self) -> (usize, Vec<Found>) {
+        (self.count, self.found)
+    }
+}
+
 /// Returns the query of one clause on one field.
 fn clause_query(field: Field, clause: &Clause) -> Box<dyn tantivy::query::Query> {
     match clause {
-        Clause::Term(term) => Box::new(TermQuery::new(
-            Term::from_field_text(field, term),
-            IndexRecordOption::WithFreqs,
-        )),
+        Clause::Term(term) => {
+            Box::new(TermQuery::new(Term::from_field_text(field, term), IndexRecordOption::Basic))
+        }
         Clause::Prefix(prefix) => prefix_query(field, prefix),
         Clause::Phrase(terms) => Box::new(PhraseQuery::new_with_offset(
             terms
@@ -508,14 +902,19 @@ impl Directory for CacheDir {
     }
 }
 
+/// Removes whatever is at `dir`.
+fn clear(dir: &Path) -> Result<()> {
+    match std::fs::symlink_metadata(dir) {
+        Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(dir).at(dir),
+        Ok(_) => std::fs::remove_file(dir).at(dir),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(err) => Err(err).at(dir),
+    }
+}
+
 /// Removes whatever is at `dir` and creates an empty index there.
 fn fresh(dir: &Path, sync: bool) -> Result<(Index, Fields, State)> {
-    match std::fs::symlink_metadata(dir) {
-        Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(dir).at(dir)?,
-        Ok(_) => std::fs::remove_file(dir).at(dir)?,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
-        Err(err) => return Err(err).at(dir),
-    }
+    clear(dir)?;
     atomic_io::create_private_dir(dir)?;
     let (schema, fields) = Fields::schema();
     let index = Index::create(CacheDir::open(dir, sync)?, schema, IndexSettings::default())
@@ -530,7 +929,7 @@ fn index_files(dir: &Path) -> Result<Vec<(String, FileStamp)>> {
     for item in std::fs::read_dir(dir).at(dir)? {
         let item = item.at(dir)?;
         let name = item.file_name().to_string_lossy().into_owned();
-        if name == STATE_FILE || name.starts_with(".tantivy-") {
+        if name == STATE_FILE || name == SCANNED_FILE || name.starts_with(".tantivy-") {
             continue;
         }
         let meta = std::fs::symlink_metadata(item.path()).at(&item.path())?;
@@ -584,8 +983,13 @@ fn load_state(dir: &Path, at: &SearchIndexDir, boot: Option<&str>) -> Option<Sta
         }
     };
     let mut state = State { curated, corrections, ..State::default() };
+    state.facts = parse_part(lines.next()?.strip_prefix("facts ")?)?;
+    state.entries = parse_part(lines.next()?.strip_prefix("entries ")?)?;
     for line in lines {
-        if let Some(rest) = line.strip_prefix("index ") {
+        if let Some(rest) = line.strip_prefix("hidden ") {
+            let (segment, doc) = rest.split_once(' ')?;
+            state.hidden.push((segment.to_owned(), doc.parse().ok()?));
+        } else if let Some(rest) = line.strip_prefix("index ") {
             let mut fields = rest.split(' ');
             let name = fields.next()?.to_owned();
             state.index_files.push((name, parse_stamp(&mut fields)?));
@@ -598,6 +1002,15 @@ fn load_state(dir: &Path, at: &SearchIndexDir, boot: Option<&str>) -> Option<Sta
     }
     let sorted = state.covered.windows(2).all(|pair| pair[0].0 < pair[1].0);
     (sorted && index_files(dir).ok()? == state.index_files).then_some(state)
+}
+
+fn parse_part(text: &str) -> Option<PartStats> {
+    let mut fields = text.split(' ').map(str::parse::<u64>);
+    let stats = PartStats {
+        items: fields.next()?.ok()?,
+        tokens: [fields.next()?.ok()?, fields.next()?.ok()?],
+    };
+    fields.next().is_none().then_some(stats)
 }
 
 fn parse_stamp<'a>(fields: &mut impl Iterator<Item = &'a str>) -> Option<FileStamp> {
@@ -631,6 +1044,13 @@ fn write_state(dir: &Path, state: &State, at: &SearchIndexDir, boot: Option<&str
             }
         }
         None => out.push_str("corrections -\n"),
+    }
+    for (name, part) in [("facts", &state.facts), ("entries", &state.entries)] {
+        let _ =
+            writeln!(out, "{name} {} {} {}", part.items, part.tokens[CONTENT], part.tokens[KEY]);
+    }
+    for (segment, doc) in &state.hidden {
+        let _ = writeln!(out, "hidden {segment} {doc}");
     }
     for (name, [a, b, c, d]) in &state.index_files {
         let _ = writeln!(out, "index {name} {a} {b} {c} {d}");
@@ -705,41 +1125,52 @@ impl TokenStream for WordStream<'_> {
     }
 }
 
-fn micros(stamp: &crate::model::stamp::Stamp) -> i64 {
-    stamp.instant().as_microsecond()
+/// The hash of a fact id, by which the index finds a retracted fact.
+pub(crate) fn fact_id_hash(fact_id: &str) -> u64 {
+    xxh3_64(fact_id.as_bytes())
 }
 
-fn item_doc(
-    fields: Fields,
-    content: &str,
-    memory_key: Option<&str>,
+/// One item of the index, as [`item_doc`] writes it.
+struct Item<'a> {
+    part: Part,
+    content: &'a str,
+    memory_key: Option<&'a str>,
     kind: Kind,
+    /// Microseconds since the epoch.
     at: i64,
-) -> TantivyDocument {
-    let mut doc = TantivyDocument::new();
-    doc.add_text(fields.content, content);
-    if let Some(key) = memory_key {
-        doc.add_text(fields.key_words, key);
-        doc.add_text(fields.key, key);
-    }
-    doc.add_text(fields.kind, kind.as_str());
-    doc.add_i64(fields.at, at);
-    doc
+    place: u64,
 }
 
-/// Where an updated index is kept.
-#[derive(Debug, Clone, Copy)]
-enum Kept<'a> {
-    /// In memory only (a read-only handle).
-    InMemory,
-    /// In the index directory, under the current boot's id (if any).
-    OnDisk { boot: Option<&'a str> },
+/// Returns the document of `item`, and the lengths of its fields.
+fn item_doc(fields: Fields, item: &Item<'_>) -> (TantivyDocument, [u64; 2]) {
+    let text = fields.text(item.part);
+    let mut doc = TantivyDocument::new();
+    doc.add_text(text[CONTENT], item.content);
+    let mut lens = [search_rank::term_count(item.content), 0];
+    if let Some(key) = item.memory_key {
+        doc.add_text(text[KEY], key);
+        doc.add_text(fields.key, key);
+        lens[KEY] = search_rank::term_count(key);
+    }
+    doc.add_text(fields.kind, item.kind.as_str());
+    doc.add_i64(fields.at, item.at);
+    doc.add_u64(fields.place, item.place);
+    doc.add_u64(fields.lens[CONTENT], lens[CONTENT]);
+    doc.add_u64(fields.lens[KEY], lens[KEY]);
+    doc.add_u64(
+        fields.doc_type,
+        match item.part {
+            Part::Entries => ENTRY,
+            Part::Facts => FACT,
+        },
+    );
+    (doc, lens)
 }
 
 /// Brings `index` up to date with `sources` from `state`, which it
-/// updates; [`Kept::OnDisk`] commits and writes the state file. Returns
-/// `false` when the index cannot be caught up (a covered daily file was
-/// rewritten or removed): it must be rebuilt.
+/// updates, commits and writes in the state file (under the boot id
+/// `boot`). Returns `false` when the index cannot be caught up (a covered
+/// daily file was rewritten or removed): it must be rebuilt.
 fn update(
     index: &Index,
     fields: Fields,
@@ -747,39 +1178,75 @@ fn update(
     at: &SearchIndexDir,
     sources: &Sources<'_>,
     dir: &Path,
-    kept: Kept<'_>,
+    boot: Option<&str>,
 ) -> Result<bool> {
     let built = state.index_files.is_empty();
-    // An index holds no retracted fact: one built against another
-    // corrections stream is rebuilt (a restored fact is not in it).
-    if !built {
-        let path = at.memory_dir.join(CORRECTIONS_FILE);
-        match &state.corrections {
-            Some(seen) if seen.holds(&path)? => {}
-            _ => return Ok(false),
-        }
-    }
     let covered: Vec<(&str, &Covered)> =
         state.covered.iter().map(|(day, covered)| (day.as_str(), covered)).collect();
     let (scan, _) = coverage::scan(sources.log, &covered, None, &at.memory_dir)?;
     let Scan::Changed(changed) = scan else { return Ok(false) };
     let curated_stamp = file_stamp(&at.memory_dir.join(crate::store::names::CURATED_FILE))?;
     let curated_changed = curated_stamp != state.curated || built;
-    if changed.is_empty() && !curated_changed {
+    let stream = at.memory_dir.join(CORRECTIONS_FILE);
+    let stream_holds = match &state.corrections {
+        Some(seen) => seen.holds(&stream)?,
+        None => false,
+    };
+    if changed.is_empty() && !curated_changed && stream_holds {
         return Ok(true);
     }
-    // Facts appended since are checked against the stream as it is now:
-    // should it have changed since the check above, the state keeps the
-    // stream the older items reflect, and the next search rebuilds.
-    let retracted = if built || !changed.is_empty() {
-        let (retracted, seen) = (sources.retracted_facts)()?;
-        if built {
-            state.corrections = Some(seen);
-        }
-        retracted
+    // The segments whose retracted facts the state names already.
+    let seen_segments: BTreeSet<String> = if stream_holds {
+        state
+            .index_files
+            .iter()
+            .filter_map(|(name, _)| Some(name.split_once('.')?.0.to_owned()))
+            .collect()
     } else {
         BTreeSet::new()
     };
+    if built || !changed.is_empty() || curated_changed {
+        if !index_items(
+            index,
+            fields,
+            state,
+            sources,
+            dir,
+            &changed,
+            curated_changed.then_some(Curated(curated_stamp)),
+        )? {
+            return Ok(false);
+        }
+        state.index_files = index_files(dir)?;
+    }
+    // Which documents are the facts the stream retracts now: looked up
+    // in the segments the state does not cover yet (all of them when the
+    // stream changed). A segment's documents keep their numbers.
+    let (retracted, seen) = (sources.retracted_facts)()?;
+    let kept = std::mem::take(&mut state.hidden);
+    state.hidden = retracted_docs(index, &retracted, sources.log, &seen_segments, kept)
+        .map_err(|err| io_error(dir, err))?;
+    state.corrections = Some(seen);
+    write_state(dir, state, at, boot)?;
+    Ok(true)
+}
+
+/// The stamp of a curated.json whose active entries are indexed again.
+struct Curated(Option<FileStamp>);
+
+/// Indexes the facts of `changed` and, with the stamp of a changed
+/// curated.json, the active entries again; commits. Returns `false` as
+/// [`update`] does.
+fn index_items(
+    index: &Index,
+    fields: Fields,
+    state: &mut State,
+    sources: &Sources<'_>,
+    dir: &Path,
+    changed: &[coverage::Changed],
+    curated: Option<Curated>,
+) -> Result<bool> {
+    let built = state.index_files.is_empty();
     // The writer's threads cut the texts into terms and index them while
     // this one reads the logs. A build leaves its segments as they are
     // (merging them would cost more than a query gains); a catch-up adds a
@@ -790,26 +1257,29 @@ fn update(
     if built {
         writer.set_merge_policy(Box::new(NoMergePolicy));
     }
-    for change in &changed {
+    for change in changed {
         let Some(appended) = coverage::read_appended(change, false)? else { return Ok(false) };
         let tail = &appended.data[appended.from - appended.base..];
         let (records, reach) =
-            sources.log.parse_tail::<Fact>(&appended.day.path, tail, appended.from, None)?;
+            sources.log.parse_tail::<FactSummary>(&appended.day.path, tail, appended.from, None)?;
         for (offset, fact) in records {
-            // A retracted fact counts as not recorded: never a hit.
-            if retracted.contains(&fact.fact_id) {
-                continue;
-            }
-            let mut doc = item_doc(
-                fields,
-                &fact.content,
-                fact.memory_key.as_deref(),
-                fact.kind,
-                micros(&fact.recorded_at),
-            );
-            doc.add_u64(fields.doc_type, FACT);
-            doc.add_text(fields.day, &appended.day.day);
-            doc.add_u64(fields.offset, offset);
+            // Every fact is indexed, a retracted one too: the search
+            // leaves it out ([`retracted_docs`]), and finds it again once
+            // restored.
+            let place = search_rank::fact_place(&appended.day.day, offset).ok_or_else(|| {
+                io_error(&appended.day.path, "a daily file too large to search (64 GiB or more)")
+            })?;
+            let item = Item {
+                part: Part::Facts,
+                content: fact.content(),
+                memory_key: fact.memory_key(),
+                kind: fact.kind(),
+                at: fact.instant().as_microsecond(),
+                place,
+            };
+            let (mut doc, lens) = item_doc(fields, &item);
+            doc.add_u64(fields.fact_id, fact_id_hash(fact.fact_id()));
+            state.facts.add(lens);
             writer.add_document(doc).map_err(|err| io_error(dir, err))?;
         }
         let covered = Covered::of_appended(&appended, reach);
@@ -818,27 +1288,75 @@ fn update(
             Err(at) => state.covered.insert(at, (appended.day.day.clone(), covered)),
         }
     }
-    if curated_changed {
+    if let Some(Curated(curated_stamp)) = curated {
         writer.delete_term(Term::from_field_u64(fields.doc_type, ENTRY));
-        for entry in (sources.active_entries)()? {
-            let mut doc = item_doc(
-                fields,
-                &entry.content,
-                entry.memory_key.as_deref(),
-                entry.kind,
-                micros(&entry.last_seen),
-            );
-            doc.add_u64(fields.doc_type, ENTRY);
+        state.entries = PartStats::default();
+        for (position, entry) in (sources.active_entries)()?.iter().enumerate() {
+            let item = Item {
+                part: Part::Entries,
+                content: &entry.content,
+                memory_key: entry.memory_key.as_deref(),
+                kind: entry.kind,
+                at: micros(&entry.last_seen),
+                place: position as u64,
+            };
+            let (mut doc, lens) = item_doc(fields, &item);
             doc.add_text(fields.entry, &entry.key);
+            state.entries.add(lens);
             writer.add_document(doc).map_err(|err| io_error(dir, err))?;
         }
         state.curated = curated_stamp;
     }
     writer.commit().map_err(|err| io_error(dir, err))?;
     writer.wait_merging_threads().map_err(|err| io_error(dir, err))?;
-    if let Kept::OnDisk { boot } = kept {
-        state.index_files = index_files(dir)?;
-        write_state(dir, state, at, boot)?;
-    }
     Ok(true)
+}
+
+/// Returns the documents of the facts in `retracted` (segment id and
+/// document, sorted): `kept`'s in the segments of `seen` (which were
+/// looked up against the same stream), found by the hash of their ids in
+/// the others, each checked against its record.
+fn retracted_docs(
+    index: &Index,
+    retracted: &BTreeSet<String>,
+    log: &FactLog,
+    seen: &BTreeSet<String>,
+    kept: Vec<(String, DocId)>,
+) -> std::result::Result<Vec<(String, DocId)>, Box<dyn std::error::Error>> {
+    let mut out = Vec::new();
+    if retracted.is_empty() {
+        return Ok(out);
+    }
+    let hashes: std::collections::HashSet<u64> =
+        retracted.iter().map(|id| fact_id_hash(id)).collect();
+    let reader: IndexReader =
+        index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
+    let searcher = reader.searcher();
+    for segment in searcher.segment_readers() {
+        let uuid = segment.segment_id().uuid_string();
+        if seen.contains(&uuid) {
+            out.extend(kept.iter().filter(|(of, _)| *of == uuid).cloned());
+            continue;
+        }
+        let ids = segment.fast_fields().u64(FACT_ID)?;
+        let places = segment.fast_fields().u64(PLACE)?;
+        for doc in 0..segment.max_doc() {
+            let Some(hash) = ids.first(doc) else { continue };
+            if !hashes.contains(&hash) || segment.is_deleted(doc) {
+                continue;
+            }
+            let Some(place) = places.first(doc) else { continue };
+            let (day, offset) = search_rank::fact_at(place);
+            let record = log.read_at::<FactSummary>(&day, offset)?;
+            if record.is_some_and(|fact| retracted.contains(fact.fact_id())) {
+                out.push((uuid.clone(), doc));
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn micros(stamp: &crate::model::stamp::Stamp) -> i64 {
+    stamp.instant().as_microsecond()
 }

@@ -4,6 +4,7 @@
 //! themselves, paged with an opaque cursor.
 
 use std::collections::BTreeSet;
+use std::path::PathBuf;
 
 use foldhash::{HashMap, HashSet};
 use serde::Serialize;
@@ -12,18 +13,22 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 use crate::error::{Error, Invalid, Result};
 use crate::model::canon;
 use crate::model::fact::{Fact, Kind};
+use crate::model::fact_line::{FactRecord as _, FactSummary};
+use crate::model::search_rank::{self, CONTENT, FieldRead, KEY, PartStats, Ranking, Reader};
 use crate::model::search_text::{self, Query};
 use crate::model::stamp::Stamp;
 use crate::model::text::is_refused_char;
 use crate::policy::retractions::Retractions;
+use crate::store::atomic_io;
 use crate::store::conflict_queue::{CaseStatus, ConflictQueue};
 use crate::store::corrections::StreamSeen;
 use crate::store::curated_file::EntryHead;
 use crate::store::curated_state::Entry;
+use crate::store::fact_log::map_in_parallel;
 use crate::store::memory_dir::ReadOnlyMemoryDir;
 use crate::store::memory_dir::Stored;
 use crate::store::names::CURATED_FILE;
-use crate::store::search_index::{Filters, Located, Part, SearchIndex, Sources};
+use crate::store::search_index::{Build, Filters, Located, Part, SearchIndex, Sources};
 use crate::workspace::Workspace;
 
 /// Hits of one page when none is asked for.
@@ -193,7 +198,6 @@ impl Workspace {
     /// cannot be used (naming it); [`Error::Corrupt`], [`Error::Scope`],
     /// [`Error::Io`] as [`Workspace::facts`] and [`Workspace::curated`].
     pub fn search(&self, query: &str, options: &SearchOptions) -> Result<SearchPage> {
-        let parsed = search_text::parse_query(query)?;
         let limit = options.limit.unwrap_or(DEFAULT_SEARCH_LIMIT);
         if !(1..=MAX_SEARCH_LIMIT).contains(&limit) {
             return Err(Error::invalid(
@@ -201,6 +205,17 @@ impl Workspace {
                 Invalid::OutOfRange { value: limit as i64, min: 1, max: MAX_SEARCH_LIMIT as i64 },
             ));
         }
+        self.search_page(query, options, limit)
+    }
+
+    /// [`Workspace::search`] with a page of `limit` hits (not checked).
+    fn search_page(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+        limit: usize,
+    ) -> Result<SearchPage> {
+        let parsed = search_text::parse_query(query)?;
         if let Some(prefix) = &options.key_prefix
             && let Some(c) = prefix.chars().find(|&c| c.is_control() || is_refused_char(c))
         {
@@ -225,7 +240,8 @@ impl Workspace {
         }
         // A page reads only the entries its hits need: curated.json's
         // layout says where each one is (the file checked first, as every
-        // read of it is). The whole state is read only to build the index.
+        // read of it is). The whole state is read only to build the index
+        // or to search without it.
         self.check_state()?;
         let stored = std::cell::OnceCell::new();
         let curated = || -> Result<&Stored<Entry>> {
@@ -250,59 +266,57 @@ impl Workspace {
             self.dir.search_index()
         };
         let page = Page { query: &parsed, filters: &filters, options, offset, limit, fingerprint };
-        let index = search_index.current(&sources)?;
-        if let Some(found) = self.page_of(&index, &page, &lookup)? {
+        let disagrees = |path: PathBuf| Error::Io {
+            path,
+            source: std::io::Error::other(
+                "the search index disagrees with the records it was built from",
+            ),
+        };
+        let Some(index) = search_index.current(&sources, Build::WhenRepeated)? else {
+            // No index to use: the records themselves, read once, give
+            // the same page the index would.
+            let scanned = self.scan_for(&parsed, &filters, options.scope, &active)?;
+            return self
+                .page_of(&Ranker::Scan(&scanned), &page, &lookup)?
+                .ok_or_else(|| disagrees(self.dir.path().to_owned()));
+        };
+        if let Some(found) = self.page_of(&Ranker::Index(&index), &page, &lookup)? {
             return Ok(found);
         }
         // A hit whose record does not match: the index is not what it
         // claims to be. Build it again from the records.
         drop(index);
-        let index = search_index.rebuilt(&sources)?;
-        self.page_of(&index, &page, &lookup)?.ok_or_else(|| Error::Io {
-            path: search_index.path(),
-            source: std::io::Error::other(
-                "the search index disagrees with the records it was built from",
-            ),
-        })
+        match search_index.rebuilt(&sources)? {
+            Some(index) => self.page_of(&Ranker::Index(&index), &page, &lookup)?,
+            None => None,
+        }
+        .ok_or_else(|| disagrees(search_index.path()))
     }
 
     /// Returns the page `page` asks for; `None` when a hit's record does
     /// not match the query (the index must be rebuilt).
     fn page_of(
         &self,
-        index: &SearchIndex,
+        ranker: &Ranker<'_>,
         page: &Page<'_>,
         lookup: &Lookup<'_>,
     ) -> Result<Option<SearchPage>> {
         let (query, filters, scope) = (page.query, page.filters, page.options.scope);
-        let entries = if scope == SearchScope::Facts {
-            0
+        let (entries, mut located) = if scope == SearchScope::Facts {
+            (0, Vec::new())
         } else {
-            index.count(Part::Entries, query, filters)?
+            ranker.rank(Part::Entries, query, filters, page.offset, page.limit)?
         };
         let facts = if scope == SearchScope::Memory {
             0
         } else {
-            index.count(Part::Facts, query, filters)?
+            let from = page.offset.saturating_sub(entries);
+            let left = page.limit - located.len();
+            let (facts, found) = ranker.rank(Part::Facts, query, filters, from, left)?;
+            located.extend(found);
+            facts
         };
         let total = entries + facts;
-        let mut located = Vec::new();
-        if page.offset < entries {
-            located.extend(index.top(
-                Part::Entries,
-                query,
-                filters,
-                page.offset,
-                page.limit.min(entries - page.offset),
-            )?);
-        }
-        let left = page.limit - located.len();
-        if left > 0 && facts > 0 {
-            let from = page.offset.saturating_sub(entries);
-            if from < facts {
-                located.extend(index.top(Part::Facts, query, filters, from, left)?);
-            }
-        }
         let mut hits = Vec::with_capacity(located.len());
         let mut conflicts: Option<ConflictQueue> = None;
         let mut retractions: Option<Retractions> = None;
@@ -324,7 +338,8 @@ impl Workspace {
         };
         let by_key: HashMap<&str, &Entry> =
             page_entries.iter().map(|e| (e.key.as_str(), e)).collect();
-        let mut chars = 0;
+        // The hits as a JSON array: its brackets, each hit and a comma.
+        let mut chars = 1;
         for (score, place) in &located {
             let (score, place) = (*score, place);
             let hit = match place {
@@ -439,7 +454,11 @@ struct Page<'a> {
 }
 
 fn filters_match(filters: &Filters, kind: Kind, memory_key: Option<&str>, at: &Stamp) -> bool {
-    let at = at.instant().as_microsecond();
+    filters_match_at(filters, kind, memory_key, at.instant().as_microsecond())
+}
+
+/// [`filters_match`] of an item's time in microseconds since the epoch.
+fn filters_match_at(filters: &Filters, kind: Kind, memory_key: Option<&str>, at: i64) -> bool {
     filters.kind.is_none_or(|k| k == kind)
         && filters.key_prefix.as_deref().is_none_or(|prefix| {
             prefix.is_empty() || memory_key.is_some_and(|key| key.starts_with(prefix))
@@ -582,18 +601,228 @@ impl Workspace {
     ///
     /// Errors: as [`Workspace::search`].
     pub(super) fn relevant_entries(&self, query: &str) -> Result<Vec<String>> {
+        // One search of all of them: a lone context needs no index.
         let mut options = SearchOptions::new();
         options.scope = SearchScope::Memory;
-        options.limit = Some(MAX_SEARCH_LIMIT);
-        let mut keys = Vec::new();
-        while keys.len() < RELEVANT_ENTRIES {
-            let page = self.search(query, &options)?;
-            keys.extend(page.hits.into_iter().map(|hit| hit.id));
-            match page.next_cursor {
-                Some(cursor) => options.cursor = Some(cursor),
-                None => break,
+        let page = self.search_page(query, &options, RELEVANT_ENTRIES)?;
+        Ok(page.hits.into_iter().map(|hit| hit.id).collect())
+    }
+
+    /// Reads the items of `scope` for a search without the index: every
+    /// active entry (`active`) and every fact of the log not retracted,
+    /// each part's statistics and the items that match `query` and
+    /// `filters`, with what ranks them ([`search_rank`]).
+    ///
+    /// Errors: as [`Workspace::search`].
+    fn scan_for(
+        &self,
+        query: &Query,
+        filters: &Filters,
+        scope: SearchScope,
+        active: &dyn Fn() -> Result<Vec<Entry>>,
+    ) -> Result<Scanned> {
+        let reader = Reader::new(query);
+        let mut scanned =
+            Scanned { entries: ScannedPart::new(&reader), facts: ScannedPart::new(&reader) };
+        if scope != SearchScope::Facts {
+            let mut read = ItemRead::new(query);
+            for (position, entry) in active()?.into_iter().enumerate() {
+                let item = ScanItem {
+                    content: &entry.content,
+                    memory_key: entry.memory_key.as_deref(),
+                    kind: entry.kind,
+                    at: entry.last_seen.instant().as_microsecond(),
+                    place: position as u64,
+                };
+                scanned
+                    .entries
+                    .add(&reader, &mut read, filters, &item, || Located::Entry(entry.key.clone()));
             }
         }
-        Ok(keys)
+        if scope != SearchScope::Memory {
+            let retractions = self.retractions()?;
+            let days = self.log.days()?;
+            let parts = map_in_parallel(&days, |day| -> Result<ScannedPart> {
+                let mut part = ScannedPart::new(&reader);
+                let Some(data) = atomic_io::read_optional(&day.path)? else { return Ok(part) };
+                let (records, _) =
+                    self.log.parse_tail::<FactSummary>(&day.path, &data, 0, Some(0))?;
+                let mut read = ItemRead::new(query);
+                for (offset, fact) in records {
+                    if retractions.is_retracted(fact.fact_id()) {
+                        continue;
+                    }
+                    let place =
+                        search_rank::fact_place(&day.day, offset).ok_or_else(|| Error::Io {
+                            path: day.path.clone(),
+                            source: std::io::Error::other(
+                                "a daily file too large to search (64 GiB or more)",
+                            ),
+                        })?;
+                    let item = ScanItem {
+                        content: fact.content(),
+                        memory_key: fact.memory_key(),
+                        kind: fact.kind(),
+                        at: fact.instant().as_microsecond(),
+                        place,
+                    };
+                    part.add(&reader, &mut read, filters, &item, || Located::Fact {
+                        day: day.day.clone(),
+                        offset,
+                    });
+                }
+                Ok(part)
+            });
+            for part in parts {
+                scanned.facts.join(part?);
+            }
+        }
+        Ok(scanned)
+    }
+}
+
+/// Where the hits of a search come from.
+enum Ranker<'a> {
+    Index(&'a SearchIndex),
+    Scan(&'a Scanned),
+}
+
+impl Ranker<'_> {
+    /// Returns how many items of `part` match, and those from `offset`
+    /// (at most `limit`), ranked.
+    fn rank(
+        &self,
+        part: Part,
+        query: &Query,
+        filters: &Filters,
+        offset: usize,
+        limit: usize,
+    ) -> Result<(usize, Vec<(f32, Located)>)> {
+        match self {
+            Ranker::Index(index) => index.rank(part, query, filters, offset, limit),
+            Ranker::Scan(scanned) => {
+                let part = match part {
+                    Part::Entries => &scanned.entries,
+                    Part::Facts => &scanned.facts,
+                };
+                Ok(part.rank(query, offset, limit))
+            }
+        }
+    }
+}
+
+/// The items of a search read without the index.
+struct Scanned {
+    entries: ScannedPart,
+    facts: ScannedPart,
+}
+
+/// One item as the scan reads it.
+struct ScanItem<'a> {
+    content: &'a str,
+    memory_key: Option<&'a str>,
+    kind: Kind,
+    /// Microseconds since the epoch.
+    at: i64,
+    place: u64,
+}
+
+/// The scratch of reading one item's fields.
+struct ItemRead {
+    fields: [FieldRead; 2],
+    counts: Vec<[u32; 2]>,
+}
+
+impl ItemRead {
+    fn new(query: &Query) -> ItemRead {
+        ItemRead { fields: Default::default(), counts: vec![[0; 2]; query.clauses.len()] }
+    }
+}
+
+/// One part's statistics and matching items, read without the index.
+struct ScannedPart {
+    stats: PartStats,
+    doc_freq: Vec<[u64; 2]>,
+    /// Each matching item: how often it holds each clause in each field
+    /// (`clauses` pairs each), its fields' lengths, its place.
+    counts: Vec<[u32; 2]>,
+    hits: Vec<([u64; 2], u64, Located)>,
+    clauses: usize,
+}
+
+impl ScannedPart {
+    fn new(reader: &Reader<'_>) -> ScannedPart {
+        ScannedPart {
+            stats: PartStats::default(),
+            doc_freq: vec![[0; 2]; reader.word_count()],
+            counts: Vec::new(),
+            hits: Vec::new(),
+            clauses: reader.clause_count(),
+        }
+    }
+
+    /// Counts `item` in the statistics, and keeps it (`located`) when it
+    /// matches the query and the filters.
+    fn add(
+        &mut self,
+        reader: &Reader<'_>,
+        read: &mut ItemRead,
+        filters: &Filters,
+        item: &ScanItem<'_>,
+        located: impl FnOnce() -> Located,
+    ) {
+        reader.read(item.content, &mut read.fields[CONTENT]);
+        match item.memory_key {
+            Some(key) => reader.read(key, &mut read.fields[KEY]),
+            None => reader.read("", &mut read.fields[KEY]),
+        }
+        let lens = [read.fields[CONTENT].len, read.fields[KEY].len];
+        self.stats.add(lens);
+        for field in [CONTENT, KEY] {
+            for (freq, count) in self.doc_freq.iter_mut().zip(&read.fields[field].counts) {
+                freq[field] += u64::from(*count > 0);
+            }
+            reader.clause_counts(&read.fields[field], field, &mut read.counts);
+        }
+        let matches = read.counts.iter().all(|c| c[CONTENT] > 0 || c[KEY] > 0)
+            && filters_match_at(filters, item.kind, item.memory_key, item.at);
+        if matches {
+            self.counts.extend_from_slice(&read.counts);
+            self.hits.push((lens, item.place, located()));
+        }
+    }
+
+    /// Adds what another run of items read.
+    fn join(&mut self, other: ScannedPart) {
+        self.stats.items += other.stats.items;
+        for field in [CONTENT, KEY] {
+            self.stats.tokens[field] += other.stats.tokens[field];
+        }
+        for (freq, more) in self.doc_freq.iter_mut().zip(&other.doc_freq) {
+            freq[CONTENT] += more[CONTENT];
+            freq[KEY] += more[KEY];
+        }
+        self.counts.extend(other.counts);
+        self.hits.extend(other.hits);
+    }
+
+    /// As [`SearchIndex::rank`], from the items read.
+    fn rank(&self, query: &Query, offset: usize, limit: usize) -> (usize, Vec<(f32, Located)>) {
+        let total = self.hits.len();
+        if limit == 0 {
+            return (total, Vec::new());
+        }
+        let ranking = Ranking::new(query, &self.stats, &self.doc_freq);
+        let mut ranked: Vec<(f32, u64, usize)> = self
+            .hits
+            .iter()
+            .enumerate()
+            .map(|(n, (lens, place, _))| {
+                let counts = &self.counts[n * self.clauses..(n + 1) * self.clauses];
+                (ranking.score(counts, *lens), *place, n)
+            })
+            .collect();
+        search_rank::page_of(&mut ranked, offset, limit);
+        (total, ranked.into_iter().map(|(score, _, n)| (score, self.hits[n].2.clone())).collect())
     }
 }
