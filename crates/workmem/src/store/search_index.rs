@@ -403,6 +403,7 @@ impl SearchIndex {
         let collector = Ranked {
             query: Arc::new(query.clone()),
             ranking,
+            keep: offset.saturating_add(limit),
             text: self.fields.text(part),
             hidden: Arc::clone(&self.hidden),
         };
@@ -565,6 +566,8 @@ fn lens_of(segment: &SegmentReader) -> tantivy::Result<[Column<u64>; 2]> {
 struct Ranked {
     query: Arc<Query>,
     ranking: Option<Arc<Ranking>>,
+    /// How many of the best hits the page needs.
+    keep: usize,
     text: [Field; 2],
     hidden: Arc<HashMap<String, Vec<DocId>>>,
 }
@@ -662,6 +665,7 @@ impl Cursor {
 /// What [`Ranked`] does in one segment.
 struct RankedSegment {
     segment: SegmentOrdinal,
+    keep: usize,
     hidden: Vec<DocId>,
     count: usize,
     scoring: Option<Scoring>,
@@ -717,7 +721,7 @@ impl Collector for Ranked {
                 })
             }
         };
-        Ok(RankedSegment { segment, hidden, count: 0, scoring, found: Vec::new() })
+        Ok(RankedSegment { segment, keep: self.keep, hidden, count: 0, scoring, found: Vec::new() })
     }
 
     fn requires_scoring(&self) -> bool {
@@ -759,6 +763,11 @@ impl SegmentCollector for RankedSegment {
         let score = scoring.ranking.score(&scoring.counts, lens);
         let place = scoring.place.first(doc).unwrap_or(u64::MAX);
         self.found.push((score, place, DocAddress::new(self.segment, doc)));
+        // Only the best `keep` can be on the page: the others are dropped
+        // as they pile up, so memory stays within twice the page's depth.
+        if self.found.len() >= self.keep.max(1024).saturating_mul(2) {
+            search_rank::page_of(&mut self.found, 0, self.keep);
+        }
     }
 
     fn harvest(self) -> (usize, Vec<Found>) {

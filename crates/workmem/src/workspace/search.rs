@@ -178,8 +178,10 @@ impl Workspace {
     /// `query`: words (all must match, in the content or the memory key),
     /// `"phrases"`, `prefix*`; Chinese and Japanese text by its characters.
     /// Hits are ranked by BM25 within each part and built from the records
-    /// themselves; the index is a cache under the memory directory, brought
-    /// up to date first (docs/search.md).
+    /// themselves. The index is a cache under the memory directory,
+    /// brought up to date first; a search that finds none it can use reads
+    /// the records instead (the same page) and the next one builds it
+    /// (docs/search.md).
     ///
     /// ```
     /// # fn main() -> workmem::Result<()> {
