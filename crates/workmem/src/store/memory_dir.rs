@@ -50,7 +50,7 @@
 //! | `.append-trail` | the appends workmem made under the lock, as stamps before and after | each line carries a checksum; a cache follows it only from the stamp it read to the stamp the file has ([`crate::store::append_trail`]) |
 //! | `.id-index/` | where every fact id of the log is written | bound to the folder's inode and a generation; per daily file, its stamp and the fingerprint of the bytes read ([`crate::store::id_index`], [`crate::store::block_chain`]) |
 //! | `.distill-cache`, `.distill-cache.units`, `.distill-cache.ids`, `.distill-cache.places` | what a distill leaves for the next one | bound together by a token and to the directory's inode; per daily file, its stamp and fingerprint; the policy and `as_of` of its run ([`crate::store::distill_cache`]) |
-//! | `.search-index/` (updated under `.search-index.lock`) | a full-text index of the active entries and the facts | its state file binds it to the directory's inode, the workspace id, the stamps of its own files, of curated.json and of every daily file read ([`crate::store::search_index`]) |
+//! | `.search-index/` (updated under `.search-index.lock`) | a full-text index of the active entries and the facts | its state file binds it to the directory's inode, the workspace id, the stamps of its own files, of curated.json, of the corrections stream (with the documents of the facts it retracts) and of every daily file read ([`crate::store::search_index`]); a search without a usable one reads the records and leaves a mark, the next builds it |
 //!
 //! Temporary files (`.<name>.<random>.tmp`) are left only by a replace that
 //! crashed; the next writer that takes the lock removes them.
