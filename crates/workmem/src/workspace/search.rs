@@ -624,8 +624,10 @@ impl Workspace {
         active: &dyn Fn() -> Result<Vec<Entry>>,
     ) -> Result<Scanned> {
         let reader = Reader::new(query);
-        let mut scanned =
-            Scanned { entries: ScannedPart::new(&reader), facts: ScannedPart::new(&reader) };
+        let mut scanned = Scanned {
+            entries: ScannedPart::new(&reader, Part::Entries),
+            facts: ScannedPart::new(&reader, Part::Facts),
+        };
         if scope != SearchScope::Facts {
             let mut read = ItemRead::new(query);
             for (position, entry) in active()?.into_iter().enumerate() {
@@ -636,16 +638,16 @@ impl Workspace {
                     at: entry.last_seen.instant().as_microsecond(),
                     place: position as u64,
                 };
-                scanned
-                    .entries
-                    .add(&reader, &mut read, filters, &item, || Located::Entry(entry.key.clone()));
+                if scanned.entries.add(&reader, &mut read, filters, &item) {
+                    scanned.entries.keys.push(entry.key.clone());
+                }
             }
         }
         if scope != SearchScope::Memory {
             let retractions = self.retractions()?;
             let days = self.log.days()?;
             let parts = map_in_parallel(&days, |day| -> Result<ScannedPart> {
-                let mut part = ScannedPart::new(&reader);
+                let mut part = ScannedPart::new(&reader, Part::Facts);
                 let Some(data) = atomic_io::read_optional(&day.path)? else { return Ok(part) };
                 let (records, _) =
                     self.log.parse_tail::<FactSummary>(&day.path, &data, 0, Some(0))?;
@@ -668,10 +670,7 @@ impl Workspace {
                         at: fact.instant().as_microsecond(),
                         place,
                     };
-                    part.add(&reader, &mut read, filters, &item, || Located::Fact {
-                        day: day.day.clone(),
-                        offset,
-                    });
+                    part.add(&reader, &mut read, filters, &item);
                 }
                 Ok(part)
             });
@@ -748,31 +747,36 @@ struct ScannedPart {
     /// Each matching item: how often it holds each clause in each field
     /// (`clauses` pairs each), its fields' lengths, its place.
     counts: Vec<[u32; 2]>,
-    hits: Vec<([u64; 2], u64, Located)>,
+    hits: Vec<([u64; 2], u64)>,
+    /// The entry key of each hit of the entries (a fact's place says
+    /// where it is).
+    keys: Vec<String>,
     clauses: usize,
+    part: Part,
 }
 
 impl ScannedPart {
-    fn new(reader: &Reader<'_>) -> ScannedPart {
+    fn new(reader: &Reader<'_>, part: Part) -> ScannedPart {
         ScannedPart {
             stats: PartStats::default(),
             doc_freq: vec![[0; 2]; reader.word_count()],
             counts: Vec::new(),
             hits: Vec::new(),
+            keys: Vec::new(),
             clauses: reader.clause_count(),
+            part,
         }
     }
 
-    /// Counts `item` in the statistics, and keeps it (`located`) when it
-    /// matches the query and the filters.
+    /// Counts `item` in the statistics, and keeps it when it matches the
+    /// query and the filters (returns whether it does).
     fn add(
         &mut self,
         reader: &Reader<'_>,
         read: &mut ItemRead,
         filters: &Filters,
         item: &ScanItem<'_>,
-        located: impl FnOnce() -> Located,
-    ) {
+    ) -> bool {
         reader.read(item.content, &mut read.fields[CONTENT]);
         match item.memory_key {
             Some(key) => reader.read(key, &mut read.fields[KEY]),
@@ -790,8 +794,9 @@ impl ScannedPart {
             && filters_match_at(filters, item.kind, item.memory_key, item.at);
         if matches {
             self.counts.extend_from_slice(&read.counts);
-            self.hits.push((lens, item.place, located()));
+            self.hits.push((lens, item.place));
         }
+        matches
     }
 
     /// Adds what another run of items read.
@@ -806,6 +811,7 @@ impl ScannedPart {
         }
         self.counts.extend(other.counts);
         self.hits.extend(other.hits);
+        self.keys.extend(other.keys);
     }
 
     /// As [`SearchIndex::rank`], from the items read.
@@ -819,12 +825,19 @@ impl ScannedPart {
             .hits
             .iter()
             .enumerate()
-            .map(|(n, (lens, place, _))| {
+            .map(|(n, (lens, place))| {
                 let counts = &self.counts[n * self.clauses..(n + 1) * self.clauses];
                 (ranking.score(counts, *lens), *place, n)
             })
             .collect();
         search_rank::page_of(&mut ranked, offset, limit);
-        (total, ranked.into_iter().map(|(score, _, n)| (score, self.hits[n].2.clone())).collect())
+        let located = |place: u64, n: usize| match self.part {
+            Part::Entries => Located::Entry(self.keys[n].clone()),
+            Part::Facts => {
+                let (day, offset) = search_rank::fact_at(place);
+                Located::Fact { day, offset }
+            }
+        };
+        (total, ranked.into_iter().map(|(score, place, n)| (score, located(place, n))).collect())
     }
 }
