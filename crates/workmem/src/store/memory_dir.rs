@@ -107,7 +107,7 @@ impl ReadOnlyMemoryDir {
     }
 
     /// Returns the search index of this directory as a reader sees it:
-    /// built in memory for one search, nothing written.
+    /// none (a search reads the records), nothing written.
     pub(crate) fn search_index(&self) -> SearchIndexDir {
         SearchIndexDir::new(self.path.clone(), self.workspace_id.clone(), false)
     }
