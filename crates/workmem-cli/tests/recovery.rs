@@ -285,6 +285,30 @@ fn every_distill_failpoint_is_finished_by_the_next_command() {
     }
 }
 
+/// A crash after the distill intent is claimed, before or after it is in
+/// place, and before curated.json is: nothing of the distill happened (what
+/// it was about to write is staged beside its place), and the next distill
+/// runs, never refusing the intent as another clone's.
+#[test]
+fn a_crash_around_the_distill_intent_leaves_nothing_to_refuse() {
+    for (failpoint, in_place) in
+        [("distill_intent_claimed", false), ("distill_intent_written", true)]
+    {
+        let project = Project::new(WORKMEM, "workmem-recovery-");
+        distill_scenario(&project);
+        let before = project.files();
+        project.crash(&["distill", "--as-of", AS_OF], failpoint);
+        let intent = project.memory().join(".distill-pending.json");
+        assert_eq!(intent.exists(), in_place, "{failpoint}");
+        assert!(!temporaries(&project).is_empty(), "{failpoint}: nothing staged");
+        project.ok(&["distill", "--as-of", AS_OF]);
+        assert_eq!(temporaries(&project), Vec::<String>::new(), "{failpoint}");
+        assert!(!intent.exists(), "{failpoint}");
+        assert_ne!(project.files(), before, "{failpoint}: the distill did not run");
+        project.ok(&["verify"]);
+    }
+}
+
 /// The temporary files in the memory directory (a replacement staged but
 /// not yet renamed into place).
 fn temporaries(project: &Project) -> Vec<String> {

@@ -93,12 +93,15 @@ pub(crate) fn claim(dir: &Path, journal: &Path, transaction_id: &str, digest: &s
     atomic_io::replace(&dir.join(JOURNAL_OWNER_FILE), line.as_bytes())
 }
 
-/// Records the distill intent at `intent` (just made durable, holding
-/// `bytes`) as this clone's.
+/// Records the distill intent `intent` (its temporary file, durable and
+/// holding `bytes`, before it is renamed into place: the rename keeps its
+/// identity) as this clone's. Claimed before it is in place, an intent a
+/// crash leaves behind is always this clone's.
 ///
 /// Errors: [`crate::Error::Io`].
-pub(crate) fn claim_distill_intent(dir: &Path, intent: &Path, bytes: &[u8]) -> Result<()> {
-    let Some((device, inode)) = identity(intent)? else { return Ok(()) };
+pub(crate) fn claim_distill_intent(dir: &Path, intent: &std::fs::File, bytes: &[u8]) -> Result<()> {
+    let meta = intent.metadata().at(&dir.join(DISTILL_OWNER_FILE))?;
+    let (device, inode) = (meta.dev(), meta.ino());
     let digest = crate::model::canon::sha256_hex(bytes);
     let line = format!("{device} {inode} distill {digest}\n");
     atomic_io::replace(&dir.join(DISTILL_OWNER_FILE), line.as_bytes())

@@ -293,13 +293,17 @@ impl Workspace {
 
     fn write_distill_intent(&self, curated_sha256: &str, conflicts: Option<&[u8]>) -> Result<()> {
         let intent = DistillIntent::new(&self.workspace_id, curated_sha256, conflicts);
-        let path = self.file(DISTILL_INTENT_FILE);
         let bytes = intent.encode();
-        self.dir.replace_path(&path, &bytes)?;
-        // Only an intent this clone wrote is ever finished (a crash before
-        // this record leaves curated.json unwritten, so dropping the intent
-        // then loses nothing).
-        crate::store::journal_owner::claim_distill_intent(self.dir.path(), &path, &bytes)
+        let staged =
+            self.dir.stage(DISTILL_INTENT_FILE, |file| std::io::Write::write_all(file, &bytes))?;
+        // Only an intent this clone wrote is ever finished: it is claimed
+        // before it is renamed into place, so that a crash between the two
+        // never leaves an intent of this clone that it refuses as another's.
+        crate::store::journal_owner::claim_distill_intent(self.dir.path(), staged.file(), &bytes)?;
+        failpoint::hit("distill_intent_claimed");
+        staged.commit()?;
+        failpoint::hit("distill_intent_written");
+        Ok(())
     }
 
     /// Removes the intent of a distill whose writes are all durable. The
