@@ -81,7 +81,7 @@ impl Workspace {
                 conflict_ids: Vec::new(),
             });
         }
-        let prepared = self.prepare_redaction(request, &records)?;
+        let prepared = self.prepare_redaction(request, &records, false)?;
         Ok(RedactionPreview {
             fact_ids: prepared.record.fact_ids.iter().map(str::to_owned).collect(),
             files: prepared.files.iter().map(|f| f.path.clone()).collect(),
@@ -116,7 +116,8 @@ impl Workspace {
         if let Some(stored) = self.stored_redaction(&records, &request)? {
             return Ok(stored);
         }
-        let Prepared { record, planned, files } = self.prepare_redaction(&request, &records)?;
+        let Prepared { record, planned, files } =
+            self.prepare_redaction(&request, &records, true)?;
         let done = self.run_correction(record, planned, false, Some(files))?;
         // Planning a redaction again is a pass over the whole log: the
         // next command need not do it for this one.
@@ -160,8 +161,13 @@ impl Workspace {
 
     /// Finds the facts, checks that their text can go, and plans the
     /// redaction: the record, the entries and cases after, and each daily
-    /// file with its tombstones.
-    fn prepare_redaction(&self, request: &Redaction, records: &[Correction]) -> Result<Prepared> {
+    /// file with its tombstones (under its exclusive lock with `lock`).
+    fn prepare_redaction(
+        &self,
+        request: &Redaction,
+        records: &[Correction],
+        lock: bool,
+    ) -> Result<Prepared> {
         let named: BTreeSet<String> = request.fact_ids.iter().cloned().collect();
         let ids: Vec<&str> = named.iter().map(String::as_str).collect();
         let facts: HashMap<String, Fact> = self.facts_with_ids(&ids)?;
@@ -200,7 +206,7 @@ impl Workspace {
         mark_redacted(&mut planned, &record.fact_ids);
         let days: BTreeMap<String, DayFile> =
             lines.into_values().map(|(day, _)| (day.day.clone(), day)).collect();
-        let files = self.staged(days.values(), &record, true)?;
+        let files = self.staged(days.values(), &record, lock)?;
         Ok(Prepared { record, planned, files })
     }
 
