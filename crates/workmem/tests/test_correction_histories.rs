@@ -677,3 +677,37 @@ fn a_restore_after_a_rebuild_stays_applied_after_later_appends() {
         history.step(&op);
     }
 }
+
+/// Found by the property: every fact of an unkeyed statement redacted,
+/// then the statement recorded again: its entry comes back worded by the
+/// new fact, with the redacted ones among its retracted evidence, and
+/// verify stays clean (the marker stays only where redacted facts alone
+/// word an entry).
+#[test]
+fn a_distill_after_a_redaction_keeps_the_marker_where_a_redacted_fact_is_listed() {
+    let mut history = History::new();
+    let unkeyed = |kind, importance, back| FactSpec { key: None, value: 0, kind, importance, back };
+    for op in [
+        Op::Tie { key: 0, importance: 1 },
+        Op::Remember(vec![unkeyed(0, 1, 0), unkeyed(0, 1, 0), unkeyed(0, 1, 1102)]),
+        Op::Remember(vec![unkeyed(0, 1, 1103), unkeyed(2, 4, 552), unkeyed(0, 1, 1103)]),
+        Op::Distill { step: 7 },
+        Op::Redact { fact: 0 },
+        Op::Remember(vec![unkeyed(2, 4, 336)]),
+        Op::Distill { step: 16 },
+        Op::Remember(vec![unkeyed(0, 1, 2)]),
+    ] {
+        history.step(&op);
+    }
+    let retracted = history.ws.retractions().unwrap();
+    let state = history.ws.curated().unwrap();
+    let back = state
+        .entries
+        .iter()
+        .find(|e| {
+            !e.evidence_ids.is_empty()
+                && e.retracted_evidence_ids.iter().any(|id| retracted.is_redacted(id))
+        })
+        .expect("an entry back on a new fact");
+    assert_eq!(back.content, "Run the migrations first.");
+}

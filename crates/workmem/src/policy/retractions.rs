@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::error::RestoreRefusal;
 use crate::model::fact_line::FactRecord;
+use crate::model::id_list::IdList;
 use crate::model::stamp::Stamp;
 use crate::policy::report::{Decision, Reason};
 use crate::store::corrections::{Action, Correction};
@@ -111,6 +112,16 @@ impl Retractions {
     /// retraction no longer in force.
     pub(crate) fn lapsed_at(&self, fact_id: &str, at: &Stamp) -> bool {
         self.lapsed.get(fact_id).is_some_and(|stamps| stamps.contains(&at.instant()))
+    }
+
+    /// Returns whether an entry or candidate with `evidence` and
+    /// `retracted` evidence must hold the redaction marker as its wording:
+    /// it lists a redacted fact, and every fact of its evidence is redacted
+    /// (none is left that could word it). An entry that came back on new
+    /// facts of the same statement is worded by them.
+    pub(crate) fn needs_marker(&self, evidence: &IdList, retracted: &IdList) -> bool {
+        evidence.iter().chain(retracted.iter()).any(|id| self.is_redacted(id))
+            && evidence.iter().all(|id| self.is_redacted(id))
     }
 
     /// Returns the event ids of the restore records that undo the

@@ -21,6 +21,7 @@ use crate::model::id_list::IdList;
 use crate::model::stamp::Stamp;
 use crate::policy::retractions::Retractions;
 use crate::store::atomic_io;
+use crate::store::conflict_queue::Candidate;
 use crate::store::corrections::{Action, CORRECTION_SCHEMA_VERSION, Correction};
 use crate::store::fact_log::DayFile;
 use crate::store::names::CURATED_FILE;
@@ -203,7 +204,7 @@ impl Workspace {
             .map_err(|violation| Error::invalid("correction", Invalid::Correction(violation)))?;
         let after = Retractions::from_records(records.iter().chain([&record]));
         let mut planned = self.plan_correction(&record, &after, None, &facts)?;
-        mark_redacted(&mut planned, &record.fact_ids);
+        mark_redacted(&mut planned, &after);
         let days: BTreeMap<String, DayFile> =
             lines.into_values().map(|(day, _)| (day.day.clone(), day)).collect();
         let files = self.staged(days.values(), &record, lock)?;
@@ -275,7 +276,7 @@ impl Workspace {
             }
         }
         let mut planned = self.plan_in_scope(record, after, None, scope)?;
-        mark_redacted(&mut planned, &record.fact_ids);
+        mark_redacted(&mut planned, after);
         let mut days: BTreeMap<String, DayFile> = BTreeMap::new();
         let hashes = record.line_sha256.as_ref();
         self.log.each_line(|day, line, fact| {
@@ -361,38 +362,40 @@ fn check_request(request: &Redaction) -> Result<()> {
 }
 
 /// Puts the marker in place of the wording of every entry and candidate
-/// of the plan's scope that lists a fact of `redacted` (as evidence or
-/// retracted evidence), superseded entries and closed cases included: the
+/// of the plan's scope that must hold it once the plan is applied (see
+/// [`Retractions::needs_marker`]; `after`: the facts retracted and redacted
+/// with the record), superseded entries and closed cases included: the
 /// history must not hold the text either.
-fn mark_redacted(planned: &mut Planned, redacted: &IdList) {
-    let lists = |ids: &IdList, retracted: &IdList| {
-        ids.iter().chain(retracted.iter()).any(|id| redacted.contains(id))
-    };
+fn mark_redacted(planned: &mut Planned, after: &Retractions) {
     for entry in &planned.entries {
-        if entry.content == REDACTED || !lists(&entry.evidence_ids, &entry.retracted_evidence_ids) {
+        let at = planned.plan.entries.iter().position(|e| e.key == entry.key);
+        let current = at.map_or(entry, |at| &planned.plan.entries[at]);
+        if current.content == REDACTED
+            || !after.needs_marker(&current.evidence_ids, &current.retracted_evidence_ids)
+        {
             continue;
         }
-        let at = planned.plan.entries.iter().position(|e| e.key == entry.key);
         let at = at.unwrap_or_else(|| {
             planned.plan.entries.push(entry.clone());
             planned.plan.entries.len() - 1
         });
         REDACTED.clone_into(&mut planned.plan.entries[at].content);
     }
+    let worded = |c: &Candidate| {
+        c.content != REDACTED && after.needs_marker(&c.evidence_ids, &c.retracted_evidence_ids)
+    };
     for case in &planned.cases {
-        let worded = |c: &&crate::store::conflict_queue::Candidate| {
-            c.content != REDACTED && lists(&c.evidence_ids, &c.retracted_evidence_ids)
-        };
-        if !case.candidates.iter().any(|c| worded(&c)) {
+        let at = planned.plan.cases.iter().position(|c| c.conflict_id == case.conflict_id);
+        let current = at.map_or(case, |at| &planned.plan.cases[at]);
+        if !current.candidates.iter().any(worded) {
             continue;
         }
-        let at = planned.plan.cases.iter().position(|c| c.conflict_id == case.conflict_id);
         let at = at.unwrap_or_else(|| {
             planned.plan.cases.push(case.clone());
             planned.plan.cases.len() - 1
         });
         for candidate in &mut planned.plan.cases[at].candidates {
-            if lists(&candidate.evidence_ids, &candidate.retracted_evidence_ids) {
+            if worded(candidate) {
                 REDACTED.clone_into(&mut candidate.content);
             }
         }

@@ -258,7 +258,8 @@ impl Workspace {
     }
 
     /// Checks that an entry or candidate holds the marker exactly when it
-    /// lists a redacted fact (as evidence or retracted evidence).
+    /// must (see `Retractions::needs_marker`): it lists a redacted fact and
+    /// no fact that is not redacted words it.
     fn verify_marked(
         &self,
         retracted: &Retractions,
@@ -266,13 +267,15 @@ impl Workspace {
         queue: &ConflictQueue,
         problems: &mut Vec<Problem>,
     ) {
-        let mismatch = |content: &str, ids: &IdList, more: &IdList| {
-            let redacted = ids.iter().chain(more.iter()).any(|id| retracted.is_redacted(id));
-            match (content == REDACTED, redacted) {
-                (false, true) => Some("lists a redacted fact and still holds its wording"),
-                (true, false) => Some("holds the redaction marker but lists no redacted fact"),
-                _ => None,
+        let mismatch = |content: &str, evidence: &IdList, listed: &IdList| match (
+            content == REDACTED,
+            retracted.needs_marker(evidence, listed),
+        ) {
+            (false, true) => Some("lists only redacted facts and still holds their wording"),
+            (true, false) => {
+                Some("holds the redaction marker but is not worded by redacted facts only")
             }
+            _ => None,
         };
         let curated_path = self.file(CURATED_FILE);
         for entry in curated.map(|state| state.entries.as_slice()).unwrap_or_default() {
