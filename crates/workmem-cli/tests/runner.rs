@@ -14,6 +14,7 @@
 mod chat;
 mod cli;
 mod corrections_git;
+mod corrections_merge_prop;
 mod dayone;
 mod diff;
 mod explain;

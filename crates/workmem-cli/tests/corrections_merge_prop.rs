@@ -1,0 +1,564 @@
+//! Corrections over random histories of two clones of one repository,
+//! merged through real git with workmem's merge driver (docs/corrections.md,
+//! "Corrections through git"). Each step runs on either clone: facts
+//! remembered (keyed and unkeyed, ties on purpose, a few keys and values so
+//! that the two clones' domains collide), a distill at a moving `--as-of`,
+//! the decision of an open case, a retraction of facts or of an entry, a
+//! restore, a commit, and a merge of the other clone's main (one way, or
+//! both ways at once from the same two heads).
+//!
+//! After every step, on every clone the step changed (the other's files
+//! are as they were at its last check), once a first command has run
+//! (which applies any correction that arrived): `verify` is clean, no
+//! retracted fact is evidence of an entry that is not retracted or of a
+//! candidate of an open case, or observed by an open case, and no
+//! retracted fact is a recent or pending fact of the context. Whenever the
+//! two clones hold the same correction records (each has pulled the
+//! other's), they agree on which facts are retracted.
+
+#![allow(clippy::disallowed_methods)] // the test reads the memory files directly
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use proptest::prelude::*;
+use serde_json::Value;
+
+use crate::git_world::{Clone, World, text};
+
+/// 2025-06-01T00:00:00Z: every instant of a history is some hours after it.
+const BASE: i64 = 1_748_736_000;
+
+/// The instant `hours` after [`BASE`], as `--at` takes it.
+fn at(hours: u32) -> String {
+    jiff::Timestamp::from_second(BASE + i64::from(hours) * 3600).unwrap().to_string()
+}
+
+const ACTOR: &str = "Ada <ada@example.com>";
+
+#[derive(Debug, Clone)]
+enum Op {
+    /// Facts on clone `on`, each `back` hours before now.
+    Remember { on: usize, facts: Vec<FactSpec> },
+    /// Two values of a key, equally strong: a tie once they age.
+    Tie { on: usize, key: usize, importance: u8 },
+    /// Distill at now, moved `step` days forward (0 stands still).
+    Distill { on: usize, step: u32 },
+    /// Decide an open case (picked by `case`) for a candidate (picked by
+    /// `candidate`).
+    Resolve { on: usize, case: usize, candidate: usize },
+    /// Retract some facts the clone holds (picked by index).
+    Retract { on: usize, facts: Vec<usize> },
+    /// Retract every evidence fact of an entry (picked by index).
+    RetractEntry { on: usize, of: usize },
+    /// Restore a retraction in force (picked by index).
+    Restore { on: usize, of: usize },
+    /// Commit everything.
+    Commit { on: usize },
+    /// The other clone commits; this one commits and merges its main.
+    Pull { into: usize },
+    /// Both commit, then each merges the other's head as it was before
+    /// either merge (two merge commits, a criss-cross).
+    Exchange,
+}
+
+#[derive(Debug, Clone)]
+struct FactSpec {
+    key: Option<usize>,
+    value: usize,
+    kind: usize,
+    importance: u8,
+    back: u32,
+}
+
+fn fact_spec() -> impl Strategy<Value = FactSpec> {
+    (prop_oneof![Just(None), (0..2usize).prop_map(Some)], 0..3usize, 0..3usize, 1..=5u8, 0..1500u32)
+        .prop_map(|(key, value, kind, importance, back)| FactSpec {
+            key,
+            value,
+            kind,
+            importance,
+            back,
+        })
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let on = 0..2usize;
+    prop_oneof![
+        4 => (on.clone(), proptest::collection::vec(fact_spec(), 1..4))
+            .prop_map(|(on, facts)| Op::Remember { on, facts }),
+        2 => (on.clone(), 0..2usize, 1..=5u8)
+            .prop_map(|(on, key, importance)| Op::Tie { on, key, importance }),
+        3 => (on.clone(), prop_oneof![1 => Just(0u32), 3 => 1..15u32])
+            .prop_map(|(on, step)| Op::Distill { on, step }),
+        2 => (on.clone(), 0..8usize, 0..8usize)
+            .prop_map(|(on, case, candidate)| Op::Resolve { on, case, candidate }),
+        3 => (on.clone(), proptest::collection::vec(0..64usize, 1..3))
+            .prop_map(|(on, facts)| Op::Retract { on, facts }),
+        2 => (on.clone(), 0..16usize).prop_map(|(on, of)| Op::RetractEntry { on, of }),
+        2 => (on.clone(), 0..16usize).prop_map(|(on, of)| Op::Restore { on, of }),
+        1 => on.clone().prop_map(|on| Op::Commit { on }),
+        3 => on.prop_map(|into| Op::Pull { into }),
+        2 => Just(Op::Exchange),
+    ]
+}
+
+/// Every fact of the clone's daily logs, by id, with the line the context
+/// shows it by.
+fn facts_of(clone: &Clone<'_>) -> BTreeMap<String, String> {
+    let mut facts = BTreeMap::new();
+    let Ok(days) = std::fs::read_dir(clone.memory().join("daily")) else { return facts };
+    for day in days {
+        let data = std::fs::read_to_string(day.unwrap().path()).unwrap();
+        for line in data.lines() {
+            let fact: Value = serde_json::from_str(line).unwrap();
+            let kind = fact["kind"].as_str().unwrap();
+            let content = fact["content"].as_str().unwrap();
+            let day = &fact["recorded_at"].as_str().unwrap()[..10];
+            let shown = match fact["memory_key"].as_str() {
+                Some(key) => format!("- [{kind}] {key}: {content} ({day})"),
+                None => format!("- [{kind}] {content} ({day})"),
+            };
+            facts.insert(fact["fact_id"].as_str().unwrap().to_owned(), shown);
+        }
+    }
+    facts
+}
+
+/// The records of the clone's corrections stream.
+fn corrections_of(clone: &Clone<'_>) -> Vec<Value> {
+    let path = clone.memory().join("memory-corrections.jsonl");
+    let data = std::fs::read_to_string(path).unwrap_or_default();
+    data.lines().map(|line| serde_json::from_str(line).unwrap()).collect()
+}
+
+fn strings(value: &Value) -> impl Iterator<Item = &str> {
+    value.as_array().into_iter().flatten().map(|v| v.as_str().unwrap())
+}
+
+/// The event ids of the retractions in force: not restored.
+fn in_force(records: &[Value]) -> Vec<&str> {
+    let restored: BTreeSet<&str> = records.iter().filter_map(|r| r["restores"].as_str()).collect();
+    records
+        .iter()
+        .filter(|r| r["action"] == "retract")
+        .map(|r| r["event_id"].as_str().unwrap())
+        .filter(|id| !restored.contains(id))
+        .collect()
+}
+
+/// The facts the records retract (docs/corrections.md, "Which facts are
+/// retracted": a set, whatever the order of the records).
+fn retracted_by(records: &[Value]) -> BTreeSet<String> {
+    let in_force = in_force(records);
+    records
+        .iter()
+        .filter(|r| in_force.contains(&r["event_id"].as_str().unwrap()))
+        .flat_map(|r| strings(&r["fact_ids"]))
+        .map(str::to_owned)
+        .collect()
+}
+
+fn read_json(dir: &Path, name: &str) -> Value {
+    std::fs::read(dir.join(name)).map_or(Value::Null, |data| serde_json::from_slice(&data).unwrap())
+}
+
+/// The two clones and what the steps gave them.
+struct Twins<'w> {
+    clones: [Clone<'w>; 2],
+    /// Hours after [`BASE`] of the present step.
+    now: u32,
+    /// Facts and events made so far, for fresh ids.
+    made: u32,
+}
+
+/// What a step did to the clones: the ones it changed, and whether it
+/// merged.
+struct Changed {
+    clones: Vec<usize>,
+    merged: bool,
+}
+
+impl Changed {
+    fn one(on: usize) -> Changed {
+        Changed { clones: vec![on], merged: false }
+    }
+
+    fn none() -> Changed {
+        Changed { clones: Vec::new(), merged: false }
+    }
+}
+
+const NAMES: [&str; 2] = ["a", "b"];
+
+impl<'w> Twins<'w> {
+    /// A shared repository `alice` and its clone `bob`, both with the
+    /// merge driver configured by a first workmem command.
+    fn new(world: &'w World) -> Twins<'w> {
+        let a = world.init("alice/app");
+        a.ok(&["init", "-q"]);
+        a.ok(&["share", "-q"]);
+        a.commit_all("share project memory");
+        let b = world.clone_of(&a, "bob/app");
+        b.ok(&["status", "-q"]);
+        for clone in [&a, &b] {
+            let driver = clone.git(&["config", "--get", "merge.workmem.driver"]);
+            assert!(driver.contains("merge"), "{driver}");
+        }
+        Twins { clones: [a, b], now: 60 * 24, made: 0 }
+    }
+
+    fn fresh(&mut self, on: usize) -> String {
+        self.made += 1;
+        format!("{}{}", NAMES[on], self.made)
+    }
+
+    fn remember(&mut self, on: usize, spec: &FactSpec) {
+        let id = self.fresh(on);
+        let kinds = ["decision", "convention", "pitfall"];
+        let (key, content) = match spec.key {
+            Some(key) => {
+                (Some(format!("k.key-{key}")), format!("Key {key} uses value {}.", spec.value))
+            }
+            // Two wordings of one statement, and another statement.
+            None => (
+                None,
+                ["Run the migrations first.", "RUN THE MIGRATIONS FIRST.", "Pin every action."]
+                    [spec.value]
+                    .to_owned(),
+            ),
+        };
+        let when = at(self.now.saturating_sub(spec.back));
+        let importance = spec.importance.to_string();
+        let mut args = vec![
+            "remember",
+            &content,
+            "-k",
+            kinds[spec.kind],
+            "-i",
+            &importance,
+            "--at",
+            &when,
+            "--id",
+            &id,
+            "-q",
+        ];
+        if let Some(key) = &key {
+            args.extend(["--key", key]);
+        }
+        self.clones[on].ok(&args);
+    }
+
+    /// Runs a correction (`retract` or `restore` arguments); a retraction
+    /// of a value a merge left in dispute is refused until a person decides
+    /// (docs/corrections.md, "Values under review"), and nothing else is.
+    fn correct(&mut self, on: usize, args: &[&str]) {
+        let event = format!("correction:{}", self.fresh(on));
+        let when = at(self.now);
+        let mut all = args.to_vec();
+        all.extend([
+            "--rationale",
+            "recorded by mistake",
+            "--actor",
+            ACTOR,
+            "--event-id",
+            &event,
+            "--at",
+            &when,
+            "-q",
+        ]);
+        let out = self.clones[on].run(&all);
+        if out.status.success() {
+            return;
+        }
+        let shown = text(&out);
+        assert!(
+            out.status.code() == Some(2) && args[0] == "retract" && shown.contains("under review"),
+            "workmem {all:?}: {shown}"
+        );
+    }
+
+    fn resolve(&mut self, on: usize, case: usize, candidate: usize) {
+        let cases = self.clones[on].json(&["conflicts"]);
+        let open = cases.as_array().unwrap();
+        let Some(chosen) = open.get(case % open.len().max(1)) else { return };
+        let candidates = chosen["candidates"].as_array().unwrap();
+        let pick = &candidates[candidate % candidates.len()];
+        let event = format!("decision:{}", self.fresh(on));
+        let when = at(self.now);
+        let revision = chosen["revision"].to_string();
+        let args = [
+            "resolve",
+            chosen["conflict_id"].as_str().unwrap(),
+            pick["candidate_id"].as_str().unwrap(),
+            "--revision",
+            &revision,
+            "--event-id",
+            &event,
+            "--actor",
+            ACTOR,
+            "--rationale",
+            "the team chose it",
+            "--at",
+            &when,
+            "-q",
+        ];
+        let out = self.clones[on].run(&args);
+        // A case whose key gained facts since it was queued is refused as
+        // stale until a distill brings it up to date.
+        assert!(
+            out.status.success() || out.status.code() == Some(3),
+            "workmem {args:?}: {}",
+            text(&out)
+        );
+    }
+
+    /// Merges `from`'s head (fetched into FETCH_HEAD) into clone `into`
+    /// with real git and the driver.
+    fn merge_fetched(&self, into: usize) {
+        let clone = &self.clones[into];
+        let out = clone.git_output(&["merge", "-q", "--no-edit", "FETCH_HEAD"]);
+        assert!(out.status.success(), "git merge in {}: {}", NAMES[into], text(&out));
+    }
+
+    fn fetch(&self, into: usize) {
+        let from = &self.clones[1 - into];
+        self.clones[into].git(&["fetch", "-q", from.dir.to_str().unwrap(), "main"]);
+    }
+
+    fn step(&mut self, op: &Op) -> Changed {
+        self.now += 1;
+        match op {
+            Op::Remember { on, facts } => {
+                for spec in facts {
+                    self.remember(*on, spec);
+                }
+                Changed::one(*on)
+            }
+            Op::Tie { on, key, importance } => {
+                for value in [0, 1] {
+                    for back in [1100, 1099] {
+                        let spec = FactSpec {
+                            key: Some(*key),
+                            value,
+                            kind: 0,
+                            importance: *importance,
+                            back,
+                        };
+                        self.remember(*on, &spec);
+                    }
+                }
+                Changed::one(*on)
+            }
+            Op::Distill { on, step } => {
+                self.now += step * 24;
+                self.clones[*on].ok(&["distill", "--as-of", &at(self.now), "-q"]);
+                Changed::one(*on)
+            }
+            Op::Resolve { on, case, candidate } => {
+                self.resolve(*on, *case, *candidate);
+                Changed::one(*on)
+            }
+            Op::Retract { on, facts } => {
+                let held: Vec<String> = facts_of(&self.clones[*on]).into_keys().collect();
+                if held.is_empty() {
+                    return Changed::none();
+                }
+                let picked: BTreeSet<&str> =
+                    facts.iter().map(|p| held[p % held.len()].as_str()).collect();
+                let mut args = vec!["retract"];
+                args.extend(picked);
+                self.correct(*on, &args);
+                Changed::one(*on)
+            }
+            Op::RetractEntry { on, of } => {
+                let curated = read_json(&self.clones[*on].memory(), "curated.json");
+                let keys: Vec<&str> = curated["entries"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|e| e["evidence_ids"].as_array().is_some_and(|ids| !ids.is_empty()))
+                    .map(|e| e["key"].as_str().unwrap())
+                    .collect();
+                let Some(key) = keys.get(of % keys.len().max(1)) else { return Changed::none() };
+                let key = (*key).to_owned();
+                self.correct(*on, &["retract", "--entry", &key]);
+                Changed::one(*on)
+            }
+            Op::Restore { on, of } => {
+                let records = corrections_of(&self.clones[*on]);
+                let targets = in_force(&records);
+                let Some(target) = targets.get(of % targets.len().max(1)) else {
+                    return Changed::none();
+                };
+                let target = (*target).to_owned();
+                self.correct(*on, &["restore", &target]);
+                Changed::one(*on)
+            }
+            Op::Commit { on } => {
+                self.clones[*on].commit_all("work");
+                Changed::none()
+            }
+            Op::Pull { into } => {
+                self.clones[1 - into].commit_all("work");
+                self.clones[*into].commit_all("work");
+                self.fetch(*into);
+                self.merge_fetched(*into);
+                Changed { clones: vec![*into], merged: true }
+            }
+            Op::Exchange => {
+                for clone in &self.clones {
+                    clone.commit_all("work");
+                }
+                self.fetch(0);
+                self.fetch(1);
+                self.merge_fetched(0);
+                self.merge_fetched(1);
+                Changed { clones: vec![0, 1], merged: true }
+            }
+        }
+    }
+
+    /// The invariants every step keeps, on clone `on`.
+    fn check(&self, on: usize) {
+        let clone = &self.clones[on];
+        // The first command after a merge applies what arrived, as a
+        // user's would (`status` and `verify` only read).
+        clone.ok(&["memory", "-q"]);
+        let out = clone.run(&["verify", "--json"]);
+        assert!(out.status.success(), "verify in {}: {}", NAMES[on], text(&out));
+        let retracted = retracted_by(&corrections_of(clone));
+        let curated = read_json(&clone.memory(), "curated.json");
+        for entry in curated["entries"].as_array().into_iter().flatten() {
+            if entry["status"] == "retracted" {
+                continue;
+            }
+            for id in strings(&entry["evidence_ids"]) {
+                assert!(!retracted.contains(id), "retracted {id} is evidence of {entry} in {on}");
+            }
+        }
+        let conflicts = read_json(&clone.memory(), "conflicts.json");
+        for case in conflicts["cases"].as_array().into_iter().flatten() {
+            if case["status"] != "open" {
+                continue;
+            }
+            let candidates = case["candidates"].as_array().unwrap();
+            for id in candidates.iter().flat_map(|c| strings(&c["evidence_ids"])) {
+                assert!(!retracted.contains(id), "retracted {id} is evidence of {case} in {on}");
+            }
+            for id in strings(&case["observed_fact_ids"]) {
+                assert!(!retracted.contains(id), "retracted {id} is observed by {case} in {on}");
+            }
+        }
+        // Every recent or pending fact of the context is shown for a fact
+        // that is not retracted (each fact is told apart by its line).
+        let context = clone.json(&["context", "--recent", "1000", "--pending", "100"]);
+        let context = context["context"].as_str().unwrap();
+        let facts = facts_of(clone);
+        for line in context.lines().filter(|l| l.starts_with("- [")) {
+            let counted = facts
+                .iter()
+                .any(|(id, shown)| line.starts_with(shown.as_str()) && !retracted.contains(id));
+            assert!(counted, "the context of {on} shows a retracted fact: {line}\n{context}");
+        }
+    }
+
+    /// When both clones hold the same correction records, they agree on
+    /// which facts are retracted, as each one's `facts --all` reports them.
+    fn check_agreement(&self) {
+        let events = |clone: &Clone<'_>| -> BTreeSet<String> {
+            corrections_of(clone)
+                .iter()
+                .map(|r| r["event_id"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        if events(&self.clones[0]) != events(&self.clones[1]) {
+            return;
+        }
+        let reported = |clone: &Clone<'_>| -> BTreeSet<String> {
+            clone
+                .json(&["facts", "--all"])
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|f| f["retracted_by"].as_array().is_some_and(|by| !by.is_empty()))
+                .map(|f| f["fact_id"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        let [a, b] = &self.clones;
+        let retracted = reported(a);
+        assert_eq!(retracted, reported(b), "the clones disagree on what is retracted");
+        assert_eq!(retracted, retracted_by(&corrections_of(a)));
+    }
+}
+
+fn run(ops: &[Op]) {
+    let world = World::new();
+    let mut twins = Twins::new(&world);
+    for op in ops {
+        let changed = twins.step(op);
+        for on in &changed.clones {
+            twins.check(*on);
+        }
+        if changed.merged {
+            twins.check_agreement();
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 16,
+        max_shrink_iters: 256,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn every_step_of_two_clones_merging_corrections_keeps_the_invariants(
+        ops in proptest::collection::vec(op(), 8..20)
+    ) {
+        run(&ops);
+    }
+}
+
+/// The minimal history the property found first: bob's retraction of a
+/// fact that only alice's open case holds arrives by a merge and waits.
+/// `status` and `verify` only read, so they refuse while it waits; the
+/// way out they name must be a command that applies it.
+#[test]
+fn a_correction_waiting_after_a_merge_names_a_command_that_applies_it() {
+    let world = World::new();
+    let mut twins = Twins::new(&world);
+    let history = [
+        Op::Tie { on: 1, key: 0, importance: 1 },
+        Op::Pull { into: 0 },
+        Op::Distill { on: 0, step: 0 },
+        Op::Retract { on: 1, facts: vec![0] },
+        Op::Pull { into: 0 },
+    ];
+    for op in &history {
+        twins.step(op);
+    }
+    let a = &twins.clones[0];
+    let cases = read_json(&a.memory(), "conflicts.json");
+    assert_eq!(cases["cases"][0]["status"], "open", "{cases}");
+    for reader in ["status", "verify"] {
+        let out = a.run(&[reader]);
+        let shown = text(&out);
+        assert!(!out.status.success(), "{reader}: {shown}");
+        assert!(
+            shown.contains("retract correction:b5") && shown.contains("not applied"),
+            "{shown}"
+        );
+    }
+    let out = a.run(&["status"]);
+    let shown = String::from_utf8_lossy(&out.stderr).into_owned();
+    let named = shown.split('`').find_map(|part| part.strip_prefix("workmem ")).unwrap();
+    let way_out: Vec<&str> = named.split(' ').collect();
+    a.ok(&way_out);
+    a.ok(&["status", "-q"]);
+    let cases = read_json(&a.memory(), "conflicts.json");
+    assert_eq!(cases["cases"][0]["status"], "superseded", "{cases}");
+    twins.check(0);
+}
