@@ -626,3 +626,39 @@ fn an_applied_correction_meets_state_merged_from_a_side_that_never_saw_it() {
     // The first command applies alice's retraction to the merged case.
     twins.check(0);
 }
+
+/// The second minimal history the property found: both clones distill a
+/// tie into the same entry (a3 and a4, an hour apart); alice retracts a3,
+/// the older; a merge in either direction must leave the entry spanning
+/// only a4, which the first command after it checks against the logs.
+#[test]
+fn a_merge_that_takes_a_retraction_narrows_the_entry_to_its_evidence() {
+    for into in [0, 1] {
+        let world = World::new();
+        let mut twins = Twins::new(&world);
+        let history = [
+            Op::Tie { on: 0, key: 0, importance: 1 },
+            Op::Retract { on: 0, facts: vec![0] },
+            Op::Pull { into: 1 },
+            Op::Distill { on: 0, step: 0 },
+            Op::Distill { on: 1, step: 0 },
+            Op::Retract { on: 0, facts: vec![2] },
+            Op::Pull { into },
+        ];
+        for op in &history {
+            for on in twins.step(op).clones {
+                twins.check(on);
+            }
+        }
+        let clone = &twins.clones[into];
+        let curated = read_json(&clone.memory(), "curated.json");
+        let entry = curated["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["retracted_evidence_ids"] == serde_json::json!(["a3"]))
+            .unwrap_or_else(|| panic!("{curated}"));
+        assert_eq!(entry["evidence_ids"], serde_json::json!(["a4"]), "{entry}");
+        assert_eq!(entry["first_seen"], entry["last_seen"], "{entry}");
+    }
+}

@@ -25,7 +25,9 @@ fn later(a: &Stamp, b: &Stamp) -> Stamp {
 }
 
 /// Returns one entry for the same entry key on two sides: the evidence is
-/// the union, occurrences its count, the seen span the widest; the wording
+/// the union, occurrences its count, the seen span the widest (of the
+/// sides that lost no evidence to a retraction, below, when those hold
+/// all the evidence left); the wording
 /// is the base's when the base has the entry (reinforcement never changes
 /// it), else the one that sorts first. Status and links are `a`'s.
 ///
@@ -50,7 +52,7 @@ fn unite(base: Option<&Entry>, a: &Entry, b: &Entry) -> Entry {
             evidence.remove(fact);
         }
     }
-    out.evidence_ids = evidence.into_iter().collect();
+    out.evidence_ids = evidence.iter().map(|id| (*id).to_owned()).collect();
     out.retracted_evidence_ids = retracted.into_iter().collect();
     out.occurrences = out.evidence_ids.len() as u64;
     if out.evidence_ids.is_empty() && !out.retracted_evidence_ids.is_empty() {
@@ -58,8 +60,22 @@ fn unite(base: Option<&Entry>, a: &Entry, b: &Entry) -> Entry {
     } else if out.status == Status::Retracted {
         out.status = if b.status == Status::Retracted { Status::Active } else { b.status };
     }
-    out.first_seen = earlier(&a.first_seen, &b.first_seen);
-    out.last_seen = later(&a.last_seen, &b.last_seen);
+    // The seen span is the one of the evidence left. A side's span covers
+    // its own evidence; a side that lost a fact to the other's retraction
+    // covers that fact too, so when the sides that lost nothing hold all
+    // the evidence left, their spans alone are it.
+    let intact: Vec<&Entry> = [a, b]
+        .into_iter()
+        .filter(|e| {
+            !e.evidence_ids.is_empty() && e.evidence_ids.iter().all(|id| evidence.contains(id))
+        })
+        .collect();
+    let covered: BTreeSet<&str> = intact.iter().flat_map(|e| e.evidence_ids.iter()).collect();
+    let spans =
+        if !covered.is_empty() && covered.len() == evidence.len() { intact } else { vec![a, b] };
+    out.first_seen =
+        spans.iter().fold(spans[0].first_seen.clone(), |x, e| earlier(&x, &e.first_seen));
+    out.last_seen = spans.iter().fold(spans[0].last_seen.clone(), |x, e| later(&x, &e.last_seen));
     out.content = match base {
         Some(base) => base.content.clone(),
         _ => a.content.clone().min(b.content.clone()),
