@@ -772,3 +772,41 @@ fn a_backdated_fact_a_retraction_and_a_distill_keep_the_decision() {
     twins.step(&Op::Distill { on: 0, step: 0 });
     twins.check(0);
 }
+
+/// The fifth minimal history the property found: alice's retraction
+/// supersedes a case (its candidate lists the fact as retracted evidence)
+/// that bob's distill had superseded earlier with newer facts; merged, the
+/// case took the earlier instant with alice's candidates, so no
+/// correction at its `superseded_at` named its retracted evidence and the
+/// first command refused conflicts.json. The side that closed it first
+/// now gives both.
+#[test]
+fn a_case_two_sides_superseded_for_two_reasons_merges_whole() {
+    let world = World::new();
+    let mut twins = Twins::new(&world);
+    let unkeyed = |n| vec![FactSpec { key: None, value: 0, kind: 0, importance: 1, back: 0 }; n];
+    let history = [
+        Op::Remember { on: 1, facts: unkeyed(2) },
+        Op::Remember { on: 0, facts: unkeyed(3) },
+        Op::Remember { on: 0, facts: unkeyed(2) },
+        Op::Tie { on: 1, key: 0, importance: 1 },
+        Op::Tie { on: 1, key: 0, importance: 1 },
+        Op::Pull { into: 0 },
+        Op::Tie { on: 1, key: 0, importance: 1 },
+        Op::Distill { on: 0, step: 0 },
+        Op::Exchange,
+        Op::Remember {
+            on: 1,
+            facts: vec![FactSpec { key: Some(0), value: 0, kind: 0, importance: 1, back: 720 }],
+        },
+        Op::Distill { on: 1, step: 0 },
+        Op::Tie { on: 0, key: 0, importance: 1 },
+        Op::Retract { on: 0, facts: vec![56] },
+        Op::Pull { into: 0 },
+    ];
+    for op in &history {
+        for on in twins.step(op).clones {
+            twins.check(on);
+        }
+    }
+}

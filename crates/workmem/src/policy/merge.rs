@@ -354,12 +354,24 @@ fn combine(a: &Case, b: &Case) -> Case {
         (CaseStatus::Resolved, CaseStatus::Resolved) => {}
         (CaseStatus::Resolved, _) => close_like(&mut out, a),
         (_, CaseStatus::Resolved) => close_like(&mut out, b),
+        // Both closed it: the side that closed it first says why, with the
+        // candidates as it left them (a correction moves evidence to the
+        // retracted evidence, and its record is at that instant).
         (CaseStatus::Superseded, CaseStatus::Superseded) => {
-            out.status = CaseStatus::Superseded;
-            out.superseded_at = match (&a.superseded_at, &b.superseded_at) {
-                (Some(x), Some(y)) => Some(earlier(x, y)),
-                (x, y) => x.clone().or_else(|| y.clone()),
+            let lists =
+                |c: &Case| c.candidates.iter().any(|c| !c.retracted_evidence_ids.is_empty());
+            let first = match (&a.superseded_at, &b.superseded_at) {
+                (Some(x), Some(y)) => match stamp_order(x, y) {
+                    Ordering::Less => a,
+                    Ordering::Greater => b,
+                    Ordering::Equal if lists(b) && !lists(a) => b,
+                    Ordering::Equal => a,
+                },
+                (None, Some(_)) => b,
+                _ => a,
             };
+            out.candidates.clone_from(&first.candidates);
+            close_like(&mut out, first);
         }
         (CaseStatus::Superseded, _) => close_like(&mut out, a),
         (_, CaseStatus::Superseded) => close_like(&mut out, b),
