@@ -187,6 +187,31 @@ fn rests_on(clone: &Clone<'_>) -> BTreeSet<String> {
     facts
 }
 
+/// Whether an entry of the clone's curated.json that has evidence spans
+/// other instants than its evidence facts were recorded at.
+fn span_guessed(clone: &Clone<'_>) -> bool {
+    let mut recorded: BTreeMap<String, jiff::Timestamp> = BTreeMap::new();
+    let Ok(days) = std::fs::read_dir(clone.memory().join("daily")) else { return false };
+    for day in days {
+        let data = std::fs::read_to_string(day.unwrap().path()).unwrap();
+        for line in data.lines() {
+            let fact: Value = serde_json::from_str(line).unwrap();
+            let at = fact["recorded_at"].as_str().unwrap().parse().unwrap();
+            recorded.insert(fact["fact_id"].as_str().unwrap().to_owned(), at);
+        }
+    }
+    let curated = read_json(&clone.memory(), "curated.json");
+    curated["entries"].as_array().into_iter().flatten().any(|entry| {
+        let times: Vec<jiff::Timestamp> =
+            strings(&entry["evidence_ids"]).filter_map(|id| recorded.get(id).copied()).collect();
+        let (Some(first), Some(last)) = (times.iter().min(), times.iter().max()) else {
+            return false;
+        };
+        let seen = |field: &str| entry[field].as_str().unwrap().parse::<jiff::Timestamp>().unwrap();
+        seen("first_seen") != *first || seen("last_seen") != *last
+    })
+}
+
 /// The two clones and what the steps gave them.
 struct Twins<'w> {
     clones: [Clone<'w>; 2],
@@ -371,6 +396,13 @@ impl<'w> Twins<'w> {
     /// to a person, who has no way out
     /// ([`a_side_whose_value_was_retracted_merges_with_a_side_that_holds_one`]);
     /// the merge is aborted and the step skipped.
+    ///
+    /// Known limit, left out too: the driver has no fact dates, so when a
+    /// merge moves a fact to an entry's retracted evidence and the side
+    /// that held it as evidence also holds evidence the other side lacks,
+    /// the entry keeps the widest span of both sides, which may cover the
+    /// retracted fact; the first command refuses curated.json. Such a
+    /// merge ([`span_guessed`]) is undone and the step skipped.
     fn merge_fetched(&self, into: usize) -> bool {
         let clone = &self.clones[into];
         let applied = retracted_by(&corrections_of(clone));
@@ -384,10 +416,11 @@ impl<'w> Twins<'w> {
         let retracted = retracted_by(&corrections_of(clone));
         let stale =
             rests_on(clone).into_iter().any(|id| applied.contains(&id) && retracted.contains(&id));
-        if stale {
+        if stale || span_guessed(clone) {
             clone.git(&["reset", "-q", "--hard", "ORIG_HEAD"]);
+            return false;
         }
-        !stale
+        true
     }
 
     fn fetch(&self, into: usize) {
