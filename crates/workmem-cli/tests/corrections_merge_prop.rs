@@ -4,17 +4,19 @@
 //! remembered (keyed and unkeyed, ties on purpose, a few keys and values so
 //! that the two clones' domains collide), a distill at a moving `--as-of`,
 //! the decision of an open case, a retraction of facts or of an entry, a
-//! restore, a commit, and a merge of the other clone's main (one way, or
-//! both ways at once from the same two heads).
+//! restore, a fact with text of its own and its redaction, a commit, and a
+//! merge of the other clone's main (one way, or both ways at once from the
+//! same two heads).
 //!
 //! After every step, on every clone the step changed (the other's files
 //! are as they were at its last check), once a first command has run
 //! (which applies any correction that arrived): `verify` is clean, no
 //! retracted fact is evidence of an entry that is not retracted or of a
 //! candidate of an open case, or observed by an open case, and no
-//! retracted fact is a recent or pending fact of the context. Whenever the
-//! two clones hold the same correction records (each has pulled the
-//! other's), they agree on which facts are retracted.
+//! retracted fact is a recent or pending fact of the context, and no file
+//! of its memory directory holds the text of a fact its stream redacts.
+//! Whenever the two clones hold the same correction records (each has
+//! pulled the other's), they agree on which facts are retracted.
 
 #![allow(clippy::disallowed_methods)] // the test reads the memory files directly
 
@@ -60,6 +62,11 @@ enum Op {
     /// Both commit, then each merges the other's head as it was before
     /// either merge (two merge commits, a criss-cross).
     Exchange,
+    /// A fact with text of its own (unkeyed, or of a key), `back` hours
+    /// before now: what a redaction takes out.
+    Leak { on: usize, key: Option<usize>, back: u32 },
+    /// Redact a leaked fact the clone holds (picked by index).
+    Redact { on: usize, of: usize },
 }
 
 #[derive(Debug, Clone)]
@@ -98,8 +105,11 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (on.clone(), 0..16usize).prop_map(|(on, of)| Op::RetractEntry { on, of }),
         2 => (on.clone(), 0..16usize).prop_map(|(on, of)| Op::Restore { on, of }),
         1 => on.clone().prop_map(|on| Op::Commit { on }),
-        3 => on.prop_map(|into| Op::Pull { into }),
+        3 => on.clone().prop_map(|into| Op::Pull { into }),
         2 => Just(Op::Exchange),
+        2 => (on.clone(), prop_oneof![Just(None), (0..2usize).prop_map(Some)], 0..1500u32)
+            .prop_map(|(on, key, back)| Op::Leak { on, key, back }),
+        2 => (on, 0..8usize).prop_map(|(on, of)| Op::Redact { on, of }),
     ]
 }
 
@@ -136,13 +146,15 @@ fn strings(value: &Value) -> impl Iterator<Item = &str> {
     value.as_array().into_iter().flatten().map(|v| v.as_str().unwrap())
 }
 
-/// The event ids of the retractions in force: not restored.
+/// The event ids of the retractions and redactions in force: not
+/// restored.
 fn in_force(records: &[Value]) -> Vec<&str> {
     let restored: BTreeSet<&str> = records.iter().filter_map(|r| r["restores"].as_str()).collect();
     records
         .iter()
-        .filter(|r| r["action"] == "retract")
+        .filter(|r| r["action"] == "retract" || r["action"] == "redact")
         .map(|r| r["event_id"].as_str().unwrap())
+        // A redaction is always in force (a restore of it is refused).
         .filter(|id| !restored.contains(id))
         .collect()
 }
@@ -221,6 +233,8 @@ struct Twins<'w> {
     made: u32,
     /// The hour of the latest decision, on either clone.
     decided: Option<u32>,
+    /// The text of each leaked fact, by id.
+    leaks: BTreeMap<String, String>,
 }
 
 /// What a step did to the clones: the ones it changed, and whether it
@@ -256,7 +270,7 @@ impl<'w> Twins<'w> {
             let driver = clone.git(&["config", "--get", "merge.workmem.driver"]);
             assert!(driver.contains("merge"), "{driver}");
         }
-        Twins { clones: [a, b], now: 60 * 24, made: 0, decided: None }
+        Twins { clones: [a, b], now: 60 * 24, made: 0, decided: None, leaks: BTreeMap::new() }
     }
 
     fn fresh(&mut self, on: usize) -> String {
@@ -304,6 +318,60 @@ impl<'w> Twins<'w> {
             args.extend(["--key", key]);
         }
         self.clones[on].ok(&args);
+    }
+
+    /// Records a fact whose text no other fact holds.
+    fn leak(&mut self, on: usize, key: Option<usize>, back: u32) {
+        let id = self.fresh(on);
+        let content = format!("The deploy note {id} must not be kept.");
+        let hour = self.now.saturating_sub(back).max(self.decided.map_or(0, |d| d + 1));
+        let when = at(hour);
+        let key = key.map(|key| format!("k.key-{key}"));
+        let mut args =
+            vec!["remember", &content, "-k", "decision", "--at", &when, "--id", &id, "-q"];
+        if let Some(key) = &key {
+            args.extend(["--key", key]);
+        }
+        self.clones[on].ok(&args);
+        self.leaks.insert(id, content);
+    }
+
+    /// Redacts the leaked fact picked among those the clone holds and has
+    /// not redacted yet.
+    fn redact(&mut self, on: usize, of: usize) -> Changed {
+        let clone = &self.clones[on];
+        let held = facts_of(clone);
+        let redacted: BTreeSet<String> = corrections_of(clone)
+            .iter()
+            .filter(|r| r["action"] == "redact")
+            .flat_map(|r| r["fact_ids"].as_array().unwrap().iter())
+            .map(|id| id.as_str().unwrap().to_owned())
+            .collect();
+        let open: Vec<&String> = self
+            .leaks
+            .keys()
+            .filter(|id| held.contains_key(*id) && !redacted.contains(*id))
+            .collect();
+        let Some(id) = open.get(of % open.len().max(1)).map(|id| (*id).clone()) else {
+            return Changed::none();
+        };
+        let event = format!("correction:{}", self.fresh(on));
+        let when = at(self.now);
+        self.clones[on].ok(&[
+            "redact",
+            &id,
+            "--rationale",
+            "it must not be kept",
+            "--actor",
+            ACTOR,
+            "--event-id",
+            &event,
+            "--at",
+            &when,
+            "--yes",
+            "-q",
+        ]);
+        Changed::one(on)
     }
 
     /// Runs a correction (`retract` or `restore` arguments); a retraction
@@ -485,7 +553,13 @@ impl<'w> Twins<'w> {
             }
             Op::Restore { on, of } => {
                 let records = corrections_of(&self.clones[*on]);
-                let targets = in_force(&records);
+                let redactions: BTreeSet<&str> = records
+                    .iter()
+                    .filter(|r| r["action"] == "redact")
+                    .map(|r| r["event_id"].as_str().unwrap())
+                    .collect();
+                let targets: Vec<&str> =
+                    in_force(&records).into_iter().filter(|id| !redactions.contains(id)).collect();
                 let Some(target) = targets.get(of % targets.len().max(1)) else {
                     return Changed::none();
                 };
@@ -514,6 +588,11 @@ impl<'w> Twins<'w> {
                     [0, 1].into_iter().filter(|on| self.merge_fetched(*on)).collect();
                 Changed { merged: !merged.is_empty(), clones: merged }
             }
+            Op::Leak { on, key, back } => {
+                self.leak(*on, *key, *back);
+                Changed::one(*on)
+            }
+            Op::Redact { on, of } => self.redact(*on, *of),
         }
     }
 
@@ -534,6 +613,15 @@ impl<'w> Twins<'w> {
         );
         // Every recent or pending fact of the context is shown for a fact
         // that is not retracted (each fact is told apart by its line).
+        // The text of every fact the clone's stream redacts is in no file
+        // of its memory directory (caches and the search index included).
+        for record in corrections_of(clone).iter().filter(|r| r["action"] == "redact") {
+            for id in record["fact_ids"].as_array().unwrap() {
+                let Some(text) = self.leaks.get(id.as_str().unwrap()) else { continue };
+                let holding = workmem_testutil::files_holding(&clone.memory(), text);
+                assert!(holding.is_empty(), "in {}, {text:?} is still in {holding:?}", NAMES[on]);
+            }
+        }
         let context = clone.json(&["context", "--recent", "1000", "--pending", "100"]);
         let context = context["context"].as_str().unwrap();
         let facts = facts_of(clone);
@@ -832,6 +920,38 @@ fn a_case_two_sides_superseded_for_two_reasons_merges_whole() {
     for op in &history {
         for on in twins.step(op).clones {
             twins.check(on);
+        }
+    }
+}
+
+/// Found by the property: both clones redact the same fact, each with its
+/// own record and tombstone; a merge keeps one tombstone of the line
+/// (either record names it), and both clones hold no text of it and
+/// verify clean, whichever side merges.
+#[test]
+fn two_redactions_of_one_fact_merge_into_one_tombstone() {
+    for into in [0, 1] {
+        let world = World::new();
+        let mut twins = Twins::new(&world);
+        let history = [
+            Op::Leak { on: 0, key: None, back: 0 },
+            Op::Pull { into: 1 },
+            Op::Redact { on: 1, of: 0 },
+            Op::Redact { on: 0, of: 0 },
+            Op::Pull { into },
+            Op::Pull { into: 1 - into },
+        ];
+        for op in &history {
+            let changed = twins.step(op);
+            for on in changed.clones {
+                twins.check(on);
+            }
+        }
+        twins.check_agreement();
+        let day = std::fs::read_dir(twins.clones[0].memory().join("daily")).unwrap();
+        for file in day {
+            let text = std::fs::read_to_string(file.unwrap().path()).unwrap();
+            assert_eq!(text.matches("\"fact_id\": \"a1\"").count(), 1, "{text}");
         }
     }
 }

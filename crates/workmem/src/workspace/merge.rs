@@ -363,16 +363,16 @@ fn union_records(
     }
     // A tombstone wins over the line it replaced (the line whose SHA-256
     // it records): it is written in that line's place, once.
-    let tombstones: HashMap<&str, &Line> = [&base, &ours, &theirs]
-        .into_iter()
-        .flatten()
-        .filter_map(|line| Some((line.keyed.replaces.as_deref()?, line)))
-        .collect();
+    let tombstones = tombstones_by_line([&base, &ours, &theirs]);
     let replaced = |line: &'_ Line| -> Option<&Line> {
         if tombstones.is_empty() {
             return None;
         }
-        tombstones.get(canon::sha256_hex(&line.bytes).as_str()).copied()
+        let hash = match line.keyed.replaces.as_deref() {
+            Some(hash) => hash.to_owned(),
+            None => canon::sha256_hex(&line.bytes),
+        };
+        tombstones.get(hash.as_str()).copied()
     };
     let mut seen: HashSet<&str> = HashSet::new();
     let mut out = Vec::new();
@@ -417,6 +417,27 @@ fn union_records(
         out.push(b'\n');
     }
     Ok(out)
+}
+
+/// The tombstones of three versions of a daily file, by the SHA-256 of
+/// the line each replaced. Two redactions of one fact (one on each side)
+/// leave two tombstones of one line: the one with the smallest bytes
+/// stands for both, whichever side merges into which.
+fn tombstones_by_line(sides: [&Vec<Line>; 3]) -> HashMap<&str, &Line> {
+    let mut tombstones: HashMap<&str, &Line> = HashMap::new();
+    for line in sides.into_iter().flatten() {
+        if let Some(hash) = line.keyed.replaces.as_deref() {
+            tombstones
+                .entry(hash)
+                .and_modify(|kept| {
+                    if line.bytes < kept.bytes {
+                        *kept = line;
+                    }
+                })
+                .or_insert(line);
+        }
+    }
+    tombstones
 }
 
 /// Returns the workspace id the state files' versions agree on (a missing

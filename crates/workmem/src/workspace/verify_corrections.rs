@@ -225,9 +225,12 @@ impl Workspace {
             .filter(|(_, r)| r.action == Action::Redact)
             .map(|(_, r)| (r.event_id.as_str(), r))
             .collect();
+        // A fact two redactions named (one on each side of a merge) has
+        // one tombstone, of either: each record is satisfied by a
+        // tombstone of the same line.
         let mut tombstones: HashSet<(&str, &str)> = HashSet::new();
         for (fact, by, hash) in &facts.tombstones {
-            tombstones.insert((fact.as_str(), by.as_str()));
+            tombstones.insert((fact.as_str(), hash.as_str()));
             let recorded = redactions.get(by.as_str()).and_then(|r| {
                 r.line_sha256.as_ref().filter(|_| r.fact_ids.contains(fact))?.get(fact)
             });
@@ -243,8 +246,13 @@ impl Workspace {
             }
         }
         for (number, record) in records.iter().filter(|(_, r)| r.action == Action::Redact) {
-            let event = record.event_id.as_str();
-            for fact in record.fact_ids.iter().filter(|f| !tombstones.contains(&(*f, event))) {
+            let hashes = record.line_sha256.as_ref();
+            let tombstoned = |fact: &str| {
+                hashes
+                    .and_then(|h| h.get(fact))
+                    .is_some_and(|hash| tombstones.contains(&(fact, hash.as_str())))
+            };
+            for fact in record.fact_ids.iter().filter(|f| !tombstoned(f)) {
                 problems.push(problem(
                     &path,
                     Some(*number),
