@@ -343,6 +343,11 @@ fn field_hint(field: &str, reason: &workmem::Invalid) -> Option<&'static str> {
         workmem::Invalid::UnknownFacts { .. } => {
             return Some("`workmem facts --all` lists the facts");
         }
+        workmem::Invalid::UnknownEvents { .. } => {
+            return Some(
+                "`workmem history` lists the decisions and corrections with their event ids",
+            );
+        }
         workmem::Invalid::NoSuchEntry { .. } => {
             return Some("`workmem history` and `workmem explain` show entry keys");
         }

@@ -367,3 +367,73 @@ fn a_redaction_that_arrives_by_pull_leaves_the_text_nowhere() {
         assert!(facts.to_string().contains("tokio-console"), "{facts}");
     }
 }
+
+/// A decision and a retraction whose rationale an older version let a
+/// token into: one clone redacts them with `redact --scan` while the
+/// other records a correction of its own; after the merge, in either
+/// direction, no file holds the token, the decision and the retraction
+/// stand, and verify is clean.
+#[test]
+fn a_redaction_of_records_that_arrives_by_pull_leaves_the_text_nowhere() {
+    let token = workmem_testutil::credential_corpus()
+        .into_iter()
+        .find(|s| s.kind == "GitHub token" && s.field == workmem_testutil::Field::Content)
+        .expect("a GitHub token sample")
+        .text;
+    for bob_pulls in [true, false] {
+        let world = World::new();
+        let (a, wrong) = shared(&world);
+        for (value, days) in
+            [("Use 8 connections", ["02", "03"]), ("Use 16 connections", ["02", "03"])]
+        {
+            for day in days {
+                a.remember(value, Some("db.pool"), &format!("2026-01-{day}T09:00:00Z"));
+            }
+        }
+        a.ok(&["distill", "--as-of", AS_OF, "-q"]);
+        a.decide("db.pool", "Use 16 connections", "review:pool");
+        retract(&a, &wrong, "correction:wrong");
+        // What an older version wrote: the token in both rationales and in
+        // the case's copy of the decision's.
+        for name in files_holding(&a.memory(), "decided in review")
+            .into_iter()
+            .chain(files_holding(&a.memory(), "recorded by mistake"))
+        {
+            let path = a.memory().join(&name);
+            let data = std::fs::read_to_string(&path).unwrap();
+            let data =
+                data.replace("decided in review", &token).replace("recorded by mistake", &token);
+            std::fs::write(&path, data).unwrap();
+        }
+        a.commit_all("records written by an older version");
+        let b = world.clone_of(&a, "bob/app");
+        let pin = bob_works(&b);
+        retract(&b, &pin, "correction:pin");
+        b.commit_all("bob retracts");
+        let out = a.ok(&["redact", "--scan", "--rationale", "a token in the records", "--yes"]);
+        assert!(out.contains("review:pool") && out.contains("correction:wrong"), "{out}");
+        a.commit_all("alice redacts");
+        assert_eq!(files_holding(&a.memory(), &token), Vec::<String>::new());
+        let (to, from) = if bob_pulls { (&b, &a) } else { (&a, &b) };
+        to.pull(from, false);
+        to.ok(&["memory"]);
+        assert_eq!(
+            files_holding(&to.memory(), &token),
+            Vec::<String>::new(),
+            "pulled by bob: {bob_pulls}"
+        );
+        to.verify_clean();
+        assert_eq!(to.active("db.pool").as_deref(), Some("Use 16 connections"));
+        let history = to.ok(&["history", "db.pool"]);
+        assert!(history.contains("resolved") && !history.contains(&token), "{history}");
+        assert!(to.event_ids().iter().any(|e| e == "review:pool"));
+        let stream = std::fs::read_to_string(to.memory().join("memory-corrections.jsonl")).unwrap();
+        for event in ["correction:wrong", "correction:pin"] {
+            assert_eq!(
+                stream.matches(&format!("\"event_id\": \"{event}\"")).count(),
+                1,
+                "{event}: {stream}"
+            );
+        }
+    }
+}

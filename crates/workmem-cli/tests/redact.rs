@@ -229,7 +229,7 @@ fn redact_scan_removes_every_credential_scan_reports() {
     project.ok(&["verify"]);
     // Nothing left to redact.
     let out = project.ok(&["redact", "--scan", "--rationale", "again", "--yes"]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no fact holds a credential"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no record holds a credential"));
 }
 
 fn crash(project: &Project, args: &[&str], failpoint: &str) {
@@ -266,6 +266,102 @@ fn a_crash_at_every_boundary_ends_with_the_text_nowhere() {
             1,
             "{failpoint}"
         );
+    }
+}
+
+/// A GitHub token as the guard knows it.
+fn token() -> String {
+    credential_corpus()
+        .into_iter()
+        .find(|s| s.kind == "GitHub token" && s.field == workmem_testutil::Field::Content)
+        .expect("a GitHub token sample")
+        .text
+}
+
+/// The tied project with its case decided and m1 retracted, both records'
+/// rationale (and the case's copy of the decision's) holding a token, as
+/// an older version could have written them.
+fn records_with_a_token(token: &str) -> Project {
+    let project = tied();
+    let conflicts = project.json(&["conflicts"]);
+    let case = &conflicts[0];
+    let candidate = case["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["content"] == "Use Postgres.")
+        .unwrap();
+    let revision = case["revision"].to_string();
+    project.ok(&[
+        "resolve",
+        case["conflict_id"].as_str().unwrap(),
+        candidate["candidate_id"].as_str().unwrap(),
+        "--revision",
+        &revision,
+        "--event-id",
+        "review:db",
+        "--rationale",
+        "Production needs extensions.",
+        "--at",
+        AT,
+    ]);
+    project.ok(&[
+        "retract",
+        "m1",
+        "--rationale",
+        "Recorded twice by mistake.",
+        "--event-id",
+        "correction:m1",
+        "--at",
+        AT,
+    ]);
+    let memory = project.memory();
+    for from in ["Production needs extensions.", "Recorded twice by mistake."] {
+        for name in files_holding(&memory, from) {
+            let path = memory.join(&name);
+            let text = std::fs::read_to_string(&path).unwrap();
+            std::fs::write(&path, text.replace(from, token)).unwrap();
+        }
+    }
+    assert_eq!(files_holding(&memory, token).len(), 3);
+    project
+}
+
+/// A redaction of a decision's and a correction's words, aborted for real
+/// at each boundary: the token is where it was or nowhere, and after the
+/// next command nowhere, with both records standing.
+#[test]
+fn a_crash_while_redacting_records_ends_with_the_text_nowhere() {
+    let token = token();
+    for failpoint in FAILPOINTS {
+        let project = records_with_a_token(&token);
+        let memory = project.memory();
+        let places = files_holding(&memory, &token);
+        let args = [
+            "redact",
+            "--event",
+            "review:db",
+            "--event",
+            "correction:m1",
+            "--rationale",
+            "a token in the records",
+            "--event-id",
+            "correction:r1",
+            "--yes",
+        ];
+        crash(&project, &args, failpoint);
+        for file in files_holding(&memory, &token) {
+            assert!(places.contains(&file), "{failpoint}: the token appeared in {file}");
+        }
+        project.ok(&["conflicts"]);
+        assert_eq!(files_holding(&memory, &token), Vec::<String>::new(), "{failpoint}");
+        project.ok(&["verify"]);
+        project.ok(&["scan"]);
+        let audit = project.json(&["adjudications"]);
+        assert_eq!(audit[0]["rationale"], "[redacted]", "{failpoint}: {audit}");
+        assert_eq!(audit[0]["event_id"], "review:db");
+        let memory_md = std::fs::read_to_string(memory.join("MEMORY.md")).unwrap();
+        assert!(memory_md.contains("Use Postgres."), "{failpoint}: the decision stands");
     }
 }
 

@@ -611,16 +611,33 @@ pub enum Invalid {
         /// The ids.
         ids: Vec<String>,
     },
-    /// Facts a redaction names that are redacted already (their lines
-    /// are tombstones).
+    /// Event ids a redaction names that no decision or correction record
+    /// of this workspace has.
+    #[error("no decision or correction record of this workspace has the event id {}", ids.join(", "))]
+    UnknownEvents {
+        /// The ids.
+        ids: Vec<String>,
+    },
+    /// An actor or rationale given as the redaction marker, which only a
+    /// redaction writes (verify would take the record for a redacted one).
+    #[error(
+        "is the redaction marker {marker:?}, which only `redact` writes: say who or why in words"
+    )]
+    Marker {
+        /// The marker.
+        marker: &'static str,
+    },
+    /// Facts or records a redaction names that are redacted already
+    /// (their lines are tombstones, or hold the marker).
     #[error("already redacted: {}", ids.join(", "))]
     AlreadyRedacted {
         /// The ids.
         ids: Vec<String>,
     },
-    /// A fact a redaction names whose id is on more than one line of the
-    /// log (a hand-edited log): which line to replace is not guessed.
-    #[error("the id {id} is on more than one line of the log")]
+    /// A fact or record a redaction names whose id is on more than one
+    /// line of the log or the streams (a hand-edited file): which line to
+    /// replace is not guessed.
+    #[error("the id {id} is on more than one line of the memory's files")]
     RepeatedFact {
         /// The id.
         id: String,

@@ -89,7 +89,7 @@ pub use workspace::diff::{DiffContext, DiffDecision, DiffEntries, MemoryDiff, Me
 pub use workspace::explain::FactExplanation;
 pub use workspace::history::History;
 pub use workspace::overview::{CorrectionCounts, FactCounts, Overview};
-pub use workspace::scan::{Finding, Scan};
+pub use workspace::scan::{Finding, Scan, ScanRedaction};
 pub use workspace::verify::Problem;
 pub use workspace::{
     Adopted, ContextOptions, Corrected, DEFAULT_SEARCH_LIMIT, DaySummary, DistillIntentShown,

@@ -390,6 +390,7 @@ impl History {
         self.ws
             .redact(workmem::Redaction {
                 fact_ids: ids,
+                event_ids: Vec::new(),
                 actor: "Ada <ada@example.com>".into(),
                 rationale: "it must not be stored".into(),
                 event_id,

@@ -708,3 +708,40 @@ fn a_tombstone_takes_the_place_of_the_line_it_replaced() {
     let both = merge(&format!("{kept}\n{forged}\n"), &extended);
     assert!(both.contains("hunter2") && both.contains(&forged), "{both}");
 }
+
+#[test]
+fn a_record_with_its_words_redacted_takes_the_place_of_the_record_that_held_them() {
+    let path = PathBuf::from(".workmem/memory/memory-corrections.jsonl");
+    let workspace = "0123456789abcdef";
+    let record = |event: &str, actor: &str, rationale: &str, at: &str| {
+        format!(
+            "{{\"action\": \"retract\", \"actor\": \"{actor}\", \"entry_key\": null, \
+             \"event_id\": \"{event}\", \"fact_ids\": [\"f1\"], \"rationale\": \"{rationale}\", \
+             \"recorded_at\": \"{at}\", \"restores\": null, \"schema_version\": 1, \
+             \"workspace_id\": \"{workspace}\"}}"
+        )
+    };
+    let secret = record("c1", "Ada", "the token is hunter2", "2026-01-05T08:00:00Z");
+    let marked = record("c1", "[redacted]", "[redacted]", "2026-01-05T08:00:00Z");
+    let added = record("c2", "Bob", "obsolete", "2026-01-05T09:00:00Z");
+    let base = format!("{secret}\n");
+    let redacted = format!("{marked}\n");
+    let extended = format!("{secret}\n{added}\n");
+    let merge = |ours: &str, theirs: &str| {
+        let sides = MergeSides {
+            base: Some(base.as_bytes()),
+            ours: ours.as_bytes(),
+            theirs: theirs.as_bytes(),
+        };
+        let merged = workmem::merge_memory_file(MemoryFile::Corrections, &path, sides).unwrap();
+        String::from_utf8(merged).unwrap()
+    };
+    let expected = format!("{marked}\n{added}\n");
+    assert_eq!(merge(&redacted, &extended), expected);
+    assert_eq!(merge(&extended, &redacted), expected);
+    // A record that differs in another field is another record: both stay
+    // (and verify reports the event id twice).
+    let other = record("c1", "[redacted]", "[redacted]", "2026-01-05T08:30:00Z");
+    let both = merge(&format!("{other}\n"), &extended);
+    assert!(both.contains("hunter2") && both.contains(&other), "{both}");
+}

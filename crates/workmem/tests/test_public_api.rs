@@ -84,6 +84,7 @@ const FACADE: &[&str] = &[
     "SEARCH_MEMORY_TOOL",
     "SNIPPET_CHARS",
     "Scan",
+    "ScanRedaction",
     "SearchHit",
     "SearchOptions",
     "SearchPage",

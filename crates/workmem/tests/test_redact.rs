@@ -22,6 +22,7 @@ use crate::test_torn_writes::{AS_OF, Tied};
 
 fn redaction(event: &str, facts: &[&str]) -> Redaction {
     Redaction {
+        event_ids: Vec::new(),
         fact_ids: facts.iter().map(|f| (*f).to_owned()).collect(),
         actor: "Ada <ada@example.com>".into(),
         rationale: "a credential was pasted into it".into(),
@@ -277,4 +278,134 @@ fn appends_during_a_redaction_are_never_lost() {
     assert!(lost.is_empty(), "{} of {} appends lost: {lost:?}", lost.len(), written.len());
     assert_eq!(files_holding(&tied.memory(), "Use Postgres."), Vec::<String>::new());
     verify_clean(&tied);
+}
+
+/// A GitHub token as the guard knows it.
+fn token() -> String {
+    workmem_testutil::credential_corpus()
+        .into_iter()
+        .find(|s| s.kind == "GitHub token" && s.field == workmem_testutil::Field::Content)
+        .expect("a GitHub token sample")
+        .text
+}
+
+/// Replaces `from` by `to` in every file under `memory` holding it, as a
+/// hand edit or an older version would have written it.
+fn hand_edit(memory: &Path, from: &str, to: &str) {
+    for name in files_holding(memory, from) {
+        let path = memory.join(&name);
+        let text = fs::read_to_string(&path).unwrap();
+        fs::write(&path, text.replace(from, to)).unwrap();
+    }
+}
+
+fn retraction(event: &str, facts: &[&str], rationale: &str) -> workmem::Retraction {
+    workmem::Retraction {
+        fact_ids: facts.iter().map(|f| (*f).to_owned()).collect(),
+        entry_key: None,
+        actor: "Ada <ada@example.com>".into(),
+        rationale: rationale.into(),
+        event_id: event.into(),
+        recorded_at: Some(Stamp::parse("2026-06-03T00:00:00Z").unwrap()),
+    }
+}
+
+#[test]
+fn a_decision_and_a_correction_holding_a_credential_lose_it_and_stand() {
+    let tied = Tied::new();
+    let ws = tied.open();
+    let case = tied.case();
+    let decided = ws.resolve(tied.decision(&case)).unwrap();
+    ws.retract(retraction("correction:c1", &["m1"], "Recorded twice by mistake.")).unwrap();
+    let memory = tied.memory();
+    // An older version stored a token in both records' rationale, and the
+    // case's copy of the decision's.
+    let token = token();
+    hand_edit(&memory, "Production needs extensions.", &token);
+    hand_edit(&memory, "Recorded twice by mistake.", &token);
+    assert_eq!(files_holding(&memory, &token).len(), 3, "audit, corrections, conflicts");
+    let checker = Workspace::builder(&tied.root).open_read_only().unwrap();
+    let found = checker.scan().unwrap().redaction();
+    assert_eq!(found.fact_ids, Vec::<String>::new());
+    assert_eq!(found.event_ids, ["correction:c1", "review:db:1"]);
+    assert_eq!(found.copies.len(), 1, "{:?}", found.copies);
+    assert_eq!(found.elsewhere, []);
+    let active_before = ws.memory().unwrap();
+
+    let request =
+        Redaction { event_ids: found.event_ids.clone(), ..redaction("correction:r1", &[]) };
+    let preview = ws.preview_redaction(&request).unwrap();
+    assert_eq!(preview.event_ids, found.event_ids);
+    assert_eq!(preview.files.len(), 2, "{:?}", preview.files);
+    assert_eq!(preview.conflict_ids, std::slice::from_ref(&case.conflict_id));
+    let done = ws.redact(request.clone()).unwrap();
+    let record = &done.correction;
+    assert_eq!(record.event_ids.as_ref().unwrap(), &found.event_ids);
+    let hashes = record.line_sha256.as_ref().unwrap();
+    assert_eq!(hashes.keys().collect::<Vec<_>>(), ["correction:c1", "review:db:1"]);
+
+    assert_eq!(files_holding(&memory, &token), Vec::<String>::new());
+    // The records keep every other field: the decision and the retraction
+    // stand, and the case keeps its outcome.
+    let audit = ws.adjudications().unwrap();
+    let decision = audit.iter().find(|a| a.event_id == decided.event_id).unwrap();
+    assert_eq!((decision.actor.as_str(), decision.rationale.as_str()), (REDACTED, REDACTED));
+    assert_eq!(decision.selected_candidate_id, decided.selected_candidate_id);
+    let corrections = ws.corrections().unwrap();
+    let c1 = corrections.iter().find(|c| c.event_id == "correction:c1").unwrap();
+    assert_eq!((c1.actor.as_str(), c1.rationale.as_str()), (REDACTED, REDACTED));
+    assert_eq!(c1.fact_ids, ["m1"]);
+    assert!(ws.retractions().unwrap().is_retracted("m1"));
+    let queue = ws.conflicts().unwrap();
+    let closed = queue.get(&case.conflict_id).unwrap();
+    assert_eq!(closed.status, CaseStatus::Resolved);
+    assert_eq!(closed.resolution_actor.as_deref(), Some(REDACTED));
+    assert_eq!(closed.resolution_rationale.as_deref(), Some(REDACTED));
+    assert_eq!(ws.memory().unwrap(), active_before);
+    verify_clean(&tied);
+    assert!(checker.scan().unwrap().is_clean());
+
+    // A retry writes nothing; the records cannot be redacted twice.
+    assert!(ws.redact(request).unwrap().already_recorded);
+    let twice =
+        Redaction { event_ids: vec!["review:db:1".into()], ..redaction("correction:r2", &[]) };
+    let err = ws.redact(twice).unwrap_err();
+    assert!(
+        matches!(err, Error::InvalidInput { reason: Invalid::AlreadyRedacted { .. }, .. }),
+        "{err}"
+    );
+    let unknown =
+        Redaction { event_ids: vec!["review:none".into()], ..redaction("correction:r2", &[]) };
+    let err = ws.redact(unknown).unwrap_err();
+    assert!(
+        matches!(err, Error::InvalidInput { reason: Invalid::UnknownEvents { .. }, .. }),
+        "{err}"
+    );
+    verify_clean(&tied);
+}
+
+#[test]
+fn the_marker_is_refused_as_words_and_verify_requires_it_with_its_record() {
+    let tied = Tied::new();
+    let ws = tied.open();
+    let err = ws.retract(retraction("correction:c1", &["m1"], REDACTED)).unwrap_err();
+    assert!(matches!(err, Error::InvalidInput { reason: Invalid::Marker { .. }, .. }), "{err}");
+    let mut decision = tied.decision(&tied.case());
+    decision.actor = REDACTED.into();
+    let err = ws.resolve(decision).unwrap_err();
+    assert!(matches!(err, Error::InvalidInput { reason: Invalid::Marker { .. }, .. }), "{err}");
+
+    // A decision whose words another hand replaced by the marker, with no
+    // redact record: verify reports it.
+    ws.resolve(tied.decision(&tied.case())).unwrap();
+    verify_clean(&tied);
+    hand_edit(&tied.memory(), "Production needs extensions.", REDACTED);
+    hand_edit(&tied.memory(), "reviewer@example.com", REDACTED);
+    let problems = Workspace::builder(&tied.root).open_read_only().unwrap().verify().unwrap();
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.message.contains("holds the redaction marker, but no redact record")),
+        "{problems:?}"
+    );
 }

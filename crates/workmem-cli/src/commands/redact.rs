@@ -20,13 +20,16 @@ use crate::commands::retract::{fresh, parse_at, report, required_rationale};
   workmem scan                                   # names the facts holding a credential
   workmem redact --scan --rationale 'a deploy token was pasted into a fact'
   workmem redact 5f0c1f7e2c4b4f7e9a0d3b6c8e1f2a4d --rationale 'holds a password' --yes
+  workmem redact --event review:db-engine --rationale 'a token in the rationale' --yes
 
 Each fact's line in its daily file becomes a tombstone (its ids, kind, key and
 time kept; its text gone), every entry and conflict candidate worded by it
 holds `[redacted]` instead, every cache is removed, and the facts stop
 counting for good: a redaction cannot be restored. Another fact holding the
 same text (in another case or spacing) must be named too, or the redaction is
-refused. At a terminal the command lists what it will rewrite and asks; without
+refused. With --event, a decision's or correction's actor and rationale (and
+the case's copies of a decision's) hold `[redacted]` instead; the decision or
+correction itself stands. At a terminal the command lists what it will rewrite and asks; without
 a terminal it needs --yes.
 
 The text stays in git history and in every clone that has it: commit the
@@ -34,9 +37,18 @@ redaction, purge the history (docs/corrections.md says how), and rotate a
 credential that was stored, whatever else is done.")]
 pub struct RedactArgs {
     /// The facts to redact (ids as `workmem facts --all` lists them)
-    #[arg(value_name = "FACT_ID", required_unless_present = "scan", conflicts_with = "scan")]
+    #[arg(
+        value_name = "FACT_ID",
+        required_unless_present_any = ["scan", "events"],
+        conflicts_with = "scan"
+    )]
     pub fact_ids: Vec<String>,
-    /// Redact every fact `workmem scan` reports holding a credential
+    /// A decision or correction whose actor and rationale to redact (its
+    /// event id, as `workmem history` shows it); repeatable
+    #[arg(long = "event", value_name = "EVENT_ID", conflicts_with = "scan")]
+    pub events: Vec<String>,
+    /// Redact every fact, decision and correction `workmem scan` reports
+    /// holding a credential
     #[arg(long)]
     pub scan: bool,
     /// Why the text must go
@@ -69,15 +81,30 @@ pub fn run(ctx: &Ctx, args: &RedactArgs) -> Result<(), CommandError> {
     }
     let rationale = required_rationale(args.rationale.as_deref(), "why the text must go")?;
     let recorded_at = parse_at(args.at.as_deref())?;
+    for id in &args.events {
+        refuse_placeholder("event_id", id, "an event id `workmem history` shows")?;
+    }
     let ws = ctx.workspace()?;
-    let fact_ids = if args.scan { scanned(&ws)? } else { args.fact_ids.clone() };
-    if fact_ids.is_empty() {
-        ctx.ui.status(format!("ok: no fact holds a credential in {}", ws.memory_dir().display()));
+    let (fact_ids, event_ids) = if args.scan {
+        let found = scanned(&ws)?;
+        (found.fact_ids, found.event_ids)
+    } else {
+        (args.fact_ids.clone(), args.events.clone())
+    };
+    if fact_ids.is_empty() && event_ids.is_empty() {
+        ctx.ui.status(format!("ok: no record holds a credential in {}", ws.memory_dir().display()));
         return Ok(());
     }
     let actor = args.actor.clone().unwrap_or_else(|| default_actor(ws.project()));
     let event_id = args.event_id.clone().unwrap_or_else(|| fresh(&ws));
-    let request = Redaction { fact_ids, actor, rationale, event_id: event_id.clone(), recorded_at };
+    let request = Redaction {
+        fact_ids,
+        event_ids,
+        actor,
+        rationale,
+        event_id: event_id.clone(),
+        recorded_at,
+    };
     if !args.yes {
         let preview = ws.preview_redaction(&request)?;
         if !confirmed(ctx, &preview)? {
@@ -87,6 +114,23 @@ pub fn run(ctx: &Ctx, args: &RedactArgs) -> Result<(), CommandError> {
     let result = ws.redact(request);
     let redacted = result.is_ok();
     report(ctx, result, &event_id, args.event_id.is_none())?;
+    if redacted && args.scan {
+        // The derived copies went with the facts and records; a credential
+        // still found was in no fact or record.
+        let left = ws.scan()?.findings;
+        if !left.is_empty() {
+            return Err(CommandError::invalid(
+                "scan",
+                format!(
+                    "redacted, but a credential is still in a file and in no fact or record: {}",
+                    places(&left)
+                ),
+            )
+            .hinted(
+                "edit those lines by hand (then run `workmem verify`), and rotate the credential",
+            ));
+        }
+    }
     if redacted {
         ctx.ui.status(
             "the text stays in git history and in other clones: commit this, purge the history \
@@ -96,41 +140,41 @@ pub fn run(ctx: &Ctx, args: &RedactArgs) -> Result<(), CommandError> {
     Ok(())
 }
 
-/// The facts `workmem scan` reports holding a credential in a field a
-/// redaction removes.
+/// The facts, decisions and corrections `workmem scan` reports holding a
+/// credential in a field a redaction removes.
 ///
-/// Errors: exit 2 for a credential in a memory key, or in a record that is
-/// not a fact, which a redaction does not rewrite.
-fn scanned(ws: &workmem::Workspace) -> Result<Vec<String>, CommandError> {
-    let scan = ws.scan()?;
-    let mut ids = Vec::new();
-    let mut elsewhere = Vec::new();
-    for finding in &scan.findings {
-        match &finding.fact_id {
-            Some(id) if finding.field != "memory_key" => ids.push(id.clone()),
-            _ => {
-                let line = finding.line.map(|l| format!(":{l}")).unwrap_or_default();
-                let record = finding.record.as_deref().unwrap_or("");
-                elsewhere.push(format!("{}{line} {record} {}", finding.file, finding.field));
-            }
-        }
+/// Errors: exit 2 for a credential a redaction does not remove (a memory
+/// key, an id, the journal), or found only in a derived file.
+fn scanned(ws: &workmem::Workspace) -> Result<workmem::ScanRedaction, CommandError> {
+    let found = ws.scan()?.redaction();
+    let mut refused = found.elsewhere.clone();
+    if found.fact_ids.is_empty() && found.event_ids.is_empty() {
+        refused.extend(found.copies.iter().cloned());
     }
-    if !elsewhere.is_empty() {
+    if !refused.is_empty() {
         return Err(CommandError::invalid(
             "scan",
             format!(
-                "a credential is where a redaction cannot remove it yet (a memory key, or a \
-                 record that is not a fact): {}",
-                elsewhere.join("; ")
+                "a credential is where a redaction cannot remove it yet (a memory key, an id, \
+                 or a file that holds no fact or record of it): {}",
+                places(&refused)
             ),
         )
         .hinted(
             "edit those lines by hand (then run `workmem verify`), and rotate the credential",
         ));
     }
-    ids.sort();
-    ids.dedup();
-    Ok(ids)
+    Ok(found)
+}
+
+/// The places of `findings`, for a message: file, line, record and field.
+fn places(findings: &[workmem::Finding]) -> String {
+    let place = |finding: &workmem::Finding| {
+        let line = finding.line.map(|l| format!(":{l}")).unwrap_or_default();
+        let record = finding.record.as_deref().unwrap_or("");
+        format!("{}{line} {record} {}", finding.file, finding.field)
+    };
+    findings.iter().map(place).collect::<Vec<_>>().join("; ")
 }
 
 /// Shows what the redaction rewrites and asks; without a terminal (or
@@ -142,7 +186,19 @@ fn confirmed(ctx: &Ctx, preview: &RedactionPreview) -> Result<bool, CommandError
         ));
     }
     let n = preview.fact_ids.len();
-    eprintln!("workmem redact will remove the text of {n} fact(s): {}", preview.fact_ids.join(" "));
+    if n > 0 {
+        eprintln!(
+            "workmem redact will remove the text of {n} fact(s): {}",
+            preview.fact_ids.join(" ")
+        );
+    }
+    if !preview.event_ids.is_empty() {
+        eprintln!(
+            "workmem redact will remove the actor and rationale of {} record(s): {}",
+            preview.event_ids.len(),
+            preview.event_ids.join(" ")
+        );
+    }
     for file in &preview.files {
         eprintln!("  rewrite {}", file.display());
     }

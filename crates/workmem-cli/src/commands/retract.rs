@@ -177,6 +177,12 @@ pub(crate) fn report(
             c.fact_ids.iter().collect::<Vec<_>>().join(" ")
         ),
     };
+    let events: Vec<&str> = c.event_ids.iter().flatten().collect();
+    let what = match (events.is_empty(), n) {
+        (true, _) => what,
+        (false, 0) => format!("redacted the actor and rationale of {}", events.join(" ")),
+        (false, _) => format!("{what}, and the actor and rationale of {}", events.join(" ")),
+    };
     ctx.ui.line(format!("{what}; recorded as event {} by {}", c.event_id, c.actor))?;
     if done.already_recorded {
         ctx.ui.status("this event id was already recorded with this correction: nothing written");

@@ -345,6 +345,18 @@ impl Fact {
 /// whose wording came from a redacted fact.
 pub const REDACTED: &str = "[redacted]";
 
+/// Refuses the marker as the actor or rationale a person gives: only a
+/// redaction writes it there, and `verify` takes a record holding it for
+/// a redacted one.
+///
+/// Errors: [`Invalid::Marker`] naming `field`.
+pub(crate) fn refuse_marker(field: &'static str, text: &str) -> Result<()> {
+    if text == REDACTED {
+        return Err(Error::invalid(field, Invalid::Marker { marker: REDACTED }));
+    }
+    Ok(())
+}
+
 /// Refuses a fact any of whose fields holds a credential, before any
 /// other check: the other checks quote a malformed value in their message
 /// (a kind, an id, an instant), and a credential must never be quoted.

@@ -68,6 +68,8 @@ impl Resolution {
         }
         self.actor = canon::clean_text("actor", &self.actor, MAX_ACTOR_CHARS)?;
         self.rationale = canon::clean_text("rationale", &self.rationale, MAX_ACTOR_CHARS)?;
+        crate::model::fact::refuse_marker("actor", &self.actor)?;
+        crate::model::fact::refuse_marker("rationale", &self.rationale)?;
         Ok(self)
     }
 

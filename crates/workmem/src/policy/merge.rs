@@ -6,6 +6,7 @@
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::model::fact::REDACTED;
 use crate::model::stamp::Stamp;
 use crate::store::conflict_queue::{Case, CaseStatus, ConflictQueue};
 use crate::store::curated_state::{CuratedState, Entry, Status};
@@ -376,6 +377,19 @@ fn combine(a: &Case, b: &Case) -> Case {
         (CaseStatus::Superseded, _) => close_like(&mut out, a),
         (_, CaseStatus::Superseded) => close_like(&mut out, b),
         (CaseStatus::Open, CaseStatus::Open) => {}
+    }
+    // A redaction's marker in the copies of the decision's actor and
+    // rationale wins over the text it replaced: the decision is the same.
+    for side in [a, b] {
+        let marked = side.resolution_actor.as_deref() == Some(REDACTED)
+            && side.resolution_rationale.as_deref() == Some(REDACTED);
+        if marked
+            && side.resolution_event_id.is_some()
+            && out.resolution_event_id == side.resolution_event_id
+        {
+            out.resolution_actor.clone_from(&side.resolution_actor);
+            out.resolution_rationale.clone_from(&side.resolution_rationale);
+        }
     }
     out
 }

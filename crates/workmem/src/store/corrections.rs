@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Damage, Result, Violation};
 use crate::model::canon;
+use crate::model::fact::REDACTED;
 use crate::model::id_list::IdList;
 use crate::model::stamp::Stamp;
 use crate::store::stream::{self, Numbered, StreamRecord};
@@ -253,6 +254,24 @@ impl StreamRecord for Correction {
 
     fn check(&self) -> std::result::Result<(), Damage> {
         self.check_rules().map_err(|violation| Damage::record(violation.to_string()))
+    }
+}
+
+impl stream::Redactable for Correction {
+    fn event_id(&self) -> &str {
+        &self.event_id
+    }
+
+    fn is_marked(&self) -> bool {
+        self.actor == REDACTED && self.rationale == REDACTED
+    }
+
+    fn marked(&self) -> Self {
+        Correction { actor: REDACTED.to_owned(), rationale: REDACTED.to_owned(), ..self.clone() }
+    }
+
+    fn line(&self) -> String {
+        self.to_line()
     }
 }
 

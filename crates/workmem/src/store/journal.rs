@@ -31,6 +31,7 @@ use serde_json::Value;
 
 use crate::error::{Damage, Error, Location, Result};
 use crate::model::canon::{self, JsonStyle};
+use crate::model::fact::REDACTED;
 use crate::model::id_list::IdList;
 use crate::model::stamp::Stamp;
 use crate::store::atomic_io;
@@ -441,6 +442,24 @@ impl Adjudication {
         }
         crate::model::text::check_text("actor", &self.actor)?;
         crate::model::text::check_text("rationale", &self.rationale)
+    }
+}
+
+impl crate::store::stream::Redactable for Adjudication {
+    fn event_id(&self) -> &str {
+        &self.event_id
+    }
+
+    fn is_marked(&self) -> bool {
+        self.actor == REDACTED && self.rationale == REDACTED
+    }
+
+    fn marked(&self) -> Self {
+        Adjudication { actor: REDACTED.to_owned(), rationale: REDACTED.to_owned(), ..self.clone() }
+    }
+
+    fn line(&self) -> String {
+        self.to_line()
     }
 }
 

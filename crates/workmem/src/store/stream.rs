@@ -172,6 +172,62 @@ pub trait StreamRecord {
     }
 }
 
+/// A record of the audit or corrections stream whose actor and rationale
+/// a redaction can replace by the marker (docs/corrections.md, "Records
+/// that are not facts"), keeping every other field.
+pub(crate) trait Redactable: for<'de> Deserialize<'de> + StreamRecord {
+    /// The record's event id.
+    fn event_id(&self) -> &str;
+
+    /// Whether its actor and rationale are both the marker.
+    fn is_marked(&self) -> bool;
+
+    /// The record with the marker in its actor and rationale.
+    fn marked(&self) -> Self;
+
+    /// The record's line, newline included.
+    fn line(&self) -> String;
+}
+
+/// Each record line of the stream `data` with the record read from it and
+/// the SHA-256 (hex) of the line without its newline; lines that are not
+/// records of `T` (a torn tail) are left out.
+pub(crate) fn record_lines<T: Redactable>(data: &[u8]) -> Vec<(T, String)> {
+    atomic_io::lines(data)
+        .filter_map(|(_, line, _)| {
+            let record = parse_record::<T>(line).ok()?;
+            Some((record, crate::model::canon::sha256_hex(line)))
+        })
+        .collect()
+}
+
+/// Returns `data` (a stream of `T` records) with the line of each record
+/// `hashes` names (by event id, with the SHA-256 of the line it replaces)
+/// holding the record marked instead; every other line, a torn tail
+/// included, is kept byte for byte.
+pub(crate) fn with_marked_records<T: Redactable>(
+    data: &[u8],
+    hashes: &std::collections::BTreeMap<String, String>,
+) -> Vec<u8> {
+    let mut out = Vec::with_capacity(data.len());
+    for chunk in data.split_inclusive(|&b| b == b'\n') {
+        let line = chunk.strip_suffix(b"\n").unwrap_or(chunk);
+        let marked = parse_record::<T>(line).ok().filter(|record| {
+            !record.is_marked()
+                && hashes
+                    .get(record.event_id())
+                    .is_some_and(|hash| *hash == crate::model::canon::sha256_hex(line))
+        });
+        match marked {
+            Some(record) if chunk.ends_with(b"\n") => {
+                out.extend_from_slice(record.marked().line().as_bytes());
+            }
+            _ => out.extend_from_slice(chunk),
+        }
+    }
+    out
+}
+
 /// Appends `line` to a stream, repairing a torn tail first (a complete
 /// record of type `T` is kept, anything else truncated).
 ///

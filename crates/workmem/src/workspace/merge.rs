@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::error::{Damage, Error, Location, Result};
 use crate::model::canon::{self, JsonStyle};
-use crate::model::fact::Fact;
+use crate::model::fact::{Fact, REDACTED};
 use crate::model::stamp::Stamp;
 use crate::policy::merge::{merge_conflicts, merge_curated};
 use crate::store::conflict_queue::ConflictQueue;
@@ -159,6 +159,7 @@ pub fn merge_memory_file(file: MemoryFile, path: &Path, sides: MergeSides<'_>) -
                 id: fact.fact_id().to_owned(),
                 workspace: fact.workspace_id().to_owned(),
                 replaces: fact.line_sha256.clone(),
+                redactable: false,
             })
         }),
         MemoryFile::Audit => union_records(path, versions, |line| {
@@ -168,6 +169,7 @@ pub fn merge_memory_file(file: MemoryFile, path: &Path, sides: MergeSides<'_>) -
                 id: record.event_id,
                 workspace: record.workspace_id,
                 replaces: None,
+                redactable: true,
             })
         }),
         // Two different records under one event id are both kept: verify
@@ -179,6 +181,7 @@ pub fn merge_memory_file(file: MemoryFile, path: &Path, sides: MergeSides<'_>) -
                 id: record.event_id,
                 workspace: record.workspace_id,
                 replaces: None,
+                redactable: true,
             })
         }),
         MemoryFile::Curated => {
@@ -295,6 +298,9 @@ struct Keyed {
     workspace: String,
     /// Of a tombstone: the SHA-256 of the line it replaced.
     replaces: Option<String>,
+    /// Whether a redaction may replace the record's actor and rationale
+    /// by the marker (a decision or a correction).
+    redactable: bool,
 }
 
 /// One record line of a side.
@@ -303,6 +309,9 @@ struct Line {
     /// The record's canonical JSON: equal for equal records, whatever
     /// their formatting.
     canonical: String,
+    /// Of a decision or correction: the canonical JSON of the record with
+    /// the marker in its actor and rationale (its own when it holds it).
+    marked: Option<String>,
     keyed: Keyed,
 }
 
@@ -315,38 +324,7 @@ fn union_records(
     versions: [(&str, &[u8]); 3],
     parse: impl Fn(&[u8]) -> std::result::Result<Keyed, Damage>,
 ) -> Result<Vec<u8>> {
-    let mut sides: Vec<Vec<Line>> = Vec::new();
-    for (side, data) in versions {
-        let mut lines = Vec::new();
-        for (number, bytes, terminated) in memory_dir::lines(data) {
-            if bytes.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            let parsed = parse(bytes).and_then(|keyed| {
-                serde_json::from_slice::<Value>(bytes)
-                    .map(|value| (keyed, canon::encode(&value, JsonStyle::Canonical)))
-                    .map_err(|err| Damage::record(err.to_string()))
-            });
-            match parsed {
-                Ok((keyed, canonical)) => {
-                    lines.push(Line { bytes: bytes.to_vec(), canonical, keyed });
-                }
-                // An unterminated fragment that is no record is what a
-                // crashed append leaves: readers ignore it, so does a merge.
-                Err(_) if !terminated => {}
-                Err(damage) => {
-                    return Err(Error::corrupt(
-                        Location::line(&side_path(path, side), number),
-                        Damage::MergeRecord {
-                            problem: damage.to_string(),
-                            markers: has_conflict_markers(data),
-                        },
-                    ));
-                }
-            }
-        }
-        sides.push(lines);
-    }
+    let mut sides = read_sides(path, versions, parse)?;
     let theirs = sides.pop().unwrap_or_default();
     let ours = sides.pop().unwrap_or_default();
     let base = sides.pop().unwrap_or_default();
@@ -364,7 +342,22 @@ fn union_records(
     // A tombstone wins over the line it replaced (the line whose SHA-256
     // it records): it is written in that line's place, once.
     let tombstones = tombstones_by_line([&base, &ours, &theirs]);
+    // A record with the marker in its actor and rationale wins over the
+    // same record holding them (docs/corrections.md, "Records that are not
+    // facts"): every other field is equal, so the decision or correction
+    // itself is the same; verify checks that a redact record names it.
+    let marked: HashMap<&str, &Line> = [&base, &ours, &theirs]
+        .into_iter()
+        .flatten()
+        .filter(|line| line.marked.as_deref() == Some(line.canonical.as_str()))
+        .map(|line| (line.canonical.as_str(), line))
+        .collect();
     let replaced = |line: &'_ Line| -> Option<&Line> {
+        if let Some(form) = &line.marked
+            && let Some(redacted) = marked.get(form.as_str())
+        {
+            return Some(*redacted);
+        }
         if tombstones.is_empty() {
             return None;
         }
@@ -417,6 +410,65 @@ fn union_records(
         out.push(b'\n');
     }
     Ok(out)
+}
+
+/// The record lines of each of three versions of an append-only file.
+///
+/// Errors: [`Error::Corrupt`] naming the side and line of a terminated
+/// line that is not a record.
+fn read_sides(
+    path: &Path,
+    versions: [(&str, &[u8]); 3],
+    parse: impl Fn(&[u8]) -> std::result::Result<Keyed, Damage>,
+) -> Result<Vec<Vec<Line>>> {
+    let mut sides: Vec<Vec<Line>> = Vec::new();
+    for (side, data) in versions {
+        let mut lines = Vec::new();
+        for (number, bytes, terminated) in memory_dir::lines(data) {
+            if bytes.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let parsed = parse(bytes).and_then(|keyed| {
+                serde_json::from_slice::<Value>(bytes)
+                    .map(|value| {
+                        let canonical = canon::encode(&value, JsonStyle::Canonical);
+                        let marked = keyed.redactable.then(|| marked_form(value));
+                        (keyed, canonical, marked)
+                    })
+                    .map_err(|err| Damage::record(err.to_string()))
+            });
+            match parsed {
+                Ok((keyed, canonical, marked)) => {
+                    lines.push(Line { bytes: bytes.to_vec(), canonical, marked, keyed });
+                }
+                // An unterminated fragment that is no record is what a
+                // crashed append leaves: readers ignore it, so does a merge.
+                Err(_) if !terminated => {}
+                Err(damage) => {
+                    return Err(Error::corrupt(
+                        Location::line(&side_path(path, side), number),
+                        Damage::MergeRecord {
+                            problem: damage.to_string(),
+                            markers: has_conflict_markers(data),
+                        },
+                    ));
+                }
+            }
+        }
+        sides.push(lines);
+    }
+    Ok(sides)
+}
+
+/// The canonical JSON of a decision or correction `value` with the marker
+/// in its actor and rationale.
+fn marked_form(mut value: Value) -> String {
+    if let Value::Object(map) = &mut value {
+        for field in ["actor", "rationale"] {
+            map.insert(field.to_owned(), Value::String(REDACTED.to_owned()));
+        }
+    }
+    canon::encode(&value, JsonStyle::Canonical)
 }
 
 /// The tombstones of three versions of a daily file, by the SHA-256 of

@@ -21,11 +21,15 @@ use crate::model::id_list::IdList;
 use crate::model::stamp::Stamp;
 use crate::policy::retractions::Retractions;
 use crate::store::atomic_io;
-use crate::store::conflict_queue::Candidate;
+use crate::store::conflict_queue::{Candidate, Case};
 use crate::store::corrections::{Action, CORRECTION_SCHEMA_VERSION, Correction};
 use crate::store::fact_log::DayFile;
-use crate::store::names::CURATED_FILE;
-use crate::store::names::{DAILY_DIR, DAY_EXTENSION, is_day_name};
+use crate::store::journal::Adjudication;
+use crate::store::names::{
+    AUDIT_FILE, CONFLICTS_FILE, CORRECTIONS_FILE, CURATED_FILE, DAILY_DIR, DAY_EXTENSION,
+    is_day_name,
+};
+use crate::store::stream::{self, Redactable};
 use crate::workspace::Workspace;
 use crate::workspace::retract::{Corrected, Planned, Scope, StagedFile, check_text};
 
@@ -35,6 +39,10 @@ use crate::workspace::retract::{Corrected, Planned, Scope, StagedFile, check_tex
 pub struct Redaction {
     /// The facts to redact.
     pub fact_ids: Vec<String>,
+    /// The decision and correction records whose actor and rationale it
+    /// replaces by the marker (docs/corrections.md, "Records that are not
+    /// facts").
+    pub event_ids: Vec<String>,
     /// Who redacts them.
     pub actor: String,
     /// Why.
@@ -51,7 +59,10 @@ pub struct Redaction {
 pub struct RedactionPreview {
     /// The facts it redacts, sorted.
     pub fact_ids: Vec<String>,
-    /// The daily files whose lines become tombstones.
+    /// The decision and correction records it redacts, sorted.
+    pub event_ids: Vec<String>,
+    /// The files it rewrites: daily files whose lines become tombstones,
+    /// and the streams whose records get the marker.
     pub files: Vec<PathBuf>,
     /// The entries whose wording or evidence changes.
     pub entry_keys: Vec<String>,
@@ -77,6 +88,13 @@ impl Workspace {
         if let Some(stored) = self.stored_redaction(&records, request)? {
             return Ok(RedactionPreview {
                 fact_ids: stored.correction.fact_ids.iter().map(str::to_owned).collect(),
+                event_ids: stored
+                    .correction
+                    .event_ids
+                    .iter()
+                    .flatten()
+                    .map(str::to_owned)
+                    .collect(),
                 files: Vec::new(),
                 entry_keys: Vec::new(),
                 conflict_ids: Vec::new(),
@@ -85,6 +103,7 @@ impl Workspace {
         let prepared = self.prepare_redaction(request, &records, false)?;
         Ok(RedactionPreview {
             fact_ids: prepared.record.fact_ids.iter().map(str::to_owned).collect(),
+            event_ids: prepared.record.event_ids.iter().flatten().map(str::to_owned).collect(),
             files: prepared.files.iter().map(|f| f.path.clone()).collect(),
             entry_keys: prepared.planned.plan.entries.iter().map(|e| e.key.clone()).collect(),
             conflict_ids: prepared
@@ -143,8 +162,10 @@ impl Workspace {
         };
         if let Some(stored) = records.iter().find(|r| r.event_id == request.event_id) {
             let named: IdList = request.fact_ids.iter().collect();
+            let events: IdList = request.event_ids.iter().collect();
             let same = stored.action == Action::Redact
                 && stored.fact_ids == named
+                && stored.event_ids.clone().unwrap_or_default() == events
                 && stored.actor == request.actor
                 && stored.rationale == request.rationale
                 && request.recorded_at.as_ref().is_none_or(|at| *at == stored.recorded_at);
@@ -160,9 +181,10 @@ impl Workspace {
         Ok(None)
     }
 
-    /// Finds the facts, checks that their text can go, and plans the
-    /// redaction: the record, the entries and cases after, and each daily
-    /// file with its tombstones (under its exclusive lock with `lock`).
+    /// Finds the facts and records, checks that their text can go, and
+    /// plans the redaction: the record, the entries and cases after, and
+    /// each file with its tombstones or marked records (a daily file under
+    /// its exclusive lock with `lock`).
     fn prepare_redaction(
         &self,
         request: &Redaction,
@@ -183,16 +205,22 @@ impl Workspace {
             return Err(Error::invalid("fact_ids", Invalid::AlreadyRedacted { ids: sorted(done) }));
         }
         let lines = self.redaction_lines(&named, &facts)?;
+        let events: BTreeSet<String> = request.event_ids.iter().cloned().collect();
+        if let Some(both) = events.intersection(&named).next() {
+            return Err(Error::invalid("event_ids", Invalid::RepeatedFact { id: both.clone() }));
+        }
+        let (event_hashes, streams) = self.record_hashes(&events)?;
+        let mut hashes: BTreeMap<String, String> =
+            lines.iter().map(|(id, (_, hash))| (id.clone(), hash.clone())).collect();
+        hashes.extend(event_hashes);
         let record = Correction {
             action: Action::Redact,
             actor: request.actor.clone(),
             entry_key: None,
             event_id: request.event_id.clone(),
-            event_ids: None,
+            event_ids: (!events.is_empty()).then(|| events.iter().collect::<IdList>()),
             fact_ids: named.iter().collect::<IdList>(),
-            line_sha256: Some(
-                lines.iter().map(|(id, (_, hash))| (id.clone(), hash.clone())).collect(),
-            ),
+            line_sha256: Some(hashes),
             rationale: request.rationale.clone(),
             recorded_at: request.recorded_at.clone().unwrap_or_else(|| self.now()),
             restores: None,
@@ -203,45 +231,148 @@ impl Workspace {
             .check_rules()
             .map_err(|violation| Error::invalid("correction", Invalid::Correction(violation)))?;
         let after = Retractions::from_records(records.iter().chain([&record]));
-        let mut planned = self.plan_correction(&record, &after, None, &facts)?;
+        let mut scope = Scope::of(&facts);
+        scope.domains.extend(self.resolved_domains(&events)?);
+        let mut planned = self.plan_in_scope(&record, &after, None, scope)?;
         mark_redacted(&mut planned, &after);
-        let days: BTreeMap<String, DayFile> =
-            lines.into_values().map(|(day, _)| (day.day.clone(), day)).collect();
-        let files = self.staged(days.values(), &record, lock)?;
+        mark_resolutions(&mut planned, &events);
+        let mut targets: BTreeMap<String, PathBuf> = lines
+            .into_values()
+            .map(|(day, _)| (format!("{DAILY_DIR}/{}{DAY_EXTENSION}", day.day), day.path))
+            .collect();
+        targets.extend(streams.into_iter().map(|name| (name.to_owned(), self.file(name))));
+        let files = self.staged(targets, &record, lock)?;
         Ok(Prepared { record, planned, files })
     }
 
-    /// Each of `days` with the tombstones of `record` in place of the lines
-    /// it redacts; with `lock`, read under the file's exclusive lock, which
+    /// The SHA-256 of the line of each decision and correction record
+    /// `named` (by event id), and the streams holding them.
+    ///
+    /// Errors: [`Invalid::UnknownEvents`] for an id no record has,
+    /// [`Invalid::AlreadyRedacted`] for a record holding the marker,
+    /// [`Invalid::RepeatedFact`] for an id on two lines.
+    fn record_hashes(
+        &self,
+        named: &BTreeSet<String>,
+    ) -> Result<(BTreeMap<String, String>, BTreeSet<&'static str>)> {
+        let mut hashes: BTreeMap<String, String> = BTreeMap::new();
+        let mut streams = BTreeSet::new();
+        let mut done = Vec::new();
+        if named.is_empty() {
+            return Ok((hashes, streams));
+        }
+        let mut found = |name: &'static str, event: &str, marked: bool, hash: String| {
+            if !named.contains(event) {
+                return Ok(());
+            }
+            if hashes.insert(event.to_owned(), hash).is_some() {
+                return Err(Error::invalid(
+                    "event_ids",
+                    Invalid::RepeatedFact { id: event.to_owned() },
+                ));
+            }
+            if marked {
+                done.push(event.to_owned());
+            }
+            streams.insert(name);
+            Ok(())
+        };
+        let audit = self.dir.read_path(&self.file(AUDIT_FILE))?.unwrap_or_default();
+        for (record, hash) in stream::record_lines::<Adjudication>(&audit) {
+            found(AUDIT_FILE, &record.event_id, record.is_marked(), hash)?;
+        }
+        let stream_data = self.dir.read_path(&self.file(CORRECTIONS_FILE))?.unwrap_or_default();
+        for (record, hash) in stream::record_lines::<Correction>(&stream_data) {
+            found(CORRECTIONS_FILE, &record.event_id, record.is_marked(), hash)?;
+        }
+        let unknown: Vec<String> =
+            named.iter().filter(|id| !hashes.contains_key(*id)).cloned().collect();
+        if !unknown.is_empty() {
+            return Err(Error::invalid("event_ids", Invalid::UnknownEvents { ids: unknown }));
+        }
+        if !done.is_empty() {
+            return Err(Error::invalid(
+                "event_ids",
+                Invalid::AlreadyRedacted { ids: sorted(done) },
+            ));
+        }
+        Ok((hashes, streams))
+    }
+
+    /// The memory keys of the cases a decision of `events` resolved: their
+    /// copies of its actor and rationale get the marker too.
+    ///
+    /// Errors: as [`MemoryDir::stored_conflicts`](crate::store::memory_dir::MemoryDir).
+    fn resolved_domains(&self, events: &BTreeSet<String>) -> Result<BTreeSet<String>> {
+        if events.is_empty() {
+            return Ok(BTreeSet::new());
+        }
+        let conflicts = self.dir.stored_conflicts()?;
+        Ok(conflicts
+            .file
+            .records(&self.file(CONFLICTS_FILE), |_| true)?
+            .into_iter()
+            .filter(|case| case.resolution_event_id.as_ref().is_some_and(|e| events.contains(e)))
+            .map(|case| case.memory_key)
+            .collect())
+    }
+
+    /// Each of `files` (by name in the intent, with its path) with the
+    /// tombstones or marked records of `record` in place of the lines it
+    /// redacts; with `lock`, read under the file's exclusive lock, which
     /// the staged file holds until it is dropped, so that no append lands
     /// between this read and the rewrite. A file it leaves as it is is left
     /// out.
     ///
-    /// Errors: as [`FactLog::with_tombstones`](crate::store::fact_log::FactLog::with_tombstones).
-    fn staged<'d>(
+    /// Errors: as [`Workspace::redacted_file`].
+    fn staged(
         &self,
-        days: impl Iterator<Item = &'d DayFile>,
+        files: BTreeMap<String, PathBuf>,
         record: &Correction,
         lock: bool,
     ) -> Result<Vec<StagedFile>> {
-        let mut files = Vec::new();
-        for day in days {
-            let lock = if lock { Some(atomic_io::lock_for_rewrite(&day.path)?) } else { None };
-            let data = self.dir.read_path(&day.path)?.unwrap_or_default();
-            let rewritten = self.log.with_tombstones(&day.path, &data, record)?;
+        let mut staged = Vec::new();
+        for (name, path) in files {
+            let lock = if lock { Some(atomic_io::lock_for_rewrite(&path)?) } else { None };
+            let data = self.dir.read_path(&path)?.unwrap_or_default();
+            let rewritten = self.redacted_file(&name, &path, &data, record)?;
             if rewritten == data {
                 continue;
             }
-            files.push(StagedFile {
+            staged.push(StagedFile {
                 lock,
-                name: format!("{DAILY_DIR}/{}{DAY_EXTENSION}", day.day),
-                path: day.path.clone(),
+                name,
+                path,
                 sha256_before: canon::sha256_hex(&data),
                 sha256_after: canon::sha256_hex(&rewritten),
                 data: rewritten,
             });
         }
-        Ok(files)
+        Ok(staged)
+    }
+
+    /// `data`, the bytes of the file a redaction's intent names `name` (at
+    /// `path`), with the lines `record` redacts replaced: a fact's line by
+    /// its tombstone, a decision's or correction's by the record marked.
+    ///
+    /// Errors: as [`FactLog::with_tombstones`](crate::store::fact_log::FactLog::with_tombstones).
+    pub(crate) fn redacted_file(
+        &self,
+        name: &str,
+        path: &std::path::Path,
+        data: &[u8],
+        record: &Correction,
+    ) -> Result<Vec<u8>> {
+        let hashes = record.line_sha256.clone().unwrap_or_default();
+        let events = |hashes: BTreeMap<String, String>| -> BTreeMap<String, String> {
+            let named = record.event_ids.as_ref();
+            hashes.into_iter().filter(|(id, _)| named.is_some_and(|n| n.contains(id))).collect()
+        };
+        Ok(match name {
+            AUDIT_FILE => stream::with_marked_records::<Adjudication>(data, &events(hashes)),
+            CORRECTIONS_FILE => stream::with_marked_records::<Correction>(data, &events(hashes)),
+            _ => self.log.with_tombstones(path, data, record)?,
+        })
     }
 
     /// Plans a redact record of the stream over the state as stored (one
@@ -275,19 +406,32 @@ impl Workspace {
                 scope.unkeyed.insert(entry.key.clone());
             }
         }
+        let events: BTreeSet<String> =
+            record.event_ids.iter().flatten().map(str::to_owned).collect();
+        scope.domains.extend(self.resolved_domains(&events)?);
         let mut planned = self.plan_in_scope(record, after, None, scope)?;
         mark_redacted(&mut planned, after);
-        let mut days: BTreeMap<String, DayFile> = BTreeMap::new();
+        mark_resolutions(&mut planned, &events);
+        let mut targets: BTreeMap<String, PathBuf> = BTreeMap::new();
         let hashes = record.line_sha256.as_ref();
-        self.log.each_line(|day, line, fact| {
-            let hash = hashes.and_then(|h| h.get(fact.fact_id()));
-            if hash.is_some_and(|hash| *hash == canon::sha256_hex(line))
-                && record.fact_ids.contains(fact.fact_id())
-            {
-                days.entry(day.day.clone()).or_insert_with(|| day.clone());
+        if !record.fact_ids.is_empty() {
+            self.log.each_line(|day, line, fact| {
+                let hash = hashes.and_then(|h| h.get(fact.fact_id()));
+                if hash.is_some_and(|hash| *hash == canon::sha256_hex(line))
+                    && record.fact_ids.contains(fact.fact_id())
+                {
+                    targets
+                        .entry(format!("{DAILY_DIR}/{}{DAY_EXTENSION}", day.day))
+                        .or_insert_with(|| day.path.clone());
+                }
+            })?;
+        }
+        if !events.is_empty() {
+            for name in [AUDIT_FILE, CORRECTIONS_FILE] {
+                targets.insert(name.to_owned(), self.file(name));
             }
-        })?;
-        let files = self.staged(days.values(), record, lock)?;
+        }
+        let files = self.staged(targets, record, lock)?;
         Ok((planned, files))
     }
 
@@ -328,12 +472,15 @@ impl Workspace {
         Ok(lines)
     }
 
-    /// The path of a daily file a redaction's intent names
-    /// (`daily/DAY.jsonl`).
+    /// The path of a file a redaction's intent names (`daily/DAY.jsonl`,
+    /// the audit stream or the corrections stream).
     ///
     /// Errors: [`Error::Corrupt`] for any other name (an intent changed by
     /// other hands).
     pub(crate) fn redaction_file(&self, name: &str) -> Result<PathBuf> {
+        if name == AUDIT_FILE || name == CORRECTIONS_FILE {
+            return Ok(self.file(name));
+        }
         let day = name
             .strip_prefix(DAILY_DIR)
             .and_then(|rest| rest.strip_prefix('/'))
@@ -343,7 +490,9 @@ impl Workspace {
             Some(day) => Ok(self.log.path_for_day(day)),
             None => Err(Error::corrupt(
                 Location::file(self.dir.journal().path()),
-                Damage::record(format!("a redaction names {name:?}, which is not a daily file")),
+                Damage::record(format!(
+                    "a redaction names {name:?}, which is not a daily file or a stream"
+                )),
             )),
         }
     }
@@ -355,10 +504,43 @@ fn check_request(request: &Redaction) -> Result<()> {
     for id in &request.fact_ids {
         canon::check_id("fact_ids", id)?;
     }
-    if request.fact_ids.is_empty() {
+    for id in &request.event_ids {
+        canon::check_id("event_ids", id)?;
+    }
+    if request.fact_ids.is_empty() && request.event_ids.is_empty() {
         return Err(Error::invalid("fact_ids", Invalid::Empty));
     }
+    if request.event_ids.contains(&request.event_id) {
+        return Err(Error::invalid(
+            "event_ids",
+            Invalid::UnknownEvents { ids: vec![request.event_id.clone()] },
+        ));
+    }
     Ok(())
+}
+
+/// Puts the marker in place of the copies of a decision's actor and
+/// rationale in every case of the plan's scope that `events` resolved.
+fn mark_resolutions(planned: &mut Planned, events: &BTreeSet<String>) {
+    let named = |c: &Case| {
+        c.resolution_event_id.as_ref().is_some_and(|e| events.contains(e))
+            && (c.resolution_actor.as_deref() != Some(REDACTED)
+                || c.resolution_rationale.as_deref() != Some(REDACTED))
+    };
+    for case in &planned.cases {
+        let at = planned.plan.cases.iter().position(|c| c.conflict_id == case.conflict_id);
+        let current = at.map_or(case, |at| &planned.plan.cases[at]);
+        if !named(current) {
+            continue;
+        }
+        let at = at.unwrap_or_else(|| {
+            planned.plan.cases.push(case.clone());
+            planned.plan.cases.len() - 1
+        });
+        let case = &mut planned.plan.cases[at];
+        case.resolution_actor = Some(REDACTED.to_owned());
+        case.resolution_rationale = Some(REDACTED.to_owned());
+    }
 }
 
 /// Puts the marker in place of the wording of every entry and candidate

@@ -663,7 +663,7 @@ impl Workspace {
             }
             let lock = atomic_io::lock_for_rewrite(&path)?;
             let data = self.dir.read_path(&path)?.unwrap_or_default();
-            let after = self.log.with_tombstones(&path, &data, &intent.correction)?;
+            let after = self.redacted_file(&file.name, &path, &data, &intent.correction)?;
             let write = (after != data).then_some(after);
             out.push((path, write, Some(lock)));
         }
@@ -678,6 +678,7 @@ pub(crate) fn check_text(actor: &str, rationale: &str, event_id: &str) -> Result
     for (field, value) in [("actor", actor), ("rationale", rationale)] {
         crate::model::text::check_text(field, value)?;
         crate::model::secret::check(field, value)?;
+        crate::model::fact::refuse_marker(field, value)?;
     }
     Ok(())
 }

@@ -28,6 +28,7 @@ use crate::store::names::{
     AUDIT_FILE, CONFLICTS_FILE, CORRECTIONS_FILE, CURATED_FILE, JOURNAL_FILE, MEMORY_FILE,
 };
 use crate::workspace::Workspace;
+use crate::workspace::merge::MemoryFile;
 use crate::workspace::verify::Problem;
 
 /// One credential found in a stored file. Never holds the credential.
@@ -71,6 +72,56 @@ impl Scan {
     pub fn is_clean(&self) -> bool {
         self.findings.is_empty() && self.unreadable.is_empty()
     }
+
+    /// Sorts the findings by what a redaction does with them
+    /// (`workmem redact --scan`, docs/corrections.md "Redact").
+    pub fn redaction(&self) -> ScanRedaction {
+        let mut out = ScanRedaction::default();
+        for finding in &self.findings {
+            let file = MemoryFile::for_path(Path::new(&finding.file));
+            let field = finding.field.as_str();
+            let event = finding.record.as_deref().and_then(|r| r.strip_prefix("event "));
+            match (file, &finding.fact_id, event) {
+                (Some(MemoryFile::DailyLog), Some(id), _)
+                    if field == "content" || field == "source" || field.starts_with("evidence") =>
+                {
+                    out.fact_ids.push(id.clone());
+                }
+                (Some(MemoryFile::Audit | MemoryFile::Corrections), _, Some(id))
+                    if field == "actor" || field == "rationale" =>
+                {
+                    out.event_ids.push(id.to_owned());
+                }
+                (Some(MemoryFile::Curated | MemoryFile::Conflicts | MemoryFile::View), _, _) => {
+                    out.copies.push(finding.clone());
+                }
+                _ => out.elsewhere.push(finding.clone()),
+            }
+        }
+        for ids in [&mut out.fact_ids, &mut out.event_ids] {
+            ids.sort_unstable();
+            ids.dedup();
+        }
+        out
+    }
+}
+
+/// The findings of a [`Scan`] by what a redaction does with them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScanRedaction {
+    /// The facts holding a credential in a field their tombstone replaces
+    /// (content, source, evidence), sorted.
+    pub fact_ids: Vec<String>,
+    /// The decisions and corrections holding one in their actor or
+    /// rationale, sorted.
+    pub event_ids: Vec<String>,
+    /// Findings in the derived files (curated.json, conflicts.json,
+    /// MEMORY.md), copies of the text of those facts and records that a
+    /// redaction of them rewrites: scan again to confirm.
+    pub copies: Vec<Finding>,
+    /// Findings a redaction does not remove: a field it keeps (a memory
+    /// key, an id), a line that is not a record, the journal.
+    pub elsewhere: Vec<Finding>,
 }
 
 impl Workspace {

@@ -16,7 +16,7 @@ use crate::store::conflict_queue::{CaseStatus, ConflictQueue};
 use crate::store::corrections::{self, Action, Correction};
 use crate::store::curated_state::CuratedState;
 use crate::store::journal::Adjudication;
-use crate::store::names::CORRECTIONS_FILE;
+use crate::store::names::{AUDIT_FILE, CORRECTIONS_FILE};
 use crate::store::names::{CONFLICTS_FILE, CURATED_FILE};
 use crate::workspace::Workspace;
 use crate::workspace::verify::{Problem, damaged, from_error, problem};
@@ -37,7 +37,10 @@ impl Workspace {
         let path = self.file(CORRECTIONS_FILE);
         let lines = match corrections::read_each(&path) {
             Ok(Some(lines)) => lines,
-            Ok(None) => return HashSet::new(),
+            Ok(None) => {
+                self.verify_redacted_records(audit, &[], &HashSet::new(), problems);
+                return HashSet::new();
+            }
             Err(err) => {
                 problems.push(from_error(err, &path));
                 return HashSet::new();
@@ -98,8 +101,10 @@ impl Workspace {
         self.verify_marked(&retracted, curated, queue, problems);
         self.verify_superseded_by_correction(&records, queue, problems);
         // A failure to plan is a damaged state file or log: reported there.
+        let mut waits: HashSet<&str> = HashSet::new();
         if let Ok(waiting) = self.waiting_over(&records, curated, queue) {
             for (number, record) in waiting {
+                waits.insert(record.event_id.as_str());
                 let message = format!(
                     "{} {} by {} is not applied to curated.json and conflicts.json yet (it \
                      arrived through git)",
@@ -112,6 +117,7 @@ impl Workspace {
                 problems.push(damaged(&path, Some(number), damage, Some(message)));
             }
         }
+        self.verify_redacted_records(audit, &records, &waits, problems);
         records
             .iter()
             .filter(|(_, r)| r.action != Action::Restore)
@@ -260,6 +266,71 @@ impl Workspace {
                         "redact {} names fact {fact}, whose line in the log is not its tombstone",
                         record.event_id
                     ),
+                ));
+            }
+        }
+    }
+
+    /// Checks that a decision or correction record holds the marker in its
+    /// actor or rationale exactly when a redact record names it: every
+    /// record holding it is named, and every record named (whose redaction
+    /// is not `waiting` to be applied) holds it in both.
+    fn verify_redacted_records(
+        &self,
+        audit: &[(usize, Adjudication)],
+        records: &[(usize, Correction)],
+        waiting: &HashSet<&str>,
+        problems: &mut Vec<Problem>,
+    ) {
+        let path = self.file(CORRECTIONS_FILE);
+        let audit_path = self.file(AUDIT_FILE);
+        let marked = |actor: &str, rationale: &str| (actor == REDACTED, rationale == REDACTED);
+        let mut held: HashMap<&str, (bool, bool)> = HashMap::new();
+        let named: HashSet<&str> = records
+            .iter()
+            .filter(|(_, r)| r.action == Action::Redact)
+            .flat_map(|(_, r)| r.event_ids.iter().flatten())
+            .collect();
+        let mut unnamed = |file: &std::path::Path, number: usize, event: &str, what: &str| {
+            if !named.contains(event) {
+                problems.push(problem(
+                    file,
+                    Some(number),
+                    format!(
+                        "{what} {event} holds the redaction marker, but no redact record of \
+                         {CORRECTIONS_FILE} names it"
+                    ),
+                ));
+            }
+        };
+        for (number, record) in audit {
+            let held_here = marked(&record.actor, &record.rationale);
+            if held_here != (false, false) {
+                unnamed(&audit_path, *number, &record.event_id, "decision");
+            }
+            held.insert(&record.event_id, held_here);
+        }
+        for (number, record) in records {
+            let held_here = marked(&record.actor, &record.rationale);
+            if held_here != (false, false) {
+                unnamed(&path, *number, &record.event_id, record.action.name());
+            }
+            held.entry(&record.event_id).or_insert(held_here);
+        }
+        for (number, record) in records.iter().filter(|(_, r)| r.action == Action::Redact) {
+            if waiting.contains(record.event_id.as_str()) {
+                continue;
+            }
+            for event in record.event_ids.iter().flatten() {
+                let message = match held.get(event) {
+                    None => "which no decision or correction record has",
+                    Some((true, true)) => continue,
+                    Some(_) => "whose actor and rationale do not both hold the redaction marker",
+                };
+                problems.push(problem(
+                    &path,
+                    Some(*number),
+                    format!("redact {} names event {event}, {message}", record.event_id),
                 ));
             }
         }
