@@ -437,3 +437,60 @@ fn a_redaction_of_records_that_arrives_by_pull_leaves_the_text_nowhere() {
         }
     }
 }
+
+/// Facts whose memory key an older version let a token into: one clone
+/// redacts them with `redact --scan` (the key is replaced in the
+/// tombstones, entries and case of the domain) while the other works on;
+/// after the merge, in either direction, no file holds the key and verify
+/// is clean.
+#[test]
+fn a_redacted_memory_key_that_arrives_by_pull_is_nowhere() {
+    let key = workmem_testutil::credential_corpus()
+        .into_iter()
+        .find(|s| s.kind == "GitLab token" && s.field == workmem_testutil::Field::MemoryKey)
+        .expect("a GitLab token sample")
+        .text
+        .to_ascii_lowercase();
+    for bob_pulls in [true, false] {
+        let world = World::new();
+        let (a, _) = shared(&world);
+        let facts = a.json(&["facts", "--all"]);
+        let workspace = facts[0]["workspace_id"].as_str().unwrap().to_owned();
+        let mut lines = String::new();
+        for (id, content, hour) in [
+            ("k1", "Use 8 runners.", "09"),
+            ("k2", "Use 8 runners.", "10"),
+            ("k3", "Use 16 runners.", "09"),
+            ("k4", "Use 16 runners.", "10"),
+        ] {
+            let line = serde_json::json!({
+                "content": content, "evidence": {}, "fact_id": id, "importance": 4,
+                "kind": "decision", "memory_key": key,
+                "recorded_at": format!("2026-01-20T{hour}:00:00Z"), "schema_version": 2,
+                "source": "agent", "workspace_id": workspace,
+            });
+            lines.push_str(&line.to_string());
+            lines.push('\n');
+        }
+        std::fs::write(a.memory().join("daily/2026-01-20.jsonl"), lines).unwrap();
+        a.ok(&["distill", "--as-of", AS_OF, "-q"]);
+        a.commit_all("facts written by an older version");
+        let b = world.clone_of(&a, "bob/app");
+        bob_works(&b);
+        a.ok(&["redact", "--scan", "--rationale", "a token in a memory key", "--yes"]);
+        assert_eq!(files_holding(&a.memory(), &key), Vec::<String>::new());
+        a.commit_all("alice redacts");
+        let (to, from) = if bob_pulls { (&b, &a) } else { (&a, &b) };
+        to.pull(from, false);
+        to.ok(&["memory"]);
+        assert_eq!(
+            files_holding(&to.memory(), &key),
+            Vec::<String>::new(),
+            "pulled by bob: {bob_pulls}"
+        );
+        to.verify_clean();
+        to.ok(&["scan"]);
+        let facts = to.json(&["facts", "--all"]);
+        assert!(facts.to_string().contains("nextest"), "bob's work is kept: {facts}");
+    }
+}

@@ -186,6 +186,34 @@ fn refusals_write_nothing() {
     assert_eq!(records(&project), before, "a refused redaction wrote something");
 }
 
+/// A credential in a field a redaction keeps (here a fact id) is refused
+/// by `--scan`, naming the place, and nothing is written.
+#[test]
+fn redact_scan_refuses_a_credential_it_does_not_remove_and_writes_nothing() {
+    let project = tied();
+    let workspace = project.json(&["status"])["workspace_id"].as_str().unwrap().to_owned();
+    let id = credential_corpus()
+        .into_iter()
+        .find(|s| s.kind == "GitHub token" && s.field == workmem_testutil::Field::FactId)
+        .expect("a GitHub token fact id")
+        .text;
+    let line = json!({
+        "content": "Keep the runners warm", "evidence": {}, "fact_id": id, "importance": 3,
+        "kind": "convention", "memory_key": null, "recorded_at": "2026-02-01T12:00:00Z",
+        "schema_version": 2, "source": "agent", "workspace_id": workspace,
+    });
+    let path = project.memory().join("daily/2026-02-01.jsonl");
+    let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    writeln!(file, "{line}").unwrap();
+    drop(file);
+    let before = records(&project);
+    let (code, stderr) = exit(&project, &["redact", "--scan", "--rationale", "a token", "--yes"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("does not remove") && stderr.contains("fact_id"), "{stderr}");
+    assert!(!stderr.contains(&id), "the credential is never quoted: {stderr}");
+    assert_eq!(records(&project), before, "a refused redaction wrote something");
+}
+
 #[test]
 fn redact_scan_removes_every_credential_scan_reports() {
     let project = tied();

@@ -409,3 +409,85 @@ fn the_marker_is_refused_as_words_and_verify_requires_it_with_its_record() {
         "{problems:?}"
     );
 }
+
+/// A memory key holding a token (a GitLab runner token, which a key can
+/// hold once case-folded), as an older version could have stored it.
+fn credential_key() -> String {
+    let key = workmem_testutil::credential_corpus()
+        .into_iter()
+        .find(|s| s.kind == "GitLab token" && s.field == workmem_testutil::Field::MemoryKey)
+        .expect("a GitLab token sample")
+        .text
+        .to_ascii_lowercase();
+    assert!(workmem::find_secret(&key).is_some(), "the guard finds the key");
+    key
+}
+
+#[test]
+fn a_credential_in_a_memory_key_leaves_every_file_with_its_domain() {
+    let dir = crate::test_torn_writes::scratch_dir();
+    let ws = Workspace::open(dir.path(), None).unwrap();
+    ws.init().unwrap();
+    ws.remember(NewFact::new("Cache the cargo registry.")).unwrap();
+    let key = credential_key();
+    // Two values of the key, tied, written by hand before the guard knew
+    // the form.
+    let line = |id: &str, content: &str, hour: &str| {
+        serde_json::json!({
+            "content": content, "evidence": {}, "fact_id": id, "importance": 4,
+            "kind": "decision", "memory_key": key,
+            "recorded_at": format!("2026-01-02T{hour}:00:00Z"), "schema_version": 2,
+            "source": "agent", "workspace_id": ws.workspace_id(),
+        })
+        .to_string()
+    };
+    let mut lines = String::new();
+    for (id, content, hour) in [
+        ("k1", "Use 8 runners.", "09"),
+        ("k2", "Use 8 runners.", "10"),
+        ("k3", "Use 16 runners.", "09"),
+        ("k4", "Use 16 runners.", "10"),
+    ] {
+        lines.push_str(&line(id, content, hour));
+        lines.push('\n');
+    }
+    let memory = dir.path().join(".workmem/memory");
+    fs::write(memory.join("daily/2026-01-02.jsonl"), lines).unwrap();
+    let as_of = DistillOptions::new().as_of(Stamp::parse(AS_OF).unwrap());
+    ws.distill(&as_of).unwrap();
+    assert_eq!(ws.conflicts().unwrap().cases.len(), 1, "a tie of the key's two values");
+    warm(&ws);
+    assert!(files_holding(&memory, &key).len() >= 3, "{:?}", files_holding(&memory, &key));
+
+    let checker = Workspace::builder(dir.path()).open_read_only().unwrap();
+    let found = checker.scan().unwrap().redaction();
+    assert_eq!(found.fact_ids, ["k1", "k2", "k3", "k4"]);
+    assert_eq!(found.elsewhere, []);
+    // One fact of the key alone is refused: the key would stay in the others.
+    let one = ws.redact(redaction("correction:r0", &["k1"])).unwrap_err();
+    assert!(matches!(one, Error::InvalidInput { reason: Invalid::SameText { .. }, .. }), "{one}");
+    let request = Redaction { fact_ids: found.fact_ids.clone(), ..redaction("correction:r1", &[]) };
+    ws.redact(request).unwrap();
+
+    assert_eq!(files_holding(&memory, &key), Vec::<String>::new());
+    let replaced =
+        format!("redacted.{}", &workmem::internals::canon::sha256_hex(key.as_bytes())[..16]);
+    let facts = ws.facts().unwrap();
+    let k1 = facts.iter().find(|f| f.fact_id() == "k1").unwrap();
+    assert_eq!(k1.memory_key(), Some(replaced.as_str()));
+    assert_eq!(k1.content(), REDACTED);
+    let queue = ws.conflicts().unwrap();
+    assert_eq!(queue.cases.len(), 1);
+    assert_eq!(queue.cases[0].memory_key, replaced);
+    assert_eq!(queue.cases[0].status, CaseStatus::Superseded);
+    let state = ws.curated().unwrap();
+    assert!(state.entries.iter().all(|e| e.memory_key.as_deref() != Some(key.as_str())));
+    assert!(checker.scan().unwrap().is_clean());
+    assert_eq!(checker.verify().unwrap(), []);
+    // Every reader and the next distill work on, and bring nothing back.
+    warm(&ws);
+    ws.distill(&as_of).unwrap();
+    assert_eq!(files_holding(&memory, &key), Vec::<String>::new());
+    assert_eq!(checker.verify().unwrap(), []);
+    assert!(ws.facts().unwrap().iter().any(|f| f.content() == "Cache the cargo registry."));
+}

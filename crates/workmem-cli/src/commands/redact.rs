@@ -143,8 +143,9 @@ pub fn run(ctx: &Ctx, args: &RedactArgs) -> Result<(), CommandError> {
 /// The facts, decisions and corrections `workmem scan` reports holding a
 /// credential in a field a redaction removes.
 ///
-/// Errors: exit 2 for a credential a redaction does not remove (a memory
-/// key, an id, the journal), or found only in a derived file.
+/// Errors: exit 2 for a credential a redaction does not remove (an id, a
+/// line that is not a record, the journal), or found only in a derived
+/// file.
 fn scanned(ws: &workmem::Workspace) -> Result<workmem::ScanRedaction, CommandError> {
     let found = ws.scan()?.redaction();
     let mut refused = found.elsewhere.clone();
@@ -155,8 +156,8 @@ fn scanned(ws: &workmem::Workspace) -> Result<workmem::ScanRedaction, CommandErr
         return Err(CommandError::invalid(
             "scan",
             format!(
-                "a credential is where a redaction cannot remove it yet (a memory key, an id, \
-                 or a file that holds no fact or record of it): {}",
+                "a credential is where a redaction does not remove it (an id, a line that is \
+                 not a record, or a file that holds no fact or record of it): {}",
                 places(&refused)
             ),
         )

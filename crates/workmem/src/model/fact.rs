@@ -328,16 +328,41 @@ impl Fact {
     /// its ids, kind, key, time and numbers kept, its content and source
     /// replaced by [`REDACTED`], its evidence dropped, and the redact
     /// record's event id and the replaced line's SHA-256 added.
+    ///
+    /// A memory key holding a credential is replaced by [`redacted_key`].
     pub(crate) fn tombstone(&self, redacted_by: &str, line_sha256: &str) -> Fact {
         Fact {
             content: REDACTED.to_owned(),
             evidence: BTreeMap::new(),
             line_sha256: Some(line_sha256.to_owned()),
+            memory_key: self.memory_key.as_deref().map(redacted_key),
             redacted_by: Some(redacted_by.to_owned()),
             source: REDACTED.to_owned(),
             ..self.clone()
         }
     }
+}
+
+/// The prefix of a memory key a redaction replaced.
+pub(crate) const REDACTED_KEY_PREFIX: &str = "redacted.";
+
+/// `memory_key` as a redaction leaves it: itself, unless the guard finds a
+/// credential in it; then `redacted.` followed by the first 16 hex digits
+/// of its SHA-256, a valid key that keeps the domain together without its
+/// text (docs/corrections.md, "A credential in a memory key").
+pub(crate) fn redacted_key(memory_key: &str) -> String {
+    if secret::find(memory_key).is_none() {
+        return memory_key.to_owned();
+    }
+    let digest = canon::sha256_hex(memory_key.as_bytes());
+    format!("{REDACTED_KEY_PREFIX}{}", &digest[..16])
+}
+
+/// Whether `memory_key` is one a redaction wrote (see [`redacted_key`]).
+pub(crate) fn is_redacted_key(memory_key: &str) -> bool {
+    memory_key.strip_prefix(REDACTED_KEY_PREFIX).is_some_and(|hex| {
+        hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
 }
 
 /// The marker that takes the place of redacted text: in a tombstone's

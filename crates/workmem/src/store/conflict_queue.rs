@@ -245,7 +245,11 @@ impl Case {
                 "case {id} has a fingerprint that does not match its content"
             )));
         }
-        if *id != canon::conflict_id(workspace_id, &self.memory_key, &self.fingerprint) {
+        // A key a redaction replaced keeps the conflict id it was recorded
+        // with (every candidate of its cases is redacted).
+        let rekeyed = redacted && crate::model::fact::is_redacted_key(&self.memory_key);
+        if !rekeyed && *id != canon::conflict_id(workspace_id, &self.memory_key, &self.fingerprint)
+        {
             return Err(Damage::record(format!(
                 "case {id} has a conflict_id that does not match its fingerprint"
             )));

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 
 use crate::error::{Damage, Error, Invalid, Location, Rejected, Result};
 use crate::model::canon;
-use crate::model::fact::{Fact, REDACTED};
+use crate::model::fact::{Fact, REDACTED, redacted_key};
 use crate::model::fact_line::FactRecord;
 use crate::model::id_list::IdList;
 use crate::model::stamp::Stamp;
@@ -236,6 +236,7 @@ impl Workspace {
         let mut planned = self.plan_in_scope(&record, &after, None, scope)?;
         mark_redacted(&mut planned, &after);
         mark_resolutions(&mut planned, &events);
+        mark_keys(&mut planned);
         let mut targets: BTreeMap<String, PathBuf> = lines
             .into_values()
             .map(|(day, _)| (format!("{DAILY_DIR}/{}{DAY_EXTENSION}", day.day), day.path))
@@ -412,6 +413,7 @@ impl Workspace {
         let mut planned = self.plan_in_scope(record, after, None, scope)?;
         mark_redacted(&mut planned, after);
         mark_resolutions(&mut planned, &events);
+        mark_keys(&mut planned);
         let mut targets: BTreeMap<String, PathBuf> = BTreeMap::new();
         let hashes = record.line_sha256.as_ref();
         if !record.fact_ids.is_empty() {
@@ -448,6 +450,12 @@ impl Workspace {
     ) -> Result<BTreeMap<String, (DayFile, String)>> {
         let forms: HashSet<String> =
             facts.values().map(|f| canon::normal_form(&f.content)).collect();
+        // A key holding a credential leaves every fact of the domain.
+        let keys: HashSet<&str> = facts
+            .values()
+            .filter_map(|f| f.memory_key.as_deref())
+            .filter(|key| redacted_key(key) != *key)
+            .collect();
         let mut lines: BTreeMap<String, (DayFile, String)> = BTreeMap::new();
         let mut repeated: Option<String> = None;
         let mut same: Vec<String> = Vec::new();
@@ -457,8 +465,9 @@ impl Workspace {
                 if lines.insert(fact.fact_id().to_owned(), found).is_some() {
                     repeated.get_or_insert_with(|| fact.fact_id().to_owned());
                 }
-            } else if fact.content() != REDACTED
-                && forms.contains(&canon::normal_form(fact.content()))
+            } else if (fact.content() != REDACTED
+                && forms.contains(&canon::normal_form(fact.content())))
+                || fact.memory_key().is_some_and(|key| keys.contains(key))
             {
                 same.push(fact.fact_id().to_owned());
             }
@@ -517,6 +526,37 @@ fn check_request(request: &Redaction) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// Replaces a memory key holding a credential by its [`redacted_key`] in
+/// every entry and case of the plan's scope (whole domains: a redaction of
+/// one fact of such a key redacts them all).
+fn mark_keys(planned: &mut Planned) {
+    let credential = |key: Option<&str>| key.is_some_and(|key| redacted_key(key) != key);
+    for entry in &planned.entries {
+        if !credential(entry.memory_key.as_deref()) {
+            continue;
+        }
+        let at =
+            planned.plan.entries.iter().position(|e| e.key == entry.key).unwrap_or_else(|| {
+                planned.plan.entries.push(entry.clone());
+                planned.plan.entries.len() - 1
+            });
+        let entry = &mut planned.plan.entries[at];
+        entry.memory_key = entry.memory_key.as_deref().map(redacted_key);
+    }
+    for case in &planned.cases {
+        if !credential(Some(&case.memory_key)) {
+            continue;
+        }
+        let at = planned.plan.cases.iter().position(|c| c.conflict_id == case.conflict_id);
+        let at = at.unwrap_or_else(|| {
+            planned.plan.cases.push(case.clone());
+            planned.plan.cases.len() - 1
+        });
+        let case = &mut planned.plan.cases[at];
+        case.memory_key = redacted_key(&case.memory_key);
+    }
 }
 
 /// Puts the marker in place of the copies of a decision's actor and

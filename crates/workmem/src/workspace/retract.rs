@@ -356,15 +356,23 @@ impl Workspace {
         let curated_path = self.file(CURATED_FILE);
         let conflicts_path = self.file(CONFLICTS_FILE);
 
-        // Whole domains (and the unkeyed entries) of what changed.
-        let changed_domains: BTreeSet<&str> = plan
-            .entries
-            .iter()
-            .filter_map(|e| e.memory_key.as_deref())
-            .chain(plan.cases.iter().map(|c| c.memory_key.as_str()))
-            .collect();
+        // Whole domains (and the unkeyed entries) of what changed, under
+        // the key they had (a redaction may replace a key).
         let changed_entries: HashMap<&str, &Entry> =
             plan.entries.iter().map(|e| (e.key.as_str(), e)).collect();
+        let changed_domains: BTreeSet<&str> = entries
+            .iter()
+            .filter(|e| changed_entries.contains_key(e.key.as_str()))
+            .filter_map(|e| e.memory_key.as_deref())
+            .chain(plan.entries.iter().filter_map(|e| e.memory_key.as_deref()))
+            .chain(plan.cases.iter().map(|c| c.memory_key.as_str()))
+            .chain(
+                cases
+                    .iter()
+                    .filter(|c| plan.cases.iter().any(|p| p.conflict_id == c.conflict_id))
+                    .map(|c| c.memory_key.as_str()),
+            )
+            .collect();
         let in_scope = |entry: &Entry| match entry.memory_key.as_deref() {
             Some(key) => changed_domains.contains(key),
             None => changed_entries.contains_key(entry.key.as_str()),

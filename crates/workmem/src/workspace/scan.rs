@@ -83,7 +83,10 @@ impl Scan {
             let event = finding.record.as_deref().and_then(|r| r.strip_prefix("event "));
             match (file, &finding.fact_id, event) {
                 (Some(MemoryFile::DailyLog), Some(id), _)
-                    if field == "content" || field == "source" || field.starts_with("evidence") =>
+                    if field == "content"
+                        || field == "source"
+                        || field == "memory_key"
+                        || field.starts_with("evidence") =>
                 {
                     out.fact_ids.push(id.clone());
                 }
@@ -110,7 +113,7 @@ impl Scan {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ScanRedaction {
     /// The facts holding a credential in a field their tombstone replaces
-    /// (content, source, evidence), sorted.
+    /// (content, source, evidence, a memory key), sorted.
     pub fact_ids: Vec<String>,
     /// The decisions and corrections holding one in their actor or
     /// rationale, sorted.
@@ -119,8 +122,8 @@ pub struct ScanRedaction {
     /// MEMORY.md), copies of the text of those facts and records that a
     /// redaction of them rewrites: scan again to confirm.
     pub copies: Vec<Finding>,
-    /// Findings a redaction does not remove: a field it keeps (a memory
-    /// key, an id), a line that is not a record, the journal.
+    /// Findings a redaction does not remove: a field it keeps (an id), a
+    /// line that is not a record, the journal.
     pub elsewhere: Vec<Finding>,
 }
 
