@@ -76,10 +76,8 @@ use crate::store::hash_checkpoints::{self, Checkpoints};
 use crate::store::journal_file::JournalFile;
 use crate::store::lock::WorkspaceLock;
 use crate::store::names::{
-    CHECKPOINTS_FILE, CONFLICTS_FILE, CONFLICTS_LAYOUT_FILE, CURATED_FILE, DAILY_DIR,
-    DISTILL_CACHE_FILE, DISTILL_IDS_FILE, DISTILL_PLACES_FILE, DISTILL_UNITS_FILE,
-    DOMAIN_INDEX_FILE, ID_INDEX_DIR, PENDING_INDEX_FILE, PROJECTION_INDEX_FILE, SEARCH_INDEX_DIR,
-    TRAIL_FILE, workmem_dir,
+    CACHE_DIRS, CACHE_FILES, CONFLICTS_FILE, CONFLICTS_LAYOUT_FILE, CURATED_FILE, DAILY_DIR,
+    DISTILL_CACHE_FILES, DOMAIN_INDEX_FILE, workmem_dir,
 };
 use crate::store::search_index::SearchIndexDir;
 use crate::store::state_file::{Body, Record, StateFile};
@@ -539,8 +537,7 @@ impl MemoryDir {
 
     /// Removes the distill cache: the next distill reads the whole log.
     pub(crate) fn drop_distill_cache(&self) {
-        for name in [DISTILL_CACHE_FILE, DISTILL_UNITS_FILE, DISTILL_IDS_FILE, DISTILL_PLACES_FILE]
-        {
+        for name in DISTILL_CACHE_FILES {
             let _ = self.remove(name);
         }
     }
@@ -554,21 +551,10 @@ impl MemoryDir {
     ///
     /// Errors: [`crate::Error::Io`].
     pub(crate) fn remove_caches(&self) -> Result<()> {
-        for name in [
-            CHECKPOINTS_FILE,
-            CONFLICTS_LAYOUT_FILE,
-            PROJECTION_INDEX_FILE,
-            PENDING_INDEX_FILE,
-            DOMAIN_INDEX_FILE,
-            TRAIL_FILE,
-            DISTILL_CACHE_FILE,
-            DISTILL_UNITS_FILE,
-            DISTILL_IDS_FILE,
-            DISTILL_PLACES_FILE,
-        ] {
+        for name in CACHE_FILES.into_iter().chain(DISTILL_CACHE_FILES) {
             self.remove(name)?;
         }
-        for dir in [ID_INDEX_DIR, SEARCH_INDEX_DIR] {
+        for dir in CACHE_DIRS {
             let path = self.file(dir);
             match std::fs::remove_dir_all(&path) {
                 Err(err) if err.kind() != io::ErrorKind::NotFound => return Err(err).at(&path),

@@ -78,6 +78,25 @@ pub(crate) const DISTILL_IDS_FILE: &str = ".distill-cache.ids";
 pub(crate) const DISTILL_PLACES_FILE: &str = ".distill-cache.places";
 /// Cache: the search index (a folder).
 pub(crate) const SEARCH_INDEX_DIR: &str = ".search-index";
+
+/// The files of the distill cache, dropped together.
+pub(crate) const DISTILL_CACHE_FILES: [&str; 4] =
+    [DISTILL_CACHE_FILE, DISTILL_UNITS_FILE, DISTILL_IDS_FILE, DISTILL_PLACES_FILE];
+
+/// Every cache file of a memory directory besides the distill cache's:
+/// what a redaction removes, with [`DISTILL_CACHE_FILES`] and
+/// [`CACHE_DIRS`].
+pub(crate) const CACHE_FILES: [&str; 6] = [
+    CHECKPOINTS_FILE,
+    CONFLICTS_LAYOUT_FILE,
+    PROJECTION_INDEX_FILE,
+    PENDING_INDEX_FILE,
+    DOMAIN_INDEX_FILE,
+    TRAIL_FILE,
+];
+
+/// The cache directories of a memory directory.
+pub(crate) const CACHE_DIRS: [&str; 2] = [ID_INDEX_DIR, SEARCH_INDEX_DIR];
 /// The lock that serializes updates of the search index.
 pub(crate) const SEARCH_INDEX_LOCK_FILE: &str = ".search-index.lock";
 
