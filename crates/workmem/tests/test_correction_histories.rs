@@ -53,6 +53,9 @@ enum Op {
     Rebuild,
     /// Redact the fact picked, with every fact holding its text.
     Redact { fact: usize },
+    /// Redact the actor and rationale of the decision or correction
+    /// picked.
+    RedactRecord { of: usize },
 }
 
 #[derive(Debug, Clone)]
@@ -98,6 +101,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0..16usize).prop_map(|of| Op::RetractEntryRestore { of }),
         1 => Just(Op::Rebuild),
         1 => (0..64usize).prop_map(|fact| Op::Redact { fact }),
+        1 => (0..16usize).prop_map(|of| Op::RedactRecord { of }),
     ]
 }
 
@@ -232,22 +236,26 @@ impl History {
     }
 
     fn retraction(&mut self, fact_ids: Vec<String>, entry_key: Option<String>) -> Retraction {
+        let event_id = self.next_event();
         Retraction {
             fact_ids,
             entry_key,
             actor: "Ada <ada@example.com>".into(),
-            rationale: "recorded by mistake".into(),
-            event_id: self.next_event(),
+            // Words of its own, so that a redaction of them can be looked
+            // for in every file.
+            rationale: format!("recorded by mistake ({event_id})"),
+            event_id,
             recorded_at: Some(hour_stamp(self.now)),
         }
     }
 
     fn restoration(&mut self, restores: &str) -> Restoration {
+        let event_id = self.next_event();
         Restoration {
             restores: restores.to_owned(),
             actor: "Ada <ada@example.com>".into(),
-            rationale: "it was right after all".into(),
-            event_id: self.next_event(),
+            rationale: format!("it was right after all ({event_id})"),
+            event_id,
             recorded_at: Some(hour_stamp(self.now)),
         }
     }
@@ -403,6 +411,43 @@ impl History {
         }
     }
 
+    /// Redacts the words of the decision or correction picked (one that
+    /// still holds them, and not a redaction: their words are the same),
+    /// then looks for them in every file.
+    fn redact_record(&mut self, pick: usize) {
+        let mut records: Vec<(String, String)> = self
+            .ws
+            .adjudications()
+            .unwrap()
+            .into_iter()
+            .map(|a| (a.event_id, a.rationale))
+            .collect();
+        records.extend(
+            self.ws
+                .corrections()
+                .unwrap()
+                .into_iter()
+                .filter(|c| c.action != workmem::Action::Redact)
+                .map(|c| (c.event_id, c.rationale)),
+        );
+        records.retain(|(_, rationale)| rationale != workmem::REDACTED);
+        let Some((event, rationale)) = records.get(pick % records.len().max(1)).cloned() else {
+            return;
+        };
+        let event_id = self.next_event();
+        self.ws
+            .redact(workmem::Redaction {
+                fact_ids: Vec::new(),
+                event_ids: vec![event],
+                actor: "Ada <ada@example.com>".into(),
+                rationale: "it must not be stored".into(),
+                event_id,
+                recorded_at: Some(hour_stamp(self.now)),
+            })
+            .unwrap();
+        assert_eq!(files_holding(&self.memory, &rationale), Vec::<String>::new(), "{rationale:?}");
+    }
+
     /// The invariants every step keeps.
     fn check(&self) {
         let problems = Workspace::builder(self.ws.project())
@@ -450,6 +495,7 @@ impl History {
     fn step(&mut self, op: &Op) {
         self.now += 1;
         match op {
+            Op::RedactRecord { of } => self.redact_record(*of),
             Op::Remember(specs) => {
                 for spec in specs {
                     self.remember(spec);
@@ -486,7 +532,7 @@ impl History {
                     candidate_id: pick.candidate_id.clone(),
                     expected_revision: i64::from(chosen.revision),
                     actor: "Ada <ada@example.com>".into(),
-                    rationale: "the team chose it".into(),
+                    rationale: format!("the team chose it ({event_id})"),
                     event_id,
                     resolved_at: Some(hour_stamp(self.now)),
                 });

@@ -491,3 +491,22 @@ fn a_credential_in_a_memory_key_leaves_every_file_with_its_domain() {
     assert_eq!(checker.verify().unwrap(), []);
     assert!(ws.facts().unwrap().iter().any(|f| f.content() == "Cache the cargo registry."));
 }
+
+/// A correction's words redacted in a memory with no decision (no audit
+/// stream): the next reader, which plans the rewritten stream's records
+/// again, finds no stream to rewrite and works.
+#[test]
+fn a_correction_redacted_without_an_audit_stream_leaves_every_reader_working() {
+    let tied = Tied::new();
+    let ws = tied.open();
+    ws.retract(retraction("correction:c1", &["m1"], "Recorded twice by mistake.")).unwrap();
+    assert!(!tied.memory().join("conflict-adjudications.jsonl").exists());
+    let request =
+        Redaction { event_ids: vec!["correction:c1".into()], ..redaction("correction:r1", &[]) };
+    ws.redact(request).unwrap();
+    let ws = tied.open();
+    ws.curated().unwrap();
+    warm(&ws);
+    assert_eq!(files_holding(&tied.memory(), "Recorded twice"), Vec::<String>::new());
+    verify_clean(&tied);
+}

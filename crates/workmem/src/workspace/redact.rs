@@ -205,11 +205,8 @@ impl Workspace {
             return Err(Error::invalid("fact_ids", Invalid::AlreadyRedacted { ids: sorted(done) }));
         }
         // A redaction of records alone reads no line of the log.
-        let lines = if named.is_empty() {
-            BTreeMap::new()
-        } else {
-            self.redaction_lines(&named, &facts)?
-        };
+        let lines =
+            if named.is_empty() { BTreeMap::new() } else { self.redaction_lines(&named, &facts)? };
         let events: BTreeSet<String> = request.event_ids.iter().cloned().collect();
         if let Some(both) = events.intersection(&named).next() {
             return Err(Error::invalid("event_ids", Invalid::RepeatedFact { id: both.clone() }));
@@ -339,6 +336,10 @@ impl Workspace {
     ) -> Result<Vec<StagedFile>> {
         let mut staged = Vec::new();
         for (name, path) in files {
+            // A stream that does not exist holds nothing to redact.
+            if !path.exists() {
+                continue;
+            }
             let lock = if lock { Some(atomic_io::lock_for_rewrite(&path)?) } else { None };
             let data = self.dir.read_path(&path)?.unwrap_or_default();
             let rewritten = self.redacted_file(&name, &path, &data, record)?;
