@@ -194,7 +194,8 @@ pub(crate) fn report(
     if !done.conflict_ids.is_empty() {
         ctx.ui.status(format!("conflict cases changed: {}", done.conflict_ids.join(" ")));
     }
-    if !done.memory_keys.is_empty() {
+    // A redaction of records alone changes no evidence: nothing to judge.
+    if !done.memory_keys.is_empty() && !c.fact_ids.is_empty() {
         ctx.ui.status(format!(
             "run `workmem distill` to judge {} again",
             done.memory_keys.join(", ")

@@ -114,6 +114,9 @@ impl Workspace {
     ///
     /// Errors: read errors as [`Workspace::facts`].
     pub(crate) fn facts_with_ids(&self, ids: &[&str]) -> Result<HashMap<String, Fact>> {
+        if ids.is_empty() {
+            return Ok(HashMap::new());
+        }
         // A writer (a correction, under the lock) brings the index up to
         // date and keeps it, building it once when it is missing: a
         // correction then reads its facts where the index places them
