@@ -382,6 +382,12 @@ fn a_decision_and_a_correction_holding_a_credential_lose_it_and_stand() {
         "{err}"
     );
     verify_clean(&tied);
+    // `rebuild` derives the cases again from the records: the decision
+    // holds, with its words redacted.
+    let rebuilt = ws.rebuild(&DistillOptions::new().as_of(Stamp::parse(AS_OF).unwrap())).unwrap();
+    assert_eq!(rebuilt.decisions_set_aside, []);
+    assert_eq!(files_holding(&memory, &token), Vec::<String>::new());
+    verify_clean(&tied);
 }
 
 #[test]
@@ -490,6 +496,11 @@ fn a_credential_in_a_memory_key_leaves_every_file_with_its_domain() {
     assert_eq!(files_holding(&memory, &key), Vec::<String>::new());
     assert_eq!(checker.verify().unwrap(), []);
     assert!(ws.facts().unwrap().iter().any(|f| f.content() == "Cache the cargo registry."));
+    // `rebuild` derives the state again from the records: the key stays
+    // out of it.
+    ws.rebuild(&as_of).unwrap();
+    assert_eq!(files_holding(&memory, &key), Vec::<String>::new());
+    assert_eq!(checker.verify().unwrap(), []);
 }
 
 /// A correction's words redacted in a memory with no decision (no audit
