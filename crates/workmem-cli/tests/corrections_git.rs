@@ -375,11 +375,7 @@ fn a_redaction_that_arrives_by_pull_leaves_the_text_nowhere() {
 /// stand, and verify is clean.
 #[test]
 fn a_redaction_of_records_that_arrives_by_pull_leaves_the_text_nowhere() {
-    let token = workmem_testutil::credential_corpus()
-        .into_iter()
-        .find(|s| s.kind == "GitHub token" && s.field == workmem_testutil::Field::Content)
-        .expect("a GitHub token sample")
-        .text;
+    let token = workmem_testutil::credential_in("GitHub token", workmem_testutil::Field::Content);
     for bob_pulls in [true, false] {
         let world = World::new();
         let (a, wrong) = shared(&world);
@@ -445,11 +441,7 @@ fn a_redaction_of_records_that_arrives_by_pull_leaves_the_text_nowhere() {
 /// is clean.
 #[test]
 fn a_redacted_memory_key_that_arrives_by_pull_is_nowhere() {
-    let key = workmem_testutil::credential_corpus()
-        .into_iter()
-        .find(|s| s.kind == "GitLab token" && s.field == workmem_testutil::Field::MemoryKey)
-        .expect("a GitLab token sample")
-        .text
+    let key = workmem_testutil::credential_in("GitLab token", workmem_testutil::Field::MemoryKey)
         .to_ascii_lowercase();
     for bob_pulls in [true, false] {
         let world = World::new();

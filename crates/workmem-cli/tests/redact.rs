@@ -192,11 +192,7 @@ fn refusals_write_nothing() {
 fn redact_scan_refuses_a_credential_it_does_not_remove_and_writes_nothing() {
     let project = tied();
     let workspace = project.json(&["status"])["workspace_id"].as_str().unwrap().to_owned();
-    let id = credential_corpus()
-        .into_iter()
-        .find(|s| s.kind == "GitHub token" && s.field == workmem_testutil::Field::FactId)
-        .expect("a GitHub token fact id")
-        .text;
+    let id = workmem_testutil::credential_in("GitHub token", workmem_testutil::Field::FactId);
     let line = json!({
         "content": "Keep the runners warm", "evidence": {}, "fact_id": id, "importance": 3,
         "kind": "convention", "memory_key": null, "recorded_at": "2026-02-01T12:00:00Z",
@@ -299,11 +295,7 @@ fn a_crash_at_every_boundary_ends_with_the_text_nowhere() {
 
 /// A GitHub token as the guard knows it.
 fn token() -> String {
-    credential_corpus()
-        .into_iter()
-        .find(|s| s.kind == "GitHub token" && s.field == workmem_testutil::Field::Content)
-        .expect("a GitHub token sample")
-        .text
+    workmem_testutil::credential_in("GitHub token", workmem_testutil::Field::Content)
 }
 
 /// The tied project with its case decided and m1 retracted, both records'

@@ -23,7 +23,8 @@ mod project;
 mod workload;
 
 pub use credentials::{
-    Evasion, Field, Sample, credential_corpus, credential_samples, describe, disguise,
+    Evasion, Field, Sample, credential_corpus, credential_in, credential_samples, describe,
+    disguise,
 };
 pub use fake_server::{FakeServer, LIFETIME, Received, Reply, tool_use};
 pub use project::{Project, files_holding};

@@ -282,11 +282,7 @@ fn appends_during_a_redaction_are_never_lost() {
 
 /// A GitHub token as the guard knows it.
 fn token() -> String {
-    workmem_testutil::credential_corpus()
-        .into_iter()
-        .find(|s| s.kind == "GitHub token" && s.field == workmem_testutil::Field::Content)
-        .expect("a GitHub token sample")
-        .text
+    workmem_testutil::credential_in("GitHub token", workmem_testutil::Field::Content)
 }
 
 /// Replaces `from` by `to` in every file under `memory` holding it, as a
@@ -419,11 +415,7 @@ fn the_marker_is_refused_as_words_and_verify_requires_it_with_its_record() {
 /// A memory key holding a token (a GitLab runner token, which a key can
 /// hold once case-folded), as an older version could have stored it.
 fn credential_key() -> String {
-    let key = workmem_testutil::credential_corpus()
-        .into_iter()
-        .find(|s| s.kind == "GitLab token" && s.field == workmem_testutil::Field::MemoryKey)
-        .expect("a GitLab token sample")
-        .text
+    let key = workmem_testutil::credential_in("GitLab token", workmem_testutil::Field::MemoryKey)
         .to_ascii_lowercase();
     assert!(workmem::find_secret(&key).is_some(), "the guard finds the key");
     key
