@@ -436,14 +436,32 @@ fn a_redaction_of_records_that_arrives_by_pull_leaves_the_text_nowhere() {
 
 /// Facts whose memory key an older version let a token into: one clone
 /// redacts them with `redact --scan` (the key is replaced in the
-/// tombstones, entries and case of the domain) while the other works on;
-/// after the merge, in either direction, no file holds the key and verify
-/// is clean.
+/// tombstones, entries and case of the domain) while the other works on,
+/// or decides the key's case; after the merge, in either direction, no
+/// file holds the key, the decision stays on record, and verify is clean.
 #[test]
 fn a_redacted_memory_key_that_arrives_by_pull_is_nowhere() {
     let key = workmem_testutil::credential_in("GitLab token", workmem_testutil::Field::MemoryKey)
         .to_ascii_lowercase();
-    for bob_pulls in [true, false] {
+    redacted_case_merges(&key, &["redact", "--scan"], "a token in a memory key");
+}
+
+/// The same with an ordinary key and the facts' wordings redacted by id:
+/// the case bob decided keeps its candidates as he saw them, worded by
+/// the marker.
+#[test]
+fn a_redacted_case_that_arrives_by_pull_keeps_a_decision_made_meanwhile() {
+    redacted_case_merges("ci.runners", &["redact", "k1", "k2", "k3", "k4"], "Use 16 runners.");
+}
+
+/// Alice holds a tie of `key` (facts k1-k4, "Use 8 runners." and "Use 16
+/// runners."), shared with bob, who works on and, in two of the four
+/// runs, decides the case; alice runs `redact` (`args`, then the
+/// rationale and --yes) and both merge, in either direction. After the
+/// merge no file holds `gone`, verify is clean, and bob's decision stays
+/// on record.
+fn redacted_case_merges(key: &str, args: &[&str], gone: &str) {
+    for (bob_pulls, bob_decides) in [(true, false), (false, false), (true, true), (false, true)] {
         let world = World::new();
         let (a, _) = shared(&world);
         let facts = a.json(&["facts", "--all"]);
@@ -469,20 +487,29 @@ fn a_redacted_memory_key_that_arrives_by_pull_is_nowhere() {
         a.commit_all("facts written by an older version");
         let b = world.clone_of(&a, "bob/app");
         bob_works(&b);
-        a.ok(&["redact", "--scan", "--rationale", "a token in a memory key", "--yes"]);
-        assert_eq!(files_holding(&a.memory(), &key), Vec::<String>::new());
+        if bob_decides {
+            // Bob decides the key's case, which alice's redaction closes.
+            b.decide(key, "Use 16 runners.", "review:runners");
+            b.commit_all("bob decides");
+        }
+        let mut redact = args.to_vec();
+        redact.extend(["--rationale", "it must not be stored", "--yes"]);
+        a.ok(&redact);
+        assert_eq!(files_holding(&a.memory(), gone), Vec::<String>::new());
         a.commit_all("alice redacts");
         let (to, from) = if bob_pulls { (&b, &a) } else { (&a, &b) };
         to.pull(from, false);
         to.ok(&["memory"]);
         assert_eq!(
-            files_holding(&to.memory(), &key),
+            files_holding(&to.memory(), gone),
             Vec::<String>::new(),
-            "pulled by bob: {bob_pulls}"
+            "pulled by bob: {bob_pulls}, bob decides: {bob_decides}"
         );
         to.verify_clean();
         to.ok(&["scan"]);
         let facts = to.json(&["facts", "--all"]);
         assert!(facts.to_string().contains("nextest"), "bob's work is kept: {facts}");
+        // Bob's decision stays on record.
+        assert_eq!(to.event_ids().iter().any(|e| e == "review:runners"), bob_decides);
     }
 }

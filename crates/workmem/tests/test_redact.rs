@@ -513,3 +513,17 @@ fn a_correction_redacted_without_an_audit_stream_leaves_every_reader_working() {
     assert_eq!(files_holding(&tied.memory(), "Recorded twice"), Vec::<String>::new());
     verify_clean(&tied);
 }
+
+#[test]
+fn a_key_of_the_form_a_redaction_writes_is_refused_as_input() {
+    let dir = crate::test_torn_writes::scratch_dir();
+    let ws = Workspace::open(dir.path(), None).unwrap();
+    ws.init().unwrap();
+    let keyed =
+        |key: &str| NewFact { memory_key: Some(key.to_owned()), ..NewFact::new("Use 8 runners.") };
+    let err = ws.remember(keyed("redacted.0123456789abcdef")).unwrap_err();
+    assert!(matches!(err, Error::InvalidInput { reason: Invalid::Malformed { .. }, .. }), "{err}");
+    assert!(err.to_string().contains("only by `redact`"), "{err}");
+    // A key that merely starts like one is a key.
+    ws.remember(keyed("redacted.notes")).unwrap();
+}

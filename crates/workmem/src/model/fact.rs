@@ -293,6 +293,16 @@ impl Fact {
             None => None,
             Some(raw) => Some(canon::clean_memory_key(raw)?),
         };
+        // Only a redaction writes such a key: its domain's ids are then
+        // accepted as recorded.
+        if memory_key.as_deref().is_some_and(is_redacted_key) {
+            return Err(Error::invalid(
+                "memory_key",
+                Invalid::Malformed {
+                    rule: "a key of the form redacted.<16 hex digits> is written only by `redact`",
+                },
+            ));
+        }
         let source = new.source.unwrap_or_else(|| "agent".to_owned());
         check_source(&source)?;
         check_evidence(&new.evidence)?;

@@ -378,6 +378,29 @@ fn combine(a: &Case, b: &Case) -> Case {
         (_, CaseStatus::Superseded) => close_like(&mut out, b),
         (CaseStatus::Open, CaseStatus::Open) => {}
     }
+    // A decided case keeps its candidates as the person saw them,
+    // whichever side merges into which (a correction on the other side
+    // does not rewrite a closed case).
+    if out.status == CaseStatus::Resolved
+        && let Some(decided) = [a, b].into_iter().find(|side| {
+            side.status == CaseStatus::Resolved
+                && side.resolution_event_id == out.resolution_event_id
+        })
+    {
+        out.candidates.clone_from(&decided.candidates);
+    }
+    // A redaction's marker in a candidate's wording wins over the text it
+    // replaced.
+    for candidate in &mut out.candidates {
+        let marked = [a, b].into_iter().any(|side| {
+            side.candidates
+                .iter()
+                .any(|c| c.candidate_id == candidate.candidate_id && c.content == REDACTED)
+        });
+        if marked {
+            REDACTED.clone_into(&mut candidate.content);
+        }
+    }
     // A redaction's marker in the copies of the decision's actor and
     // rationale wins over the text it replaced: the decision is the same.
     for side in [a, b] {

@@ -239,15 +239,15 @@ impl Case {
         }
         // A redacted wording keeps the ids it was recorded with: verify
         // checks them against the redact record instead.
-        let redacted = self.candidates.iter().any(|c| c.content == REDACTED);
+        // A key a redaction replaced keeps every id computed from it as
+        // recorded too (verify checks that its candidates hold the marker).
+        let rekeyed = crate::model::fact::is_redacted_key(&self.memory_key);
+        let redacted = rekeyed || self.candidates.iter().any(|c| c.content == REDACTED);
         if !redacted && self.fingerprint != self.computed_fingerprint() {
             return Err(Damage::record(format!(
                 "case {id} has a fingerprint that does not match its content"
             )));
         }
-        // A key a redaction replaced keeps the conflict id it was recorded
-        // with (every candidate of its cases is redacted).
-        let rekeyed = redacted && crate::model::fact::is_redacted_key(&self.memory_key);
         if !rekeyed && *id != canon::conflict_id(workspace_id, &self.memory_key, &self.fingerprint)
         {
             return Err(Damage::record(format!(
@@ -275,6 +275,7 @@ impl Case {
                 return Err(Damage::record(format!("case {id}: candidate {cid}: {msg}")));
             }
             if candidate.content != REDACTED
+                && !rekeyed
                 && *cid
                     != canon::candidate_id(
                         &self.memory_key,

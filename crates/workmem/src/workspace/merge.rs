@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::error::{Damage, Error, Location, Result};
 use crate::model::canon::{self, JsonStyle};
-use crate::model::fact::{Fact, REDACTED};
+use crate::model::fact::{Fact, REDACTED, redacted_key};
 use crate::model::stamp::Stamp;
 use crate::policy::merge::{merge_conflicts, merge_curated};
 use crate::store::conflict_queue::ConflictQueue;
@@ -192,7 +192,8 @@ pub fn merge_memory_file(file: MemoryFile, path: &Path, sides: MergeSides<'_>) -
                 }
                 CuratedState::decode(data, &side_path(path, side), &workspace)
             });
-            merge_curated(&base?, &ours?, &theirs?).encode(path, &workspace)
+            let [base, ours, theirs] = rekey_curated([base?, ours?, theirs?]);
+            merge_curated(&base, &ours, &theirs).encode(path, &workspace)
         }
         MemoryFile::Conflicts => {
             let workspace = state_workspace(path, &versions)?;
@@ -202,7 +203,8 @@ pub fn merge_memory_file(file: MemoryFile, path: &Path, sides: MergeSides<'_>) -
                 }
                 ConflictQueue::decode(data, &side_path(path, side), &workspace)
             });
-            merge_conflicts(&base?, &ours?, &theirs?).encode(path, &workspace)
+            let [base, ours, theirs] = rekey_conflicts([base?, ours?, theirs?]);
+            merge_conflicts(&base, &ours, &theirs).encode(path, &workspace)
         }
     }
 }
@@ -458,6 +460,60 @@ fn read_sides(
         sides.push(lines);
     }
     Ok(sides)
+}
+
+/// The three versions of curated.json with every entry of a domain that a
+/// redaction gave another key on some side under that key (see
+/// [`redacted_keys`]).
+fn rekey_curated(mut sides: [CuratedState; 3]) -> [CuratedState; 3] {
+    let renamed = redacted_keys(
+        sides.iter().flat_map(|s| s.entries.iter().filter_map(|e| e.memory_key.as_deref())),
+    );
+    if renamed.is_empty() {
+        return sides;
+    }
+    for state in &mut sides {
+        for entry in &mut state.entries {
+            if let Some(to) = entry.memory_key.as_deref().and_then(|k| renamed.get(k)) {
+                entry.memory_key = Some(to.clone());
+            }
+        }
+        state.sort();
+    }
+    sides
+}
+
+/// The three versions of conflicts.json with every case of a domain that a
+/// redaction gave another key on some side under that key.
+fn rekey_conflicts(mut sides: [ConflictQueue; 3]) -> [ConflictQueue; 3] {
+    let renamed =
+        redacted_keys(sides.iter().flat_map(|s| s.cases.iter().map(|c| c.memory_key.as_str())));
+    if renamed.is_empty() {
+        return sides;
+    }
+    for queue in &mut sides {
+        for case in &mut queue.cases {
+            if let Some(to) = renamed.get(&case.memory_key) {
+                case.memory_key.clone_from(to);
+            }
+        }
+        queue.sort();
+    }
+    sides
+}
+
+/// The memory keys of `keys` (every side's) that a redaction replaced on
+/// some side, each with the key it became there: a side that did not see
+/// the redaction holds the domain under its old key, and merging it under
+/// that key would split one domain in two (docs/corrections.md, "A
+/// credential in a memory key").
+fn redacted_keys<'k>(keys: impl Iterator<Item = &'k str> + Clone) -> HashMap<String, String> {
+    let present: HashSet<&str> = keys.clone().collect();
+    keys.filter_map(|key| {
+        let to = redacted_key(key);
+        (to != key && present.contains(to.as_str())).then(|| (key.to_owned(), to))
+    })
+    .collect()
 }
 
 /// The canonical JSON of a decision or correction `value` with the marker

@@ -403,14 +403,27 @@ impl Workspace {
         let facts = self.facts_with_ids(&named)?;
         let mut scope = Scope::of(&facts);
         let lists = |ids: &IdList| ids.iter().any(|id| record.fact_ids.contains(id));
-        for entry in &self
-            .dir
-            .stored_curated()?
-            .file
-            .records(&self.file(CURATED_FILE), |head| head.memory_key.is_none())?
-        {
+        // The merge may have kept entries and cases of the facts under a
+        // key their tombstones no longer hold (a side that did not see the
+        // redaction): they are found by their lists.
+        for entry in &self.dir.stored_curated()?.file.records(&self.file(CURATED_FILE), |_| true)? {
             if lists(&entry.evidence_ids) || lists(&entry.retracted_evidence_ids) {
-                scope.unkeyed.insert(entry.key.clone());
+                match &entry.memory_key {
+                    Some(key) => scope.domains.insert(key.clone()),
+                    None => scope.unkeyed.insert(entry.key.clone()),
+                };
+            }
+        }
+        for case in
+            &self.dir.stored_conflicts()?.file.records(&self.file(CONFLICTS_FILE), |_| true)?
+        {
+            let listed = case
+                .candidates
+                .iter()
+                .any(|c| lists(&c.evidence_ids) || lists(&c.retracted_evidence_ids))
+                || lists(&case.observed_fact_ids);
+            if listed {
+                scope.domains.insert(case.memory_key.clone());
             }
         }
         let events: BTreeSet<String> =
