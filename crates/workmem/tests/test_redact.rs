@@ -361,7 +361,11 @@ fn a_decision_and_a_correction_holding_a_credential_lose_it_and_stand() {
     verify_clean(&tied);
     assert!(checker.scan().unwrap().is_clean());
 
-    // A retry writes nothing; the records cannot be redacted twice.
+    // A retry writes nothing, whatever the order of its ids; the records
+    // cannot be redacted twice.
+    let mut reordered = request.clone();
+    reordered.event_ids.reverse();
+    assert!(ws.redact(reordered).unwrap().already_recorded);
     assert!(ws.redact(request).unwrap().already_recorded);
     let twice =
         Redaction { event_ids: vec!["review:db:1".into()], ..redaction("correction:r2", &[]) };

@@ -161,8 +161,9 @@ impl Workspace {
             })
         };
         if let Some(stored) = records.iter().find(|r| r.event_id == request.event_id) {
-            let named: IdList = request.fact_ids.iter().collect();
-            let events: IdList = request.event_ids.iter().collect();
+            // Compared as the record holds them: sorted and unique.
+            let named: IdList = request.fact_ids.iter().collect::<BTreeSet<_>>().iter().collect();
+            let events: IdList = request.event_ids.iter().collect::<BTreeSet<_>>().iter().collect();
             let same = stored.action == Action::Redact
                 && stored.fact_ids == named
                 && stored.event_ids.clone().unwrap_or_default() == events
