@@ -382,6 +382,8 @@ fn a_crash_while_redacting_records_ends_with_the_text_nowhere() {
         assert_eq!(audit[0]["event_id"], "review:db");
         let memory_md = std::fs::read_to_string(memory.join("MEMORY.md")).unwrap();
         assert!(memory_md.contains("Use Postgres."), "{failpoint}: the decision stands");
+        let status = project.json(&["status"]);
+        assert_eq!(status["corrections"]["redacted_records"], 2, "{failpoint}: {status}");
     }
 }
 

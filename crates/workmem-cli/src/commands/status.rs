@@ -16,7 +16,7 @@ use crate::commands::conflicts::{describe_decision, set_aside_by_case};
   workmem status --json   # {\"workspace_id\", \"pinned\", \"shared\", \"facts\": {\"total\", \"today\",
                           #  \"waiting_for_age\", \"first_eligible_at\"}, \"curated\": {KIND: N},
                           #  \"open_conflicts\", \"awaiting_review\": [KEY], \"without_value\": [KEY], \"corrections\": {\"records\", \"retracted_facts\",
-                          #  \"redacted_facts\"}, \"sharing\": {\"git\", \"attributes\", \"merge_driver\"}, ...}")]
+                          #  \"redacted_facts\", \"redacted_records\"}, \"sharing\": {\"git\", \"attributes\", \"merge_driver\"}, ...}")]
 pub struct StatusArgs {}
 
 /// Runs `workmem status`.
@@ -96,12 +96,16 @@ pub fn run(ctx: &Ctx, _args: &StatusArgs) -> Result<(), CommandError> {
         let plural =
             |n: usize, one: &'static str, many: &'static str| if n == 1 { one } else { many };
         ctx.ui.line(format_args!(
-            "corrections {} {}: {} {} retracted, {} redacted",
+            "corrections {} {}: {} {} retracted, {} redacted{}",
             corrections.records,
             plural(corrections.records, "record", "records"),
             corrections.retracted_facts,
             plural(corrections.retracted_facts, "fact", "facts"),
             corrections.redacted_facts,
+            match corrections.redacted_records {
+                0 => String::new(),
+                n => format!("; the words of {n} {} redacted", plural(n, "record", "records")),
+            },
         ))?;
     }
     let unfinished = overview.unfinished_transactions + usize::from(overview.distill_interrupted);

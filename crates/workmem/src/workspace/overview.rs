@@ -73,6 +73,9 @@ pub struct CorrectionCounts {
     pub retracted_facts: usize,
     /// Of those, the facts redacted.
     pub redacted_facts: usize,
+    /// Decisions and corrections whose actor and rationale a redaction
+    /// replaced.
+    pub redacted_records: usize,
 }
 
 /// Fact counts of an [`Overview`].
@@ -148,6 +151,12 @@ impl Workspace {
             records: records.len(),
             retracted_facts: retracted.len(),
             redacted_facts: retracted.redacted_len(),
+            redacted_records: records
+                .iter()
+                .filter(|r| r.action == crate::store::corrections::Action::Redact)
+                .flat_map(|r| r.event_ids.iter().flatten())
+                .collect::<std::collections::HashSet<_>>()
+                .len(),
         };
         let curated_changed_at = self.dir.stamp(CURATED_FILE)?.and_then(|[_, _, secs, nanos]| {
             jiff::Timestamp::new(secs, i32::try_from(nanos).ok()?).ok().map(Stamp::from_timestamp)
