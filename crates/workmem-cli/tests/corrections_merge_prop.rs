@@ -231,8 +231,6 @@ struct Twins<'w> {
     now: u32,
     /// Facts and events made so far, for fresh ids.
     made: u32,
-    /// The hour of the latest decision, on either clone.
-    decided: Option<u32>,
     /// The text of each leaked fact, by id.
     leaks: BTreeMap<String, String>,
 }
@@ -270,7 +268,7 @@ impl<'w> Twins<'w> {
             let driver = clone.git(&["config", "--get", "merge.workmem.driver"]);
             assert!(driver.contains("merge"), "{driver}");
         }
-        Twins { clones: [a, b], now: 60 * 24, made: 0, decided: None, leaks: BTreeMap::new() }
+        Twins { clones: [a, b], now: 60 * 24, made: 0, leaks: BTreeMap::new() }
     }
 
     fn fresh(&mut self, on: usize) -> String {
@@ -293,12 +291,7 @@ impl<'w> Twins<'w> {
                     .to_owned(),
             ),
         };
-        // Known limit, left out of the histories: a fact of a decided
-        // domain dated at or before the decision, then a retraction and a
-        // distill, can replace the decided value (see
-        // `a_backdated_fact_a_retraction_and_a_distill_keep_the_decision`).
-        // A fact recorded after a decision is dated after it.
-        let hour = self.now.saturating_sub(spec.back).max(self.decided.map_or(0, |d| d + 1));
+        let hour = self.now.saturating_sub(spec.back);
         let when = at(hour);
         let importance = spec.importance.to_string();
         let mut args = vec![
@@ -324,7 +317,7 @@ impl<'w> Twins<'w> {
     fn leak(&mut self, on: usize, key: Option<usize>, back: u32) {
         let id = self.fresh(on);
         let content = format!("The deploy note {id} must not be kept.");
-        let hour = self.now.saturating_sub(back).max(self.decided.map_or(0, |d| d + 1));
+        let hour = self.now.saturating_sub(back);
         let when = at(hour);
         let key = key.map(|key| format!("k.key-{key}"));
         let mut args =
@@ -436,9 +429,6 @@ impl<'w> Twins<'w> {
             "workmem {args:?}: {}",
             text(&out)
         );
-        if out.status.success() {
-            self.decided = Some(self.now);
-        }
     }
 
     /// Merges the other clone's head (fetched into FETCH_HEAD) into clone
@@ -841,17 +831,17 @@ fn a_side_whose_value_was_retracted_merges_with_a_side_that_holds_one() {
     twins.check(0);
 }
 
-/// The fourth minimal history the property found, a known limit that
-/// [`Twins::remember`] leaves out, on one clone and without git: a tie of
-/// `k.key-1` decided; a fact of that key recorded after the decision but
-/// dated at the instant of the tie's oldest facts; a retraction of one
-/// fact of the tie (a4); the next distill replaces the decided value, and
-/// `verify` reports "replaced the value decision ... chose for k.key-1
-/// without newer evidence". Without the retraction, or with the fact
-/// dated later, the history is clean. Ignored until distill's re-judging
-/// after a retraction keeps such a decision.
+/// The fourth minimal history the property found, on one clone and
+/// without git: a tie of `k.key-1` decided; a fact of that key recorded
+/// after the decision but dated before the tie's oldest facts; a
+/// retraction of one fact of the tie (a4, the chosen value's newest). The
+/// retraction lowered the chosen entry's `last_seen`, and the next distill
+/// took the rejected value's old facts for newer evidence and replaced
+/// the decided value, which `verify` reported ("replaced the value
+/// decision ... chose for k.key-1 without newer evidence"). A decision now
+/// holds until a fact dated after the chosen value's newest fact as the
+/// person saw it.
 #[test]
-#[ignore = "known limit: a backdated fact of a decided domain, then a retraction and a distill"]
 fn a_backdated_fact_a_retraction_and_a_distill_keep_the_decision() {
     let world = World::new();
     let mut twins = Twins::new(&world);
@@ -863,8 +853,7 @@ fn a_backdated_fact_a_retraction_and_a_distill_keep_the_decision() {
     for op in &history {
         twins.step(op);
     }
-    // Recorded now, dated at the tie's oldest facts (bypassing the
-    // clamp that keeps the property's facts after every decision).
+    // Recorded now, dated before the tie's oldest facts.
     twins.now += 1;
     twins.clones[0].ok(&[
         "remember",
@@ -884,6 +873,16 @@ fn a_backdated_fact_a_retraction_and_a_distill_keep_the_decision() {
     twins.step(&Op::Retract { on: 0, facts: vec![3] });
     twins.step(&Op::Distill { on: 0, step: 0 });
     twins.check(0);
+    // The decided value holds, on a3 alone.
+    let curated = read_json(&twins.clones[0].memory(), "curated.json");
+    let active: Vec<(&str, &Value)> = curated["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["status"] == "active")
+        .map(|e| (e["content"].as_str().unwrap(), &e["evidence_ids"]))
+        .collect();
+    assert_eq!(active, [("Key 1 uses value 1.", &serde_json::json!(["a3"]))]);
 }
 
 /// The fifth minimal history the property found: alice's retraction

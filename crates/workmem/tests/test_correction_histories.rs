@@ -200,19 +200,7 @@ impl History {
 
     fn remember(&mut self, spec: &FactSpec) {
         let id = format!("f{}", self.facts.len());
-        let mut hour = self.now.saturating_sub(spec.back);
-        // Known limit, left out of the histories: a keyed fact dated at or
-        // before a decision, recorded after the decision and a retraction,
-        // makes the next distill replace the decided value without newer
-        // evidence (verify reports it; `corrections_merge_prop` has the
-        // ignored test `a_backdated_fact_a_retraction_and_a_distill_keep_the_decision`).
-        if let Some(decided) = self.decided
-            && self.random
-            && spec.key.is_some()
-            && !self.ws.corrections().unwrap().is_empty()
-        {
-            hour = hour.max(decided + 1);
-        }
+        let hour = self.now.saturating_sub(spec.back);
         self.backdated |= self.decided.is_some_and(|decided| hour <= decided);
         let at = hour_stamp(hour);
         let fact = self.ws.remember(new_fact(spec, &id, &at)).unwrap();

@@ -9,7 +9,7 @@ use workmem::{
     CaseStatus, Error, ErrorKind, Invalid, Restoration, Retraction, Stamp, Status, Workspace,
 };
 
-use crate::test_torn_writes::Tied;
+use crate::test_torn_writes::{AS_OF, Tied};
 
 fn retraction(event: &str, facts: &[&str]) -> Retraction {
     Retraction {
@@ -300,4 +300,101 @@ fn verify_requires_the_correction_that_superseded_a_case() {
         problems.iter().any(|p| p.message.contains("no correction at its superseded_at")),
         "{problems:?}"
     );
+}
+
+/// Records "Use MySQL." on `db.engine` as fact `id`, dated `at`.
+fn mysql(ws: &Workspace, id: &str, at: &str) {
+    ws.remember(workmem::NewFact {
+        content: "Use MySQL.".into(),
+        kind: Some("decision".into()),
+        importance: Some(4),
+        memory_key: Some("db.engine".into()),
+        recorded_at: Some(at.into()),
+        fact_id: Some(id.into()),
+        ..workmem::NewFact::default()
+    })
+    .unwrap();
+}
+
+/// The state after a decision for Postgres (p1 Feb 1, p2 Feb 10; MySQL
+/// rejected on m1, m2), a MySQL fact m3 recorded after it dated `m3_at`,
+/// a retraction of `retracted` and a distill: the revisions of the domain
+/// and the reason given for m3.
+fn decided_then_backdated(
+    m3_at: &str,
+    retracted: &[&str],
+) -> (Tied, Vec<(String, Status)>, workmem::Reason) {
+    let tied = Tied::new();
+    let ws = tied.open();
+    ws.resolve(tied.decision(&tied.case())).unwrap();
+    mysql(&ws, "m3", m3_at);
+    ws.retract(retraction("correction:1", retracted)).unwrap();
+    ws.distill(&workmem::DistillOptions::new().as_of(Stamp::parse(AS_OF).unwrap())).unwrap();
+    let reason = explain_reason(&ws, "m3");
+    (tied, revisions(&ws), reason)
+}
+
+/// A decision holds until newer evidence: a fact of a rejected value
+/// dated before the chosen value's newest fact (as the person saw it) is
+/// not newer evidence, also when a retraction took that newest fact since
+/// (Postgres active on p1 alone, last seen Feb 1) or all of the chosen
+/// value's evidence (no value). A fact dated after it is newer evidence.
+#[test]
+fn a_backdated_fact_and_a_retraction_keep_the_decision() {
+    let postgres_active = vec![
+        ("Use SQLite.".to_owned(), Status::Superseded),
+        ("Use Postgres.".to_owned(), Status::Active),
+    ];
+    let feb_10 = Stamp::parse("2026-02-10T00:00:00Z").unwrap();
+
+    // m3 dated Feb 5, p2 (Feb 10) retracted: Postgres holds on p1.
+    let (tied, revisions, reason) = decided_then_backdated("2026-02-05T00:00:00Z", &["p2"]);
+    assert_eq!(revisions, postgres_active);
+    let postgres = tied
+        .open()
+        .curated()
+        .unwrap()
+        .entries
+        .into_iter()
+        .find(|e| e.content == "Use Postgres.")
+        .unwrap();
+    assert_eq!(postgres.last_seen.as_str(), "2026-02-01T00:00:00Z");
+    assert!(
+        matches!(&reason, workmem::Reason::Stale { entry_key, active_last_seen }
+            if *entry_key == postgres.key && *active_last_seen == feb_10),
+        "{reason:?}"
+    );
+    let memory = tied.open().memory().unwrap();
+    assert!(memory.contains("Use Postgres.") && !memory.contains("MySQL"), "{memory}");
+    verify_clean(&tied);
+
+    // The same with all of Postgres' evidence retracted: no value.
+    let (tied, revisions, reason) = decided_then_backdated("2026-02-05T00:00:00Z", &["p1", "p2"]);
+    assert_eq!(
+        revisions,
+        vec![
+            ("Use SQLite.".to_owned(), Status::Superseded),
+            ("Use Postgres.".to_owned(), Status::Retracted),
+        ]
+    );
+    assert!(
+        matches!(&reason, workmem::Reason::Stale { active_last_seen, .. } if *active_last_seen == feb_10),
+        "{reason:?}"
+    );
+    // m3 waits, as a stale fact does, among the pending facts.
+    let memory = tied.open().memory().unwrap();
+    assert!(!memory.contains("MySQL") && !memory.contains("Postgres"), "{memory}");
+    let context = tied.open().context(None).unwrap();
+    let (_, pending) = context.split_once("# Pending Keyed Facts").unwrap();
+    assert!(pending.contains("db.engine: Use MySQL. (2026-02-05)"), "{context}");
+    verify_clean(&tied);
+
+    // m3 dated Feb 11, after every fact the person saw: MySQL replaces
+    // Postgres, in both cases.
+    for retracted in [&["p2"][..], &["p1", "p2"]] {
+        let (tied, revisions, reason) = decided_then_backdated("2026-02-11T00:00:00Z", retracted);
+        assert_eq!(revisions.last().unwrap(), &("Use MySQL.".to_owned(), Status::Active));
+        assert!(reason.is_promoted(), "{reason:?}");
+        verify_clean(&tied);
+    }
 }

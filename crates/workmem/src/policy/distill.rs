@@ -762,11 +762,19 @@ enum Unit<'k> {
     Domain(&'k str),
 }
 
-/// The losing candidates of the adjudication that produced the active value.
+/// The losing candidates of the adjudication that produced the active value
+/// (or the retracted revision a domain without a value ends with), and what
+/// it chose.
 struct Rejected {
     conflict_id: String,
     event_id: String,
     losers: HashMap<String, IdList>,
+    /// The entry the decision made or kept active.
+    chosen_entry: String,
+    /// The newest fact of the chosen value as the person saw it (the
+    /// candidate's `last_seen` as detected): only a fact dated after it is
+    /// newer evidence, whatever a correction took from the entry since.
+    chosen_last_seen: Option<Stamp>,
 }
 
 /// How a proposal fared in one round.
@@ -1109,9 +1117,12 @@ impl<'p> Run<'p> {
         if latest.resulting_active_entry_key.as_deref() != Some(active_key) {
             return None;
         }
+        let chosen = latest.selected_candidate_id.as_deref().and_then(|id| latest.candidate(id));
         Some(Rejected {
             conflict_id: latest.conflict_id.clone(),
             event_id: latest.resolution_event_id.clone().unwrap_or_default(),
+            chosen_entry: active_key.to_owned(),
+            chosen_last_seen: chosen.map(|c| c.last_seen.clone()),
             losers: latest
                 .candidates
                 .iter()
@@ -1152,21 +1163,37 @@ impl<'p> Run<'p> {
         }
         // docs/policy.md: the count test comes first, then recency; the order
         // decides which facts the report counts as `stale`.
-        if let Some(active) = active {
-            if (proposal.facts.len() as u64) < u64::from(self.policy.supersession_repeat_threshold)
-            {
-                return Verdict::Skipped(Reason::NeedsMoreEvidence {
-                    entry_key: active.key.clone(),
-                    facts: proposal.facts.len(),
-                    supersession_repeat_threshold: self.policy.supersession_repeat_threshold,
-                });
+        if let Some(active) = active
+            && (proposal.facts.len() as u64) < u64::from(self.policy.supersession_repeat_threshold)
+        {
+            return Verdict::Skipped(Reason::NeedsMoreEvidence {
+                entry_key: active.key.clone(),
+                facts: proposal.facts.len(),
+                supersession_repeat_threshold: self.policy.supersession_repeat_threshold,
+            });
+        }
+        // A decision holds until newer evidence: a challenger of the value a
+        // person chose, or of the retracted revision that value ended in,
+        // needs a fact dated after the chosen value's newest fact as the
+        // person saw it. A correction that took the chosen value's newest
+        // facts lowers the entry's `last_seen`, but it does not make older
+        // facts newer evidence (docs/policy.md, step 3c).
+        let decided =
+            rejected.and_then(|r| Some((r.chosen_entry.as_str(), r.chosen_last_seen.as_ref()?)));
+        let bar = match (active, decided) {
+            (Some(active), Some((_, chosen))) if chosen.instant() > active.last_seen.instant() => {
+                Some((active.key.as_str(), chosen))
             }
-            if proposal.last.instant() <= active.last_seen.instant() {
-                return Verdict::Skipped(Reason::Stale {
-                    entry_key: active.key.clone(),
-                    active_last_seen: active.last_seen.clone(),
-                });
-            }
+            (Some(active), _) => Some((active.key.as_str(), &active.last_seen)),
+            (None, decided) => decided,
+        };
+        if let Some((entry_key, last_seen)) = bar
+            && proposal.last.instant() <= last_seen.instant()
+        {
+            return Verdict::Skipped(Reason::Stale {
+                entry_key: entry_key.to_owned(),
+                active_last_seen: last_seen.clone(),
+            });
         }
         Verdict::Qualified
     }

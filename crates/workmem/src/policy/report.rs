@@ -60,11 +60,17 @@ pub enum Reason {
     },
     /// Enough facts to challenge the active value, but none newer than its
     /// `last_seen`: it cannot roll it back (checked after
-    /// [`Reason::NeedsMoreEvidence`], docs/policy.md).
+    /// [`Reason::NeedsMoreEvidence`], docs/policy.md). After a decision, a
+    /// fact is newer only when dated after the chosen value's newest fact
+    /// as the person saw it, also when a correction took that fact since
+    /// or the domain has no value left.
     Stale {
-        /// The active entry.
+        /// The active entry (the retracted one the decision chose, when
+        /// the domain has no value).
         entry_key: String,
-        /// The active entry's `last_seen`.
+        /// The instant a challenger must be newer than: the active entry's
+        /// `last_seen`, or the decided value's as the person saw it when
+        /// that is later.
         active_last_seen: Stamp,
     },
     /// A challenger without enough distinct facts to replace the active
