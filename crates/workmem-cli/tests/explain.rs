@@ -137,6 +137,34 @@ fn every_reason() -> Project {
     p
 }
 
+/// A decision chose tabs (t1) over spaces (t2, both dated Jan 2); a fact
+/// for spaces recorded afterwards but dated Jan 1, then a retraction of
+/// all of the chosen value's evidence: the domain stays without a value,
+/// and explain names the retracted value the decision chose as the one
+/// the fact is not newer than.
+#[test]
+fn a_backdated_fact_after_a_decision_whose_value_was_retracted_is_stale() {
+    let p = every_reason();
+    p.fact("t3", "Use spaces.", "convention", 4, Some("style.indent"), "2026-01-01T00:00:00Z");
+    p.ok(&["retract", "t1", "--rationale", "recorded for another repository", "-q"]);
+    p.ok(&["distill", "--as-of", AS_OF, "-q"]);
+    let json = p.json(&["explain", "t3", "--as-of", AS_OF]);
+    assert_eq!(json["reason"], "stale", "{json}");
+    assert_eq!(json["active_last_seen"], "2026-01-02T00:00:00Z", "{json}");
+    assert_eq!(
+        (&json["entry"]["content"], &json["entry"]["status"]),
+        (&"Use tabs.".into(), &"retracted".into())
+    );
+    let human = p.ok(&["explain", "t3", "--as-of", AS_OF]);
+    assert!(
+        human.contains("stale: not newer than the value a decision chose, entry")
+            && human.contains("(retracted; last seen 2026-01-02T00:00:00Z when decided)"),
+        "{human}"
+    );
+    let memory = p.ok(&["memory"]);
+    assert!(!memory.contains("Use spaces.") && !memory.contains("Use tabs."), "{memory}");
+}
+
 #[test]
 fn every_reason_in_text_and_json() {
     let p = every_reason();

@@ -123,6 +123,18 @@ pub fn describe_reason(reason: &Reason, entry: Option<(&str, Status)>, run: Run)
                 shown(entry_key)
             )
         }
+        // A domain whose decided value was retracted whole: the bar is
+        // still the newest fact the person saw of the value they chose.
+        Reason::Stale { entry_key, active_last_seen }
+            if entry.is_some_and(|(_, status)| status == Status::Retracted) =>
+        {
+            format!(
+                "stale: not newer than the value a decision chose, {} (retracted; last seen {} when \
+                 decided), so it cannot take its place",
+                shown(entry_key),
+                active_last_seen.as_str()
+            )
+        }
         Reason::Stale { entry_key, active_last_seen } => format!(
             "stale: not newer than the active value {} (last seen {}), so it cannot replace it",
             shown(entry_key),
