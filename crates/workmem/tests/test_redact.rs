@@ -531,3 +531,43 @@ fn a_key_of_the_form_a_redaction_writes_is_refused_as_input() {
     // A key that merely starts like one is a key.
     ws.remember(keyed("redacted.notes")).unwrap();
 }
+
+/// The minimal history the single-clone property found: an unkeyed entry
+/// redacted, the same statement recorded again (dated earlier) and
+/// promoted, then that entry retracted. The entry lists the redacted
+/// fact and the one retracted; the latter, not redacted, words it, so it
+/// keeps its wording, and verify is clean.
+#[test]
+fn an_entry_worded_again_after_a_redaction_keeps_its_wording_once_retracted() {
+    let dir = crate::test_torn_writes::scratch_dir();
+    let ws = Workspace::builder(dir.path())
+        .clock(std::sync::Arc::new(workmem::FixedClock::new(Stamp::parse(AS_OF).unwrap())))
+        .open()
+        .unwrap();
+    ws.init().unwrap();
+    let pitfall = |id: &str, at: &str| NewFact {
+        kind: Some("pitfall".into()),
+        importance: Some(5),
+        recorded_at: Some(at.into()),
+        fact_id: Some(id.into()),
+        ..NewFact::new("Never force-push the main branch.")
+    };
+    let as_of = DistillOptions::new().as_of(Stamp::parse(AS_OF).unwrap());
+    ws.remember(pitfall("f0", "2026-03-01T00:00:00Z")).unwrap();
+    ws.distill(&as_of).unwrap();
+    ws.redact(redaction("correction:r1", &["f0"])).unwrap();
+    ws.remember(pitfall("f1", "2026-02-01T00:00:00Z")).unwrap();
+    ws.distill(&as_of).unwrap();
+    let entry = ws.curated().unwrap().entries.into_iter().find(|e| e.memory_key.is_none()).unwrap();
+    assert_eq!(entry.evidence_ids, ["f1"], "{entry:?}");
+    ws.retract(workmem::Retraction {
+        entry_key: Some(entry.key.clone()),
+        ..retraction("correction:c1", &[], "recorded by mistake")
+    })
+    .unwrap();
+    let after = ws.curated().unwrap().entries.into_iter().find(|e| e.key == entry.key).unwrap();
+    assert_eq!(after.status, Status::Retracted);
+    assert_eq!(after.content, "Never force-push the main branch.");
+    let checker = Workspace::builder(dir.path()).open_read_only().unwrap();
+    assert_eq!(checker.verify().unwrap(), []);
+}

@@ -116,12 +116,13 @@ impl Retractions {
 
     /// Returns whether an entry or candidate with `evidence` and
     /// `retracted` evidence must hold the redaction marker as its wording:
-    /// it lists a redacted fact, and every fact of its evidence is redacted
-    /// (none is left that could word it). An entry that came back on new
-    /// facts of the same statement is worded by them.
+    /// it lists a redacted fact, and every fact it lists is redacted (none
+    /// is left that could word it). An entry that came back on new facts
+    /// of the same statement is worded by them, also once they are
+    /// retracted in turn.
     pub(crate) fn needs_marker(&self, evidence: &IdList, retracted: &IdList) -> bool {
-        evidence.iter().chain(retracted.iter()).any(|id| self.is_redacted(id))
-            && evidence.iter().all(|id| self.is_redacted(id))
+        let mut listed = evidence.iter().chain(retracted.iter()).peekable();
+        listed.peek().is_some() && listed.all(|id| self.is_redacted(id))
     }
 
     /// Returns the event ids of the restore records that undo the
