@@ -67,6 +67,9 @@ enum Op {
     Leak { on: usize, key: Option<usize>, back: u32 },
     /// Redact a leaked fact the clone holds (picked by index).
     Redact { on: usize, of: usize },
+    /// Redact the words of a decision or correction the clone holds
+    /// (picked by index).
+    RedactWords { on: usize, of: usize },
 }
 
 #[derive(Debug, Clone)]
@@ -109,7 +112,8 @@ fn op() -> impl Strategy<Value = Op> {
         2 => Just(Op::Exchange),
         2 => (on.clone(), prop_oneof![Just(None), (0..2usize).prop_map(Some)], 0..1500u32)
             .prop_map(|(on, key, back)| Op::Leak { on, key, back }),
-        2 => (on, 0..8usize).prop_map(|(on, of)| Op::Redact { on, of }),
+        2 => (on.clone(), 0..8usize).prop_map(|(on, of)| Op::Redact { on, of }),
+        2 => (on, 0..8usize).prop_map(|(on, of)| Op::RedactWords { on, of }),
     ]
 }
 
@@ -231,7 +235,8 @@ struct Twins<'w> {
     now: u32,
     /// Facts and events made so far, for fresh ids.
     made: u32,
-    /// The text of each leaked fact, by id.
+    /// The text of each leaked fact, by id, and the rationale of each
+    /// decision and correction, by event id: what a redaction takes out.
     leaks: BTreeMap<String, String>,
 }
 
@@ -367,16 +372,53 @@ impl<'w> Twins<'w> {
         Changed::one(on)
     }
 
+    /// Redacts the words of the decision or correction picked among those
+    /// the clone holds that still hold them (not a redaction's).
+    fn redact_words(&mut self, on: usize, of: usize) -> Changed {
+        let clone = &self.clones[on];
+        let mut records: Vec<Value> = clone.json(&["adjudications"]).as_array().unwrap().clone();
+        records.extend(corrections_of(clone).into_iter().filter(|r| r["action"] != "redact"));
+        let open: Vec<String> = records
+            .iter()
+            .filter(|r| r["rationale"] != "[redacted]")
+            .map(|r| r["event_id"].as_str().unwrap().to_owned())
+            .collect();
+        let Some(target) = open.get(of % open.len().max(1)).cloned() else {
+            return Changed::none();
+        };
+        let event = format!("correction:{}", self.fresh(on));
+        let when = at(self.now);
+        self.clones[on].ok(&[
+            "redact",
+            "--event",
+            &target,
+            "--rationale",
+            "its words must not be kept",
+            "--actor",
+            ACTOR,
+            "--event-id",
+            &event,
+            "--at",
+            &when,
+            "--yes",
+            "-q",
+        ]);
+        Changed::one(on)
+    }
+
     /// Runs a correction (`retract` or `restore` arguments); a retraction
     /// of a value a merge left in dispute is refused until a person decides
     /// (docs/corrections.md, "Values under review"), and nothing else is.
     fn correct(&mut self, on: usize, args: &[&str]) {
         let event = format!("correction:{}", self.fresh(on));
         let when = at(self.now);
+        // Words of its own, which a redaction of them takes out.
+        let rationale = format!("recorded by mistake ({event})");
+        self.leaks.insert(event.clone(), rationale.clone());
         let mut all = args.to_vec();
         all.extend([
             "--rationale",
-            "recorded by mistake",
+            &rationale,
             "--actor",
             ACTOR,
             "--event-id",
@@ -405,6 +447,8 @@ impl<'w> Twins<'w> {
         let event = format!("decision:{}", self.fresh(on));
         let when = at(self.now);
         let revision = chosen["revision"].to_string();
+        let rationale = format!("the team chose it ({event})");
+        self.leaks.insert(event.clone(), rationale.clone());
         let args = [
             "resolve",
             chosen["conflict_id"].as_str().unwrap(),
@@ -416,7 +460,7 @@ impl<'w> Twins<'w> {
             "--actor",
             ACTOR,
             "--rationale",
-            "the team chose it",
+            &rationale,
             "--at",
             &when,
             "-q",
@@ -583,6 +627,7 @@ impl<'w> Twins<'w> {
                 Changed::one(*on)
             }
             Op::Redact { on, of } => self.redact(*on, *of),
+            Op::RedactWords { on, of } => self.redact_words(*on, *of),
         }
     }
 
@@ -605,8 +650,10 @@ impl<'w> Twins<'w> {
         // that is not retracted (each fact is told apart by its line).
         // The text of every fact the clone's stream redacts is in no file
         // of its memory directory (caches and the search index included).
+        // So are the words of every decision and correction it redacts.
         for record in corrections_of(clone).iter().filter(|r| r["action"] == "redact") {
-            for id in record["fact_ids"].as_array().unwrap() {
+            let events = record["event_ids"].as_array().into_iter().flatten();
+            for id in record["fact_ids"].as_array().unwrap().iter().chain(events) {
                 let Some(text) = self.leaks.get(id.as_str().unwrap()) else { continue };
                 let holding = workmem_testutil::files_holding(&clone.memory(), text);
                 assert!(holding.is_empty(), "in {}, {text:?} is still in {holding:?}", NAMES[on]);
