@@ -479,27 +479,7 @@ impl<'w> Twins<'w> {
     /// `into` with real git and the driver; returns whether the merge was
     /// kept.
     ///
-    /// Known limit, left out of the histories: a correction this clone had
-    /// already applied is not applied again to derived state that a merge
-    /// brings from a side that had not seen it. Merged in, the other
-    /// side's curated.json or conflicts.json can rest on a fact this clone
-    /// retracted (the other side distilled it into an entry or a case);
-    /// since this clone's corrections stream is unchanged (or only grew
-    /// after the prefix it applied), the first command after the merge
-    /// plans none of its own records again, and refuses the merged state
-    /// as failing its check. Such a merge is undone before any workmem
-    /// command runs, and the step is skipped; the other direction (the
-    /// record arriving where the state rests on the fact) is applied and
-    /// checked, and then this one merges.
-    ///
-    /// Known limit, left out too: chains of a domain that diverged where
-    /// one side's last revision is retracted. The driver refuses to save
-    /// it as a contested value with no evidence, and git leaves the merge
-    /// to a person, who has no way out
-    /// ([`a_side_whose_value_was_retracted_merges_with_a_side_that_holds_one`]);
-    /// the merge is aborted and the step skipped.
-    ///
-    /// Known limit, left out too: the driver has no fact dates, so when a
+    /// Known limit, left out of the histories: the driver has no fact dates, so when a
     /// merge moves a fact to an entry's retracted evidence and the side
     /// that held it as evidence also holds evidence the other side lacks,
     /// the entry keeps the widest span of both sides, which may cover the
@@ -508,11 +488,6 @@ impl<'w> Twins<'w> {
     fn merge_fetched(&self, into: usize) -> bool {
         let clone = &self.clones[into];
         let out = clone.git_output(&["merge", "-q", "--no-edit", "FETCH_HEAD"]);
-        if !out.status.success() && text(&out).contains("and is not retracted") {
-            // Known limit: see the test of the history below.
-            clone.git(&["merge", "--abort"]);
-            return false;
-        }
         assert!(out.status.success(), "git merge in {}: {}", NAMES[into], text(&out));
         if span_guessed(clone) {
             clone.git(&["reset", "-q", "--hard", "ORIG_HEAD"]);
@@ -836,46 +811,243 @@ fn a_merge_that_takes_a_retraction_narrows_the_entry_to_its_evidence() {
     }
 }
 
-/// The third minimal history the property found, a known limit that
-/// [`Twins::merge_fetched`] leaves out: alice decides a tie of `k.key-0`
-/// and then retracts the chosen value's entry, so her domain has no
-/// value; bob, meanwhile, promoted a value of his own. Their chains
-/// diverge at the first revision, and the driver returns alice's last
-/// revision, retracted, as a contested value, then refuses to save an
-/// entry with no evidence that is not retracted: git leaves
-/// curated.json in conflict, and `merge --continue` runs the same merge.
-/// The retracted revision cannot simply be dropped (alice's decision
-/// names it) nor renumbered (its key holds its revision). Ignored until
-/// the driver keeps it and judges bob's value against a domain without
-/// one.
+/// The third minimal history the property found: alice decides a tie of
+/// `k.key-0` and then retracts the chosen value's entry, so her domain
+/// has no value; bob, meanwhile, promoted a value of his own (a
+/// convention, newer than alice's). Their chains diverge at the first
+/// revision. A retracted revision is not a value, so nothing is in
+/// dispute: the merge keeps alice's retracted revision as it is (her
+/// decision names it, and its key holds its number) and makes bob's value
+/// the next revision after it, whichever side merges.
 #[test]
-#[ignore = "known limit: diverged chains where one side's last revision is retracted"]
 fn a_side_whose_value_was_retracted_merges_with_a_side_that_holds_one() {
-    let world = World::new();
-    let mut twins = Twins::new(&world);
-    let history = [
-        Op::Remember {
-            on: 0,
-            facts: vec![FactSpec { key: Some(0), value: 0, kind: 0, importance: 1, back: 0 }],
-        },
-        Op::Tie { on: 0, key: 0, importance: 1 },
-        Op::Distill { on: 0, step: 0 },
-        Op::Remember {
-            on: 1,
-            facts: vec![FactSpec { key: Some(0), value: 0, kind: 1, importance: 4, back: 647 }],
-        },
-        Op::Resolve { on: 0, case: 0, candidate: 0 },
-        Op::Distill { on: 1, step: 3 },
-        Op::RetractEntry { on: 0, of: 0 },
-    ];
-    for op in &history {
-        twins.step(op);
+    for into in [0, 1] {
+        let world = World::new();
+        let mut twins = Twins::new(&world);
+        let history = [
+            Op::Remember {
+                on: 0,
+                facts: vec![FactSpec { key: Some(0), value: 0, kind: 0, importance: 1, back: 0 }],
+            },
+            Op::Tie { on: 0, key: 0, importance: 1 },
+            Op::Distill { on: 0, step: 0 },
+            Op::Remember {
+                on: 1,
+                facts: vec![FactSpec { key: Some(0), value: 0, kind: 1, importance: 4, back: 647 }],
+            },
+            Op::Resolve { on: 0, case: 0, candidate: 0 },
+            Op::Distill { on: 1, step: 3 },
+            Op::RetractEntry { on: 0, of: 0 },
+        ];
+        for op in &history {
+            twins.step(op);
+        }
+        let entries = |clone: &Clone<'_>| -> Vec<Value> {
+            let curated = read_json(&clone.memory(), "curated.json");
+            curated["entries"].as_array().unwrap().clone()
+        };
+        let [alice] = &entries(&twins.clones[0])[..] else { panic!("one entry of alice") };
+        let [bob] = &entries(&twins.clones[1])[..] else { panic!("one entry of bob") };
+        assert_eq!((&alice["status"], &alice["revision"]), (&"retracted".into(), &1.into()));
+        assert_eq!((&bob["status"], &bob["revision"]), (&"active".into(), &1.into()));
+        assert_eq!(twins.step(&Op::Pull { into }).clones, [into]);
+        twins.check(into);
+        let mut merged = entries(&twins.clones[into]);
+        merged.sort_by_key(|e| e["revision"].as_u64());
+        assert_eq!(merged.len(), 2, "{merged:?}");
+        // Alice's retracted revision, untouched but for its link.
+        assert_eq!(merged[0]["key"], alice["key"]);
+        assert_eq!(merged[0]["status"], "retracted");
+        assert_eq!(merged[0]["retracted_evidence_ids"], alice["retracted_evidence_ids"]);
+        // Bob's value, the next revision: the domain's value.
+        assert_eq!(merged[1]["status"], "active");
+        assert_eq!(merged[1]["revision"], 2);
+        assert_eq!(merged[1]["evidence_ids"], bob["evidence_ids"]);
+        assert_eq!(merged[1]["supersedes"], alice["key"]);
+        assert_eq!(merged[0]["superseded_by"], merged[1]["key"]);
+        let active = twins.clones[into].active("k.key-0");
+        assert_eq!(active.as_deref(), bob["content"].as_str());
     }
-    let [a, b] = &twins.clones;
-    b.commit_all("bob distills");
-    a.commit_all("alice retracts");
-    a.git(&["pull", "-q", "--no-rebase", "--no-edit", b.dir.to_str().unwrap(), "main"]);
-    twins.check(0);
+}
+
+/// The entries of `key` in the clone's curated.json, by revision.
+fn chain_of(clone: &Clone<'_>, key: &str) -> Vec<Value> {
+    let curated = read_json(&clone.memory(), "curated.json");
+    let mut chain: Vec<Value> = curated["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["memory_key"] == key)
+        .cloned()
+        .collect();
+    chain.sort_by_key(|e| e["revision"].as_u64());
+    chain
+}
+
+/// Alice decides a tie and retracts the chosen value; bob promoted a
+/// value of his own from a fact older than alice's (an important one,
+/// promoted alone). Both revisions are kept in the order of their
+/// evidence: bob's value first, where he numbered it, then alice's
+/// retracted revision after it, so the domain has no value until a
+/// distill judges its facts again, and alice's decision (which names her
+/// revision, renumbered) still holds.
+#[test]
+fn a_value_older_than_the_retracted_one_goes_before_it() {
+    for into in [0, 1] {
+        let world = World::new();
+        let mut twins = Twins::new(&world);
+        let older = FactSpec { key: Some(0), value: 2, kind: 0, importance: 5, back: 1500 };
+        let history = [
+            Op::Remember { on: 1, facts: vec![older] },
+            Op::Distill { on: 1, step: 0 },
+            Op::Tie { on: 0, key: 0, importance: 1 },
+            Op::Distill { on: 0, step: 0 },
+            Op::Resolve { on: 0, case: 0, candidate: 0 },
+            Op::RetractEntry { on: 0, of: 0 },
+        ];
+        for op in &history {
+            twins.step(op);
+        }
+        let alice = chain_of(&twins.clones[0], "k.key-0");
+        let bob = chain_of(&twins.clones[1], "k.key-0");
+        assert_eq!((alice.len(), &alice[0]["status"]), (1, &"retracted".into()), "{alice:?}");
+        assert_eq!((bob.len(), &bob[0]["status"]), (1, &"active".into()), "{bob:?}");
+        assert!(twins.step(&Op::Pull { into }).merged);
+        twins.check(into);
+        let merged = chain_of(&twins.clones[into], "k.key-0");
+        let statuses: Vec<&Value> = merged.iter().map(|e| &e["status"]).collect();
+        assert_eq!(statuses, ["superseded", "retracted"], "{merged:?}");
+        assert_eq!(merged[0]["key"], bob[0]["key"]);
+        assert_eq!(merged[0]["evidence_ids"], bob[0]["evidence_ids"]);
+        assert_eq!(merged[1]["content"], alice[0]["content"]);
+        assert_eq!(merged[1]["retracted_evidence_ids"], alice[0]["retracted_evidence_ids"]);
+        assert_eq!(merged[1]["supersedes"], bob[0]["key"]);
+        assert_eq!(twins.clones[into].active("k.key-0"), None);
+    }
+}
+
+/// Both clones decide one tie differently and each retracts its chosen
+/// value. Neither side holds a value, so neither is contested: both
+/// retracted revisions are kept, one after the other, the domain without
+/// a value, and the case both decided (open again by the merge, on facts
+/// now retracted) is superseded by the first command after it.
+#[test]
+fn two_sides_that_each_retracted_their_value_keep_both_revisions() {
+    for into in [0, 1] {
+        let world = World::new();
+        let mut twins = Twins::new(&world);
+        let history = [
+            Op::Tie { on: 0, key: 0, importance: 1 },
+            Op::Pull { into: 1 },
+            Op::Distill { on: 0, step: 0 },
+            Op::Distill { on: 1, step: 0 },
+            Op::Resolve { on: 0, case: 0, candidate: 0 },
+            Op::Resolve { on: 1, case: 0, candidate: 1 },
+            Op::RetractEntry { on: 0, of: 0 },
+            Op::RetractEntry { on: 1, of: 0 },
+        ];
+        for op in &history {
+            twins.step(op);
+        }
+        let held: Vec<Value> =
+            twins.clones.iter().flat_map(|clone| chain_of(clone, "k.key-0")).collect();
+        assert!(held.iter().all(|e| e["status"] == "retracted" && e["revision"] == 1));
+        assert!(twins.step(&Op::Pull { into }).merged);
+        twins.check(into);
+        let merged = chain_of(&twins.clones[into], "k.key-0");
+        let statuses: Vec<&Value> = merged.iter().map(|e| &e["status"]).collect();
+        assert_eq!(statuses, ["retracted", "retracted"], "{merged:?}");
+        // The first keeps its key; the second, renumbered, its value and
+        // its retracted evidence.
+        assert!(held.iter().any(|e| e["key"] == merged[0]["key"]), "{merged:?}");
+        assert_eq!(merged[1]["supersedes"], merged[0]["key"]);
+        let second = held.iter().find(|e| e["key"] != merged[0]["key"]).unwrap();
+        assert_eq!(merged[1]["content"], second["content"]);
+        assert_eq!(merged[1]["retracted_evidence_ids"], second["retracted_evidence_ids"]);
+        assert_eq!(twins.clones[into].active("k.key-0"), None);
+        let cases = read_json(&twins.clones[into].memory(), "conflicts.json");
+        assert_eq!(cases["cases"][0]["status"], "superseded", "{cases}");
+    }
+}
+
+/// Alice decides her tie and retracts the chosen value; bob decides a
+/// tie of his own, newer, on the same key. The merge makes bob's value
+/// the next revision after alice's retracted one, which renumbers it;
+/// bob's decision still holds (verify finds its value in the domain).
+#[test]
+fn a_decided_value_after_a_retracted_one_keeps_its_decision() {
+    for into in [0, 1] {
+        let world = World::new();
+        let mut twins = Twins::new(&world);
+        let history = [
+            Op::Tie { on: 0, key: 0, importance: 1 },
+            Op::Distill { on: 0, step: 0 },
+            Op::Resolve { on: 0, case: 0, candidate: 0 },
+            Op::RetractEntry { on: 0, of: 0 },
+            // Dated after alice's decision: aged by a month of distills.
+            Op::Tie { on: 1, key: 0, importance: 1 },
+            Op::Distill { on: 1, step: 31 },
+            Op::Resolve { on: 1, case: 0, candidate: 1 },
+        ];
+        for op in &history {
+            twins.step(op);
+        }
+        let bob = chain_of(&twins.clones[1], "k.key-0");
+        assert_eq!((bob.len(), &bob[0]["status"]), (1, &"active".into()), "{bob:?}");
+        assert!(twins.step(&Op::Pull { into }).merged);
+        twins.check(into);
+        let merged = chain_of(&twins.clones[into], "k.key-0");
+        let statuses: Vec<&Value> = merged.iter().map(|e| &e["status"]).collect();
+        assert_eq!(statuses, ["retracted", "active"], "{merged:?}");
+        assert_eq!(merged[1]["evidence_ids"], bob[0]["evidence_ids"]);
+        let active = twins.clones[into].active("k.key-0");
+        assert_eq!(active.as_deref(), bob[0]["content"].as_str());
+        // The next distill keeps bob's decided value.
+        twins.step(&Op::Distill { on: into, step: 1 });
+        twins.check(into);
+        assert_eq!(twins.clones[into].active("k.key-0"), active);
+    }
+}
+
+/// Found by the property once diverged chains with a retracted revision
+/// were drawn: bob decides value 1 of a tie; alice promotes value 1 on
+/// her own facts (the same revision, the same entry key), retracts it,
+/// and her next distill judges the domain again into a second revision.
+/// Merged, the shared revision has bob's evidence again and alice's
+/// successor: it is superseded, not active (the driver refused to save an
+/// active entry with a successor).
+#[test]
+fn a_revision_one_side_retracted_and_moved_past_merges_superseded() {
+    for into in [0, 1] {
+        let world = World::new();
+        let mut twins = Twins::new(&world);
+        let history = [
+            Op::Tie { on: 1, key: 0, importance: 1 },
+            Op::Remember {
+                on: 0,
+                facts: vec![FactSpec { key: Some(0), value: 1, kind: 0, importance: 1, back: 0 }],
+            },
+            Op::Distill { on: 1, step: 0 },
+            Op::Resolve { on: 1, case: 0, candidate: 1 },
+            Op::Tie { on: 0, key: 0, importance: 1 },
+            Op::Distill { on: 0, step: 30 },
+            Op::RetractEntry { on: 0, of: 0 },
+            Op::Distill { on: 0, step: 0 },
+        ];
+        for op in &history {
+            twins.step(op);
+        }
+        let alice = chain_of(&twins.clones[0], "k.key-0");
+        let bob = chain_of(&twins.clones[1], "k.key-0");
+        assert_eq!(alice.len(), 2, "{alice:?}");
+        assert_eq!((&alice[0]["key"], &alice[0]["status"]), (&bob[0]["key"], &"retracted".into()));
+        assert!(twins.step(&Op::Pull { into }).merged);
+        twins.check(into);
+        let merged = chain_of(&twins.clones[into], "k.key-0");
+        assert_eq!(merged[0]["status"], "superseded", "{merged:?}");
+        assert_eq!(merged[0]["evidence_ids"], bob[0]["evidence_ids"]);
+        assert_eq!(merged[0]["superseded_by"], alice[1]["key"]);
+    }
 }
 
 /// The fourth minimal history the property found, on one clone and

@@ -401,10 +401,28 @@ fn check_superseded(
     }
 }
 
+/// The revision of `memory_key` that holds the value of `candidate_id`,
+/// the latest when several do: where a decision's value is after a merge
+/// renumbered it, placing it after the other side's revision
+/// (docs/sharing.md, "diverged, a side without a value").
+fn renumbered<'s>(
+    state: &'s CuratedState,
+    memory_key: &str,
+    candidate_id: &str,
+) -> Option<&'s Entry> {
+    state
+        .entries
+        .iter()
+        .filter(|e| !e.is_contested() && e.memory_key.as_deref() == Some(memory_key))
+        .filter(|e| canon::candidate_id(memory_key, e.kind.as_str(), &e.content) == candidate_id)
+        .max_by_key(|e| e.revision)
+}
+
 /// Every decision that closed a case still holds: the entry it made
-/// active exists, and what replaced it came from a later decision or from
-/// evidence newer than the chosen value, never the rejected candidate
-/// again with no new fact. A domain back under review is exempt.
+/// active exists (or its value, renumbered by a merge), and what replaced
+/// it came from a later decision or from evidence newer than the chosen
+/// value, never the rejected candidate again with no new fact. A domain
+/// back under review is exempt.
 fn check_decisions_held(
     state: &CuratedState,
     queue: &ConflictQueue,
@@ -456,7 +474,8 @@ fn check_decisions_held(
                 && c.resolution_event_id.as_deref().is_some_and(|e| decided.contains(e))
         });
         let id = &case.conflict_id;
-        let Some(chosen) = entries.get(result) else {
+        let renumbered = || renumbered(state, &case.memory_key, &selected.candidate_id);
+        let Some(chosen) = entries.get(result).copied().or_else(renumbered) else {
             if decided_again {
                 continue;
             }

@@ -38,7 +38,8 @@ fn later(a: &Stamp, b: &Stamp) -> Stamp {
 /// does not tell; the first command after the merge applies the
 /// corrections stream, which says which holds. An entry left with no
 /// evidence and some retracted evidence is retracted; one a side had
-/// retracted that has evidence again takes the other side's status.
+/// retracted that has evidence again is superseded when it has a
+/// successor, else takes the other side's status.
 fn unite(base: Option<&Entry>, a: &Entry, b: &Entry) -> Entry {
     let mut out = a.clone();
     let base = base.filter(|base| base.key == a.key);
@@ -59,7 +60,15 @@ fn unite(base: Option<&Entry>, a: &Entry, b: &Entry) -> Entry {
     if out.evidence_ids.is_empty() && !out.retracted_evidence_ids.is_empty() {
         out.status = Status::Retracted;
     } else if out.status == Status::Retracted {
-        out.status = if b.status == Status::Retracted { Status::Active } else { b.status };
+        // Evidence again: the status of a revision with or without a
+        // successor.
+        out.status = if out.superseded_by.is_some() {
+            Status::Superseded
+        } else if b.status == Status::Retracted {
+            Status::Active
+        } else {
+            b.status
+        };
     }
     // The seen span is the one of the evidence left. A side's span covers
     // its own evidence; a side that lost a fact to the other's retraction
@@ -158,10 +167,20 @@ pub(crate) fn merge_curated(
 }
 
 /// Merges one keyed domain's revision chains: equal or one extending the
-/// other, the longer one; diverged, the revisions both share, the last of
-/// them active again, and each side's last revision, the value that side
-/// had accepted, returned apart for a person to choose from (see
-/// [`contest`]). Evidence is united on the shared revisions.
+/// other, the longer one; diverged, the revisions both share, then each
+/// side's last revision, the value that side held (docs/sharing.md,
+/// "diverged"). Evidence is united on the shared revisions.
+///
+/// - Two live values: the last shared revision active again, and each
+///   value returned apart for a person to choose from (see [`contest`]).
+/// - One value reached by both sides (live or retracted on either): the
+///   next revision, with the evidence of both.
+/// - Otherwise a side's last revision is retracted: that side holds no
+///   value and contests nothing, but its revision is a record (a decision
+///   may name it). Both last revisions are kept, one after the other in
+///   the order of their evidence (the earlier `last_seen` first): the
+///   later one is the domain's value when it is live, and the domain has
+///   no value when it is retracted.
 fn merge_chain(
     base: &BTreeMap<String, Entry>,
     a: &[Entry],
@@ -177,28 +196,59 @@ fn merge_chain(
         return (chain, Vec::new());
     }
     let mut kept: Vec<Entry> = (0..shared).map(unite_at).collect();
-    if let Some(last) = kept.last_mut() {
-        last.status = Status::Active;
-        last.superseded_by = None;
-    }
     let (Some(x), Some(y)) = (a.last(), b.last()) else { return (kept, Vec::new()) };
-    if signature(x) != signature(y) {
+    if signature(x) == signature(y) {
+        // Both sides came to one value by different paths: it is the next
+        // revision after the shared ones, with the evidence of both (and
+        // retracted when neither side has any of it left).
+        let mut value = unite(None, x, y);
+        value.status = if value.evidence_ids.is_empty() && !value.retracted_evidence_ids.is_empty()
+        {
+            Status::Retracted
+        } else {
+            Status::Active
+        };
+        value.superseded_by = None;
+        value.key = value.computed_key();
+        link_after(&mut kept, &mut value);
+        kept.push(value);
+        return (kept, Vec::new());
+    }
+    if !x.is_retracted() && !y.is_retracted() {
+        if let Some(last) = kept.last_mut() {
+            last.status = Status::Active;
+            last.superseded_by = None;
+        }
         return (kept, vec![x.clone(), y.clone()]);
     }
-    // Both sides came to one value by different paths: it is the next
-    // revision after the shared ones, with the evidence of both.
-    let mut value = unite(None, x, y);
-    value.revision = kept.last().map_or(1, |e| e.revision + 1);
-    value.status = Status::Active;
-    value.superseded_by = None;
-    value.supersedes = kept.last().map(|e| e.key.clone());
-    value.key = value.computed_key();
-    if let Some(last) = kept.last_mut() {
-        last.status = Status::Superseded;
-        last.superseded_by = Some(value.key.clone());
+    let order = |e: &Entry| (e.last_seen.instant(), e.key.clone());
+    let (first, second) = if order(x) <= order(y) { (x, y) } else { (y, x) };
+    for entry in [first, second] {
+        let mut entry = entry.clone();
+        link_after(&mut kept, &mut entry);
+        kept.push(entry);
     }
-    kept.push(value);
     (kept, Vec::new())
+}
+
+/// Makes `entry` the next revision after the last of `chain`: its number,
+/// its key (unchanged when its number was already that), and the mutual
+/// links. A retracted revision stays retracted once superseded; a live
+/// one becomes superseded.
+fn link_after(chain: &mut [Entry], entry: &mut Entry) {
+    let last = chain.last_mut();
+    let number = last.as_ref().map_or(1, |e| e.revision + 1);
+    if entry.revision != number {
+        entry.revision = number;
+        entry.key = entry.computed_key();
+    }
+    entry.supersedes = last.as_ref().map(|e| e.key.clone());
+    if let Some(last) = last {
+        if !last.is_retracted() {
+            last.status = Status::Superseded;
+        }
+        last.superseded_by = Some(entry.key.clone());
+    }
 }
 
 /// The contested entries of each domain of `state`, by entry key.
@@ -247,7 +297,8 @@ fn three_way(
 /// numbered after the chain's last revision. A single value that is not
 /// the active one and that no other value disputes is still contested
 /// when the chain has an active value to dispute it; with no active value
-/// and one value, both sides agreed: it becomes the next revision.
+/// and one value, both sides agreed: it becomes the next revision (after
+/// the chain's last, retracted, revision when it has one).
 fn contest(mut chain: Vec<Entry>, values: impl Iterator<Item = Entry>) -> Vec<Entry> {
     let active = chain.iter().find(|e| e.is_active()).map(signature);
     let last = chain.iter().map(|e| e.revision).max().unwrap_or(0);
@@ -275,6 +326,11 @@ fn contest(mut chain: Vec<Entry>, values: impl Iterator<Item = Entry>) -> Vec<En
         value.supersedes = None;
         value.superseded_by = None;
         value.key = value.computed_key();
+        if status == Status::Active {
+            // The next revision after a retracted one, when the chain has
+            // one.
+            link_after(&mut chain, &mut value);
+        }
         chain.push(value);
     }
     chain
