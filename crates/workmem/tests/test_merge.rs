@@ -635,6 +635,9 @@ fn an_entry_one_side_retracted_merges_without_the_fact_and_keeps_the_others_evid
     let held = b.ws.curated().unwrap();
     let held = held.entries.iter().find(|e| e.content == "Pin the toolchain").unwrap();
     assert_eq!(held.evidence_ids.iter().collect::<Vec<_>>(), ["f-pin", "f-pin-2"]);
+    // The evidence left (f-pin-2) is covered by no side that lost none of
+    // it, and the file holds no fact dates: the driver keeps f-pin as
+    // evidence, under b's span, which is exact for it.
     let curated: Value = serde_json::from_slice(&merged("curated.json", &base, &a, &b)).unwrap();
     let pin = curated["entries"]
         .as_array()
@@ -643,9 +646,26 @@ fn an_entry_one_side_retracted_merges_without_the_fact_and_keeps_the_others_evid
         .find(|e| e["content"] == "Pin the toolchain")
         .unwrap()
         .clone();
-    assert_eq!(pin["evidence_ids"], serde_json::json!(["f-pin-2"]), "{pin}");
-    assert_eq!(pin["retracted_evidence_ids"], serde_json::json!(["f-pin"]), "{pin}");
-    assert_eq!(pin["status"], "active", "{pin}");
+    assert_eq!(pin["evidence_ids"], serde_json::json!(["f-pin", "f-pin-2"]), "{pin}");
+    assert_eq!(pin["first_seen"], "2026-01-06T09:00:00Z", "{pin}");
+    // The first command after the merge applies the retraction, which
+    // arrived with it, and dates the entry from the log.
+    let mut files = merge_all(&base, &a, &b);
+    let stream = workmem::internals::corrections::CORRECTIONS_FILE;
+    files.push((stream, merged(stream, &base, &a, &b)));
+    for (name, data) in &files {
+        b.ws.write_merged(Path::new(name), data).unwrap();
+    }
+    let applied = b.ws.curated().unwrap();
+    let pin = applied.entries.iter().find(|e| e.content == "Pin the toolchain").unwrap();
+    assert_eq!(pin.evidence_ids.iter().collect::<Vec<_>>(), ["f-pin-2"]);
+    assert_eq!(pin.retracted_evidence_ids.iter().collect::<Vec<_>>(), ["f-pin"]);
+    assert_eq!(pin.status, workmem::Status::Active);
+    assert_eq!(
+        (pin.first_seen.as_str(), pin.last_seen.as_str()),
+        ("2026-01-07T09:00:00Z", "2026-01-07T09:00:00Z")
+    );
+    assert!(b.ws.verify().unwrap().is_empty());
 
     // Untouched on the other side: the retraction is taken whole.
     let c = base.copy();

@@ -36,7 +36,12 @@ fn later(a: &Stamp, b: &Stamp) -> Stamp {
 /// evidence (a correction made on one side) goes where the side that
 /// changed it since the base put it, and stays retracted when the base
 /// does not tell; the first command after the merge applies the
-/// corrections stream, which says which holds. An entry left with no
+/// corrections stream, which says which holds. The driver has no fact
+/// dates: when the sides that lost nothing do not hold all the evidence
+/// left, the span of what is left is unknown here, so the facts the
+/// retraction would take stay evidence, under both sides' spans, and the
+/// first command after the merge applies the correction that retracts
+/// them, dating the rest from the log. An entry left with no
 /// evidence and some retracted evidence is retracted; one a side had
 /// retracted that has evidence again is superseded when it has a
 /// successor, else takes the other side's status.
@@ -47,13 +52,40 @@ fn unite(base: Option<&Entry>, a: &Entry, b: &Entry) -> Entry {
     let mut retracted: BTreeSet<&str> =
         a.retracted_evidence_ids.iter().chain(&b.retracted_evidence_ids).collect();
     let both: Vec<&str> = evidence.intersection(&retracted).copied().collect();
+    let mut taken = Vec::new();
     for fact in both {
         if base.is_some_and(|base| base.retracted_evidence_ids.iter().any(|id| id == fact)) {
             retracted.remove(fact);
         } else {
             evidence.remove(fact);
+            taken.push(fact);
         }
     }
+    // The seen span is the one of the evidence left. A side's span covers
+    // its own evidence; a side that lost a fact to the other's retraction
+    // covers that fact too, so when the sides that lost nothing hold all
+    // the evidence left, their spans alone are it.
+    let intact: Vec<&Entry> = [a, b]
+        .into_iter()
+        .filter(|e| {
+            !e.evidence_ids.is_empty() && e.evidence_ids.iter().all(|id| evidence.contains(id))
+        })
+        .collect();
+    let covered: BTreeSet<&str> = intact.iter().flat_map(|e| e.evidence_ids.iter()).collect();
+    let spans = if !covered.is_empty() && covered.len() == evidence.len() {
+        intact
+    } else if !evidence.is_empty() {
+        // Left to the correction, which the first command applies: the
+        // evidence is then both sides', which their spans cover exactly.
+        for fact in taken {
+            retracted.remove(fact);
+            evidence.insert(fact);
+        }
+        [a, b].into_iter().filter(|e| !e.evidence_ids.is_empty()).collect()
+    } else {
+        // Retracted: it keeps the dates it had.
+        vec![a, b]
+    };
     out.evidence_ids = evidence.iter().map(|id| (*id).to_owned()).collect();
     out.retracted_evidence_ids = retracted.into_iter().collect();
     out.occurrences = out.evidence_ids.len() as u64;
@@ -70,19 +102,6 @@ fn unite(base: Option<&Entry>, a: &Entry, b: &Entry) -> Entry {
             b.status
         };
     }
-    // The seen span is the one of the evidence left. A side's span covers
-    // its own evidence; a side that lost a fact to the other's retraction
-    // covers that fact too, so when the sides that lost nothing hold all
-    // the evidence left, their spans alone are it.
-    let intact: Vec<&Entry> = [a, b]
-        .into_iter()
-        .filter(|e| {
-            !e.evidence_ids.is_empty() && e.evidence_ids.iter().all(|id| evidence.contains(id))
-        })
-        .collect();
-    let covered: BTreeSet<&str> = intact.iter().flat_map(|e| e.evidence_ids.iter()).collect();
-    let spans =
-        if !covered.is_empty() && covered.len() == evidence.len() { intact } else { vec![a, b] };
     out.first_seen =
         spans.iter().fold(spans[0].first_seen.clone(), |x, e| earlier(&x, &e.first_seen));
     out.last_seen = spans.iter().fold(spans[0].last_seen.clone(), |x, e| later(&x, &e.last_seen));
