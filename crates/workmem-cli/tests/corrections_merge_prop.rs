@@ -854,6 +854,44 @@ fn a_span_the_driver_cannot_date_is_left_to_the_retraction() {
     }
 }
 
+/// Alice's entry of a statement rests on a1 and a2, two wordings of it,
+/// worded by a1; bob took it, and changed curated.json with another
+/// entry; alice retracts a1, and her entry is worded again by a2. The
+/// merge takes the retraction: the entry keeps alice's wording, the one
+/// of the evidence left, not the common ancestor's, which no fact left
+/// holds (the first command after the merge refused curated.json).
+#[test]
+fn a_merge_that_takes_a_retraction_keeps_the_wording_of_the_evidence_left() {
+    for into in [0, 1] {
+        let world = World::new();
+        let mut twins = Twins::new(&world);
+        let fact = |value, back| FactSpec { key: None, value, kind: 0, importance: 1, back };
+        let history = [
+            Op::Remember { on: 0, facts: vec![fact(0, 1000), fact(1, 900)] },
+            Op::Distill { on: 0, step: 0 },
+            Op::Pull { into: 1 },
+            Op::Retract { on: 0, facts: vec![0] },
+            Op::Remember { on: 1, facts: vec![fact(2, 1000), fact(2, 900)] },
+            Op::Distill { on: 1, step: 0 },
+        ];
+        for op in &history {
+            twins.step(op);
+        }
+        let statement = |clone: &Clone<'_>| {
+            let curated = read_json(&clone.memory(), "curated.json");
+            let entries = curated["entries"].as_array().unwrap().clone();
+            entries.into_iter().find(|e| e["retracted_evidence_ids"] == serde_json::json!(["a1"]))
+        };
+        let alice = statement(&twins.clones[0]).unwrap();
+        assert_eq!(alice["content"], "RUN THE MIGRATIONS FIRST.", "{alice}");
+        twins.step(&Op::Pull { into });
+        let merged = statement(&twins.clones[into]).unwrap();
+        assert_eq!(merged["content"], alice["content"], "{merged}");
+        assert_eq!(merged["evidence_ids"], serde_json::json!(["a2"]), "{merged}");
+        twins.check(into);
+    }
+}
+
 /// The third minimal history the property found: alice decides a tie of
 /// `k.key-0` and then retracts the chosen value's entry, so her domain
 /// has no value; bob, meanwhile, promoted a value of his own (a

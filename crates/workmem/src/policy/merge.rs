@@ -28,9 +28,10 @@ fn later(a: &Stamp, b: &Stamp) -> Stamp {
 /// Returns one entry for the same entry key on two sides: the evidence is
 /// the union, occurrences its count, the seen span the widest (of the
 /// sides that lost no evidence to a retraction, below, when those hold
-/// all the evidence left); the wording
-/// is the base's when the base has the entry (reinforcement never changes
-/// it), else the one that sorts first. Status and links are `a`'s.
+/// all the evidence left); the wording is the base's when the base has
+/// the entry (reinforcement never changes it) and one of those sides still
+/// has it, else the one of theirs that sorts first (a correction worded
+/// it again). Status and links are `a`'s.
 ///
 /// A fact that one side holds as evidence and the other as retracted
 /// evidence (a correction made on one side) goes where the side that
@@ -105,9 +106,17 @@ fn unite(base: Option<&Entry>, a: &Entry, b: &Entry) -> Entry {
     out.first_seen =
         spans.iter().fold(spans[0].first_seen.clone(), |x, e| earlier(&x, &e.first_seen));
     out.last_seen = spans.iter().fold(spans[0].last_seen.clone(), |x, e| later(&x, &e.last_seen));
+    // The wording is one of the evidence left: a side whose evidence is
+    // all kept (the sides whose spans count) words it with one of its
+    // facts. The base's when such a side still has it (reinforcement never
+    // changes it), else the first such side's by code point (a correction
+    // on that side worded it again).
+    let wordings: BTreeSet<&String> = spans.iter().map(|e| &e.content).collect();
     out.content = match base {
-        Some(base) => base.content.clone(),
-        _ => a.content.clone().min(b.content.clone()),
+        Some(base) if evidence.is_empty() || wordings.contains(&base.content) => {
+            base.content.clone()
+        }
+        _ => wordings.first().map_or_else(|| a.content.clone(), |w| (*w).clone()),
     };
     out
 }
