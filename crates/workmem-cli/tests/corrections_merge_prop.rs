@@ -969,9 +969,10 @@ fn chain_of(clone: &Clone<'_>, key: &str) -> Vec<Value> {
 /// value of his own from a fact older than alice's (an important one,
 /// promoted alone). Both revisions are kept in the order of their
 /// evidence: bob's value first, where he numbered it, then alice's
-/// retracted revision after it, so the domain has no value until a
-/// distill judges its facts again, and alice's decision (which names her
-/// revision, renumbered) still holds.
+/// retracted revision after it, so the domain has no value, and alice's
+/// decision (which names her revision, renumbered) still holds; the next
+/// distill, judging bob's older fact against her decision, leaves the
+/// domain without a value.
 #[test]
 fn a_value_older_than_the_retracted_one_goes_before_it() {
     for into in [0, 1] {
@@ -1003,6 +1004,11 @@ fn a_value_older_than_the_retracted_one_goes_before_it() {
         assert_eq!(merged[1]["content"], alice[0]["content"]);
         assert_eq!(merged[1]["retracted_evidence_ids"], alice[0]["retracted_evidence_ids"]);
         assert_eq!(merged[1]["supersedes"], bob[0]["key"]);
+        assert_eq!(twins.clones[into].active("k.key-0"), None);
+        // The next distill judges bob's fact against alice's decision: it
+        // is older than the value she chose, so it does not replace it.
+        twins.step(&Op::Distill { on: into, step: 1 });
+        twins.check(into);
         assert_eq!(twins.clones[into].active("k.key-0"), None);
     }
 }

@@ -1037,7 +1037,7 @@ impl<'p> Run<'p> {
         loop {
             let rejected = active
                 .or(retracted)
-                .and_then(|i| self.rejected_by_adjudication(memory_key, &self.entries[i].key));
+                .and_then(|i| self.rejected_by_adjudication(memory_key, &self.entries[i]));
             verdicts = proposals
                 .iter()
                 .map(|p| {
@@ -1104,9 +1104,12 @@ impl<'p> Run<'p> {
     }
 
     /// 5.3b: the latest resolved case of the domain, when it produced the
-    /// current active entry: its losing candidates (id -> evidence ids), with
+    /// current active entry (or the retracted revision the domain ends
+    /// with, which a merge may have renumbered: then the one holding the
+    /// value it chose): its losing candidates (id -> evidence ids), with
     /// the case id and event id.
-    fn rejected_by_adjudication(&self, memory_key: &str, active_key: &str) -> Option<Rejected> {
+    fn rejected_by_adjudication(&self, memory_key: &str, active: &Entry) -> Option<Rejected> {
+        let active_key = active.key.as_str();
         let latest = self
             .domain_cases
             .get(memory_key)?
@@ -1114,7 +1117,12 @@ impl<'p> Run<'p> {
             .map(|&i| &self.cases[i])
             .filter(|c| c.status == CaseStatus::Resolved)
             .max_by_key(|c| c.revision)?;
-        if latest.resulting_active_entry_key.as_deref() != Some(active_key) {
+        let renumbered = || {
+            active.is_retracted()
+                && latest.selected_candidate_id.as_deref()
+                    == Some(&canon::candidate_id(memory_key, active.kind.as_str(), &active.content))
+        };
+        if latest.resulting_active_entry_key.as_deref() != Some(active_key) && !renumbered() {
             return None;
         }
         let chosen = latest.selected_candidate_id.as_deref().and_then(|id| latest.candidate(id));
