@@ -882,7 +882,7 @@ fn corrections_made_in_two_clones_merge_through_git_as_a_union() {
     let counts = &a.json(&["status"])["corrections"];
     assert_eq!(
         *counts,
-        serde_json::json!({"records": 2, "retracted_facts": 2, "redacted_facts": 0}),
+        serde_json::json!({"records": 2, "retracted_facts": 2, "redacted_facts": 0, "redacted_records": 0}),
         "{counts}"
     );
     let status = a.ok(&["status"]);
