@@ -23,6 +23,7 @@ use crate::policy::retractions::Retractions;
 use crate::store::atomic_io;
 use crate::store::conflict_queue::{Candidate, Case};
 use crate::store::corrections::{Action, CORRECTION_SCHEMA_VERSION, Correction};
+use crate::store::curated_state::Entry;
 use crate::store::fact_log::DayFile;
 use crate::store::journal::Adjudication;
 use crate::store::names::{
@@ -371,14 +372,15 @@ impl Workspace {
         data: &[u8],
         record: &Correction,
     ) -> Result<Vec<u8>> {
-        let hashes = record.line_sha256.clone().unwrap_or_default();
-        let events = |hashes: BTreeMap<String, String>| -> BTreeMap<String, String> {
-            let named = record.event_ids.as_ref();
-            hashes.into_iter().filter(|(id, _)| named.is_some_and(|n| n.contains(id))).collect()
+        // The line hashes of the records it names (not of its facts).
+        let events = || -> BTreeMap<String, String> {
+            let named = record.event_ids.iter().flatten();
+            let hashes = record.line_sha256.as_ref();
+            named.filter_map(|id| Some((id.to_owned(), hashes?.get(id)?.clone()))).collect()
         };
         Ok(match name {
-            AUDIT_FILE => stream::with_marked_records::<Adjudication>(data, &events(hashes)),
-            CORRECTIONS_FILE => stream::with_marked_records::<Correction>(data, &events(hashes)),
+            AUDIT_FILE => stream::with_marked_records::<Adjudication>(data, &events()),
+            CORRECTIONS_FILE => stream::with_marked_records::<Correction>(data, &events()),
             _ => self.log.with_tombstones(path, data, record)?,
         })
     }
@@ -415,6 +417,9 @@ impl Workspace {
                 };
             }
         }
+        // A case of a decision whose words it redacts holds copies of them.
+        let events: BTreeSet<String> =
+            record.event_ids.iter().flatten().map(str::to_owned).collect();
         for case in
             &self.dir.stored_conflicts()?.file.records(&self.file(CONFLICTS_FILE), |_| true)?
         {
@@ -423,13 +428,11 @@ impl Workspace {
                 .iter()
                 .any(|c| lists(&c.evidence_ids) || lists(&c.retracted_evidence_ids))
                 || lists(&case.observed_fact_ids);
-            if listed {
+            let resolved = case.resolution_event_id.as_ref().is_some_and(|e| events.contains(e));
+            if listed || resolved {
                 scope.domains.insert(case.memory_key.clone());
             }
         }
-        let events: BTreeSet<String> =
-            record.event_ids.iter().flatten().map(str::to_owned).collect();
-        scope.domains.extend(self.resolved_domains(&events)?);
         let mut planned = self.plan_in_scope(record, after, None, scope)?;
         mark_redacted(&mut planned, after);
         mark_resolutions(&mut planned, &events);
@@ -552,31 +555,17 @@ fn check_request(request: &Redaction) -> Result<()> {
 /// every entry and case of the plan's scope (whole domains: a redaction of
 /// one fact of such a key redacts them all).
 fn mark_keys(planned: &mut Planned) {
-    let credential = |key: Option<&str>| key.is_some_and(|key| redacted_key(key) != key);
-    for entry in &planned.entries {
-        if !credential(entry.memory_key.as_deref()) {
-            continue;
-        }
-        let at =
-            planned.plan.entries.iter().position(|e| e.key == entry.key).unwrap_or_else(|| {
-                planned.plan.entries.push(entry.clone());
-                planned.plan.entries.len() - 1
-            });
-        let entry = &mut planned.plan.entries[at];
-        entry.memory_key = entry.memory_key.as_deref().map(redacted_key);
-    }
-    for case in &planned.cases {
-        if !credential(Some(&case.memory_key)) {
-            continue;
-        }
-        let at = planned.plan.cases.iter().position(|c| c.conflict_id == case.conflict_id);
-        let at = at.unwrap_or_else(|| {
-            planned.plan.cases.push(case.clone());
-            planned.plan.cases.len() - 1
-        });
-        let case = &mut planned.plan.cases[at];
-        case.memory_key = redacted_key(&case.memory_key);
-    }
+    let credential = |key: &str| redacted_key(key) != key;
+    edit_entries(
+        planned,
+        |e| e.memory_key.as_deref().is_some_and(credential),
+        |e| e.memory_key = e.memory_key.as_deref().map(redacted_key),
+    );
+    edit_cases(
+        planned,
+        |c| credential(&c.memory_key),
+        |c| c.memory_key = redacted_key(&c.memory_key),
+    );
 }
 
 /// Puts the marker in place of the copies of a decision's actor and
@@ -587,20 +576,10 @@ fn mark_resolutions(planned: &mut Planned, events: &BTreeSet<String>) {
             && (c.resolution_actor.as_deref() != Some(REDACTED)
                 || c.resolution_rationale.as_deref() != Some(REDACTED))
     };
-    for case in &planned.cases {
-        let at = planned.plan.cases.iter().position(|c| c.conflict_id == case.conflict_id);
-        let current = at.map_or(case, |at| &planned.plan.cases[at]);
-        if !named(current) {
-            continue;
-        }
-        let at = at.unwrap_or_else(|| {
-            planned.plan.cases.push(case.clone());
-            planned.plan.cases.len() - 1
-        });
-        let case = &mut planned.plan.cases[at];
-        case.resolution_actor = Some(REDACTED.to_owned());
-        case.resolution_rationale = Some(REDACTED.to_owned());
-    }
+    edit_cases(planned, named, |c| {
+        c.resolution_actor = Some(REDACTED.to_owned());
+        c.resolution_rationale = Some(REDACTED.to_owned());
+    });
 }
 
 /// Puts the marker in place of the wording of every entry and candidate
@@ -609,38 +588,56 @@ fn mark_resolutions(planned: &mut Planned, events: &BTreeSet<String>) {
 /// with the record), superseded entries and closed cases included: the
 /// history must not hold the text either.
 fn mark_redacted(planned: &mut Planned, after: &Retractions) {
+    edit_entries(
+        planned,
+        |e| e.content != REDACTED && after.needs_marker(&e.evidence_ids, &e.retracted_evidence_ids),
+        |e| REDACTED.clone_into(&mut e.content),
+    );
+    let worded = |c: &Candidate| {
+        c.content != REDACTED && after.needs_marker(&c.evidence_ids, &c.retracted_evidence_ids)
+    };
+    edit_cases(
+        planned,
+        |case| case.candidates.iter().any(worded),
+        |case| {
+            for candidate in case.candidates.iter_mut().filter(|c| worded(c)) {
+                REDACTED.clone_into(&mut candidate.content);
+            }
+        },
+    );
+}
+
+/// Applies `edit` to each entry of the plan's scope, as the plan leaves
+/// it, for which `wanted` holds; an entry the plan did not change joins
+/// the plan.
+fn edit_entries(planned: &mut Planned, wanted: impl Fn(&Entry) -> bool, edit: impl Fn(&mut Entry)) {
     for entry in &planned.entries {
         let at = planned.plan.entries.iter().position(|e| e.key == entry.key);
-        let current = at.map_or(entry, |at| &planned.plan.entries[at]);
-        if current.content == REDACTED
-            || !after.needs_marker(&current.evidence_ids, &current.retracted_evidence_ids)
-        {
+        if !wanted(at.map_or(entry, |at| &planned.plan.entries[at])) {
             continue;
         }
         let at = at.unwrap_or_else(|| {
             planned.plan.entries.push(entry.clone());
             planned.plan.entries.len() - 1
         });
-        REDACTED.clone_into(&mut planned.plan.entries[at].content);
+        edit(&mut planned.plan.entries[at]);
     }
-    let worded = |c: &Candidate| {
-        c.content != REDACTED && after.needs_marker(&c.evidence_ids, &c.retracted_evidence_ids)
-    };
+}
+
+/// Applies `edit` to each case of the plan's scope, as the plan leaves it,
+/// for which `wanted` holds; a case the plan did not change joins the
+/// plan.
+fn edit_cases(planned: &mut Planned, wanted: impl Fn(&Case) -> bool, edit: impl Fn(&mut Case)) {
     for case in &planned.cases {
         let at = planned.plan.cases.iter().position(|c| c.conflict_id == case.conflict_id);
-        let current = at.map_or(case, |at| &planned.plan.cases[at]);
-        if !current.candidates.iter().any(worded) {
+        if !wanted(at.map_or(case, |at| &planned.plan.cases[at])) {
             continue;
         }
         let at = at.unwrap_or_else(|| {
             planned.plan.cases.push(case.clone());
             planned.plan.cases.len() - 1
         });
-        for candidate in &mut planned.plan.cases[at].candidates {
-            if worded(candidate) {
-                REDACTED.clone_into(&mut candidate.content);
-            }
-        }
+        edit(&mut planned.plan.cases[at]);
     }
 }
 
