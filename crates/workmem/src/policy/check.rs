@@ -414,7 +414,7 @@ fn renumbered<'s>(
         .entries
         .iter()
         .filter(|e| !e.is_contested() && e.memory_key.as_deref() == Some(memory_key))
-        .filter(|e| canon::candidate_id(memory_key, e.kind.as_str(), &e.content) == candidate_id)
+        .filter(|e| e.candidate_id().as_deref() == Some(candidate_id))
         .max_by_key(|e| e.revision)
 }
 
@@ -433,15 +433,8 @@ fn check_decisions_held(
         state.entries.iter().map(|e| (e.key.as_str(), e)).collect();
     let decided: HashSet<&str> = records.iter().map(|r| r.event_id.as_str()).collect();
     // The values in dispute after a merge, by candidate id.
-    let contested: HashSet<String> = state
-        .entries
-        .iter()
-        .filter(|e| e.is_contested())
-        .filter_map(|e| {
-            let key = e.memory_key.as_deref()?;
-            Some(canon::candidate_id(key, e.kind.as_str(), &e.content))
-        })
-        .collect();
+    let contested: HashSet<String> =
+        state.entries.iter().filter(|e| e.is_contested()).filter_map(Entry::candidate_id).collect();
     for case in queue.cases.iter().filter(|c| c.status == CaseStatus::Resolved) {
         let (Some(result), Some(selected), Some(event)) = (
             case.resulting_active_entry_key.as_deref(),

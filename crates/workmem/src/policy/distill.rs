@@ -1117,11 +1117,8 @@ impl<'p> Run<'p> {
             .map(|&i| &self.cases[i])
             .filter(|c| c.status == CaseStatus::Resolved)
             .max_by_key(|c| c.revision)?;
-        let renumbered = || {
-            active.is_retracted()
-                && latest.selected_candidate_id.as_deref()
-                    == Some(&canon::candidate_id(memory_key, active.kind.as_str(), &active.content))
-        };
+        let renumbered =
+            || active.is_retracted() && latest.selected_candidate_id == active.candidate_id();
         if latest.resulting_active_entry_key.as_deref() != Some(active_key) && !renumbered() {
             return None;
         }

@@ -27,7 +27,6 @@ use crate::policy::PolicyError;
 
 /// The policy's result: the reason alone for damage of the curated state.
 type Result<T> = std::result::Result<T, PolicyError>;
-use crate::model::canon;
 use crate::model::fact::Fact;
 use crate::model::stamp::Stamp;
 use crate::policy::adjudication::{self, Resolution};
@@ -201,12 +200,10 @@ pub(crate) fn rebuild(
             curated.replace_domain(&plan.memory_key, plan.curated_after);
             queue.replace_domain(&plan.memory_key, plan.cases_after);
             out.applied.push(record.event_id.clone());
-        } else if curated.active_entries().any(|e| {
-            e.memory_key.as_deref().is_some_and(|key| {
-                canon::candidate_id(key, e.kind.as_str(), &e.content)
-                    == record.selected_candidate_id
-            })
-        }) {
+        } else if curated
+            .active_entries()
+            .any(|e| e.candidate_id().is_some_and(|id| id == record.selected_candidate_id))
+        {
             out.held.push(record.event_id.clone());
         } else {
             out.set_aside.push((

@@ -148,6 +148,14 @@ impl Entry {
         }
     }
 
+    /// Returns the id a conflict candidate with this entry's value has: of
+    /// its memory_key, kind and normal content; `None` for an unkeyed
+    /// entry, which no case holds.
+    pub fn candidate_id(&self) -> Option<String> {
+        let memory_key = self.memory_key.as_deref()?;
+        Some(canon::candidate_id(memory_key, self.kind.as_str(), &self.content))
+    }
+
     /// Adds evidence ids and widens first/last_seen.
     pub fn merge_evidence<'a>(
         &mut self,
