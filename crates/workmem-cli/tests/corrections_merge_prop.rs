@@ -70,6 +70,10 @@ enum Op {
     /// Redact the words of a decision or correction the clone holds
     /// (picked by index).
     RedactWords { on: usize, of: usize },
+    /// Retract a keyed entry (picked by index), tie its key, distill (a
+    /// case detected after the retraction: the domain moved on) and
+    /// restore the retraction: its facts are released.
+    MoveOn { on: usize, of: usize, importance: u8 },
 }
 
 #[derive(Debug, Clone)]
@@ -113,7 +117,9 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (on.clone(), prop_oneof![Just(None), (0..2usize).prop_map(Some)], 0..1500u32)
             .prop_map(|(on, key, back)| Op::Leak { on, key, back }),
         2 => (on.clone(), 0..8usize).prop_map(|(on, of)| Op::Redact { on, of }),
-        2 => (on, 0..8usize).prop_map(|(on, of)| Op::RedactWords { on, of }),
+        2 => (on.clone(), 0..8usize).prop_map(|(on, of)| Op::RedactWords { on, of }),
+        1 => (on, 0..16usize, 1..=5u8)
+            .prop_map(|(on, of, importance)| Op::MoveOn { on, of, importance }),
     ]
 }
 
@@ -409,7 +415,8 @@ impl<'w> Twins<'w> {
     /// Runs a correction (`retract` or `restore` arguments); a retraction
     /// of a value a merge left in dispute is refused until a person decides
     /// (docs/corrections.md, "Values under review"), and nothing else is.
-    fn correct(&mut self, on: usize, args: &[&str]) {
+    /// Returns the event id of the record, or `None` when it was refused.
+    fn correct(&mut self, on: usize, args: &[&str]) -> Option<String> {
         let event = format!("correction:{}", self.fresh(on));
         let when = at(self.now);
         // Words of its own, which a redaction of them takes out.
@@ -429,13 +436,14 @@ impl<'w> Twins<'w> {
         ]);
         let out = self.clones[on].run(&all);
         if out.status.success() {
-            return;
+            return Some(event);
         }
         let shown = text(&out);
         assert!(
             out.status.code() == Some(2) && args[0] == "retract" && shown.contains("under review"),
             "workmem {all:?}: {shown}"
         );
+        None
     }
 
     fn resolve(&mut self, on: usize, case: usize, candidate: usize) {
@@ -565,6 +573,30 @@ impl<'w> Twins<'w> {
                 };
                 let target = (*target).to_owned();
                 self.correct(*on, &["restore", &target]);
+                Changed::one(*on)
+            }
+            Op::MoveOn { on, of, importance } => {
+                let curated = read_json(&self.clones[*on].memory(), "curated.json");
+                let keyed: Vec<(String, usize)> = curated["entries"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|e| e["evidence_ids"].as_array().is_some_and(|ids| !ids.is_empty()))
+                    .filter_map(|e| {
+                        let key = e["memory_key"].as_str()?.strip_prefix("k.key-")?.parse().ok()?;
+                        Some((e["key"].as_str()?.to_owned(), key))
+                    })
+                    .collect();
+                let Some((entry, key)) = keyed.get(of % keyed.len().max(1)).cloned() else {
+                    return Changed::none();
+                };
+                let Some(retraction) = self.correct(*on, &["retract", "--entry", &entry]) else {
+                    return Changed::one(*on);
+                };
+                self.step(&Op::Tie { on: *on, key, importance: *importance });
+                self.step(&Op::Distill { on: *on, step: 0 });
+                self.now += 1;
+                self.correct(*on, &["restore", &retraction]);
                 Changed::one(*on)
             }
             Op::Commit { on } => {

@@ -178,6 +178,7 @@ fn pinned_candidates() -> Vec<Candidate> {
         first_seen: stamp("2026-01-10T00:00:00Z"),
         last_seen: stamp("2026-01-12T08:30:00.250000Z"),
         incumbent: false,
+        released_evidence_ids: Default::default(),
         retracted_evidence_ids: Default::default(),
     };
     let content = "Nutze Stra\u{df}e \u{4e2d}\u{6587} \u{1f680}";
@@ -191,6 +192,7 @@ fn pinned_candidates() -> Vec<Candidate> {
         first_seen: stamp("2026-01-01T00:00:00Z"),
         last_seen: stamp("2026-01-01T00:00:00Z"),
         incumbent: true,
+        released_evidence_ids: Default::default(),
         retracted_evidence_ids: Default::default(),
     };
     assert_eq!(challenger.candidate_id, "candidate-be86aecb3654ef75");

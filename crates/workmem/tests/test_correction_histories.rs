@@ -56,6 +56,12 @@ enum Op {
     /// Redact the actor and rationale of the decision or correction
     /// picked.
     RedactRecord { of: usize },
+    /// Retract a keyed entry (picked by index), move its domain on (a tie
+    /// of its key, then a distill, which detects a case after the
+    /// retraction), and restore the retraction: its facts are released.
+    /// Then (`then`): 0 nothing; 1 a released fact retracted and restored
+    /// at once; 2 the same after a distill judged it again.
+    MoveOn { of: usize, importance: i64, then: u8 },
 }
 
 #[derive(Debug, Clone)]
@@ -102,6 +108,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::Rebuild),
         1 => (0..64usize).prop_map(|fact| Op::Redact { fact }),
         1 => (0..16usize).prop_map(|of| Op::RedactRecord { of }),
+        1 => (0..16usize, 1..=5i64, 0..3u8)
+            .prop_map(|(of, importance, then)| Op::MoveOn { of, importance, then }),
     ]
 }
 
@@ -248,40 +256,9 @@ impl History {
         }
     }
 
-    /// The facts a restore left out of a domain that had moved on: listed
-    /// as retracted evidence of an entry or candidate, and not retracted.
-    ///
-    /// Known bug, left out of the histories: retracting such a fact again
-    /// and restoring that retraction (with no newer case of its domain)
-    /// puts it back among the evidence of the entry the first retraction
-    /// took it from, although the second took it from nowhere; a retract
-    /// followed at once by its restore then changes curated.json.
-    fn left_out(&self) -> std::collections::BTreeSet<String> {
-        let retracted = self.ws.retractions().unwrap();
-        let state = self.ws.curated().unwrap();
-        let queue = self.ws.conflicts().unwrap();
-        state
-            .entries
-            .iter()
-            .flat_map(|e| e.retracted_evidence_ids.iter())
-            .chain(
-                queue
-                    .cases
-                    .iter()
-                    .flat_map(|c| c.candidates.iter())
-                    .flat_map(|c| c.retracted_evidence_ids.iter()),
-            )
-            .filter(|id| !retracted.is_retracted(id))
-            .map(str::to_owned)
-            .collect()
-    }
-
-    /// The retraction of the facts picked, or `None` before any fact
-    /// (or when each is one that [`History::left_out`] leaves out).
+    /// The retraction of the facts picked, or `None` before any fact.
     fn retract_facts(&mut self, picks: &[usize]) -> Option<Retraction> {
-        let left_out = self.left_out();
-        let facts: Vec<&String> =
-            self.facts.iter().map(|(id, _)| id).filter(|id| !left_out.contains(*id)).collect();
+        let facts: Vec<&String> = self.facts.iter().map(|(id, _)| id).collect();
         if facts.is_empty() {
             return None;
         }
@@ -293,13 +270,11 @@ impl History {
 
     /// The retraction of the entry picked among those with evidence.
     fn retract_entry(&mut self, of: usize) -> Option<Retraction> {
-        let left_out = self.left_out();
         let state = self.ws.curated().unwrap();
         let keys: Vec<String> = state
             .entries
             .iter()
             .filter(|e| !e.evidence_ids.is_empty())
-            .filter(|e| !e.evidence_ids.iter().any(|id| left_out.contains(id)))
             .map(|e| e.key.clone())
             .collect();
         let key = keys.get(of % keys.len().max(1))?.clone();
@@ -436,6 +411,40 @@ impl History {
         assert_eq!(files_holding(&self.memory, &rationale), Vec::<String>::new(), "{rationale:?}");
     }
 
+    /// Retracts the keyed entry picked, ties its key, distills and
+    /// restores the retraction (see [`Op::MoveOn`]), checking after each.
+    fn move_on(&mut self, of: usize, importance: i64, then: u8) {
+        let state = self.ws.curated().unwrap();
+        let keyed: Vec<&workmem::Entry> = state
+            .entries
+            .iter()
+            .filter(|e| e.memory_key.is_some() && !e.evidence_ids.is_empty())
+            .collect();
+        let Some(entry) = keyed.get(of % keyed.len().max(1)) else { return };
+        let key = entry.memory_key.as_deref().unwrap();
+        let key: usize = key.strip_prefix("k.key-").unwrap().parse().unwrap();
+        let request = self.retraction(Vec::new(), Some(entry.key.clone()));
+        let done = self.ws.retract(request).unwrap();
+        self.check();
+        self.step(&Op::Tie { key, importance });
+        self.step(&Op::Distill { step: 0 });
+        self.now += 1;
+        let restoration = self.restoration(&done.correction.event_id);
+        self.ws.restore(restoration).unwrap();
+        if then == 0 {
+            return;
+        }
+        self.check();
+        if then == 2 {
+            self.step(&Op::Distill { step: 0 });
+        }
+        let Some(fact) = done.correction.fact_ids.first() else { return };
+        if !self.ws.retractions().unwrap().is_retracted(fact) {
+            let request = self.retraction(vec![fact.to_owned()], None);
+            self.retract_and_restore(request);
+        }
+    }
+
     /// The invariants every step keeps.
     fn check(&self) {
         let problems = Workspace::builder(self.ws.project())
@@ -567,6 +576,7 @@ impl History {
                 }
             }
             Op::Redact { fact } => self.redact(*fact),
+            Op::MoveOn { of, importance, then } => self.move_on(*of, *importance, *then),
             Op::Rebuild => {
                 if self.backdated || self.redacted_after_decision {
                     return;
@@ -668,6 +678,61 @@ fn a_revision_after_a_decision_keeps_its_place_when_its_newer_fact_is_retracted(
     assert_eq!(next.retracted_evidence_ids, ["f5"]);
 }
 
+/// A restore after the domain moved on (a case detected since the
+/// retraction) releases the facts: they count again and stay listed where
+/// they were, apart from the evidence. Retracting one of them again and
+/// restoring that retraction at once leaves every entry and case as it
+/// was, before the next distill judges them and after.
+#[test]
+fn a_fact_a_restore_released_is_retracted_and_restored_again_in_place() {
+    let mut history = History::new();
+    let value = |value, back| FactSpec { key: Some(0), value, kind: 0, importance: 3, back };
+    history.step(&Op::Remember(vec![value(0, 1400), value(0, 1390)]));
+    history.step(&Op::Distill { step: 0 });
+    let first = history.ws.curated().unwrap().entries[0].clone();
+    assert_eq!(first.evidence_ids, ["f0", "f1"]);
+    assert_eq!(first.status, Status::Active);
+    history.step(&Op::Retract { facts: vec![0, 1] });
+    // A tie of the key, detected after the retraction: the domain moved on.
+    history.step(&Op::Tie { key: 0, importance: 3 });
+    history.step(&Op::Distill { step: 0 });
+    assert!(history.ws.conflicts().unwrap().cases.iter().any(|c| c.status == CaseStatus::Open));
+    history.step(&Op::Restore { of: 0 });
+    let released = history.ws.curated().unwrap().entries[0].clone();
+    assert_eq!(released.key, first.key);
+    assert_eq!(released.status, Status::Retracted);
+    assert!(released.evidence_ids.is_empty());
+    assert!(released.retracted_evidence_ids.is_empty());
+    assert_eq!(released.released_evidence_ids, ["f0", "f1"]);
+    // Not judged yet: retracted from nowhere, restored to nowhere.
+    history.step(&Op::RetractRestore { facts: vec![0] });
+    // Judged again by the distill: retracted from where it is now, and
+    // given back there.
+    history.step(&Op::Distill { step: 1 });
+    let state = history.ws.curated().unwrap();
+    let holding: Vec<&str> = state
+        .entries
+        .iter()
+        .filter(|e| e.evidence_ids.iter().any(|id| id == "f0"))
+        .map(|e| e.key.as_str())
+        .collect();
+    let queue = history.ws.conflicts().unwrap();
+    let open_with_it = queue
+        .cases
+        .iter()
+        .filter(|c| c.status == CaseStatus::Open)
+        .any(|c| c.candidates.iter().any(|c| c.evidence_ids.iter().any(|id| id == "f0")));
+    assert!(!holding.is_empty() || open_with_it, "f0 is judged again: {state:?} {queue:?}");
+    assert!(!holding.contains(&first.key.as_str()));
+    history.step(&Op::RetractRestore { facts: vec![0] });
+    history.step(&Op::Retract { facts: vec![0] });
+    history.step(&Op::Restore { of: 0 });
+    let again = history.ws.curated().unwrap();
+    let entry = again.entries.iter().find(|e| e.key == first.key).unwrap();
+    assert_eq!(entry.released_evidence_ids, ["f0", "f1"]);
+    assert!(entry.evidence_ids.is_empty());
+}
+
 /// `rebuild` with curated.json and conflicts.json deleted: the decision is
 /// re-applied, the retraction in force applied after it (the chosen value
 /// retracted, the domain without a value), the restored one not; verify
@@ -763,4 +828,34 @@ fn a_distill_after_a_redaction_keeps_the_marker_where_a_redacted_fact_is_listed(
         })
         .expect("an entry back on a new fact");
     assert_eq!(back.content, "Run the migrations first.");
+}
+
+/// Found by the property: a domain whose only value was retracted, a tie
+/// detected since, and a decision of it. The chosen value becomes revision
+/// 2, superseding the retracted revision 1 (which stays retracted); the
+/// decision had made a second revision 1 beside it, which the state
+/// refused to save.
+#[test]
+fn a_decision_in_a_domain_without_a_value_follows_its_retracted_revision() {
+    let mut history = History::new();
+    let convention = FactSpec { key: Some(0), value: 0, kind: 1, importance: 4, back: 696 };
+    for op in [
+        Op::Remember(vec![convention]),
+        Op::Distill { step: 1 },
+        Op::MoveOn { of: 0, importance: 4, then: 0 },
+        Op::Distill { step: 0 },
+    ] {
+        history.step(&op);
+    }
+    let queue = history.ws.conflicts().unwrap();
+    let open = queue.cases.iter().find(|c| c.status == CaseStatus::Open).unwrap();
+    assert_eq!(open.active_entry_key, None);
+    history.step(&Op::Resolve { case: 0, candidate: 0 });
+    let state = history.ws.curated().unwrap();
+    let chain: Vec<(u32, Status, Option<&str>)> =
+        state.entries.iter().map(|e| (e.revision, e.status, e.supersedes.as_deref())).collect();
+    let first = &state.entries.iter().find(|e| e.revision == 1).unwrap().key;
+    assert_eq!(chain.len(), 2, "{chain:?}");
+    assert!(chain.contains(&(1, Status::Retracted, None)), "{chain:?}");
+    assert!(chain.contains(&(2, Status::Active, Some(first.as_str()))), "{chain:?}");
 }

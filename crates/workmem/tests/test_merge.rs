@@ -681,6 +681,69 @@ fn an_entry_one_side_retracted_merges_without_the_fact_and_keeps_the_others_evid
     assert_eq!(pin["status"], "retracted", "{pin}");
 }
 
+/// A fact whose retraction one side restored after its domain moved on
+/// (a case detected since) is released there, and stays listed as
+/// retracted evidence on the other side, which did not see the restore:
+/// the merge keeps it released, whichever side merges into which, and the
+/// merged state verifies clean with the restore that arrived.
+#[test]
+fn a_fact_one_side_released_stays_released_in_the_merge() {
+    let base = Side::base();
+    base.decide("Use SQLite", "decision:1", "2026-02-01T09:00:00Z");
+    base.ws
+        .retract(workmem::Retraction {
+            fact_ids: vec!["f-sqlite".to_owned()],
+            entry_key: None,
+            actor: "Ada <ada@example.com>".to_owned(),
+            rationale: "recorded by mistake".to_owned(),
+            event_id: "correction:r".to_owned(),
+            recorded_at: Some(stamp("2026-02-02T09:00:00Z")),
+        })
+        .unwrap();
+    let (a, b) = (base.copy(), base.copy());
+    // On one side, newer facts tie and a case is detected after the
+    // retraction; the restore then finds the domain moved on.
+    for (id, value) in [("f-mysql", "Use MySQL"), ("f-maria", "Use MariaDB")] {
+        a.ws.remember(fact(id, "decision", 4, Some("db.engine"), value, "2026-02-10T09:00:00Z"))
+            .unwrap();
+    }
+    a.distill("2026-03-20T00:00:00Z");
+    assert!(a.ws.conflicts().unwrap().cases.iter().any(workmem::Case::is_open));
+    a.ws.restore(workmem::Restoration {
+        restores: "correction:r".to_owned(),
+        actor: "Ada <ada@example.com>".to_owned(),
+        rationale: "it was right".to_owned(),
+        event_id: "correction:s".to_owned(),
+        recorded_at: Some(stamp("2026-03-21T00:00:00Z")),
+    })
+    .unwrap();
+    let released = |state: &workmem::CuratedState| {
+        let entry = state.entries.iter().find(|e| e.content == "Use SQLite").unwrap();
+        (
+            entry.retracted_evidence_ids.iter().map(str::to_owned).collect::<Vec<_>>(),
+            entry.released_evidence_ids.iter().map(str::to_owned).collect::<Vec<_>>(),
+        )
+    };
+    assert_eq!(released(&a.ws.curated().unwrap()), (vec![], vec!["f-sqlite".to_owned()]));
+    assert_eq!(released(&b.ws.curated().unwrap()), (vec!["f-sqlite".to_owned()], vec![]));
+    let mut files = merge_all(&base, &a, &b);
+    let stream = workmem::internals::corrections::CORRECTIONS_FILE;
+    files.push((stream, merged(stream, &base, &a, &b)));
+    let curated: Value = serde_json::from_slice(&files[0].1).unwrap();
+    let sqlite = curated["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["content"] == "Use SQLite")
+        .unwrap()
+        .clone();
+    assert_eq!(sqlite["released_evidence_ids"], serde_json::json!(["f-sqlite"]), "{sqlite}");
+    assert_eq!(sqlite.get("retracted_evidence_ids"), None, "{sqlite}");
+    assert_eq!(sqlite["status"], "retracted", "{sqlite}");
+    install_and_verify(&b, &files);
+    assert_eq!(released(&b.ws.curated().unwrap()), (vec![], vec!["f-sqlite".to_owned()]));
+}
+
 /// A daily file whose line one side redacted: the merge keeps the
 /// tombstone in the line's place (its hash is the line's), whichever side
 /// merges into which, and keeps the other side's new line; a tombstone

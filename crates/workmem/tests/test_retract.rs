@@ -252,8 +252,9 @@ fn a_retraction_of_a_value_a_decision_chose_and_of_a_superseded_revision() {
 }
 
 /// A restore after the domain moved on (a case detected after the
-/// retraction): the fact counts again but stays where the retraction left
-/// it, as the record of where it was; the new case is not touched.
+/// retraction): the fact counts again and is released, listed where it
+/// was (`released_evidence_ids`) apart from the evidence and from what is
+/// retracted; the new case is not touched.
 #[test]
 fn a_restore_after_the_domain_moved_on_leaves_the_fact_to_the_next_distill() {
     let tied = Tied::new();
@@ -272,14 +273,29 @@ fn a_restore_after_the_domain_moved_on_leaves_the_fact_to_the_next_distill() {
         .collect();
     assert_eq!(open.len(), 1, "a new case");
     let before = (read(&tied, "curated.json"), read(&tied, "conflicts.json"));
+    let cases_before = ws.conflicts().unwrap();
     let done = ws.restore(restoration("correction:2", "correction:1")).unwrap();
-    assert!(done.entry_keys.is_empty() && done.conflict_ids.is_empty(), "{done:?}");
-    assert_eq!((read(&tied, "curated.json"), read(&tied, "conflicts.json")), before);
     assert!(!ws.retractions().unwrap().is_retracted("s1"));
     let state = ws.curated().unwrap();
     let sqlite = state.entries.iter().find(|e| e.content == "Use SQLite.").unwrap();
+    assert_eq!(done.entry_keys, std::slice::from_ref(&sqlite.key));
     assert_eq!(sqlite.status, Status::Retracted);
-    assert_eq!(sqlite.retracted_evidence_ids, ["s1"]);
+    assert!(sqlite.evidence_ids.is_empty() && sqlite.retracted_evidence_ids.is_empty());
+    assert_eq!(sqlite.released_evidence_ids, ["s1"]);
+    // Nothing else changed: the listing moved, in both files.
+    let moved =
+        |text: &str| text.replace("\"retracted_evidence_ids\"", "\"released_evidence_ids\"");
+    assert_eq!(read(&tied, "curated.json"), moved(&before.0));
+    assert_eq!(read(&tied, "conflicts.json"), moved(&before.1));
+    // The case the retraction superseded lists the fact released too; the
+    // new case is as it was.
+    let queue = ws.conflicts().unwrap();
+    for (case, was) in queue.cases.iter().zip(&cases_before.cases) {
+        assert_eq!(case.status, was.status);
+        let released = case.candidates.iter().any(|c| !c.released_evidence_ids.is_empty());
+        assert_eq!(done.conflict_ids.contains(&case.conflict_id), released);
+    }
+    assert_eq!(done.conflict_ids.len(), 1, "{done:?}");
     verify_clean(&tied);
 }
 

@@ -201,7 +201,8 @@ pub(crate) fn plan(
 
 /// Adds the next revision of the case's domain from `candidate` to
 /// `domain` (the domain's entries of `curated`), superseding the active
-/// one; returns its key. Entry keys are unique across the whole state.
+/// one, or the latest one when a correction retracted it; returns its
+/// key. Entry keys are unique across the whole state.
 ///
 /// Errors: [`PolicyError::Curated`] if the new entry key is already taken.
 fn promote_candidate(
@@ -210,7 +211,17 @@ fn promote_candidate(
     case: &Case,
     candidate: &crate::store::conflict_queue::Candidate,
 ) -> std::result::Result<String, PolicyError> {
-    let active = domain.iter().position(Entry::is_active);
+    // The revision it follows: the active one, else the domain's latest
+    // when a correction retracted it (the chain stays contiguous, and the
+    // retracted revision stays retracted once superseded).
+    let active = domain.iter().position(Entry::is_active).or_else(|| {
+        let latest = domain
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| !e.is_contested())
+            .max_by_key(|(_, e)| e.revision)?;
+        latest.1.is_retracted().then_some(latest.0)
+    });
     let revision = Revision {
         memory_key: &case.memory_key,
         kind: candidate.kind,

@@ -372,7 +372,7 @@ fn check_superseded(
     }
     // A correction that took a fact it observed (verify finds it at the
     // case's superseded_at).
-    if case.candidates.iter().any(|c| !c.retracted_evidence_ids.is_empty())
+    if case.candidates.iter().any(Candidate::holds_correction)
         || (!corrected.is_empty() && case.observed_fact_ids.iter().any(|id| corrected.contains(id)))
     {
         return;
@@ -504,11 +504,11 @@ fn check_decisions_held(
                 && next
                     .evidence_ids
                     .iter()
-                    .chain(next.retracted_evidence_ids.iter())
+                    .chain(next.taken_ids())
                     .all(|e| c.evidence_ids.contains(e))
         });
         let newer = next.last_seen.instant() > selected.last_seen.instant()
-            || !next.retracted_evidence_ids.is_empty();
+            || next.taken_ids().next().is_some();
         if rejected_again || !newer {
             out.push(finding(
                 &next.key,

@@ -90,16 +90,19 @@ pub(crate) fn plan(
                 })
             };
             for entry in entries {
-                if entry.memory_key.as_deref().is_some_and(moved_on) {
-                    continue;
-                }
-                if let Some(changed) = give_back_to_entry(entry, &moved, facts) {
-                    plan.entries.push(changed);
-                }
+                let changed = if entry.memory_key.as_deref().is_some_and(moved_on) {
+                    release_from_entry(entry, &moved)
+                } else {
+                    give_back_to_entry(entry, &moved, facts)
+                };
+                plan.entries.extend(changed);
             }
             let superseded_at = retracted_at.cloned();
             let reopen = Reopen { superseded_at: superseded_at.as_ref(), moved: &moved, after };
             plan.cases = reopen.cases(cases, &plan.entries, entries, moved_on);
+            for case in cases.iter().filter(|c| moved_on(&c.memory_key)) {
+                plan.cases.extend(release_from_case(case, &moved));
+            }
         }
     }
     plan
@@ -153,6 +156,48 @@ fn give_back_to_entry(
     }
     restate(&mut out, facts);
     Some(out)
+}
+
+/// `entry` of a domain that moved on since the retraction a restore
+/// undoes, with the facts of `moved` it lists as retracted evidence
+/// released: they count again, judged by the next distill like new
+/// evidence, and stay listed here (`released_evidence_ids`) as the record
+/// of where they were, apart from the facts a later retraction takes,
+/// which a restore of that one gives back. `None` when it lists none of
+/// them. Its evidence, dates and status do not change.
+fn release_from_entry(entry: &Entry, moved: &BTreeSet<String>) -> Option<Entry> {
+    let (released, still) = split_listed(&entry.retracted_evidence_ids, moved)?;
+    let mut out = entry.clone();
+    out.released_evidence_ids = IdList::union(&entry.released_evidence_ids, released);
+    out.retracted_evidence_ids = still.into_iter().collect();
+    Some(out)
+}
+
+/// The `case` of a domain that moved on with the facts of `moved` its
+/// candidates list as retracted evidence released, as
+/// [`release_from_entry`] does; `None` when it lists none of them.
+fn release_from_case(case: &Case, moved: &BTreeSet<String>) -> Option<Case> {
+    let mut out = case.clone();
+    let mut changed = false;
+    for candidate in &mut out.candidates {
+        if let Some((released, still)) = split_listed(&candidate.retracted_evidence_ids, moved) {
+            candidate.released_evidence_ids =
+                IdList::union(&candidate.released_evidence_ids, released);
+            candidate.retracted_evidence_ids = still.into_iter().collect();
+            changed = true;
+        }
+    }
+    changed.then_some(out)
+}
+
+/// The ids of `listed` that `moved` holds and the others, or `None` when
+/// it holds none of them.
+fn split_listed<'l>(
+    listed: &'l IdList,
+    moved: &BTreeSet<String>,
+) -> Option<(Vec<&'l str>, Vec<&'l str>)> {
+    let (picked, rest): (Vec<&str>, Vec<&str>) = listed.iter().partition(|id| moved.contains(*id));
+    (!picked.is_empty()).then_some((picked, rest))
 }
 
 /// Computes an entry's dates again from its evidence, and its wording when

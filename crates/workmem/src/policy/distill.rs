@@ -175,6 +175,7 @@ impl<'a, F: FactRecord> Proposal<'a, F> {
             first_seen: self.first.clone(),
             last_seen: self.last.clone(),
             incumbent: false,
+            released_evidence_ids: IdList::new(),
             retracted_evidence_ids: IdList::new(),
         }
     }
@@ -966,6 +967,7 @@ impl<'p> Run<'p> {
                     last_seen: proposal.last.clone(),
                     evidence_ids: proposal.owned_ids(),
                     occurrences: count as u64,
+                    released_evidence_ids: IdList::new(),
                     retracted_evidence_ids: IdList::new(),
                     memory_key: None,
                     revision: 1,
@@ -1351,6 +1353,7 @@ impl<'p> Run<'p> {
             first_seen: entry.first_seen.clone(),
             last_seen: entry.last_seen.clone(),
             incumbent: entry.is_active(),
+            released_evidence_ids: IdList::new(),
             retracted_evidence_ids: IdList::new(),
         }
     }

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::fact::REDACTED;
 use crate::model::stamp::Stamp;
-use crate::store::conflict_queue::{Case, CaseStatus, ConflictQueue};
+use crate::store::conflict_queue::{Candidate, Case, CaseStatus, ConflictQueue};
 use crate::store::curated_state::{CuratedState, Entry, Status};
 
 /// Orders two stamps by instant, then by text, so that a choice between
@@ -42,8 +42,10 @@ fn later(a: &Stamp, b: &Stamp) -> Stamp {
 /// left, the span of what is left is unknown here, so the facts the
 /// retraction would take stay evidence, under both sides' spans, and the
 /// first command after the merge applies the correction that retracts
-/// them, dating the rest from the log. An entry left with no
-/// evidence and some retracted evidence is retracted; one a side had
+/// them, dating the rest from the log. A fact a side's restore released
+/// is released, unless a side that judged it again since the base holds
+/// it as evidence. An entry left with no evidence and some retracted or
+/// released evidence is retracted; one a side had
 /// retracted that has evidence again is superseded when it has a
 /// successor, else takes the other side's status.
 fn unite(base: Option<&Entry>, a: &Entry, b: &Entry) -> Entry {
@@ -60,6 +62,20 @@ fn unite(base: Option<&Entry>, a: &Entry, b: &Entry) -> Entry {
         } else {
             evidence.remove(fact);
             taken.push(fact);
+        }
+    }
+    // A fact a side's restore released (the domain had moved on there) is
+    // released; held as evidence by a side, it stays evidence when that
+    // side judged it again since the base (the base did not hold it so).
+    let mut released: BTreeSet<&str> = BTreeSet::new();
+    for fact in a.released_evidence_ids.iter().chain(&b.released_evidence_ids) {
+        retracted.remove(fact);
+        if !evidence.contains(fact) {
+            released.insert(fact);
+        } else if base.is_some_and(|base| base.evidence_ids.contains(fact)) {
+            evidence.remove(fact);
+            taken.push(fact);
+            released.insert(fact);
         }
     }
     // The seen span is the one of the evidence left. A side's span covers
@@ -80,6 +96,7 @@ fn unite(base: Option<&Entry>, a: &Entry, b: &Entry) -> Entry {
         // evidence is then both sides', which their spans cover exactly.
         for fact in taken {
             retracted.remove(fact);
+            released.remove(fact);
             evidence.insert(fact);
         }
         [a, b].into_iter().filter(|e| !e.evidence_ids.is_empty()).collect()
@@ -89,8 +106,9 @@ fn unite(base: Option<&Entry>, a: &Entry, b: &Entry) -> Entry {
     };
     out.evidence_ids = evidence.iter().map(|id| (*id).to_owned()).collect();
     out.retracted_evidence_ids = retracted.into_iter().collect();
+    out.released_evidence_ids = released.into_iter().collect();
     out.occurrences = out.evidence_ids.len() as u64;
-    if out.evidence_ids.is_empty() && !out.retracted_evidence_ids.is_empty() {
+    if out.evidence_ids.is_empty() && out.taken_ids().next().is_some() {
         out.status = Status::Retracted;
     } else if out.status == Status::Retracted {
         // Evidence again: the status of a revision with or without a
@@ -230,8 +248,7 @@ fn merge_chain(
         // revision after the shared ones, with the evidence of both (and
         // retracted when neither side has any of it left).
         let mut value = unite(None, x, y);
-        value.status = if value.evidence_ids.is_empty() && !value.retracted_evidence_ids.is_empty()
-        {
+        value.status = if value.evidence_ids.is_empty() && value.taken_ids().next().is_some() {
             Status::Retracted
         } else {
             Status::Active
@@ -443,8 +460,7 @@ fn combine(a: &Case, b: &Case) -> Case {
         // candidates as it left them (a correction moves evidence to the
         // retracted evidence, and its record is at that instant).
         (CaseStatus::Superseded, CaseStatus::Superseded) => {
-            let lists =
-                |c: &Case| c.candidates.iter().any(|c| !c.retracted_evidence_ids.is_empty());
+            let lists = |c: &Case| c.candidates.iter().any(Candidate::holds_correction);
             let first = match (&a.superseded_at, &b.superseded_at) {
                 (Some(x), Some(y)) => match stamp_order(x, y) {
                     Ordering::Less => a,
@@ -472,6 +488,27 @@ fn combine(a: &Case, b: &Case) -> Case {
         })
     {
         out.candidates.clone_from(&decided.candidates);
+    }
+    // A fact a side's restore released stays released: that restore found
+    // the domain moved on, and the case that moved it is merged too.
+    for candidate in &mut out.candidates {
+        let released: Vec<&str> = [a, b]
+            .into_iter()
+            .flat_map(|side| side.candidates.iter())
+            .filter(|c| c.candidate_id == candidate.candidate_id)
+            .flat_map(|c| c.released_evidence_ids.iter())
+            .filter(|id| candidate.retracted_evidence_ids.contains(id))
+            .collect();
+        if !released.is_empty() {
+            let mut released: BTreeSet<&str> = released.into_iter().collect();
+            released.extend(candidate.released_evidence_ids.iter());
+            candidate.retracted_evidence_ids = candidate
+                .retracted_evidence_ids
+                .iter()
+                .filter(|id| !released.contains(id))
+                .collect();
+            candidate.released_evidence_ids = released.into_iter().collect();
+        }
     }
     // A redaction's marker in a candidate's wording wins over the text it
     // replaced.

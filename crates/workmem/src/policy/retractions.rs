@@ -12,7 +12,6 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::error::RestoreRefusal;
 use crate::model::fact_line::FactRecord;
-use crate::model::id_list::IdList;
 use crate::model::stamp::Stamp;
 use crate::policy::report::{Decision, Reason};
 use crate::store::corrections::{Action, Correction};
@@ -74,6 +73,12 @@ impl Retractions {
         self.by_fact.contains_key(fact_id)
     }
 
+    /// Returns whether a retract record that names `fact_id` is restored:
+    /// a restore may have released it.
+    pub(crate) fn was_restored(&self, fact_id: &str) -> bool {
+        self.lapsed.contains_key(fact_id)
+    }
+
     /// Returns whether `fact_id` is redacted.
     pub fn is_redacted(&self, fact_id: &str) -> bool {
         self.by_fact
@@ -114,14 +119,14 @@ impl Retractions {
         self.lapsed.get(fact_id).is_some_and(|stamps| stamps.contains(&at.instant()))
     }
 
-    /// Returns whether an entry or candidate with `evidence` and
-    /// `retracted` evidence must hold the redaction marker as its wording:
-    /// it lists a redacted fact, and every fact it lists is redacted (none
-    /// is left that could word it). An entry that came back on new facts
-    /// of the same statement is worded by them, also once they are
-    /// retracted in turn.
-    pub(crate) fn needs_marker(&self, evidence: &IdList, retracted: &IdList) -> bool {
-        let mut listed = evidence.iter().chain(retracted.iter()).peekable();
+    /// Returns whether an entry or candidate that lists the facts `listed`
+    /// (its evidence and the facts a correction took from it) must hold
+    /// the redaction marker as its wording: it lists a redacted fact, and
+    /// every fact it lists is redacted (none is left that could word it).
+    /// An entry that came back on new facts of the same statement is
+    /// worded by them, also once they are retracted in turn.
+    pub(crate) fn needs_marker<'i>(&self, listed: impl IntoIterator<Item = &'i str>) -> bool {
+        let mut listed = listed.into_iter().peekable();
         listed.peek().is_some() && listed.all(|id| self.is_redacted(id))
     }
 

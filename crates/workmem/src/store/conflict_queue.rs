@@ -58,8 +58,15 @@ pub struct Candidate {
     pub maximum_importance: u8,
     /// Number of evidence ids.
     pub occurrences: u64,
-    /// Ids of the facts a correction took from its evidence, sorted and
-    /// unique; never evidence. Absent from the file when empty. Its
+    /// Ids of facts a correction took from its evidence and a restore
+    /// released after the domain moved on (docs/corrections.md,
+    /// "Restore"), sorted and unique; neither evidence nor retracted
+    /// evidence. Absent from the file when empty.
+    #[serde(default, skip_serializing_if = "IdList::is_empty")]
+    pub released_evidence_ids: IdList,
+    /// Ids of the facts a correction took from its evidence and that are
+    /// retracted, sorted and unique; never evidence. Absent from the file
+    /// when empty. Its
     /// dates and highest importance stay those it had when the case was
     /// detected, when these facts were evidence.
     #[serde(default, skip_serializing_if = "IdList::is_empty")]
@@ -67,17 +74,32 @@ pub struct Candidate {
 }
 
 impl Candidate {
+    /// Returns the facts a correction took from this candidate's evidence:
+    /// those still retracted, then those a restore released.
+    pub fn taken_ids(&self) -> impl Iterator<Item = &str> + Clone {
+        self.retracted_evidence_ids.iter().chain(self.released_evidence_ids.iter())
+    }
+
+    /// Returns whether a correction took some of this candidate's
+    /// evidence.
+    pub fn holds_correction(&self) -> bool {
+        !self.retracted_evidence_ids.is_empty() || !self.released_evidence_ids.is_empty()
+    }
+
     /// Returns the candidate as its case detected it: the facts a
     /// correction took put back among its evidence (the fingerprint and
     /// the conflict id are of that observation).
     pub fn as_detected(&self) -> std::borrow::Cow<'_, Candidate> {
-        if self.retracted_evidence_ids.is_empty() {
+        if !self.holds_correction() {
             return std::borrow::Cow::Borrowed(self);
         }
-        let evidence_ids = IdList::union(&self.evidence_ids, self.retracted_evidence_ids.iter());
+        let mut taken: Vec<&str> = self.taken_ids().collect();
+        taken.sort_unstable();
+        let evidence_ids = IdList::union(&self.evidence_ids, taken);
         std::borrow::Cow::Owned(Candidate {
             occurrences: evidence_ids.len() as u64,
             evidence_ids,
+            released_evidence_ids: IdList::new(),
             retracted_evidence_ids: IdList::new(),
             ..self.clone()
         })
@@ -169,7 +191,7 @@ pub fn fingerprint(
     }
     // A candidate a correction changed is observed as it was detected.
     let detected: Vec<Candidate>;
-    let candidates = if candidates.iter().any(|c| !c.retracted_evidence_ids.is_empty()) {
+    let candidates = if candidates.iter().any(Candidate::holds_correction) {
         detected = candidates.iter().map(|c| c.as_detected().into_owned()).collect();
         detected.as_slice()
     } else {
@@ -315,8 +337,17 @@ impl Case {
                     "case {id}: candidate {cid} has retracted_evidence_ids not sorted and unique, or also evidence"
                 )));
             }
-            let cited =
-                candidate.evidence_ids.iter().chain(candidate.retracted_evidence_ids.iter());
+            if !candidate.released_evidence_ids.is_sorted_unique()
+                || candidate.released_evidence_ids.iter().any(|e| {
+                    candidate.evidence_ids.contains(e)
+                        || candidate.retracted_evidence_ids.contains(e)
+                })
+            {
+                return Err(Damage::record(format!(
+                    "case {id}: candidate {cid} has released_evidence_ids not sorted and unique, or also evidence or retracted evidence"
+                )));
+            }
+            let cited = candidate.evidence_ids.iter().chain(candidate.taken_ids());
             if let Some(missing) = cited.clone().find(|e| !observed.contains(e)) {
                 return Err(Damage::record(format!(
                     "case {id}: candidate {cid} evidence {missing} is not in observed_fact_ids"
@@ -443,7 +474,7 @@ impl ConflictQueue {
             && let Some(case) = raw
                 .cases
                 .iter()
-                .find(|case| case.candidates.iter().any(|c| !c.retracted_evidence_ids.is_empty()))
+                .find(|case| case.candidates.iter().any(Candidate::holds_correction))
         {
             return Err(super::corrupt_in(
                 data,
@@ -484,10 +515,8 @@ impl ConflictQueue {
     /// [`CONFLICTS_SCHEMA_CORRECTED`] when a candidate holds what a
     /// correction leaves.
     pub fn written_version(&self) -> u32 {
-        let corrected = self
-            .cases
-            .iter()
-            .any(|case| case.candidates.iter().any(|c| !c.retracted_evidence_ids.is_empty()));
+        let corrected =
+            self.cases.iter().any(|case| case.candidates.iter().any(Candidate::holds_correction));
         let floor = if corrected { CONFLICTS_SCHEMA_CORRECTED } else { CONFLICTS_SCHEMA_VERSION };
         self.schema_version.max(floor)
     }
@@ -644,7 +673,7 @@ impl Record for Case {
     }
 
     fn schema_needed(&self) -> u32 {
-        if self.candidates.iter().any(|c| !c.retracted_evidence_ids.is_empty()) {
+        if self.candidates.iter().any(Candidate::holds_correction) {
             CONFLICTS_SCHEMA_CORRECTED
         } else {
             CONFLICTS_SCHEMA_VERSION

@@ -53,6 +53,10 @@ pub(crate) struct EntryHead {
     pub(crate) memory_key: Option<String>,
     /// Number of evidence ids (equal to it in a valid file).
     pub(crate) occurrences: u64,
+    /// Facts a correction took from its evidence and a restore released
+    /// (few: not a list that grows with the log).
+    #[serde(default)]
+    pub(crate) released_evidence_ids: IdList,
     /// Facts a correction took from its evidence (few: not a list that
     /// grows with the log).
     #[serde(default)]
@@ -105,6 +109,7 @@ impl Record for Entry {
             last_seen: self.last_seen.clone(),
             memory_key: self.memory_key.clone(),
             occurrences: self.occurrences,
+            released_evidence_ids: self.released_evidence_ids.clone(),
             retracted_evidence_ids: self.retracted_evidence_ids.clone(),
             revision: self.revision,
             status: self.status,
@@ -129,11 +134,7 @@ impl Record for Entry {
     }
 
     fn schema_needed(&self) -> u32 {
-        if self.is_retracted() || !self.retracted_evidence_ids.is_empty() {
-            CURATED_SCHEMA_CORRECTED
-        } else {
-            CURATED_SCHEMA_VERSION
-        }
+        if self.holds_correction() { CURATED_SCHEMA_CORRECTED } else { CURATED_SCHEMA_VERSION }
     }
 
     fn problem(records: &[Entry], _workspace_id: &str) -> Option<String> {
@@ -163,6 +164,7 @@ impl Record for Entry {
             last_seen: &self.last_seen,
             memory_key: self.memory_key.as_deref(),
             occurrences: self.occurrences,
+            released_evidence_ids: &self.released_evidence_ids,
             retracted_evidence_ids: &self.retracted_evidence_ids,
             revision: self.revision,
             status: self.status,
@@ -209,6 +211,8 @@ struct EntryFields<'a> {
     last_seen: &'a Stamp,
     memory_key: Option<&'a str>,
     occurrences: u64,
+    #[serde(skip_serializing_if = "no_ids")]
+    released_evidence_ids: &'a IdList,
     #[serde(skip_serializing_if = "no_ids")]
     retracted_evidence_ids: &'a IdList,
     revision: u32,
@@ -274,6 +278,7 @@ fn stored_entry(encoded: &[u8]) -> Option<Entry> {
         last_seen: head.last_seen,
         memory_key: head.memory_key,
         occurrences: head.occurrences,
+        released_evidence_ids: head.released_evidence_ids,
         retracted_evidence_ids: head.retracted_evidence_ids,
         revision: head.revision,
         status: head.status,

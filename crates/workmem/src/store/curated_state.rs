@@ -92,8 +92,16 @@ pub struct Entry {
     pub memory_key: Option<String>,
     /// Number of evidence ids.
     pub occurrences: u64,
-    /// Ids of the facts a correction took from its evidence, sorted and
-    /// unique; never evidence. Absent from the file when empty.
+    /// Ids of facts a correction took from its evidence and a restore
+    /// released after the domain moved on (docs/corrections.md,
+    /// "Restore"): they count again, judged like new evidence, and are
+    /// listed as the record of where they were; sorted and unique, never
+    /// evidence or retracted evidence. Absent from the file when empty.
+    #[serde(default, skip_serializing_if = "IdList::is_empty")]
+    pub released_evidence_ids: IdList,
+    /// Ids of the facts a correction took from its evidence and that are
+    /// retracted, sorted and unique; never evidence. Absent from the file
+    /// when empty.
     #[serde(default, skip_serializing_if = "IdList::is_empty")]
     pub retracted_evidence_ids: IdList,
     /// 1 for the first revision of a domain.
@@ -136,6 +144,20 @@ impl Entry {
         self.status == Status::Retracted
     }
 
+    /// Returns the facts a correction took from this entry's evidence:
+    /// those still retracted, then those a restore released.
+    pub fn taken_ids(&self) -> impl Iterator<Item = &str> + Clone {
+        self.retracted_evidence_ids.iter().chain(self.released_evidence_ids.iter())
+    }
+
+    /// Returns whether this entry holds what only a correction leaves: the
+    /// `retracted` status, or facts a correction took from its evidence.
+    pub fn holds_correction(&self) -> bool {
+        self.is_retracted()
+            || !self.retracted_evidence_ids.is_empty()
+            || !self.released_evidence_ids.is_empty()
+    }
+
     /// Returns the entry key recomputed from this entry's fields (see
     /// docs/format.md): of kind and normal content when unkeyed, and of
     /// memory_key, revision, kind and normal content when keyed.
@@ -166,6 +188,15 @@ impl Entry {
         let mut added: Vec<&str> = ids.into_iter().collect();
         added.sort_unstable();
         added.dedup();
+        if !self.released_evidence_ids.is_empty() {
+            // A released fact judged again as evidence of the entry it was
+            // taken from is back where it was.
+            self.released_evidence_ids = self
+                .released_evidence_ids
+                .iter()
+                .filter(|id| added.binary_search(id).is_err())
+                .collect();
+        }
         // Both lists are sorted: one linear merge (the evidence of a
         // long-lived entry grows with the log).
         self.evidence_ids = IdList::union(&self.evidence_ids, added);
@@ -233,10 +264,7 @@ impl CuratedState {
         };
         // Only a file written after a correction holds what one leaves.
         if schema_version < CURATED_SCHEMA_CORRECTED
-            && let Some(entry) = raw
-                .entries
-                .iter()
-                .find(|e| e.is_retracted() || !e.retracted_evidence_ids.is_empty())
+            && let Some(entry) = raw.entries.iter().find(|e| e.holds_correction())
         {
             return Err(super::corrupt_in(
                 data,
@@ -308,8 +336,7 @@ impl CuratedState {
     /// [`CURATED_SCHEMA_CORRECTED`] when an entry holds what a correction
     /// leaves.
     pub fn written_version(&self) -> u32 {
-        let corrected =
-            self.entries.iter().any(|e| e.is_retracted() || !e.retracted_evidence_ids.is_empty());
+        let corrected = self.entries.iter().any(Entry::holds_correction);
         let floor = if corrected { CURATED_SCHEMA_CORRECTED } else { CURATED_SCHEMA_VERSION };
         self.schema_version.max(floor)
     }
@@ -406,7 +433,7 @@ pub(crate) fn problems_of(entries: &[Entry]) -> Vec<Finding> {
             });
         }
         // Retracted exactly when a correction took its last evidence.
-        let emptied = entry.evidence_ids.is_empty() && !entry.retracted_evidence_ids.is_empty();
+        let emptied = entry.evidence_ids.is_empty() && entry.taken_ids().next().is_some();
         if entry.is_retracted() != emptied {
             problems.push(Finding {
                 subject: Some(entry.key.clone()),
@@ -694,6 +721,7 @@ pub fn push_revision(
         last_seen: revision.last_seen,
         occurrences: revision.evidence_ids.len() as u64,
         evidence_ids: revision.evidence_ids,
+        released_evidence_ids: IdList::new(),
         retracted_evidence_ids: IdList::new(),
         memory_key: Some(revision.memory_key.to_owned()),
         revision: number,
@@ -738,6 +766,17 @@ fn check_entry_fields(entry: &Entry) -> std::result::Result<(), Damage> {
     if !entry.retracted_evidence_ids.is_sorted_unique() {
         return Err(Damage::record("retracted_evidence_ids must be sorted and unique"));
     }
+    for id in &entry.released_evidence_ids {
+        canon::check_id("released evidence id", id).map_err(|e| Damage::record(e.to_string()))?;
+        if entry.evidence_ids.contains(id) || entry.retracted_evidence_ids.contains(id) {
+            return Err(Damage::record(format!(
+                "fact {id} is both released evidence and evidence or retracted evidence"
+            )));
+        }
+    }
+    if !entry.released_evidence_ids.is_sorted_unique() {
+        return Err(Damage::record("released_evidence_ids must be sorted and unique"));
+    }
     if entry.first_seen.instant() > entry.last_seen.instant() {
         return Err(Damage::record("first_seen is after last_seen"));
     }
@@ -774,6 +813,7 @@ impl Entry {
             last_seen: stamp("2026-01-03T00:00:00.250000Z"),
             memory_key: memory_key.map(str::to_owned),
             occurrences: ids.len() as u64,
+            released_evidence_ids: IdList::new(),
             retracted_evidence_ids: IdList::new(),
             revision: 1,
             status: Status::Active,
@@ -809,6 +849,7 @@ mod tests {
                 last_seen: stamp("2026-01-03T00:00:00Z"),
                 memory_key: None,
                 occurrences: old.len() as u64,
+                released_evidence_ids: IdList::new(),
                 retracted_evidence_ids: IdList::new(),
                 revision: 1,
                 status: Status::Active,

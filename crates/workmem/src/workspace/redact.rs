@@ -405,12 +405,13 @@ impl Workspace {
         let named: Vec<&str> = record.fact_ids.iter().collect();
         let facts = self.facts_with_ids(&named)?;
         let mut scope = Scope::of(&facts);
-        let lists = |ids: &IdList| ids.iter().any(|id| record.fact_ids.contains(id));
+        let named = |id: &str| record.fact_ids.contains(id);
+        let lists = |ids: &IdList| ids.iter().any(named);
         // The merge may have kept entries and cases of the facts under a
         // key their tombstones no longer hold (a side that did not see the
         // redaction): they are found by their lists.
         for entry in &self.dir.stored_curated()?.file.records(&self.file(CURATED_FILE), |_| true)? {
-            if lists(&entry.evidence_ids) || lists(&entry.retracted_evidence_ids) {
+            if lists(&entry.evidence_ids) || entry.taken_ids().any(named) {
                 match &entry.memory_key {
                     Some(key) => scope.domains.insert(key.clone()),
                     None => scope.unkeyed.insert(entry.key.clone()),
@@ -423,11 +424,9 @@ impl Workspace {
         for case in
             &self.dir.stored_conflicts()?.file.records(&self.file(CONFLICTS_FILE), |_| true)?
         {
-            let listed = case
-                .candidates
-                .iter()
-                .any(|c| lists(&c.evidence_ids) || lists(&c.retracted_evidence_ids))
-                || lists(&case.observed_fact_ids);
+            let listed =
+                case.candidates.iter().any(|c| lists(&c.evidence_ids) || c.taken_ids().any(named))
+                    || lists(&case.observed_fact_ids);
             let resolved = case.resolution_event_id.as_ref().is_some_and(|e| events.contains(e));
             if listed || resolved {
                 scope.domains.insert(case.memory_key.clone());
@@ -590,11 +589,11 @@ fn mark_resolutions(planned: &mut Planned, events: &BTreeSet<String>) {
 fn mark_redacted(planned: &mut Planned, after: &Retractions) {
     edit_entries(
         planned,
-        |e| e.content != REDACTED && after.needs_marker(&e.evidence_ids, &e.retracted_evidence_ids),
+        |e| e.content != REDACTED && after.needs_marker(e.evidence_ids.iter().chain(e.taken_ids())),
         |e| REDACTED.clone_into(&mut e.content),
     );
     let worded = |c: &Candidate| {
-        c.content != REDACTED && after.needs_marker(&c.evidence_ids, &c.retracted_evidence_ids)
+        c.content != REDACTED && after.needs_marker(c.evidence_ids.iter().chain(c.taken_ids()))
     };
     edit_cases(
         planned,

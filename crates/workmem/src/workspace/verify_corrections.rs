@@ -12,7 +12,7 @@ use crate::model::fact::REDACTED;
 use crate::model::id_list::IdList;
 use crate::policy::check::Facts;
 use crate::policy::retractions::Retractions;
-use crate::store::conflict_queue::{CaseStatus, ConflictQueue};
+use crate::store::conflict_queue::{Candidate, CaseStatus, ConflictQueue};
 use crate::store::corrections::{self, Action, Correction};
 use crate::store::curated_state::CuratedState;
 use crate::store::journal::Adjudication;
@@ -117,6 +117,9 @@ impl Workspace {
                 problems.push(damaged(&path, Some(number), damage, Some(message)));
             }
         }
+        if waits.is_empty() {
+            self.verify_taken(&retracted, curated, queue, problems);
+        }
         self.verify_redacted_records(audit, &records, &waits, problems);
         records
             .iter()
@@ -136,13 +139,13 @@ impl Workspace {
     ) {
         let conflicts_path = self.file(CONFLICTS_FILE);
         for case in &queue.cases {
-            if !case.candidates.iter().any(|c| !c.retracted_evidence_ids.is_empty()) {
+            if !case.candidates.iter().any(Candidate::holds_correction) {
                 continue;
             }
             let facts: HashSet<&str> = case
                 .candidates
                 .iter()
-                .flat_map(|c| c.evidence_ids.iter().chain(c.retracted_evidence_ids.iter()))
+                .flat_map(|c| c.evidence_ids.iter().chain(c.taken_ids()))
                 .chain(case.observed_fact_ids.iter())
                 .collect();
             let at = case.superseded_at.as_ref().map(crate::model::stamp::Stamp::instant);
@@ -210,6 +213,51 @@ impl Workspace {
                             case.conflict_id,
                             by(fact)
                         ),
+                    ));
+                }
+            }
+        }
+    }
+
+    /// Checks, once every record is applied, the lists of the facts a
+    /// correction took from an entry or candidate: a fact listed as
+    /// retracted evidence is retracted now (a restore gives it back or
+    /// releases it), and a released fact was named by a retraction that a
+    /// restore undid.
+    fn verify_taken(
+        &self,
+        retracted: &Retractions,
+        curated: Option<&CuratedState>,
+        queue: &ConflictQueue,
+        problems: &mut Vec<Problem>,
+    ) {
+        let wrong = |listed: &IdList, released: &IdList| -> Vec<String> {
+            let still = listed.iter().filter(|id| !retracted.is_retracted(id)).map(|id| {
+                format!(
+                    "lists fact {id} as retracted evidence, but no correction in force retracts it"
+                )
+            });
+            let released = released.iter().filter(|id| !retracted.was_restored(id)).map(|id| {
+                format!("lists fact {id} as released evidence, but no restored retraction names it")
+            });
+            still.chain(released).collect()
+        };
+        let curated_path = self.file(CURATED_FILE);
+        for entry in curated.map(|state| state.entries.as_slice()).unwrap_or_default() {
+            for what in wrong(&entry.retracted_evidence_ids, &entry.released_evidence_ids) {
+                problems.push(problem(&curated_path, None, format!("entry {} {what}", entry.key)));
+            }
+        }
+        let conflicts_path = self.file(CONFLICTS_FILE);
+        for case in &queue.cases {
+            for candidate in &case.candidates {
+                let lists = (&candidate.retracted_evidence_ids, &candidate.released_evidence_ids);
+                for what in wrong(lists.0, lists.1) {
+                    let (id, cid) = (&case.conflict_id, &candidate.candidate_id);
+                    problems.push(problem(
+                        &conflicts_path,
+                        None,
+                        format!("case {id} candidate {cid} {what}"),
                     ));
                 }
             }
@@ -346,9 +394,9 @@ impl Workspace {
         queue: &ConflictQueue,
         problems: &mut Vec<Problem>,
     ) {
-        let mismatch = |content: &str, evidence: &IdList, listed: &IdList| match (
+        let mismatch = |content: &str, listed: &mut dyn Iterator<Item = &str>| match (
             content == REDACTED,
-            retracted.needs_marker(evidence, listed),
+            retracted.needs_marker(listed),
         ) {
             (false, true) => Some("lists only redacted facts and still holds their wording"),
             (true, false) => {
@@ -358,16 +406,16 @@ impl Workspace {
         };
         let curated_path = self.file(CURATED_FILE);
         for entry in curated.map(|state| state.entries.as_slice()).unwrap_or_default() {
-            let lists = (&entry.evidence_ids, &entry.retracted_evidence_ids);
-            if let Some(what) = mismatch(&entry.content, lists.0, lists.1) {
+            let mut listed = entry.evidence_ids.iter().chain(entry.taken_ids());
+            if let Some(what) = mismatch(&entry.content, &mut listed) {
                 problems.push(problem(&curated_path, None, format!("entry {} {what}", entry.key)));
             }
         }
         let conflicts_path = self.file(CONFLICTS_FILE);
         for case in &queue.cases {
             for candidate in &case.candidates {
-                let lists = (&candidate.evidence_ids, &candidate.retracted_evidence_ids);
-                if let Some(what) = mismatch(&candidate.content, lists.0, lists.1) {
+                let mut listed = candidate.evidence_ids.iter().chain(candidate.taken_ids());
+                if let Some(what) = mismatch(&candidate.content, &mut listed) {
                     problems.push(problem(
                         &conflicts_path,
                         None,

@@ -51,6 +51,7 @@ fn entry(list: &[Fact], worded: &str, ids: &[&str], revision: u32) -> Entry {
         last_seen: of.iter().map(|f| f.recorded_at.clone()).max_by_key(Stamp::instant).unwrap(),
         memory_key: wording.memory_key.clone(),
         occurrences: ids.len() as u64,
+        released_evidence_ids: IdList::new(),
         retracted_evidence_ids: IdList::new(),
         revision,
         status: Status::Active,
@@ -264,6 +265,7 @@ fn open_case(list: &[Fact], active: &Entry, observed: &[&str]) -> Case {
             last_seen: of.iter().map(|f| f.recorded_at.clone()).max_by_key(Stamp::instant).unwrap(),
             maximum_importance: of.iter().map(|f| f.importance).max().unwrap(),
             occurrences: ids.len() as u64,
+            released_evidence_ids: IdList::new(),
             retracted_evidence_ids: IdList::new(),
         }
     };
@@ -391,7 +393,8 @@ fn restore_keeps_out_what_another_retraction_names_and_a_domain_that_moved_on() 
     assert_eq!(e2[0].retracted_evidence_ids, vec!["a2"]);
     assert_eq!(e2[0].status, Status::Active);
     // A case detected after the retraction: the domain moved on, its
-    // facts stay where the retraction left them.
+    // facts stay out of the evidence, released (they count again, and a
+    // later retraction of them is told apart from this one).
     let list2 = [
         fact("a1", "Use MySQL.", key, 1, 4),
         fact("b1", "Use Postgres.", key, 3, 4),
@@ -424,5 +427,30 @@ fn restore_keeps_out_what_another_retraction_names_and_a_domain_that_moved_on() 
         &Retractions::from_records(&all),
         &facts(&list2),
     );
-    assert_eq!(planned, Plan::default());
+    assert_eq!(planned.cases, []);
+    let [released] = planned.entries.as_slice() else { panic!("one entry: {planned:?}") };
+    assert!(released.evidence_ids.is_empty());
+    assert!(released.retracted_evidence_ids.is_empty());
+    assert_eq!(released.released_evidence_ids, vec!["a1"]);
+    assert_eq!(released.status, Status::Retracted);
+    // A second retraction of the fact, and its restore, leave that listing
+    // as it is: the fact was evidence of nothing when it was retracted.
+    let e2 = applied(&e1, &[], &planned).0;
+    let again = record(Action::Retract, "correction:4", &["a1"], None, "2026-09-02T00:00:00Z");
+    let back = record(
+        Action::Restore,
+        "correction:5",
+        &["a1"],
+        Some("correction:4"),
+        "2026-09-03T00:00:00Z",
+    );
+    let all = [retraction, restore, again.clone()];
+    let after = Retractions::from_records(&all);
+    assert_eq!(plan(&again, None, &e2, &[], &after, &known), Plan::default());
+    let all = [all[0].clone(), all[1].clone(), again.clone(), back.clone()];
+    let after = Retractions::from_records(&all);
+    assert_eq!(
+        plan(&back, Some(&again.recorded_at), &e2, &[], &after, &facts(&list2)),
+        Plan::default()
+    );
 }
