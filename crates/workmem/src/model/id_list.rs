@@ -56,6 +56,22 @@ impl IdList {
         }
     }
 
+    /// Moves the ids `selected` picks from this sorted, unique list into
+    /// `to`, another one, keeping both sorted and unique (a correction
+    /// moving facts between an entry's or candidate's lists); returns
+    /// whether it moved any.
+    pub(crate) fn move_to(&mut self, to: &mut IdList, selected: impl Fn(&str) -> bool) -> bool {
+        let (moving, staying): (Vec<&str>, Vec<&str>) = self.iter().partition(|id| selected(id));
+        if moving.is_empty() {
+            return false;
+        }
+        let joined = IdList::union(to.iter(), moving);
+        let kept: IdList = staying.into_iter().collect();
+        *to = joined;
+        *self = kept;
+        true
+    }
+
     /// Returns the number of ids.
     pub fn len(&self) -> usize {
         self.ends.len()
@@ -290,6 +306,18 @@ impl Visitor<'_> for Append<'_> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn move_to_takes_the_picked_ids_into_the_other_list_in_order() {
+        let mut from: IdList = ["a", "c", "e"].into_iter().collect();
+        let mut to: IdList = ["b", "d"].into_iter().collect();
+        assert!(from.move_to(&mut to, |id| id != "c"));
+        assert_eq!((from, to), (IdList::from_iter(["c"]), IdList::from_iter(["a", "b", "d", "e"])));
+        let mut none: IdList = ["x"].into_iter().collect();
+        let mut other = IdList::new();
+        assert!(!none.move_to(&mut other, |_| false));
+        assert_eq!((none, other), (IdList::from_iter(["x"]), IdList::new()));
+    }
 
     #[test]
     fn reads_and_writes_a_json_array_of_strings() {

@@ -15,7 +15,6 @@ use std::collections::{BTreeSet, HashMap};
 
 use crate::model::canon;
 use crate::model::fact::Fact;
-use crate::model::id_list::IdList;
 use crate::model::stamp::Stamp;
 use crate::policy::retractions::Retractions;
 use crate::store::conflict_queue::{Candidate, Case, CaseStatus};
@@ -119,10 +118,7 @@ fn take_from_entry(
         return None;
     }
     let mut out = entry.clone();
-    let (taken, kept): (Vec<&str>, Vec<&str>) =
-        entry.evidence_ids.iter().partition(|id| moved.contains(*id));
-    out.evidence_ids = kept.iter().copied().collect();
-    out.retracted_evidence_ids = IdList::union(&entry.retracted_evidence_ids, taken);
+    out.evidence_ids.move_to(&mut out.retracted_evidence_ids, |id| moved.contains(id));
     out.occurrences = out.evidence_ids.len() as u64;
     if out.evidence_ids.is_empty() {
         // Its dates stay those it had: the record of what it stood on.
@@ -146,10 +142,7 @@ fn give_back_to_entry(
         return None;
     }
     let mut out = entry.clone();
-    let (back, still): (Vec<&str>, Vec<&str>) =
-        entry.retracted_evidence_ids.iter().partition(|id| moved.contains(*id));
-    out.evidence_ids = IdList::union(&entry.evidence_ids, back);
-    out.retracted_evidence_ids = still.into_iter().collect();
+    out.retracted_evidence_ids.move_to(&mut out.evidence_ids, |id| moved.contains(id));
     out.occurrences = out.evidence_ids.len() as u64;
     if out.is_retracted() {
         out.status = if out.superseded_by.is_some() { Status::Superseded } else { Status::Active };
@@ -166,10 +159,11 @@ fn give_back_to_entry(
 /// which a restore of that one gives back. `None` when it lists none of
 /// them. Its evidence, dates and status do not change.
 fn release_from_entry(entry: &Entry, moved: &BTreeSet<String>) -> Option<Entry> {
-    let (released, still) = split_listed(&entry.retracted_evidence_ids, moved)?;
+    if !entry.retracted_evidence_ids.iter().any(|id| moved.contains(id)) {
+        return None;
+    }
     let mut out = entry.clone();
-    out.released_evidence_ids = IdList::union(&entry.released_evidence_ids, released);
-    out.retracted_evidence_ids = still.into_iter().collect();
+    out.retracted_evidence_ids.move_to(&mut out.released_evidence_ids, |id| moved.contains(id));
     Some(out)
 }
 
@@ -180,24 +174,10 @@ fn release_from_case(case: &Case, moved: &BTreeSet<String>) -> Option<Case> {
     let mut out = case.clone();
     let mut changed = false;
     for candidate in &mut out.candidates {
-        if let Some((released, still)) = split_listed(&candidate.retracted_evidence_ids, moved) {
-            candidate.released_evidence_ids =
-                IdList::union(&candidate.released_evidence_ids, released);
-            candidate.retracted_evidence_ids = still.into_iter().collect();
-            changed = true;
-        }
+        let released = &mut candidate.released_evidence_ids;
+        changed |= candidate.retracted_evidence_ids.move_to(released, |id| moved.contains(id));
     }
     changed.then_some(out)
-}
-
-/// The ids of `listed` that `moved` holds and the others, or `None` when
-/// it holds none of them.
-fn split_listed<'l>(
-    listed: &'l IdList,
-    moved: &BTreeSet<String>,
-) -> Option<(Vec<&'l str>, Vec<&'l str>)> {
-    let (picked, rest): (Vec<&str>, Vec<&str>) = listed.iter().partition(|id| moved.contains(*id));
-    (!picked.is_empty()).then_some((picked, rest))
 }
 
 /// Computes an entry's dates again from its evidence, and its wording when
@@ -265,25 +245,16 @@ fn supersede_case(case: &Case, moved: &BTreeSet<String>, at: &Stamp) -> Option<C
 /// (`out`) or back into it; its dates, highest importance and wording stay
 /// those it was detected with.
 fn move_candidate(candidate: &mut Candidate, selected: impl Fn(&str) -> bool, out: bool) {
-    let (from, to) = if out {
-        (&candidate.evidence_ids, &candidate.retracted_evidence_ids)
+    let (evidence, retracted) =
+        (&mut candidate.evidence_ids, &mut candidate.retracted_evidence_ids);
+    let moved = if out {
+        evidence.move_to(retracted, selected)
     } else {
-        (&candidate.retracted_evidence_ids, &candidate.evidence_ids)
+        retracted.move_to(evidence, selected)
     };
-    let (moving, staying): (Vec<&str>, Vec<&str>) = from.iter().partition(|id| selected(id));
-    if moving.is_empty() {
-        return;
+    if moved {
+        candidate.occurrences = candidate.evidence_ids.len() as u64;
     }
-    let to = IdList::union(to, moving);
-    let from: IdList = staying.into_iter().collect();
-    if out {
-        candidate.evidence_ids = from;
-        candidate.retracted_evidence_ids = to;
-    } else {
-        candidate.evidence_ids = to;
-        candidate.retracted_evidence_ids = from;
-    }
-    candidate.occurrences = candidate.evidence_ids.len() as u64;
 }
 
 /// What a restore needs to give cases back their facts.

@@ -492,23 +492,14 @@ fn combine(a: &Case, b: &Case) -> Case {
     // A fact a side's restore released stays released: that restore found
     // the domain moved on, and the case that moved it is merged too.
     for candidate in &mut out.candidates {
-        let released: Vec<&str> = [a, b]
+        let released: BTreeSet<&str> = [a, b]
             .into_iter()
             .flat_map(|side| side.candidates.iter())
             .filter(|c| c.candidate_id == candidate.candidate_id)
             .flat_map(|c| c.released_evidence_ids.iter())
-            .filter(|id| candidate.retracted_evidence_ids.contains(id))
             .collect();
-        if !released.is_empty() {
-            let mut released: BTreeSet<&str> = released.into_iter().collect();
-            released.extend(candidate.released_evidence_ids.iter());
-            candidate.retracted_evidence_ids = candidate
-                .retracted_evidence_ids
-                .iter()
-                .filter(|id| !released.contains(id))
-                .collect();
-            candidate.released_evidence_ids = released.into_iter().collect();
-        }
+        let to = &mut candidate.released_evidence_ids;
+        candidate.retracted_evidence_ids.move_to(to, |id| released.contains(id));
     }
     // A redaction's marker in a candidate's wording wins over the text it
     // replaced.

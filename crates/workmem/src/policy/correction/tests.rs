@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::model::fact::NewFact;
+use crate::model::id_list::IdList;
 use crate::store::conflict_queue::{self, ConflictQueue};
 use crate::store::corrections::CORRECTION_SCHEMA_VERSION;
 use crate::store::curated_state::CuratedState;
