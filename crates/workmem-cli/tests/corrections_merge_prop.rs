@@ -668,6 +668,27 @@ impl<'w> Twins<'w> {
         }
     }
 
+    /// Takes the steps `ops`, checking nothing.
+    fn play(&mut self, ops: &[Op]) {
+        for op in ops {
+            self.step(op);
+        }
+    }
+
+    /// Takes the steps `ops`, checking the invariants on every clone a
+    /// step changed, and the clones' agreement after every merge.
+    fn play_checked(&mut self, ops: &[Op]) {
+        for op in ops {
+            let changed = self.step(op);
+            for on in &changed.clones {
+                self.check(*on);
+            }
+            if changed.merged {
+                self.check_agreement();
+            }
+        }
+    }
+
     /// When both clones hold the same correction records, they agree on
     /// which facts are retracted, as each one's `facts --all` reports them.
     fn check_agreement(&self) {
@@ -699,16 +720,7 @@ impl<'w> Twins<'w> {
 
 fn run(ops: &[Op]) {
     let world = World::new();
-    let mut twins = Twins::new(&world);
-    for op in ops {
-        let changed = twins.step(op);
-        for on in &changed.clones {
-            twins.check(*on);
-        }
-        if changed.merged {
-            twins.check_agreement();
-        }
-    }
+    Twins::new(&world).play_checked(ops);
 }
 
 proptest! {
@@ -742,9 +754,7 @@ fn a_correction_waiting_after_a_merge_names_a_command_that_applies_it() {
         Op::Retract { on: 1, facts: vec![0] },
         Op::Pull { into: 0 },
     ];
-    for op in &history {
-        twins.step(op);
-    }
+    twins.play(&history);
     let a = &twins.clones[0];
     let cases = read_json(&a.memory(), "conflicts.json");
     assert_eq!(cases["cases"][0]["status"], "open", "{cases}");
@@ -784,9 +794,7 @@ fn an_applied_correction_meets_state_merged_from_a_side_that_never_saw_it() {
         Op::Retract { on: 0, facts: vec![0] },
         Op::Distill { on: 1, step: 0 },
     ];
-    for op in &history {
-        twins.step(op);
-    }
+    twins.play(&history);
     let [a, b] = &twins.clones;
     a.ok(&["memory", "-q"]);
     b.commit_all("bob distills");
@@ -816,11 +824,7 @@ fn a_merge_that_takes_a_retraction_narrows_the_entry_to_its_evidence() {
             Op::Retract { on: 0, facts: vec![2] },
             Op::Pull { into },
         ];
-        for op in &history {
-            for on in twins.step(op).clones {
-                twins.check(on);
-            }
-        }
+        twins.play_checked(&history);
         let clone = &twins.clones[into];
         let curated = read_json(&clone.memory(), "curated.json");
         let entry = curated["entries"]
@@ -856,9 +860,7 @@ fn a_span_the_driver_cannot_date_is_left_to_the_retraction() {
             Op::Distill { on: 1, step: 0 },
             Op::Retract { on: 0, facts: vec![0] },
         ];
-        for op in &history {
-            twins.step(op);
-        }
+        twins.play(&history);
         let entry = |clone: &Clone<'_>| {
             let curated = read_json(&clone.memory(), "curated.json");
             curated["entries"][0].clone()
@@ -906,9 +908,7 @@ fn a_merge_that_takes_a_retraction_keeps_the_wording_of_the_evidence_left() {
             Op::Remember { on: 1, facts: vec![fact(2, 1000), fact(2, 900)] },
             Op::Distill { on: 1, step: 0 },
         ];
-        for op in &history {
-            twins.step(op);
-        }
+        twins.play(&history);
         let statement = |clone: &Clone<'_>| {
             let curated = read_json(&clone.memory(), "curated.json");
             let entries = curated["entries"].as_array().unwrap().clone();
@@ -952,9 +952,7 @@ fn a_side_whose_value_was_retracted_merges_with_a_side_that_holds_one() {
             Op::Distill { on: 1, step: 3 },
             Op::RetractEntry { on: 0, of: 0 },
         ];
-        for op in &history {
-            twins.step(op);
-        }
+        twins.play(&history);
         let entries = |clone: &Clone<'_>| -> Vec<Value> {
             let curated = read_json(&clone.memory(), "curated.json");
             curated["entries"].as_array().unwrap().clone()
@@ -1019,9 +1017,7 @@ fn a_value_older_than_the_retracted_one_goes_before_it() {
             Op::Resolve { on: 0, case: 0, candidate: 0 },
             Op::RetractEntry { on: 0, of: 0 },
         ];
-        for op in &history {
-            twins.step(op);
-        }
+        twins.play(&history);
         let alice = chain_of(&twins.clones[0], "k.key-0");
         let bob = chain_of(&twins.clones[1], "k.key-0");
         assert_eq!((alice.len(), &alice[0]["status"]), (1, &"retracted".into()), "{alice:?}");
@@ -1065,9 +1061,7 @@ fn two_sides_that_each_retracted_their_value_keep_both_revisions() {
             Op::RetractEntry { on: 0, of: 0 },
             Op::RetractEntry { on: 1, of: 0 },
         ];
-        for op in &history {
-            twins.step(op);
-        }
+        twins.play(&history);
         let held: Vec<Value> =
             twins.clones.iter().flat_map(|clone| chain_of(clone, "k.key-0")).collect();
         assert!(held.iter().all(|e| e["status"] == "retracted" && e["revision"] == 1));
@@ -1108,9 +1102,7 @@ fn a_decided_value_after_a_retracted_one_keeps_its_decision() {
             Op::Distill { on: 1, step: 31 },
             Op::Resolve { on: 1, case: 0, candidate: 1 },
         ];
-        for op in &history {
-            twins.step(op);
-        }
+        twins.play(&history);
         let bob = chain_of(&twins.clones[1], "k.key-0");
         assert_eq!((bob.len(), &bob[0]["status"]), (1, &"active".into()), "{bob:?}");
         twins.step(&Op::Pull { into });
@@ -1153,9 +1145,7 @@ fn a_revision_one_side_retracted_and_moved_past_merges_superseded() {
             Op::RetractEntry { on: 0, of: 0 },
             Op::Distill { on: 0, step: 0 },
         ];
-        for op in &history {
-            twins.step(op);
-        }
+        twins.play(&history);
         let alice = chain_of(&twins.clones[0], "k.key-0");
         let bob = chain_of(&twins.clones[1], "k.key-0");
         assert_eq!(alice.len(), 2, "{alice:?}");
@@ -1188,9 +1178,7 @@ fn a_backdated_fact_a_retraction_and_a_distill_keep_the_decision() {
         Op::Distill { on: 0, step: 0 },
         Op::Resolve { on: 0, case: 0, candidate: 0 },
     ];
-    for op in &history {
-        twins.step(op);
-    }
+    twins.play(&history);
     // Recorded now, dated before the tie's oldest facts.
     twins.now += 1;
     twins.clones[0].ok(&[
@@ -1254,11 +1242,7 @@ fn a_case_two_sides_superseded_for_two_reasons_merges_whole() {
         Op::Retract { on: 0, facts: vec![56] },
         Op::Pull { into: 0 },
     ];
-    for op in &history {
-        for on in twins.step(op).clones {
-            twins.check(on);
-        }
-    }
+    twins.play_checked(&history);
 }
 
 /// Found by the property: both clones redact the same fact, each with its
@@ -1278,12 +1262,7 @@ fn two_redactions_of_one_fact_merge_into_one_tombstone() {
             Op::Pull { into },
             Op::Pull { into: 1 - into },
         ];
-        for op in &history {
-            let changed = twins.step(op);
-            for on in changed.clones {
-                twins.check(on);
-            }
-        }
+        twins.play_checked(&history);
         twins.check_agreement();
         let day = std::fs::read_dir(twins.clones[0].memory().join("daily")).unwrap();
         for file in day {
