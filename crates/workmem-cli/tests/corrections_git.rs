@@ -466,22 +466,7 @@ fn redacted_case_merges(key: &str, args: &[&str], gone: &str) {
         let (a, _) = shared(&world);
         let facts = a.json(&["facts", "--all"]);
         let workspace = facts[0]["workspace_id"].as_str().unwrap().to_owned();
-        let mut lines = String::new();
-        for (id, content, hour) in [
-            ("k1", "Use 8 runners.", "09"),
-            ("k2", "Use 8 runners.", "10"),
-            ("k3", "Use 16 runners.", "09"),
-            ("k4", "Use 16 runners.", "10"),
-        ] {
-            let line = serde_json::json!({
-                "content": content, "evidence": {}, "fact_id": id, "importance": 4,
-                "kind": "decision", "memory_key": key,
-                "recorded_at": format!("2026-01-20T{hour}:00:00Z"), "schema_version": 2,
-                "source": "agent", "workspace_id": workspace,
-            });
-            lines.push_str(&line.to_string());
-            lines.push('\n');
-        }
+        let lines = workmem_testutil::tied_fact_lines(&workspace, key, "2026-01-20");
         std::fs::write(a.memory().join("daily/2026-01-20.jsonl"), lines).unwrap();
         a.ok(&["distill", "--as-of", AS_OF, "-q"]);
         a.commit_all("facts written by an older version");

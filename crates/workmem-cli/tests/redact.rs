@@ -193,11 +193,15 @@ fn redact_scan_refuses_a_credential_it_does_not_remove_and_writes_nothing() {
     let project = tied();
     let workspace = project.json(&["status"])["workspace_id"].as_str().unwrap().to_owned();
     let id = workmem_testutil::credential_in("GitHub token", workmem_testutil::Field::FactId);
-    let line = json!({
-        "content": "Keep the runners warm", "evidence": {}, "fact_id": id, "importance": 3,
-        "kind": "convention", "memory_key": null, "recorded_at": "2026-02-01T12:00:00Z",
-        "schema_version": 2, "source": "agent", "workspace_id": workspace,
-    });
+    let line = workmem_testutil::stored_fact_line(
+        &workspace,
+        &id,
+        "convention",
+        3,
+        None,
+        "Keep the runners warm",
+        "2026-02-01T12:00:00Z",
+    );
     let path = project.memory().join("daily/2026-02-01.jsonl");
     let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
     writeln!(file, "{line}").unwrap();

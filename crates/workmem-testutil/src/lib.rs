@@ -10,7 +10,9 @@
 //!   [`credential_samples`], one of each kind (the library's guard tests,
 //!   the CLI's torture and scan tests).
 //! - [`workload`]: a realistic generated fact log as JSON lines (the
-//!   benchmarks' generator and the large MCP test).
+//!   benchmarks' generator and the large MCP test);
+//! - [`stored_fact_line`] and [`tied_fact_lines`]: facts as a daily log
+//!   stores them, for lines a test writes by hand.
 //!
 //! It depends on no workmem crate, so every crate of the workspace,
 //! the library included, can use it.
@@ -20,6 +22,7 @@
 mod credentials;
 mod fake_server;
 mod project;
+mod stored;
 mod workload;
 
 pub use credentials::{
@@ -28,4 +31,5 @@ pub use credentials::{
 };
 pub use fake_server::{FakeServer, LIFETIME, Received, Reply, tool_use};
 pub use project::{Project, files_holding};
+pub use stored::{stored_fact_line, tied_fact_lines};
 pub use workload::{Workload, workload};

@@ -434,25 +434,7 @@ fn a_credential_in_a_memory_key_leaves_every_file_with_its_domain() {
     let key = credential_key();
     // Two values of the key, tied, written by hand before the guard knew
     // the form.
-    let line = |id: &str, content: &str, hour: &str| {
-        serde_json::json!({
-            "content": content, "evidence": {}, "fact_id": id, "importance": 4,
-            "kind": "decision", "memory_key": key,
-            "recorded_at": format!("2026-01-02T{hour}:00:00Z"), "schema_version": 2,
-            "source": "agent", "workspace_id": ws.workspace_id(),
-        })
-        .to_string()
-    };
-    let mut lines = String::new();
-    for (id, content, hour) in [
-        ("k1", "Use 8 runners.", "09"),
-        ("k2", "Use 8 runners.", "10"),
-        ("k3", "Use 16 runners.", "09"),
-        ("k4", "Use 16 runners.", "10"),
-    ] {
-        lines.push_str(&line(id, content, hour));
-        lines.push('\n');
-    }
+    let lines = workmem_testutil::tied_fact_lines(ws.workspace_id(), &key, "2026-01-02");
     let memory = dir.path().join(".workmem/memory");
     fs::write(memory.join("daily/2026-01-02.jsonl"), lines).unwrap();
     let as_of = DistillOptions::new().as_of(Stamp::parse(AS_OF).unwrap());
