@@ -290,18 +290,7 @@ impl<'w> Twins<'w> {
     fn remember(&mut self, on: usize, spec: &FactSpec) {
         let id = self.fresh(on);
         let kinds = ["decision", "convention", "pitfall"];
-        let (key, content) = match spec.key {
-            Some(key) => {
-                (Some(format!("k.key-{key}")), format!("Key {key} uses value {}.", spec.value))
-            }
-            // Two wordings of one statement, and another statement.
-            None => (
-                None,
-                ["Run the migrations first.", "RUN THE MIGRATIONS FIRST.", "Pin every action."]
-                    [spec.value]
-                    .to_owned(),
-            ),
-        };
+        let (key, content) = workmem_testutil::history_fact(spec.key, spec.value);
         let hour = self.now.saturating_sub(spec.back);
         let when = at(hour);
         let importance = spec.importance.to_string();
@@ -330,7 +319,7 @@ impl<'w> Twins<'w> {
         let content = format!("The deploy note {id} must not be kept.");
         let hour = self.now.saturating_sub(back);
         let when = at(hour);
-        let key = key.map(|key| format!("k.key-{key}"));
+        let key = key.map(workmem_testutil::history_key);
         let mut args =
             vec!["remember", &content, "-k", "decision", "--at", &when, "--id", &id, "-q"];
         if let Some(key) = &key {
@@ -583,7 +572,7 @@ impl<'w> Twins<'w> {
                     .flatten()
                     .filter(|e| e["evidence_ids"].as_array().is_some_and(|ids| !ids.is_empty()))
                     .filter_map(|e| {
-                        let key = e["memory_key"].as_str()?.strip_prefix("k.key-")?.parse().ok()?;
+                        let key = workmem_testutil::history_key_number(e["memory_key"].as_str()?)?;
                         Some((e["key"].as_str()?.to_owned(), key))
                     })
                     .collect();

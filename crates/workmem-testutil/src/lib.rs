@@ -12,7 +12,9 @@
 //! - [`workload`]: a realistic generated fact log as JSON lines (the
 //!   benchmarks' generator and the large MCP test);
 //! - [`stored_fact_line`] and [`tied_fact_lines`]: facts as a daily log
-//!   stores them, for lines a test writes by hand.
+//!   stores them, for lines a test writes by hand;
+//! - [`history_fact`]: the keys and wordings of the facts the property
+//!   tests' random histories draw.
 //!
 //! It depends on no workmem crate, so every crate of the workspace,
 //! the library included, can use it.
@@ -21,6 +23,7 @@
 
 mod credentials;
 mod fake_server;
+mod history;
 mod project;
 mod stored;
 mod workload;
@@ -30,6 +33,7 @@ pub use credentials::{
     disguise,
 };
 pub use fake_server::{FakeServer, LIFETIME, Received, Reply, tool_use};
+pub use history::{history_fact, history_key, history_key_number};
 pub use project::{Project, files_holding};
 pub use stored::{stored_fact_line, tied_fact_lines};
 pub use workload::{Workload, workload};

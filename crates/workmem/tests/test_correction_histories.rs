@@ -122,18 +122,7 @@ fn hour_stamp(hours: u32) -> Stamp {
 
 fn new_fact(spec: &FactSpec, id: &str, at: &Stamp) -> NewFact {
     let kinds = ["decision", "convention", "pitfall"];
-    let (memory_key, content) = match spec.key {
-        Some(key) => {
-            (Some(format!("k.key-{key}")), format!("Key {key} uses value {}.", spec.value))
-        }
-        // Two wordings of one statement, and another statement.
-        None => (
-            None,
-            ["Run the migrations first.", "RUN THE MIGRATIONS FIRST.", "Pin every action."]
-                [spec.value]
-                .to_owned(),
-        ),
-    };
+    let (memory_key, content) = workmem_testutil::history_fact(spec.key, spec.value);
     NewFact {
         content,
         kind: Some(kinds[spec.kind].to_owned()),
@@ -422,7 +411,7 @@ impl History {
             .collect();
         let Some(entry) = keyed.get(of % keyed.len().max(1)) else { return };
         let key = entry.memory_key.as_deref().unwrap();
-        let key: usize = key.strip_prefix("k.key-").unwrap().parse().unwrap();
+        let key = workmem_testutil::history_key_number(key).unwrap();
         let request = self.retraction(Vec::new(), Some(entry.key.clone()));
         let done = self.ws.retract(request).unwrap();
         self.check();

@@ -163,17 +163,7 @@ fn day_stamp(day: u32, hour: u32) -> String {
 
 fn new_fact(spec: &FactSpec, id: &str) -> NewFact {
     let kinds = ["decision", "convention", "pitfall", "outcome"];
-    let (memory_key, content) = match spec.key {
-        Some(key) => {
-            (Some(format!("k.key-{key}")), format!("Key {key} uses value {}.", spec.value))
-        }
-        None => (
-            None,
-            ["Run the migrations first.", "RUN THE MIGRATIONS FIRST.", "Pin every action."]
-                [spec.value]
-                .to_owned(),
-        ),
-    };
+    let (memory_key, content) = workmem_testutil::history_fact(spec.key, spec.value);
     NewFact {
         content,
         kind: Some(kinds[spec.kind].to_owned()),
@@ -405,7 +395,9 @@ fn run(ops: &[Op]) {
                     .iter()
                     .filter(|(id, spec)| {
                         !cited.contains(id)
-                            && spec.key.is_none_or(|k| !open_keys.contains(&format!("k.key-{k}")))
+                            && spec.key.is_none_or(|k| {
+                                !open_keys.contains(&workmem_testutil::history_key(k))
+                            })
                             && !retracted.iter().any(|(_, f)| f == id)
                     })
                     .map(|(id, _)| id)
