@@ -289,10 +289,7 @@ fn link_after(chain: &mut [Entry], entry: &mut Entry) {
     }
     entry.supersedes = last.as_ref().map(|e| e.key.clone());
     if let Some(last) = last {
-        if !last.is_retracted() {
-            last.status = Status::Superseded;
-        }
-        last.superseded_by = Some(entry.key.clone());
+        last.supersede_by(&entry.key);
     }
 }
 
@@ -489,27 +486,22 @@ fn combine(a: &Case, b: &Case) -> Case {
     {
         out.candidates.clone_from(&decided.candidates);
     }
-    // A fact a side's restore released stays released: that restore found
-    // the domain moved on, and the case that moved it is merged too.
     for candidate in &mut out.candidates {
-        let released: BTreeSet<&str> = [a, b]
+        let sides: Vec<&Candidate> = [a, b]
             .into_iter()
             .flat_map(|side| side.candidates.iter())
             .filter(|c| c.candidate_id == candidate.candidate_id)
-            .flat_map(|c| c.released_evidence_ids.iter())
             .collect();
+        // A fact a side's restore released stays released: that restore
+        // found the domain moved on, and the case that moved it is merged
+        // too.
+        let released: BTreeSet<&str> =
+            sides.iter().flat_map(|c| c.released_evidence_ids.iter()).collect();
         let to = &mut candidate.released_evidence_ids;
         candidate.retracted_evidence_ids.move_to(to, |id| released.contains(id));
-    }
-    // A redaction's marker in a candidate's wording wins over the text it
-    // replaced.
-    for candidate in &mut out.candidates {
-        let marked = [a, b].into_iter().any(|side| {
-            side.candidates
-                .iter()
-                .any(|c| c.candidate_id == candidate.candidate_id && c.content == REDACTED)
-        });
-        if marked {
+        // A redaction's marker in its wording wins over the text it
+        // replaced.
+        if sides.iter().any(|c| c.content == REDACTED) {
             REDACTED.clone_into(&mut candidate.content);
         }
     }

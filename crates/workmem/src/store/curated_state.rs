@@ -144,6 +144,16 @@ impl Entry {
         self.status == Status::Retracted
     }
 
+    /// Makes revision `key` the one that replaced this one: superseded,
+    /// unless a correction retracted it (a retracted revision stays
+    /// retracted once superseded).
+    pub(crate) fn supersede_by(&mut self, key: &str) {
+        if !self.is_retracted() {
+            self.status = Status::Superseded;
+        }
+        self.superseded_by = Some(key.to_owned());
+    }
+
     /// Returns the facts a correction took from this entry's evidence:
     /// those still retracted, then those a restore released.
     pub fn taken_ids(&self) -> impl Iterator<Item = &str> + Clone {
@@ -705,13 +715,8 @@ pub fn push_revision(
         });
     }
     let supersedes = active.map(|i| {
-        let old = &mut entries[i];
-        // A retracted revision stays retracted once superseded.
-        if !old.is_retracted() {
-            old.status = Status::Superseded;
-        }
-        old.superseded_by = Some(key.clone());
-        old.key.clone()
+        entries[i].supersede_by(&key);
+        entries[i].key.clone()
     });
     entries.push(Entry {
         key,
